@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * lcp/counters.h — the counters strategy (plugins of kind LCP_KIND_COUNTERS).
+ *
+ * The engine creates one counter set per stage (built-in per-port in/out/drop
+ * counters, then the stage's own) and writes it only from the stage's lcore slot,
+ * except at shutdown where the control thread uses its own slot. read() may run on
+ * any thread at any time and must not tear a 64-bit value.
+ */
+#ifndef LCP_COUNTERS_H
+#define LCP_COUNTERS_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* the fast path: add v to counter idx from writer slot `slot` */
+typedef void (*lcp_counters_add_t)(void *set, unsigned slot, unsigned idx, uint64_t v);
+
+struct lcp_counters_ops {
+	/* names[0..n-1]; n_slots writers (slot numbers 0..n_slots-1); allocate on
+	 * `socket` (SOCKET_ID_ANY allowed). Return NULL and set errno on failure. */
+	void *(*create)(const void *conf, const char *const *names, unsigned n,
+			unsigned n_slots, int socket);
+	void (*destroy)(void *set);
+	lcp_counters_add_t add;
+	/* publish whatever slot has accumulated privately; may be NULL */
+	void (*flush)(void *set, unsigned slot);
+	/* the current total of counter idx over all slots */
+	uint64_t (*read)(void *set, unsigned idx);
+	void *reserved[4];
+};
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * lcp/msg.h — the `msg` unit: one application message (e.g. a WebSocket message).
+ * The producer owns the memory behind it and says how to give it back through
+ * release(); whoever holds the last reference calls lcp_msg_free(). */
+#ifndef LCP_MSG_H
+#define LCP_MSG_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct lcp_msg;
+typedef void (*lcp_msg_release_t)(struct lcp_msg *m);
+
+struct lcp_msg {
+	uint64_t conn_id;   /* producer-defined connection id */
+	uint64_t rx_tsc;    /* TSC of the frame that completed the message */
+	const uint8_t *data; /* payload */
+	uint32_t len;       /* payload length in bytes */
+	uint16_t opcode;    /* producer-defined, e.g. WebSocket opcode */
+	uint16_t flags;
+	lcp_msg_release_t release; /* frees the message and what backs it */
+	void *owner;        /* for release() */
+	void *backing[2];   /* for release(): the buffers behind data */
+};
+
+static inline void
+lcp_msg_free(struct lcp_msg *m)
+{
+	m->release(m);
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif

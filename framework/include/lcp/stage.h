@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * lcp/stage.h — control-path API for stage plugins (kind LCP_KIND_STAGE).
+ *
+ * Life of a stage, all calls made by the engine:
+ *   init    control thread, once; allocate the context on lcp_stage_socket(); no I/O
+ *   start   control thread, before the worker lcores launch (start devices here)
+ *   poll    worker lcore, every loop turn, if not NULL (sources, timers)
+ *   process worker lcore, a burst arriving on an input port
+ *   stop    worker lcore, after the pipeline has drained: flush what you hold
+ *   fini    control thread, once; release everything (also after a failed init
+ *           of another stage, but never after this stage's own failed init)
+ * Fast-path inlines (lcp_emit, lcp_count) are in lcp/stage_worker.h.
+ */
+#ifndef LCP_STAGE_H
+#define LCP_STAGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+
+#include <lcp/plugin.h>
+#include <lcp/opt.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct lcp_stage;
+struct rte_mempool;
+
+/* what travels on a link */
+enum lcp_unit {
+	LCP_UNIT_PKT = 1,    /* struct rte_mbuf *: an L2 frame, rx TSC in a dynfield */
+	LCP_UNIT_STREAM = 2, /* struct rte_mbuf *: in-order TCP payload of one connection */
+	LCP_UNIT_MSG = 3,    /* struct lcp_msg * (lcp/msg.h) */
+};
+
+enum lcp_port_dir {
+	LCP_PORT_IN = 1,
+	LCP_PORT_OUT = 2,
+};
+
+#define LCP_PORT_F_REQUIRED 0x1u /* `lcpipe check` refuses the config if unlinked */
+
+struct lcp_port_def {
+	const char *name; /* [a-z0-9_]; "stage.port" in links */
+	uint8_t dir;      /* enum lcp_port_dir */
+	uint8_t unit;     /* enum lcp_unit */
+	uint16_t flags;   /* LCP_PORT_F_* */
+	const char *doc;  /* one line */
+};
+#define LCP_PORT_END { .name = NULL }
+
+/* init: allocate and return the context in *ctx. conf is the filled option
+ * struct (valid until fini). Return 0, or a negative errno after logging why. */
+typedef int (*lcp_stage_init_t)(struct lcp_stage *st, const void *conf, void **ctx);
+/* start: return 0 or a negative errno after logging why. */
+typedef int (*lcp_stage_start_t)(struct lcp_stage *st, void *ctx);
+/* poll: return how many objects were handled; 0 means idle (counted as idle
+ * cycles). Sources stop producing once lcp_stage_stopping() is true. */
+typedef unsigned (*lcp_stage_poll_t)(struct lcp_stage *st, void *ctx);
+/* process: n objects arrive on input port `port` (index into ports[]). The stage
+ * owns them now: it emits, frees (counting a drop) or keeps each one. */
+typedef void (*lcp_stage_process_t)(struct lcp_stage *st, void *ctx, unsigned port,
+				    void **objs, unsigned n);
+typedef void (*lcp_stage_stop_t)(struct lcp_stage *st, void *ctx);
+typedef void (*lcp_stage_fini_t)(struct lcp_stage *st, void *ctx);
+/* validate: cross-option checks at `lcpipe check` time, before any EAL. Return 0,
+ * or -EINVAL after writing a one-line reason into msg (the engine prefixes the
+ * JSON path of the stage's options). */
+typedef int (*lcp_stage_validate_t)(const void *conf, char *msg, size_t msglen);
+
+struct lcp_stage_ops {
+	const struct lcp_port_def *ports; /* LCP_PORT_END-terminated; index = port number */
+	const char *const *counters; /* the stage's own counters, NULL-terminated;
+				      * names starting "drop_" are drop reasons */
+	lcp_stage_validate_t validate; /* optional */
+	lcp_stage_init_t init;         /* required */
+	lcp_stage_start_t start;       /* optional */
+	lcp_stage_poll_t poll;         /* optional; required if the stage has no input */
+	lcp_stage_process_t process;   /* required if the stage has an input port */
+	lcp_stage_stop_t stop;         /* optional */
+	lcp_stage_fini_t fini;         /* optional */
+	void *reserved[4];
+};
+
+/* accessors, valid from init to fini */
+const char *lcp_stage_name(const struct lcp_stage *st);
+const char *lcp_stage_plugin(const struct lcp_stage *st);
+unsigned lcp_stage_lcore(const struct lcp_stage *st);
+int lcp_stage_socket(const struct lcp_stage *st);
+/* the engine's packet mbuf pool for this stage's socket (config "mbufs") */
+struct rte_mempool *lcp_stage_pktmbuf_pool(const struct lcp_stage *st);
+/* whether an output port is linked to anything */
+bool lcp_port_is_linked(const struct lcp_stage *st, unsigned port);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * counters_percore — the default counters strategy: one plain uint64_t per counter
+ * per writer slot, each slot's row on its own cache lines. add() is a relaxed load
+ * and store (no lock prefix: one writer per slot); read() sums the rows. */
+#include <errno.h>
+#include <stdint.h>
+#include <rte_common.h>
+#include <rte_malloc.h>
+
+#include <lcp/lcp.h>
+
+struct counters_percore {
+	unsigned n;
+	unsigned n_slots;
+	size_t stride; /* uint64_t per row, a multiple of a cache line */
+	uint64_t vals[] __rte_cache_aligned;
+};
+
+static void *
+counters_percore_create(const void *conf, const char *const *names, unsigned n,
+			unsigned n_slots, int socket)
+{
+	size_t stride = RTE_ALIGN_CEIL((size_t)(n ? n : 1), RTE_CACHE_LINE_SIZE / sizeof(uint64_t));
+	struct counters_percore *c;
+
+	if (n_slots == 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	c = rte_zmalloc_socket("counters_percore",
+			       sizeof(*c) + stride * n_slots * sizeof(uint64_t),
+			       RTE_CACHE_LINE_SIZE, socket);
+	if (c == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	c->n = n;
+	c->n_slots = n_slots;
+	c->stride = stride;
+	return c;
+}
+
+static void
+counters_percore_destroy(void *set)
+{
+	rte_free(set);
+}
+
+static void
+counters_percore_add(void *set, unsigned slot, unsigned idx, uint64_t v)
+{
+	struct counters_percore *c = set;
+	uint64_t *p = &c->vals[slot * c->stride + idx];
+
+	__atomic_store_n(p, __atomic_load_n(p, __ATOMIC_RELAXED) + v, __ATOMIC_RELAXED);
+}
+
+static uint64_t
+counters_percore_read(void *set, unsigned idx)
+{
+	struct counters_percore *c = set;
+	uint64_t sum = 0;
+
+	for (unsigned s = 0; s < c->n_slots; s++)
+		sum += __atomic_load_n(&c->vals[s * c->stride + idx], __ATOMIC_RELAXED);
+	return sum;
+}
+
+static const struct lcp_counters_ops counters_percore_ops = {
+	.create = counters_percore_create,
+	.destroy = counters_percore_destroy,
+	.add = counters_percore_add,
+	.read = counters_percore_read,
+};
+
+LCP_PLUGIN_EXPORT const struct lcp_plugin lcp_plugin_descriptor = {
+	LCP_PLUGIN_HEADER(LCP_KIND_COUNTERS, "counters_percore"),
+	.version = "1.0.0",
+	.summary = "plain per-lcore uint64 counters on their own cache lines (default)",
+	.ops = &counters_percore_ops,
+};
