@@ -1,0 +1,453 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * config.c — JSON config to model, reporting every error with its JSON path.
+ *
+ * lcp_cfg_load(): parse (line:column on syntax errors) -> top-level keys ->
+ * eal, plugin_path -> registry -> engine options -> strategies -> stages (plugin,
+ * kind, options, validate hook) -> links and graph (graph.c).
+ */
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lcp_priv.h"
+
+/* The main job when `lcpipe run` gets no config: a generator through a back to
+ * back pair of net_ring ports into a sink, for a few seconds. No root, no NIC,
+ * no hugepages. */
+const char lcp_default_config[] =
+	"{\n"
+	"  \"name\": \"default: gen -> port_ethdev(net_ring) -> port_ethdev -> sink_null\",\n"
+	"  \"eal\": [\"--no-huge\", \"--no-pci\", \"--no-shconf\", \"-m\", \"256\", \"-l\", \"0,1\",\n"
+	"          \"--file-prefix=lcpipe-default\"],\n"
+	"  \"engine\": {\"duration\": 3},\n"
+	"  \"stages\": [\n"
+	"    {\"name\": \"gen\", \"plugin\": \"gen\", \"lcore\": 1, \"options\": {\"size\": 64}},\n"
+	"    {\"name\": \"wire_a\", \"plugin\": \"port_ethdev\", \"lcore\": 1,\n"
+	"     \"options\": {\"ring_pair\": \"wire\", \"ring_side\": 0}},\n"
+	"    {\"name\": \"wire_b\", \"plugin\": \"port_ethdev\", \"lcore\": 1,\n"
+	"     \"options\": {\"ring_pair\": \"wire\", \"ring_side\": 1}},\n"
+	"    {\"name\": \"sink\", \"plugin\": \"sink_null\", \"lcore\": 1}\n"
+	"  ],\n"
+	"  \"links\": [\"gen.out -> wire_a.tx\", \"wire_b.rx -> sink.in\"]\n"
+	"}\n";
+
+static const char *const lcp_live_choices[] = { "auto", "on", "off", NULL };
+
+const struct lcp_opt lcp_engine_opts[] = {
+	LCP_OPT_UINT(struct lcp_engine_conf, ring_size, "ring_size", "1024", 2, 1 << 24, 0,
+		     "default size of the ring on a link between lcores (a power of two)"),
+	LCP_OPT_UINT(struct lcp_engine_conf, burst, "burst", "32", 1, 1024, 0,
+		     "default number of objects dequeued from a ring at once"),
+	LCP_OPT_UINT(struct lcp_engine_conf, mbufs, "mbufs", "8191", 63, 1 << 24, 0,
+		     "packet mbufs in the engine's pool, per socket in use"),
+	LCP_OPT_UINT(struct lcp_engine_conf, mbuf_cache, "mbuf_cache", "256", 0, 512, 0,
+		     "per-lcore cache of the mbuf pool"),
+	LCP_OPT_UINT(struct lcp_engine_conf, mbuf_data_room, "mbuf_data_room", "2176", 256, 65535, 0,
+		     "data room of each mbuf in bytes, headroom included"),
+	LCP_OPT_DOUBLE(struct lcp_engine_conf, stats_interval, "stats_interval", "1.0", 0.1, 3600, 0,
+		       "seconds between stats lines when stdout is not a terminal"),
+	LCP_OPT_DOUBLE(struct lcp_engine_conf, duration, "duration", "0", 0, 1e9, 0,
+		       "run for this many seconds, then shut down cleanly; 0 = until SIGINT/SIGTERM"),
+	LCP_OPT_DOUBLE(struct lcp_engine_conf, drain_timeout, "drain_timeout", "2.0", 0.01, 600, 0,
+		       "seconds to wait for in-flight objects to drain at shutdown"),
+	LCP_OPT_ENUM(struct lcp_engine_conf, live, "live", "\"auto\"", lcp_live_choices, 0,
+		     "live one-line stats: auto (on a terminal), on, off"),
+	LCP_OPT_END,
+};
+
+static const char *const lcp_top_keys[] = {
+	"$schema", "name", "eal", "plugin_path", "engine", "strategies", "stages", "links", NULL,
+};
+static const char *const lcp_stage_keys[] = {
+	"name", "plugin", "lcore", "options", "strategies", "comment", NULL,
+};
+static const char *const lcp_strategy_kinds[] = { "counters", NULL };
+
+static bool
+in_list(const char *const *list, const char *s)
+{
+	for (; *list; list++)
+		if (strcmp(*list, s) == 0)
+			return true;
+	return false;
+}
+
+static void
+check_keys(json_t *obj, const char *const *allowed, const char *path, const char *what,
+	   struct lcp_errs *errs)
+{
+	const char *key;
+	json_t *v;
+
+	json_object_foreach(obj, key, v) {
+		if (!in_list(allowed, key)) {
+			struct lcp_sbuf b = { 0 };
+
+			lcp_sbuf_join(&b, allowed, 0, ", ");
+			if (*path)
+				lcp_errs_add(errs, "%s.%s: unknown %s; allowed: %s", path, key, what, b.s);
+			else
+				lcp_errs_add(errs, "%s: unknown %s; allowed: %s", key, what, b.s);
+			lcp_sbuf_free(&b);
+		}
+	}
+}
+
+static char **
+string_array(json_t *a, const char *path, unsigned *n, struct lcp_errs *errs)
+{
+	char **v;
+	size_t i;
+	json_t *e;
+
+	*n = 0;
+	if (!json_is_array(a)) {
+		lcp_errs_add(errs, "%s: expected an array of strings", path);
+		return NULL;
+	}
+	v = calloc(json_array_size(a) + 1, sizeof(*v));
+	json_array_foreach(a, i, e) {
+		if (!json_is_string(e)) {
+			lcp_errs_add(errs, "%s[%zu]: expected a string", path, i);
+			continue;
+		}
+		v[(*n)++] = strdup(json_string_value(e));
+	}
+	return v;
+}
+
+/* "counters": "name" or {"plugin": "name", "options": {...}} */
+static void
+strategy_ref(struct lcp_cfg *c, json_t *v, const char *path, struct lcp_strategy_ref *ref,
+	     uint32_t kind, struct lcp_errs *errs)
+{
+	static const char *const keys[] = { "plugin", "options", NULL };
+	const struct lcp_plugin_file *refused;
+	char p[256];
+
+	if (json_is_string(v)) {
+		ref->plugin = json_string_value(v);
+	} else if (json_is_object(v)) {
+		json_t *pl = json_object_get(v, "plugin");
+
+		check_keys(v, keys, path, "key", errs);
+		if (!json_is_string(pl)) {
+			lcp_errs_add(errs, "%s.plugin: required, a plugin name", path);
+			return;
+		}
+		ref->plugin = json_string_value(pl);
+		ref->options = json_object_get(v, "options");
+	} else {
+		lcp_errs_add(errs, "%s: expected a plugin name or {\"plugin\": ..., \"options\": ...}", path);
+		return;
+	}
+	ref->pf = lcp_registry_get(&c->reg, ref->plugin, &refused);
+	if (ref->pf == NULL) {
+		struct lcp_sbuf b = { 0 };
+
+		if (refused)
+			lcp_errs_add(errs, "%s: plugin \"%s\": %s", path, ref->plugin, refused->refused);
+		else {
+			lcp_registry_names(&c->reg, &b);
+			lcp_errs_add(errs, "%s: unknown plugin \"%s\"; plugins found: %s", path,
+				     ref->plugin, b.s);
+		}
+		lcp_sbuf_free(&b);
+		return;
+	}
+	if (ref->pf->kind != kind) {
+		lcp_errs_add(errs, "%s: plugin \"%s\" is a %s plugin, expected a %s plugin (%s)", path,
+			     ref->plugin, lcp_plugin_kind_name(ref->pf->kind),
+			     lcp_plugin_kind_name(kind), ref->pf->path);
+		ref->pf = NULL;
+		return;
+	}
+	ref->conf = calloc(1, ref->pf->desc->conf_size + 1);
+	snprintf(p, sizeof(p), "%s.options", path);
+	lcp_opt_apply(ref->pf->desc->options, ref->pf->desc->conf_size, ref->options, ref->conf, p,
+		      errs, c->keep);
+}
+
+static void
+load_strategies(struct lcp_cfg *c, json_t *obj, const char *path, struct lcp_strategy_ref *counters,
+		struct lcp_errs *errs)
+{
+	char p[256];
+	json_t *v;
+
+	if (!json_is_object(obj)) {
+		lcp_errs_add(errs, "%s: expected an object", path);
+		return;
+	}
+	check_keys(obj, lcp_strategy_kinds, path, "strategy kind", errs);
+	v = json_object_get(obj, "counters");
+	if (v != NULL) {
+		snprintf(p, sizeof(p), "%s.counters", path);
+		strategy_ref(c, v, p, counters, LCP_KIND_COUNTERS, errs);
+	}
+}
+
+static bool
+stage_name_ok(const char *n)
+{
+	size_t l = strlen(n);
+
+	if (l == 0 || l >= LCP_NAME_MAX)
+		return false;
+	for (; *n; n++)
+		if (!((*n >= 'a' && *n <= 'z') || (*n >= 'A' && *n <= 'Z') ||
+		      (*n >= '0' && *n <= '9') || *n == '_' || *n == '-'))
+			return false;
+	return true;
+}
+
+static void
+load_stage(struct lcp_cfg *c, unsigned i, json_t *s, struct lcp_errs *errs)
+{
+	struct lcp_cfg_stage *st = &c->stages[i];
+	const struct lcp_plugin_file *refused;
+	json_t *name, *plugin, *lcore, *strat;
+	char path[64], p[128];
+
+	snprintf(path, sizeof(path), "stages[%u]", i);
+	if (!json_is_object(s)) {
+		lcp_errs_add(errs, "%s: expected an object", path);
+		return;
+	}
+	check_keys(s, lcp_stage_keys, path, "key", errs);
+	name = json_object_get(s, "name");
+	if (!json_is_string(name)) {
+		lcp_errs_add(errs, "%s.name: required, a string", path);
+	} else if (!stage_name_ok(json_string_value(name))) {
+		lcp_errs_add(errs, "%s.name: \"%s\" is not a valid stage name: 1 to %d characters of [A-Za-z0-9_-]",
+			     path, json_string_value(name), LCP_NAME_MAX - 1);
+	} else {
+		snprintf(st->name, sizeof(st->name), "%s", json_string_value(name));
+		for (unsigned j = 0; j < i; j++)
+			if (strcmp(c->stages[j].name, st->name) == 0)
+				lcp_errs_add(errs, "%s.name: duplicate stage name \"%s\" (also stages[%u])",
+					     path, st->name, j);
+	}
+	lcore = json_object_get(s, "lcore");
+	st->lcore = 1;
+	if (lcore != NULL) {
+		if (!json_is_integer(lcore) || json_integer_value(lcore) < 0 ||
+		    json_integer_value(lcore) >= LCP_MAX_LCORES)
+			lcp_errs_add(errs, "%s.lcore: expected an lcore id 0..%d", path, LCP_MAX_LCORES - 1);
+		else
+			st->lcore = (unsigned)json_integer_value(lcore);
+	}
+	st->options = json_object_get(s, "options");
+	st->counters = c->counters;
+	strat = json_object_get(s, "strategies");
+	if (strat != NULL) {
+		snprintf(p, sizeof(p), "%s.strategies", path);
+		memset(&st->counters, 0, sizeof(st->counters));
+		load_strategies(c, strat, p, &st->counters, errs);
+		if (st->counters.plugin == NULL)
+			st->counters = c->counters;
+	}
+	plugin = json_object_get(s, "plugin");
+	if (!json_is_string(plugin)) {
+		lcp_errs_add(errs, "%s.plugin: required, a plugin name", path);
+		return;
+	}
+	st->plugin = json_string_value(plugin);
+	st->pf = lcp_registry_get(&c->reg, st->plugin, &refused);
+	if (st->pf == NULL) {
+		struct lcp_sbuf b = { 0 };
+
+		if (refused) {
+			lcp_errs_add(errs, "%s.plugin: \"%s\": %s", path, st->plugin, refused->refused);
+		} else {
+			lcp_registry_names(&c->reg, &b);
+			lcp_errs_add(errs, "%s.plugin: unknown plugin \"%s\"; plugins found: %s", path,
+				     st->plugin, b.s);
+		}
+		lcp_sbuf_free(&b);
+		return;
+	}
+	if (st->pf->kind != LCP_KIND_STAGE) {
+		lcp_errs_add(errs, "%s.plugin: \"%s\" is a %s plugin, expected a stage plugin (%s)", path,
+			     st->plugin, lcp_plugin_kind_name(st->pf->kind), st->pf->path);
+		st->pf = NULL;
+		return;
+	}
+	{
+		const struct lcp_plugin *d = st->pf->desc;
+		const struct lcp_stage_ops *ops = d->ops;
+		unsigned before = errs->n;
+
+		st->conf = calloc(1, d->conf_size + 1);
+		snprintf(p, sizeof(p), "%s.options", path);
+		lcp_opt_apply(d->options, d->conf_size, st->options, st->conf, p, errs, c->keep);
+		if (errs->n == before && ops->validate != NULL) {
+			char msg[512] = "";
+
+			if (ops->validate(st->conf, msg, sizeof(msg)) != 0)
+				lcp_errs_add(errs, "%s: %s", p, msg[0] ? msg : "invalid (no reason given)");
+		}
+		for (const struct lcp_port_def *pd = ops->ports; pd->name; pd++)
+			st->n_ports++;
+		st->links_in = calloc(st->n_ports + 1, sizeof(*st->links_in));
+		st->link_out = malloc((st->n_ports + 1) * sizeof(*st->link_out));
+		for (unsigned k = 0; k <= st->n_ports; k++)
+			st->link_out[k] = -1;
+	}
+}
+
+static char *
+read_all(FILE *f, size_t *len)
+{
+	char *buf = NULL;
+	size_t cap = 0, n = 0, r;
+
+	do {
+		if (cap - n < 4096) {
+			cap = cap ? cap * 2 : 8192;
+			buf = realloc(buf, cap);
+		}
+		r = fread(buf + n, 1, cap - n, f);
+		n += r;
+	} while (r > 0);
+	*len = n;
+	return buf;
+}
+
+struct lcp_cfg *
+lcp_cfg_load(const char *path, char *const *eal_override, unsigned n_override, struct lcp_errs *errs)
+{
+	struct lcp_cfg *c;
+	json_error_t je;
+	json_t *v, *arr;
+	size_t i;
+
+	c = calloc(1, sizeof(*c));
+	c->keep = json_array();
+	if (path == NULL) {
+		c->path = strdup("(default config)");
+		c->dir = strdup(".");
+		c->root = json_loads(lcp_default_config, JSON_REJECT_DUPLICATES, &je);
+	} else {
+		FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "r");
+		char *text, *d;
+		size_t len;
+
+		if (f == NULL) {
+			lcp_errs_add(errs, "%s: cannot open: %s", path, strerror(errno));
+			lcp_cfg_free(c);
+			return NULL;
+		}
+		text = read_all(f, &len);
+		if (f != stdin)
+			fclose(f);
+		c->path = strdup(path);
+		d = strdup(path);
+		c->dir = strdup(dirname(d));
+		free(d);
+		c->root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+		free(text);
+	}
+	if (c->root == NULL) {
+		lcp_errs_add(errs, "%s:%d:%d: JSON syntax error: %s", c->path, je.line, je.column, je.text);
+		lcp_cfg_free(c);
+		return NULL;
+	}
+	if (!json_is_object(c->root)) {
+		lcp_errs_add(errs, "%s: the config must be a JSON object", c->path);
+		lcp_cfg_free(c);
+		return NULL;
+	}
+	check_keys(c->root, lcp_top_keys, "", "top-level key", errs);
+	v = json_object_get(c->root, "name");
+	if (v != NULL && !json_is_string(v))
+		lcp_errs_add(errs, "name: expected a string");
+	c->name = strdup(json_is_string(v) ? json_string_value(v) : c->path);
+
+	/* EAL arguments: the config's, or the command line's after "--" */
+	if (n_override > 0) {
+		c->eal = calloc(n_override + 1, sizeof(*c->eal));
+		for (unsigned k = 0; k < n_override; k++)
+			c->eal[k] = strdup(eal_override[k]);
+		c->n_eal = n_override;
+	} else if ((v = json_object_get(c->root, "eal")) != NULL) {
+		c->eal = string_array(v, "eal", &c->n_eal, errs);
+	}
+	lcp_eal_lcores(c->eal, c->n_eal, c->lcore_avail, &c->main_lcore);
+
+	if ((v = json_object_get(c->root, "plugin_path")) != NULL) {
+		c->plugin_path = string_array(v, "plugin_path", &c->n_plugin_path, errs);
+		for (unsigned k = 0; k < c->n_plugin_path; k++) {
+			if (c->plugin_path[k][0] != '/') {
+				char *abs;
+
+				if (asprintf(&abs, "%s/%s", c->dir, c->plugin_path[k]) < 0)
+					abort();
+				free(c->plugin_path[k]);
+				c->plugin_path[k] = abs;
+			}
+		}
+	}
+	lcp_registry_init(&c->reg, (const char *const *)c->plugin_path, c->n_plugin_path);
+
+	lcp_opt_apply(lcp_engine_opts, sizeof(c->eng), json_object_get(c->root, "engine"), &c->eng,
+		      "engine", errs, c->keep);
+	if (c->eng.ring_size & (c->eng.ring_size - 1))
+		lcp_errs_add(errs, "engine.ring_size: ring size %u is invalid: not a power of two",
+			     c->eng.ring_size);
+
+	if ((v = json_object_get(c->root, "strategies")) != NULL)
+		load_strategies(c, v, "strategies", &c->counters, errs);
+	if (c->counters.plugin == NULL) {
+		json_t *dflt = json_string("counters_percore");
+
+		json_array_append_new(c->keep, dflt);
+		strategy_ref(c, dflt, "strategies.counters (default)", &c->counters,
+			     LCP_KIND_COUNTERS, errs);
+	}
+
+	arr = json_object_get(c->root, "stages");
+	if (!json_is_array(arr) || json_array_size(arr) == 0) {
+		lcp_errs_add(errs, "stages: required, a non-empty array of stages");
+	} else {
+		c->n_stages = (unsigned)json_array_size(arr);
+		c->stages = calloc(c->n_stages, sizeof(*c->stages));
+		json_array_foreach(arr, i, v)
+			load_stage(c, (unsigned)i, v, errs);
+	}
+	lcp_graph_check(c, errs);
+	return c;
+}
+
+void
+lcp_cfg_free(struct lcp_cfg *c)
+{
+	if (c == NULL)
+		return;
+	for (unsigned i = 0; i < c->n_stages; i++) {
+		free(c->stages[i].conf);
+		free(c->stages[i].links_in);
+		free(c->stages[i].link_out);
+		if (c->stages[i].counters.conf != c->counters.conf)
+			free(c->stages[i].counters.conf);
+	}
+	free(c->counters.conf);
+	free(c->stages);
+	free(c->links);
+	for (unsigned i = 0; i < c->n_eal; i++)
+		free(c->eal[i]);
+	free(c->eal);
+	for (unsigned i = 0; i < c->n_plugin_path; i++)
+		free(c->plugin_path[i]);
+	free(c->plugin_path);
+	lcp_registry_fini(&c->reg);
+	json_decref(c->root);
+	json_decref(c->keep);
+	free(c->path);
+	free(c->dir);
+	free(c->name);
+	free(c);
+}

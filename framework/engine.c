@@ -1,0 +1,530 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * engine.c — build the running pipeline from a validated config, and tear it
+ * down: EAL, the rx-TSC dynfield, mbuf pools, stages and their counter sets,
+ * edges (direct calls on one lcore, SP/SC rings across lcores), workers.
+ *
+ * Entry: lcp_engine_run() — build, init, start, launch workers (runner.c), control
+ * loop, shutdown, report.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+#include <rte_mbuf_dyn.h>
+
+#include <lcp/log.h>
+#include <lcp/mbuf.h>
+
+#include "engine_priv.h"
+
+int lcp_rx_tsc_offset = -1;
+
+/* ---- accessors for plugins ---- */
+
+static const struct lcp_stage_priv *
+priv_of(const struct lcp_stage *st)
+{
+	return (const struct lcp_stage_priv *)st;
+}
+
+const char *
+lcp_stage_name(const struct lcp_stage *st)
+{
+	return priv_of(st)->cs->name;
+}
+
+const char *
+lcp_stage_plugin(const struct lcp_stage *st)
+{
+	return priv_of(st)->cs->plugin;
+}
+
+unsigned
+lcp_stage_lcore(const struct lcp_stage *st)
+{
+	return priv_of(st)->cs->lcore;
+}
+
+int
+lcp_stage_socket(const struct lcp_stage *st)
+{
+	return priv_of(st)->socket;
+}
+
+struct rte_mempool *
+lcp_stage_pktmbuf_pool(const struct lcp_stage *st)
+{
+	const struct lcp_stage_priv *sp = priv_of(st);
+	int s = sp->socket < 0 ? 0 : sp->socket;
+
+	return sp->eng->pktpool[s];
+}
+
+bool
+lcp_port_is_linked(const struct lcp_stage *st, unsigned port)
+{
+	const struct lcp_stage_priv *sp = priv_of(st);
+
+	return port < sp->cs->n_ports &&
+	       (sp->cs->link_out[port] >= 0 || sp->cs->links_in[port] > 0);
+}
+
+/* ---- build ---- */
+
+static const struct lcp_port_def *
+ports_of(const struct lcp_stage_priv *sp)
+{
+	return ((const struct lcp_stage_ops *)sp->cs->pf->desc->ops)->ports;
+}
+
+static char *
+xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *
+xasprintf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		abort();
+	va_end(ap);
+	return s;
+}
+
+/* counter layout: per port "<p>.in" | "<p>.out", "<p>.drop_ring_full",
+ * "<p>.drop_unlinked"; then "drop_shutdown"; then the stage's own */
+static int
+build_counters(struct lcp_engine *e, struct lcp_stage_priv *sp)
+{
+	const struct lcp_stage_ops *ops = sp->cs->pf->desc->ops;
+	unsigned n = 0, k = 0, cap = 1;
+
+	for (const struct lcp_port_def *p = ops->ports; p->name; p++)
+		cap += p->dir == LCP_PORT_IN ? 1 : 3;
+	for (const char *const *c = ops->counters; c && *c; c++)
+		cap++;
+	sp->ctr_names = calloc(cap + 1, sizeof(char *));
+	sp->ctr_in = calloc(sp->cs->n_ports + 1, sizeof(uint32_t));
+	sp->edges = rte_zmalloc_socket("lcp_edges", (sp->cs->n_ports + 1) * sizeof(struct lcp_edge),
+				       RTE_CACHE_LINE_SIZE, sp->socket);
+	if (sp->ctr_names == NULL || sp->ctr_in == NULL || sp->edges == NULL)
+		return -ENOMEM;
+	for (const struct lcp_port_def *p = ops->ports; p->name; p++, k++) {
+		if (p->dir == LCP_PORT_IN) {
+			sp->ctr_in[k] = n;
+			sp->ctr_names[n++] = xasprintf("%s.in", p->name);
+		} else {
+			sp->edges[k].ctr_out = n;
+			sp->ctr_names[n++] = xasprintf("%s.out", p->name);
+			sp->ctr_names[n++] = xasprintf("%s.drop_ring_full", p->name);
+			sp->ctr_names[n++] = xasprintf("%s.drop_unlinked", p->name);
+		}
+		sp->edges[k].unit = p->unit;
+	}
+	sp->ctr_drop_shutdown = n;
+	sp->ctr_names[n++] = xasprintf("drop_shutdown");
+	sp->pub.ctr_own = n;
+	for (const char *const *c = ops->counters; c && *c; c++)
+		sp->ctr_names[n++] = strdup(*c);
+	sp->n_ctrs = n;
+	sp->cops = sp->cs->counters.pf->desc->ops;
+	sp->pub.ctrs = sp->cops->create(sp->cs->counters.conf, sp->ctr_names, n, e->n_workers + 1,
+					sp->socket);
+	if (sp->pub.ctrs == NULL) {
+		lcp_log(NULL, LCP_LOG_ERR, "stage %s: counters %s: create failed: %s", sp->cs->name,
+			sp->cs->counters.plugin, strerror(errno));
+		return -ENOMEM;
+	}
+	sp->pub.ctr_add = sp->cops->add;
+	return 0;
+}
+
+static int
+worker_index(struct lcp_engine *e, unsigned lcore)
+{
+	for (unsigned i = 0; i < e->n_workers; i++)
+		if (e->workers[i].lcore == lcore)
+			return (int)i;
+	return -1;
+}
+
+int
+lcp_engine_build(struct lcp_engine *e)
+{
+	struct lcp_cfg *c = e->cfg;
+	static const struct rte_mbuf_dynfield tsc_desc = {
+		.name = LCP_RX_TSC_DYNFIELD_NAME,
+		.size = sizeof(uint64_t),
+		.align = __alignof__(uint64_t),
+	};
+	int rc;
+
+	e->tsc_hz = rte_get_tsc_hz();
+	lcp_rx_tsc_offset = rte_mbuf_dynfield_register(&tsc_desc);
+	if (lcp_rx_tsc_offset < 0) {
+		lcp_log(NULL, LCP_LOG_ERR, "cannot register the rx TSC mbuf dynfield: %s",
+			rte_strerror(rte_errno));
+		return -1;
+	}
+	/* the authoritative lcore check, now that EAL has parsed its arguments */
+	for (unsigned i = 0; i < c->n_stages; i++) {
+		unsigned l = c->stages[i].lcore;
+
+		if (l >= RTE_MAX_LCORE || !rte_lcore_is_enabled(l) || l == rte_get_main_lcore()) {
+			lcp_log(NULL, LCP_LOG_ERR, "stages[%u].lcore: lcore %u is not a worker lcore of EAL (main lcore %u)",
+				i, l, rte_get_main_lcore());
+			return -1;
+		}
+		if (worker_index(e, l) < 0) {
+			e->workers = realloc(e->workers, (e->n_workers + 1) * sizeof(*e->workers));
+			memset(&e->workers[e->n_workers], 0, sizeof(*e->workers));
+			e->workers[e->n_workers].lcore = l;
+			e->workers[e->n_workers].eng = e;
+			e->workers[e->n_workers].slot = e->n_workers;
+			e->n_workers++;
+		}
+	}
+	/* realloc may not keep the cache alignment the stats fields ask for */
+	{
+		struct lcp_worker *w = rte_zmalloc("lcp_workers", e->n_workers * sizeof(*w),
+						   RTE_CACHE_LINE_SIZE);
+
+		if (w == NULL)
+			return -1;
+		memcpy(w, e->workers, e->n_workers * sizeof(*w));
+		free(e->workers);
+		e->workers = w;
+	}
+	e->main_slot = e->n_workers;
+	/* packet pools, one per socket in use */
+	for (unsigned i = 0; i < c->n_stages; i++) {
+		int s = (int)rte_lcore_to_socket_id(c->stages[i].lcore);
+		char name[RTE_MEMPOOL_NAMESIZE];
+
+		if (s < 0 || s >= RTE_MAX_NUMA_NODES)
+			s = 0;
+		if (e->pktpool[s] != NULL)
+			continue;
+		snprintf(name, sizeof(name), "lcp_pkt_s%d", s);
+		e->pktpool[s] = rte_pktmbuf_pool_create(name, c->eng.mbufs, c->eng.mbuf_cache, 0,
+							(uint16_t)c->eng.mbuf_data_room, s);
+		if (e->pktpool[s] == NULL) {
+			lcp_log(NULL, LCP_LOG_ERR, "engine.mbufs: cannot create %u mbufs of %u bytes on socket %d: %s",
+				c->eng.mbufs, c->eng.mbuf_data_room, s, rte_strerror(rte_errno));
+			return -1;
+		}
+	}
+	/* stages */
+	e->n_stages = c->n_stages;
+	e->stages = calloc(c->n_stages, sizeof(*e->stages));
+	for (unsigned i = 0; i < c->n_stages; i++) {
+		struct lcp_cfg_stage *cs = &c->stages[i];
+		int socket = (int)rte_lcore_to_socket_id(cs->lcore);
+		struct lcp_stage_priv *sp = rte_zmalloc_socket("lcp_stage", sizeof(*sp),
+							       RTE_CACHE_LINE_SIZE, socket);
+		struct lcp_worker *w = &e->workers[worker_index(e, cs->lcore)];
+
+		if (sp == NULL)
+			return -1;
+		e->stages[i] = sp;
+		sp->eng = e;
+		sp->cs = cs;
+		sp->index = i;
+		sp->socket = socket;
+		sp->pub.ops = cs->pf->desc->ops;
+		sp->pub.slot = w->slot;
+		sp->pub.run_state = &e->run_state;
+		sp->pub.priv = sp;
+		rc = build_counters(e, sp);
+		if (rc < 0)
+			return -1;
+		sp->pub.edges = sp->edges;
+		w->stages = realloc(w->stages, (w->n_stages + 1) * sizeof(*w->stages));
+		w->stages[w->n_stages++] = &sp->pub;
+		if (sp->pub.ops->poll != NULL) {
+			w->pollers = realloc(w->pollers, (w->n_pollers + 1) * sizeof(*w->pollers));
+			w->pollers[w->n_pollers++] = &sp->pub;
+		}
+	}
+	/* edges: same lcore = direct call, else an SP/SC ring owned by the consumer */
+	e->ring_of_link = calloc(c->n_links + 1, sizeof(*e->ring_of_link));
+	for (unsigned i = 0; i < c->n_stages; i++) {
+		struct lcp_stage_priv *sp = e->stages[i];
+		unsigned k = 0;
+
+		for (const struct lcp_port_def *p = ports_of(sp); p->name; p++, k++) {
+			struct lcp_edge *ed = &sp->edges[k];
+
+			if (p->dir != LCP_PORT_OUT)
+				continue;
+			ed->ctr_drop = ed->ctr_out + 2; /* drop_unlinked until linked */
+			if (sp->cs->link_out[k] < 0)
+				continue;
+			{
+				unsigned li = (unsigned)sp->cs->link_out[k];
+				struct lcp_cfg_link *l = &c->links[li];
+				struct lcp_stage_priv *dp = e->stages[l->dst];
+
+				if (dp->cs->lcore == sp->cs->lcore) {
+					ed->dst = &dp->pub;
+					ed->dst_port = (uint16_t)l->dst_port;
+					ed->dst_ctr_in = dp->ctr_in[l->dst_port];
+				} else {
+					struct lcp_worker *w = &e->workers[worker_index(e, dp->cs->lcore)];
+					struct lcp_ring_in *ri;
+					char name[RTE_RING_NAMESIZE];
+
+					snprintf(name, sizeof(name), "lcp_link%u", li);
+					ed->ring = rte_ring_create(name, l->ring_size, dp->socket,
+								   RING_F_SP_ENQ | RING_F_SC_DEQ);
+					if (ed->ring == NULL) {
+						lcp_log(NULL, LCP_LOG_ERR, "links[%u]: cannot create a ring of %u: %s",
+							li, l->ring_size, rte_strerror(rte_errno));
+						return -1;
+					}
+					ed->ctr_drop = ed->ctr_out + 1;
+					w->rins = realloc(w->rins, (w->n_rins + 1) * sizeof(*w->rins));
+					ri = &w->rins[w->n_rins++];
+					memset(ri, 0, sizeof(*ri));
+					ri->r = ed->ring;
+					ri->dst = &dp->pub;
+					ri->port = (uint16_t)l->dst_port;
+					ri->unit = p->unit;
+					ri->ctr_in = dp->ctr_in[l->dst_port];
+					ri->burst = l->burst;
+					ri->link = li;
+				}
+			}
+		}
+	}
+	/* ring_of_link pointers, now that the rins arrays are final */
+	for (unsigned w = 0; w < e->n_workers; w++)
+		for (unsigned r = 0; r < e->workers[w].n_rins; r++)
+			e->ring_of_link[e->workers[w].rins[r].link] = &e->workers[w].rins[r];
+	return 0;
+}
+
+int
+lcp_engine_init_stages(struct lcp_engine *e)
+{
+	for (unsigned i = 0; i < e->n_stages; i++) {
+		struct lcp_stage_priv *sp = e->stages[i];
+		int rc = sp->pub.ops->init(&sp->pub, sp->cs->conf, &sp->pub.ctx);
+
+		if (rc != 0) {
+			lcp_log(&sp->pub, LCP_LOG_ERR, "init failed: %s", strerror(rc < 0 ? -rc : rc));
+			return -1;
+		}
+		sp->inited = true;
+	}
+	for (unsigned i = 0; i < e->n_stages; i++) {
+		struct lcp_stage_priv *sp = e->stages[i];
+
+		if (sp->pub.ops->start == NULL)
+			continue;
+		if (sp->pub.ops->start(&sp->pub, sp->pub.ctx) != 0) {
+			lcp_log(&sp->pub, LCP_LOG_ERR, "start failed");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* objects still in rings after the workers exited: free and count */
+static void
+free_ring_leftovers(struct lcp_engine *e)
+{
+	void *objs[LCP_BURST_MAX];
+
+	for (unsigned w = 0; w < e->n_workers; w++) {
+		for (unsigned r = 0; r < e->workers[w].n_rins; r++) {
+			struct lcp_ring_in *ri = &e->workers[w].rins[r];
+			struct lcp_stage_priv *dp = (struct lcp_stage_priv *)ri->dst;
+			unsigned n;
+
+			while ((n = rte_ring_sc_dequeue_burst(ri->r, objs, LCP_BURST_MAX, NULL)) > 0) {
+				lcp_objs_free(ri->unit, objs, n);
+				dp->pub.ctr_add(dp->pub.ctrs, e->main_slot, dp->ctr_drop_shutdown, n);
+			}
+		}
+	}
+}
+
+/* after the workers returned */
+void
+lcp_engine_teardown(struct lcp_engine *e)
+{
+	free_ring_leftovers(e);
+	for (unsigned i = e->n_stages; i-- > 0;) {
+		struct lcp_stage_priv *sp = e->stages[i];
+
+		if (sp != NULL && sp->inited && sp->pub.ops->fini != NULL)
+			sp->pub.ops->fini(&sp->pub, sp->pub.ctx);
+		if (sp != NULL)
+			sp->inited = false;
+	}
+}
+
+static void
+engine_free(struct lcp_engine *e)
+{
+	for (unsigned i = 0; i < e->n_stages; i++) {
+		struct lcp_stage_priv *sp = e->stages[i];
+
+		if (sp == NULL)
+			continue;
+		if (sp->pub.ctrs)
+			sp->cops->destroy(sp->pub.ctrs);
+		for (unsigned k = 0; k < sp->n_ctrs; k++)
+			free((char *)sp->ctr_names[k]);
+		free(sp->ctr_names);
+		free(sp->ctr_in);
+		for (unsigned k = 0; k < sp->cs->n_ports; k++)
+			rte_ring_free(sp->edges ? sp->edges[k].ring : NULL);
+		rte_free(sp->edges);
+		rte_free(sp);
+	}
+	free(e->stages);
+	for (unsigned w = 0; w < e->n_workers; w++) {
+		free(e->workers[w].stages);
+		free(e->workers[w].pollers);
+		free(e->workers[w].rins);
+	}
+	rte_free(e->workers);
+	free(e->ring_of_link);
+	for (int s = 0; s < RTE_MAX_NUMA_NODES; s++)
+		rte_mempool_free(e->pktpool[s]);
+	json_decref(e->mempools);
+}
+
+static volatile sig_atomic_t lcp_signal;
+
+static void
+on_signal(int sig)
+{
+	lcp_signal = sig;
+}
+
+static char **
+eal_argv(struct lcp_cfg *c, int *argc)
+{
+	char **v = calloc(c->n_eal + 3, sizeof(*v));
+	bool has_log = false;
+	int n = 0;
+
+	v[n++] = strdup("lcpipe");
+	for (unsigned i = 0; i < c->n_eal; i++) {
+		has_log |= strncmp(c->eal[i], "--log-level", 11) == 0;
+		v[n++] = strdup(c->eal[i]);
+	}
+	if (!has_log)
+		v[n++] = strdup("--log-level=lib.eal:notice");
+	*argc = n;
+	return v;
+}
+
+int
+lcp_engine_run(struct lcp_cfg *c, const struct lcp_run_opts *o)
+{
+	struct lcp_engine *e = calloc(1, sizeof(*e));
+	struct sigaction sa = { .sa_handler = on_signal };
+	int argc, status = 0, rc;
+	char **argv = eal_argv(c, &argc), **argv_copy;
+	double duration = o->duration >= 0 ? o->duration : c->eng.duration;
+	uint64_t next_tick, tick;
+
+	argv_copy = calloc((size_t)argc + 1, sizeof(*argv_copy));
+	memcpy(argv_copy, argv, (size_t)argc * sizeof(*argv));
+	e->cfg = c;
+	if (rte_eal_init(argc, argv_copy) < 0) {
+		lcp_log(NULL, LCP_LOG_ERR, "EAL init failed: %s (eal: check the config's \"eal\" array)",
+			rte_strerror(rte_errno));
+		status = 1;
+		goto out_free_args;
+	}
+	e->live = o->live >= 0 ? o->live : (c->eng.live == 1 || (c->eng.live == 0 && isatty(1)));
+	if (lcp_engine_build(e) < 0 || lcp_engine_init_stages(e) < 0) {
+		status = 1;
+		e->stop_reason = "startup failure";
+		lcp_engine_teardown(e);
+		goto out_eal;
+	}
+	lcp_signal = 0;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	lcp_telemetry_attach(e);
+	e->t_start = rte_rdtsc();
+	e->prev.tsc = e->t_start;
+	for (unsigned w = 0; w < e->n_workers; w++) {
+		rc = rte_eal_remote_launch(lcp_worker_main, &e->workers[w], e->workers[w].lcore);
+		if (rc != 0) {
+			lcp_log(NULL, LCP_LOG_ERR, "cannot launch lcore %u: %s", e->workers[w].lcore,
+				strerror(-rc));
+			e->stop_reason = "launch failure";
+			status = 1;
+			break;
+		}
+	}
+	lcp_log(NULL, LCP_LOG_INFO, "running \"%s\": %u stages on %u worker lcores%s", c->name,
+		e->n_stages, e->n_workers, duration > 0 ? "" : "; Ctrl-C stops");
+	tick = (uint64_t)((e->live ? 0.5 : c->eng.stats_interval) * (double)e->tsc_hz);
+	next_tick = e->t_start + tick;
+	while (status == 0) {
+		uint64_t now = rte_rdtsc();
+
+		if (lcp_signal) {
+			e->stop_reason = lcp_signal == SIGINT ? "SIGINT" : "SIGTERM";
+			break;
+		}
+		if (duration > 0 && now - e->t_start >= (uint64_t)(duration * (double)e->tsc_hz)) {
+			e->stop_reason = "duration";
+			break;
+		}
+		if (now >= next_tick) {
+			lcp_stats_tick(e, false);
+			next_tick += tick;
+		}
+		usleep(2000);
+	}
+	lcp_engine_shutdown(e); /* drain, stop, wait for the lcores */
+	e->t_stop = rte_rdtsc();
+	if (e->live)
+		lcp_stats_tick(e, true);
+	lcp_engine_teardown(e);
+	lcp_mempools_check(e);
+	lcp_telemetry_detach();
+	lcp_stats_summary(e, stdout);
+	if (o->report_path != NULL) {
+		json_t *r = lcp_stats_json(e, true);
+
+		if (json_dump_file(r, o->report_path, JSON_INDENT(2) | JSON_SORT_KEYS) != 0) {
+			lcp_log(NULL, LCP_LOG_ERR, "--report %s: cannot write: %s", o->report_path,
+				strerror(errno));
+			status = status ? status : 1;
+		}
+		json_decref(r);
+	}
+	if (status == 0 && e->leaked > 0)
+		status = 3;
+out_eal:
+	engine_free(e);
+	rte_eal_cleanup();
+out_free_args:
+	for (int i = 0; i < argc; i++)
+		free(argv[i]);
+	free(argv);
+	free(argv_copy);
+	free(e);
+	return status;
+}

@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * engine_priv.h — the running engine: stages, workers, rings, pools. */
+#ifndef LCP_ENGINE_PRIV_H
+#define LCP_ENGINE_PRIV_H
+
+#include <rte_common.h>
+#include <rte_mempool.h>
+#include <rte_ring.h>
+
+#include <lcp/stage_worker.h>
+
+#include "lcp_priv.h"
+
+#define LCP_BURST_MAX 1024
+
+struct lcp_engine;
+
+/* a cross-lcore link, seen from its consumer */
+struct lcp_ring_in {
+	struct rte_ring *r;
+	struct lcp_stage *dst;
+	uint16_t port;
+	uint16_t unit;
+	uint32_t ctr_in;
+	uint32_t burst;
+	uint32_t hwm; /* high-water mark seen at dequeue (consumer writes) */
+	unsigned link;
+};
+
+struct lcp_worker {
+	struct lcp_engine *eng;
+	unsigned lcore;
+	unsigned slot;
+	struct lcp_stage **stages; /* on this lcore, config order */
+	unsigned n_stages;
+	struct lcp_stage **pollers;
+	unsigned n_pollers;
+	struct lcp_ring_in *rins;
+	unsigned n_rins;
+	/* published for the control thread (relaxed; one writer) */
+	uint64_t busy_cycles __rte_cache_aligned;
+	uint64_t idle_cycles;
+	uint64_t loops;
+	uint64_t work;
+	uint32_t stopped;
+};
+
+struct lcp_stage_priv {
+	struct lcp_stage pub; /* first: a struct lcp_stage * is a struct lcp_stage_priv * */
+	struct lcp_engine *eng;
+	struct lcp_cfg_stage *cs;
+	unsigned index;
+	int socket;
+	const struct lcp_counters_ops *cops;
+	const char **ctr_names;
+	unsigned n_ctrs;
+	uint32_t *ctr_in;          /* per port: "<port>.in" */
+	uint32_t ctr_drop_shutdown;
+	bool inited;
+	struct lcp_edge *edges;
+};
+
+struct lcp_stats_prev {
+	uint64_t tsc;
+	uint64_t delivered;
+	uint64_t *busy, *idle;
+};
+
+struct lcp_engine {
+	struct lcp_cfg *cfg;
+	volatile uint32_t run_state;
+	struct lcp_stage_priv **stages;
+	unsigned n_stages;
+	struct lcp_worker *workers;
+	unsigned n_workers;
+	unsigned main_slot;
+	struct lcp_ring_in **ring_of_link; /* by link index, NULL if direct */
+	struct rte_mempool *pktpool[RTE_MAX_NUMA_NODES];
+	uint64_t tsc_hz;
+	uint64_t t_start, t_stop;
+	const char *stop_reason;
+	bool drained;
+	bool live;
+	struct lcp_stats_prev prev;
+	json_t *mempools; /* filled at exit */
+	uint64_t leaked;
+};
+
+int lcp_engine_build(struct lcp_engine *e);
+int lcp_engine_init_stages(struct lcp_engine *e);
+void lcp_engine_teardown(struct lcp_engine *e);
+int lcp_worker_main(void *arg);
+void lcp_engine_shutdown(struct lcp_engine *e);
+
+/* stats.c */
+uint64_t lcp_stage_ctr(const struct lcp_stage_priv *sp, unsigned idx);
+void lcp_stage_totals(const struct lcp_stage_priv *sp, uint64_t *in, uint64_t *out, uint64_t *drops);
+json_t *lcp_stats_json(struct lcp_engine *e, bool final);
+void lcp_stats_tick(struct lcp_engine *e, bool final_line);
+void lcp_stats_summary(struct lcp_engine *e, FILE *f);
+void lcp_mempools_check(struct lcp_engine *e);
+
+/* telemetry.c */
+void lcp_telemetry_attach(struct lcp_engine *e);
+void lcp_telemetry_detach(void);
+
+#endif

@@ -1,0 +1,401 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * graph.c — links and the checks on the whole graph, before any lcore starts:
+ * link syntax, unknown stage/port, direction, unit mismatch, self-loop, an output
+ * linked twice, ring size, required ports, isolated stages, lcore availability.
+ * Also which lcores EAL will have, read from the EAL arguments without EAL.
+ */
+#include <ctype.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lcp_priv.h"
+
+static const char *const lcp_unit_names[] = { "?", "pkt", "stream", "msg" };
+
+static const char *
+unit_name(unsigned u)
+{
+	return u <= LCP_UNIT_MSG ? lcp_unit_names[u] : "?";
+}
+
+/* ---- EAL lcores ---- */
+
+/* "1,3-5" or "(1,2)" sets; marks ids in avail; returns -1 on junk */
+static int
+parse_idset(const char *s, const char *end, bool *avail)
+{
+	while (s < end) {
+		char *e;
+		long a, b;
+
+		while (s < end && (*s == '(' || *s == ')' || *s == ','))
+			s++;
+		if (s >= end)
+			break;
+		a = strtol(s, &e, 10);
+		if (e == s)
+			return -1;
+		b = a;
+		s = e;
+		if (s < end && *s == '-') {
+			b = strtol(s + 1, &e, 10);
+			if (e == s + 1)
+				return -1;
+			s = e;
+		}
+		for (long k = a; k <= b && k < LCP_MAX_LCORES; k++)
+			if (k >= 0)
+				avail[k] = true;
+	}
+	return 0;
+}
+
+/* --lcores: elements separated by top-level commas, each "set[@cpus]" */
+static void
+parse_lcores_map(const char *s, bool *avail)
+{
+	const char *p = s;
+
+	while (*p) {
+		const char *start = p, *at = NULL;
+		int depth = 0;
+
+		for (; *p && !(*p == ',' && depth == 0); p++) {
+			if (*p == '(')
+				depth++;
+			else if (*p == ')')
+				depth--;
+			else if (*p == '@' && depth == 0 && at == NULL)
+				at = p;
+		}
+		parse_idset(start, at ? at : p, avail);
+		if (*p == ',')
+			p++;
+	}
+}
+
+void
+lcp_eal_lcores(char *const *eal, unsigned n, bool *avail, unsigned *main_lcore)
+{
+	bool given = false;
+	long main_arg = -1;
+
+	memset(avail, 0, LCP_MAX_LCORES * sizeof(*avail));
+	for (unsigned i = 0; i < n; i++) {
+		const char *a = eal[i], *val = NULL;
+
+#define OPTVAL(short_, long_)                                                   \
+	((strcmp(a, short_) == 0 || strcmp(a, long_) == 0) && i + 1 < n ? eal[++i] : \
+	 strncmp(a, long_ "=", strlen(long_) + 1) == 0 ? a + strlen(long_) + 1 :     \
+	 strncmp(a, short_, 2) == 0 && strlen(short_) == 2 && a[2] ? a + 2 : NULL)
+		if (strncmp(a, "-l", 2) == 0 || strncmp(a, "--lcores", 8) == 0) {
+			bool is_map = strncmp(a, "--lcores", 8) == 0;
+
+			val = is_map ? OPTVAL("--lcores", "--lcores") : OPTVAL("-l", "-l");
+			if (val != NULL) {
+				memset(avail, 0, LCP_MAX_LCORES * sizeof(*avail));
+				if (is_map || strchr(val, '@') || strchr(val, '('))
+					parse_lcores_map(val, avail);
+				else
+					parse_idset(val, val + strlen(val), avail);
+				given = true;
+			}
+		} else if (strncmp(a, "-c", 2) == 0 && strncmp(a, "--", 2) != 0) {
+			val = OPTVAL("-c", "-c");
+			if (val != NULL) {
+				unsigned long long m = strtoull(val, NULL, 16);
+
+				memset(avail, 0, LCP_MAX_LCORES * sizeof(*avail));
+				for (int k = 0; k < 64; k++)
+					if (m & (1ull << k))
+						avail[k] = true;
+				given = true;
+			}
+		} else if (strncmp(a, "--main-lcore", 12) == 0) {
+			val = OPTVAL("--main-lcore", "--main-lcore");
+			if (val != NULL)
+				main_arg = strtol(val, NULL, 10);
+		}
+#undef OPTVAL
+	}
+	if (!given) {
+		cpu_set_t cs;
+
+		if (sched_getaffinity(0, sizeof(cs), &cs) == 0) {
+			for (int k = 0; k < LCP_MAX_LCORES && k < CPU_SETSIZE; k++)
+				avail[k] = CPU_ISSET(k, &cs);
+		} else {
+			avail[0] = true;
+		}
+	}
+	*main_lcore = 0;
+	if (main_arg >= 0 && main_arg < LCP_MAX_LCORES) {
+		*main_lcore = (unsigned)main_arg;
+	} else {
+		for (unsigned k = 0; k < LCP_MAX_LCORES; k++) {
+			if (avail[k]) {
+				*main_lcore = k;
+				break;
+			}
+		}
+	}
+}
+
+static void
+lcore_list(const struct lcp_cfg *c, struct lcp_sbuf *b)
+{
+	bool first = true;
+
+	lcp_sbuf_addf(b, "%s", "");
+	for (unsigned k = 0; k < LCP_MAX_LCORES; k++) {
+		if (c->lcore_avail[k] && k != c->main_lcore) {
+			lcp_sbuf_addf(b, "%s%u", first ? "" : ",", k);
+			first = false;
+		}
+	}
+	if (first)
+		lcp_sbuf_addf(b, "(none: give EAL at least two lcores, e.g. \"-l\", \"0,1\")");
+}
+
+/* ---- links ---- */
+
+static int
+find_stage(const struct lcp_cfg *c, const char *name, size_t len)
+{
+	for (unsigned i = 0; i < c->n_stages; i++)
+		if (strlen(c->stages[i].name) == len && strncmp(c->stages[i].name, name, len) == 0)
+			return (int)i;
+	return -1;
+}
+
+static const struct lcp_port_def *
+stage_ports(const struct lcp_cfg_stage *s)
+{
+	return ((const struct lcp_stage_ops *)s->pf->desc->ops)->ports;
+}
+
+/* resolve "stage.port"; returns 0 and fills, or -1 after an error */
+static int
+resolve_end(struct lcp_cfg *c, const char *path, const char *ref, unsigned *stage, unsigned *port,
+	    struct lcp_errs *errs)
+{
+	const char *dot = strrchr(ref, '.');
+	int si;
+	unsigned k = 0;
+
+	if (dot == NULL || dot == ref || dot[1] == '\0') {
+		lcp_errs_add(errs, "%s: \"%s\" is not of the form stage.port", path, ref);
+		return -1;
+	}
+	si = find_stage(c, ref, (size_t)(dot - ref));
+	if (si < 0) {
+		struct lcp_sbuf b = { 0 };
+
+		lcp_sbuf_addf(&b, "%s", "");
+		for (unsigned i = 0; i < c->n_stages; i++)
+			lcp_sbuf_addf(&b, "%s%s", i ? ", " : "", c->stages[i].name);
+		lcp_errs_add(errs, "%s: unknown stage \"%.*s\"; stages: %s", path, (int)(dot - ref), ref, b.s);
+		lcp_sbuf_free(&b);
+		return -1;
+	}
+	if (c->stages[si].pf == NULL)
+		return -1; /* its plugin error is already reported */
+	for (const struct lcp_port_def *p = stage_ports(&c->stages[si]); p->name; p++, k++) {
+		if (strcmp(p->name, dot + 1) == 0) {
+			*stage = (unsigned)si;
+			*port = k;
+			return 0;
+		}
+	}
+	{
+		struct lcp_sbuf b = { 0 };
+		k = 0;
+		lcp_sbuf_addf(&b, "%s", "");
+		for (const struct lcp_port_def *p = stage_ports(&c->stages[si]); p->name; p++, k++)
+			lcp_sbuf_addf(&b, "%s%s (%s %s)", k ? ", " : "", p->name,
+				      p->dir == LCP_PORT_IN ? "in" : "out", unit_name(p->unit));
+		lcp_errs_add(errs, "%s: stage \"%s\" (%s) has no port \"%s\"; ports: %s", path,
+			     c->stages[si].name, c->stages[si].plugin, dot + 1, b.s);
+		lcp_sbuf_free(&b);
+	}
+	return -1;
+}
+
+static char *
+trim(char *s)
+{
+	char *e;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = '\0';
+	return s;
+}
+
+static void
+load_link(struct lcp_cfg *c, unsigned i, json_t *v, struct lcp_errs *errs)
+{
+	static const char *const keys[] = { "from", "to", "ring_size", "burst", NULL };
+	struct lcp_cfg_link *l = &c->links[i];
+	char path[64], *from = NULL, *to = NULL;
+	const struct lcp_port_def *sp, *dp;
+	int bad = 0;
+
+	snprintf(path, sizeof(path), "links[%u]", i);
+	l->ring_size = c->eng.ring_size;
+	l->burst = c->eng.burst;
+	if (json_is_string(v)) {
+		const char *s = json_string_value(v), *arrow = strstr(s, "->");
+
+		if (arrow == NULL) {
+			lcp_errs_add(errs, "%s: expected \"stage.port -> stage.port\", got \"%s\"", path, s);
+			return;
+		}
+		from = strndup(s, (size_t)(arrow - s));
+		to = strdup(arrow + 2);
+	} else if (json_is_object(v)) {
+		json_t *f = json_object_get(v, "from"), *t = json_object_get(v, "to");
+		json_t *rs = json_object_get(v, "ring_size"), *bu = json_object_get(v, "burst");
+		const char *key;
+		json_t *x;
+
+		json_object_foreach(v, key, x) {
+			bool ok = false;
+
+			for (int k = 0; keys[k]; k++)
+				ok |= strcmp(keys[k], key) == 0;
+			if (!ok)
+				lcp_errs_add(errs, "%s.%s: unknown key; allowed: from, to, ring_size, burst",
+					     path, key);
+		}
+		if (!json_is_string(f) || !json_is_string(t)) {
+			lcp_errs_add(errs, "%s: \"from\" and \"to\" are required strings \"stage.port\"", path);
+			return;
+		}
+		from = strdup(json_string_value(f));
+		to = strdup(json_string_value(t));
+		if (rs != NULL) {
+			json_int_t r = json_is_integer(rs) ? json_integer_value(rs) : -1;
+
+			if (r < 2 || r > (1 << 24) || (r & (r - 1))) {
+				if (json_is_integer(rs))
+					lcp_errs_add(errs, "%s.ring_size: ring size %lld is invalid: expected a power of two from 2 to %d",
+						     path, (long long)r, 1 << 24);
+				else
+					lcp_errs_add(errs, "%s.ring_size: ring size is invalid: expected an integer", path);
+				bad = 1;
+			} else {
+				l->ring_size = (uint32_t)r;
+			}
+		}
+		if (bu != NULL) {
+			json_int_t b = json_is_integer(bu) ? json_integer_value(bu) : -1;
+
+			if (b < 1 || b > 1024) {
+				lcp_errs_add(errs, "%s.burst: expected an integer from 1 to 1024", path);
+				bad = 1;
+			} else {
+				l->burst = (uint32_t)b;
+			}
+		}
+	} else {
+		lcp_errs_add(errs, "%s: expected \"stage.port -> stage.port\" or an object", path);
+		return;
+	}
+	if (resolve_end(c, path, trim(from), &l->src, &l->src_port, errs) < 0)
+		bad = 1;
+	if (resolve_end(c, path, trim(to), &l->dst, &l->dst_port, errs) < 0)
+		bad = 1;
+	if (bad)
+		goto out;
+	sp = &stage_ports(&c->stages[l->src])[l->src_port];
+	dp = &stage_ports(&c->stages[l->dst])[l->dst_port];
+	c->stages[l->src].used = c->stages[l->dst].used = true;
+	if (sp->dir != LCP_PORT_OUT) {
+		lcp_errs_add(errs, "%s: %s is an input port and cannot start a link", path, trim(from));
+		goto out;
+	}
+	if (dp->dir != LCP_PORT_IN) {
+		lcp_errs_add(errs, "%s: %s is an output port and cannot end a link", path, trim(to));
+		goto out;
+	}
+	if (l->src == l->dst) {
+		lcp_errs_add(errs, "%s: self-loop: stage \"%s\" is linked to itself", path,
+			     c->stages[l->src].name);
+		goto out;
+	}
+	if (sp->unit != dp->unit) {
+		lcp_errs_add(errs, "%s: unit mismatch: %s carries %s, %s expects %s", path, trim(from),
+			     unit_name(sp->unit), trim(to), unit_name(dp->unit));
+		goto out;
+	}
+	if (c->stages[l->src].link_out[l->src_port] >= 0) {
+		lcp_errs_add(errs, "%s: %s is already linked by links[%d]; an output port feeds one input",
+			     path, trim(from), c->stages[l->src].link_out[l->src_port]);
+		goto out;
+	}
+	c->stages[l->src].link_out[l->src_port] = (int)i;
+	c->stages[l->dst].links_in[l->dst_port]++;
+	l->valid = true;
+out:
+	free(from);
+	free(to);
+}
+
+void
+lcp_graph_check(struct lcp_cfg *c, struct lcp_errs *errs)
+{
+	json_t *arr = json_object_get(c->root, "links"), *v;
+	size_t i;
+
+	if (arr != NULL && !json_is_array(arr)) {
+		lcp_errs_add(errs, "links: expected an array");
+		arr = NULL;
+	}
+	if (arr != NULL) {
+		c->n_links = (unsigned)json_array_size(arr);
+		c->links = calloc(c->n_links + 1, sizeof(*c->links));
+		json_array_foreach(arr, i, v)
+			load_link(c, (unsigned)i, v, errs);
+	}
+	for (unsigned s = 0; s < c->n_stages; s++) {
+		struct lcp_cfg_stage *st = &c->stages[s];
+		unsigned k = 0;
+
+		if (st->lcore < LCP_MAX_LCORES && st->name[0]) {
+			if (!c->lcore_avail[st->lcore]) {
+				struct lcp_sbuf b = { 0 };
+
+				lcore_list(c, &b);
+				lcp_errs_add(errs, "stages[%u].lcore: lcore %u is not available to EAL; worker lcores: %s",
+					     s, st->lcore, b.s);
+				lcp_sbuf_free(&b);
+			} else if (st->lcore == c->main_lcore) {
+				struct lcp_sbuf b = { 0 };
+
+				lcore_list(c, &b);
+				lcp_errs_add(errs, "stages[%u].lcore: lcore %u is the main lcore, which runs the control loop; worker lcores: %s",
+					     s, st->lcore, b.s);
+				lcp_sbuf_free(&b);
+			}
+		}
+		if (st->pf == NULL)
+			continue;
+		if (!st->used && c->n_stages > 1) {
+			lcp_errs_add(errs, "stages[%u]: stage \"%s\" is isolated: no link uses it", s, st->name);
+			continue;
+		}
+		for (const struct lcp_port_def *p = stage_ports(st); p->name; p++, k++) {
+			bool linked = p->dir == LCP_PORT_IN ? st->links_in[k] > 0 : st->link_out[k] >= 0;
+
+			if ((p->flags & LCP_PORT_F_REQUIRED) && !linked)
+				lcp_errs_add(errs, "stages[%u]: required %s port \"%s\" of stage \"%s\" (%s) is not linked",
+					     s, p->dir == LCP_PORT_IN ? "input" : "output", p->name,
+					     st->name, st->plugin);
+		}
+	}
+}

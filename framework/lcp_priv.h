@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * lcp_priv.h — liblcp internals shared by the engine's files and the CLI.
+ * Nothing here is part of the plugin SDK (framework/include/lcp/).
+ *
+ * Map: opt.c (option walker) -> elf_probe.c + loader.c (plugin registry) ->
+ * config.c (JSON -> model) -> graph.c (links, lcores, checks) -> engine.c
+ * (build stages, rings, pools) -> runner.c (lcore loops, shutdown) -> stats.c
+ * (counters, report, live line) + telemetry.c. opt_doc.c: describe/doc/schema.
+ */
+#ifndef LCP_PRIV_H
+#define LCP_PRIV_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <jansson.h>
+
+#include <lcp/plugin.h>
+#include <lcp/opt.h>
+#include <lcp/stage.h>
+#include <lcp/counters.h>
+
+#include "errs.h"
+
+#define LCP_EXIT_CONFIG 78 /* EX_CONFIG: bad config */
+#define LCP_MAX_LCORES 128
+
+int lcp_log_level(void);
+
+/* ---- option walker (opt.c) ---- */
+/* Validate obj (may be NULL: all defaults) against tbl and fill conf (conf_size
+ * bytes, zeroed first). Errors go to errs prefixed with path. Strings in conf
+ * point into obj or into values appended to keep (a JSON array kept alive as
+ * long as conf). Returns the number of errors added. */
+unsigned lcp_opt_apply(const struct lcp_opt *tbl, size_t conf_size, json_t *obj, void *conf,
+		       const char *path, struct lcp_errs *errs, json_t *keep);
+/* check a table itself (plugin defect); returns 0 or -1 with msg */
+int lcp_opt_table_check(const struct lcp_opt *tbl, size_t conf_size, char *msg, size_t len);
+const char *lcp_opt_type_name(uint32_t type);
+
+/* ---- plugin files and registry (elf_probe.c, loader.c) ---- */
+struct lcp_probe {
+	uint32_t magic;
+	uint16_t abi_major, abi_minor;
+	uint32_t size;
+	uint32_t kind;
+	char name[LCP_NAME_MAX];
+};
+/* Read the descriptor's plain fields from an ELF shared object without loading
+ * it. Returns 0, or -1 with a reason ("not a shared object: ...") in msg. */
+int lcp_elf_probe(const char *path, struct lcp_probe *out, char *msg, size_t len);
+
+struct lcp_plugin_file {
+	char *path;
+	char name[LCP_NAME_MAX];
+	uint32_t kind;
+	void *handle;                  /* dlopen handle once opened */
+	const struct lcp_plugin *desc; /* once opened */
+	char *refused;                 /* why it was refused, or NULL */
+};
+
+struct lcp_registry {
+	struct lcp_plugin_file *v; /* accepted and refused, in search order */
+	unsigned n;
+	char **dirs;
+	unsigned n_dirs;
+};
+
+/* search path: cfg_dirs (config plugin_path), LCP_PLUGIN_PATH, then the build
+ * tree's plugins when running from it, else $(pkglibdir) */
+void lcp_registry_init(struct lcp_registry *r, const char *const *cfg_dirs, unsigned n);
+/* accepted plugin by name, opened (dlopen) on first use; NULL if none. If the
+ * only file with that name was refused, *refused gets it. */
+struct lcp_plugin_file *lcp_registry_get(struct lcp_registry *r, const char *name,
+					 const struct lcp_plugin_file **refused);
+/* open (dlopen + checks) a probed file; 0 or -1 (pf->refused set) */
+int lcp_plugin_open(struct lcp_plugin_file *pf);
+void lcp_registry_names(struct lcp_registry *r, struct lcp_sbuf *b);
+void lcp_registry_fini(struct lcp_registry *r);
+
+/* ---- config model (config.c, graph.c) ---- */
+struct lcp_engine_conf {
+	uint32_t ring_size;
+	uint32_t burst;
+	uint32_t mbufs;
+	uint32_t mbuf_cache;
+	uint32_t mbuf_data_room;
+	double stats_interval;
+	double duration;
+	double drain_timeout;
+	int live; /* 0 auto, 1 on, 2 off */
+};
+extern const struct lcp_opt lcp_engine_opts[];
+
+struct lcp_strategy_ref {
+	const char *plugin;       /* name */
+	json_t *options;          /* may be NULL */
+	struct lcp_plugin_file *pf;
+	void *conf;
+};
+
+struct lcp_cfg_stage {
+	char name[LCP_NAME_MAX];
+	const char *plugin;
+	struct lcp_plugin_file *pf; /* NULL when unresolved */
+	unsigned lcore;
+	json_t *options;
+	void *conf;
+	struct lcp_strategy_ref counters;
+	unsigned n_ports;
+	unsigned *links_in;  /* per port: how many links end here */
+	int *link_out;       /* per port: link index leaving here, -1 if none */
+	bool used;
+};
+
+struct lcp_cfg_link {
+	unsigned src, src_port, dst, dst_port;
+	uint32_t ring_size;
+	uint32_t burst;
+	bool valid;
+};
+
+struct lcp_cfg {
+	json_t *root;
+	json_t *keep; /* parsed defaults kept alive */
+	char *path;
+	char *dir;
+	char *name;
+	char **eal;
+	unsigned n_eal;
+	char **plugin_path;
+	unsigned n_plugin_path;
+	struct lcp_engine_conf eng;
+	struct lcp_strategy_ref counters;
+	struct lcp_cfg_stage *stages;
+	unsigned n_stages;
+	struct lcp_cfg_link *links;
+	unsigned n_links;
+	bool lcore_avail[LCP_MAX_LCORES];
+	unsigned main_lcore;
+	struct lcp_registry reg;
+};
+
+/* Load and validate: every error goes to errs. eal_override (argv after "--")
+ * replaces the config's "eal" array when n_override > 0. path NULL: the embedded
+ * default config. Returns NULL only when the file cannot be read or parsed. */
+struct lcp_cfg *lcp_cfg_load(const char *path, char *const *eal_override, unsigned n_override,
+			     struct lcp_errs *errs);
+void lcp_cfg_free(struct lcp_cfg *c);
+/* graph checks (graph.c), called by lcp_cfg_load */
+void lcp_graph_check(struct lcp_cfg *c, struct lcp_errs *errs);
+/* lcores from EAL args (graph.c) */
+void lcp_eal_lcores(char *const *eal, unsigned n, bool *avail, unsigned *main_lcore);
+extern const char lcp_default_config[];
+
+/* ---- engine (engine.c, runner.c, stats.c, telemetry.c) ---- */
+struct lcp_run_opts {
+	const char *report_path;
+	double duration; /* < 0: from config */
+	int live;        /* -1: from config */
+};
+/* EAL init, build, run until signal/duration, shut down, report. Returns an exit
+ * status: 0 ok, 1 runtime failure, 3 objects leaked (mempool in use after exit). */
+int lcp_engine_run(struct lcp_cfg *c, const struct lcp_run_opts *o);
+
+/* ---- describe (opt_doc.c) ---- */
+json_t *lcp_describe_plugin(const struct lcp_plugin_file *pf, bool with_file);
+void lcp_describe_plugin_markdown(const struct lcp_plugin *d, struct lcp_sbuf *b);
+void lcp_describe_markdown(struct lcp_registry *r, struct lcp_sbuf *b);
+json_t *lcp_config_schema(struct lcp_registry *r);
+/* all accepted plugins sorted by name, opened */
+unsigned lcp_registry_sorted(struct lcp_registry *r, struct lcp_plugin_file ***out);
+
+#endif

@@ -1,0 +1,314 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * lcpipe — the command line: run, check, describe, list-plugins.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "lcp_priv.h"
+
+static void
+usage_main(FILE *f)
+{
+	fprintf(f,
+		"usage: lcpipe COMMAND [ARGS]\n"
+		"\n"
+		"  run [CONF] [--duration S] [--report FILE] [--live|--no-live] [-- EAL ARGS]\n"
+		"                      run a pipeline (no CONF: the embedded default job)\n"
+		"  check CONF [-- EAL ARGS]\n"
+		"                      validate a config without starting anything; exit 78 if bad\n"
+		"  describe [PLUGIN] [--json|--markdown|--schema]\n"
+		"                      options, ports and counters of plugins, from their tables\n"
+		"  list-plugins        plugins on the search path (and files refused, with why)\n"
+		"  --version, --help   this; COMMAND --help for each command\n"
+		"\n"
+		"Plugins are searched in the config's plugin_path, $LCP_PLUGIN_PATH, then %s.\n"
+		"LCP_LOG_LEVEL=1..5 sets the log level (default 4, info).\n",
+		LCP_PKGLIBDIR);
+}
+
+static void
+print_errs(const struct lcp_errs *errs)
+{
+	for (unsigned i = 0; i < errs->n; i++)
+		fprintf(stderr, "error: %s\n", errs->v[i]);
+}
+
+/* split argv at "--" */
+static int
+split_eal(int argc, char **argv, char ***eal, unsigned *n_eal)
+{
+	for (int i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0) {
+			*eal = argv + i + 1;
+			*n_eal = (unsigned)(argc - i - 1);
+			return i;
+		}
+	}
+	*eal = NULL;
+	*n_eal = 0;
+	return argc;
+}
+
+static int
+cmd_check(int argc, char **argv)
+{
+	struct lcp_errs errs = { 0 };
+	struct lcp_cfg *c;
+	char **eal;
+	unsigned n_eal, n_lcores = 0;
+	int rc;
+
+	argc = split_eal(argc, argv, &eal, &n_eal);
+	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+		printf("usage: lcpipe check CONF [-- EAL ARGS]\n\n"
+		       "Validate CONF fully (JSON syntax, keys, plugins, options, links, units, ports,\n"
+		       "lcores, ring sizes) without starting EAL or any traffic. Prints every error with\n"
+		       "its JSON path. Exit 0 when valid, 78 when not.\n");
+		return 0;
+	}
+	if (argc != 2) {
+		fprintf(stderr, "usage: lcpipe check CONF [-- EAL ARGS]\n");
+		return 2;
+	}
+	c = lcp_cfg_load(argv[1], eal, n_eal, &errs);
+	if (errs.n > 0) {
+		print_errs(&errs);
+		fprintf(stderr, "%s: %u error%s\n", argv[1], errs.n, errs.n == 1 ? "" : "s");
+		rc = LCP_EXIT_CONFIG;
+	} else {
+		bool seen[LCP_MAX_LCORES] = { false };
+
+		for (unsigned i = 0; i < c->n_stages; i++)
+			if (!seen[c->stages[i].lcore]) {
+				seen[c->stages[i].lcore] = true;
+				n_lcores++;
+			}
+		printf("%s: ok (%u stages, %u links, %u worker lcore%s)\n", argv[1], c->n_stages,
+		       c->n_links, n_lcores, n_lcores == 1 ? "" : "s");
+		rc = 0;
+	}
+	lcp_cfg_free(c);
+	lcp_errs_free(&errs);
+	return rc;
+}
+
+static int
+cmd_run(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "duration", required_argument, NULL, 'd' },
+		{ "report", required_argument, NULL, 'r' },
+		{ "live", no_argument, NULL, 'L' },
+		{ "no-live", no_argument, NULL, 'N' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct lcp_run_opts o = { .duration = -1, .live = -1 };
+	struct lcp_errs errs = { 0 };
+	struct lcp_cfg *c;
+	const char *conf = NULL;
+	char **eal, *end;
+	unsigned n_eal;
+	int opt, rc;
+
+	argc = split_eal(argc, argv, &eal, &n_eal);
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "d:r:h", lo, NULL)) != -1) {
+		switch (opt) {
+		case 'd':
+			o.duration = strtod(optarg, &end);
+			if (*end || o.duration < 0) {
+				fprintf(stderr, "lcpipe run: --duration: expected seconds >= 0, got \"%s\"\n", optarg);
+				return 2;
+			}
+			break;
+		case 'r': o.report_path = optarg; break;
+		case 'L': o.live = 1; break;
+		case 'N': o.live = 0; break;
+		case 'h':
+			printf("usage: lcpipe run [CONF] [--duration S] [--report FILE] [--live|--no-live] [-- EAL ARGS]\n\n"
+			       "Run the pipeline in CONF (without CONF: the embedded default job, a generator\n"
+			       "through a back-to-back net_ring port pair into sink_null for 3 s).\n"
+			       "  --duration S   stop cleanly after S seconds (overrides engine.duration; 0 = until a signal)\n"
+			       "  --report FILE  write the final stats as JSON to FILE\n"
+			       "  --live         one live stats line, rewritten in place (default on a terminal)\n"
+			       "  --no-live      periodic stats lines every engine.stats_interval seconds\n"
+			       "  -- ARGS        EAL arguments replacing the config's \"eal\" array\n"
+			       "SIGINT or SIGTERM drain the pipeline and stop it cleanly. Exit status: 0 ok,\n"
+			       "1 runtime failure, 3 objects leaked (a mempool not back to zero in use), 78 bad config.\n");
+			return 0;
+		default:
+			return 2;
+		}
+	}
+	if (optind < argc)
+		conf = argv[optind++];
+	if (optind < argc) {
+		fprintf(stderr, "lcpipe run: unexpected argument \"%s\"\n", argv[optind]);
+		return 2;
+	}
+	c = lcp_cfg_load(conf, eal, n_eal, &errs);
+	if (errs.n > 0) {
+		print_errs(&errs);
+		fprintf(stderr, "%s: %u error%s; nothing started\n", conf ? conf : "(default config)",
+			errs.n, errs.n == 1 ? "" : "s");
+		lcp_cfg_free(c);
+		lcp_errs_free(&errs);
+		return LCP_EXIT_CONFIG;
+	}
+	rc = lcp_engine_run(c, &o);
+	lcp_cfg_free(c);
+	return rc;
+}
+
+static int
+cmd_describe(int argc, char **argv)
+{
+	struct lcp_registry r;
+	const char *name = NULL;
+	enum { MD, JSON, SCHEMA } fmt = MD;
+	int rc = 0;
+
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--json") == 0)
+			fmt = JSON;
+		else if (strcmp(argv[i], "--markdown") == 0)
+			fmt = MD;
+		else if (strcmp(argv[i], "--schema") == 0)
+			fmt = SCHEMA;
+		else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			printf("usage: lcpipe describe [PLUGIN] [--json|--markdown|--schema]\n\n"
+			       "Describe plugins from their option tables: options (type, default, range),\n"
+			       "ports (direction, unit) and counters. Without PLUGIN: every plugin and the\n"
+			       "engine options (this is doc/plugins.md). --schema: the config JSON Schema\n"
+			       "(conf/lcpipe.schema.json).\n");
+			return 0;
+		} else if (argv[i][0] == '-') {
+			fprintf(stderr, "lcpipe describe: unknown option %s\n", argv[i]);
+			return 2;
+		} else {
+			name = argv[i];
+		}
+	}
+	lcp_registry_init(&r, NULL, 0);
+	if (fmt == SCHEMA) {
+		json_t *s = lcp_config_schema(&r);
+
+		json_dumpf(s, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
+		printf("\n");
+		json_decref(s);
+	} else if (name != NULL) {
+		const struct lcp_plugin_file *refused;
+		struct lcp_plugin_file *pf = lcp_registry_get(&r, name, &refused);
+
+		if (pf == NULL) {
+			struct lcp_sbuf b = { 0 };
+
+			if (refused)
+				fprintf(stderr, "lcpipe describe: %s\n", refused->refused);
+			lcp_registry_names(&r, &b);
+			fprintf(stderr, "lcpipe describe: unknown plugin \"%s\"; plugins found: %s\n", name, b.s);
+			lcp_sbuf_free(&b);
+			rc = 1;
+		} else if (fmt == JSON) {
+			json_t *j = lcp_describe_plugin(pf, true);
+
+			json_dumpf(j, stdout, JSON_INDENT(2));
+			printf("\n");
+			json_decref(j);
+		} else {
+			struct lcp_sbuf b = { 0 };
+
+			lcp_describe_plugin_markdown(pf->desc, &b);
+			printf("%s", b.s);
+			lcp_sbuf_free(&b);
+		}
+	} else if (fmt == JSON) {
+		struct lcp_plugin_file **v;
+		unsigned n = lcp_registry_sorted(&r, &v);
+		json_t *a = json_array();
+
+		for (unsigned i = 0; i < n; i++)
+			json_array_append_new(a, lcp_describe_plugin(v[i], false));
+		json_dumpf(a, stdout, JSON_INDENT(2));
+		printf("\n");
+		json_decref(a);
+		free(v);
+	} else {
+		struct lcp_sbuf b = { 0 };
+
+		lcp_describe_markdown(&r, &b);
+		printf("%s", b.s);
+		lcp_sbuf_free(&b);
+	}
+	lcp_registry_fini(&r);
+	return rc;
+}
+
+static int
+cmd_list(int argc, char **argv)
+{
+	struct lcp_registry r;
+	struct lcp_plugin_file **v;
+	unsigned n, refused = 0;
+
+	if (argc > 1) {
+		if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+			printf("usage: lcpipe list-plugins\n\nEvery plugin on the search path: name, kind, version, "
+			       "summary, file; then every file refused, with the reason.\n");
+			return 0;
+		}
+		fprintf(stderr, "usage: lcpipe list-plugins\n");
+		return 2;
+	}
+	lcp_registry_init(&r, NULL, 0);
+	n = lcp_registry_sorted(&r, &v);
+	printf("%-20s %-9s %-8s %-60s %s\n", "name", "kind", "version", "summary", "file");
+	for (unsigned i = 0; i < n; i++)
+		printf("%-20s %-9s %-8s %-60s %s\n", v[i]->name, lcp_plugin_kind_name(v[i]->kind),
+		       v[i]->desc->version, v[i]->desc->summary, v[i]->path);
+	for (unsigned i = 0; i < r.n; i++)
+		if (r.v[i].refused) {
+			if (refused++ == 0)
+				printf("\n");
+			printf("%s\n", r.v[i].refused);
+		}
+	printf("\nsearch path:");
+	for (unsigned i = 0; i < r.n_dirs; i++)
+		printf(" %s", r.dirs[i]);
+	printf("\n");
+	free(v);
+	lcp_registry_fini(&r);
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage_main(stderr);
+		return 2;
+	}
+	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
+		printf("lcpipe %s (plugin ABI %d.%d)\n", PACKAGE_VERSION, LCP_ABI_MAJOR, LCP_ABI_MINOR);
+		return 0;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
+		usage_main(stdout);
+		return 0;
+	}
+	if (strcmp(argv[1], "run") == 0)
+		return cmd_run(argc - 1, argv + 1);
+	if (strcmp(argv[1], "check") == 0)
+		return cmd_check(argc - 1, argv + 1);
+	if (strcmp(argv[1], "describe") == 0)
+		return cmd_describe(argc - 1, argv + 1);
+	if (strcmp(argv[1], "list-plugins") == 0)
+		return cmd_list(argc - 1, argv + 1);
+	fprintf(stderr, "lcpipe: unknown command \"%s\"\n\n", argv[1]);
+	usage_main(stderr);
+	return 2;
+}

@@ -1,0 +1,304 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * opt_doc.c — everything generated from the option tables: `lcpipe describe`
+ * (JSON and Markdown), doc/plugins.md and conf/lcpipe.schema.json.
+ * Nothing about options is written twice.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lcp_priv.h"
+
+static const char *const lcp_units[] = { "?", "pkt", "stream", "msg" };
+
+static json_t *
+default_value(const struct lcp_opt *o)
+{
+	json_error_t je;
+
+	return o->def ? json_loads(o->def, JSON_DECODE_ANY, &je) : NULL;
+}
+
+static json_t *
+describe_opts(const struct lcp_opt *tbl)
+{
+	json_t *a = json_array();
+
+	for (const struct lcp_opt *o = tbl; o && o->name; o++) {
+		json_t *x = json_object(), *dv = default_value(o);
+
+		json_object_set_new(x, "name", json_string(o->name));
+		json_object_set_new(x, "type", json_string(lcp_opt_type_name(o->type)));
+		json_object_set_new(x, "required", json_boolean(o->flags & LCP_OPT_F_REQUIRED));
+		if (dv)
+			json_object_set_new(x, "default", dv);
+		if (o->type == LCP_OPT_INT || o->type == LCP_OPT_UINT) {
+			json_object_set_new(x, "min", json_integer(o->min));
+			json_object_set_new(x, "max", json_integer(o->max));
+		} else if (o->type == LCP_OPT_DOUBLE) {
+			json_object_set_new(x, "min", json_real(o->dmin));
+			json_object_set_new(x, "max", json_real(o->dmax));
+		} else if (o->type == LCP_OPT_STRING) {
+			json_object_set_new(x, "min_length", json_integer(o->min));
+			if (o->max > 0)
+				json_object_set_new(x, "max_length", json_integer(o->max));
+		} else if (o->type == LCP_OPT_ENUM) {
+			json_t *c = json_array();
+
+			for (int i = 0; o->choices[i]; i++)
+				json_array_append_new(c, json_string(o->choices[i]));
+			json_object_set_new(x, "choices", c);
+		}
+		json_object_set_new(x, "doc", json_string(o->doc ? o->doc : ""));
+		json_array_append_new(a, x);
+	}
+	return a;
+}
+
+json_t *
+lcp_describe_plugin(const struct lcp_plugin_file *pf, bool with_file)
+{
+	const struct lcp_plugin *d = pf->desc;
+	json_t *j = json_object();
+
+	json_object_set_new(j, "name", json_string(d->name));
+	json_object_set_new(j, "kind", json_string(lcp_plugin_kind_name(d->kind)));
+	json_object_set_new(j, "version", json_string(d->version));
+	json_object_set_new(j, "summary", json_string(d->summary));
+	json_object_set_new(j, "abi", json_sprintf("%u.%u", d->abi_major, d->abi_minor));
+	if (with_file)
+		json_object_set_new(j, "file", json_string(pf->path));
+	json_object_set_new(j, "options", describe_opts(d->options));
+	if (d->kind == LCP_KIND_STAGE) {
+		const struct lcp_stage_ops *ops = d->ops;
+		json_t *ports = json_array(), *ctrs = json_array();
+
+		for (const struct lcp_port_def *p = ops->ports; p->name; p++) {
+			json_t *x = json_object();
+
+			json_object_set_new(x, "name", json_string(p->name));
+			json_object_set_new(x, "direction", json_string(p->dir == LCP_PORT_IN ? "in" : "out"));
+			json_object_set_new(x, "unit", json_string(lcp_units[p->unit]));
+			json_object_set_new(x, "required", json_boolean(p->flags & LCP_PORT_F_REQUIRED));
+			json_object_set_new(x, "doc", json_string(p->doc ? p->doc : ""));
+			json_array_append_new(ports, x);
+		}
+		for (const char *const *c = ops->counters; c && *c; c++)
+			json_array_append_new(ctrs, json_string(*c));
+		json_object_set_new(j, "ports", ports);
+		json_object_set_new(j, "counters", ctrs);
+	}
+	return j;
+}
+
+static void
+md_escape(struct lcp_sbuf *b, const char *s)
+{
+	for (; s && *s; s++) {
+		if (*s == '|')
+			lcp_sbuf_addf(b, "\\|");
+		else
+			lcp_sbuf_addf(b, "%c", *s);
+	}
+}
+
+static void
+md_opts(struct lcp_sbuf *b, const struct lcp_opt *tbl)
+{
+	if (tbl == NULL || tbl->name == NULL) {
+		lcp_sbuf_addf(b, "No options.\n\n");
+		return;
+	}
+	lcp_sbuf_addf(b, "| option | type | default | range | description |\n|---|---|---|---|---|\n");
+	for (const struct lcp_opt *o = tbl; o->name; o++) {
+		lcp_sbuf_addf(b, "| `%s` | %s | ", o->name, lcp_opt_type_name(o->type));
+		if (o->flags & LCP_OPT_F_REQUIRED)
+			lcp_sbuf_addf(b, "**required**");
+		else if (o->def)
+			lcp_sbuf_addf(b, "`%s`", o->def);
+		else
+			lcp_sbuf_addf(b, "(unset)");
+		lcp_sbuf_addf(b, " | ");
+		if (o->type == LCP_OPT_INT || o->type == LCP_OPT_UINT)
+			lcp_sbuf_addf(b, "%lld … %lld", (long long)o->min, (long long)o->max);
+		else if (o->type == LCP_OPT_DOUBLE)
+			lcp_sbuf_addf(b, "%g … %g", o->dmin, o->dmax);
+		else if (o->type == LCP_OPT_STRING && o->max > 0)
+			lcp_sbuf_addf(b, "length %lld … %lld", (long long)o->min, (long long)o->max);
+		else if (o->type == LCP_OPT_ENUM)
+			for (int i = 0; o->choices[i]; i++)
+				lcp_sbuf_addf(b, "%s`%s`", i ? ", " : "", o->choices[i]);
+		lcp_sbuf_addf(b, " | ");
+		md_escape(b, o->doc);
+		lcp_sbuf_addf(b, " |\n");
+	}
+	lcp_sbuf_addf(b, "\n");
+}
+
+void
+lcp_describe_plugin_markdown(const struct lcp_plugin *d, struct lcp_sbuf *b)
+{
+	lcp_sbuf_addf(b, "## `%s` — %s plugin, version %s\n\n", d->name, lcp_plugin_kind_name(d->kind),
+		      d->version);
+	md_escape(b, d->summary);
+	lcp_sbuf_addf(b, "\n\n### Options\n\n");
+	md_opts(b, d->options);
+	if (d->kind == LCP_KIND_STAGE) {
+		const struct lcp_stage_ops *ops = d->ops;
+
+		lcp_sbuf_addf(b, "### Ports\n\n| port | direction | unit | required | description |\n|---|---|---|---|---|\n");
+		for (const struct lcp_port_def *p = ops->ports; p->name; p++) {
+			lcp_sbuf_addf(b, "| `%s` | %s | `%s` | %s | ", p->name,
+				      p->dir == LCP_PORT_IN ? "in" : "out", lcp_units[p->unit],
+				      p->flags & LCP_PORT_F_REQUIRED ? "yes" : "no");
+			md_escape(b, p->doc);
+			lcp_sbuf_addf(b, " |\n");
+		}
+		lcp_sbuf_addf(b, "\n### Counters\n\nBuilt in for every stage: `<in port>.in`, `<out port>.out`, "
+				 "`<out port>.drop_ring_full`, `<out port>.drop_unlinked`, `drop_shutdown`.");
+		if (ops->counters && ops->counters[0]) {
+			lcp_sbuf_addf(b, " Its own:");
+			for (const char *const *c = ops->counters; *c; c++)
+				lcp_sbuf_addf(b, "%s `%s`", c == ops->counters ? "" : ",", *c);
+			lcp_sbuf_addf(b, ".");
+		}
+		lcp_sbuf_addf(b, "\n\n");
+	}
+}
+
+void
+lcp_describe_markdown(struct lcp_registry *r, struct lcp_sbuf *b)
+{
+	struct lcp_plugin_file **v;
+	unsigned n = lcp_registry_sorted(r, &v);
+
+	lcp_sbuf_addf(b, "# Plugin and config reference\n\n"
+			 "<!-- Generated by `lcpipe describe --markdown` from the option tables. "
+			 "Do not edit: a test fails when this file differs from what the tables generate. -->\n\n"
+			 "## Config file, top level\n\n"
+			 "| key | type | description |\n|---|---|---|\n"
+			 "| `name` | string | a name for reports |\n"
+			 "| `eal` | array of strings | DPDK EAL arguments; `lcpipe run CONF -- ARGS` replaces them |\n"
+			 "| `plugin_path` | array of strings | directories searched first for plugins (relative to the config file) |\n"
+			 "| `engine` | object | engine options, below |\n"
+			 "| `strategies` | object | `counters`: a plugin name or `{\"plugin\": …, \"options\": {…}}`; a stage may override it in its own `strategies` |\n"
+			 "| `stages` | array | `{\"name\", \"plugin\", \"lcore\" (default 1), \"options\", \"strategies\"}` |\n"
+			 "| `links` | array | `\"stage.port -> stage.port\"` or `{\"from\", \"to\", \"ring_size\", \"burst\"}` |\n\n"
+			 "## `engine` options\n\n");
+	md_opts(b, lcp_engine_opts);
+	for (unsigned i = 0; i < n; i++)
+		lcp_describe_plugin_markdown(v[i]->desc, b);
+	free(v);
+}
+
+/* JSON Schema of one option table */
+static json_t *
+schema_opts(const struct lcp_opt *tbl)
+{
+	json_t *s = json_object(), *props = json_object(), *req = json_array();
+
+	json_object_set_new(s, "type", json_string("object"));
+	json_object_set_new(s, "additionalProperties", json_false());
+	for (const struct lcp_opt *o = tbl; o && o->name; o++) {
+		json_t *p = json_object(), *dv = default_value(o);
+
+		switch (o->type) {
+		case LCP_OPT_BOOL: json_object_set_new(p, "type", json_string("boolean")); break;
+		case LCP_OPT_INT:
+		case LCP_OPT_UINT:
+			json_object_set_new(p, "type", json_string("integer"));
+			json_object_set_new(p, "minimum", json_integer(o->min));
+			json_object_set_new(p, "maximum", json_integer(o->max));
+			break;
+		case LCP_OPT_DOUBLE:
+			json_object_set_new(p, "type", json_string("number"));
+			json_object_set_new(p, "minimum", json_real(o->dmin));
+			json_object_set_new(p, "maximum", json_real(o->dmax));
+			break;
+		case LCP_OPT_STRING:
+			json_object_set_new(p, "type", json_string("string"));
+			json_object_set_new(p, "minLength", json_integer(o->min));
+			if (o->max > 0)
+				json_object_set_new(p, "maxLength", json_integer(o->max));
+			break;
+		case LCP_OPT_ENUM: {
+			json_t *c = json_array();
+
+			for (int i = 0; o->choices[i]; i++)
+				json_array_append_new(c, json_string(o->choices[i]));
+			json_object_set_new(p, "enum", c);
+			break;
+		}
+		}
+		if (dv)
+			json_object_set_new(p, "default", dv);
+		json_object_set_new(p, "description", json_string(o->doc ? o->doc : ""));
+		json_object_set_new(props, o->name, p);
+		if (o->flags & LCP_OPT_F_REQUIRED)
+			json_array_append_new(req, json_string(o->name));
+	}
+	json_object_set_new(s, "properties", props);
+	if (json_array_size(req))
+		json_object_set_new(s, "required", req);
+	else
+		json_decref(req);
+	return s;
+}
+
+json_t *
+lcp_config_schema(struct lcp_registry *r)
+{
+	struct lcp_plugin_file **v;
+	unsigned n = lcp_registry_sorted(r, &v);
+	json_t *s, *props, *stage, *sprops, *allof, *strat, *stratref, *counters_names;
+
+	s = json_pack("{s:s, s:s, s:s, s:s, s:b}", "$schema", "https://json-schema.org/draft/2020-12/schema",
+		      "$id", "lcpipe.schema.json", "title", "lcpipe pipeline config", "type", "object",
+		      "additionalProperties", 0);
+	props = json_object();
+	json_object_set_new(props, "$schema", json_pack("{s:s}", "type", "string"));
+	json_object_set_new(props, "name", json_pack("{s:s}", "type", "string"));
+	json_object_set_new(props, "eal", json_pack("{s:s, s:{s:s}}", "type", "array", "items", "type", "string"));
+	json_object_set_new(props, "plugin_path", json_pack("{s:s, s:{s:s}}", "type", "array", "items", "type", "string"));
+	json_object_set_new(props, "engine", schema_opts(lcp_engine_opts));
+	counters_names = json_array();
+	for (unsigned i = 0; i < n; i++)
+		if (v[i]->desc->kind == LCP_KIND_COUNTERS)
+			json_array_append_new(counters_names, json_string(v[i]->desc->name));
+	stratref = json_pack("{s:[{s:s}, {s:s, s:b, s:{s:{s:s}, s:{s:s}}, s:[s]}]}", "oneOf", "type", "string",
+			     "type", "object", "additionalProperties", 0, "properties", "plugin", "type",
+			     "string", "options", "type", "object", "required", "plugin");
+	json_decref(counters_names);
+	strat = json_pack("{s:s, s:b, s:{s:o}}", "type", "object", "additionalProperties", 0, "properties",
+			  "counters", stratref);
+	json_object_set_new(props, "strategies", strat);
+	sprops = json_object();
+	json_object_set_new(sprops, "name", json_pack("{s:s, s:s}", "type", "string", "pattern", "^[A-Za-z0-9_-]{1,31}$"));
+	json_object_set_new(sprops, "plugin", json_pack("{s:s}", "type", "string"));
+	json_object_set_new(sprops, "lcore", json_pack("{s:s, s:i, s:i}", "type", "integer", "minimum", 0, "maximum", LCP_MAX_LCORES - 1));
+	json_object_set_new(sprops, "options", json_pack("{s:s}", "type", "object"));
+	json_object_set_new(sprops, "strategies", json_incref(strat));
+	json_object_set_new(sprops, "comment", json_pack("{s:s}", "type", "string"));
+	allof = json_array();
+	for (unsigned i = 0; i < n; i++) {
+		if (v[i]->desc->kind != LCP_KIND_STAGE)
+			continue;
+		json_array_append_new(allof, json_pack("{s:{s:{s:{s:s}}}, s:{s:{s:o}}}", "if", "properties",
+						       "plugin", "const", v[i]->desc->name, "then", "properties",
+						       "options", schema_opts(v[i]->desc->options)));
+	}
+	stage = json_pack("{s:s, s:b, s:o, s:[s,s], s:o}", "type", "object", "additionalProperties", 0,
+			  "properties", sprops, "required", "name", "plugin", "allOf", allof);
+	json_object_set_new(props, "stages", json_pack("{s:s, s:i, s:o}", "type", "array", "minItems", 1, "items", stage));
+	json_object_set_new(props, "links",
+			    json_pack("{s:s, s:{s:[{s:s, s:s}, {s:s, s:b, s:{s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}}, s:[s,s]}]}}",
+				      "type", "array", "items", "oneOf", "type", "string", "pattern",
+				      "^\\s*[A-Za-z0-9_-]+\\.[a-z0-9_]+\\s*->\\s*[A-Za-z0-9_-]+\\.[a-z0-9_]+\\s*$",
+				      "type", "object", "additionalProperties", 0, "properties", "from", "type",
+				      "string", "to", "type", "string", "ring_size", "type", "integer", "burst",
+				      "type", "integer", "required", "from", "to"));
+	json_object_set_new(s, "properties", props);
+	json_object_set_new(s, "required", json_pack("[s]", "stages"));
+	free(v);
+	return s;
+}

@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * runner.c — the worker lcore loop and the shutdown protocol.
+ *
+ * Worker loop, per turn: poll every source stage on the lcore (run to
+ * completion: what they emit to stages on the same lcore is processed inside
+ * the call), then dequeue a burst from every ring feeding the lcore and hand it
+ * to its stage. Cycles of turns that did work count as busy, the rest as idle.
+ *
+ * Shutdown (control thread): DRAIN — sources see lcp_stage_stopping() and stop
+ * producing, everything else keeps running until the pipeline is quiet (no
+ * work on any lcore for two whole turns and every ring empty); STOP — each
+ * worker runs its stages' stop() (flush what they hold) and keeps serving its
+ * rings until quiet again; EXIT — workers return. Bounded by drain_timeout.
+ */
+#include <stdio.h>
+#include <unistd.h>
+
+#include <rte_cycles.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+#include <rte_pause.h>
+
+#include <lcp/log.h>
+
+#include "engine_priv.h"
+
+int
+lcp_worker_main(void *arg)
+{
+	struct lcp_worker *w = arg;
+	struct lcp_engine *e = w->eng;
+	void *objs[LCP_BURST_MAX];
+	uint64_t t0 = rte_rdtsc(), busy = 0, idle = 0, loops = 0, work_total = 0;
+	bool stopped = false;
+
+	for (;;) {
+		uint32_t state = __atomic_load_n(&e->run_state, __ATOMIC_ACQUIRE);
+		unsigned work = 0;
+		uint64_t t1;
+
+		if (unlikely(state >= LCP_RUN_STOP)) {
+			if (state == LCP_RUN_EXIT)
+				break;
+			if (!stopped) {
+				for (unsigned i = 0; i < w->n_stages; i++)
+					if (w->stages[i]->ops->stop != NULL)
+						w->stages[i]->ops->stop(w->stages[i], w->stages[i]->ctx);
+				stopped = true;
+				__atomic_store_n(&w->stopped, 1, __ATOMIC_RELEASE);
+			}
+		}
+		if (likely(!stopped))
+			for (unsigned i = 0; i < w->n_pollers; i++)
+				work += w->pollers[i]->ops->poll(w->pollers[i], w->pollers[i]->ctx);
+		for (unsigned i = 0; i < w->n_rins; i++) {
+			struct lcp_ring_in *ri = &w->rins[i];
+			unsigned avail, n;
+			struct lcp_stage *d;
+
+			n = rte_ring_sc_dequeue_burst(ri->r, objs, ri->burst, &avail);
+			if (n == 0)
+				continue;
+			if (unlikely(n + avail > ri->hwm))
+				__atomic_store_n(&ri->hwm, n + avail, __ATOMIC_RELAXED);
+			d = ri->dst;
+			d->ctr_add(d->ctrs, d->slot, ri->ctr_in, n);
+			d->ops->process(d, d->ctx, ri->port, objs, n);
+			work += n;
+		}
+		t1 = rte_rdtsc();
+		if (work) {
+			busy += t1 - t0;
+			work_total += work;
+			__atomic_store_n(&w->busy_cycles, busy, __ATOMIC_RELAXED);
+			__atomic_store_n(&w->work, work_total, __ATOMIC_RELAXED);
+		} else {
+			idle += t1 - t0;
+			__atomic_store_n(&w->idle_cycles, idle, __ATOMIC_RELAXED);
+			rte_pause();
+		}
+		__atomic_store_n(&w->loops, ++loops, __ATOMIC_RELEASE);
+		t0 = t1;
+	}
+	__atomic_store_n(&w->busy_cycles, busy, __ATOMIC_RELAXED);
+	__atomic_store_n(&w->idle_cycles, idle, __ATOMIC_RELAXED);
+	return 0;
+}
+
+static bool
+rings_empty(struct lcp_engine *e)
+{
+	for (unsigned w = 0; w < e->n_workers; w++)
+		for (unsigned r = 0; r < e->workers[w].n_rins; r++)
+			if (rte_ring_count(e->workers[w].rins[r].r) != 0)
+				return false;
+	return true;
+}
+
+/* quiet: over a window, every worker completed at least two turns, none did
+ * any work, every ring is empty (and, if asked, every worker has stopped) */
+static bool
+wait_quiet(struct lcp_engine *e, uint64_t deadline, bool need_stopped)
+{
+	uint64_t loops[e->n_workers + 1], work[e->n_workers + 1];
+
+	for (;;) {
+		bool quiet = true;
+
+		for (unsigned w = 0; w < e->n_workers; w++) {
+			loops[w] = __atomic_load_n(&e->workers[w].loops, __ATOMIC_ACQUIRE);
+			work[w] = __atomic_load_n(&e->workers[w].work, __ATOMIC_RELAXED);
+		}
+		usleep(1000);
+		for (unsigned w = 0; w < e->n_workers; w++) {
+			struct lcp_worker *wk = &e->workers[w];
+
+			if (__atomic_load_n(&wk->loops, __ATOMIC_ACQUIRE) < loops[w] + 2 ||
+			    __atomic_load_n(&wk->work, __ATOMIC_RELAXED) != work[w] ||
+			    (need_stopped && !__atomic_load_n(&wk->stopped, __ATOMIC_ACQUIRE)))
+				quiet = false;
+		}
+		if (quiet && rings_empty(e))
+			return true;
+		if (rte_rdtsc() > deadline)
+			return false;
+	}
+}
+
+void
+lcp_engine_shutdown(struct lcp_engine *e)
+{
+	uint64_t budget = (uint64_t)(e->cfg->eng.drain_timeout * (double)e->tsc_hz);
+	bool ok;
+
+	__atomic_store_n(&e->run_state, LCP_RUN_DRAIN, __ATOMIC_RELEASE);
+	ok = wait_quiet(e, rte_rdtsc() + budget, false);
+	if (!ok)
+		lcp_log(NULL, LCP_LOG_WARNING, "drain: pipeline not quiet after %.2f s (engine.drain_timeout); stopping anyway",
+			e->cfg->eng.drain_timeout);
+	__atomic_store_n(&e->run_state, LCP_RUN_STOP, __ATOMIC_RELEASE);
+	if (!wait_quiet(e, rte_rdtsc() + budget, true)) {
+		lcp_log(NULL, LCP_LOG_WARNING, "stop: pipeline not quiet after %.2f s; what is left in rings is dropped (drop_shutdown)",
+			e->cfg->eng.drain_timeout);
+		ok = false;
+	}
+	e->drained = ok;
+	__atomic_store_n(&e->run_state, LCP_RUN_EXIT, __ATOMIC_RELEASE);
+	rte_eal_mp_wait_lcore();
+}

@@ -1,0 +1,285 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * stats.c — reading counters into the live line, the exit summary, the JSON
+ * report; and the mempool in-use check at exit.
+ *
+ * "delivered" in the live line is the sum of objects entering stages that have
+ * no linked output (the pipeline's sinks).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_mempool.h>
+
+#include <lcp/log.h>
+
+#include "config.h"
+#include "engine_priv.h"
+
+uint64_t
+lcp_stage_ctr(const struct lcp_stage_priv *sp, unsigned idx)
+{
+	return sp->cops->read(sp->pub.ctrs, idx);
+}
+
+static bool
+is_drop(const char *name)
+{
+	const char *dot = strrchr(name, '.');
+
+	return strncmp(dot ? dot + 1 : name, "drop_", 5) == 0;
+}
+
+static bool
+ends_with(const char *s, const char *suffix)
+{
+	size_t a = strlen(s), b = strlen(suffix);
+
+	return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+void
+lcp_stage_totals(const struct lcp_stage_priv *sp, uint64_t *in, uint64_t *out, uint64_t *drops)
+{
+	*in = *out = *drops = 0;
+	for (unsigned k = 0; k < sp->n_ctrs; k++) {
+		uint64_t v = lcp_stage_ctr(sp, k);
+
+		if (is_drop(sp->ctr_names[k]))
+			*drops += v;
+		else if (k < sp->pub.ctr_own && ends_with(sp->ctr_names[k], ".in"))
+			*in += v;
+		else if (k < sp->pub.ctr_own && ends_with(sp->ctr_names[k], ".out"))
+			*out += v;
+	}
+}
+
+static bool
+is_sink(const struct lcp_stage_priv *sp)
+{
+	for (unsigned k = 0; k < sp->cs->n_ports; k++)
+		if (sp->cs->link_out[k] >= 0)
+			return false;
+	return true;
+}
+
+static void
+human(char *buf, size_t len, double v)
+{
+	if (v >= 1e9)
+		snprintf(buf, len, "%.2f G", v / 1e9);
+	else if (v >= 1e6)
+		snprintf(buf, len, "%.2f M", v / 1e6);
+	else if (v >= 1e3)
+		snprintf(buf, len, "%.2f k", v / 1e3);
+	else
+		snprintf(buf, len, "%.0f ", v);
+}
+
+void
+lcp_stats_tick(struct lcp_engine *e, bool final_line)
+{
+	uint64_t now = rte_rdtsc(), delivered = 0, drops = 0;
+	double dt, el = (double)(now - e->t_start) / (double)e->tsc_hz;
+	char line[512], a[32], b[32];
+	int n;
+
+	if (e->prev.busy == NULL) {
+		e->prev.busy = calloc(e->n_workers + 1, sizeof(uint64_t));
+		e->prev.idle = calloc(e->n_workers + 1, sizeof(uint64_t));
+	}
+	for (unsigned i = 0; i < e->n_stages; i++) {
+		uint64_t in, out, dr;
+
+		lcp_stage_totals(e->stages[i], &in, &out, &dr);
+		if (is_sink(e->stages[i]))
+			delivered += in;
+		drops += dr;
+	}
+	dt = (double)(now - e->prev.tsc) / (double)e->tsc_hz;
+	human(a, sizeof(a), (double)delivered);
+	human(b, sizeof(b), dt > 0 ? (double)(delivered - e->prev.delivered) / dt : 0);
+	n = snprintf(line, sizeof(line), "[lcpipe] %7.1fs  delivered %sobj (%sobj/s)  drops %llu", el, a,
+		     b, (unsigned long long)drops);
+	for (unsigned w = 0; w < e->n_workers && n < (int)sizeof(line) - 40; w++) {
+		uint64_t bu = __atomic_load_n(&e->workers[w].busy_cycles, __ATOMIC_RELAXED);
+		uint64_t id = __atomic_load_n(&e->workers[w].idle_cycles, __ATOMIC_RELAXED);
+		uint64_t db = bu - e->prev.busy[w], di = id - e->prev.idle[w];
+
+		n += snprintf(line + n, sizeof(line) - (size_t)n, "  lcore%u busy %3.0f%%",
+			      e->workers[w].lcore, db + di ? 100.0 * (double)db / (double)(db + di) : 0.0);
+		e->prev.busy[w] = bu;
+		e->prev.idle[w] = id;
+	}
+	e->prev.tsc = now;
+	e->prev.delivered = delivered;
+	if (e->live)
+		fprintf(stdout, "\r%s\033[K%s", line, final_line ? "\n" : "");
+	else
+		fprintf(stdout, "%s\n", line);
+	fflush(stdout);
+}
+
+static void
+mp_walk(struct rte_mempool *mp, void *arg)
+{
+	struct lcp_engine *e = arg;
+	unsigned in_use = rte_mempool_in_use_count(mp);
+	json_t *o = json_object();
+
+	json_object_set_new(o, "name", json_string(mp->name));
+	json_object_set_new(o, "size", json_integer(mp->size));
+	json_object_set_new(o, "in_use", json_integer(in_use));
+	json_array_append_new(e->mempools, o);
+	if (in_use > 0) {
+		lcp_log(NULL, LCP_LOG_ERR, "mempool %s: %u of %u objects still in use after shutdown (leak)",
+			mp->name, in_use, mp->size);
+		e->leaked += in_use;
+	}
+}
+
+void
+lcp_mempools_check(struct lcp_engine *e)
+{
+	json_decref(e->mempools);
+	e->mempools = json_array();
+	e->leaked = 0;
+	rte_mempool_walk(mp_walk, e);
+}
+
+json_t *
+lcp_stats_json(struct lcp_engine *e, bool final)
+{
+	json_t *r = json_object(), *stages = json_object(), *lcores = json_object(), *rings = json_array();
+	uint64_t end = final && e->t_stop ? e->t_stop : rte_rdtsc();
+
+	json_object_set_new(r, "lcpipe_version", json_string(PACKAGE_VERSION));
+	json_object_set_new(r, "config", json_string(e->cfg->path));
+	json_object_set_new(r, "name", json_string(e->cfg->name));
+	json_object_set_new(r, "tsc_hz", json_integer((json_int_t)e->tsc_hz));
+	json_object_set_new(r, "duration_s", json_real((double)(end - e->t_start) / (double)e->tsc_hz));
+	if (final) {
+		json_object_set_new(r, "stop_reason", json_string(e->stop_reason ? e->stop_reason : "?"));
+		json_object_set_new(r, "drained", json_boolean(e->drained));
+	}
+	for (unsigned i = 0; i < e->n_stages; i++) {
+		struct lcp_stage_priv *sp = e->stages[i];
+		json_t *s = json_object(), *ctrs = json_object(), *drops = json_object();
+		uint64_t in, out, dr;
+
+		for (unsigned k = 0; k < sp->n_ctrs; k++) {
+			uint64_t v = lcp_stage_ctr(sp, k);
+
+			json_object_set_new(ctrs, sp->ctr_names[k], json_integer((json_int_t)v));
+			if (is_drop(sp->ctr_names[k]) && v > 0)
+				json_object_set_new(drops, sp->ctr_names[k], json_integer((json_int_t)v));
+		}
+		lcp_stage_totals(sp, &in, &out, &dr);
+		json_object_set_new(s, "plugin", json_string(sp->cs->plugin));
+		json_object_set_new(s, "lcore", json_integer(sp->cs->lcore));
+		json_object_set_new(s, "counters_strategy", json_string(sp->cs->counters.plugin));
+		json_object_set_new(s, "in", json_integer((json_int_t)in));
+		json_object_set_new(s, "out", json_integer((json_int_t)out));
+		json_object_set_new(s, "drops", json_integer((json_int_t)dr));
+		json_object_set_new(s, "drops_by_reason", drops);
+		json_object_set_new(s, "counters", ctrs);
+		json_object_set_new(stages, sp->cs->name, s);
+	}
+	for (unsigned w = 0; w < e->n_workers; w++) {
+		struct lcp_worker *wk = &e->workers[w];
+		uint64_t bu = __atomic_load_n(&wk->busy_cycles, __ATOMIC_RELAXED);
+		uint64_t id = __atomic_load_n(&wk->idle_cycles, __ATOMIC_RELAXED);
+		json_t *o = json_object();
+		char key[16];
+
+		json_object_set_new(o, "busy_cycles", json_integer((json_int_t)bu));
+		json_object_set_new(o, "idle_cycles", json_integer((json_int_t)id));
+		json_object_set_new(o, "busy_ratio", json_real(bu + id ? (double)bu / (double)(bu + id) : 0));
+		json_object_set_new(o, "loops", json_integer((json_int_t)__atomic_load_n(&wk->loops, __ATOMIC_RELAXED)));
+		json_object_set_new(o, "stages", json_integer(wk->n_stages));
+		snprintf(key, sizeof(key), "%u", wk->lcore);
+		json_object_set_new(lcores, key, o);
+	}
+	for (unsigned l = 0; l < e->cfg->n_links; l++) {
+		struct lcp_ring_in *ri = e->ring_of_link ? e->ring_of_link[l] : NULL;
+		struct lcp_cfg_link *cl = &e->cfg->links[l];
+		json_t *o;
+		char desc[160];
+
+		if (ri == NULL)
+			continue;
+		o = json_object();
+		snprintf(desc, sizeof(desc), "%s.%s -> %s.%s", e->cfg->stages[cl->src].name,
+			 ((const struct lcp_stage_ops *)e->cfg->stages[cl->src].pf->desc->ops)->ports[cl->src_port].name,
+			 e->cfg->stages[cl->dst].name,
+			 ((const struct lcp_stage_ops *)e->cfg->stages[cl->dst].pf->desc->ops)->ports[cl->dst_port].name);
+		json_object_set_new(o, "link", json_string(desc));
+		json_object_set_new(o, "index", json_integer(l));
+		json_object_set_new(o, "size", json_integer(rte_ring_get_capacity(ri->r)));
+		json_object_set_new(o, "high_water", json_integer(__atomic_load_n(&ri->hwm, __ATOMIC_RELAXED)));
+		json_object_set_new(o, "count", json_integer(rte_ring_count(ri->r)));
+		json_array_append_new(rings, o);
+	}
+	json_object_set_new(r, "stages", stages);
+	json_object_set_new(r, "lcores", lcores);
+	json_object_set_new(r, "rings", rings);
+	if (final && e->mempools) {
+		json_object_set_new(r, "mempools", json_incref(e->mempools));
+		json_object_set_new(r, "leaked_objects", json_integer((json_int_t)e->leaked));
+	}
+	return r;
+}
+
+void
+lcp_stats_summary(struct lcp_engine *e, FILE *f)
+{
+	double secs = (double)(e->t_stop - e->t_start) / (double)e->tsc_hz;
+
+	fprintf(f, "\nlcpipe: \"%s\" ran %.2f s, stopped by %s%s\n", e->cfg->name, secs,
+		e->stop_reason ? e->stop_reason : "?", e->drained ? ", drained" : ", NOT fully drained");
+	fprintf(f, "%-20s %-18s %5s %16s %16s %12s\n", "stage", "plugin", "lcore", "in", "out", "drops");
+	for (unsigned i = 0; i < e->n_stages; i++) {
+		struct lcp_stage_priv *sp = e->stages[i];
+		uint64_t in, out, dr;
+
+		lcp_stage_totals(sp, &in, &out, &dr);
+		fprintf(f, "%-20s %-18s %5u %16llu %16llu %12llu\n", sp->cs->name, sp->cs->plugin,
+			sp->cs->lcore, (unsigned long long)in, (unsigned long long)out,
+			(unsigned long long)dr);
+	}
+	for (unsigned i = 0; i < e->n_stages; i++) {
+		struct lcp_stage_priv *sp = e->stages[i];
+
+		for (unsigned k = 0; k < sp->n_ctrs; k++) {
+			uint64_t v = lcp_stage_ctr(sp, k);
+
+			if (v > 0 && is_drop(sp->ctr_names[k]))
+				fprintf(f, "  drop %s.%s = %llu\n", sp->cs->name, sp->ctr_names[k],
+					(unsigned long long)v);
+		}
+	}
+	for (unsigned w = 0; w < e->n_workers; w++) {
+		uint64_t bu = e->workers[w].busy_cycles, id = e->workers[w].idle_cycles;
+
+		fprintf(f, "lcore %u: busy %.1f%% of %.2f s (%llu turns)\n", e->workers[w].lcore,
+			bu + id ? 100.0 * (double)bu / (double)(bu + id) : 0.0,
+			(double)(bu + id) / (double)e->tsc_hz, (unsigned long long)e->workers[w].loops);
+	}
+	for (unsigned w = 0; w < e->n_workers; w++)
+		for (unsigned r = 0; r < e->workers[w].n_rins; r++)
+			fprintf(f, "ring links[%u]: capacity %u, high-water %u\n", e->workers[w].rins[r].link,
+				rte_ring_get_capacity(e->workers[w].rins[r].r), e->workers[w].rins[r].hwm);
+	if (e->mempools) {
+		size_t i;
+		json_t *m;
+
+		json_array_foreach(e->mempools, i, m)
+			fprintf(f, "mempool %s: %lld of %lld in use%s\n",
+				json_string_value(json_object_get(m, "name")),
+				(long long)json_integer_value(json_object_get(m, "in_use")),
+				(long long)json_integer_value(json_object_get(m, "size")),
+				json_integer_value(json_object_get(m, "in_use")) ? "  <- LEAK" : "");
+	}
+	fflush(f);
+}

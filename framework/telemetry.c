@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * telemetry.c — DPDK telemetry commands:
+ *   /lcpipe/stats        per stage: in, out, drops; per lcore busy/idle cycles
+ *   /lcpipe/stage,NAME   every counter of one stage
+ * Telemetry callbacks take no user argument in DPDK 22.11 and cannot be
+ * unregistered, so the running engine is reached through one pointer guarded by
+ * a mutex; after shutdown the commands answer an error.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_telemetry.h>
+
+#include "engine_priv.h"
+
+static pthread_mutex_t lcp_tel_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct lcp_engine *lcp_tel_engine;
+static bool lcp_tel_registered;
+
+static int
+tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct lcp_engine *e;
+	int rc = 0;
+
+	pthread_mutex_lock(&lcp_tel_lock);
+	e = lcp_tel_engine;
+	if (e == NULL) {
+		rc = -1;
+		goto out;
+	}
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_string(d, "name", e->cfg->name);
+	for (unsigned i = 0; i < e->n_stages; i++) {
+		struct lcp_stage_priv *sp = e->stages[i];
+		struct rte_tel_data *s = rte_tel_data_alloc();
+		uint64_t in, out, dr;
+
+		if (s == NULL)
+			break;
+		lcp_stage_totals(sp, &in, &out, &dr);
+		rte_tel_data_start_dict(s);
+		rte_tel_data_add_dict_string(s, "plugin", sp->cs->plugin);
+		rte_tel_data_add_dict_u64(s, "lcore", sp->cs->lcore);
+		rte_tel_data_add_dict_u64(s, "in", in);
+		rte_tel_data_add_dict_u64(s, "out", out);
+		rte_tel_data_add_dict_u64(s, "drops", dr);
+		rte_tel_data_add_dict_container(d, sp->cs->name, s, 0);
+	}
+	for (unsigned w = 0; w < e->n_workers; w++) {
+		struct rte_tel_data *l = rte_tel_data_alloc();
+		char key[32];
+
+		if (l == NULL)
+			break;
+		rte_tel_data_start_dict(l);
+		rte_tel_data_add_dict_u64(l, "busy_cycles",
+					  __atomic_load_n(&e->workers[w].busy_cycles, __ATOMIC_RELAXED));
+		rte_tel_data_add_dict_u64(l, "idle_cycles",
+					  __atomic_load_n(&e->workers[w].idle_cycles, __ATOMIC_RELAXED));
+		snprintf(key, sizeof(key), "lcore%u", e->workers[w].lcore);
+		rte_tel_data_add_dict_container(d, key, l, 0);
+	}
+out:
+	pthread_mutex_unlock(&lcp_tel_lock);
+	return rc;
+}
+
+static int
+tel_stage(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct lcp_engine *e;
+	int rc = -1;
+
+	pthread_mutex_lock(&lcp_tel_lock);
+	e = lcp_tel_engine;
+	for (unsigned i = 0; e && params && i < e->n_stages; i++) {
+		struct lcp_stage_priv *sp = e->stages[i];
+
+		if (strcmp(sp->cs->name, params) != 0)
+			continue;
+		rte_tel_data_start_dict(d);
+		for (unsigned k = 0; k < sp->n_ctrs && k < RTE_TEL_MAX_DICT_ENTRIES; k++)
+			rte_tel_data_add_dict_u64(d, sp->ctr_names[k], lcp_stage_ctr(sp, k));
+		rc = 0;
+	}
+	pthread_mutex_unlock(&lcp_tel_lock);
+	return rc;
+}
+
+void
+lcp_telemetry_attach(struct lcp_engine *e)
+{
+	pthread_mutex_lock(&lcp_tel_lock);
+	lcp_tel_engine = e;
+	if (!lcp_tel_registered) {
+		rte_telemetry_register_cmd("/lcpipe/stats", tel_stats,
+					   "lcpipe per-stage in/out/drops and per-lcore busy/idle cycles");
+		rte_telemetry_register_cmd("/lcpipe/stage", tel_stage,
+					   "every counter of one stage. Parameters: stage name");
+		lcp_tel_registered = true;
+	}
+	pthread_mutex_unlock(&lcp_tel_lock);
+}
+
+void
+lcp_telemetry_detach(void)
+{
+	pthread_mutex_lock(&lcp_tel_lock);
+	lcp_tel_engine = NULL;
+	pthread_mutex_unlock(&lcp_tel_lock);
+}
