@@ -1,0 +1,3 @@
+# (empty for now)
+bench:
+	@echo "no benchmarks yet"
