@@ -1,1 +1,40 @@
-# (empty for now)
+# L1: real pipelines run by the lcpipe binary on in-process ring pairs and
+# net_null vdevs, EAL without hugepages or PCI. One shell script per concern,
+# sharing tests/run/lib.sh (temp dir, runtime dir, timeouts, assertions) and
+# tests/run/rcheck.py (assertions on the --report JSON); configs are templates in
+# tests/run/conf/. sink_check is a test-only stage plugin (never installed) that
+# checks gen's sequence numbers. Every script exits 0 pass, 1 fail, 77 skip.
+RUN_TESTS = \
+	run/same-lcore.sh \
+	run/cross-lcore.sh \
+	run/shutdown.sh \
+	run/seq-order.sh \
+	run/unlinked.sh \
+	run/telemetry.sh \
+	run/live.sh \
+	run/eal-override.sh \
+	run/failure.sh \
+	run/sink-pcap.sh
+
+TESTS += $(RUN_TESTS)
+
+RUN_CONFS = \
+	run/conf/pair-chain.json \
+	run/conf/direct.json \
+	run/conf/unlinked-pair.json \
+	run/conf/unlinked-null.json \
+	run/conf/gen-unlinked.json \
+	run/conf/eal-override.json \
+	run/conf/init-fail.json \
+	run/conf/start-fail.json
+
+EXTRA_DIST += $(RUN_TESTS) $(RUN_CONFS) run/lib.sh run/rcheck.py
+
+# test-only plugin: loaded through the configs' plugin_path (run/plugins/.libs)
+check_LTLIBRARIES += run/plugins/sink_check.la
+run_plugins_sink_check_la_SOURCES = run/plugins/sink_check.c
+run_plugins_sink_check_la_CPPFLAGS = -I$(top_srcdir)/framework/include
+run_plugins_sink_check_la_CFLAGS = $(AM_CFLAGS_COMMON) $(DPDK_CFLAGS) -fvisibility=hidden
+run_plugins_sink_check_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere \
+	-export-symbols-regex '^lcp_plugin_descriptor$$' $(SAN_LDFLAGS)
+run_plugins_sink_check_la_LIBADD = $(top_builddir)/framework/liblcp.la $(DPDK_LIBS)

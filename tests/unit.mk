@@ -1,1 +1,273 @@
-# (empty for now)
+# tests/unit.mk — L0, no EAL: the option walker, the plugin loader's refusals,
+# the config corpus and the generated docs/schema. Included by tests/Makefile.am.
+#
+#   unit/test_opt         Check: lcp_opt_apply / lcp_opt_table_check, exact messages
+#   unit/test_loader      Check: lcp_elf_probe + lcp_registry_* on tests/plugins/*,
+#                         refusal messages, and that no refused-from-header file
+#                         ever ran its constructor
+#   unit/test_config      Check: lcp_cfg_load through the C API (default config =
+#                         conf/default.json, plugin_path, EAL override)
+#   unit/test_known_bugs  Check, XFAIL: engine defects found by these tests; each
+#                         asserts the behaviour we want (see the file's header)
+#   unit/loader_cli.sh    the same refusals through `lcpipe list-plugins` / `check`
+#   unit/conf_corpus.sh   tests/conf-bad/*.json -> exact `error:` lines (*.expect),
+#                         exit 78; tests/conf-good/*.json -> exit 0
+#   unit/doc_drift.sh     doc/plugins.md and conf/lcpipe.schema.json equal what
+#                         `lcpipe describe` generates; conf/*.json and
+#                         tests/conf-good/*.json valid for the schema and `check`
+#
+# Test-only plugins (never installed; -rpath /nowhere makes libtool build a .so):
+#   plugins/hdr/.libs     refused from the ELF header     (plugins/broken.c)
+#   plugins/dup/.libs     two files, one name, one dir    (plugins/broken.c)
+#   plugins/open/.libs    refused after dlopen            (plugins/broken.c)
+#   plugins/good/.libs    valid stubs for the corpus      (plugins/good.c)
+#   plugins/shadow/.libs  a second "test_sink"            (plugins/good.c)
+#   plugins/notso/        not shared objects at all: an ET_EXEC, a PIE, an ET_REL,
+#                         an ar archive, text, empty, a directory, a dangling link
+
+unit_plugin_cppflags = -I$(top_srcdir)/framework/include -I$(srcdir)/plugins
+unit_plugin_cflags = $(AM_CFLAGS_COMMON) -fvisibility=hidden
+unit_plugin_ldflags = -module -avoid-version -shared -rpath /nowhere \
+	-export-symbols-regex '^lcp_plugin_descriptor$$' $(SAN_LDFLAGS)
+
+check_LTLIBRARIES += plugins/hdr/bad_magic.la
+plugins_hdr_bad_magic_la_SOURCES = plugins/broken.c plugins/marker.h
+plugins_hdr_bad_magic_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_MAGIC
+plugins_hdr_bad_magic_la_CFLAGS = $(unit_plugin_cflags)
+plugins_hdr_bad_magic_la_LDFLAGS = $(unit_plugin_ldflags)
+
+check_LTLIBRARIES += plugins/hdr/abi_major.la
+plugins_hdr_abi_major_la_SOURCES = plugins/broken.c plugins/marker.h
+plugins_hdr_abi_major_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_ABI_MAJOR
+plugins_hdr_abi_major_la_CFLAGS = $(unit_plugin_cflags)
+plugins_hdr_abi_major_la_LDFLAGS = $(unit_plugin_ldflags)
+
+check_LTLIBRARIES += plugins/hdr/abi_minor.la
+plugins_hdr_abi_minor_la_SOURCES = plugins/broken.c plugins/marker.h
+plugins_hdr_abi_minor_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_ABI_MINOR
+plugins_hdr_abi_minor_la_CFLAGS = $(unit_plugin_cflags)
+plugins_hdr_abi_minor_la_LDFLAGS = $(unit_plugin_ldflags)
+
+check_LTLIBRARIES += plugins/hdr/bad_size.la
+plugins_hdr_bad_size_la_SOURCES = plugins/broken.c plugins/marker.h
+plugins_hdr_bad_size_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_SIZE
+plugins_hdr_bad_size_la_CFLAGS = $(unit_plugin_cflags)
+plugins_hdr_bad_size_la_LDFLAGS = $(unit_plugin_ldflags)
+
+check_LTLIBRARIES += plugins/hdr/sym_size.la
+plugins_hdr_sym_size_la_SOURCES = plugins/broken.c plugins/marker.h
+plugins_hdr_sym_size_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_SYMSIZE
+plugins_hdr_sym_size_la_CFLAGS = $(unit_plugin_cflags)
+plugins_hdr_sym_size_la_LDFLAGS = $(unit_plugin_ldflags)
+
+check_LTLIBRARIES += plugins/hdr/tiny.la
+plugins_hdr_tiny_la_SOURCES = plugins/broken.c plugins/marker.h
+plugins_hdr_tiny_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_TINY
+plugins_hdr_tiny_la_CFLAGS = $(unit_plugin_cflags)
+plugins_hdr_tiny_la_LDFLAGS = $(unit_plugin_ldflags)
+
+check_LTLIBRARIES += plugins/hdr/func.la
+plugins_hdr_func_la_SOURCES = plugins/broken.c plugins/marker.h
+plugins_hdr_func_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_FUNC
+plugins_hdr_func_la_CFLAGS = $(unit_plugin_cflags)
+plugins_hdr_func_la_LDFLAGS = $(unit_plugin_ldflags)
+
+check_LTLIBRARIES += plugins/hdr/hidden.la
+plugins_hdr_hidden_la_SOURCES = plugins/broken.c plugins/marker.h
+plugins_hdr_hidden_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_HIDDEN
+plugins_hdr_hidden_la_CFLAGS = $(unit_plugin_cflags)
+plugins_hdr_hidden_la_LDFLAGS = $(unit_plugin_ldflags)
+
+check_LTLIBRARIES += plugins/hdr/bad_kind.la
+plugins_hdr_bad_kind_la_SOURCES = plugins/broken.c plugins/marker.h
+plugins_hdr_bad_kind_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_KIND
+plugins_hdr_bad_kind_la_CFLAGS = $(unit_plugin_cflags)
+plugins_hdr_bad_kind_la_LDFLAGS = $(unit_plugin_ldflags)
+
+check_LTLIBRARIES += plugins/hdr/bad_name.la
+plugins_hdr_bad_name_la_SOURCES = plugins/broken.c plugins/marker.h
+plugins_hdr_bad_name_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_NAME
+plugins_hdr_bad_name_la_CFLAGS = $(unit_plugin_cflags)
+plugins_hdr_bad_name_la_LDFLAGS = $(unit_plugin_ldflags)
+
+check_LTLIBRARIES += plugins/hdr/no_name.la
+plugins_hdr_no_name_la_SOURCES = plugins/broken.c plugins/marker.h
+plugins_hdr_no_name_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_NONAME
+plugins_hdr_no_name_la_CFLAGS = $(unit_plugin_cflags)
+plugins_hdr_no_name_la_LDFLAGS = $(unit_plugin_ldflags)
+
+check_LTLIBRARIES += plugins/dup/dup_a.la
+plugins_dup_dup_a_la_SOURCES = plugins/broken.c plugins/marker.h
+plugins_dup_dup_a_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_DUP_A
+plugins_dup_dup_a_la_CFLAGS = $(unit_plugin_cflags)
+plugins_dup_dup_a_la_LDFLAGS = $(unit_plugin_ldflags)
+
+check_LTLIBRARIES += plugins/dup/dup_b.la
+plugins_dup_dup_b_la_SOURCES = plugins/broken.c plugins/marker.h
+plugins_dup_dup_b_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_DUP_B
+plugins_dup_dup_b_la_CFLAGS = $(unit_plugin_cflags)
+plugins_dup_dup_b_la_LDFLAGS = $(unit_plugin_ldflags)
+
+check_LTLIBRARIES += plugins/open/no_init.la
+plugins_open_no_init_la_SOURCES = plugins/broken.c plugins/marker.h
+plugins_open_no_init_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_NOINIT
+plugins_open_no_init_la_CFLAGS = $(unit_plugin_cflags)
+plugins_open_no_init_la_LDFLAGS = $(unit_plugin_ldflags)
+
+check_LTLIBRARIES += plugins/open/no_process.la
+plugins_open_no_process_la_SOURCES = plugins/broken.c plugins/marker.h
+plugins_open_no_process_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_NOPROCESS
+plugins_open_no_process_la_CFLAGS = $(unit_plugin_cflags)
+plugins_open_no_process_la_LDFLAGS = $(unit_plugin_ldflags)
+
+check_LTLIBRARIES += plugins/open/no_poll.la
+plugins_open_no_poll_la_SOURCES = plugins/broken.c plugins/marker.h
+plugins_open_no_poll_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_NOPOLL
+plugins_open_no_poll_la_CFLAGS = $(unit_plugin_cflags)
+plugins_open_no_poll_la_LDFLAGS = $(unit_plugin_ldflags)
+
+check_LTLIBRARIES += plugins/open/no_ports.la
+plugins_open_no_ports_la_SOURCES = plugins/broken.c plugins/marker.h
+plugins_open_no_ports_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_NOPORTS
+plugins_open_no_ports_la_CFLAGS = $(unit_plugin_cflags)
+plugins_open_no_ports_la_LDFLAGS = $(unit_plugin_ldflags)
+
+check_LTLIBRARIES += plugins/open/bad_port.la
+plugins_open_bad_port_la_SOURCES = plugins/broken.c plugins/marker.h
+plugins_open_bad_port_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_BADPORT
+plugins_open_bad_port_la_CFLAGS = $(unit_plugin_cflags)
+plugins_open_bad_port_la_LDFLAGS = $(unit_plugin_ldflags)
+
+check_LTLIBRARIES += plugins/open/null_ops.la
+plugins_open_null_ops_la_SOURCES = plugins/broken.c plugins/marker.h
+plugins_open_null_ops_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_NULLOPS
+plugins_open_null_ops_la_CFLAGS = $(unit_plugin_cflags)
+plugins_open_null_ops_la_LDFLAGS = $(unit_plugin_ldflags)
+
+check_LTLIBRARIES += plugins/open/no_version.la
+plugins_open_no_version_la_SOURCES = plugins/broken.c plugins/marker.h
+plugins_open_no_version_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_NOVERSION
+plugins_open_no_version_la_CFLAGS = $(unit_plugin_cflags)
+plugins_open_no_version_la_LDFLAGS = $(unit_plugin_ldflags)
+
+check_LTLIBRARIES += plugins/open/bad_opts.la
+plugins_open_bad_opts_la_SOURCES = plugins/broken.c plugins/marker.h
+plugins_open_bad_opts_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_BADOPTS
+plugins_open_bad_opts_la_CFLAGS = $(unit_plugin_cflags)
+plugins_open_bad_opts_la_LDFLAGS = $(unit_plugin_ldflags)
+
+check_LTLIBRARIES += plugins/open/ctr_no_read.la
+plugins_open_ctr_no_read_la_SOURCES = plugins/broken.c plugins/marker.h
+plugins_open_ctr_no_read_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_CTRNOREAD
+plugins_open_ctr_no_read_la_CFLAGS = $(unit_plugin_cflags)
+plugins_open_ctr_no_read_la_LDFLAGS = $(unit_plugin_ldflags)
+
+check_LTLIBRARIES += plugins/open/undef.la
+plugins_open_undef_la_SOURCES = plugins/broken.c plugins/marker.h
+plugins_open_undef_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_UNDEF
+plugins_open_undef_la_CFLAGS = $(unit_plugin_cflags)
+plugins_open_undef_la_LDFLAGS = $(unit_plugin_ldflags)
+
+check_LTLIBRARIES += plugins/good/test_src.la
+plugins_good_test_src_la_SOURCES = plugins/good.c
+plugins_good_test_src_la_CPPFLAGS = $(unit_plugin_cppflags) -DGOOD_SRC
+plugins_good_test_src_la_CFLAGS = $(unit_plugin_cflags)
+plugins_good_test_src_la_LDFLAGS = $(unit_plugin_ldflags)
+
+check_LTLIBRARIES += plugins/good/test_sink.la
+plugins_good_test_sink_la_SOURCES = plugins/good.c
+plugins_good_test_sink_la_CPPFLAGS = $(unit_plugin_cppflags) -DGOOD_SINK
+plugins_good_test_sink_la_CFLAGS = $(unit_plugin_cflags)
+plugins_good_test_sink_la_LDFLAGS = $(unit_plugin_ldflags)
+
+check_LTLIBRARIES += plugins/good/test_opts.la
+plugins_good_test_opts_la_SOURCES = plugins/good.c
+plugins_good_test_opts_la_CPPFLAGS = $(unit_plugin_cppflags) -DGOOD_OPTS
+plugins_good_test_opts_la_CFLAGS = $(unit_plugin_cflags)
+plugins_good_test_opts_la_LDFLAGS = $(unit_plugin_ldflags)
+
+check_LTLIBRARIES += plugins/good/test_counters.la
+plugins_good_test_counters_la_SOURCES = plugins/good.c
+plugins_good_test_counters_la_CPPFLAGS = $(unit_plugin_cppflags) -DGOOD_COUNTERS
+plugins_good_test_counters_la_CFLAGS = $(unit_plugin_cflags)
+plugins_good_test_counters_la_LDFLAGS = $(unit_plugin_ldflags)
+
+check_LTLIBRARIES += plugins/shadow/shadow_sink.la
+plugins_shadow_shadow_sink_la_SOURCES = plugins/good.c
+plugins_shadow_shadow_sink_la_CPPFLAGS = $(unit_plugin_cppflags) -DGOOD_SHADOW
+plugins_shadow_shadow_sink_la_CFLAGS = $(unit_plugin_cflags)
+plugins_shadow_shadow_sink_la_LDFLAGS = $(unit_plugin_ldflags)
+
+# ---- plugins/notso: files named *.so that are not shared objects ----
+unit_notso = plugins/notso/exec.so plugins/notso/pie.so plugins/notso/object.so \
+	plugins/notso/archive.so plugins/notso/text.so plugins/notso/empty.so \
+	plugins/notso/dir.so plugins/notso/dangling.so
+unit_notso_cc = $(CC) $(unit_plugin_cppflags) $(AM_CFLAGS_COMMON) $(CFLAGS) -fvisibility=hidden
+
+plugins/notso/exec.so: plugins/broken.c plugins/marker.h
+	@$(MKDIR_P) plugins/notso
+	$(AM_V_CC)$(unit_notso_cc) -DBROKEN_EXEC -fno-pie -no-pie -rdynamic -o $@ $(srcdir)/plugins/broken.c
+plugins/notso/pie.so: plugins/broken.c plugins/marker.h
+	@$(MKDIR_P) plugins/notso
+	$(AM_V_CC)$(unit_notso_cc) -DBROKEN_PIE -fpie -pie -rdynamic -o $@ $(srcdir)/plugins/broken.c
+plugins/notso/object.so: plugins/broken.c plugins/marker.h
+	@$(MKDIR_P) plugins/notso
+	$(AM_V_CC)$(unit_notso_cc) -DBROKEN_OBJECT -fpic -c -o $@ $(srcdir)/plugins/broken.c
+plugins/notso/archive.so: plugins/notso/object.so
+	$(AM_V_GEN)rm -f $@ && $(AR) cr $@ plugins/notso/object.so
+plugins/notso/text.so:
+	@$(MKDIR_P) plugins/notso
+	$(AM_V_GEN)echo "this is a text file, not a shared object" > $@
+plugins/notso/empty.so:
+	@$(MKDIR_P) plugins/notso
+	$(AM_V_GEN): > $@
+plugins/notso/dir.so:
+	$(AM_V_GEN)$(MKDIR_P) $@
+plugins/notso/dangling.so:
+	@$(MKDIR_P) plugins/notso
+	$(AM_V_GEN)rm -f $@ && ln -s no-such-file.so $@
+
+check_DATA = $(unit_notso)
+EXTRA_DIST += plugins/broken.c plugins/good.c plugins/marker.h
+
+# ---- Check suites ----
+unit_check_cppflags = -I$(top_srcdir)/framework -I$(top_srcdir)/framework/include \
+	-I$(top_builddir) -I$(srcdir)/plugins $(JANSSON_CFLAGS) $(CHECK_CFLAGS) \
+	-DTEST_BUILDDIR='"$(abs_builddir)"' -DTEST_TOP_SRCDIR='"$(abs_top_srcdir)"' \
+	-DTEST_TOP_BUILDDIR='"$(abs_top_builddir)"'
+unit_check_ldadd = $(top_builddir)/framework/liblcp.la $(JANSSON_LIBS) $(CHECK_LIBS)
+
+if HAVE_CHECK
+check_PROGRAMS += unit/test_opt unit/test_loader unit/test_config unit/test_known_bugs
+TESTS += unit/test_opt unit/test_loader unit/test_config unit/test_known_bugs
+XFAIL_TESTS = unit/test_known_bugs
+endif
+unit_test_opt_SOURCES = unit/test_opt.c
+unit_test_opt_CPPFLAGS = $(unit_check_cppflags)
+unit_test_opt_CFLAGS = $(AM_CFLAGS_COMMON)
+unit_test_opt_LDADD = $(unit_check_ldadd)
+unit_test_loader_SOURCES = unit/test_loader.c unit/testutil.h
+unit_test_loader_CPPFLAGS = $(unit_check_cppflags)
+unit_test_loader_CFLAGS = $(AM_CFLAGS_COMMON)
+unit_test_loader_LDADD = $(unit_check_ldadd)
+unit_test_config_SOURCES = unit/test_config.c unit/testutil.h
+unit_test_config_CPPFLAGS = $(unit_check_cppflags)
+unit_test_config_CFLAGS = $(AM_CFLAGS_COMMON)
+unit_test_config_LDADD = $(unit_check_ldadd)
+unit_test_known_bugs_SOURCES = unit/test_known_bugs.c unit/testutil.h
+unit_test_known_bugs_CPPFLAGS = $(unit_check_cppflags)
+unit_test_known_bugs_CFLAGS = $(AM_CFLAGS_COMMON)
+unit_test_known_bugs_LDADD = $(unit_check_ldadd)
+
+# ---- shell tests ----
+dist_check_SCRIPTS += unit/loader_cli.sh unit/conf_corpus.sh unit/doc_drift.sh
+TESTS += unit/loader_cli.sh unit/conf_corpus.sh unit/doc_drift.sh
+
+# corpus and generated files the tests read (make distcheck runs from the tarball)
+EXTRA_DIST += $(srcdir)/conf-bad $(srcdir)/conf-good unit/README.md \
+	$(top_srcdir)/doc/plugins.md
+
+clean-local: clean-local-unit
+clean-local-unit:
+	-rm -rf plugins/notso unit/scratch-*
+.PHONY: clean-local-unit

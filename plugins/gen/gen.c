@@ -14,8 +14,10 @@
  *
  * Rate: a token bucket on the TSC. Credit is kept in units of packets * tsc_hz so
  * that integer arithmetic is exact at any rate; it accumulates at `rate` packets a
- * second and is capped at one burst, so an idle spell never turns into a flood.
- * No sleeping: when there is no credit poll() returns 0 (idle).
+ * second and is capped at 10 ms worth of frames (at least one burst): a short
+ * stall of the lcore (a slow write() by a stage on the same lcore, preemption) is
+ * made up in full bursts so the average rate holds, while a long one is not
+ * turned into a flood. No sleeping: without credit poll() returns 0 (idle).
  *
  * Pool exhaustion (downstream holding every mbuf) is counted in "alloc_fail" (one
  * per failed attempt) and retried at the next poll, keeping the credit.
@@ -255,13 +257,13 @@ gen_init(struct lcp_stage *st, const void *conf, void **ctx)
 	x->rate = c->rate;
 	x->count = c->count;
 	x->hz = rte_get_tsc_hz();
-	x->credit_max = (uint64_t)c->burst * x->hz;
+	x->credit_max = RTE_MAX((uint64_t)c->burst, c->rate / 100) * x->hz;
 	gen_build_template(x, c, &smac, &dmac, sip, dip);
 
+	snprintf(msg, sizeof(msg), c->rate ? "%" PRIu64 " pps" : "unlimited", c->rate);
 	lcp_log(st, LCP_LOG_INFO,
-		"%" PRIu32 "-byte frames %s:%u -> %s:%u, rate %s%" PRIu64 ", count %" PRIu64 "%s, burst %" PRIu32,
-		c->size, c->src_ip, c->src_port, c->dst_ip, c->dst_port,
-		c->rate ? "" : "unlimited ", c->rate, c->count,
+		"%" PRIu32 "-byte frames %s:%u -> %s:%u, rate %s, count %" PRIu64 "%s, burst %" PRIu32,
+		c->size, c->src_ip, c->src_port, c->dst_ip, c->dst_port, msg, c->count,
 		c->count ? "" : " (unlimited)", c->burst);
 	*ctx = x;
 	return 0;

@@ -10,7 +10,7 @@
  *   port_ethdev_poll      rx_burst every rx queue, stamp the rx TSC, emit on "rx"
  *   port_ethdev_process   a burst on "tx": tx_burst on queue 0, bounded retries,
  *                         free and count the rest as drop_tx_full
- *   port_ethdev_stop      drain the rx queues (drop_shutdown), read device drops
+ *   port_ethdev_stop      drain the rx queues (drop_rx_shutdown), read device drops
  *   port_ethdev_fini      stop and close the device, free the ring pair
  *
  * Transmit queue: everything goes out on tx queue 0, so the order of frames on the
@@ -29,7 +29,7 @@
  * into _b, side 1 "NAME1" receives from _b and sends into _a. The ethdev names are
  * "net_ring_NAME0" / "net_ring_NAME1" (net_ring prefixes them). At fini each side
  * removes its own vdev; the side that finds the other one already gone drains
- * both rings (freeing and counting any mbufs still in flight as drop_shutdown) and
+ * both rings (freeing and counting any mbufs still in flight as drop_rx_shutdown) and
  * frees them. net_ring attaches the rings without owning them (DEV_ATTACH), so
  * closing a port never frees a ring behind the other port's back.
  */
@@ -58,7 +58,6 @@
 #define PE_RP_NAME_MAX 18 /* "net_ring_" + NAME + side digit must fit RTE_RING_NAMESIZE */
 #define PE_VDEV_PREFIX "net_ring_"
 #define PE_CLAIM_FMT "lcp_ethdev_%u"
-#define PE_DRAIN_MAX_ROUNDS 4096 /* bound on rx bursts per queue at stop */
 
 enum { PE_PORT_RX, PE_PORT_TX };
 
@@ -78,7 +77,7 @@ static const struct lcp_port_def port_ethdev_ports[] = {
 	X(TX_BYTES, "tx_bytes")                                                \
 	X(TX_RETRIES, "tx_retries")                                            \
 	X(DROP_TX_FULL, "drop_tx_full")                                        \
-	X(DROP_SHUTDOWN, "drop_shutdown")                                      \
+	X(DROP_RX_SHUTDOWN, "drop_rx_shutdown")                                \
 	X(DROP_HW_IMISSED, "drop_hw_imissed")                                  \
 	X(DROP_HW_IERRORS, "drop_hw_ierrors")                                  \
 	X(DROP_HW_RX_NOMBUF, "drop_hw_rx_nombuf")
@@ -146,6 +145,8 @@ struct port_ethdev_ctx {
 	uint16_t nb_txq;
 	uint16_t burst;
 	uint32_t tx_retries;
+	uint32_t drain_max; /* frames per rx queue drained at stop, at most: a source
+			     * like net_null never runs dry */
 	bool configured; /* needs rte_eth_dev_close (or vdev removal) at fini */
 	bool started;
 	bool promiscuous;
@@ -472,6 +473,8 @@ port_ethdev_configure(struct lcp_stage *st, struct port_ethdev_ctx *x,
 			rte_strerror(-rc));
 		return rc;
 	}
+	/* what an rx queue can hold (descriptors, or the ring), twice, plus a burst */
+	x->drain_max = 2u * (x->ring_pair ? c->ring_size : nrxd) + PE_MAX_BURST;
 
 	socket = rte_eth_dev_socket_id(x->port);
 	if (socket < 0)
@@ -496,10 +499,17 @@ port_ethdev_configure(struct lcp_stage *st, struct port_ethdev_ctx *x,
 			return rc;
 		}
 	}
-	lcp_log(st, LCP_LOG_INFO,
-		"port %u %s (driver %s): %u rx queue(s) x %u desc, %u tx queue(s) x %u desc, mtu %u, burst %u",
-		x->port, x->name, di.driver_name, c->rx_queues, nrxd, c->tx_queues, ntxd,
-		c->mtu ? c->mtu : RTE_ETHER_MTU, c->burst);
+	if (x->ring_pair)
+		lcp_log(st, LCP_LOG_INFO,
+			"port %u %s: ring pair \"%s\" side %u, rx from %s, tx into %s (%u slots each), burst %u",
+			x->port, x->name, c->ring_pair, c->ring_side,
+			c->ring_side == 0 ? x->ring_a : x->ring_b,
+			c->ring_side == 0 ? x->ring_b : x->ring_a, c->ring_size, c->burst);
+	else
+		lcp_log(st, LCP_LOG_INFO,
+			"port %u %s (driver %s): %u rx queue(s) x %u desc, %u tx queue(s) x %u desc, mtu %u, burst %u",
+			x->port, x->name, di.driver_name, c->rx_queues, nrxd, c->tx_queues, ntxd,
+			c->mtu ? c->mtu : RTE_ETHER_MTU, c->burst);
 	return 0;
 }
 
@@ -689,19 +699,20 @@ port_ethdev_stop(struct lcp_stage *st, void *ctx)
 
 	/* the pipeline is quiet: what the device still holds has nowhere to go */
 	for (uint16_t q = 0; q < x->nb_rxq; q++) {
-		for (unsigned r = 0; r < PE_DRAIN_MAX_ROUNDS; r++) {
+		for (uint32_t got = 0; got < x->drain_max;) {
 			uint16_t n = rte_eth_rx_burst(x->port, q, pkts, PE_MAX_BURST);
 
 			if (n == 0)
 				break;
 			rte_pktmbuf_free_bulk(pkts, n);
+			got += n;
 			drained += n;
 		}
 	}
 	for (uint16_t q = 0; q < x->nb_txq; q++)
 		(void)rte_eth_tx_done_cleanup(x->port, q, 0); /* -ENOTSUP is fine */
 	if (drained != 0) {
-		lcp_count(st, PE_DROP_SHUTDOWN, drained);
+		lcp_count(st, PE_DROP_RX_SHUTDOWN, drained);
 		lcp_log(st, LCP_LOG_INFO, "freed %" PRIu64 " frames still queued on %s at stop",
 			drained, x->name);
 	}
@@ -722,7 +733,7 @@ port_ethdev_fini(struct lcp_stage *st, void *ctx)
 		return;
 	freed = port_ethdev_teardown(st, x);
 	if (freed != 0)
-		lcp_count(st, PE_DROP_SHUTDOWN, freed);
+		lcp_count(st, PE_DROP_RX_SHUTDOWN, freed);
 	rte_free(x);
 }
 

@@ -1,3 +1,55 @@
-# (empty for now)
-bench:
-	@echo "no benchmarks yet"
+# `make bench` (top level runs `$(MAKE) -C tests bench`). See doc/benchmarks.md
+# and shared/design/BENCHMARKS.md. The programs are EXTRA_PROGRAMS: built only by
+# this target, never by `make`, `make check` or `make distcheck`.
+#
+#   B1  bench/b1_ring_link  cross-lcore ring link and same-lcore direct link
+#   B2  bench/b2_dispatch   N pass-through stages on one lcore, with rte_graph
+#                           in-process and `dpdk-test graph_perf_autotest` (b2.sh)
+#   callgrind.sh            instruction counts of the single-lcore hot paths
+#
+# Knobs: make bench BENCH_REPS=9 BENCH_MS=20 BENCH_CG_ITERS=20000
+#        BENCH_ONLY="b1 b2 cg" (any subset)
+BENCH_PROGS = bench/b1_ring_link$(EXEEXT) bench/b2_dispatch$(EXEEXT)
+EXTRA_PROGRAMS = bench/b1_ring_link bench/b2_dispatch
+
+BENCH_CPPFLAGS = -I$(top_srcdir)/framework/include -I$(top_srcdir)/framework -I$(top_builddir) \
+	-DBENCH_PLUGIN_DIR='"$(abs_top_builddir)/plugins/counters_percore/.libs"'
+BENCH_CFLAGS = $(AM_CFLAGS_COMMON) $(DPDK_CFLAGS) $(JANSSON_CFLAGS)
+BENCH_LDADD = $(top_builddir)/framework/liblcp.la $(DPDK_LIBS) $(JANSSON_LIBS)
+
+bench_b1_ring_link_SOURCES = bench/b1_ring_link.c bench/bench_util.c bench/bench_util.h
+bench_b1_ring_link_CPPFLAGS = $(BENCH_CPPFLAGS)
+bench_b1_ring_link_CFLAGS = $(BENCH_CFLAGS)
+bench_b1_ring_link_LDADD = $(BENCH_LDADD)
+bench_b1_ring_link_LDFLAGS = -no-install
+
+bench_b2_dispatch_SOURCES = bench/b2_dispatch.c bench/b2_graph.c bench/b2_graph_nostats.c \
+	bench/b2_graph.h bench/bench_util.c bench/bench_util.h
+bench_b2_dispatch_CPPFLAGS = $(BENCH_CPPFLAGS)
+bench_b2_dispatch_CFLAGS = $(BENCH_CFLAGS)
+bench_b2_dispatch_LDADD = $(BENCH_LDADD)
+bench_b2_dispatch_LDFLAGS = -no-install
+
+EXTRA_DIST += bench/b1.sh bench/b2.sh bench/callgrind.sh bench/common.sh
+CLEANFILES += $(BENCH_PROGS) bench-b1.log bench-b2.log bench-callgrind.log
+
+BENCH_REPS = 9
+BENCH_MS = 20
+BENCH_CG_ITERS = 20000
+BENCH_ONLY = b1 b2 cg
+
+.PHONY: bench
+bench: $(BENCH_PROGS)
+	@set -e; \
+	export BENCH_BUILDDIR='$(abs_builddir)' BENCH_SRCDIR='$(abs_srcdir)' \
+		BENCH_REPS='$(BENCH_REPS)' BENCH_MS='$(BENCH_MS)' BENCH_CG_ITERS='$(BENCH_CG_ITERS)' \
+		DPDK_TEST='$(DPDK_TEST)' VALGRIND='$(VALGRIND)'; \
+	unset LCP_PLUGIN_PATH; \
+	for b in $(BENCH_ONLY); do \
+		case $$b in \
+		b1) $(SHELL) '$(srcdir)/bench/b1.sh' 2>&1 | tee bench-b1.log ;; \
+		b2) $(SHELL) '$(srcdir)/bench/b2.sh' 2>&1 | tee bench-b2.log ;; \
+		cg) $(SHELL) '$(srcdir)/bench/callgrind.sh' 2>&1 | tee bench-callgrind.log ;; \
+		*) echo "bench: unknown '$$b' in BENCH_ONLY" >&2; exit 2 ;; \
+		esac; \
+	done

@@ -1,0 +1,241 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * bench_util.c — see bench_util.h. */
+#include <errno.h>
+#include <getopt.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_launch.h>
+#include <rte_lcore.h>
+
+#include <lcp/counters.h>
+
+#include "lcp_priv.h"
+#include "bench_util.h"
+
+volatile uint64_t bench_sink_u64;
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* linear interpolation between order statistics (type 7, as R and numpy) */
+static double
+quantile(const double *sorted, unsigned n, double q)
+{
+	double pos = q * (n - 1);
+	unsigned i = (unsigned)pos;
+	double f = pos - i;
+
+	if (i + 1 >= n)
+		return sorted[n - 1];
+	return sorted[i] + f * (sorted[i + 1] - sorted[i]);
+}
+
+void
+bench_summarize(const double *v, unsigned n, struct bench_summary *s)
+{
+	double t[BENCH_MAX_REPS];
+
+	memset(s, 0, sizeof(*s));
+	if (n == 0)
+		return;
+	if (n > BENCH_MAX_REPS)
+		n = BENCH_MAX_REPS;
+	memcpy(t, v, n * sizeof(*t));
+	qsort(t, n, sizeof(*t), cmp_double);
+	s->n = n;
+	s->min = t[0];
+	s->max = t[n - 1];
+	s->q1 = quantile(t, n, 0.25);
+	s->med = quantile(t, n, 0.5);
+	s->q3 = quantile(t, n, 0.75);
+}
+
+double
+bench_median(const double *v, unsigned n)
+{
+	struct bench_summary s;
+
+	bench_summarize(v, n, &s);
+	return s.med;
+}
+
+uint64_t
+bench_spin(uint64_t iters)
+{
+	uint64_t x = 1, t0, t1;
+
+	t0 = rte_rdtsc_precise();
+	for (uint64_t i = 0; i < iters; i++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		__asm__ volatile("" : "+r"(x));
+	}
+	t1 = rte_rdtsc_precise();
+	bench_sink_u64 = x;
+	return t1 - t0;
+}
+
+void
+bench_gate_calibrate(struct bench_gate *g)
+{
+	double v[7];
+	uint64_t c = bench_spin(100000);
+
+	/* ~1 ms of TSC */
+	g->iters = (uint64_t)(100000.0 * (rte_get_tsc_hz() / 1000.0) / (double)(c ? c : 1));
+	if (g->iters < 1000)
+		g->iters = 1000;
+	for (unsigned i = 0; i < 7; i++)
+		v[i] = (double)bench_spin(g->iters);
+	g->ref = bench_median(v, 7);
+}
+
+double
+bench_gate_drift(const struct bench_gate *g, uint64_t cycles)
+{
+	double d = ((double)cycles - g->ref) / g->ref;
+
+	return d < 0 ? -d : d;
+}
+
+static bool launched[RTE_MAX_LCORE];
+
+void
+bench_launch(unsigned lcore, int (*f)(void *), void *arg)
+{
+	if (rte_eal_remote_launch(f, arg, lcore) != 0) {
+		fprintf(stderr, "bench: cannot launch on lcore %u\n", lcore);
+		exit(1);
+	}
+	launched[lcore] = true;
+}
+
+void
+bench_wait(void)
+{
+	for (unsigned l = 0; l < RTE_MAX_LCORE; l++) {
+		if (!launched[l])
+			continue;
+		while (rte_eal_get_lcore_state(l) == RUNNING)
+			usleep(1000);
+		rte_eal_wait_lcore(l);
+		launched[l] = false;
+	}
+}
+
+static void
+cpus_of(unsigned lcore, char *buf, size_t len)
+{
+	rte_cpuset_t set = rte_lcore_cpuset(lcore);
+	size_t o = 0;
+
+	buf[0] = '\0';
+	for (unsigned c = 0; c < CPU_SETSIZE && o + 8 < len; c++)
+		if (CPU_ISSET(c, &set))
+			o += (size_t)snprintf(buf + o, len - o, "%s%u", o ? "," : "", c);
+}
+
+void
+bench_placement(char *buf, size_t len, const unsigned *lcores, unsigned n)
+{
+	char cpus[64];
+	size_t o;
+
+	cpus_of(rte_get_main_lcore(), cpus, sizeof(cpus));
+	o = (size_t)snprintf(buf, len, "main lcore %u -> CPU %s", rte_get_main_lcore(), cpus);
+	for (unsigned i = 0; i < n && o < len; i++) {
+		cpus_of(lcores[i], cpus, sizeof(cpus));
+		o += (size_t)snprintf(buf + o, len - o, ", lcore %u -> CPU %s", lcores[i], cpus);
+	}
+}
+
+void
+bench_placement_json(char *buf, size_t len, const unsigned *lcores, unsigned n)
+{
+	char cpus[64];
+	size_t o;
+
+	cpus_of(rte_get_main_lcore(), cpus, sizeof(cpus));
+	o = (size_t)snprintf(buf, len, "{\"main\":{\"lcore\":%u,\"cpus\":\"%s\"}", rte_get_main_lcore(),
+			     cpus);
+	for (unsigned i = 0; i < n && o < len; i++) {
+		cpus_of(lcores[i], cpus, sizeof(cpus));
+		o += (size_t)snprintf(buf + o, len - o, ",\"lcore%u\":\"%s\"", lcores[i], cpus);
+	}
+	if (o < len)
+		snprintf(buf + o, len - o, "}");
+}
+
+const struct lcp_counters_ops *
+bench_counters_ops(void)
+{
+	static struct lcp_registry reg;
+	static const struct lcp_counters_ops *ops;
+	const char *dirs[] = {BENCH_PLUGIN_DIR};
+	struct lcp_plugin_file *pf;
+
+	if (ops != NULL)
+		return ops;
+	lcp_registry_init(&reg, dirs, 1);
+	pf = lcp_registry_get(&reg, "counters_percore", NULL);
+	if (pf == NULL || pf->kind != LCP_KIND_COUNTERS) {
+		fprintf(stderr, "bench: counters_percore not found (looked in %s, LCP_PLUGIN_PATH, the build tree)\n",
+			BENCH_PLUGIN_DIR);
+		exit(1);
+	}
+	ops = pf->desc->ops;
+	return ops;
+}
+
+int
+bench_parse_opts(int argc, char **argv, struct bench_opts *o)
+{
+	static const struct option lo[] = {
+		{"reps", required_argument, NULL, 'r'},
+		{"ms", required_argument, NULL, 'm'},
+		{"callgrind", required_argument, NULL, 'c'},
+		{"quick", no_argument, NULL, 'q'},
+		{NULL, 0, NULL, 0},
+	};
+	int c;
+
+	o->reps = 9;
+	o->ms = 20;
+	o->cg_iters = 0;
+	o->quick = false;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		switch (c) {
+		case 'r':
+			o->reps = (unsigned)strtoul(optarg, NULL, 10);
+			break;
+		case 'm':
+			o->ms = strtod(optarg, NULL);
+			break;
+		case 'c':
+			o->cg_iters = strtoull(optarg, NULL, 10);
+			break;
+		case 'q':
+			o->quick = true;
+			break;
+		default:
+			fprintf(stderr, "usage: %s [EAL args] -- [--reps N] [--ms M] [--callgrind ITERS] [--quick]\n",
+				argv[0]);
+			return -1;
+		}
+	}
+	if (o->reps < 1)
+		o->reps = 1;
+	if (o->reps > BENCH_MAX_REPS)
+		o->reps = BENCH_MAX_REPS;
+	if (!o->quick && o->reps < 9)
+		fprintf(stderr, "bench: --reps %u is below the 9 BENCHMARKS.md asks for\n", o->reps);
+	return 0;
+}

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * bench_util.h — what every lcpipe benchmark shares (doc/benchmarks.md,
+ * shared/design/BENCHMARKS.md): summaries (min / median / IQR), the noise gate
+ * (a calibrated spin loop run before and after each repetition), the placement
+ * line, JSON result lines, callgrind markers, the counters plugin.
+ *
+ * Map: bench_summarize / bench_median -> statistics; bench_gate_* -> noise gate;
+ * bench_launch / bench_wait -> run a function on a worker lcore while the main
+ * lcore sleeps (rte_eal_wait_lcore would busy-wait on the main lcore's CPU);
+ * bench_counters_ops -> counters_percore through the engine's plugin registry.
+ */
+#ifndef LCP_BENCH_UTIL_H
+#define LCP_BENCH_UTIL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <rte_cycles.h>
+
+#if defined(__has_include)
+#if __has_include(<valgrind/callgrind.h>)
+#include <valgrind/callgrind.h>
+#define BENCH_HAVE_CALLGRIND 1
+#endif
+#endif
+#ifndef BENCH_HAVE_CALLGRIND
+#define CALLGRIND_ZERO_STATS
+#define CALLGRIND_DUMP_STATS_AT(s) ((void)(s))
+#define RUNNING_ON_VALGRIND 0
+#endif
+
+#define BENCH_MAX_REPS 101
+#define BENCH_DRIFT_MAX 0.10 /* a repetition whose spin loop drifted more is re-run */
+
+struct lcp_counters_ops;
+
+/* min, quartiles, median, max of v[0..n-1] (v is not modified) */
+struct bench_summary {
+	unsigned n;
+	double min, q1, med, q3, max;
+};
+void bench_summarize(const double *v, unsigned n, struct bench_summary *s);
+double bench_median(const double *v, unsigned n);
+
+/* The noise gate: a dependent multiply-add chain of a fixed iteration count,
+ * calibrated once per lcore at start (median of 7 runs, ~1 ms each). */
+struct bench_gate {
+	uint64_t iters;
+	double ref; /* TSC cycles of one spin of `iters` on this lcore */
+};
+uint64_t bench_spin(uint64_t iters);
+/* calibrate on the calling lcore */
+void bench_gate_calibrate(struct bench_gate *g);
+/* relative drift of a spin of g->iters that took `cycles` */
+double bench_gate_drift(const struct bench_gate *g, uint64_t cycles);
+
+/* Launch f(arg) on worker lcore `lcore`; bench_wait sleeps (1 ms steps) until
+ * every launched lcore has returned. */
+void bench_launch(unsigned lcore, int (*f)(void *), void *arg);
+void bench_wait(void);
+
+/* "lcore 1 -> CPU 1, lcore 2 -> CPU 0 (main lcore 0 -> CPU 0)" for `lcores` */
+void bench_placement(char *buf, size_t len, const unsigned *lcores, unsigned n);
+/* the same as a JSON object, for the result lines */
+void bench_placement_json(char *buf, size_t len, const unsigned *lcores, unsigned n);
+
+/* counters_percore, loaded through the engine's registry (build tree first) */
+const struct lcp_counters_ops *bench_counters_ops(void);
+
+/* common options after EAL's: --reps N --ms M --callgrind ITERS --quick */
+struct bench_opts {
+	unsigned reps;     /* repetitions per case (>= 9 unless --quick) */
+	double ms;         /* target duration of one repetition */
+	uint64_t cg_iters; /* callgrind mode: fixed iteration count, no timing */
+	bool quick;
+};
+int bench_parse_opts(int argc, char **argv, struct bench_opts *o);
+
+extern volatile uint64_t bench_sink_u64;
+
+#endif

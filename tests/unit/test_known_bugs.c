@@ -1,0 +1,3 @@
+#include <stdlib.h>
+int main(void);
+int main(void) { return 0; }
