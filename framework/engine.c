@@ -403,6 +403,8 @@ engine_free(struct lcp_engine *e)
 	}
 	rte_free(e->workers);
 	free(e->ring_of_link);
+	free(e->prev.busy);
+	free(e->prev.idle);
 	for (int s = 0; s < RTE_MAX_NUMA_NODES; s++)
 		rte_mempool_free(e->pktpool[s]);
 	json_decref(e->mempools);

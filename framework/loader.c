@@ -245,6 +245,19 @@ check_stage_ops(struct lcp_plugin_file *pf, const struct lcp_stage_ops *ops)
 		}
 		n_in += p->dir == LCP_PORT_IN;
 	}
+	for (const char *const *c = ops->counters; c && *c; c++) {
+		if (!name_ok(*c) || strcmp(*c, "drop_shutdown") == 0) {
+			refuse(pf, "stage ops: counter \"%s\": expected [a-z0-9_] and not a built-in name (drop_shutdown)",
+			       *c);
+			return -1;
+		}
+		for (const char *const *d = ops->counters; d != c; d++) {
+			if (strcmp(*c, *d) == 0) {
+				refuse(pf, "stage ops: counter \"%s\" declared twice", *c);
+				return -1;
+			}
+		}
+	}
 	if (n_in > 0 && ops->process == NULL) {
 		refuse(pf, "stage ops: has input ports but process is NULL");
 		return -1;

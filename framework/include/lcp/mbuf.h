@@ -15,7 +15,9 @@ extern "C" {
 
 #define LCP_RX_TSC_DYNFIELD_NAME "lcpipe_dynfield_rx_tsc"
 
-/* registered by the engine before any stage init; >= 0 afterwards */
+/* Every source stage must stamp each mbuf it produces: rte_pktmbuf_alloc() does
+ * not clear dynfields, so an unstamped mbuf carries a stale TSC from its last use.
+ * Registered by the engine before any stage init; >= 0 afterwards. */
 extern int lcp_rx_tsc_offset;
 
 static inline uint64_t

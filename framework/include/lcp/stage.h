@@ -7,8 +7,15 @@
  *   poll    worker lcore, every loop turn, if not NULL (sources, timers)
  *   process worker lcore, a burst arriving on an input port
  *   stop    worker lcore, after the pipeline has drained: flush what you hold
- *   fini    control thread, once; release everything (also after a failed init
- *           of another stage, but never after this stage's own failed init)
+ *   fini    control thread, once; release everything. Runs for every stage whose
+ *           init succeeded — also when its own start or another stage's init or
+ *           start failed — and never after this stage's own failed init.
+ * Counters: lcp_count() from poll/process/stop on the stage's lcore; from
+ * init/start/fini only because the workers are not running then. The engine adds
+ * built-in counters to every stage ("<in port>.in", "<out port>.out",
+ * "<out port>.drop_ring_full", "<out port>.drop_unlinked", "drop_shutdown"); a
+ * stage's own counter names must be [a-z0-9_], unique, and not "drop_shutdown"
+ * (the loader refuses the plugin otherwise). Names starting "drop_" are drops.
  * Fast-path inlines (lcp_emit, lcp_count) are in lcp/stage_worker.h.
  */
 #ifndef LCP_STAGE_H
