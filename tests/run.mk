@@ -26,7 +26,9 @@ RUN_CONFS = \
 	run/conf/gen-unlinked.json \
 	run/conf/eal-override.json \
 	run/conf/init-fail.json \
-	run/conf/start-fail.json
+	run/conf/start-fail.json \
+	run/conf/claim-twice.json \
+	run/conf/endless.json
 
 EXTRA_DIST += $(RUN_TESTS) $(RUN_CONFS) run/lib.sh run/rcheck.py
 

@@ -14,9 +14,14 @@
  * rte_ring_sp_enqueue_bulk on the producer lcore, rte_ring_sc_dequeue_burst in a
  * bare loop on the consumer lcore.
  *
- * Diagnostics (same interleaving): lcp_emit + raw consumer, raw producer +
- * lcp_worker_main, raw producer + a copy of the worker loop with and without its
- * per-turn rte_rdtsc() — they attribute the link's overhead to its parts.
+ * Diagnostics (same interleaving) attribute the link's overhead to its parts:
+ * lcp_emit + raw consumer; raw producer + lcp_worker_main; raw producer + a copy
+ * of the worker loop (checks the copy behaves as the real one). Prototypes of the
+ * changes doc/benchmarks.md recommends, measured the same way: "proto emit" is
+ * lcp_emit forced inline with the counter added inline to a plain per-slot row
+ * (no indirect call) and the drop path out of line; "proto worker" is the loop
+ * copy taking rte_rdtsc() once every 64 turns (busy/idle split by the turns that
+ * did work) and adding its "<port>.in" counter inline.
  *
  * Same lcore (bursts 1, 8, 32): lcp_emit() on a direct edge (two counter adds and
  * the indirect process() call) against a plain call of the same process function.
@@ -92,8 +97,8 @@ static const struct lcp_stage_ops b1_prod_ops = {
 
 /* ---- the pieces, built as engine.c builds them ---- */
 
-enum b1_prod { PROD_RAW, PROD_EMIT };
-enum b1_cons { CONS_RAW, CONS_ENGINE, CONS_COPY, CONS_COPY_NOTSC };
+enum b1_prod { PROD_RAW, PROD_EMIT, PROD_PROTO };
+enum b1_cons { CONS_RAW, CONS_ENGINE, CONS_COPY, CONS_PROTO };
 
 struct b1_case {
 	const char *name;  /* machine name */
@@ -108,7 +113,9 @@ static const struct b1_case b1_cases[] = {
 	{"emit_rawcons", "diag: lcp_emit -> raw dequeue", PROD_EMIT, CONS_RAW},
 	{"rawprod_worker", "diag: raw enqueue -> lcp_worker_main", PROD_RAW, CONS_ENGINE},
 	{"rawprod_copy", "diag: raw enqueue -> copy of worker loop", PROD_RAW, CONS_COPY},
-	{"rawprod_copy_notsc", "diag: raw enqueue -> copy, no rdtsc", PROD_RAW, CONS_COPY_NOTSC},
+	{"rawprod_proto_worker", "proto: raw enqueue -> proto worker", PROD_RAW, CONS_PROTO},
+	{"proto_emit_rawcons", "proto: proto emit -> raw dequeue", PROD_PROTO, CONS_RAW},
+	{"proto_link", "proto: proto emit -> proto worker", PROD_PROTO, CONS_PROTO},
 };
 #define B1_N_CASES (sizeof(b1_cases) / sizeof(b1_cases[0]))
 
@@ -122,9 +129,11 @@ struct b1 {
 	struct lcp_worker *w;
 	struct lcp_stage_priv *prod, *sink;
 	struct b1_sink_ctx *sctx;
-	/* same lcore */
-	struct lcp_stage_priv *dprod, *dsink;
-	struct b1_sink_ctx *dsctx;
+	/* prototype counter rows (slot 0 = producer, slot 1 = consumer) */
+	uint64_t *proto_row[2];
+	/* same lcore; dpprod/dpsink: the prototype, whose ctrs is a plain row */
+	struct lcp_stage_priv *dprod, *dsink, *dpprod, *dpsink;
+	struct b1_sink_ctx *dsctx, *dpsctx;
 	/* the repetition being run */
 	const struct b1_case *c;
 	unsigned burst;
@@ -137,6 +146,13 @@ struct b1 {
 	/* noise gate, per lcore */
 	struct bench_gate gate[RTE_MAX_LCORE];
 };
+
+/* the prototype's counters: set = the writer slot's row of plain uint64_t */
+static void
+b1_row_add(void *set, unsigned slot, unsigned idx, uint64_t v)
+{
+	((uint64_t *)set)[idx] += v;
+}
 
 static struct lcp_stage_priv *
 b1_stage(struct b1 *b, const struct lcp_stage_ops *ops, const char *const *names, unsigned n,
@@ -189,6 +205,11 @@ b1_build(struct b1 *b)
 		exit(1);
 	}
 	b->eng->tsc_hz = rte_get_tsc_hz();
+	for (unsigned i = 0; i < 2; i++) {
+		b->proto_row[i] = rte_zmalloc("b1_row", RTE_CACHE_LINE_SIZE, RTE_CACHE_LINE_SIZE);
+		if (b->proto_row[i] == NULL)
+			exit(1);
+	}
 
 	/* cross lcore: producer slot 0 (lcore P), sink slot 1 (lcore C) */
 	b->prod = b1_stage(b, &b1_prod_ops, prod_ctrs, 4, 0, 1, NULL);
@@ -226,6 +247,23 @@ b1_build(struct b1 *b)
 	b->dprod->edges[0].dst = &b->dsink->pub;
 	b->dprod->edges[0].dst_port = 0;
 	b->dprod->edges[0].dst_ctr_in = 0;
+
+	/* the same pair for the prototype: counters are a plain row per stage */
+	b->dpsctx = rte_zmalloc("b1_dpsink", sizeof(*b->dpsctx), RTE_CACHE_LINE_SIZE);
+	if (b->dpsctx == NULL)
+		exit(1);
+	b->dpsink = b1_stage(b, &b1_sink_ops, sink_ctrs, 2, 0, 1, b->dpsctx);
+	b->dpprod = b1_stage(b, &b1_prod_ops, prod_ctrs, 4, 0, 1, NULL);
+	b->dpprod->edges[0] = b->dprod->edges[0];
+	b->dpprod->edges[0].dst = &b->dpsink->pub;
+	for (unsigned i = 0; i < 2; i++) {
+		struct lcp_stage_priv *sp = i ? b->dpsink : b->dpprod;
+
+		sp->pub.ctrs = rte_zmalloc("b1_row", RTE_CACHE_LINE_SIZE, RTE_CACHE_LINE_SIZE);
+		sp->pub.ctr_add = b1_row_add;
+		if (sp->pub.ctrs == NULL)
+			exit(1);
+	}
 }
 
 /* ---- producers ---- */
@@ -256,6 +294,36 @@ b1_prod_emit(struct lcp_stage *st, struct rte_ring *r, void **objs, unsigned bur
 	}
 }
 
+/* ---- prototype of the recommended lcp_emit (ring path) ---- */
+
+static __attribute__((noinline, cold)) void
+b1_proto_drop(struct lcp_stage *st, uint64_t *row, struct lcp_edge *e, void **objs, unsigned n)
+{
+	lcp_objs_free(e->unit, objs, n);
+	row[e->ctr_drop] += n;
+}
+
+static __rte_always_inline void
+b1_proto_emit(struct lcp_stage *st, uint64_t *row, unsigned port, void **objs, unsigned n)
+{
+	struct lcp_edge *e = &st->edges[port];
+	unsigned k = rte_ring_sp_enqueue_burst(e->ring, objs, n, NULL);
+
+	row[e->ctr_out] += k;
+	if (unlikely(k < n))
+		b1_proto_drop(st, row, e, objs + k, n - k);
+}
+
+static __attribute__((noinline)) void
+b1_prod_proto(struct lcp_stage *st, uint64_t *row, struct rte_ring *r, void **objs,
+	      unsigned burst, uint64_t nb)
+{
+	for (uint64_t i = 0; i < nb; i++) {
+		b1_wait_room(r, burst);
+		b1_proto_emit(st, row, 0, objs, burst);
+	}
+}
+
 static int
 b1_prod_main(void *arg)
 {
@@ -267,8 +335,10 @@ b1_prod_main(void *arg)
 	t0 = rte_rdtsc_precise();
 	if (b->c->prod == PROD_RAW)
 		b1_prod_raw(b->r, b->objs, b->burst, nb);
-	else
+	else if (b->c->prod == PROD_EMIT)
 		b1_prod_emit(&b->prod->pub, b->r, b->objs, b->burst, nb);
+	else
+		b1_prod_proto(&b->prod->pub, b->proto_row[0], b->r, b->objs, b->burst, nb);
 	while (__atomic_load_n(&b->sctx->count, __ATOMIC_ACQUIRE) < b->target)
 		rte_pause();
 	b->cycles = rte_rdtsc_precise() - t0;
@@ -302,19 +372,24 @@ b1_cons_raw(struct b1 *b)
 }
 
 /* A copy of lcp_worker_main (framework/runner.c) reduced to what runs here (no
- * pollers, no STOP state), with its per-turn TSC accounting on or off. It tells
- * what the rdtsc costs; the real loop is measured as "lcp". */
+ * pollers, no STOP state). proto = false: as runner.c (rte_rdtsc() every turn,
+ * the "<port>.in" counter through the strategy's add()); it checks that the copy
+ * costs what the real loop costs. proto = true: the recommended loop — the TSC
+ * read once every 64 turns, the elapsed cycles split into busy and idle by the
+ * number of turns that did work, the counter added inline to a per-slot row. */
+#define B1_TSC_EVERY 64
+
 static __rte_always_inline int
-b1_worker_copy(struct lcp_worker *w, const bool tsc)
+b1_worker_copy(struct lcp_worker *w, uint64_t *row, const bool proto)
 {
 	struct lcp_engine *e = w->eng;
 	void *objs[LCP_BURST_MAX];
-	uint64_t t0 = tsc ? rte_rdtsc() : 0, busy = 0, idle = 0, loops = 0, work_total = 0;
+	uint64_t t0 = rte_rdtsc(), busy = 0, idle = 0, loops = 0, work_total = 0;
+	unsigned busy_turns = 0;
 
 	for (;;) {
 		uint32_t state = __atomic_load_n(&e->run_state, __ATOMIC_ACQUIRE);
 		unsigned work = 0;
-		uint64_t t1 = 0;
 
 		if (unlikely(state >= LCP_RUN_STOP))
 			break;
@@ -329,38 +404,61 @@ b1_worker_copy(struct lcp_worker *w, const bool tsc)
 			if (unlikely(n + avail > ri->hwm))
 				__atomic_store_n(&ri->hwm, n + avail, __ATOMIC_RELAXED);
 			d = ri->dst;
-			d->ctr_add(d->ctrs, d->slot, ri->ctr_in, n);
+			if (proto)
+				row[ri->ctr_in] += n;
+			else
+				d->ctr_add(d->ctrs, d->slot, ri->ctr_in, n);
 			d->ops->process(d, d->ctx, ri->port, objs, n);
 			work += n;
 		}
-		if (tsc)
-			t1 = rte_rdtsc();
-		if (work) {
-			busy += t1 - t0;
-			work_total += work;
-			__atomic_store_n(&w->busy_cycles, busy, __ATOMIC_RELAXED);
-			__atomic_store_n(&w->work, work_total, __ATOMIC_RELAXED);
+		if (!proto) {
+			uint64_t t1 = rte_rdtsc();
+
+			if (work) {
+				busy += t1 - t0;
+				work_total += work;
+				__atomic_store_n(&w->busy_cycles, busy, __ATOMIC_RELAXED);
+				__atomic_store_n(&w->work, work_total, __ATOMIC_RELAXED);
+			} else {
+				idle += t1 - t0;
+				__atomic_store_n(&w->idle_cycles, idle, __ATOMIC_RELAXED);
+				rte_pause();
+			}
+			t0 = t1;
 		} else {
-			idle += t1 - t0;
-			__atomic_store_n(&w->idle_cycles, idle, __ATOMIC_RELAXED);
-			rte_pause();
+			if (work) {
+				busy_turns++;
+				work_total += work;
+				__atomic_store_n(&w->work, work_total, __ATOMIC_RELAXED);
+			} else {
+				rte_pause();
+			}
+			if (unlikely((loops + 1) % B1_TSC_EVERY == 0)) {
+				uint64_t t1 = rte_rdtsc(), dt = t1 - t0, db = dt * busy_turns / B1_TSC_EVERY;
+
+				busy += db;
+				idle += dt - db;
+				busy_turns = 0;
+				t0 = t1;
+				__atomic_store_n(&w->busy_cycles, busy, __ATOMIC_RELAXED);
+				__atomic_store_n(&w->idle_cycles, idle, __ATOMIC_RELAXED);
+			}
 		}
 		__atomic_store_n(&w->loops, ++loops, __ATOMIC_RELEASE);
-		t0 = t1;
 	}
 	return 0;
 }
 
 static __attribute__((noinline)) int
-b1_worker_copy_tsc(struct lcp_worker *w)
+b1_worker_copy_runner(struct lcp_worker *w)
 {
-	return b1_worker_copy(w, true);
+	return b1_worker_copy(w, NULL, false);
 }
 
 static __attribute__((noinline)) int
-b1_worker_copy_notsc(struct lcp_worker *w)
+b1_worker_proto(struct lcp_worker *w, uint64_t *row)
 {
-	return b1_worker_copy(w, false);
+	return b1_worker_copy(w, row, true);
 }
 
 static int
@@ -375,9 +473,9 @@ b1_cons_main(void *arg)
 	case CONS_ENGINE:
 		return lcp_worker_main(b->w);
 	case CONS_COPY:
-		return b1_worker_copy_tsc(b->w);
-	case CONS_COPY_NOTSC:
-		return b1_worker_copy_notsc(b->w);
+		return b1_worker_copy_runner(b->w);
+	case CONS_PROTO:
+		return b1_worker_proto(b->w, b->proto_row[1]);
 	}
 	return 0;
 }
@@ -404,9 +502,40 @@ b1_loop_emit(struct lcp_stage *st, void **objs, unsigned burst, uint64_t it)
 	return rte_rdtsc_precise() - t0;
 }
 
+/* the recommended lcp_emit, direct path: counters added inline to the rows
+ * (st->ctrs is the slot's row for a row-based strategy), process() tail-called */
+static __rte_always_inline void
+b1_proto_emit_direct(struct lcp_stage *st, unsigned port, void **objs, unsigned n)
+{
+	struct lcp_edge *e = &st->edges[port];
+	struct lcp_stage *d = e->dst;
+
+	((uint64_t *)st->ctrs)[e->ctr_out] += n;
+	((uint64_t *)d->ctrs)[e->dst_ctr_in] += n;
+	d->ops->process(d, d->ctx, e->dst_port, objs, n);
+}
+
+static __attribute__((noinline)) uint64_t
+b1_loop_proto(struct lcp_stage *st, void **objs, unsigned burst, uint64_t it)
+{
+	uint64_t t0 = rte_rdtsc_precise();
+
+	for (uint64_t i = 0; i < it; i++)
+		b1_proto_emit_direct(st, 0, objs, burst);
+	return rte_rdtsc_precise() - t0;
+}
+
+enum b1_direct { D_PLAIN, D_EMIT, D_PROTO, D_COUNT };
+static const char *const b1_dname[D_COUNT] = {"plain_call", "lcp_emit_direct", "proto_emit_direct"};
+static const char *const b1_dlabel[D_COUNT] = {
+	"plain call of process (anchor)",
+	"lcp_emit direct edge (same lcore)",
+	"proto: inline emit, inline counters",
+};
+
 struct b1_direct_job {
 	struct b1 *b;
-	bool emit;
+	enum b1_direct d;
 	unsigned burst;
 	uint64_t it;
 	uint64_t cycles;
@@ -420,8 +549,10 @@ b1_direct_main(void *arg)
 	struct b1 *b = j->b;
 
 	j->spin_before = bench_spin(b->gate[rte_lcore_id()].iters);
-	if (j->emit)
+	if (j->d == D_EMIT)
 		j->cycles = b1_loop_emit(&b->dprod->pub, b->objs, j->burst, j->it);
+	else if (j->d == D_PROTO)
+		j->cycles = b1_loop_proto(&b->dpprod->pub, b->objs, j->burst, j->it);
 	else
 		j->cycles = b1_loop_plain(&b->dsink->pub, b->objs, j->burst, j->it);
 	j->spin_after = bench_spin(b->gate[rte_lcore_id()].iters);
@@ -491,31 +622,40 @@ b1_cross_once(struct b1 *b, const struct b1_case *c, unsigned burst, uint64_t no
 /* with the noise gate: re-run while the spin loop drifted more than 10 % */
 static double
 b1_cross_rep(struct b1 *b, const struct b1_case *c, unsigned burst, uint64_t nobj,
-	     unsigned *rejected)
+	     unsigned *rejected, unsigned *noisy)
 {
 	for (unsigned t = 0;; t++) {
 		double before = b1_gate(b), v = b1_cross_once(b, c, burst, nobj), after = b1_gate(b);
+		bool ok = before <= BENCH_DRIFT_MAX && after <= BENCH_DRIFT_MAX;
 
-		if ((before <= BENCH_DRIFT_MAX && after <= BENCH_DRIFT_MAX) || t >= 10)
+		if (ok || t >= BENCH_RERUNS_MAX) {
+			if (!ok)
+				(*noisy)++; /* kept after BENCH_RERUNS_MAX re-runs: reported */
 			return v;
+		}
 		(*rejected)++;
 	}
 }
 
 static double
-b1_direct_rep(struct b1 *b, bool emit, unsigned burst, uint64_t it, unsigned *rejected)
+b1_direct_rep(struct b1 *b, enum b1_direct d, unsigned burst, uint64_t it, unsigned *rejected,
+	      unsigned *noisy)
 {
-	struct b1_direct_job j = {.b = b, .emit = emit, .burst = burst, .it = it};
+	struct b1_direct_job j = {.b = b, .d = d, .burst = burst, .it = it};
 
 	for (unsigned t = 0;; t++) {
 		const struct bench_gate *g = &b->gate[b->lc_prod];
+		bool ok;
 
 		bench_launch(b->lc_prod, b1_direct_main, &j);
 		bench_wait();
-		if ((bench_gate_drift(g, j.spin_before) <= BENCH_DRIFT_MAX &&
-		     bench_gate_drift(g, j.spin_after) <= BENCH_DRIFT_MAX) ||
-		    t >= 10)
+		ok = bench_gate_drift(g, j.spin_before) <= BENCH_DRIFT_MAX &&
+		     bench_gate_drift(g, j.spin_after) <= BENCH_DRIFT_MAX;
+		if (ok || t >= BENCH_RERUNS_MAX) {
+			if (!ok)
+				(*noisy)++;
 			return (double)j.cycles / ((double)it * burst);
+		}
 		(*rejected)++;
 	}
 }
@@ -528,7 +668,7 @@ struct b1_result {
 	unsigned burst;
 	struct bench_summary s;
 	double ratio; /* median of per-repetition ratios to the anchor; 0 for the anchor */
-	unsigned rejected;
+	unsigned rejected, noisy;
 	uint64_t per_rep; /* objects per repetition */
 };
 
@@ -536,8 +676,8 @@ static void
 b1_table(const struct b1_result *r, unsigned n, const char *title)
 {
 	printf("\n%s (cycles/object)\n", title);
-	printf("%-42s %5s %8s %8s %8s %8s %8s %4s\n", "case", "burst", "min", "median", "q1", "q3",
-	       "ratio", "rej");
+	printf("%-42s %5s %8s %8s %8s %8s %8s %4s %5s\n", "case", "burst", "min", "median", "q1", "q3",
+	       "ratio", "rej", "noisy");
 	for (unsigned i = 0; i < n; i++) {
 		char ratio[16];
 
@@ -545,8 +685,8 @@ b1_table(const struct b1_result *r, unsigned n, const char *title)
 			snprintf(ratio, sizeof(ratio), "%.3f", r[i].ratio);
 		else
 			snprintf(ratio, sizeof(ratio), "anchor");
-		printf("%-42s %5u %8.2f %8.2f %8.2f %8.2f %8s %4u\n", r[i].label, r[i].burst, r[i].s.min,
-		       r[i].s.med, r[i].s.q1, r[i].s.q3, ratio, r[i].rejected);
+		printf("%-42s %5u %8.2f %8.2f %8.2f %8.2f %8s %4u %5u\n", r[i].label, r[i].burst,
+		       r[i].s.min, r[i].s.med, r[i].s.q1, r[i].s.q3, ratio, r[i].rejected, r[i].noisy);
 	}
 }
 
@@ -567,8 +707,8 @@ b1_json(const struct b1_result *r, unsigned n, double hz, const char *placement,
 				printf(",\"target_ratio\":%.2f,\"target_met\":%s", target,
 				       r[i].ratio <= target ? "true" : "false");
 		}
-		printf(",\"gate_reruns\":%u,\"ring_size\":%u,\"placement\":%s}\n", r[i].rejected,
-		       B1_RING_SIZE, placement);
+		printf(",\"gate_reruns\":%u,\"gate_noisy\":%u,\"ring_size\":%u,\"placement\":%s}\n",
+		       r[i].rejected, r[i].noisy, B1_RING_SIZE, placement);
 	}
 }
 
@@ -589,6 +729,16 @@ b1_cg_ring_emit(struct lcp_stage *st, struct rte_ring *r, void **objs, void **ou
 {
 	for (uint64_t i = 0; i < it; i++) {
 		lcp_emit(st, 0, objs, burst);
+		rte_ring_sc_dequeue_burst(r, out, burst, NULL);
+	}
+}
+
+static __attribute__((noinline)) void
+b1_cg_ring_proto(struct lcp_stage *st, uint64_t *row, struct rte_ring *r, void **objs, void **out,
+		 unsigned burst, uint64_t it)
+{
+	for (uint64_t i = 0; i < it; i++) {
+		b1_proto_emit(st, row, 0, objs, burst);
 		rte_ring_sc_dequeue_burst(r, out, burst, NULL);
 	}
 }
@@ -616,6 +766,12 @@ b1_callgrind(struct b1 *b, uint64_t it)
 
 		/* one lcore: enqueue then dequeue (no second lcore under valgrind) */
 		CALLGRIND_ZERO_STATS;
+		b1_loop_proto(&b->dpprod->pub, b->objs, burst, it);
+		snprintf(name, sizeof(name), "b1.direct.proto_emit.b%u", burst);
+		CALLGRIND_DUMP_STATS_AT(name);
+		printf("callgrind-case %s objects %" PRIu64 "\n", name, it * burst);
+
+		CALLGRIND_ZERO_STATS;
 		b1_cg_ring_raw(b->r, b->objs, out, burst, it);
 		snprintf(name, sizeof(name), "b1.ring1.raw_enq_deq.b%u", burst);
 		CALLGRIND_DUMP_STATS_AT(name);
@@ -624,6 +780,12 @@ b1_callgrind(struct b1 *b, uint64_t it)
 		CALLGRIND_ZERO_STATS;
 		b1_cg_ring_emit(&b->prod->pub, b->r, b->objs, out, burst, it);
 		snprintf(name, sizeof(name), "b1.ring1.lcp_emit_deq.b%u", burst);
+		CALLGRIND_DUMP_STATS_AT(name);
+		printf("callgrind-case %s objects %" PRIu64 "\n", name, it * burst);
+
+		CALLGRIND_ZERO_STATS;
+		b1_cg_ring_proto(&b->prod->pub, b->proto_row[0], b->r, b->objs, out, burst, it);
+		snprintf(name, sizeof(name), "b1.ring1.proto_emit_deq.b%u", burst);
 		CALLGRIND_DUMP_STATS_AT(name);
 		printf("callgrind-case %s objects %" PRIu64 "\n", name, it * burst);
 	}
@@ -636,7 +798,7 @@ main(int argc, char **argv)
 {
 	struct bench_opts o;
 	struct b1 *b;
-	struct b1_result res[RTE_DIM(b1_bursts) * B1_N_CASES], dres[RTE_DIM(b1_bursts) * 2];
+	struct b1_result res[RTE_DIM(b1_bursts) * B1_N_CASES], dres[RTE_DIM(b1_bursts) * D_COUNT];
 	unsigned nres = 0, ndres = 0, lcores[2];
 	char placement[256], placement_json[256];
 	double hz;
@@ -690,7 +852,7 @@ main(int argc, char **argv)
 	for (unsigned k = 0; k < RTE_DIM(b1_bursts); k++) {
 		unsigned burst = b1_bursts[k];
 		double v[B1_N_CASES][BENCH_MAX_REPS], cpo;
-		unsigned rej[B1_N_CASES] = {0};
+		unsigned rej[B1_N_CASES] = {0}, noisy[B1_N_CASES] = {0};
 		uint64_t nobj;
 
 		/* size a repetition from a short anchor run, then warm every case */
@@ -703,7 +865,8 @@ main(int argc, char **argv)
 			b1_cross_once(b, &b1_cases[c], burst, nobj / 4 - (nobj / 4) % burst);
 		for (unsigned rep = 0; rep < o.reps; rep++)
 			for (unsigned c = 0; c < B1_N_CASES; c++)
-				v[c][rep] = b1_cross_rep(b, &b1_cases[c], burst, nobj, &rej[c]);
+				v[c][rep] = b1_cross_rep(b, &b1_cases[c], burst, nobj, &rej[c],
+							 &noisy[c]);
 		for (unsigned c = 0; c < B1_N_CASES; c++) {
 			struct b1_result *r = &res[nres++];
 			double ratios[BENCH_MAX_REPS];
@@ -713,6 +876,7 @@ main(int argc, char **argv)
 			r->label = b1_cases[c].label;
 			r->burst = burst;
 			r->rejected = rej[c];
+			r->noisy = noisy[c];
 			r->per_rep = nobj;
 			bench_summarize(v[c], o.reps, &r->s);
 			for (unsigned rep = 0; rep < o.reps; rep++)
@@ -724,30 +888,29 @@ main(int argc, char **argv)
 	/* same lcore */
 	for (unsigned k = 0; k < RTE_DIM(b1_bursts); k++) {
 		unsigned burst = b1_bursts[k];
-		double v[2][BENCH_MAX_REPS], ratios[BENCH_MAX_REPS], cpo;
-		unsigned rej[2] = {0};
+		double v[D_COUNT][BENCH_MAX_REPS], ratios[BENCH_MAX_REPS], cpo;
+		unsigned rej[D_COUNT] = {0}, noisy[D_COUNT] = {0}, dummy = 0;
 		uint64_t it;
 
-		cpo = b1_direct_rep(b, true, burst, 100000, &rej[0]) * burst; /* per burst */
-		rej[0] = 0;
+		cpo = b1_direct_rep(b, D_EMIT, burst, 100000, &dummy, &dummy) * burst; /* per burst */
 		it = (uint64_t)(o.ms * 1e-3 * hz / cpo);
-		for (unsigned rep = 0; rep < o.reps; rep++) {
-			v[0][rep] = b1_direct_rep(b, false, burst, it, &rej[0]);
-			v[1][rep] = b1_direct_rep(b, true, burst, it, &rej[1]);
-		}
-		for (unsigned c = 0; c < 2; c++) {
+		for (unsigned rep = 0; rep < o.reps; rep++)
+			for (unsigned d = 0; d < D_COUNT; d++)
+				v[d][rep] = b1_direct_rep(b, d, burst, it, &rej[d], &noisy[d]);
+		for (unsigned d = 0; d < D_COUNT; d++) {
 			struct b1_result *r = &dres[ndres++];
 
 			r->group = "direct";
-			r->name = c ? "lcp_emit_direct" : "plain_call";
-			r->label = c ? "lcp_emit direct edge (same lcore)" : "plain call of process (anchor)";
+			r->name = b1_dname[d];
+			r->label = b1_dlabel[d];
 			r->burst = burst;
-			r->rejected = rej[c];
+			r->rejected = rej[d];
+			r->noisy = noisy[d];
 			r->per_rep = it * burst;
-			bench_summarize(v[c], o.reps, &r->s);
+			bench_summarize(v[d], o.reps, &r->s);
 			for (unsigned rep = 0; rep < o.reps; rep++)
-				ratios[rep] = v[c][rep] / v[0][rep];
-			r->ratio = c == 0 ? 0 : bench_median(ratios, o.reps);
+				ratios[rep] = v[d][rep] / v[D_PLAIN][rep];
+			r->ratio = d == D_PLAIN ? 0 : bench_median(ratios, o.reps);
 		}
 	}
 
@@ -770,10 +933,13 @@ main(int argc, char **argv)
 	{
 		double d[RTE_DIM(b1_bursts)];
 
-		printf("\nsame-lcore overhead of lcp_emit over the plain call, cycles per burst:");
+		printf("\nsame-lcore overhead over the plain call, cycles per burst (medians):");
 		for (unsigned k = 0; k < RTE_DIM(b1_bursts); k++) {
-			d[k] = (dres[2 * k + 1].s.med - dres[2 * k].s.med) * b1_bursts[k];
-			printf(" b%u %.1f", b1_bursts[k], d[k]);
+			const struct b1_result *r = &dres[D_COUNT * k];
+
+			d[k] = (r[D_EMIT].s.med - r[D_PLAIN].s.med) * b1_bursts[k];
+			printf(" b%u lcp_emit %.1f, proto %.1f;", b1_bursts[k], d[k],
+			       (r[D_PROTO].s.med - r[D_PLAIN].s.med) * b1_bursts[k]);
 		}
 		printf("\n\n");
 	}

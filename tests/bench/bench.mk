@@ -31,7 +31,7 @@ bench_b2_dispatch_LDADD = $(BENCH_LDADD)
 bench_b2_dispatch_LDFLAGS = -no-install
 
 EXTRA_DIST += bench/b1.sh bench/b2.sh bench/callgrind.sh bench/common.sh
-CLEANFILES += $(BENCH_PROGS) bench-b1.log bench-b2.log bench-callgrind.log
+CLEANFILES += $(BENCH_PROGS) bench-b1.log bench-b2.log bench-cg.log
 
 BENCH_REPS = 9
 BENCH_MS = 20
@@ -40,16 +40,15 @@ BENCH_ONLY = b1 b2 cg
 
 .PHONY: bench
 bench: $(BENCH_PROGS)
-	@set -e; \
-	export BENCH_BUILDDIR='$(abs_builddir)' BENCH_SRCDIR='$(abs_srcdir)' \
-		BENCH_REPS='$(BENCH_REPS)' BENCH_MS='$(BENCH_MS)' BENCH_CG_ITERS='$(BENCH_CG_ITERS)' \
-		DPDK_TEST='$(DPDK_TEST)' VALGRIND='$(VALGRIND)'; \
+	@export BENCH_BUILDDIR='$(abs_builddir)' BENCH_REPS='$(BENCH_REPS)' BENCH_MS='$(BENCH_MS)' \
+		BENCH_CG_ITERS='$(BENCH_CG_ITERS)' DPDK_TEST='$(DPDK_TEST)' VALGRIND='$(VALGRIND)'; \
 	unset LCP_PLUGIN_PATH; \
 	for b in $(BENCH_ONLY); do \
 		case $$b in \
-		b1) $(SHELL) '$(srcdir)/bench/b1.sh' 2>&1 | tee bench-b1.log ;; \
-		b2) $(SHELL) '$(srcdir)/bench/b2.sh' 2>&1 | tee bench-b2.log ;; \
-		cg) $(SHELL) '$(srcdir)/bench/callgrind.sh' 2>&1 | tee bench-callgrind.log ;; \
-		*) echo "bench: unknown '$$b' in BENCH_ONLY" >&2; exit 2 ;; \
+		b1) s=b1.sh ;; b2) s=b2.sh ;; cg) s=callgrind.sh ;; \
+		*) echo "bench: unknown '$$b' in BENCH_ONLY (b1 b2 cg)" >&2; exit 2 ;; \
 		esac; \
+		{ bash '$(srcdir)/bench/'$$s; echo $$? > bench-$$b.rc; } 2>&1 | tee bench-$$b.log; \
+		rc=$$(cat bench-$$b.rc); rm -f bench-$$b.rc; \
+		case $$rc in 0|77) ;; *) echo "bench: $$s failed ($$rc)" >&2; exit 1 ;; esac; \
 	done

@@ -32,6 +32,7 @@
 
 #define BENCH_MAX_REPS 101
 #define BENCH_DRIFT_MAX 0.10 /* a repetition whose spin loop drifted more is re-run */
+#define BENCH_RERUNS_MAX 5   /* then it is kept, and counted as noisy */
 
 struct lcp_counters_ops;
 
@@ -44,7 +45,7 @@ void bench_summarize(const double *v, unsigned n, struct bench_summary *s);
 double bench_median(const double *v, unsigned n);
 
 /* The noise gate: a dependent multiply-add chain of a fixed iteration count,
- * calibrated once per lcore at start (median of 7 runs, ~1 ms each). */
+ * calibrated once per lcore at start (fastest of 7 runs, ~1 ms each). */
 struct bench_gate {
 	uint64_t iters;
 	double ref; /* TSC cycles of one spin of `iters` on this lcore */

@@ -8,6 +8,8 @@
  *
  *   built into plugins/hdr/   refused from the ELF file, before dlopen
  *     MAGIC ABI_MAJOR ABI_MINOR SIZE SYMSIZE TINY FUNC HIDDEN KIND NAME NONAME
+ *   built into plugins/bugs/  should be refused from the ELF file but is not (XFAIL)
+ *     LONGNAME
  *   built into plugins/dup/   refused from the ELF file: same name twice in one dir
  *     DUP_A DUP_B
  *   built into plugins/open/  refused after dlopen (their constructor does run),
@@ -153,6 +155,17 @@ LCP_PLUGIN_EXPORT const struct lcp_plugin lcp_plugin_descriptor = {
 LCP_TEST_MARKER_CTOR("no_name")
 LCP_PLUGIN_EXPORT const struct lcp_plugin lcp_plugin_descriptor = {
 	T_DESC_HEAD(LCP_KIND_STAGE, ""), .ops = &stub_stage_ops,
+};
+#elif defined(BROKEN_LONGNAME)
+/* 32 name characters and no terminating NUL (plugins/bugs/: accepted today,
+ * silently truncated; see tests/unit/test_known_bugs.c) */
+LCP_TEST_MARKER_CTOR("long_name")
+LCP_PLUGIN_EXPORT const struct lcp_plugin lcp_plugin_descriptor = {
+	.magic = LCP_PLUGIN_MAGIC, .abi_major = LCP_ABI_MAJOR, .abi_minor = LCP_ABI_MINOR,
+	.size = sizeof(struct lcp_plugin), .kind = LCP_KIND_STAGE,
+	/* C lets a 32-character literal fill char[32], dropping the NUL */
+	.name = "test_long_name_xxxxxxxxxxxxxxxxy",
+	.version = "0.0.1", .summary = "broken test plugin", .ops = &stub_stage_ops,
 };
 #elif defined(BROKEN_DUP_A) || defined(BROKEN_DUP_B)
 #ifdef BROKEN_DUP_A

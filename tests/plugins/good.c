@@ -4,7 +4,8 @@
  * only ever validated (`lcpipe check`), never run: their ops are stubs. They keep
  * the corpus independent of the shipped plugins' option tables.
  *
- *   GOOD_SRC       stage "test_src":  out (pkt, out, REQUIRED), msg (msg, out); option rate
+ *   GOOD_SRC       stage "test_src":  out (pkt, out, REQUIRED), msg (msg, out),
+ *                  seg (stream, out); option rate
  *   GOOD_SINK      stage "test_sink": in (pkt, in, REQUIRED), stream (stream, in); no options
  *   GOOD_OPTS      stage "test_opts": in (pkt, in), out (pkt, out); one option of every
  *                  type and width, a REQUIRED string, and a validate hook
@@ -56,6 +57,7 @@ static const struct lcp_port_def test_src_ports[] = {
 	{ .name = "out", .dir = LCP_PORT_OUT, .unit = LCP_UNIT_PKT, .flags = LCP_PORT_F_REQUIRED,
 	  .doc = "frames (must be linked)" },
 	{ .name = "msg", .dir = LCP_PORT_OUT, .unit = LCP_UNIT_MSG, .doc = "messages" },
+	{ .name = "seg", .dir = LCP_PORT_OUT, .unit = LCP_UNIT_STREAM, .doc = "stream segments" },
 	LCP_PORT_END,
 };
 static const char *const test_src_counters[] = { "made", NULL };
@@ -64,7 +66,7 @@ static const struct lcp_stage_ops test_src_ops = {
 };
 LCP_PLUGIN_EXPORT const struct lcp_plugin lcp_plugin_descriptor = {
 	LCP_PLUGIN_HEADER(LCP_KIND_STAGE, "test_src"),
-	.version = "0.1", .summary = "test source: a required pkt output and a msg output",
+	.version = "0.1", .summary = "test source: a required pkt output, a msg and a stream output",
 	.options = test_src_opts, .conf_size = sizeof(struct test_src_conf), .ops = &test_src_ops,
 };
 #elif defined(GOOD_SINK) || defined(GOOD_SHADOW)

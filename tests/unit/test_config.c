@@ -1,3 +1,294 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * test_config.c — lcp_cfg_load() and lcp_eal_lcores() through the C API, no EAL.
+ *
+ * The message corpus is tests/conf-bad (through the CLI); here: the embedded
+ * default job equals the shipped conf/default.json and validates, plugin_path is
+ * relative to the config file, "--" EAL arguments replace the config's, the
+ * lcore sets EAL will have are read right from -l / --lcores / -c / --main-lcore.
+ */
+#include <check.h>
+#include <sched.h>
 #include <stdlib.h>
-int main(void);
-int main(void) { return 0; }
+#include <string.h>
+
+#include "testutil.h"
+
+static struct lcp_errs errs;
+
+static void
+setup(void)
+{
+	memset(&errs, 0, sizeof(errs));
+	unsetenv("LCP_PLUGIN_PATH");
+}
+
+static void
+teardown(void)
+{
+	lcp_errs_free(&errs);
+}
+
+static void
+assert_no_errs(void)
+{
+	if (errs.n)
+		t_errs_dump(&errs);
+	ck_assert_uint_eq(errs.n, 0);
+}
+
+/* ================= the default job ================= */
+
+START_TEST(default_config_valid)
+{
+	struct lcp_cfg *c = lcp_cfg_load(NULL, NULL, 0, &errs);
+
+	ck_assert_ptr_nonnull(c);
+	assert_no_errs();
+	ck_assert_str_eq(c->path, "(default config)");
+	ck_assert_uint_eq(c->n_stages, 4);
+	ck_assert_uint_eq(c->n_links, 2);
+	for (unsigned i = 0; i < c->n_stages; i++) {
+		ck_assert_ptr_nonnull(c->stages[i].pf);
+		ck_assert_uint_eq(c->stages[i].lcore, 1);
+	}
+	ck_assert(c->links[0].valid && c->links[1].valid);
+	ck_assert_uint_eq(c->main_lcore, 0);
+	ck_assert(c->lcore_avail[0] && c->lcore_avail[1] && !c->lcore_avail[2]);
+	ck_assert_double_eq(c->eng.duration, 3);
+	lcp_cfg_free(c);
+}
+END_TEST
+
+/* conf/default.json is the embedded default, JSON-equal (a test, not a promise) */
+START_TEST(default_config_shipped)
+{
+	json_error_t je;
+	json_t *shipped = json_load_file(TEST_TOP_SRCDIR "/conf/default.json", JSON_REJECT_DUPLICATES, &je);
+	json_t *embedded = json_loads(lcp_default_config, JSON_REJECT_DUPLICATES, &je);
+
+	ck_assert_msg(shipped != NULL, "conf/default.json: %d:%d: %s", je.line, je.column, je.text);
+	ck_assert_ptr_nonnull(embedded);
+	if (!json_equal(shipped, embedded)) {
+		char *a = json_dumps(shipped, JSON_SORT_KEYS), *b = json_dumps(embedded, JSON_SORT_KEYS);
+
+		ck_abort_msg("conf/default.json differs from lcp_default_config (framework/config.c):\n"
+			     "  conf/default.json: %s\n  embedded:          %s", a, b);
+	}
+	json_decref(shipped);
+	json_decref(embedded);
+}
+END_TEST
+
+/* ================= files ================= */
+
+static char *
+write_conf(const char *dir, const char *name, const char *text)
+{
+	char *path;
+
+	ck_assert(asprintf(&path, "%s/%s", dir, name) > 0);
+	t_write(path, text, strlen(text));
+	return path;
+}
+
+START_TEST(plugin_path_relative_to_config)
+{
+	char *dir = t_scratch("config-pp"), *path, *want;
+	struct lcp_cfg *c;
+
+	/* scratch is TEST_BUILDDIR/unit/scratch-config-pp: ../../plugins is ours */
+	path = write_conf(dir, "pp.json",
+			  "{\"eal\": [\"-l\", \"0,1\"], \"plugin_path\": [\"../../plugins/good/.libs\"],\n"
+			  " \"stages\": [{\"name\": \"a\", \"plugin\": \"test_src\"},\n"
+			  "            {\"name\": \"b\", \"plugin\": \"test_sink\"}],\n"
+			  " \"links\": [\"a.out -> b.in\"]}\n");
+	c = lcp_cfg_load(path, NULL, 0, &errs);
+	ck_assert_ptr_nonnull(c);
+	assert_no_errs();
+	ck_assert_uint_eq(c->n_plugin_path, 1);
+	ck_assert(asprintf(&want, "%s/../../plugins/good/.libs", dir) > 0);
+	ck_assert_str_eq(c->plugin_path[0], want);
+	ck_assert_str_eq(c->reg.dirs[0], want);
+	free(want);
+	ck_assert(asprintf(&want, "%s/../../plugins/good/.libs/test_src.so", dir) > 0);
+	ck_assert_str_eq(c->stages[0].pf->path, want);
+	free(want);
+	lcp_cfg_free(c);
+	free(path);
+	free(dir);
+}
+END_TEST
+
+START_TEST(plugin_path_absolute)
+{
+	char *dir = t_scratch("config-ppabs"), *path;
+	struct lcp_cfg *c;
+
+	path = write_conf(dir, "pp.json",
+			  "{\"eal\": [\"-l\", \"0,1\"], \"plugin_path\": [\"" T_GOOD "\"],\n"
+			  " \"stages\": [{\"name\": \"a\", \"plugin\": \"test_opts\", \"options\": {\"label\": \"xy\"}}]}\n");
+	c = lcp_cfg_load(path, NULL, 0, &errs);
+	ck_assert_ptr_nonnull(c);
+	assert_no_errs();
+	ck_assert_str_eq(c->stages[0].pf->path, T_GOOD "/test_opts.so");
+	lcp_cfg_free(c);
+	free(path);
+	free(dir);
+}
+END_TEST
+
+START_TEST(cannot_open)
+{
+	struct lcp_cfg *c = lcp_cfg_load(TEST_BUILDDIR "/unit/no-such.json", NULL, 0, &errs);
+
+	ck_assert_ptr_null(c);
+	ck_assert_uint_eq(errs.n, 1);
+	ck_assert_str_eq(errs.v[0], TEST_BUILDDIR "/unit/no-such.json: cannot open: No such file or directory");
+}
+END_TEST
+
+START_TEST(syntax_error_returns_null)
+{
+	char *dir = t_scratch("config-syntax"), *path;
+
+	path = write_conf(dir, "s.json", "{\n  \"eal\": [\"-l\" \"0,1\"]\n}\n");
+	ck_assert_ptr_null(lcp_cfg_load(path, NULL, 0, &errs));
+	ck_assert_uint_eq(errs.n, 1);
+	{
+		char *want;
+
+		/* jansson's column is where the offending token ends */
+		ck_assert(asprintf(&want, "%s:2:20: JSON syntax error: ']' expected near '\"0,1\"'", path) > 0);
+		ck_assert_str_eq(errs.v[0], want);
+		free(want);
+	}
+	free(path);
+	free(dir);
+}
+END_TEST
+
+/* ================= EAL arguments ================= */
+
+START_TEST(eal_override_replaces_config)
+{
+	char *dir = t_scratch("config-eal"), *path;
+	char *over[] = { "--no-huge", "-l", "0,2" };
+	struct lcp_cfg *c;
+
+	path = write_conf(dir, "e.json",
+			  "{\"eal\": [\"-l\", \"0,1\"], \"plugin_path\": [\"" T_GOOD "\"],\n"
+			  " \"stages\": [{\"name\": \"a\", \"plugin\": \"test_src\", \"lcore\": 2},\n"
+			  "            {\"name\": \"b\", \"plugin\": \"test_sink\", \"lcore\": 2}],\n"
+			  " \"links\": [\"a.out -> b.in\"]}\n");
+	/* as written: lcore 2 is not given to EAL */
+	c = lcp_cfg_load(path, NULL, 0, &errs);
+	ck_assert_uint_eq(errs.n, 2);
+	ck_assert_str_eq(errs.v[0], "stages[0].lcore: lcore 2 is not available to EAL; worker lcores: 1");
+	ck_assert_str_eq(errs.v[1], "stages[1].lcore: lcore 2 is not available to EAL; worker lcores: 1");
+	lcp_cfg_free(c);
+	lcp_errs_free(&errs);
+	/* with "-- --no-huge -l 0,2" it is, and the config's array is ignored */
+	c = lcp_cfg_load(path, over, 3, &errs);
+	assert_no_errs();
+	ck_assert_uint_eq(c->n_eal, 3);
+	ck_assert_str_eq(c->eal[2], "0,2");
+	ck_assert(c->lcore_avail[2] && !c->lcore_avail[1]);
+	lcp_cfg_free(c);
+	free(path);
+	free(dir);
+}
+END_TEST
+
+static const struct {
+	const char *args[5];
+	const char *avail; /* the lcores EAL will have, as "0,1,..." */
+	unsigned main_lcore;
+} eal_cases[] = {
+	{ { "-l", "0,1" }, "0,1", 0 },
+	{ { "-l0-3" }, "0,1,2,3", 0 },
+	{ { "--no-huge", "-l", "2,5-6", "-m", "64" }, "2,5,6", 2 },
+	{ { "-l", "0-3", "--main-lcore", "2" }, "0,1,2,3", 2 },
+	{ { "-l", "0-3", "--main-lcore=3" }, "0,1,2,3", 3 },
+	{ { "--lcores=0@0,1@1,2@0" }, "0,1,2", 0 },
+	{ { "--lcores", "(4-5)@0,7" }, "4,5,7", 4 },
+	{ { "-c", "0x6" }, "1,2", 1 },
+	{ { "-c0xf0" }, "4,5,6,7", 4 },
+};
+
+START_TEST(eal_lcores)
+{
+	bool avail[LCP_MAX_LCORES];
+	unsigned main_lcore = 999, n = 0;
+	struct lcp_sbuf b = { 0 };
+
+	while (n < 5 && eal_cases[_i].args[n])
+		n++;
+	lcp_eal_lcores((char *const *)eal_cases[_i].args, n, avail, &main_lcore);
+	lcp_sbuf_addf(&b, "%s", "");
+	for (unsigned k = 0; k < LCP_MAX_LCORES; k++)
+		if (avail[k])
+			lcp_sbuf_addf(&b, "%s%u", b.len ? "," : "", k);
+	ck_assert_msg(strcmp(b.s, eal_cases[_i].avail) == 0, "case %d: lcores %s, expected %s", _i, b.s,
+		      eal_cases[_i].avail);
+	ck_assert_uint_eq(main_lcore, eal_cases[_i].main_lcore);
+	lcp_sbuf_free(&b);
+}
+END_TEST
+
+/* no -l/-c/--lcores: EAL takes the CPUs this process may run on */
+START_TEST(eal_lcores_default_affinity)
+{
+	bool avail[LCP_MAX_LCORES];
+	unsigned main_lcore = 999;
+	cpu_set_t cs;
+
+	ck_assert_int_eq(sched_getaffinity(0, sizeof(cs), &cs), 0);
+	lcp_eal_lcores(NULL, 0, avail, &main_lcore);
+	for (unsigned k = 0; k < LCP_MAX_LCORES; k++)
+		ck_assert_int_eq(avail[k], CPU_ISSET(k, &cs) ? 1 : 0);
+	ck_assert(avail[main_lcore]);
+	for (unsigned k = 0; k < main_lcore; k++)
+		ck_assert(!avail[k]);
+}
+END_TEST
+
+static Suite *
+config_suite(void)
+{
+	Suite *s = suite_create("config");
+	TCase *tc;
+
+	tc = tcase_create("default");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, default_config_valid);
+	tcase_add_test(tc, default_config_shipped);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("files");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, plugin_path_relative_to_config);
+	tcase_add_test(tc, plugin_path_absolute);
+	tcase_add_test(tc, cannot_open);
+	tcase_add_test(tc, syntax_error_returns_null);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("eal");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, eal_override_replaces_config);
+	tcase_add_loop_test(tc, eal_lcores, 0, (int)(sizeof(eal_cases) / sizeof(eal_cases[0])));
+	tcase_add_test(tc, eal_lcores_default_affinity);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(config_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -12,7 +12,9 @@
  *   seq_old      a sequence number lower than expected (duplicate or reordered)
  *   bad_frame    too short, not IPv4/UDP, or lengths that do not add up
  *   bad_payload  the pattern after the sequence number is wrong (verify_payload)
- * Nothing here is a drop: every frame is consumed and freed after the check.
+ * Nothing here is a drop: every frame is consumed and freed after the check —
+ * except with the option leak = K: the first K frames are kept and never freed,
+ * to check that the engine notices leaked mbufs (exit 3, leaked_objects).
  * The first wrong frames are logged (at most log_max), with what was expected.
  *
  * Built only for `make check` (tests/run.mk), against the SDK headers only.
@@ -61,10 +63,13 @@ static const char *const sink_check_counters[] = {
 	NULL,
 };
 
+#define SC_LEAK_MAX 64
+
 struct sink_check_conf {
 	uint64_t first;
 	bool verify_payload;
 	uint32_t log_max;
+	uint32_t leak;
 };
 
 static const struct lcp_opt sink_check_opts[] = {
@@ -74,6 +79,8 @@ static const struct lcp_opt sink_check_opts[] = {
 		     "check gen's byte pattern after the sequence number"),
 	LCP_OPT_UINT(struct sink_check_conf, log_max, "log_max", "5", 0, 1000, 0,
 		     "log at most this many wrong frames"),
+	LCP_OPT_UINT(struct sink_check_conf, leak, "leak", "0", 0, SC_LEAK_MAX, 0,
+		     "keep the first K frames and never free them (tests the engine's leak check)"),
 	LCP_OPT_END,
 };
 
@@ -81,6 +88,9 @@ struct sink_check_ctx {
 	uint64_t expect;
 	bool verify_payload;
 	uint32_t log_left;
+	uint32_t leak;      /* frames still to keep */
+	uint32_t n_kept;
+	struct rte_mbuf *kept[SC_LEAK_MAX];
 };
 
 static int
@@ -95,6 +105,7 @@ sink_check_init(struct lcp_stage *st, const void *conf, void **ctx)
 	x->expect = c->first;
 	x->verify_payload = c->verify_payload;
 	x->log_left = c->log_max;
+	x->leak = c->leak;
 	*ctx = x;
 	return 0;
 }
@@ -177,6 +188,12 @@ sink_check_process(struct lcp_stage *st, void *ctx, unsigned port, void **objs, 
 	for (unsigned k = 0; k < SC_N_COUNTERS; k++)
 		if (c[k] != 0)
 			lcp_count(st, k, c[k]);
+	while (x->leak > 0 && n > 0) { /* on purpose: see the option "leak" */
+		x->kept[x->n_kept++] = objs[0];
+		x->leak--;
+		objs++;
+		n--;
+	}
 	rte_pktmbuf_free_bulk((struct rte_mbuf **)objs, n);
 }
 
@@ -188,6 +205,8 @@ sink_check_fini(struct lcp_stage *st, void *ctx)
 	if (x == NULL)
 		return;
 	lcp_log(st, LCP_LOG_INFO, "next expected sequence number %" PRIu64, x->expect);
+	if (x->n_kept > 0)
+		lcp_log(st, LCP_LOG_WARNING, "leaking %u frames on purpose (option leak)", x->n_kept);
 	rte_free(x);
 }
 

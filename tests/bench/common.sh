@@ -1,0 +1,72 @@
+# shellcheck shell=bash
+# common.sh — sourced by the benchmark scripts (b1.sh, b2.sh, callgrind.sh).
+#
+# Environment (set by `make bench`, see bench.mk; defaults for running by hand
+# from the build tree's tests/ directory):
+#   BENCH_BUILDDIR  where bench/b1_ring_link etc. are     (default: .)
+#   BENCH_REPS      repetitions per case                   (default: 9)
+#   BENCH_MS        target milliseconds per repetition     (default: 20)
+#   BENCH_NICE      nice level for the measured programs   (default: -19 as root, else 0)
+#   BENCH_QUIET_WAIT seconds to wait for the 1-minute load average to drop below
+#                   BENCH_QUIET_LOAD (default 1.0) before measuring (default: 0)
+#   DPDK_TEST, VALGRIND  tools (default: from PATH)
+
+: "${BENCH_BUILDDIR:=.}"
+: "${BENCH_REPS:=9}"
+: "${BENCH_MS:=20}"
+: "${BENCH_QUIET_WAIT:=0}"
+: "${BENCH_QUIET_LOAD:=1.0}"
+if [ -z "${BENCH_NICE:-}" ]; then
+	if [ "$(id -u)" = 0 ]; then BENCH_NICE=-19; else BENCH_NICE=0; fi
+fi
+
+# EAL options every benchmark uses: no hugepages, no PCI, no shared config, its
+# own runtime directory name
+bench_eal() { # name
+	echo "--no-huge --no-pci --no-shconf -m 256 --file-prefix=lcpbench-$1-$$ --log-level=lib.eal:error"
+}
+
+bench_need_cpus() { # n
+	local n
+	n=$(nproc)
+	if [ "$n" -lt "$1" ]; then
+		echo "SKIP: needs $1 CPUs, this machine has $n"
+		exit 77
+	fi
+}
+
+bench_wait_quiet() {
+	local t=0 l
+	while :; do
+		l=$(cut -d' ' -f1 /proc/loadavg)
+		if awk -v l="$l" -v m="$BENCH_QUIET_LOAD" 'BEGIN { exit !(l < m) }'; then
+			return 0
+		fi
+		if [ "$t" -ge "$BENCH_QUIET_WAIT" ]; then
+			[ "$BENCH_QUIET_WAIT" -gt 0 ] &&
+				echo "note: load average still $l after ${t}s; measuring anyway (the noise gate reports it)"
+			return 0
+		fi
+		sleep 5
+		t=$((t + 5))
+	done
+}
+
+bench_header() { # id title
+	echo "==== $1: $2"
+	echo "date:    $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
+	echo "host:    $(uname -srm); $(nproc) CPUs; $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
+	echo "dpdk:    $(pkg-config --modversion libdpdk 2>/dev/null || echo '?')"
+	echo "load:    $(cut -d' ' -f1-3 /proc/loadavg) (1/5/15 min) before the run"
+	echo "nice:    $BENCH_NICE"
+}
+
+# run a command at the benchmark nice level, echoing it first
+bench_run() {
+	echo "+ $*"
+	if [ "$BENCH_NICE" != 0 ]; then
+		nice -n "$BENCH_NICE" "$@"
+	else
+		"$@"
+	fi
+}
