@@ -26,10 +26,16 @@
  * Same lcore (bursts 1, 8, 32): lcp_emit() on a direct edge (two counter adds and
  * the indirect process() call) against a plain call of the same process function.
  *
+ * The functions that call lcp_emit() are `flatten`ed so that it is inlined into
+ * each, as it is in a plugin with a single lcp_emit() call site; with several
+ * call sites GCC -O2 emits it out of line (doc/benchmarks.md).
+ *
  * Method (BENCHMARKS.md): cases interleaved A B C… per repetition, --reps
  * repetitions of about --ms ms; a calibrated spin loop on every lcore involved
  * before and after each repetition, re-run when it drifted more than 10 %;
- * min / median / IQR per case, the median of per-repetition ratios to the anchor.
+ * a repetition during which a measured lcore thread was preempted (getrusage
+ * RUSAGE_THREAD ru_nivcsw) is re-run as well; min / median / IQR per case, the
+ * median of per-repetition ratios to the anchor.
  * --callgrind ITERS: no timing; single-lcore paths only, each between
  * CALLGRIND_ZERO_STATS and CALLGRIND_DUMP_STATS_AT("<case>") (tests/bench/callgrind.sh).
  *
@@ -142,6 +148,7 @@ struct b1 {
 	volatile uint32_t cons_ready;
 	volatile uint32_t raw_stop;
 	uint64_t cycles;
+	uint64_t ivcsw_prod, ivcsw_cons; /* involuntary context switches during the run */
 	uint64_t emitted; /* by lcp_emit, to check the counters */
 	/* noise gate, per lcore */
 	struct bench_gate gate[RTE_MAX_LCORE];
@@ -285,7 +292,7 @@ b1_prod_raw(struct rte_ring *r, void **objs, unsigned burst, uint64_t nb)
 	}
 }
 
-static __attribute__((noinline)) void
+static __attribute__((noinline, flatten)) void
 b1_prod_emit(struct lcp_stage *st, struct rte_ring *r, void **objs, unsigned burst, uint64_t nb)
 {
 	for (uint64_t i = 0; i < nb; i++) {
@@ -328,7 +335,7 @@ static int
 b1_prod_main(void *arg)
 {
 	struct b1 *b = arg;
-	uint64_t nb = b->nobj / b->burst, t0;
+	uint64_t nb = b->nobj / b->burst, t0, cs = bench_ivcsw();
 
 	while (!b->cons_ready)
 		rte_pause();
@@ -342,6 +349,7 @@ b1_prod_main(void *arg)
 	while (__atomic_load_n(&b->sctx->count, __ATOMIC_ACQUIRE) < b->target)
 		rte_pause();
 	b->cycles = rte_rdtsc_precise() - t0;
+	b->ivcsw_prod = bench_ivcsw() - cs;
 	if (b->c->prod == PROD_EMIT)
 		b->emitted += nb * b->burst;
 	__atomic_store_n(&b->eng->run_state, LCP_RUN_EXIT, __ATOMIC_RELEASE);
@@ -465,18 +473,24 @@ static int
 b1_cons_main(void *arg)
 {
 	struct b1 *b = arg;
+	uint64_t cs = bench_ivcsw();
 
 	b->cons_ready = 1;
 	switch (b->c->cons) {
 	case CONS_RAW:
-		return b1_cons_raw(b);
+		b1_cons_raw(b);
+		break;
 	case CONS_ENGINE:
-		return lcp_worker_main(b->w);
+		lcp_worker_main(b->w);
+		break;
 	case CONS_COPY:
-		return b1_worker_copy_runner(b->w);
+		b1_worker_copy_runner(b->w);
+		break;
 	case CONS_PROTO:
-		return b1_worker_proto(b->w, b->proto_row[1]);
+		b1_worker_proto(b->w, b->proto_row[1]);
+		break;
 	}
+	b->ivcsw_cons = bench_ivcsw() - cs;
 	return 0;
 }
 
@@ -492,7 +506,7 @@ b1_loop_plain(struct lcp_stage *sink, void **objs, unsigned burst, uint64_t it)
 	return rte_rdtsc_precise() - t0;
 }
 
-static __attribute__((noinline)) uint64_t
+static __attribute__((noinline, flatten)) uint64_t
 b1_loop_emit(struct lcp_stage *st, void **objs, unsigned burst, uint64_t it)
 {
 	uint64_t t0 = rte_rdtsc_precise();
@@ -539,7 +553,7 @@ struct b1_direct_job {
 	unsigned burst;
 	uint64_t it;
 	uint64_t cycles;
-	uint64_t spin_before, spin_after;
+	uint64_t spin_before, spin_after, ivcsw;
 };
 
 static int
@@ -549,12 +563,14 @@ b1_direct_main(void *arg)
 	struct b1 *b = j->b;
 
 	j->spin_before = bench_spin(b->gate[rte_lcore_id()].iters);
+	j->ivcsw = bench_ivcsw();
 	if (j->d == D_EMIT)
 		j->cycles = b1_loop_emit(&b->dprod->pub, b->objs, j->burst, j->it);
 	else if (j->d == D_PROTO)
 		j->cycles = b1_loop_proto(&b->dpprod->pub, b->objs, j->burst, j->it);
 	else
 		j->cycles = b1_loop_plain(&b->dsink->pub, b->objs, j->burst, j->it);
+	j->ivcsw = bench_ivcsw() - j->ivcsw;
 	j->spin_after = bench_spin(b->gate[rte_lcore_id()].iters);
 	return 0;
 }
@@ -626,7 +642,8 @@ b1_cross_rep(struct b1 *b, const struct b1_case *c, unsigned burst, uint64_t nob
 {
 	for (unsigned t = 0;; t++) {
 		double before = b1_gate(b), v = b1_cross_once(b, c, burst, nobj), after = b1_gate(b);
-		bool ok = before <= BENCH_DRIFT_MAX && after <= BENCH_DRIFT_MAX;
+		bool ok = before <= BENCH_DRIFT_MAX && after <= BENCH_DRIFT_MAX &&
+			  b->ivcsw_prod == 0 && b->ivcsw_cons == 0;
 
 		if (ok || t >= BENCH_RERUNS_MAX) {
 			if (!ok)
@@ -650,7 +667,7 @@ b1_direct_rep(struct b1 *b, enum b1_direct d, unsigned burst, uint64_t it, unsig
 		bench_launch(b->lc_prod, b1_direct_main, &j);
 		bench_wait();
 		ok = bench_gate_drift(g, j.spin_before) <= BENCH_DRIFT_MAX &&
-		     bench_gate_drift(g, j.spin_after) <= BENCH_DRIFT_MAX;
+		     bench_gate_drift(g, j.spin_after) <= BENCH_DRIFT_MAX && j.ivcsw == 0;
 		if (ok || t >= BENCH_RERUNS_MAX) {
 			if (!ok)
 				(*noisy)++;
@@ -723,7 +740,7 @@ b1_cg_ring_raw(struct rte_ring *r, void **objs, void **out, unsigned burst, uint
 	}
 }
 
-static __attribute__((noinline)) void
+static __attribute__((noinline, flatten)) void
 b1_cg_ring_emit(struct lcp_stage *st, struct rte_ring *r, void **objs, void **out, unsigned burst,
 		uint64_t it)
 {

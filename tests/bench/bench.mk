@@ -41,8 +41,8 @@ BENCH_ONLY = b1 b2 cg
 .PHONY: bench
 bench: $(BENCH_PROGS)
 	@export BENCH_BUILDDIR='$(abs_builddir)' BENCH_REPS='$(BENCH_REPS)' BENCH_MS='$(BENCH_MS)' \
-		BENCH_CG_ITERS='$(BENCH_CG_ITERS)' DPDK_TEST='$(DPDK_TEST)' VALGRIND='$(VALGRIND)'; \
-	unset LCP_PLUGIN_PATH; \
+		BENCH_CG_ITERS='$(BENCH_CG_ITERS)' BENCH_DPDK_TEST='$(DPDK_TEST)' VALGRIND='$(VALGRIND)'; \
+	unset LCP_PLUGIN_PATH DPDK_TEST; \
 	for b in $(BENCH_ONLY); do \
 		case $$b in \
 		b1) s=b1.sh ;; b2) s=b2.sh ;; cg) s=callgrind.sh ;; \

@@ -4,6 +4,7 @@
 #include <getopt.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -107,6 +108,16 @@ bench_gate_drift(const struct bench_gate *g, uint64_t cycles)
 	double d = ((double)cycles - g->ref) / g->ref;
 
 	return d < 0 ? -d : d;
+}
+
+uint64_t
+bench_ivcsw(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_THREAD, &ru) != 0)
+		return 0;
+	return (uint64_t)ru.ru_nivcsw;
 }
 
 static bool launched[RTE_MAX_LCORE];

@@ -56,6 +56,11 @@ void bench_gate_calibrate(struct bench_gate *g);
 /* relative drift of a spin of g->iters that took `cycles` */
 double bench_gate_drift(const struct bench_gate *g, uint64_t cycles);
 
+/* involuntary context switches of the calling thread so far (getrusage
+ * RUSAGE_THREAD): a repetition during which a measured lcore was preempted is
+ * re-run like one whose spin loop drifted */
+uint64_t bench_ivcsw(void);
+
 /* Launch f(arg) on worker lcore `lcore`; bench_wait sleeps (1 ms steps) until
  * every launched lcore has returned. */
 void bench_launch(unsigned lcore, int (*f)(void *), void *arg);

@@ -9,7 +9,8 @@
 #   BENCH_NICE      nice level for the measured programs   (default: -19 as root, else 0)
 #   BENCH_QUIET_WAIT seconds to wait for the 1-minute load average to drop below
 #                   BENCH_QUIET_LOAD (default 1.0) before measuring (default: 0)
-#   DPDK_TEST, VALGRIND  tools (default: from PATH)
+#   BENCH_DPDK_TEST, VALGRIND  tools (default: from PATH). Not DPDK_TEST: dpdk-test
+#                   takes that variable as the name of a test to run.
 
 : "${BENCH_BUILDDIR:=.}"
 : "${BENCH_REPS:=9}"

@@ -12,6 +12,8 @@
  *   seq_old      a sequence number lower than expected (duplicate or reordered)
  *   bad_frame    too short, not IPv4/UDP, or lengths that do not add up
  *   bad_payload  the pattern after the sequence number is wrong (verify_payload)
+ *   tsc_back     the frame's rx TSC (lcp/mbuf.h) is older than the previous
+ *                frame's: stamps out of order on a single path
  * Nothing here is a drop: every frame is consumed and freed after the check —
  * except with the option leak = K: the first K frames are kept and never freed,
  * to check that the engine notices leaked mbufs (exit 3, leaked_objects).
@@ -49,7 +51,8 @@ static const struct lcp_port_def sink_check_ports[] = {
 	X(SEQ_MISSING, "seq_missing")                                          \
 	X(SEQ_OLD, "seq_old")                                                  \
 	X(BAD_FRAME, "bad_frame")                                              \
-	X(BAD_PAYLOAD, "bad_payload")
+	X(BAD_PAYLOAD, "bad_payload")                                          \
+	X(TSC_BACK, "tsc_back")
 enum {
 #define X(e, s) SC_##e,
 	SINK_CHECK_COUNTERS(X)
@@ -88,6 +91,7 @@ struct sink_check_ctx {
 	uint64_t expect;
 	bool verify_payload;
 	uint32_t log_left;
+	uint64_t last_tsc;  /* rx TSC of the previous frame */
 	uint32_t leak;      /* frames still to keep */
 	uint32_t n_kept;
 	struct rte_mbuf *kept[SC_LEAK_MAX];
@@ -157,6 +161,15 @@ sink_check_process(struct lcp_stage *st, void *ctx, unsigned port, void **objs, 
 		int bad = sink_check_parse(x, m, &seq);
 
 		c[SC_FRAMES]++;
+		if (lcp_mbuf_rx_tsc(m) < x->last_tsc) {
+			c[SC_TSC_BACK]++;
+			if (x->log_left > 0) {
+				x->log_left--;
+				lcp_log(st, LCP_LOG_ERR, "rx TSC %" PRIu64 " is %" PRIu64 " cycles older than the previous frame's",
+					lcp_mbuf_rx_tsc(m), x->last_tsc - lcp_mbuf_rx_tsc(m));
+			}
+		}
+		x->last_tsc = lcp_mbuf_rx_tsc(m);
 		if (bad >= 0) {
 			c[bad]++;
 			if (x->log_left > 0) {
