@@ -450,8 +450,9 @@ lcp_engine_run(struct lcp_cfg *c, const struct lcp_run_opts *o)
 	memcpy(argv_copy, argv, (size_t)argc * sizeof(*argv));
 	e->cfg = c;
 	if (rte_eal_init(argc, argv_copy) < 0) {
-		lcp_log(NULL, LCP_LOG_ERR, "EAL init failed: %s (eal: check the config's \"eal\" array)",
-			rte_strerror(rte_errno));
+		lcp_log(NULL, LCP_LOG_ERR, "EAL init failed: %s (check the EAL arguments: %s)",
+			rte_strerror(rte_errno),
+			o->eal_overridden ? "those after \"--\"" : "the config's \"eal\" array");
 		status = 1;
 		goto out_free_args;
 	}
@@ -459,7 +460,17 @@ lcp_engine_run(struct lcp_cfg *c, const struct lcp_run_opts *o)
 	if (lcp_engine_build(e) < 0 || lcp_engine_init_stages(e) < 0) {
 		status = 1;
 		e->stop_reason = "startup failure";
+		e->t_start = e->t_stop = rte_rdtsc();
 		lcp_engine_teardown(e);
+		lcp_mempools_check(e);
+		if (o->report_path != NULL) {
+			json_t *r = lcp_stats_json(e, true);
+
+			if (json_dump_file(r, o->report_path, JSON_INDENT(2) | JSON_SORT_KEYS) != 0)
+				lcp_log(NULL, LCP_LOG_ERR, "--report %s: cannot write: %s", o->report_path,
+					strerror(errno));
+			json_decref(r);
+		}
 		goto out_eal;
 	}
 	lcp_signal = 0;

@@ -200,6 +200,7 @@ resolve_end(struct lcp_cfg *c, const char *path, const char *ref, unsigned *stag
 		lcp_sbuf_free(&b);
 		return -1;
 	}
+	c->stages[si].used = true; /* even if this link fails: no follow-on "isolated" */
 	if (c->stages[si].pf == NULL)
 		return -1; /* its plugin error is already reported */
 	for (const struct lcp_port_def *p = stage_ports(&c->stages[si]); p->name; p++, k++) {
@@ -314,7 +315,6 @@ load_link(struct lcp_cfg *c, unsigned i, json_t *v, struct lcp_errs *errs)
 		goto out;
 	sp = &stage_ports(&c->stages[l->src])[l->src_port];
 	dp = &stage_ports(&c->stages[l->dst])[l->dst_port];
-	c->stages[l->src].used = c->stages[l->dst].used = true;
 	if (sp->dir != LCP_PORT_OUT) {
 		lcp_errs_add(errs, "%s: %s is an input port and cannot start a link", path, trim(from));
 		goto out;

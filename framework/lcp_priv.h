@@ -20,6 +20,7 @@
 #include <lcp/counters.h>
 
 #include "errs.h"
+#include "lcp_paths.h"
 
 #define LCP_EXIT_CONFIG 78 /* EX_CONFIG: bad config */
 #define LCP_MAX_LCORES 128
@@ -157,6 +158,7 @@ struct lcp_run_opts {
 	const char *report_path;
 	double duration; /* < 0: from config */
 	int live;        /* -1: from config */
+	bool eal_overridden; /* EAL arguments came from the command line */
 };
 /* EAL init, build, run until signal/duration, shut down, report. Returns an exit
  * status: 0 ok, 1 runtime failure, 3 objects leaked (mempool in use after exit). */

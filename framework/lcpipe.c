@@ -159,6 +159,7 @@ cmd_run(int argc, char **argv)
 		lcp_errs_free(&errs);
 		return LCP_EXIT_CONFIG;
 	}
+	o.eal_overridden = n_eal > 0;
 	rc = lcp_engine_run(c, &o);
 	lcp_cfg_free(c);
 	return rc;

@@ -190,6 +190,9 @@ running_from_build_tree(void)
 	if (l <= 0)
 		return false;
 	exe[l] = '\0';
+	/* an install prefix inside the build tree is not the build tree */
+	if (strncmp(exe, LCP_PREFIX "/", strlen(LCP_PREFIX) + 1) == 0)
+		return false;
 	return strncmp(exe, LCP_ABS_BUILDDIR "/", bl + 1) == 0;
 }
 

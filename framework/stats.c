@@ -55,13 +55,17 @@ lcp_stage_totals(const struct lcp_stage_priv *sp, uint64_t *in, uint64_t *out, u
 	}
 }
 
+/* A sink of the graph: no linked output. With strict, also no poll(): a port
+ * whose rx is unlinked ends one branch (gen -> port tx) but in a loopback the
+ * frames it sends come back through another port to the real sink, and counting
+ * both would double "delivered". Strict sinks are used when there are any. */
 static bool
-is_sink(const struct lcp_stage_priv *sp)
+is_sink(const struct lcp_stage_priv *sp, bool strict)
 {
 	for (unsigned k = 0; k < sp->cs->n_ports; k++)
 		if (sp->cs->link_out[k] >= 0)
 			return false;
-	return true;
+	return !strict || sp->pub.ops->poll == NULL;
 }
 
 static void
@@ -89,11 +93,15 @@ lcp_stats_tick(struct lcp_engine *e, bool final_line)
 		e->prev.busy = calloc(e->n_workers + 1, sizeof(uint64_t));
 		e->prev.idle = calloc(e->n_workers + 1, sizeof(uint64_t));
 	}
+	bool strict = false;
+
+	for (unsigned i = 0; i < e->n_stages; i++)
+		strict |= is_sink(e->stages[i], true);
 	for (unsigned i = 0; i < e->n_stages; i++) {
 		uint64_t in, out, dr;
 
 		lcp_stage_totals(e->stages[i], &in, &out, &dr);
-		if (is_sink(e->stages[i]))
+		if (is_sink(e->stages[i], strict))
 			delivered += in;
 		drops += dr;
 	}
@@ -164,8 +172,14 @@ lcp_stats_json(struct lcp_engine *e, bool final)
 		json_object_set_new(r, "drained", json_boolean(e->drained));
 	}
 	for (unsigned i = 0; i < e->n_stages; i++) {
-		struct lcp_stage_priv *sp = e->stages[i];
-		json_t *s = json_object(), *ctrs = json_object(), *drops = json_object();
+		struct lcp_stage_priv *sp = e->stages != NULL ? e->stages[i] : NULL;
+		json_t *s, *ctrs, *drops;
+
+		if (sp == NULL || sp->pub.ctrs == NULL) /* build stopped before it */
+			continue;
+		s = json_object();
+		ctrs = json_object();
+		drops = json_object();
 		uint64_t in, out, dr;
 
 		for (unsigned k = 0; k < sp->n_ctrs; k++) {

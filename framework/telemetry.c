@@ -81,8 +81,16 @@ tel_stage(const char *cmd, const char *params, struct rte_tel_data *d)
 		if (strcmp(sp->cs->name, params) != 0)
 			continue;
 		rte_tel_data_start_dict(d);
-		for (unsigned k = 0; k < sp->n_ctrs && k < RTE_TEL_MAX_DICT_ENTRIES; k++)
-			rte_tel_data_add_dict_u64(d, sp->ctr_names[k], lcp_stage_ctr(sp, k));
+		for (unsigned k = 0; k < sp->n_ctrs && k < RTE_TEL_MAX_DICT_ENTRIES; k++) {
+			/* telemetry keys allow only [A-Za-z0-9_/]: "in.in" -> "in/in" */
+			char key[RTE_TEL_MAX_STRING_LEN];
+
+			snprintf(key, sizeof(key), "%s", sp->ctr_names[k]);
+			for (char *p = key; *p; p++)
+				if (*p == '.')
+					*p = '/';
+			rte_tel_data_add_dict_u64(d, key, lcp_stage_ctr(sp, k));
+		}
 		rc = 0;
 	}
 	pthread_mutex_unlock(&lcp_tel_lock);

@@ -145,6 +145,8 @@ struct port_ethdev_ctx {
 	uint16_t nb_txq;
 	uint16_t burst;
 	uint32_t tx_retries;
+	uint64_t drain_budget; /* frames rx may still take once the engine stops
+				* (set at the first poll that sees it); UINT64_MAX before */
 	uint32_t drain_max; /* frames per rx queue drained at stop, at most: a source
 			     * like net_null never runs dry */
 	bool configured; /* needs rte_eth_dev_close (or vdev removal) at fini */
@@ -571,6 +573,7 @@ port_ethdev_init(struct lcp_stage *st, const void *conf, void **ctx)
 	x->burst = (uint16_t)c->burst;
 	x->tx_retries = c->tx_retries;
 	x->promiscuous = c->promiscuous;
+	x->drain_budget = UINT64_MAX;
 
 	if (c->ring_pair != NULL && c->ring_pair[0] != '\0')
 		rc = port_ethdev_rp_create(st, x, c);
@@ -632,8 +635,16 @@ port_ethdev_poll(struct lcp_stage *st, void *ctx)
 	struct rte_mbuf *pkts[PE_MAX_BURST];
 	unsigned total = 0;
 
-	/* keeps draining while the engine is stopping: frames already on the wire
-	 * must reach the stages downstream */
+	/* keeps receiving while the engine drains, so that frames already on the
+	 * wire reach the stages downstream, but only so many: every frame sent by
+	 * this process is an mbuf of the pool, plus what the queues hold; a device
+	 * fed from outside (a NIC under load, net_null) never runs dry */
+	if (unlikely(lcp_stage_stopping(st))) {
+		if (x->drain_budget == UINT64_MAX)
+			x->drain_budget = lcp_stage_pktmbuf_pool(st)->size + (uint64_t)x->drain_max;
+		if (x->drain_budget == 0)
+			return 0;
+	}
 	for (uint16_t q = 0; q < x->nb_rxq; q++) {
 		uint16_t n = rte_eth_rx_burst(x->port, q, pkts, x->burst);
 		uint64_t bytes = 0, tsc;
@@ -651,6 +662,8 @@ port_ethdev_poll(struct lcp_stage *st, void *ctx)
 		lcp_count(st, PE_RX_BYTES, bytes);
 		lcp_emit(st, PE_PORT_RX, (void **)pkts, n);
 		total += n;
+		if (unlikely(x->drain_budget != UINT64_MAX))
+			x->drain_budget -= RTE_MIN((uint64_t)n, x->drain_budget);
 	}
 	return total;
 }

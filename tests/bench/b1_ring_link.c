@@ -33,9 +33,9 @@
  * Method (BENCHMARKS.md): cases interleaved A B C… per repetition, --reps
  * repetitions of about --ms ms; a calibrated spin loop on every lcore involved
  * before and after each repetition, re-run when it drifted more than 10 %;
- * a repetition during which a measured lcore thread was preempted (getrusage
- * RUSAGE_THREAD ru_nivcsw) is re-run as well; min / median / IQR per case, the
- * median of per-repetition ratios to the anchor.
+ * a repetition during which a measured lcore thread was off its CPU for more than
+ * 1 % of the time (thread CPU time against wall time) is re-run as well;
+ * min / median / IQR per case, the median of per-repetition ratios to the anchor.
  * --callgrind ITERS: no timing; single-lcore paths only, each between
  * CALLGRIND_ZERO_STATS and CALLGRIND_DUMP_STATS_AT("<case>") (tests/bench/callgrind.sh).
  *
@@ -148,7 +148,7 @@ struct b1 {
 	volatile uint32_t cons_ready;
 	volatile uint32_t raw_stop;
 	uint64_t cycles;
-	uint64_t ivcsw_prod, ivcsw_cons; /* involuntary context switches during the run */
+	double off_prod, off_cons; /* off-CPU fraction of each lcore during the run */
 	uint64_t emitted; /* by lcp_emit, to check the counters */
 	/* noise gate, per lcore */
 	struct bench_gate gate[RTE_MAX_LCORE];
@@ -335,7 +335,10 @@ static int
 b1_prod_main(void *arg)
 {
 	struct b1 *b = arg;
-	uint64_t nb = b->nobj / b->burst, t0, cs = bench_ivcsw();
+	uint64_t nb = b->nobj / b->burst, t0;
+	struct bench_oncpu oc;
+
+	bench_oncpu_start(&oc);
 
 	while (!b->cons_ready)
 		rte_pause();
@@ -349,7 +352,7 @@ b1_prod_main(void *arg)
 	while (__atomic_load_n(&b->sctx->count, __ATOMIC_ACQUIRE) < b->target)
 		rte_pause();
 	b->cycles = rte_rdtsc_precise() - t0;
-	b->ivcsw_prod = bench_ivcsw() - cs;
+	b->off_prod = bench_oncpu_offcpu(&oc);
 	if (b->c->prod == PROD_EMIT)
 		b->emitted += nb * b->burst;
 	__atomic_store_n(&b->eng->run_state, LCP_RUN_EXIT, __ATOMIC_RELEASE);
@@ -473,8 +476,9 @@ static int
 b1_cons_main(void *arg)
 {
 	struct b1 *b = arg;
-	uint64_t cs = bench_ivcsw();
+	struct bench_oncpu oc;
 
+	bench_oncpu_start(&oc);
 	b->cons_ready = 1;
 	switch (b->c->cons) {
 	case CONS_RAW:
@@ -490,7 +494,7 @@ b1_cons_main(void *arg)
 		b1_worker_proto(b->w, b->proto_row[1]);
 		break;
 	}
-	b->ivcsw_cons = bench_ivcsw() - cs;
+	b->off_cons = bench_oncpu_offcpu(&oc);
 	return 0;
 }
 
@@ -553,7 +557,8 @@ struct b1_direct_job {
 	unsigned burst;
 	uint64_t it;
 	uint64_t cycles;
-	uint64_t spin_before, spin_after, ivcsw;
+	uint64_t spin_before, spin_after;
+	double offcpu;
 };
 
 static int
@@ -561,16 +566,17 @@ b1_direct_main(void *arg)
 {
 	struct b1_direct_job *j = arg;
 	struct b1 *b = j->b;
+	struct bench_oncpu oc;
 
 	j->spin_before = bench_spin(b->gate[rte_lcore_id()].iters);
-	j->ivcsw = bench_ivcsw();
+	bench_oncpu_start(&oc);
 	if (j->d == D_EMIT)
 		j->cycles = b1_loop_emit(&b->dprod->pub, b->objs, j->burst, j->it);
 	else if (j->d == D_PROTO)
 		j->cycles = b1_loop_proto(&b->dpprod->pub, b->objs, j->burst, j->it);
 	else
 		j->cycles = b1_loop_plain(&b->dsink->pub, b->objs, j->burst, j->it);
-	j->ivcsw = bench_ivcsw() - j->ivcsw;
+	j->offcpu = bench_oncpu_offcpu(&oc);
 	j->spin_after = bench_spin(b->gate[rte_lcore_id()].iters);
 	return 0;
 }
@@ -643,7 +649,7 @@ b1_cross_rep(struct b1 *b, const struct b1_case *c, unsigned burst, uint64_t nob
 	for (unsigned t = 0;; t++) {
 		double before = b1_gate(b), v = b1_cross_once(b, c, burst, nobj), after = b1_gate(b);
 		bool ok = before <= BENCH_DRIFT_MAX && after <= BENCH_DRIFT_MAX &&
-			  b->ivcsw_prod == 0 && b->ivcsw_cons == 0;
+			  b->off_prod <= BENCH_OFFCPU_MAX && b->off_cons <= BENCH_OFFCPU_MAX;
 
 		if (ok || t >= BENCH_RERUNS_MAX) {
 			if (!ok)
@@ -667,7 +673,8 @@ b1_direct_rep(struct b1 *b, enum b1_direct d, unsigned burst, uint64_t it, unsig
 		bench_launch(b->lc_prod, b1_direct_main, &j);
 		bench_wait();
 		ok = bench_gate_drift(g, j.spin_before) <= BENCH_DRIFT_MAX &&
-		     bench_gate_drift(g, j.spin_after) <= BENCH_DRIFT_MAX && j.ivcsw == 0;
+		     bench_gate_drift(g, j.spin_after) <= BENCH_DRIFT_MAX &&
+		     j.offcpu <= BENCH_OFFCPU_MAX;
 		if (ok || t >= BENCH_RERUNS_MAX) {
 			if (!ok)
 				(*noisy)++;
@@ -817,7 +824,7 @@ main(int argc, char **argv)
 	struct b1 *b;
 	struct b1_result res[RTE_DIM(b1_bursts) * B1_N_CASES], dres[RTE_DIM(b1_bursts) * D_COUNT];
 	unsigned nres = 0, ndres = 0, lcores[2];
-	char placement[256], placement_json[256];
+	char placement[256], placement_json[512], sched[128];
 	double hz;
 	int n;
 
@@ -850,7 +857,10 @@ main(int argc, char **argv)
 	lcores[0] = b->lc_prod;
 	lcores[1] = b->lc_cons;
 	bench_placement(placement, sizeof(placement), lcores, 2);
-	bench_placement_json(placement_json, sizeof(placement_json), lcores, 2);
+	bench_set_rt(o.rt, sched, sizeof(sched));
+	bench_placement_json(placement_json, sizeof(placement_json) - sizeof(sched) - 16, lcores, 2);
+	snprintf(placement_json + strlen(placement_json) - 1, sizeof(sched) + 16, ",\"sched\":\"%s\"}",
+		 sched);
 	b1_build(b);
 	for (unsigned i = 0; i < 2; i++) {
 		bench_launch(lcores[i], b1_calibrate_main, &b->gate[lcores[i]]);
@@ -860,9 +870,9 @@ main(int argc, char **argv)
 	printf("B1 ring link: TSC %.1f MHz; producer lcore %u, consumer lcore %u; %s\n", hz / 1e6,
 	       b->lc_prod, b->lc_cons, placement);
 	printf("ring %u slots SP/SC, %u repetitions of ~%.0f ms, interleaved; noise gate %.0f %% "
-	       "(spin ~1 ms: lcore %u %.0f cycles, lcore %u %.0f cycles)\n",
+	       "(spin ~1 ms: lcore %u %.0f cycles, lcore %u %.0f cycles) and %.0f %% off-CPU; %s\n",
 	       B1_RING_SIZE, o.reps, o.ms, BENCH_DRIFT_MAX * 100, b->lc_prod, b->gate[b->lc_prod].ref,
-	       b->lc_cons, b->gate[b->lc_cons].ref);
+	       b->lc_cons, b->gate[b->lc_cons].ref, BENCH_OFFCPU_MAX * 100, sched);
 	fflush(stdout);
 
 	/* cross lcore */
@@ -870,19 +880,19 @@ main(int argc, char **argv)
 		unsigned burst = b1_bursts[k];
 		double v[B1_N_CASES][BENCH_MAX_REPS], cpo;
 		unsigned rej[B1_N_CASES] = {0}, noisy[B1_N_CASES] = {0};
-		uint64_t nobj;
+		uint64_t nobj[B1_N_CASES];
 
-		/* size a repetition from a short anchor run, then warm every case */
-		cpo = b1_cross_once(b, &b1_cases[0], burst, 65536 - 65536 % burst);
-		nobj = (uint64_t)(o.ms * 1e-3 * hz / cpo);
-		nobj -= nobj % burst;
-		if (nobj < 1024)
-			nobj = 1024 - 1024 % burst;
-		for (unsigned c = 0; c < B1_N_CASES; c++)
-			b1_cross_once(b, &b1_cases[c], burst, nobj / 4 - (nobj / 4) % burst);
+		/* size each case's repetition to ~o.ms from a short warm run */
+		for (unsigned c = 0; c < B1_N_CASES; c++) {
+			cpo = b1_cross_once(b, &b1_cases[c], burst, 65536 - 65536 % burst);
+			nobj[c] = (uint64_t)(o.ms * 1e-3 * hz / cpo);
+			nobj[c] -= nobj[c] % burst;
+			if (nobj[c] < 1024)
+				nobj[c] = 1024 - 1024 % burst;
+		}
 		for (unsigned rep = 0; rep < o.reps; rep++)
 			for (unsigned c = 0; c < B1_N_CASES; c++)
-				v[c][rep] = b1_cross_rep(b, &b1_cases[c], burst, nobj, &rej[c],
+				v[c][rep] = b1_cross_rep(b, &b1_cases[c], burst, nobj[c], &rej[c],
 							 &noisy[c]);
 		for (unsigned c = 0; c < B1_N_CASES; c++) {
 			struct b1_result *r = &res[nres++];
@@ -894,7 +904,7 @@ main(int argc, char **argv)
 			r->burst = burst;
 			r->rejected = rej[c];
 			r->noisy = noisy[c];
-			r->per_rep = nobj;
+			r->per_rep = nobj[c];
 			bench_summarize(v[c], o.reps, &r->s);
 			for (unsigned rep = 0; rep < o.reps; rep++)
 				ratios[rep] = v[c][rep] / v[0][rep];
@@ -907,13 +917,15 @@ main(int argc, char **argv)
 		unsigned burst = b1_bursts[k];
 		double v[D_COUNT][BENCH_MAX_REPS], ratios[BENCH_MAX_REPS], cpo;
 		unsigned rej[D_COUNT] = {0}, noisy[D_COUNT] = {0}, dummy = 0;
-		uint64_t it;
+		uint64_t it[D_COUNT];
 
-		cpo = b1_direct_rep(b, D_EMIT, burst, 100000, &dummy, &dummy) * burst; /* per burst */
-		it = (uint64_t)(o.ms * 1e-3 * hz / cpo);
+		for (unsigned d = 0; d < D_COUNT; d++) {
+			cpo = b1_direct_rep(b, d, burst, 100000, &dummy, &dummy) * burst; /* per burst */
+			it[d] = (uint64_t)(o.ms * 1e-3 * hz / cpo);
+		}
 		for (unsigned rep = 0; rep < o.reps; rep++)
 			for (unsigned d = 0; d < D_COUNT; d++)
-				v[d][rep] = b1_direct_rep(b, d, burst, it, &rej[d], &noisy[d]);
+				v[d][rep] = b1_direct_rep(b, d, burst, it[d], &rej[d], &noisy[d]);
 		for (unsigned d = 0; d < D_COUNT; d++) {
 			struct b1_result *r = &dres[ndres++];
 
@@ -923,7 +935,7 @@ main(int argc, char **argv)
 			r->burst = burst;
 			r->rejected = rej[d];
 			r->noisy = noisy[d];
-			r->per_rep = it * burst;
+			r->per_rep = it[d] * burst;
 			bench_summarize(v[d], o.reps, &r->s);
 			for (unsigned rep = 0; rep < o.reps; rep++)
 				ratios[rep] = v[d][rep] / v[D_PLAIN][rep];

@@ -50,7 +50,7 @@ bench_wait_quiet
 run_dpdk_test 1
 # shellcheck disable=SC2046
 bench_run "$BENCH_BUILDDIR/bench/b2_dispatch" $(bench_eal b2) --lcores=0@0,1@1 \
-	-- --reps "$BENCH_REPS" --ms "$BENCH_MS" | tee "$tmp/b2.txt"
+	-- --reps "$BENCH_REPS" --ms "$BENCH_MS" $BENCH_RT_OPT | tee "$tmp/b2.txt"
 run_dpdk_test 2
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 

@@ -24,8 +24,8 @@
  * The marginal cost of one more stage is the slope between N = 1 and N = 16.
  *
  * Noise gate: a calibrated spin before and after each repetition (re-run when it
- * drifted more than 10 %), and a re-run when the lcore was preempted during it
- * (getrusage RUSAGE_THREAD ru_nivcsw).
+ * drifted more than 10 %), and a re-run when the lcore was off its CPU for more
+ * than 1 % of the repetition (thread CPU time against wall time).
  *
  * Placement: --lcores=0@0,1@1 — everything measured on lcore 1 (CPU 1); the main
  * lcore sleeps on CPU 0. --callgrind ITERS: no timing, every case once between
@@ -388,18 +388,20 @@ struct b2_job {
 	enum b2_variant v;
 	unsigned burst;
 	uint64_t bursts;
-	uint64_t cycles, spin_before, spin_after, ivcsw;
+	uint64_t cycles, spin_before, spin_after;
+	double offcpu;
 };
 
 static int
 b2_job_main(void *arg)
 {
 	struct b2_job *j = arg;
+	struct bench_oncpu oc;
 
 	j->spin_before = bench_spin(j->b->gate.iters);
-	j->ivcsw = bench_ivcsw();
+	bench_oncpu_start(&oc);
 	j->cycles = b2_run(j->ch, j->v, j->burst, j->bursts);
-	j->ivcsw = bench_ivcsw() - j->ivcsw;
+	j->offcpu = bench_oncpu_offcpu(&oc);
 	j->spin_after = bench_spin(j->b->gate.iters);
 	return 0;
 }
@@ -424,7 +426,8 @@ b2_rep(struct b2 *b, struct b2_chain *ch, enum b2_variant v, unsigned burst, uin
 		bench_launch(b->lc, b2_job_main, &j);
 		bench_wait();
 		ok = bench_gate_drift(&b->gate, j.spin_before) <= BENCH_DRIFT_MAX &&
-		     bench_gate_drift(&b->gate, j.spin_after) <= BENCH_DRIFT_MAX && j.ivcsw == 0;
+		     bench_gate_drift(&b->gate, j.spin_after) <= BENCH_DRIFT_MAX &&
+		     j.offcpu <= BENCH_OFFCPU_MAX;
 		if (ok || t >= BENCH_RERUNS_MAX) {
 			if (!ok)
 				(*noisy)++;
@@ -475,7 +478,7 @@ main(int argc, char **argv)
 	struct bench_opts o;
 	struct b2 *b;
 	unsigned nres = 0;
-	char placement[256], placement_json[256];
+	char placement[256], placement_json[512], sched[128];
 	double hz;
 	int n;
 
@@ -504,14 +507,18 @@ main(int argc, char **argv)
 		return 77;
 	}
 	bench_placement(placement, sizeof(placement), &b->lc, 1);
-	bench_placement_json(placement_json, sizeof(placement_json), &b->lc, 1);
+	bench_set_rt(o.rt, sched, sizeof(sched));
+	bench_placement_json(placement_json, sizeof(placement_json) - sizeof(sched) - 16, &b->lc, 1);
+	snprintf(placement_json + strlen(placement_json) - 1, sizeof(sched) + 16, ",\"sched\":\"%s\"}",
+		 sched);
 	bench_launch(b->lc, b2_calibrate_main, &b->gate);
 	bench_wait();
 	printf("B2 stage dispatch: TSC %.1f MHz; measured on lcore %u; %s\n", hz / 1e6, b->lc,
 	       placement);
-	printf("%u repetitions of ~%.0f ms, interleaved; noise gate %.0f %% (spin ~1 ms: %.0f cycles); "
-	       "RTE_GRAPH_BURST_SIZE %u\n",
-	       o.reps, o.ms, BENCH_DRIFT_MAX * 100, b->gate.ref, RTE_GRAPH_BURST_SIZE);
+	printf("%u repetitions of ~%.0f ms, interleaved; noise gate %.0f %% (spin ~1 ms: %.0f cycles) "
+	       "and %.0f %% off-CPU; %s; RTE_GRAPH_BURST_SIZE %u\n",
+	       o.reps, o.ms, BENCH_DRIFT_MAX * 100, b->gate.ref, BENCH_OFFCPU_MAX * 100, sched,
+	       RTE_GRAPH_BURST_SIZE);
 	fflush(stdout);
 
 	for (unsigned k = 0; k < RTE_DIM(b2_bursts); k++) {
@@ -521,18 +528,18 @@ main(int argc, char **argv)
 			struct b2_chain *ch = &b->ch[c];
 			double v[V_COUNT][BENCH_MAX_REPS], per_call;
 			unsigned rej[V_COUNT] = {0}, noisy[V_COUNT] = {0}, dummy = 0;
-			uint64_t bursts;
+			uint64_t bursts[V_COUNT];
 
-			/* size a repetition from the anchor, warm every variant */
-			per_call = b2_rep(b, ch, V_GRAPH, burst, 4096, &dummy, &dummy);
-			bursts = (uint64_t)(o.ms * 1e-3 * hz / (per_call * (ch->n + 2)));
-			if (bursts < 1000)
-				bursts = 1000;
-			for (unsigned x = 0; x < V_COUNT; x++)
-				b2_rep(b, ch, x, burst, bursts / 4, &dummy, &dummy);
+			/* size each variant's repetition to ~o.ms from a short warm run */
+			for (unsigned x = 0; x < V_COUNT; x++) {
+				per_call = b2_rep(b, ch, x, burst, 4096, &dummy, &dummy);
+				bursts[x] = (uint64_t)(o.ms * 1e-3 * hz / (per_call * (ch->n + 2)));
+				if (bursts[x] < 1000)
+					bursts[x] = 1000;
+			}
 			for (unsigned rep = 0; rep < o.reps; rep++)
 				for (unsigned x = 0; x < V_COUNT; x++)
-					v[x][rep] = b2_rep(b, ch, x, burst, bursts, &rej[x], &noisy[x]);
+					v[x][rep] = b2_rep(b, ch, x, burst, bursts[x], &rej[x], &noisy[x]);
 			for (unsigned x = 0; x < V_COUNT; x++) {
 				struct b2_res *r = &res[nres++];
 				double ra[BENCH_MAX_REPS], rn[BENCH_MAX_REPS];
@@ -542,7 +549,7 @@ main(int argc, char **argv)
 				r->v = x;
 				r->rejected = rej[x];
 				r->noisy = noisy[x];
-				r->bursts = bursts;
+				r->bursts = bursts[x];
 				bench_summarize(v[x], o.reps, &r->s);
 				for (unsigned rep = 0; rep < o.reps; rep++) {
 					ra[rep] = v[x][rep] / v[V_GRAPH][rep];

@@ -7,7 +7,7 @@
 #                           in-process and `dpdk-test graph_perf_autotest` (b2.sh)
 #   callgrind.sh            instruction counts of the single-lcore hot paths
 #
-# Knobs: make bench BENCH_REPS=9 BENCH_MS=20 BENCH_CG_ITERS=20000
+# Knobs: make bench BENCH_REPS=11 BENCH_MS=10 BENCH_CG_ITERS=20000
 #        BENCH_ONLY="b1 b2 cg" (any subset)
 BENCH_PROGS = bench/b1_ring_link$(EXEEXT) bench/b2_dispatch$(EXEEXT)
 EXTRA_PROGRAMS = bench/b1_ring_link bench/b2_dispatch
@@ -33,8 +33,8 @@ bench_b2_dispatch_LDFLAGS = -no-install
 EXTRA_DIST += bench/b1.sh bench/b2.sh bench/callgrind.sh bench/common.sh
 CLEANFILES += $(BENCH_PROGS) bench-b1.log bench-b2.log bench-cg.log
 
-BENCH_REPS = 9
-BENCH_MS = 20
+BENCH_REPS = 11
+BENCH_MS = 10
 BENCH_CG_ITERS = 20000
 BENCH_ONLY = b1 b2 cg
 

@@ -2,9 +2,10 @@
  * bench_util.c — see bench_util.h. */
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
-#include <sys/resource.h>
+#include <time.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -110,14 +111,31 @@ bench_gate_drift(const struct bench_gate *g, uint64_t cycles)
 	return d < 0 ? -d : d;
 }
 
-uint64_t
-bench_ivcsw(void)
+static uint64_t
+ns_of(clockid_t id)
 {
-	struct rusage ru;
+	struct timespec ts;
 
-	if (getrusage(RUSAGE_THREAD, &ru) != 0)
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void
+bench_oncpu_start(struct bench_oncpu *o)
+{
+	o->cpu_ns = ns_of(CLOCK_THREAD_CPUTIME_ID);
+	o->wall_ns = ns_of(CLOCK_MONOTONIC);
+}
+
+double
+bench_oncpu_offcpu(const struct bench_oncpu *o)
+{
+	uint64_t cpu = ns_of(CLOCK_THREAD_CPUTIME_ID) - o->cpu_ns;
+	uint64_t wall = ns_of(CLOCK_MONOTONIC) - o->wall_ns;
+
+	if (wall == 0 || cpu >= wall)
 		return 0;
-	return (uint64_t)ru.ru_nivcsw;
+	return (double)(wall - cpu) / (double)wall;
 }
 
 static bool launched[RTE_MAX_LCORE];
@@ -217,6 +235,7 @@ bench_parse_opts(int argc, char **argv, struct bench_opts *o)
 		{"ms", required_argument, NULL, 'm'},
 		{"callgrind", required_argument, NULL, 'c'},
 		{"quick", no_argument, NULL, 'q'},
+		{"rt", no_argument, NULL, 't'},
 		{NULL, 0, NULL, 0},
 	};
 	int c;
@@ -225,6 +244,7 @@ bench_parse_opts(int argc, char **argv, struct bench_opts *o)
 	o->ms = 20;
 	o->cg_iters = 0;
 	o->quick = false;
+	o->rt = false;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
@@ -240,8 +260,11 @@ bench_parse_opts(int argc, char **argv, struct bench_opts *o)
 		case 'q':
 			o->quick = true;
 			break;
+		case 't':
+			o->rt = true;
+			break;
 		default:
-			fprintf(stderr, "usage: %s [EAL args] -- [--reps N] [--ms M] [--callgrind ITERS] [--quick]\n",
+			fprintf(stderr, "usage: %s [EAL args] -- [--reps N] [--ms M] [--callgrind ITERS] [--rt] [--quick]\n",
 				argv[0]);
 			return -1;
 		}
@@ -253,4 +276,41 @@ bench_parse_opts(int argc, char **argv, struct bench_opts *o)
 	if (!o->quick && o->reps < 9)
 		fprintf(stderr, "bench: --reps %u is below the 9 BENCHMARKS.md asks for\n", o->reps);
 	return 0;
+}
+
+static int
+set_fifo(void *arg)
+{
+	struct sched_param sp = {.sched_priority = 1};
+	int *rc = arg;
+
+	rc[rte_lcore_id()] = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
+	return 0;
+}
+
+void
+bench_set_rt(bool rt, char *buf, size_t len)
+{
+	static int rc[RTE_MAX_LCORE];
+	unsigned l, ok = 0, bad = 0;
+	int err = 0;
+
+	if (!rt) {
+		snprintf(buf, len, "SCHED_OTHER (nice as started)");
+		return;
+	}
+	RTE_LCORE_FOREACH_WORKER(l) {
+		bench_launch(l, set_fifo, rc);
+		bench_wait();
+		if (rc[l] == 0) {
+			ok++;
+		} else {
+			bad++;
+			err = rc[l];
+		}
+	}
+	if (bad == 0)
+		snprintf(buf, len, "SCHED_FIFO 1 on the %u worker lcores, main lcore SCHED_OTHER", ok);
+	else
+		snprintf(buf, len, "SCHED_OTHER: SCHED_FIFO refused (%s)", strerror(err));
 }

@@ -56,10 +56,17 @@ void bench_gate_calibrate(struct bench_gate *g);
 /* relative drift of a spin of g->iters that took `cycles` */
 double bench_gate_drift(const struct bench_gate *g, uint64_t cycles);
 
-/* involuntary context switches of the calling thread so far (getrusage
- * RUSAGE_THREAD): a repetition during which a measured lcore was preempted is
- * re-run like one whose spin loop drifted */
-uint64_t bench_ivcsw(void);
+/* Off-CPU time of a measured lcore thread: CLOCK_THREAD_CPUTIME_ID against
+ * CLOCK_MONOTONIC over the repetition. A repetition during which a measured lcore
+ * spent more than BENCH_OFFCPU_MAX of the time descheduled (another task ran on
+ * its CPU) is re-run like one whose spin loop drifted. */
+#define BENCH_OFFCPU_MAX 0.01
+struct bench_oncpu {
+	uint64_t cpu_ns, wall_ns;
+};
+void bench_oncpu_start(struct bench_oncpu *o);
+/* fraction of the wall time since start that the thread was not running */
+double bench_oncpu_offcpu(const struct bench_oncpu *o);
 
 /* Launch f(arg) on worker lcore `lcore`; bench_wait sleeps (1 ms steps) until
  * every launched lcore has returned. */
@@ -74,14 +81,21 @@ void bench_placement_json(char *buf, size_t len, const unsigned *lcores, unsigne
 /* counters_percore, loaded through the engine's registry (build tree first) */
 const struct lcp_counters_ops *bench_counters_ops(void);
 
-/* common options after EAL's: --reps N --ms M --callgrind ITERS --quick */
+/* common options after EAL's: --reps N --ms M --callgrind ITERS --rt --quick */
 struct bench_opts {
 	unsigned reps;     /* repetitions per case (>= 9 unless --quick) */
 	double ms;         /* target duration of one repetition */
 	uint64_t cg_iters; /* callgrind mode: fixed iteration count, no timing */
+	bool rt;           /* SCHED_FIFO for the measured worker lcores */
 	bool quick;
 };
 int bench_parse_opts(int argc, char **argv, struct bench_opts *o);
+
+/* --rt: put every worker lcore thread in SCHED_FIFO priority 1 (the main lcore
+ * stays SCHED_OTHER: it sleeps while they measure). Other tasks then cannot
+ * preempt a repetition; the kernel's RT throttling (sched_rt_runtime_us) still
+ * leaves them 5 % of each CPU. Writes what it did into buf. */
+void bench_set_rt(bool rt, char *buf, size_t len);
 
 extern volatile uint64_t bench_sink_u64;
 

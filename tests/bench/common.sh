@@ -4,19 +4,27 @@
 # Environment (set by `make bench`, see bench.mk; defaults for running by hand
 # from the build tree's tests/ directory):
 #   BENCH_BUILDDIR  where bench/b1_ring_link etc. are     (default: .)
-#   BENCH_REPS      repetitions per case                   (default: 9)
-#   BENCH_MS        target milliseconds per repetition     (default: 20)
+#   BENCH_REPS      repetitions per case                   (default: 11)
+#   BENCH_MS        target milliseconds per repetition     (default: 10)
 #   BENCH_NICE      nice level for the measured programs   (default: -19 as root, else 0)
+#   BENCH_RT        1: the measured worker lcores run SCHED_FIFO 1 (--rt; other
+#                   tasks cannot preempt a repetition, RT throttling leaves them 5 %)
+#                   (default: 1 as root, else 0)
 #   BENCH_QUIET_WAIT seconds to wait for the 1-minute load average to drop below
 #                   BENCH_QUIET_LOAD (default 1.0) before measuring (default: 0)
 #   BENCH_DPDK_TEST, VALGRIND  tools (default: from PATH). Not DPDK_TEST: dpdk-test
 #                   takes that variable as the name of a test to run.
 
 : "${BENCH_BUILDDIR:=.}"
-: "${BENCH_REPS:=9}"
-: "${BENCH_MS:=20}"
+: "${BENCH_REPS:=11}"
+: "${BENCH_MS:=10}"
 : "${BENCH_QUIET_WAIT:=0}"
 : "${BENCH_QUIET_LOAD:=1.0}"
+if [ -z "${BENCH_RT:-}" ]; then
+	if [ "$(id -u)" = 0 ]; then BENCH_RT=1; else BENCH_RT=0; fi
+fi
+BENCH_RT_OPT=
+[ "$BENCH_RT" = 1 ] && BENCH_RT_OPT=--rt
 if [ -z "${BENCH_NICE:-}" ]; then
 	if [ "$(id -u)" = 0 ]; then BENCH_NICE=-19; else BENCH_NICE=0; fi
 fi
@@ -59,7 +67,7 @@ bench_header() { # id title
 	echo "host:    $(uname -srm); $(nproc) CPUs; $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 	echo "dpdk:    $(pkg-config --modversion libdpdk 2>/dev/null || echo '?')"
 	echo "load:    $(cut -d' ' -f1-3 /proc/loadavg) (1/5/15 min) before the run"
-	echo "nice:    $BENCH_NICE"
+	echo "nice:    $BENCH_NICE; SCHED_FIFO for measured lcores: $BENCH_RT"
 }
 
 # run a command at the benchmark nice level, echoing it first

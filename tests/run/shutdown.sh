@@ -3,8 +3,10 @@
 # cleanly — exit 0, stop_reason right, drained, every mbuf back in its pool — while
 # traffic is in flight (gen rate-limited, no count, through a chain crossing lcores
 # twice). The drain must deliver what was in flight: every generated frame reaches
-# the sink, in order (sink_check), none dropped. Then the same through sink_pcap:
-# the capture holds every frame and reads back cleanly.
+# the sink, in order (sink_check), none dropped. An rx port on a device that never
+# runs dry (net_null, like a NIC under load) must not keep the pipeline from
+# draining. Then SIGINT through sink_pcap: the capture holds every frame and
+# reads back cleanly.
 . "$(dirname "$0")/lib.sh"
 
 RATE=200000

@@ -31,7 +31,7 @@ CMDS='/lcpipe/stats
 /lcpipe/stage,gen
 /lcpipe/stage,nosuch
 /'
-say "+ dpdk-telemetry.py -f $PFX <<< \"$(echo $CMDS)\""
+say "+ dpdk-telemetry.py -f $PFX <<< \"${CMDS//$'\n'/ }\""
 echo "$CMDS" | timeout 20 "$PYTHON3" "$DPDK_TELEMETRY" -f "$PFX" >"$T/tel.replies" 2>"$T/tel.client.err"
 rc=$?
 if [ $rc -ne 0 ] || [ "$(grep -c '^{' "$T/tel.replies")" -ne 5 ]; then
