@@ -5,6 +5,7 @@
  * eal, plugin_path -> registry -> engine options -> strategies -> stages (plugin,
  * kind, options, validate hook) -> links and graph (graph.c).
  */
+#include <ctype.h>
 #include <errno.h>
 #include <libgen.h>
 #include <limits.h>
@@ -226,10 +227,13 @@ load_stage(struct lcp_cfg *c, unsigned i, json_t *s, struct lcp_errs *errs)
 			     path, json_string_value(name), LCP_NAME_MAX - 1);
 	} else {
 		snprintf(st->name, sizeof(st->name), "%s", json_string_value(name));
-		for (unsigned j = 0; j < i; j++)
-			if (strcmp(c->stages[j].name, st->name) == 0)
+		for (unsigned j = 0; j < i; j++) {
+			if (strcmp(c->stages[j].name, st->name) == 0) {
 				lcp_errs_add(errs, "%s.name: duplicate stage name \"%s\" (also stages[%u])",
 					     path, st->name, j);
+				break;
+			}
+		}
 	}
 	lcore = json_object_get(s, "lcore");
 	st->lcore = 1;
@@ -377,6 +381,20 @@ lcp_cfg_load(const char *path, char *const *eal_override, unsigned n_override, s
 		c->eal = string_array(v, "eal", &c->n_eal, errs);
 	}
 	lcp_eal_lcores(c->eal, c->n_eal, c->lcore_avail, &c->main_lcore);
+	{
+		unsigned n_set = 0;
+
+		for (unsigned k = 0; k < c->n_eal; k++) {
+			const char *a = c->eal[k];
+
+			if (strncmp(a, "--lcores", 8) == 0 ||
+			    (a[0] == '-' && (a[1] == 'l' || a[1] == 'c') && (a[2] == '\0' || isdigit((unsigned char)a[2]))))
+				n_set++;
+		}
+		if (n_set > 1)
+			lcp_errs_add(errs, "%s: the lcore set is given %u times (-l, -c, --lcores); EAL refuses more than one",
+				     n_override ? "EAL arguments after --" : "eal", n_set);
+	}
 
 	if ((v = json_object_get(c->root, "plugin_path")) != NULL) {
 		c->plugin_path = string_array(v, "plugin_path", &c->n_plugin_path, errs);

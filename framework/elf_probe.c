@@ -133,7 +133,10 @@ probe_mem(const uint8_t *f, size_t fsize, struct lcp_probe *out, char *msg, size
 	memcpy(&out->size, f + off + offsetof(struct lcp_plugin, size), sizeof(out->size));
 	memcpy(&out->kind, f + off + offsetof(struct lcp_plugin, kind), sizeof(out->kind));
 	memcpy(out->name, f + off + offsetof(struct lcp_plugin, name), LCP_NAME_MAX);
-	out->name[LCP_NAME_MAX - 1] = '\0';
+	if (memchr(out->name, '\0', LCP_NAME_MAX) == NULL) {
+		snprintf(msg, len, "name: not NUL-terminated within %d bytes", LCP_NAME_MAX);
+		return -1;
+	}
 	if (sym->st_size != out->size && out->magic == LCP_PLUGIN_MAGIC &&
 	    out->abi_major == LCP_ABI_MAJOR && out->size == sizeof(struct lcp_plugin)) {
 		snprintf(msg, len, "descriptor size: symbol is %llu bytes, descriptor says %u",

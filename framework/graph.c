@@ -185,6 +185,7 @@ resolve_end(struct lcp_cfg *c, const char *path, const char *ref, unsigned *stag
 	int si;
 	unsigned k = 0;
 
+	*stage = UINT32_MAX;
 	if (dot == NULL || dot == ref || dot[1] == '\0') {
 		lcp_errs_add(errs, "%s: \"%s\" is not of the form stage.port", path, ref);
 		return -1;
@@ -194,12 +195,14 @@ resolve_end(struct lcp_cfg *c, const char *path, const char *ref, unsigned *stag
 		struct lcp_sbuf b = { 0 };
 
 		lcp_sbuf_addf(&b, "%s", "");
-		for (unsigned i = 0; i < c->n_stages; i++)
-			lcp_sbuf_addf(&b, "%s%s", i ? ", " : "", c->stages[i].name);
+		for (unsigned i = 0, m = 0; i < c->n_stages; i++)
+			if (c->stages[i].name[0])
+				lcp_sbuf_addf(&b, "%s%s", m++ ? ", " : "", c->stages[i].name);
 		lcp_errs_add(errs, "%s: unknown stage \"%.*s\"; stages: %s", path, (int)(dot - ref), ref, b.s);
 		lcp_sbuf_free(&b);
 		return -1;
 	}
+	*stage = (unsigned)si;
 	c->stages[si].used = true; /* even if this link fails: no follow-on "isolated" */
 	if (c->stages[si].pf == NULL)
 		return -1; /* its plugin error is already reported */
@@ -307,6 +310,7 @@ load_link(struct lcp_cfg *c, unsigned i, json_t *v, struct lcp_errs *errs)
 		lcp_errs_add(errs, "%s: expected \"stage.port -> stage.port\" or an object", path);
 		return;
 	}
+	l->src = l->dst = UINT32_MAX;
 	if (resolve_end(c, path, trim(from), &l->src, &l->src_port, errs) < 0)
 		bad = 1;
 	if (resolve_end(c, path, trim(to), &l->dst, &l->dst_port, errs) < 0)
@@ -342,6 +346,14 @@ load_link(struct lcp_cfg *c, unsigned i, json_t *v, struct lcp_errs *errs)
 	c->stages[l->dst].links_in[l->dst_port]++;
 	l->valid = true;
 out:
+	/* the link was meant to connect these: no follow-on "required port not
+	 * linked" error for them, the link's own error says what is wrong */
+	if (!l->valid) {
+		if (l->src != UINT32_MAX)
+			c->stages[l->src].link_failed = true;
+		if (l->dst != UINT32_MAX)
+			c->stages[l->dst].link_failed = true;
+	}
 	free(from);
 	free(to);
 }
@@ -383,7 +395,7 @@ lcp_graph_check(struct lcp_cfg *c, struct lcp_errs *errs)
 				lcp_sbuf_free(&b);
 			}
 		}
-		if (st->pf == NULL)
+		if (st->pf == NULL || st->name[0] == '\0')
 			continue;
 		if (!st->used && c->n_stages > 1) {
 			lcp_errs_add(errs, "stages[%u]: stage \"%s\" is isolated: no link uses it", s, st->name);
@@ -392,7 +404,7 @@ lcp_graph_check(struct lcp_cfg *c, struct lcp_errs *errs)
 		for (const struct lcp_port_def *p = stage_ports(st); p->name; p++, k++) {
 			bool linked = p->dir == LCP_PORT_IN ? st->links_in[k] > 0 : st->link_out[k] >= 0;
 
-			if ((p->flags & LCP_PORT_F_REQUIRED) && !linked)
+			if ((p->flags & LCP_PORT_F_REQUIRED) && !linked && !st->link_failed)
 				lcp_errs_add(errs, "stages[%u]: required %s port \"%s\" of stage \"%s\" (%s) is not linked",
 					     s, p->dir == LCP_PORT_IN ? "input" : "output", p->name,
 					     st->name, st->plugin);

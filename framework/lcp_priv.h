@@ -111,6 +111,7 @@ struct lcp_cfg_stage {
 	unsigned *links_in;  /* per port: how many links end here */
 	int *link_out;       /* per port: link index leaving here, -1 if none */
 	bool used;
+	bool link_failed; /* a link naming this stage was refused */
 };
 
 struct lcp_cfg_link {

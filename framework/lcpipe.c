@@ -86,8 +86,9 @@ cmd_check(int argc, char **argv)
 				seen[c->stages[i].lcore] = true;
 				n_lcores++;
 			}
-		printf("%s: ok (%u stages, %u links, %u worker lcore%s)\n", argv[1], c->n_stages,
-		       c->n_links, n_lcores, n_lcores == 1 ? "" : "s");
+		printf("%s: ok (%u stage%s, %u link%s, %u worker lcore%s)\n", argv[1], c->n_stages,
+		       c->n_stages == 1 ? "" : "s", c->n_links, c->n_links == 1 ? "" : "s", n_lcores,
+		       n_lcores == 1 ? "" : "s");
 		rc = 0;
 	}
 	lcp_cfg_free(c);

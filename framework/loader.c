@@ -20,6 +20,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <lcp/log.h>
+
 #include "lcp_priv.h"
 
 const char *
@@ -140,15 +142,18 @@ cmp_str(const void *a, const void *b)
 }
 
 static void
-scan_dir(struct lcp_registry *r, const char *dir, unsigned dir_idx)
+scan_dir(struct lcp_registry *r, const char *dir, unsigned dir_idx, bool warn_missing)
 {
 	DIR *d = opendir(dir);
 	struct dirent *de;
 	char **names = NULL;
 	unsigned n = 0, first = r->n;
 
-	if (d == NULL)
+	if (d == NULL) {
+		if (warn_missing)
+			lcp_log(NULL, LCP_LOG_WARNING, "plugin directory %s: %s", dir, strerror(errno));
 		return;
+	}
 	while ((de = readdir(d)) != NULL) {
 		size_t l = strlen(de->d_name);
 
@@ -200,6 +205,7 @@ void
 lcp_registry_init(struct lcp_registry *r, const char *const *cfg_dirs, unsigned n)
 {
 	const char *env = getenv("LCP_PLUGIN_PATH");
+	unsigned n_user;
 
 	memset(r, 0, sizeof(*r));
 	for (unsigned i = 0; i < n; i++)
@@ -211,6 +217,7 @@ lcp_registry_init(struct lcp_registry *r, const char *const *cfg_dirs, unsigned 
 			add_dir(r, t);
 		free(copy);
 	}
+	n_user = r->n_dirs;
 	if (running_from_build_tree()) {
 		glob_t g;
 
@@ -223,7 +230,7 @@ lcp_registry_init(struct lcp_registry *r, const char *const *cfg_dirs, unsigned 
 		add_dir(r, LCP_PKGLIBDIR);
 	}
 	for (unsigned i = 0; i < r->n_dirs; i++)
-		scan_dir(r, r->dirs[i], i);
+		scan_dir(r, r->dirs[i], i, i < n_user);
 }
 
 static int
@@ -247,6 +254,12 @@ check_stage_ops(struct lcp_plugin_file *pf, const struct lcp_stage_ops *ops)
 			return -1;
 		}
 		n_in += p->dir == LCP_PORT_IN;
+		for (const struct lcp_port_def *q = ops->ports; q != p; q++) {
+			if (strcmp(q->name, p->name) == 0) {
+				refuse(pf, "stage ops: port \"%s\" declared twice", p->name);
+				return -1;
+			}
+		}
 	}
 	for (const char *const *c = ops->counters; c && *c; c++) {
 		if (!name_ok(*c) || strcmp(*c, "drop_shutdown") == 0) {
@@ -345,7 +358,7 @@ lcp_registry_get(struct lcp_registry *r, const char *name, const struct lcp_plug
 	for (unsigned i = 0; i < r->n; i++) {
 		struct lcp_plugin_file *pf = &r->v[i];
 
-		if (strcmp(pf->name, name) != 0)
+		if (pf->name[0] == '\0' || strcmp(pf->name, name) != 0)
 			continue;
 		if (pf->refused == NULL && lcp_plugin_open(pf) == 0)
 			return pf;

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lcp_priv.h"
@@ -118,12 +119,12 @@ opt_set(const struct lcp_opt *o, json_t *v, void *conf, const char *what, struct
 			goto type;
 		len = json_string_length(v);
 		if ((int64_t)len < o->min) {
-			lcp_errs_add(errs, "%s: \"%s\" is shorter than %lld characters", what,
+			lcp_errs_add(errs, "%s: \"%s\" is shorter than %lld bytes", what,
 				     json_string_value(v), (long long)o->min);
 			return -1;
 		}
 		if (o->max > 0 && (int64_t)len > o->max) {
-			lcp_errs_add(errs, "%s: a string of %zu characters is longer than the maximum %lld",
+			lcp_errs_add(errs, "%s: a string of %zu bytes is longer than the maximum %lld",
 				     what, len, (long long)o->max);
 			return -1;
 		}
@@ -268,6 +269,60 @@ lcp_opt_table_check(const struct lcp_opt *tbl, size_t conf_size, char *msg, size
 			snprintf(msg, len, "option table row %u (\"%s\"): min %lld > max %lld", i,
 				 o->name, (long long)o->min, (long long)o->max);
 			return -1;
+		}
+		if (o->type == LCP_OPT_INT || o->type == LCP_OPT_UINT) {
+			unsigned bits = (unsigned)o->size * 8;
+			int64_t lo, hi;
+
+			if (o->type == LCP_OPT_INT) {
+				lo = bits == 64 ? INT64_MIN : -((int64_t)1 << (bits - 1));
+				hi = bits == 64 ? INT64_MAX : ((int64_t)1 << (bits - 1)) - 1;
+			} else {
+				lo = 0;
+				hi = bits == 64 ? INT64_MAX : (int64_t)(((uint64_t)1 << bits) - 1);
+			}
+			if (o->min < lo || o->max > hi) {
+				snprintf(msg, len, "option table row %u (\"%s\"): range %lld..%lld does not fit %s %u-bit field (%lld..%lld)",
+					 i, o->name, (long long)o->min, (long long)o->max,
+					 o->type == LCP_OPT_INT ? "a signed" : "an unsigned", bits,
+					 (long long)lo, (long long)hi);
+				return -1;
+			}
+		}
+		if (o->type == LCP_OPT_DOUBLE && !(o->dmin <= o->dmax)) {
+			snprintf(msg, len, "option table row %u (\"%s\"): min %g > max %g", i, o->name,
+				 o->dmin, o->dmax);
+			return -1;
+		}
+		for (const struct lcp_opt *q = tbl; q != o; q++) {
+			if (strcmp(q->name, o->name) == 0) {
+				snprintf(msg, len, "option table row %u (\"%s\"): name already used by an earlier row",
+					 i, o->name);
+				return -1;
+			}
+		}
+		/* the default must pass the same checks as a user's value */
+		if (o->def != NULL) {
+			struct lcp_errs errs = { 0 };
+			json_error_t je;
+			json_t *dv = json_loads(o->def, JSON_DECODE_ANY, &je);
+			char *scratch = calloc(1, conf_size + 1);
+			int bad;
+
+			if (dv == NULL) {
+				snprintf(msg, len, "option table row %u (\"%s\"): default '%s' is not valid JSON",
+					 i, o->name, o->def);
+				free(scratch);
+				return -1;
+			}
+			bad = opt_set(o, dv, scratch, "default", &errs);
+			if (bad)
+				snprintf(msg, len, "option table row %u (\"%s\"): %s", i, o->name, errs.v[0]);
+			lcp_errs_free(&errs);
+			json_decref(dv);
+			free(scratch);
+			if (bad)
+				return -1;
 		}
 	}
 	return 0;

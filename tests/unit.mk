@@ -7,8 +7,8 @@
 #                         ever ran its constructor
 #   unit/test_config      Check: lcp_cfg_load through the C API (default config =
 #                         conf/default.json, plugin_path, EAL override)
-#   unit/test_known_bugs  Check, XFAIL: engine defects found by these tests; each
-#                         asserts the behaviour we want (see the file's header)
+#   unit/test_hardening   Check: defects these tests found (now fixed), each kept
+#                         fixed (see the file's header)
 #   unit/loader_cli.sh    the same refusals through `lcpipe list-plugins` / `check`
 #   unit/conf_corpus.sh   tests/conf-bad/*.json -> exact `error:` lines (*.expect),
 #                         exit 78; tests/conf-good/*.json -> exit 0
@@ -22,7 +22,7 @@
 #   plugins/open/.libs    refused after dlopen            (plugins/broken.c)
 #   plugins/good/.libs    valid stubs for the corpus      (plugins/good.c)
 #   plugins/shadow/.libs  a second "test_sink"            (plugins/good.c)
-#   plugins/bugs/.libs    should be refused but is not    (plugins/broken.c, XFAIL)
+#   plugins/bugs/.libs    once accepted, now refused      (plugins/broken.c)
 #   plugins/notso/        not shared objects at all: an ET_EXEC, a PIE, an ET_REL,
 #                         an ar archive, text, empty, a directory, a dangling link
 
@@ -115,6 +115,12 @@ plugins_bugs_long_name_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_LONGNAME
 plugins_bugs_long_name_la_CFLAGS = $(unit_plugin_cflags)
 plugins_bugs_long_name_la_LDFLAGS = $(unit_plugin_ldflags)
 
+check_LTLIBRARIES += plugins/bugs/dup_port.la
+plugins_bugs_dup_port_la_SOURCES = plugins/broken.c plugins/marker.h
+plugins_bugs_dup_port_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_DUPPORT
+plugins_bugs_dup_port_la_CFLAGS = $(unit_plugin_cflags)
+plugins_bugs_dup_port_la_LDFLAGS = $(unit_plugin_ldflags)
+
 check_LTLIBRARIES += plugins/open/no_init.la
 plugins_open_no_init_la_SOURCES = plugins/broken.c plugins/marker.h
 plugins_open_no_init_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_NOINIT
@@ -144,6 +150,18 @@ plugins_open_bad_port_la_SOURCES = plugins/broken.c plugins/marker.h
 plugins_open_bad_port_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_BADPORT
 plugins_open_bad_port_la_CFLAGS = $(unit_plugin_cflags)
 plugins_open_bad_port_la_LDFLAGS = $(unit_plugin_ldflags)
+
+check_LTLIBRARIES += plugins/open/bad_counter.la
+plugins_open_bad_counter_la_SOURCES = plugins/broken.c plugins/marker.h
+plugins_open_bad_counter_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_BADCTR
+plugins_open_bad_counter_la_CFLAGS = $(unit_plugin_cflags)
+plugins_open_bad_counter_la_LDFLAGS = $(unit_plugin_ldflags)
+
+check_LTLIBRARIES += plugins/open/dup_counter.la
+plugins_open_dup_counter_la_SOURCES = plugins/broken.c plugins/marker.h
+plugins_open_dup_counter_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_DUPCTR
+plugins_open_dup_counter_la_CFLAGS = $(unit_plugin_cflags)
+plugins_open_dup_counter_la_LDFLAGS = $(unit_plugin_ldflags)
 
 check_LTLIBRARIES += plugins/open/null_ops.la
 plugins_open_null_ops_la_SOURCES = plugins/broken.c plugins/marker.h
@@ -238,16 +256,17 @@ check_DATA = $(unit_notso)
 EXTRA_DIST += plugins/broken.c plugins/good.c plugins/marker.h
 
 # ---- Check suites ----
-unit_check_cppflags = -I$(top_srcdir)/framework -I$(top_srcdir)/framework/include \
+unit_check_cppflags = -I$(top_srcdir)/framework -I$(top_builddir)/framework \
+	-I$(top_srcdir)/framework/include \
 	-I$(top_builddir) -I$(srcdir)/plugins $(JANSSON_CFLAGS) $(CHECK_CFLAGS) \
 	-DTEST_BUILDDIR='"$(abs_builddir)"' -DTEST_TOP_SRCDIR='"$(abs_top_srcdir)"' \
 	-DTEST_TOP_BUILDDIR='"$(abs_top_builddir)"'
 unit_check_ldadd = $(top_builddir)/framework/liblcp.la $(JANSSON_LIBS) $(CHECK_LIBS)
 
 if HAVE_CHECK
-check_PROGRAMS += unit/test_opt unit/test_loader unit/test_config unit/test_known_bugs
-TESTS += unit/test_opt unit/test_loader unit/test_config unit/test_known_bugs
-XFAIL_TESTS = unit/test_known_bugs
+check_PROGRAMS += unit/test_opt unit/test_loader unit/test_config unit/test_hardening
+TESTS += unit/test_opt unit/test_loader unit/test_config unit/test_hardening
+XFAIL_TESTS =
 endif
 unit_test_opt_SOURCES = unit/test_opt.c
 unit_test_opt_CPPFLAGS = $(unit_check_cppflags)
@@ -261,10 +280,10 @@ unit_test_config_SOURCES = unit/test_config.c unit/testutil.h
 unit_test_config_CPPFLAGS = $(unit_check_cppflags)
 unit_test_config_CFLAGS = $(AM_CFLAGS_COMMON)
 unit_test_config_LDADD = $(unit_check_ldadd)
-unit_test_known_bugs_SOURCES = unit/test_known_bugs.c unit/testutil.h
-unit_test_known_bugs_CPPFLAGS = $(unit_check_cppflags)
-unit_test_known_bugs_CFLAGS = $(AM_CFLAGS_COMMON)
-unit_test_known_bugs_LDADD = $(unit_check_ldadd)
+unit_test_hardening_SOURCES = unit/test_hardening.c unit/testutil.h
+unit_test_hardening_CPPFLAGS = $(unit_check_cppflags)
+unit_test_hardening_CFLAGS = $(AM_CFLAGS_COMMON)
+unit_test_hardening_LDADD = $(unit_check_ldadd)
 
 # ---- shell tests ----
 dist_check_SCRIPTS += unit/loader_cli.sh unit/conf_corpus.sh unit/doc_drift.sh

@@ -25,7 +25,7 @@
  *
  * Noise gate: a calibrated spin before and after each repetition (re-run when it
  * drifted more than 10 %), and a re-run when the lcore was off its CPU for more
- * than 1 % of the repetition (thread CPU time against wall time).
+ * than 5 % of the repetition (thread CPU time against wall time).
  *
  * Placement: --lcores=0@0,1@1 — everything measured on lcore 1 (CPU 1); the main
  * lcore sleeps on CPU 0. --callgrind ITERS: no timing, every case once between
@@ -428,6 +428,10 @@ b2_rep(struct b2 *b, struct b2_chain *ch, enum b2_variant v, unsigned burst, uin
 		ok = bench_gate_drift(&b->gate, j.spin_before) <= BENCH_DRIFT_MAX &&
 		     bench_gate_drift(&b->gate, j.spin_after) <= BENCH_DRIFT_MAX &&
 		     j.offcpu <= BENCH_OFFCPU_MAX;
+		if (!ok && getenv("BENCH_DEBUG"))
+			fprintf(stderr, "b2: %s n%u b%u rejected: spin drift %.3f/%.3f, off-CPU %.4f\n",
+				b2_vname[v], ch->n, burst, bench_gate_drift(&b->gate, j.spin_before),
+				bench_gate_drift(&b->gate, j.spin_after), j.offcpu);
 		if (ok || t >= BENCH_RERUNS_MAX) {
 			if (!ok)
 				(*noisy)++;

@@ -45,7 +45,7 @@ void bench_summarize(const double *v, unsigned n, struct bench_summary *s);
 double bench_median(const double *v, unsigned n);
 
 /* The noise gate: a dependent multiply-add chain of a fixed iteration count,
- * calibrated once per lcore at start (fastest of 7 runs, ~1 ms each). */
+ * calibrated once per lcore at start (median of 7 runs, ~1 ms each). */
 struct bench_gate {
 	uint64_t iters;
 	double ref; /* TSC cycles of one spin of `iters` on this lcore */
@@ -59,8 +59,9 @@ double bench_gate_drift(const struct bench_gate *g, uint64_t cycles);
 /* Off-CPU time of a measured lcore thread: CLOCK_THREAD_CPUTIME_ID against
  * CLOCK_MONOTONIC over the repetition. A repetition during which a measured lcore
  * spent more than BENCH_OFFCPU_MAX of the time descheduled (another task ran on
- * its CPU) is re-run like one whose spin loop drifted. */
-#define BENCH_OFFCPU_MAX 0.01
+ * its CPU, or interrupts were handled on it) is re-run like one whose spin
+ * loop drifted. */
+#define BENCH_OFFCPU_MAX 0.05
 struct bench_oncpu {
 	uint64_t cpu_ns, wall_ns;
 };
@@ -81,12 +82,14 @@ void bench_placement_json(char *buf, size_t len, const unsigned *lcores, unsigne
 /* counters_percore, loaded through the engine's registry (build tree first) */
 const struct lcp_counters_ops *bench_counters_ops(void);
 
-/* common options after EAL's: --reps N --ms M --callgrind ITERS --rt --quick */
+/* common options after EAL's: --reps N --ms M --callgrind ITERS --rt --quick
+ * --cons-burst N (B1) */
 struct bench_opts {
 	unsigned reps;     /* repetitions per case (>= 9 unless --quick) */
 	double ms;         /* target duration of one repetition */
 	uint64_t cg_iters; /* callgrind mode: fixed iteration count, no timing */
 	bool rt;           /* SCHED_FIFO for the measured worker lcores */
+	unsigned cons_burst; /* B1: consumer dequeue size, 0 = the producer's burst */
 	bool quick;
 };
 int bench_parse_opts(int argc, char **argv, struct bench_opts *o);

@@ -8,13 +8,14 @@
  *
  *   built into plugins/hdr/   refused from the ELF file, before dlopen
  *     MAGIC ABI_MAJOR ABI_MINOR SIZE SYMSIZE TINY FUNC HIDDEN KIND NAME NONAME
- *   built into plugins/bugs/  should be refused from the ELF file but is not (XFAIL)
- *     LONGNAME
+ *   built into plugins/bugs/  should be refused but are not (XFAIL)
+ *     LONGNAME DUPPORT
  *   built into plugins/dup/   refused from the ELF file: same name twice in one dir
  *     DUP_A DUP_B
  *   built into plugins/open/  refused after dlopen (their constructor does run),
  *                             except UNDEF whose dlopen fails before constructors
- *     NOINIT NOPROCESS NOPOLL NOPORTS BADPORT NULLOPS NOVERSION BADOPTS CTRNOREAD UNDEF
+ *     NOINIT NOPROCESS NOPOLL NOPORTS BADPORT BADCTR DUPCTR NULLOPS NOVERSION BADOPTS
+ *     CTRNOREAD UNDEF
  *   plugins/notso/            EXEC (an ET_EXEC), ARCHIVE (an ar archive), PIE,
  *                             OBJECT (ET_REL): built by explicit rules in unit.mk
  */
@@ -219,6 +220,40 @@ static const struct lcp_stage_ops badport_ops = {
 };
 LCP_PLUGIN_EXPORT const struct lcp_plugin lcp_plugin_descriptor = {
 	T_DESC_HEAD(LCP_KIND_STAGE, "test_bad_port"), .ops = &badport_ops,
+};
+#elif defined(BROKEN_BADCTR)
+/* a counter of its own named like a built-in one */
+LCP_TEST_MARKER_CTOR("bad_counter")
+static const char *const badctr_counters[] = { "packets", "drop_shutdown", NULL };
+static const struct lcp_stage_ops badctr_ops = {
+	.ports = stub_ports, .counters = badctr_counters, .init = stub_init, .process = stub_process,
+};
+LCP_PLUGIN_EXPORT const struct lcp_plugin lcp_plugin_descriptor = {
+	T_DESC_HEAD(LCP_KIND_STAGE, "test_bad_counter"), .ops = &badctr_ops,
+};
+#elif defined(BROKEN_DUPCTR)
+LCP_TEST_MARKER_CTOR("dup_counter")
+static const char *const dupctr_counters[] = { "packets", "bytes", "packets", NULL };
+static const struct lcp_stage_ops dupctr_ops = {
+	.ports = stub_ports, .counters = dupctr_counters, .init = stub_init, .process = stub_process,
+};
+LCP_PLUGIN_EXPORT const struct lcp_plugin lcp_plugin_descriptor = {
+	T_DESC_HEAD(LCP_KIND_STAGE, "test_dup_counter"), .ops = &dupctr_ops,
+};
+#elif defined(BROKEN_DUPPORT)
+/* two ports with one name (plugins/bugs/: accepted today; links reach only the
+ * first; see tests/unit/test_known_bugs.c) */
+LCP_TEST_MARKER_CTOR("dup_port")
+static const struct lcp_port_def dupport_ports[] = {
+	{ .name = "in", .dir = LCP_PORT_IN, .unit = LCP_UNIT_PKT },
+	{ .name = "in", .dir = LCP_PORT_IN, .unit = LCP_UNIT_MSG },
+	LCP_PORT_END,
+};
+static const struct lcp_stage_ops dupport_ops = {
+	.ports = dupport_ports, .init = stub_init, .process = stub_process,
+};
+LCP_PLUGIN_EXPORT const struct lcp_plugin lcp_plugin_descriptor = {
+	T_DESC_HEAD(LCP_KIND_STAGE, "test_dup_port"), .ops = &dupport_ops,
 };
 #elif defined(BROKEN_NULLOPS)
 LCP_TEST_MARKER_CTOR("null_ops")

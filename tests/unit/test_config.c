@@ -137,6 +137,34 @@ START_TEST(plugin_path_absolute)
 }
 END_TEST
 
+/* a plugin of the wrong kind for its role: the loader accepts it, the config
+ * refuses the use, naming the file */
+START_TEST(wrong_kind_for_role)
+{
+	char *dir = t_scratch("config-kind"), *path;
+	struct lcp_cfg *c;
+
+	path = write_conf(dir, "k.json",
+			  "{\"eal\": [\"-l\", \"0,1\"], \"plugin_path\": [\"" T_GOOD "\"],\n"
+			  " \"strategies\": {\"counters\": \"test_sink\"},\n"
+			  " \"stages\": [{\"name\": \"a\", \"plugin\": \"test_counters\"}]}\n");
+	c = lcp_cfg_load(path, NULL, 0, &errs);
+	ck_assert_ptr_nonnull(c);
+	if (errs.n != 2)
+		t_errs_dump(&errs);
+	ck_assert_uint_eq(errs.n, 2);
+	ck_assert_str_eq(errs.v[0], "strategies.counters: plugin \"test_sink\" is a stage plugin, expected a counters "
+				    "plugin (" T_GOOD "/test_sink.so)");
+	ck_assert_str_eq(errs.v[1], "stages[0].plugin: \"test_counters\" is a counters plugin, expected a stage plugin ("
+				    T_GOOD "/test_counters.so)");
+	ck_assert_ptr_null(c->counters.pf);
+	ck_assert_ptr_null(c->stages[0].pf);
+	lcp_cfg_free(c);
+	free(path);
+	free(dir);
+}
+END_TEST
+
 START_TEST(cannot_open)
 {
 	struct lcp_cfg *c = lcp_cfg_load(TEST_BUILDDIR "/unit/no-such.json", NULL, 0, &errs);
@@ -268,6 +296,7 @@ config_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, plugin_path_relative_to_config);
 	tcase_add_test(tc, plugin_path_absolute);
+	tcase_add_test(tc, wrong_kind_for_role);
 	tcase_add_test(tc, cannot_open);
 	tcase_add_test(tc, syntax_error_returns_null);
 	suite_add_tcase(s, tc);

@@ -305,6 +305,9 @@ static const struct {
 	  "stage ops: no input port and no poll: it could never do anything" },
 	{ "no_ports.so", "no_ports", "test_no_ports", "stage ops: no port table" },
 	{ "bad_port.so", "bad_port", "test_bad_port", "stage ops: port \"weird\": bad name, direction 1 or unit 7" },
+	{ "bad_counter.so", "bad_counter", "test_bad_counter",
+	  "stage ops: counter \"drop_shutdown\": expected [a-z0-9_] and not a built-in name (drop_shutdown)" },
+	{ "dup_counter.so", "dup_counter", "test_dup_counter", "stage ops: counter \"packets\" declared twice" },
 	{ "null_ops.so", "null_ops", "test_null_ops", "ops: expected a stage ops table, found NULL" },
 	{ "no_version.so", "no_version", "test_no_version", "descriptor: version and summary are required" },
 	{ "bad_opts.so", "bad_opts", "test_bad_opts", "option table row 1 (\"mode\"): enum without choices" },
@@ -390,8 +393,8 @@ START_TEST(all_dirs_only_open_ran)
 	n = lcp_registry_sorted(&r, &v);
 	got = marker_text();
 	/* sorted() opens in search order: open/ is scanned in file-name order */
-	ck_assert_str_eq(got, "bad_opts\nbad_port\nctr_no_read\nno_init\nno_poll\nno_ports\nno_process\n"
-			      "no_version\nnull_ops\n");
+	ck_assert_str_eq(got, "bad_counter\nbad_opts\nbad_port\nctr_no_read\ndup_counter\nno_init\nno_poll\n"
+			      "no_ports\nno_process\nno_version\nnull_ops\n");
 	free(got);
 	for (unsigned i = 0; i < n; i++) {
 		ck_assert_ptr_null(v[i]->refused);

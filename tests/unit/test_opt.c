@@ -249,7 +249,7 @@ START_TEST(defaults_same_code)
 	expect_errs("stages[4].options.burst (default): 5000 is above the maximum 1024",
 		    "stages[4].options.n (default): expected an integer, got string",
 		    "stages[4].options.b (default): expected a boolean, got integer",
-		    "stages[4].options.s (default): a string of 13 characters is longer than the maximum 4",
+		    "stages[4].options.s (default): a string of 13 bytes is longer than the maximum 4",
 		    "stages[4].options.m (default): \"c\" is not one of: a, b",
 		    "stages[4].options.d (default): -0.5 is below the minimum 0",
 		    "stages[4].options.j: default 'abc' is not valid JSON (plugin defect)", NULL);
@@ -455,9 +455,9 @@ END_TEST
 
 START_TEST(string_length)
 {
-	one("{\"s\": \"a\"}", "t.s: \"a\" is shorter than 2 characters");
-	one("{\"s\": \"\"}", "t.s: \"\" is shorter than 2 characters");
-	one("{\"s\": \"abcdefghi\"}", "t.s: a string of 9 characters is longer than the maximum 8");
+	one("{\"s\": \"a\"}", "t.s: \"a\" is shorter than 2 bytes");
+	one("{\"s\": \"\"}", "t.s: \"\" is shorter than 2 bytes");
+	one("{\"s\": \"abcdefghi\"}", "t.s: a string of 9 bytes is longer than the maximum 8");
 	one("{\"s\": \"ab\"}", NULL);
 	one("{\"s\": \"abcdefgh\"}", NULL);
 }
