@@ -150,7 +150,7 @@ struct b1 {
 	volatile uint32_t raw_stop;
 	uint64_t cycles;
 	double off_prod, off_cons; /* off-CPU fraction of each lcore during the run */
-	uint64_t emitted; /* by lcp_emit, to check the counters */
+	uint64_t emitted;	   /* by lcp_emit, to check the counters */
 	/* noise gate, per lcore */
 	struct bench_gate gate[RTE_MAX_LCORE];
 };
@@ -195,8 +195,8 @@ fail:
 static void
 b1_build(struct b1 *b)
 {
-	static const char *const prod_ctrs[] = {"out.out", "out.drop_ring_full", "out.drop_unlinked",
-						"drop_shutdown"};
+	static const char *const prod_ctrs[] = {"out.out", "out.drop_ring_full",
+						"out.drop_unlinked", "drop_shutdown"};
 	static const char *const sink_ctrs[] = {"in.in", "drop_shutdown"};
 	struct lcp_ring_in *ri;
 
@@ -323,8 +323,8 @@ b1_proto_emit(struct lcp_stage *st, uint64_t *row, unsigned port, void **objs, u
 }
 
 static __attribute__((noinline)) void
-b1_prod_proto(struct lcp_stage *st, uint64_t *row, struct rte_ring *r, void **objs,
-	      unsigned burst, uint64_t nb)
+b1_prod_proto(struct lcp_stage *st, uint64_t *row, struct rte_ring *r, void **objs, unsigned burst,
+	      uint64_t nb)
 {
 	for (uint64_t i = 0; i < nb; i++) {
 		b1_wait_room(r, burst);
@@ -446,7 +446,8 @@ b1_worker_copy(struct lcp_worker *w, uint64_t *row, const bool proto)
 				rte_pause();
 			}
 			if (unlikely((loops + 1) % B1_TSC_EVERY == 0)) {
-				uint64_t t1 = rte_rdtsc(), dt = t1 - t0, db = dt * busy_turns / B1_TSC_EVERY;
+				uint64_t t1 = rte_rdtsc(), dt = t1 - t0,
+					 db = dt * busy_turns / B1_TSC_EVERY;
 
 				busy += db;
 				idle += dt - db;
@@ -648,12 +649,14 @@ b1_cross_rep(struct b1 *b, const struct b1_case *c, unsigned burst, uint64_t nob
 	     unsigned *rejected, unsigned *noisy)
 {
 	for (unsigned t = 0;; t++) {
-		double before = b1_gate(b), v = b1_cross_once(b, c, burst, nobj), after = b1_gate(b);
+		double before = b1_gate(b), v = b1_cross_once(b, c, burst, nobj),
+		       after = b1_gate(b);
 		bool ok = before <= BENCH_DRIFT_MAX && after <= BENCH_DRIFT_MAX &&
 			  b->off_prod <= BENCH_OFFCPU_MAX && b->off_cons <= BENCH_OFFCPU_MAX;
 
 		if (!ok && getenv("BENCH_DEBUG"))
-			fprintf(stderr, "b1: %s b%u rejected: spin drift %.3f/%.3f, off-CPU %.4f/%.4f\n",
+			fprintf(stderr,
+				"b1: %s b%u rejected: spin drift %.3f/%.3f, off-CPU %.4f/%.4f\n",
 				c->name, burst, before, after, b->off_prod, b->off_cons);
 
 		if (ok || t >= BENCH_RERUNS_MAX) {
@@ -681,7 +684,8 @@ b1_direct_rep(struct b1 *b, enum b1_direct d, unsigned burst, uint64_t it, unsig
 		     bench_gate_drift(g, j.spin_after) <= BENCH_DRIFT_MAX &&
 		     j.offcpu <= BENCH_OFFCPU_MAX;
 		if (!ok && getenv("BENCH_DEBUG"))
-			fprintf(stderr, "b1: direct %s b%u rejected: spin drift %.3f/%.3f, off-CPU %.4f\n",
+			fprintf(stderr,
+				"b1: direct %s b%u rejected: spin drift %.3f/%.3f, off-CPU %.4f\n",
 				b1_dname[d], burst, bench_gate_drift(g, j.spin_before),
 				bench_gate_drift(g, j.spin_after), j.offcpu);
 		if (ok || t >= BENCH_RERUNS_MAX) {
@@ -700,7 +704,7 @@ struct b1_result {
 	const char *name, *label;
 	unsigned burst;
 	struct bench_summary s;
-	double ratio; /* median of per-repetition ratios to the anchor; 0 for the anchor */
+	double ratio;	  /* median of per-repetition ratios to the anchor; 0 for the anchor */
 	double ratio_min; /* min over min of the anchor */
 	unsigned rejected, noisy;
 	uint64_t per_rep; /* objects per repetition */
@@ -710,8 +714,8 @@ static void
 b1_table(const struct b1_result *r, unsigned n, const char *title)
 {
 	printf("\n%s (cycles/object)\n", title);
-	printf("%-42s %5s %8s %8s %8s %8s %8s %8s %4s %5s\n", "case", "burst", "min", "median", "q1",
-	       "q3", "ratio", "min/min", "rej", "noisy");
+	printf("%-42s %5s %8s %8s %8s %8s %8s %8s %4s %5s\n", "case", "burst", "min", "median",
+	       "q1", "q3", "ratio", "min/min", "rej", "noisy");
 	for (unsigned i = 0; i < n; i++) {
 		char ratio[16], rmin[16];
 
@@ -722,9 +726,9 @@ b1_table(const struct b1_result *r, unsigned n, const char *title)
 			snprintf(ratio, sizeof(ratio), "anchor");
 			snprintf(rmin, sizeof(rmin), "-");
 		}
-		printf("%-42s %5u %8.2f %8.2f %8.2f %8.2f %8s %8s %4u %5u\n", r[i].label, r[i].burst,
-		       r[i].s.min, r[i].s.med, r[i].s.q1, r[i].s.q3, ratio, rmin, r[i].rejected,
-		       r[i].noisy);
+		printf("%-42s %5u %8.2f %8.2f %8.2f %8.2f %8s %8s %4u %5u\n", r[i].label,
+		       r[i].burst, r[i].s.min, r[i].s.med, r[i].s.q1, r[i].s.q3, ratio, rmin,
+		       r[i].rejected, r[i].noisy);
 	}
 }
 
@@ -740,16 +744,16 @@ b1_json(const struct b1_result *r, unsigned n, double hz, const char *placement,
 		       r[i].group, r[i].name, r[i].burst, hz, reps, ms, r[i].per_rep, r[i].s.min,
 		       r[i].s.q1, r[i].s.med, r[i].s.q3, r[i].s.q3 - r[i].s.q1, r[i].s.max, anchor);
 		if (r[i].ratio > 0) {
-			printf(",\"ratio_median_of_pairs\":%.4f,\"ratio_of_minima\":%.4f", r[i].ratio,
-			       r[i].ratio_min);
+			printf(",\"ratio_median_of_pairs\":%.4f,\"ratio_of_minima\":%.4f",
+			       r[i].ratio, r[i].ratio_min);
 			if (target > 0 && strcmp(r[i].name, "lcp") == 0)
 				printf(",\"target_ratio\":%.2f,\"target_met\":%s", target,
 				       r[i].ratio <= target ? "true" : "false");
 		}
 		printf(",\"gate_reruns\":%u,\"gate_noisy\":%u,\"ring_size\":%u,\"cons_burst\":%u,"
 		       "\"placement\":%s}\n",
-		       r[i].rejected, r[i].noisy, B1_RING_SIZE, cons_burst ? cons_burst : r[i].burst,
-		       placement);
+		       r[i].rejected, r[i].noisy, B1_RING_SIZE,
+		       cons_burst ? cons_burst : r[i].burst, placement);
 	}
 }
 
@@ -876,9 +880,10 @@ main(int argc, char **argv)
 	lcores[1] = b->lc_cons;
 	bench_placement(placement, sizeof(placement), lcores, 2);
 	bench_set_rt(o.rt, sched, sizeof(sched));
-	bench_placement_json(placement_json, sizeof(placement_json) - sizeof(sched) - 16, lcores, 2);
-	snprintf(placement_json + strlen(placement_json) - 1, sizeof(sched) + 16, ",\"sched\":\"%s\"}",
-		 sched);
+	bench_placement_json(placement_json, sizeof(placement_json) - sizeof(sched) - 16, lcores,
+			     2);
+	snprintf(placement_json + strlen(placement_json) - 1, sizeof(sched) + 16,
+		 ",\"sched\":\"%s\"}", sched);
 	b1_build(b);
 	for (unsigned i = 0; i < 2; i++) {
 		bench_launch(lcores[i], b1_calibrate_main, &b->gate[lcores[i]]);
@@ -887,14 +892,16 @@ main(int argc, char **argv)
 
 	printf("B1 ring link: TSC %.1f MHz; producer lcore %u, consumer lcore %u; %s\n", hz / 1e6,
 	       b->lc_prod, b->lc_cons, placement);
-	printf("consumers dequeue %s\n", b->cons_burst ? "--cons-burst objects per turn (both raw and engine)"
-							 : "the producer's burst (the same burst on both sides)");
+	printf("consumers dequeue %s\n",
+	       b->cons_burst ? "--cons-burst objects per turn (both raw and engine)"
+			     : "the producer's burst (the same burst on both sides)");
 	if (b->cons_burst)
 		printf("--cons-burst %u\n", b->cons_burst);
 	printf("ring %u slots SP/SC, %u repetitions of ~%.0f ms, interleaved; noise gate %.0f %% "
 	       "(spin ~1 ms: lcore %u %.0f cycles, lcore %u %.0f cycles) and %.0f %% off-CPU; %s\n",
-	       B1_RING_SIZE, o.reps, o.ms, BENCH_DRIFT_MAX * 100, b->lc_prod, b->gate[b->lc_prod].ref,
-	       b->lc_cons, b->gate[b->lc_cons].ref, BENCH_OFFCPU_MAX * 100, sched);
+	       B1_RING_SIZE, o.reps, o.ms, BENCH_DRIFT_MAX * 100, b->lc_prod,
+	       b->gate[b->lc_prod].ref, b->lc_cons, b->gate[b->lc_cons].ref, BENCH_OFFCPU_MAX * 100,
+	       sched);
 	fflush(stdout);
 
 	/* cross lcore */
@@ -944,7 +951,8 @@ main(int argc, char **argv)
 		uint64_t it[D_COUNT];
 
 		for (unsigned d = 0; d < D_COUNT; d++) {
-			cpo = b1_direct_rep(b, d, burst, 100000, &dummy, &dummy) * burst; /* per burst */
+			cpo = b1_direct_rep(b, d, burst, 100000, &dummy, &dummy) *
+			      burst; /* per burst */
 			it[d] = (uint64_t)(o.ms * 1e-3 * hz / cpo);
 		}
 		for (unsigned rep = 0; rep < o.reps; rep++)
@@ -982,8 +990,11 @@ main(int argc, char **argv)
 			return 1;
 		}
 	}
-	b1_table(res, nres, "B1 cross-lcore link, ratio = median of per-repetition ratios to the raw rte_ring anchor");
-	b1_table(dres, ndres, "B1 same-lcore link, ratio = median of per-repetition ratios to the plain call");
+	b1_table(res, nres,
+		 "B1 cross-lcore link, ratio = median of per-repetition ratios to the raw rte_ring "
+		 "anchor");
+	b1_table(dres, ndres,
+		 "B1 same-lcore link, ratio = median of per-repetition ratios to the plain call");
 	{
 		double d[RTE_DIM(b1_bursts)];
 
@@ -997,7 +1008,8 @@ main(int argc, char **argv)
 		}
 		printf("\n\n");
 	}
-	b1_json(res, nres, hz, placement_json, "raw_rte_ring_sp_sc", 1.1, o.reps, o.ms, o.cons_burst);
+	b1_json(res, nres, hz, placement_json, "raw_rte_ring_sp_sc", 1.1, o.reps, o.ms,
+		o.cons_burst);
 	b1_json(dres, ndres, hz, placement_json, "plain_call", 0, o.reps, o.ms, 0);
 	rte_eal_cleanup();
 	return 0;

@@ -53,10 +53,8 @@ enum b2_variant { V_GRAPH, V_GRAPH_NOSTATS, V_CHAIN, V_WORKER, V_PROTO, V_COUNT 
 static const char *const b2_vname[V_COUNT] = {"graph", "graph_nostats", "lcp_chain", "lcp_worker",
 					      "proto_chain"};
 static const char *const b2_vlabel[V_COUNT] = {
-	"rte_graph walk, stats on (anchor)",
-	"rte_graph walk, stats off",
-	"lcp chain (poll -> lcp_emit x N+1)",
-	"lcp chain in lcp_worker_main",
+	"rte_graph walk, stats on (anchor)",	"rte_graph walk, stats off",
+	"lcp chain (poll -> lcp_emit x N+1)",	"lcp chain in lcp_worker_main",
 	"proto: inline emit + inline counters",
 };
 
@@ -192,7 +190,7 @@ struct b2_chain {
 	unsigned n;
 	struct lcp_engine *eng;
 	struct lcp_worker *w;
-	struct lcp_stage_priv *st[B2_NMAX + 2]; /* source, pass 1..n, sink */
+	struct lcp_stage_priv *st[B2_NMAX + 2];	 /* source, pass 1..n, sink */
 	struct lcp_stage_priv *pst[B2_NMAX + 2]; /* the same, prototype */
 	struct b2_src_ctx *sctx, *psctx;
 	struct b2_sink_ctx *kctx, *pkctx;
@@ -318,8 +316,8 @@ b2_build(struct b2 *b)
 		ch->pst[n + 1] = b2_stage(b, ch->eng, &b2_sink_ops, ch->pkctx);
 		for (unsigned i = 0; i < n + 2; i++) {
 			b->cops->destroy(ch->pst[i]->pub.ctrs);
-			ch->pst[i]->pub.ctrs = rte_zmalloc("b2_row", RTE_CACHE_LINE_SIZE,
-							   RTE_CACHE_LINE_SIZE);
+			ch->pst[i]->pub.ctrs =
+				rte_zmalloc("b2_row", RTE_CACHE_LINE_SIZE, RTE_CACHE_LINE_SIZE);
 			ch->pst[i]->pub.ctr_add = b2_row_add;
 			if (ch->pst[i]->pub.ctrs == NULL)
 				exit(1);
@@ -429,8 +427,10 @@ b2_rep(struct b2 *b, struct b2_chain *ch, enum b2_variant v, unsigned burst, uin
 		     bench_gate_drift(&b->gate, j.spin_after) <= BENCH_DRIFT_MAX &&
 		     j.offcpu <= BENCH_OFFCPU_MAX;
 		if (!ok && getenv("BENCH_DEBUG"))
-			fprintf(stderr, "b2: %s n%u b%u rejected: spin drift %.3f/%.3f, off-CPU %.4f\n",
-				b2_vname[v], ch->n, burst, bench_gate_drift(&b->gate, j.spin_before),
+			fprintf(stderr,
+				"b2: %s n%u b%u rejected: spin drift %.3f/%.3f, off-CPU %.4f\n",
+				b2_vname[v], ch->n, burst,
+				bench_gate_drift(&b->gate, j.spin_before),
 				bench_gate_drift(&b->gate, j.spin_after), j.offcpu);
 		if (ok || t >= BENCH_RERUNS_MAX) {
 			if (!ok)
@@ -459,8 +459,8 @@ b2_callgrind(struct b2 *b, uint64_t it)
 				snprintf(name, sizeof(name), "b2.%s.n%u.b%u", b2_vname[v], ch->n,
 					 b2_bursts[k]);
 				CALLGRIND_DUMP_STATS_AT(name);
-				printf("callgrind-case %s objects %" PRIu64 " calls %" PRIu64 "\n", name,
-				       it * b2_bursts[k], it * (ch->n + 2));
+				printf("callgrind-case %s objects %" PRIu64 " calls %" PRIu64 "\n",
+				       name, it * b2_bursts[k], it * (ch->n + 2));
 			}
 }
 
@@ -512,14 +512,16 @@ main(int argc, char **argv)
 	}
 	bench_placement(placement, sizeof(placement), &b->lc, 1);
 	bench_set_rt(o.rt, sched, sizeof(sched));
-	bench_placement_json(placement_json, sizeof(placement_json) - sizeof(sched) - 16, &b->lc, 1);
-	snprintf(placement_json + strlen(placement_json) - 1, sizeof(sched) + 16, ",\"sched\":\"%s\"}",
-		 sched);
+	bench_placement_json(placement_json, sizeof(placement_json) - sizeof(sched) - 16, &b->lc,
+			     1);
+	snprintf(placement_json + strlen(placement_json) - 1, sizeof(sched) + 16,
+		 ",\"sched\":\"%s\"}", sched);
 	bench_launch(b->lc, b2_calibrate_main, &b->gate);
 	bench_wait();
 	printf("B2 stage dispatch: TSC %.1f MHz; measured on lcore %u; %s\n", hz / 1e6, b->lc,
 	       placement);
-	printf("%u repetitions of ~%.0f ms, interleaved; noise gate %.0f %% (spin ~1 ms: %.0f cycles) "
+	printf("%u repetitions of ~%.0f ms, interleaved; noise gate %.0f %% (spin ~1 ms: %.0f "
+	       "cycles) "
 	       "and %.0f %% off-CPU; %s; RTE_GRAPH_BURST_SIZE %u\n",
 	       o.reps, o.ms, BENCH_DRIFT_MAX * 100, b->gate.ref, BENCH_OFFCPU_MAX * 100, sched,
 	       RTE_GRAPH_BURST_SIZE);
@@ -543,7 +545,8 @@ main(int argc, char **argv)
 			}
 			for (unsigned rep = 0; rep < o.reps; rep++)
 				for (unsigned x = 0; x < V_COUNT; x++)
-					v[x][rep] = b2_rep(b, ch, x, burst, bursts[x], &rej[x], &noisy[x]);
+					v[x][rep] = b2_rep(b, ch, x, burst, bursts[x], &rej[x],
+							   &noisy[x]);
 			for (unsigned x = 0; x < V_COUNT; x++) {
 				struct b2_res *r = &res[nres++];
 				double ra[BENCH_MAX_REPS], rn[BENCH_MAX_REPS];
@@ -573,8 +576,8 @@ main(int argc, char **argv)
 		uint64_t pin = ((uint64_t *)ch->pst[ch->n + 1]->pub.ctrs)[0];
 
 		if (in != ch->kctx->count || pin != ch->pkctx->count) {
-			fprintf(stderr, "b2: N=%u sink in.in %" PRIu64 " != count %" PRIu64 "\n", ch->n,
-				in, ch->kctx->count);
+			fprintf(stderr, "b2: N=%u sink in.in %" PRIu64 " != count %" PRIu64 "\n",
+				ch->n, in, ch->kctx->count);
 			return 1;
 		}
 	}
@@ -586,9 +589,10 @@ main(int argc, char **argv)
 	for (unsigned i = 0; i < nres; i++) {
 		struct b2_res *r = &res[i];
 
-		printf("%5u %3u %-36s %8.2f %8.2f %8.2f %8.2f %9.4f %7.3f %7.3f %4u%s\n", r->burst, r->n,
-		       b2_vlabel[r->v], r->s.min, r->s.med, r->s.q1, r->s.q3, r->s.med / r->burst,
-		       r->ratio, r->ratio_nostats, r->rejected, r->noisy ? " noisy" : "");
+		printf("%5u %3u %-36s %8.2f %8.2f %8.2f %8.2f %9.4f %7.3f %7.3f %4u%s\n", r->burst,
+		       r->n, b2_vlabel[r->v], r->s.min, r->s.med, r->s.q1, r->s.q3,
+		       r->s.med / r->burst, r->ratio, r->ratio_nostats, r->rejected,
+		       r->noisy ? " noisy" : "");
 	}
 
 	/* marginal cost of one more stage: slope of cycles per burst, N = 1 -> 16 */
@@ -620,7 +624,8 @@ main(int argc, char **argv)
 			printf(" %16.2f", slope[x]);
 		printf(" %12.3f %12.3f\n", slope[V_CHAIN] / slope[V_GRAPH],
 		       slope[V_CHAIN] / slope[V_GRAPH_NOSTATS]);
-		printf("{\"bench\":\"B2\",\"case\":\"marginal_stage\",\"burst\":%u,\"unit\":\"cycles/stage-call\","
+		printf("{\"bench\":\"B2\",\"case\":\"marginal_stage\",\"burst\":%u,\"unit\":"
+		       "\"cycles/stage-call\","
 		       "\"tsc_hz\":%.0f,\"graph\":%.3f,\"graph_nostats\":%.3f,\"lcp_chain\":%.3f,"
 		       "\"lcp_worker\":%.3f,\"proto_chain\":%.3f,\"chain_over_graph\":%.4f,"
 		       "\"chain_over_graph_nostats\":%.4f,\"placement\":%s}\n",
@@ -633,20 +638,23 @@ main(int argc, char **argv)
 		struct b2_res *r = &res[i];
 
 		printf("{\"bench\":\"B2\",\"case\":\"%s\",\"n_stages\":%u,\"burst\":%u,"
-		       "\"unit\":\"cycles/stage-call\",\"calls_per_burst\":%u,\"tsc_hz\":%.0f,\"reps\":%u,"
+		       "\"unit\":\"cycles/"
+		       "stage-call\",\"calls_per_burst\":%u,\"tsc_hz\":%.0f,\"reps\":%u,"
 		       "\"rep_ms\":%.0f,\"bursts_per_rep\":%" PRIu64 ",\"min\":%.3f,\"q1\":%.3f,"
 		       "\"median\":%.3f,\"q3\":%.3f,\"iqr\":%.3f,\"max\":%.3f,"
-		       "\"median_per_object\":%.5f,\"anchor\":\"graph\",\"ratio_median_of_pairs\":%.4f,"
+		       "\"median_per_object\":%.5f,\"anchor\":\"graph\",\"ratio_median_of_pairs\":%"
+		       ".4f,"
 		       "\"ratio_vs_graph_nostats\":%.4f",
-		       b2_vname[r->v], r->n, r->burst, r->n + 2, hz, o.reps, o.ms, r->bursts, r->s.min,
-		       r->s.q1, r->s.med, r->s.q3, r->s.q3 - r->s.q1, r->s.max, r->s.med / r->burst,
-		       r->ratio, r->ratio_nostats);
+		       b2_vname[r->v], r->n, r->burst, r->n + 2, hz, o.reps, o.ms, r->bursts,
+		       r->s.min, r->s.q1, r->s.med, r->s.q3, r->s.q3 - r->s.q1, r->s.max,
+		       r->s.med / r->burst, r->ratio, r->ratio_nostats);
 		if (r->v == V_CHAIN || r->v == V_WORKER)
-			printf(",\"target_ratio\":2.0,\"target_met\":%s,\"target_met_vs_graph_nostats\":%s",
+			printf(",\"target_ratio\":2.0,\"target_met\":%s,\"target_met_vs_graph_"
+			       "nostats\":%s",
 			       r->ratio <= 2.0 ? "true" : "false",
 			       r->ratio_nostats <= 2.0 ? "true" : "false");
-		printf(",\"gate_reruns\":%u,\"gate_noisy\":%u,\"placement\":%s}\n", r->rejected, r->noisy,
-		       placement_json);
+		printf(",\"gate_reruns\":%u,\"gate_noisy\":%u,\"placement\":%s}\n", r->rejected,
+		       r->noisy, placement_json);
 	}
 	rte_eal_cleanup();
 	return 0;

@@ -195,8 +195,8 @@ bench_placement_json(char *buf, size_t len, const unsigned *lcores, unsigned n)
 	size_t o;
 
 	cpus_of(rte_get_main_lcore(), cpus, sizeof(cpus));
-	o = (size_t)snprintf(buf, len, "{\"main\":{\"lcore\":%u,\"cpus\":\"%s\"}", rte_get_main_lcore(),
-			     cpus);
+	o = (size_t)snprintf(buf, len, "{\"main\":{\"lcore\":%u,\"cpus\":\"%s\"}",
+			     rte_get_main_lcore(), cpus);
 	for (unsigned i = 0; i < n && o < len; i++) {
 		cpus_of(lcores[i], cpus, sizeof(cpus));
 		o += (size_t)snprintf(buf + o, len - o, ",\"lcore%u\":\"%s\"", lcores[i], cpus);
@@ -218,7 +218,9 @@ bench_counters_ops(void)
 	lcp_registry_init(&reg, dirs, 1);
 	pf = lcp_registry_get(&reg, "counters_percore", NULL);
 	if (pf == NULL || pf->kind != LCP_KIND_COUNTERS) {
-		fprintf(stderr, "bench: counters_percore not found (looked in %s, LCP_PLUGIN_PATH, the build tree)\n",
+		fprintf(stderr,
+			"bench: counters_percore not found (looked in %s, LCP_PLUGIN_PATH, the "
+			"build tree)\n",
 			BENCH_PLUGIN_DIR);
 		exit(1);
 	}
@@ -270,7 +272,9 @@ bench_parse_opts(int argc, char **argv, struct bench_opts *o)
 				o->cons_burst = 1024;
 			break;
 		default:
-			fprintf(stderr, "usage: %s [EAL args] -- [--reps N] [--ms M] [--callgrind ITERS] [--rt] [--cons-burst N] [--quick]\n",
+			fprintf(stderr,
+				"usage: %s [EAL args] -- [--reps N] [--ms M] [--callgrind ITERS] "
+				"[--rt] [--cons-burst N] [--quick]\n",
 				argv[0]);
 			return -1;
 		}
@@ -280,7 +284,8 @@ bench_parse_opts(int argc, char **argv, struct bench_opts *o)
 	if (o->reps > BENCH_MAX_REPS)
 		o->reps = BENCH_MAX_REPS;
 	if (!o->quick && o->reps < 9)
-		fprintf(stderr, "bench: --reps %u is below the 9 BENCHMARKS.md asks for\n", o->reps);
+		fprintf(stderr, "bench: --reps %u is below the 9 BENCHMARKS.md asks for\n",
+			o->reps);
 	return 0;
 }
 
@@ -305,7 +310,8 @@ bench_set_rt(bool rt, char *buf, size_t len)
 		snprintf(buf, len, "SCHED_OTHER (nice as started)");
 		return;
 	}
-	RTE_LCORE_FOREACH_WORKER(l) {
+	RTE_LCORE_FOREACH_WORKER(l)
+	{
 		bench_launch(l, set_fifo, rc);
 		bench_wait();
 		if (rc[l] == 0) {
@@ -316,7 +322,8 @@ bench_set_rt(bool rt, char *buf, size_t len)
 		}
 	}
 	if (bad == 0)
-		snprintf(buf, len, "SCHED_FIFO 1 on the %u worker lcores, main lcore SCHED_OTHER", ok);
+		snprintf(buf, len, "SCHED_FIFO 1 on the %u worker lcores, main lcore SCHED_OTHER",
+			 ok);
 	else
 		snprintf(buf, len, "SCHED_OTHER: SCHED_FIFO refused (%s)", strerror(err));
 }

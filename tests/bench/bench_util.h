@@ -85,10 +85,10 @@ const struct lcp_counters_ops *bench_counters_ops(void);
 /* common options after EAL's: --reps N --ms M --callgrind ITERS --rt --quick
  * --cons-burst N (B1) */
 struct bench_opts {
-	unsigned reps;     /* repetitions per case (>= 9 unless --quick) */
-	double ms;         /* target duration of one repetition */
-	uint64_t cg_iters; /* callgrind mode: fixed iteration count, no timing */
-	bool rt;           /* SCHED_FIFO for the measured worker lcores */
+	unsigned reps;	     /* repetitions per case (>= 9 unless --quick) */
+	double ms;	     /* target duration of one repetition */
+	uint64_t cg_iters;   /* callgrind mode: fixed iteration count, no timing */
+	bool rt;	     /* SCHED_FIFO for the measured worker lcores */
 	unsigned cons_burst; /* B1: consumer dequeue size, 0 = the producer's burst */
 	bool quick;
 };

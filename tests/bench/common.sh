@@ -24,6 +24,7 @@ if [ -z "${BENCH_RT:-}" ]; then
 	if [ "$(id -u)" = 0 ]; then BENCH_RT=1; else BENCH_RT=0; fi
 fi
 BENCH_RT_OPT=
+# shellcheck disable=SC2034 # used by the scripts that source this file
 [ "$BENCH_RT" = 1 ] && BENCH_RT_OPT=--rt
 if [ -z "${BENCH_NICE:-}" ]; then
 	if [ "$(id -u)" = 0 ]; then BENCH_NICE=-19; else BENCH_NICE=0; fi
