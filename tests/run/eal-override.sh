@@ -56,5 +56,5 @@ say "+ lcpipe check ovr.json -- ... --lcores=0@0,2@1"
 "$LCPIPE" check "$T/ovr.json" -- "${base[@]}" --lcores=0@0,2@1 >"$T/check.out" 2>"$T/check.err"
 RC=$? OUT=$T/check.out ERR=$T/check.err
 expect_rc 0 "check with the override"
-expect_grep "$OUT" 'ok \(2 stages, 1 links, 1 worker lcore\)' "check's summary"
+expect_grep "$OUT" 'ok \(2 stages, 1 link, 1 worker lcore\)' "check's summary"
 finish
