@@ -79,6 +79,13 @@ lcp_port_is_linked(const struct lcp_stage *st, unsigned port)
 	       (sp->cs->link_out[port] >= 0 || sp->cs->links_in[port] > 0);
 }
 
+void
+lcp_emit_drop(struct lcp_stage *st, const struct lcp_edge *e, void **objs, unsigned n)
+{
+	lcp_objs_free(e->unit, objs, n);
+	lcp_ctr_add(st, e->ctr_drop, n);
+}
+
 /* ---- build ---- */
 
 static const struct lcp_port_def *
@@ -147,6 +154,7 @@ build_counters(struct lcp_engine *e, struct lcp_stage_priv *sp)
 		return -ENOMEM;
 	}
 	sp->pub.ctr_add = sp->cops->add;
+	sp->pub.ctr_row = sp->cops->row != NULL ? sp->cops->row(sp->pub.ctrs, sp->pub.slot) : NULL;
 	return 0;
 }
 

@@ -63,7 +63,7 @@ lcp_worker_main(void *arg)
 			if (unlikely(n + avail > ri->hwm))
 				__atomic_store_n(&ri->hwm, n + avail, __ATOMIC_RELAXED);
 			d = ri->dst;
-			d->ctr_add(d->ctrs, d->slot, ri->ctr_in, n);
+			lcp_ctr_add(d, ri->ctr_in, n);
 			d->ops->process(d, d->ctx, ri->port, objs, n);
 			work += n;
 		}

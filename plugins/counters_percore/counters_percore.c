@@ -66,7 +66,17 @@ counters_percore_read(void *set, unsigned idx)
 	return sum;
 }
 
+/* add() above is a relaxed load + store on this row: the SDK inlines exactly that */
+static uint64_t *
+counters_percore_row(void *set, unsigned slot)
+{
+	struct counters_percore *c = set;
+
+	return &c->vals[slot * c->stride];
+}
+
 static const struct lcp_counters_ops counters_percore_ops = {
+	.row = counters_percore_row,
 	.create = counters_percore_create,
 	.destroy = counters_percore_destroy,
 	.add = counters_percore_add,

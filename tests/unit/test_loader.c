@@ -102,7 +102,7 @@ static const struct hdr_case hdr_cases[] = {
 	  "bad magic: expected 0x3150434c, found 0xdeadbeef" },
 	{ "abi_major.so", "abi_major", "test_abi_major", "ABI major version: expected 1, found 2" },
 	{ "abi_minor.so", "abi_minor", "test_abi_minor",
-	  "ABI minor version: expected at most 0, found 1 (plugin built for a newer lcpipe)" },
+	  "ABI minor version: expected at most 1, found 2 (plugin built for a newer lcpipe)" },
 	{ "bad_size.so", "bad_size", "test_bad_size", NULL /* built below: depends on sizeof */ },
 	{ "sym_size.so", "sym_size", NULL, NULL },
 	{ "tiny.so", "tiny", NULL, NULL },

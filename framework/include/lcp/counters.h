@@ -17,6 +17,11 @@ extern "C" {
 
 /* the fast path: add v to counter idx from writer slot `slot` */
 typedef void (*lcp_counters_add_t)(void *set, unsigned slot, unsigned idx, uint64_t v);
+/* optional (ABI 1.1): slot's private row of plain uint64_t counters, indexed like
+ * names[]. When a strategy provides it, the SDK's inlines add to the row directly
+ * (relaxed load + store, no call) instead of calling add(); only a strategy whose
+ * add() is exactly that may provide it. */
+typedef uint64_t *(*lcp_counters_row_t)(void *set, unsigned slot);
 
 struct lcp_counters_ops {
 	/* names[0..n-1]; n_slots writers (slot numbers 0..n_slots-1); allocate on
@@ -29,7 +34,8 @@ struct lcp_counters_ops {
 	void (*flush)(void *set, unsigned slot);
 	/* the current total of counter idx over all slots */
 	uint64_t (*read)(void *set, unsigned idx);
-	void *reserved[4];
+	lcp_counters_row_t row; /* optional, ABI 1.1 */
+	void *reserved[3];
 };
 
 #ifdef __cplusplus

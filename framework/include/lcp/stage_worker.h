@@ -57,7 +57,26 @@ struct lcp_stage {
 	struct lcp_edge *edges;           /* by port number (input ports unused) */
 	const volatile uint32_t *run_state;
 	struct lcp_stage_priv *priv;      /* engine-private */
+	uint64_t *ctr_row;                /* ABI 1.1: the slot's counter row, or NULL */
 };
+
+/* Out of line and cold: free what could not be delivered and count it under
+ * the edge's drop counter ("<port>.drop_ring_full" / ".drop_unlinked"). */
+void lcp_emit_drop(struct lcp_stage *st, const struct lcp_edge *e, void **objs, unsigned n)
+	__rte_cold;
+
+/* add v to counter idx of st: inline on the strategy's row when it has one */
+static __rte_always_inline void
+lcp_ctr_add(struct lcp_stage *st, unsigned idx, uint64_t v)
+{
+	uint64_t *row = st->ctr_row;
+
+	if (likely(row != NULL))
+		__atomic_store_n(&row[idx], __atomic_load_n(&row[idx], __ATOMIC_RELAXED) + v,
+				 __ATOMIC_RELAXED);
+	else
+		st->ctr_add(st->ctrs, st->slot, idx, v);
+}
 
 /* true once the engine is shutting down: sources stop producing */
 static inline int
@@ -67,10 +86,10 @@ lcp_stage_stopping(const struct lcp_stage *st)
 }
 
 /* add v to the stage's own counter idx (index into ops->counters) */
-static inline void
+static __rte_always_inline void
 lcp_count(struct lcp_stage *st, unsigned idx, uint64_t v)
 {
-	st->ctr_add(st->ctrs, st->slot, st->ctr_own + idx, v);
+	lcp_ctr_add(st, st->ctr_own + idx, v);
 }
 
 /* free n objects of a unit */
@@ -87,31 +106,28 @@ lcp_objs_free(unsigned unit, void **objs, unsigned n)
 
 /* Hand n objects to whatever output port `port` is linked to. Same lcore: the
  * next stage's process() runs now (run to completion). Other lcore: an SP/SC
- * ring enqueue. Always consumes all n objects. */
-static inline void
+ * ring enqueue. Always consumes all n objects. Always inlined: a plugin calling
+ * it from several places would otherwise get an out-of-line copy. */
+static __rte_always_inline void
 lcp_emit(struct lcp_stage *st, unsigned port, void **objs, unsigned n)
 {
-	struct lcp_edge *e = &st->edges[port];
+	const struct lcp_edge *e = &st->edges[port];
+	struct lcp_stage *d = e->dst;
 
 	if (unlikely(n == 0))
 		return;
-	if (e->ring != NULL) {
+	if (likely(d != NULL)) {
+		lcp_ctr_add(st, e->ctr_out, n);
+		lcp_ctr_add(d, e->dst_ctr_in, n);
+		d->ops->process(d, d->ctx, e->dst_port, objs, n);
+	} else if (likely(e->ring != NULL)) {
 		unsigned k = rte_ring_sp_enqueue_burst(e->ring, objs, n, NULL);
 
-		st->ctr_add(st->ctrs, st->slot, e->ctr_out, k);
-		if (unlikely(k < n)) {
-			lcp_objs_free(e->unit, objs + k, n - k);
-			st->ctr_add(st->ctrs, st->slot, e->ctr_drop, n - k);
-		}
-	} else if (e->dst != NULL) {
-		struct lcp_stage *d = e->dst;
-
-		st->ctr_add(st->ctrs, st->slot, e->ctr_out, n);
-		d->ctr_add(d->ctrs, d->slot, e->dst_ctr_in, n);
-		d->ops->process(d, d->ctx, e->dst_port, objs, n);
+		lcp_ctr_add(st, e->ctr_out, k);
+		if (unlikely(k < n))
+			lcp_emit_drop(st, e, objs + k, n - k);
 	} else {
-		lcp_objs_free(e->unit, objs, n);
-		st->ctr_add(st->ctrs, st->slot, e->ctr_drop, n);
+		lcp_emit_drop(st, e, objs, n);
 	}
 }
 
