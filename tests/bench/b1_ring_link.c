@@ -181,6 +181,8 @@ b1_stage(struct b1 *b, const struct lcp_stage_ops *ops, const char *const *names
 	/* the engine: n_workers + 1 writer slots */
 	sp->pub.ctrs = b->cops->create(NULL, names, n, 3, (int)rte_socket_id());
 	sp->pub.ctr_add = b->cops->add;
+	/* as engine.c build_counters(): the strategy's row when it has one (ABI 1.1) */
+	sp->pub.ctr_row = b->cops->row && sp->pub.ctrs ? b->cops->row(sp->pub.ctrs, sp->pub.slot) : NULL;
 	sp->edges = rte_zmalloc("lcp_edges", (n_ports + 1) * sizeof(struct lcp_edge),
 				RTE_CACHE_LINE_SIZE);
 	sp->pub.edges = sp->edges;
@@ -269,6 +271,7 @@ b1_build(struct b1 *b)
 
 		sp->pub.ctrs = rte_zmalloc("b1_row", RTE_CACHE_LINE_SIZE, RTE_CACHE_LINE_SIZE);
 		sp->pub.ctr_add = b1_row_add;
+		sp->pub.ctr_row = sp->pub.ctrs; /* the same plain row */
 		if (sp->pub.ctrs == NULL)
 			exit(1);
 	}

@@ -246,6 +246,8 @@ b2_stage(struct b2 *b, struct lcp_engine *e, const struct lcp_stage_ops *ops, vo
 	sp->pub.edges = sp->edges;
 	sp->pub.ctrs = b->cops->create(NULL, names, n, 2, (int)rte_socket_id());
 	sp->pub.ctr_add = b->cops->add;
+	/* as engine.c build_counters(): the strategy's row when it has one (ABI 1.1) */
+	sp->pub.ctr_row = b->cops->row && sp->pub.ctrs ? b->cops->row(sp->pub.ctrs, sp->pub.slot) : NULL;
 	if (sp->pub.ctrs == NULL)
 		exit(1);
 	return sp;
@@ -319,6 +321,7 @@ b2_build(struct b2 *b)
 			ch->pst[i]->pub.ctrs =
 				rte_zmalloc("b2_row", RTE_CACHE_LINE_SIZE, RTE_CACHE_LINE_SIZE);
 			ch->pst[i]->pub.ctr_add = b2_row_add;
+			ch->pst[i]->pub.ctr_row = ch->pst[i]->pub.ctrs; /* the same plain row */
 			if (ch->pst[i]->pub.ctrs == NULL)
 				exit(1);
 		}
