@@ -120,13 +120,42 @@ string_array(json_t *a, const char *path, unsigned *n, struct lcp_errs *errs)
 	return v;
 }
 
+/* The accepted plugin called `name`, of `kind`, or NULL after an error at `path`:
+ * refused by the loader (its reason), unknown (listing what was found), or of
+ * another kind. `what` prefixes the quoted name in two of the messages. */
+static struct lcp_plugin_file *
+find_plugin(struct lcp_cfg *c, const char *path, const char *what, const char *name,
+	    uint32_t kind, struct lcp_errs *errs)
+{
+	const struct lcp_plugin_file *refused;
+	struct lcp_plugin_file *pf = lcp_registry_get(&c->reg, name, &refused);
+
+	if (pf == NULL) {
+		struct lcp_sbuf b = { 0 };
+
+		if (refused) {
+			lcp_errs_add(errs, "%s: %s\"%s\": %s", path, what, name, refused->refused);
+		} else {
+			lcp_registry_names(&c->reg, &b);
+			lcp_errs_add(errs, "%s: unknown plugin \"%s\"; plugins found: %s", path, name, b.s);
+		}
+		lcp_sbuf_free(&b);
+		return NULL;
+	}
+	if (pf->kind != kind) {
+		lcp_errs_add(errs, "%s: %s\"%s\" is a %s plugin, expected a %s plugin (%s)", path, what,
+			     name, lcp_plugin_kind_name(pf->kind), lcp_plugin_kind_name(kind), pf->path);
+		return NULL;
+	}
+	return pf;
+}
+
 /* "counters": "name" or {"plugin": "name", "options": {...}} */
 static void
 strategy_ref(struct lcp_cfg *c, json_t *v, const char *path, struct lcp_strategy_ref *ref,
 	     uint32_t kind, struct lcp_errs *errs)
 {
 	static const char *const keys[] = { "plugin", "options", NULL };
-	const struct lcp_plugin_file *refused;
 	char p[256];
 
 	if (json_is_string(v)) {
@@ -145,27 +174,9 @@ strategy_ref(struct lcp_cfg *c, json_t *v, const char *path, struct lcp_strategy
 		lcp_errs_add(errs, "%s: expected a plugin name or {\"plugin\": ..., \"options\": ...}", path);
 		return;
 	}
-	ref->pf = lcp_registry_get(&c->reg, ref->plugin, &refused);
-	if (ref->pf == NULL) {
-		struct lcp_sbuf b = { 0 };
-
-		if (refused)
-			lcp_errs_add(errs, "%s: plugin \"%s\": %s", path, ref->plugin, refused->refused);
-		else {
-			lcp_registry_names(&c->reg, &b);
-			lcp_errs_add(errs, "%s: unknown plugin \"%s\"; plugins found: %s", path,
-				     ref->plugin, b.s);
-		}
-		lcp_sbuf_free(&b);
+	ref->pf = find_plugin(c, path, "plugin ", ref->plugin, kind, errs);
+	if (ref->pf == NULL)
 		return;
-	}
-	if (ref->pf->kind != kind) {
-		lcp_errs_add(errs, "%s: plugin \"%s\" is a %s plugin, expected a %s plugin (%s)", path,
-			     ref->plugin, lcp_plugin_kind_name(ref->pf->kind),
-			     lcp_plugin_kind_name(kind), ref->pf->path);
-		ref->pf = NULL;
-		return;
-	}
 	ref->conf = calloc(1, ref->pf->desc->conf_size + 1);
 	snprintf(p, sizeof(p), "%s.options", path);
 	lcp_opt_apply(ref->pf->desc->options, ref->pf->desc->conf_size, ref->options, ref->conf, p,
@@ -209,7 +220,6 @@ static void
 load_stage(struct lcp_cfg *c, unsigned i, json_t *s, struct lcp_errs *errs)
 {
 	struct lcp_cfg_stage *st = &c->stages[i];
-	const struct lcp_plugin_file *refused;
 	json_t *name, *plugin, *lcore, *strat;
 	char path[64], p[128];
 
@@ -260,26 +270,10 @@ load_stage(struct lcp_cfg *c, unsigned i, json_t *s, struct lcp_errs *errs)
 		return;
 	}
 	st->plugin = json_string_value(plugin);
-	st->pf = lcp_registry_get(&c->reg, st->plugin, &refused);
-	if (st->pf == NULL) {
-		struct lcp_sbuf b = { 0 };
-
-		if (refused) {
-			lcp_errs_add(errs, "%s.plugin: \"%s\": %s", path, st->plugin, refused->refused);
-		} else {
-			lcp_registry_names(&c->reg, &b);
-			lcp_errs_add(errs, "%s.plugin: unknown plugin \"%s\"; plugins found: %s", path,
-				     st->plugin, b.s);
-		}
-		lcp_sbuf_free(&b);
+	snprintf(p, sizeof(p), "%s.plugin", path);
+	st->pf = find_plugin(c, p, "", st->plugin, LCP_KIND_STAGE, errs);
+	if (st->pf == NULL)
 		return;
-	}
-	if (st->pf->kind != LCP_KIND_STAGE) {
-		lcp_errs_add(errs, "%s.plugin: \"%s\" is a %s plugin, expected a stage plugin (%s)", path,
-			     st->plugin, lcp_plugin_kind_name(st->pf->kind), st->pf->path);
-		st->pf = NULL;
-		return;
-	}
 	{
 		const struct lcp_plugin *d = st->pf->desc;
 		const struct lcp_stage_ops *ops = d->ops;

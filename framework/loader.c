@@ -96,7 +96,7 @@ check_header(struct lcp_plugin_file *pf, const struct lcp_probe *p)
 }
 
 static void
-add_file(struct lcp_registry *r, const char *path, unsigned dir_idx, unsigned first_of_dir)
+add_file(struct lcp_registry *r, const char *path, unsigned first_of_dir)
 {
 	struct lcp_plugin_file *pf;
 	struct lcp_probe p;
@@ -108,7 +108,6 @@ add_file(struct lcp_registry *r, const char *path, unsigned dir_idx, unsigned fi
 	pf = &r->v[r->n++];
 	memset(pf, 0, sizeof(*pf));
 	pf->path = strdup(path);
-	(void)dir_idx;
 	if (lcp_elf_probe(path, &p, why, sizeof(why)) < 0) {
 		refuse(pf, "%s", why);
 		return;
@@ -142,7 +141,7 @@ cmp_str(const void *a, const void *b)
 }
 
 static void
-scan_dir(struct lcp_registry *r, const char *dir, unsigned dir_idx, bool warn_missing)
+scan_dir(struct lcp_registry *r, const char *dir, bool warn_missing)
 {
 	DIR *d = opendir(dir);
 	struct dirent *de;
@@ -167,7 +166,7 @@ scan_dir(struct lcp_registry *r, const char *dir, unsigned dir_idx, bool warn_mi
 	closedir(d);
 	qsort(names, n, sizeof(*names), cmp_str); /* deterministic order */
 	for (unsigned i = 0; i < n; i++) {
-		add_file(r, names[i], dir_idx, first);
+		add_file(r, names[i], first);
 		free(names[i]);
 	}
 	free(names);
@@ -230,7 +229,7 @@ lcp_registry_init(struct lcp_registry *r, const char *const *cfg_dirs, unsigned 
 		add_dir(r, LCP_PKGLIBDIR);
 	}
 	for (unsigned i = 0; i < r->n_dirs; i++)
-		scan_dir(r, r->dirs[i], i, i < n_user);
+		scan_dir(r, r->dirs[i], i < n_user);
 }
 
 static int
