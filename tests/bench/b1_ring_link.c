@@ -387,8 +387,9 @@ b1_cons_raw(struct b1 *b)
 }
 
 /* A copy of lcp_worker_main (framework/runner.c) reduced to what runs here (no
- * pollers, no STOP state). proto = false: as runner.c (rte_rdtsc() every turn,
- * the "<port>.in" counter through the strategy's add()); it checks that the copy
+ * pollers, no STOP state). proto = false: as runner.c (rte_rdtsc() on idle
+ * turns and every 64th busy one, the "<port>.in" counter through the strategy's
+ * add()); it checks that the copy
  * costs what the real loop costs. proto = true: the recommended loop — the TSC
  * read once every 64 turns, the elapsed cycles split into busy and idle by the
  * number of turns that did work, the counter added inline to a per-slot row. */
@@ -400,7 +401,8 @@ b1_worker_copy(struct lcp_worker *w, uint64_t *row, const bool proto)
 	struct lcp_engine *e = w->eng;
 	void *objs[LCP_BURST_MAX];
 	uint64_t t0 = rte_rdtsc(), busy = 0, idle = 0, loops = 0, work_total = 0;
-	unsigned busy_turns = 0;
+	unsigned busy_turns = 0, run_turns = 0;
+	bool was_busy = false;
 
 	for (;;) {
 		uint32_t state = __atomic_load_n(&e->run_state, __ATOMIC_ACQUIRE);
@@ -427,19 +429,34 @@ b1_worker_copy(struct lcp_worker *w, uint64_t *row, const bool proto)
 			work += n;
 		}
 		if (!proto) {
-			uint64_t t1 = rte_rdtsc();
-
+			/* as runner.c: TSC on idle turns and every LCP_TSC_EVERY busy ones */
 			if (work) {
-				busy += t1 - t0;
 				work_total += work;
-				__atomic_store_n(&w->busy_cycles, busy, __ATOMIC_RELAXED);
 				__atomic_store_n(&w->work, work_total, __ATOMIC_RELAXED);
+				was_busy = true;
+				if (unlikely(++run_turns == B1_TSC_EVERY)) {
+					uint64_t t1 = rte_rdtsc();
+
+					busy += t1 - t0;
+					t0 = t1;
+					run_turns = 0;
+					__atomic_store_n(&w->busy_cycles, busy, __ATOMIC_RELAXED);
+				}
 			} else {
-				idle += t1 - t0;
-				__atomic_store_n(&w->idle_cycles, idle, __ATOMIC_RELAXED);
+				uint64_t t1 = rte_rdtsc();
+
+				if (was_busy) {
+					busy += t1 - t0;
+					run_turns = 0;
+					was_busy = false;
+					__atomic_store_n(&w->busy_cycles, busy, __ATOMIC_RELAXED);
+				} else {
+					idle += t1 - t0;
+					__atomic_store_n(&w->idle_cycles, idle, __ATOMIC_RELAXED);
+				}
+				t0 = t1;
 				rte_pause();
 			}
-			t0 = t1;
 		} else {
 			if (work) {
 				busy_turns++;
