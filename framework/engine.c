@@ -25,9 +25,12 @@
 #include <lcp/log.h>
 #include <lcp/mbuf.h>
 
+#include <lcp/stream.h>
+
 #include "engine_priv.h"
 
 int lcp_rx_tsc_offset = -1;
+int lcp_stream_offset = -1;
 
 /* ---- accessors for plugins ---- */
 
@@ -68,6 +71,17 @@ lcp_stage_pktmbuf_pool(const struct lcp_stage *st)
 	int s = sp->socket < 0 ? 0 : sp->socket;
 
 	return sp->eng->pktpool[s];
+}
+
+void
+lcp_stage_request_stop(struct lcp_stage *st, const char *why)
+{
+	struct lcp_stage_priv *sp = (struct lcp_stage_priv *)st;
+	const char *none = NULL;
+
+	/* the first request wins; why must stay valid (a literal) */
+	__atomic_compare_exchange_n(&sp->eng->stop_request, &none, why != NULL ? why : lcp_stage_name(st),
+				    false, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
 }
 
 bool
@@ -176,9 +190,20 @@ lcp_engine_build(struct lcp_engine *e)
 		.size = sizeof(uint64_t),
 		.align = __alignof__(uint64_t),
 	};
+	static const struct rte_mbuf_dynfield stream_desc = {
+		.name = LCP_STREAM_DYNFIELD_NAME,
+		.size = sizeof(struct lcp_stream_meta),
+		.align = __alignof__(struct lcp_stream_meta),
+	};
 	int rc;
 
 	e->tsc_hz = rte_get_tsc_hz();
+	lcp_stream_offset = rte_mbuf_dynfield_register(&stream_desc);
+	if (lcp_stream_offset < 0) {
+		lcp_log(NULL, LCP_LOG_ERR, "cannot register the stream mbuf dynfield: %s",
+			rte_strerror(rte_errno));
+		return -1;
+	}
 	lcp_rx_tsc_offset = rte_mbuf_dynfield_register(&tsc_desc);
 	if (lcp_rx_tsc_offset < 0) {
 		lcp_log(NULL, LCP_LOG_ERR, "cannot register the rx TSC mbuf dynfield: %s",
@@ -506,6 +531,10 @@ lcp_engine_run(struct lcp_cfg *c, const struct lcp_run_opts *o)
 
 		if (lcp_signal) {
 			e->stop_reason = lcp_signal == SIGINT ? "SIGINT" : "SIGTERM";
+			break;
+		}
+		if (__atomic_load_n(&e->stop_request, __ATOMIC_ACQUIRE) != NULL) {
+			e->stop_reason = e->stop_request;
 			break;
 		}
 		if (duration > 0 && now - e->t_start >= (uint64_t)(duration * (double)e->tsc_hz)) {

@@ -79,6 +79,7 @@ struct lcp_engine {
 	uint64_t tsc_hz;
 	uint64_t t_start, t_stop;
 	const char *stop_reason;
+	const char *stop_request; /* set once by lcp_stage_request_stop() */
 	bool drained;
 	bool live;
 	struct lcp_stats_prev prev;

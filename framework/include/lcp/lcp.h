@@ -10,4 +10,5 @@
 #include <lcp/counters.h>
 #include <lcp/mbuf.h>
 #include <lcp/msg.h>
+#include <lcp/stream.h>
 #endif

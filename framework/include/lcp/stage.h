@@ -98,6 +98,10 @@ unsigned lcp_stage_lcore(const struct lcp_stage *st);
 int lcp_stage_socket(const struct lcp_stage *st);
 /* the engine's packet mbuf pool for this stage's socket (config "mbufs") */
 struct rte_mempool *lcp_stage_pktmbuf_pool(const struct lcp_stage *st);
+/* ABI 1.2: ask the engine to end the run as if --duration had expired (drain,
+ * stop, fini). Any lcore may call it; the first reason given (a string that
+ * stays valid, e.g. a literal) is reported as the stop reason. */
+void lcp_stage_request_stop(struct lcp_stage *st, const char *why);
 /* whether an output port is linked to anything */
 bool lcp_port_is_linked(const struct lcp_stage *st, unsigned port);
 

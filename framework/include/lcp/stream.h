@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * lcp/stream.h — the `stream` unit: an mbuf of in-order TCP payload (or an empty
+ * mbuf carrying an event or a command) with a per-connection header in an mbuf
+ * dynfield (ABI 1.2).
+ *
+ * Direction tcp -> application ("data" port of the tcp stage): `ev` is one of
+ * LCP_STREAM_EV_*; for LCP_STREAM_EV_DATA the mbuf's data is the payload, handed
+ * over zero-copy (the received frame's mbuf with its offsets moved to the
+ * payload). Every other event arrives in an empty mbuf.
+ *
+ * Direction application -> tcp ("app" port of the tcp stage): `ev` is one of
+ * LCP_STREAM_CMD_*. SEND carries the bytes to send in the mbuf (single segment or
+ * chained); the tcp stage owns the mbuf from then on. CONNECT and LISTEN carry
+ * their address in addr/port and a cookie in `user` that every event of the
+ * resulting connection(s) echoes back. CLOSE sends FIN after the queued data;
+ * ABORT sends RST.
+ *
+ * The consumer of a stream mbuf frees it with rte_pktmbuf_free(). */
+#ifndef LCP_STREAM_H
+#define LCP_STREAM_H
+
+#include <stdint.h>
+#include <rte_mbuf.h>
+#include <rte_mbuf_dyn.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define LCP_STREAM_DYNFIELD_NAME "lcpipe_dynfield_stream"
+
+enum lcp_stream_ev {
+	LCP_STREAM_EV_DATA = 1,        /* payload in the mbuf */
+	LCP_STREAM_EV_CONNECTED = 2,   /* active open completed */
+	LCP_STREAM_EV_ACCEPTED = 3,    /* passive open completed (user = the listener's) */
+	LCP_STREAM_EV_PEER_CLOSED = 4, /* FIN received: no more data will come */
+	LCP_STREAM_EV_CLOSED = 5,      /* both directions closed; the id is dead */
+	LCP_STREAM_EV_RESET = 6,       /* RST received (reason ECONNRESET or ECONNREFUSED); dead */
+	LCP_STREAM_EV_TIMEOUT = 7,     /* retransmissions or keepalive gave up; dead */
+	LCP_STREAM_EV_ERROR = 8,       /* a command failed (reason = errno); dead if conn != 0 */
+};
+
+enum lcp_stream_cmd {
+	LCP_STREAM_CMD_SEND = 16,    /* the mbuf's bytes on connection `conn` */
+	LCP_STREAM_CMD_CONNECT = 17, /* to addr:port; conn is ignored */
+	LCP_STREAM_CMD_LISTEN = 18,  /* on local port `port` */
+	LCP_STREAM_CMD_CLOSE = 19,   /* FIN after queued data */
+	LCP_STREAM_CMD_ABORT = 20,   /* RST now */
+};
+
+struct lcp_stream_meta {
+	uint32_t conn;   /* connection id given by the tcp stage (never 0) */
+	uint16_t ev;     /* enum lcp_stream_ev or enum lcp_stream_cmd */
+	uint16_t reason; /* errno value for RESET/TIMEOUT/ERROR, else 0 */
+	uint32_t addr;   /* peer IPv4 address, network byte order */
+	uint16_t port;   /* peer port (host order); for LISTEN the local port */
+	uint16_t lport;  /* local port (host order) */
+	uint32_t user;   /* application cookie from CONNECT / LISTEN */
+};
+
+/* Registered by the engine before any stage init; >= 0 afterwards. */
+extern int lcp_stream_offset;
+
+static inline struct lcp_stream_meta *
+lcp_stream_meta(struct rte_mbuf *m)
+{
+	return RTE_MBUF_DYNFIELD(m, lcp_stream_offset, struct lcp_stream_meta *);
+}
+
+static inline const char *
+lcp_stream_ev_name(unsigned ev)
+{
+	static const char *const n[] = {
+		[LCP_STREAM_EV_DATA] = "data", [LCP_STREAM_EV_CONNECTED] = "connected",
+		[LCP_STREAM_EV_ACCEPTED] = "accepted", [LCP_STREAM_EV_PEER_CLOSED] = "peer_closed",
+		[LCP_STREAM_EV_CLOSED] = "closed", [LCP_STREAM_EV_RESET] = "reset",
+		[LCP_STREAM_EV_TIMEOUT] = "timeout", [LCP_STREAM_EV_ERROR] = "error",
+		[LCP_STREAM_CMD_SEND] = "send", [LCP_STREAM_CMD_CONNECT] = "connect",
+		[LCP_STREAM_CMD_LISTEN] = "listen", [LCP_STREAM_CMD_CLOSE] = "close",
+		[LCP_STREAM_CMD_ABORT] = "abort",
+	};
+
+	return ev < sizeof(n) / sizeof(n[0]) && n[ev] != NULL ? n[ev] : "?";
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * stk/tcp.h — the application's side of libstk's TCP (RFC 9293 with RFC 7323
+ * window scaling and timestamps, RFC 2018 SACK on the receive side, RFC 5681 /
+ * 6582 NewReno, RFC 6298 RTO, RFC 5961 blind-attack checks).
+ *
+ * Events reach the application through ops.event (stk/stk.h), always from
+ * inside a stk_* call on the owning thread:
+ *   STK_EV_DATA: b/data/len is in-order payload and b is the application's
+ *     (free it with the owner's free; ops.buf_free is not called). Several
+ *     DATA events may share no buffer: each one owns its b.
+ *   every other event: b == NULL.
+ *   CLOSED, RESET, TIMEOUT, ERROR are terminal: the tcb is released after the
+ *   callback returns and must not be used again (a connection in TIME_WAIT
+ *   lives on inside the stack, invisible to the application).
+ * An event callback may call stk_tcp_send / close / abort on any connection.
+ */
+#ifndef STK_TCP_H
+#define STK_TCP_H
+
+#include <stk/stk.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum stk_tcp_state {
+	STK_TCP_CLOSED = 0,
+	STK_TCP_LISTEN,
+	STK_TCP_SYN_SENT,
+	STK_TCP_SYN_RCVD,
+	STK_TCP_ESTABLISHED,
+	STK_TCP_FIN_WAIT_1,
+	STK_TCP_FIN_WAIT_2,
+	STK_TCP_CLOSE_WAIT,
+	STK_TCP_CLOSING,
+	STK_TCP_LAST_ACK,
+	STK_TCP_TIME_WAIT,
+};
+
+/* per-connection counters */
+struct stk_tcp_stats {
+	uint64_t segs_in, segs_out;
+	uint64_t bytes_in, bytes_out; /* payload delivered / first-sent */
+	uint64_t retransmits, fast_retransmits, rto_expired;
+	uint64_t ooo_segs, dup_segs, dup_acks_in;
+	uint64_t window_probes, drops;
+};
+
+/* Active open to ip:port (network order ip, host order port), from an
+ * ephemeral port. Returns the tcb (state SYN_SENT) or NULL with errno:
+ * EADDRINUSE (no free port), ENOMEM, ENOBUFS (max_conns), EHOSTUNREACH. */
+struct stk_tcb *stk_tcp_connect(struct stk *st, uint32_t ip, uint16_t port, uint64_t user);
+/* Passive open on a local port with a backlog of half-open connections;
+ * accepted connections raise STK_EV_ACCEPTED with this user value.
+ * Returns 0 or -EADDRINUSE / -ENOMEM / -EINVAL. */
+int stk_tcp_listen(struct stk *st, uint16_t port, unsigned backlog, uint64_t user);
+int stk_tcp_unlisten(struct stk *st, uint16_t port);
+/* Queue len bytes at data (inside b) for sending; b becomes the stack's and is
+ * released with ops.buf_free once all its bytes are acknowledged (or the
+ * connection dies). Returns 0, or a negative errno and b is NOT taken:
+ * -ENOBUFS (send buffer full: sndbuf), -ENOTCONN (not yet / no longer able to
+ * send), -EPIPE (closed for sending). */
+int stk_tcp_send(struct stk *st, struct stk_tcb *c, struct stk_buf *b, const uint8_t *data,
+		 uint32_t len);
+/* bytes the send buffer can still take */
+uint32_t stk_tcp_sndbuf_space(const struct stk_tcb *c);
+/* FIN after the queued data. 0 or -ENOTCONN. */
+int stk_tcp_close(struct stk *st, struct stk_tcb *c);
+/* RST now; no event follows. */
+void stk_tcp_abort(struct stk *st, struct stk_tcb *c);
+
+/* identity; ids are never 0 and not reused for 2^16 generations of a slot */
+uint32_t stk_tcp_id(const struct stk_tcb *c);
+struct stk_tcb *stk_tcp_by_id(struct stk *st, uint32_t id);
+uint64_t stk_tcp_user(const struct stk_tcb *c);
+void stk_tcp_set_user(struct stk_tcb *c, uint64_t user);
+enum stk_tcp_state stk_tcp_state(const struct stk_tcb *c);
+const char *stk_tcp_state_name(enum stk_tcp_state s);
+void stk_tcp_peer(const struct stk_tcb *c, uint32_t *ip, uint16_t *port, uint16_t *lport);
+const struct stk_tcp_stats *stk_tcp_stats(const struct stk_tcb *c);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

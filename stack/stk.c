@@ -1,0 +1,312 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * stk.c — libstk's life cycle and entry points.
+ *
+ *   stk_config_init  defaults
+ *   stk_create       validate + allocate (ARP cache, connection table)
+ *   stk_start        gratuitous ARP
+ *   stk_input_burst  time, then each frame -> eth.c stk_eth_input
+ *   stk_poll         time, then ARP retries (arp.c) and TCP timers (tcp_timer.c)
+ *   stk_destroy      every connection, queued buffer and table
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "stk_priv.h"
+
+const char *const stk_counter_names[STK_C__COUNT] = {
+#define X(e, s) [STK_C_##e] = s,
+	STK_COUNTERS(X)
+#undef X
+};
+
+void
+stk_config_init(struct stk_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->prefix = 24;
+	c->mtu = 1500;
+	c->arp_entries = 256;
+	c->arp_timeout_ms = 60000;
+	c->arp_retry_ms = 1000;
+	c->arp_retries = 3;
+	c->arp_pending = 16;
+	c->max_conns = 1024;
+	c->rcvbuf = 1u << 20;
+	c->sndbuf = 1u << 20;
+	c->ooo_max_bytes = 256u << 10;
+	c->ooo_max_segs = 256;
+	c->time_wait_ms = 1000;
+	c->fin_wait2_ms = 60000;
+	c->delack_ms = 10;
+	c->rto_min_ms = 200;
+	c->rto_max_ms = 60000;
+	c->rto_init_ms = 1000;
+	c->syn_retries = 5;
+	c->max_retries = 12;
+	c->keepalive_ms = 0;
+	c->keepalive_intvl_ms = 10000;
+	c->keepalive_probes = 5;
+	c->window_scale = true;
+	c->timestamps = true;
+	c->sack = true;
+	c->challenge_ack_limit = 100;
+}
+
+void
+stk_logf(struct stk *st, int level, const char *fmt, ...)
+{
+	char buf[256];
+	va_list ap;
+
+	if (st->ops.log == NULL)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	st->ops.log(st->ops.ctx, level, buf);
+}
+
+static int
+cfg_check(const struct stk_config *c, char *msg, size_t len)
+{
+#define BAD(...) do { snprintf(msg, len, __VA_ARGS__); return -EINVAL; } while (0)
+	if (c->ip == 0)
+		BAD("no IPv4 address");
+	if (c->prefix < 1 || c->prefix > 32)
+		BAD("prefix length %u is not 1..32", c->prefix);
+	if (c->mtu < 576 || c->mtu > 9000)
+		BAD("mtu %u is not 576..9000", c->mtu);
+	if (c->mac[0] & 1)
+		BAD("the MAC address is multicast");
+	if (c->arp_entries < 4 || c->arp_entries > 65536)
+		BAD("arp_entries %u is not 4..65536", c->arp_entries);
+	if (c->arp_retries < 1 || c->arp_retry_ms < 1)
+		BAD("arp_retries and arp_retry_ms must be >= 1");
+	if (c->max_conns < 1 || c->max_conns > 65535)
+		BAD("max_conns %u is not 1..65535", c->max_conns);
+	if (c->rcvbuf < 2 * c->mtu || c->rcvbuf > (1u << 30))
+		BAD("rcvbuf %u is not 2*mtu..1 GiB", c->rcvbuf);
+	if (c->sndbuf < c->mtu || c->sndbuf > (1u << 30))
+		BAD("sndbuf %u is not mtu..1 GiB", c->sndbuf);
+	if (!c->window_scale && c->rcvbuf > 65535)
+		BAD("rcvbuf %u needs window scaling (window_scale false allows 65535)", c->rcvbuf);
+	if (c->rto_min_ms < 1 || c->rto_min_ms > c->rto_max_ms || c->rto_init_ms < c->rto_min_ms ||
+	    c->rto_init_ms > c->rto_max_ms)
+		BAD("need 1 <= rto_min_ms <= rto_init_ms <= rto_max_ms");
+	if (c->n_static > STK_MAX_STATIC_NEIGH)
+		BAD("more than %d static neighbours", STK_MAX_STATIC_NEIGH);
+	if (c->gateway != 0) {
+		uint32_t m = htobe32(c->prefix == 32 ? 0xffffffffu : ~(0xffffffffu >> c->prefix));
+
+		if ((c->gateway & m) != (c->ip & m))
+			BAD("the gateway is not in the interface's subnet");
+	}
+	return 0;
+#undef BAD
+}
+
+struct stk *
+stk_create(const struct stk_config *c, const struct stk_ops *ops, char *errmsg, size_t errlen)
+{
+	char dummy[8];
+	struct stk *st;
+	unsigned hs;
+
+	if (errmsg == NULL) {
+		errmsg = dummy;
+		errlen = sizeof(dummy);
+	}
+	if (ops->tx == NULL || ops->tx_alloc == NULL || ops->buf_free == NULL || ops->clock_ns == NULL ||
+	    ops->random == NULL || ops->alloc == NULL || ops->free == NULL || ops->event == NULL) {
+		snprintf(errmsg, errlen, "an ops callback is missing");
+		errno = EINVAL;
+		return NULL;
+	}
+	if (cfg_check(c, errmsg, errlen) < 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	st = ops->alloc(ops->ctx, sizeof(*st));
+	if (st == NULL)
+		goto nomem;
+	st->cfg = *c;
+	st->ops = *ops;
+	st->netmask = htobe32(c->prefix == 32 ? 0xffffffffu : ~(0xffffffffu >> c->prefix));
+	st->now = ops->clock_ns(ops->ctx);
+	st->ip_id = (uint16_t)ops->random(ops->ctx);
+	for (hs = 64; hs < 2 * c->max_conns; hs <<= 1)
+		;
+	st->hash_mask = hs - 1;
+	st->hash = ops->alloc(ops->ctx, hs * sizeof(*st->hash));
+	st->slots = ops->alloc(ops->ctx, c->max_conns * sizeof(*st->slots));
+	st->slot_gen = ops->alloc(ops->ctx, c->max_conns * sizeof(*st->slot_gen));
+	if (st->hash == NULL || st->slots == NULL || st->slot_gen == NULL || stk_arp_init(st) < 0)
+		goto nomem_st;
+	st->eph_next = (uint16_t)(49152 + ops->random(ops->ctx) % 16384);
+	return st;
+nomem_st:
+	stk_destroy(st);
+nomem:
+	snprintf(errmsg, errlen, "out of memory");
+	errno = ENOMEM;
+	return NULL;
+}
+
+void
+stk_destroy(struct stk *st)
+{
+	void *ctx;
+
+	if (st == NULL)
+		return;
+	ctx = st->ops.ctx;
+	if (st->slots != NULL)
+		for (unsigned i = 0; i < st->cfg.max_conns; i++)
+			if (st->slots[i] != NULL) {
+				st->slots[i]->flags |= TF_DEAD; /* no events while tearing down */
+				stk_tcb_release(st, st->slots[i]);
+			}
+	while (st->listeners != NULL) {
+		struct stk_listener *l = st->listeners;
+
+		st->listeners = l->next;
+		st->ops.free(ctx, l);
+	}
+	stk_arp_fini(st);
+	if (st->hash != NULL)
+		st->ops.free(ctx, st->hash);
+	if (st->slots != NULL)
+		st->ops.free(ctx, st->slots);
+	if (st->slot_gen != NULL)
+		st->ops.free(ctx, st->slot_gen);
+	st->ops.free(ctx, st);
+}
+
+void
+stk_start(struct stk *st)
+{
+	st->now = st->ops.clock_ns(st->ops.ctx);
+	stk_arp_gratuitous(st);
+}
+
+static void
+stk_eth_input(struct stk *st, struct stk_buf *b, uint8_t *frame, uint32_t len, uint32_t flags)
+{
+	const struct stk_eth_hdr *eh = (const struct stk_eth_hdr *)frame;
+	uint16_t type;
+
+	STK_CTR(st, RX_FRAMES);
+	STK_CTR_ADD(st, RX_BYTES, len);
+	if (STK_UNLIKELY(len < STK_ETH_HLEN)) {
+		STK_CTR(st, DROP_ETH_SHORT);
+		goto drop;
+	}
+	/* ours, broadcast, or multicast (ARP requests are broadcast) */
+	if (STK_UNLIKELY(memcmp(eh->dst, st->cfg.mac, 6) != 0 && !(eh->dst[0] & 1))) {
+		STK_CTR(st, DROP_ETH_NOT_OURS);
+		goto drop;
+	}
+	type = be16toh(eh->type);
+	if (STK_LIKELY(type == STK_ETH_P_IP)) {
+		stk_ip4_input(st, b, frame, len, flags);
+		return;
+	}
+	if (type == STK_ETH_P_ARP) {
+		stk_arp_input(st, b, frame, len);
+		return;
+	}
+	STK_CTR(st, DROP_ETH_TYPE);
+drop:
+	stk_buf_free(st, b);
+}
+
+void
+stk_input_burst(struct stk *st, const struct stk_rx *rx, unsigned n)
+{
+	if (n == 0)
+		return;
+	st->now = st->ops.clock_ns(st->ops.ctx);
+	for (unsigned i = 0; i < n; i++)
+		stk_eth_input(st, rx[i].b, rx[i].data, rx[i].len, rx[i].flags);
+}
+
+unsigned
+stk_poll(struct stk *st)
+{
+	unsigned n = 0;
+
+	st->now = st->ops.clock_ns(st->ops.ctx);
+	if (st->arp_next_poll != 0 && st->now >= st->arp_next_poll)
+		n += stk_arp_poll(st);
+	if (st->active != NULL)
+		n += stk_tcp_timers_run(st);
+	return n;
+}
+
+const uint64_t *
+stk_counters(const struct stk *st)
+{
+	return st->ctr;
+}
+
+uint64_t
+stk_bufs_held(const struct stk *st)
+{
+	return st->bufs_held;
+}
+
+unsigned
+stk_conns(const struct stk *st)
+{
+	return st->n_conns;
+}
+
+/* Internet checksum (RFC 1071): 64-bit accumulator over 8-byte words, so a
+ * 1460-byte payload is ~185 adds; no library in Debian offers one for plain
+ * buffers outside DPDK (rte_raw_cksum), which stack/ must not include. */
+uint32_t
+stk_csum_partial(const void *data, size_t len, uint32_t sum)
+{
+	const uint8_t *p = data;
+	uint64_t acc = sum;
+
+	while (len >= 8) {
+		uint64_t w;
+
+		memcpy(&w, p, 8);
+		acc += (uint32_t)w;
+		acc += w >> 32;
+		p += 8;
+		len -= 8;
+	}
+	if (len >= 4) {
+		uint32_t w;
+
+		memcpy(&w, p, 4);
+		acc += w;
+		p += 4;
+		len -= 4;
+	}
+	if (len >= 2) {
+		uint16_t w;
+
+		memcpy(&w, p, 2);
+		acc += w;
+		p += 2;
+		len -= 2;
+	}
+	if (len)
+		acc += *p; /* little-endian host: the odd byte is the low byte of a word */
+	acc = (acc & 0xffffffffu) + (acc >> 32);
+	acc = (acc & 0xffffffffu) + (acc >> 32);
+	return (uint32_t)acc;
+}
+
+uint16_t
+stk_csum_fold(uint32_t sum)
+{
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}

@@ -1,0 +1,290 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * stk_priv.h — libstk internals shared by its files (never installed). */
+#ifndef STK_PRIV_H
+#define STK_PRIV_H
+
+#include <endian.h>
+#include <errno.h>
+#include <string.h>
+
+#include <stk/stk.h>
+#include <stk/tcp.h>
+#include <stk/prot/eth.h>
+#include <stk/prot/arp.h>
+#include <stk/prot/ip4.h>
+#include <stk/prot/icmp.h>
+#include <stk/prot/tcp.h>
+
+#define STK_LIKELY(x) __builtin_expect(!!(x), 1)
+#define STK_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+#define STK_CTR(st, c) ((st)->ctr[STK_C_##c]++)
+#define STK_CTR_ADD(st, c, n) ((st)->ctr[STK_C_##c] += (n))
+
+/* sequence-number arithmetic modulo 2^32 (RFC 9293 3.4) */
+#define SEQ_LT(a, b) ((int32_t)((uint32_t)(a) - (uint32_t)(b)) < 0)
+#define SEQ_LEQ(a, b) ((int32_t)((uint32_t)(a) - (uint32_t)(b)) <= 0)
+#define SEQ_GT(a, b) ((int32_t)((uint32_t)(a) - (uint32_t)(b)) > 0)
+#define SEQ_GEQ(a, b) ((int32_t)((uint32_t)(a) - (uint32_t)(b)) >= 0)
+#define SEQ_MAX(a, b) (SEQ_GT(a, b) ? (a) : (b))
+#define SEQ_MIN(a, b) (SEQ_LT(a, b) ? (a) : (b))
+
+#define STK_MS 1000000ull
+
+/* ---- ARP (arp.c) ---- */
+struct stk_pending {
+	struct stk_pending *next;
+	struct stk_buf *b;
+	uint8_t *data; /* Ethernet header; dst filled on resolution */
+	uint32_t len, flags;
+};
+
+enum { STK_ARP_FREE = 0, STK_ARP_INCOMPLETE, STK_ARP_REACHABLE, STK_ARP_STATIC };
+
+struct stk_arp_entry {
+	uint32_t ip;
+	uint8_t state;
+	uint8_t tries;
+	uint8_t mac[6];
+	uint64_t updated;   /* ns of the last reply */
+	uint64_t next_try;  /* ns of the next request (incomplete or refreshing) */
+	unsigned n_pending;
+	struct stk_pending *pend_head, *pend_tail;
+};
+
+/* ---- TCP ---- */
+struct stk_seg_node { /* out-of-order segment, sorted by seq */
+	struct stk_seg_node *next;
+	uint32_t seq, len;
+	bool fin;
+	struct stk_buf *b;
+	uint8_t *data;
+};
+
+struct stk_snd_node { /* application buffer in the send queue */
+	struct stk_snd_node *next;
+	uint32_t seq; /* sequence number of data[0] */
+	uint32_t len;
+	struct stk_buf *b;
+	const uint8_t *data;
+};
+
+enum { STK_T_REXMT, STK_T_DELACK, STK_T_KEEP, STK_T_2MSL, STK_T__N };
+enum { STK_REXMT_RTO, STK_REXMT_PERSIST };
+
+struct stk_tcb {
+	/* lookup */
+	struct stk_tcb *hnext;              /* hash chain */
+	struct stk_tcb *anext, *aprev;      /* active list (timers armed) */
+	uint32_t rip;                       /* remote ip, network order */
+	uint16_t rport, lport;              /* host order */
+	uint32_t id;
+	uint16_t slot;
+	uint8_t state;
+	uint8_t flags;
+#define TF_ACTIVE 0x01   /* on the active list */
+#define TF_ACKNOW 0x02
+#define TF_SENT_FIN 0x04 /* FIN queued (snd side closed by the app) */
+#define TF_INRECOVERY 0x08
+#define TF_DEAD 0x10     /* terminal event given: invisible to the app */
+#define TF_PASSIVE 0x20
+#define TF_RTT_TIMING 0x40
+#define TF_RCVD_FIN 0x80
+	uint8_t rexmt_mode;
+	uint8_t dupacks;
+	uint8_t rexmt_shift;   /* backoff exponent */
+	uint8_t keep_probes;
+	uint64_t user;
+	struct stk_listener *listener_of; /* SYN_RCVD: the listener (backlog accounting) */
+	uint64_t timer[STK_T__N];    /* deadlines in ns, 0 = off */
+	uint64_t next_deadline;
+
+	/* send */
+	uint32_t iss, snd_una, snd_nxt, snd_max; /* snd_max: highest sent + 1 */
+	uint32_t snd_wnd;      /* peer's window (scaled) */
+	uint32_t snd_wl1, snd_wl2;
+	uint32_t max_snd_wnd;
+	uint32_t cwnd, ssthresh, recover;
+	uint32_t mss;          /* payload per segment we send (options excluded) */
+	uint32_t snd_queued;   /* bytes in the send queue (unacked + unsent) */
+	uint32_t sndbuf;
+	uint32_t fin_seq;      /* seq of our FIN when TF_SENT_FIN */
+	uint32_t snd_end;      /* seq after the last queued data byte (iss + 1 + bytes queued ever) */
+	struct stk_snd_node *sq_head, *sq_tail, *sq_cursor;
+	uint32_t rtt_seq;      /* Karn: the timed segment */
+	uint64_t rtt_start;
+	int64_t srtt_us, rttvar_us; /* 0 = no sample yet */
+	uint64_t rto_ns;
+
+	/* receive */
+	uint32_t irs, rcv_nxt, rcv_adv; /* rcv_adv: right edge advertised */
+	uint32_t rcv_wnd;
+	uint8_t snd_wscale, rcv_wscale; /* shift applied to the peer's / our window */
+	bool ts_ok, sack_ok, ws_ok;
+	uint32_t ts_recent, last_ack_sent, ts_off;
+	uint64_t last_rx;       /* ns of the last segment received (keepalive) */
+	uint16_t zflags;
+#define TZ_ZOMBIE 0x1 /* released while being processed: freed at the end */
+	uint64_t ts_recent_age;
+	unsigned segs_unacked;  /* full segments received since our last ACK */
+	struct stk_seg_node *ooo;
+	uint32_t ooo_bytes;
+	unsigned ooo_segs;
+	uint32_t sack_last_seq, sack_last_end; /* most recent OOO block (RFC 2018 order) */
+
+	/* neighbour cache hint */
+	unsigned arp_idx;
+	uint32_t nexthop;
+
+	uint64_t idle_since;
+	struct stk_tcp_stats stats;
+};
+
+struct stk_listener {
+	struct stk_listener *next;
+	uint16_t port;
+	unsigned backlog, pending;
+	uint64_t user;
+};
+
+/* options parsed from a segment */
+struct stk_tcp_opts {
+	uint16_t mss;
+	uint8_t wscale;
+	bool has_mss, has_ws, sack_perm, has_ts;
+	uint32_t tsval, tsecr;
+};
+
+struct stk {
+	struct stk_config cfg;
+	struct stk_ops ops;
+	uint64_t now;      /* ns, from ops.clock_ns at the start of each entry */
+	uint64_t ctr[STK_C__COUNT];
+	uint64_t bufs_held;
+	uint32_t netmask;
+	uint16_t ip_id;
+	/* ARP */
+	struct stk_arp_entry *arp;
+	unsigned arp_mask;
+	uint64_t arp_next_poll;
+	/* TCP */
+	struct stk_tcb **hash;
+	unsigned hash_mask;
+	struct stk_tcb **slots;  /* by slot: live control blocks */
+	uint16_t *slot_gen;
+	unsigned n_conns;
+	unsigned slot_hint;
+	struct stk_tcb *active;  /* doubly linked, timers armed */
+	struct stk_listener *listeners;
+	uint16_t eph_next;
+	uint64_t challenge_window; /* ns start of the current second */
+	unsigned challenge_count;
+	struct stk_tcb *cur; /* the control block being processed (zombie guard) */
+};
+
+/* logging */
+void stk_logf(struct stk *st, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* eth.c */
+int stk_eth_output(struct stk *st, struct stk_buf *b, uint8_t *frame, uint32_t len, uint32_t nexthop,
+		   uint32_t txflags, unsigned *arp_hint);
+void stk_tx_frame(struct stk *st, struct stk_buf *b, uint8_t *frame, uint32_t len, uint32_t flags);
+
+/* arp.c */
+int stk_arp_init(struct stk *st);
+void stk_arp_fini(struct stk *st);
+void stk_arp_input(struct stk *st, struct stk_buf *b, uint8_t *frame, uint32_t len);
+/* 0 = mac filled; 1 = frame queued pending resolution (stack owns it); <0 dropped */
+int stk_arp_resolve(struct stk *st, uint32_t ip, struct stk_buf *b, uint8_t *frame, uint32_t len,
+		    uint32_t txflags, unsigned *hint);
+void stk_arp_gratuitous(struct stk *st);
+unsigned stk_arp_poll(struct stk *st);
+
+/* ip4.c */
+void stk_ip4_input(struct stk *st, struct stk_buf *b, uint8_t *frame, uint32_t len, uint32_t flags);
+uint32_t stk_ip4_nexthop(const struct stk *st, uint32_t dst);
+/* fill the IPv4 header at ip (proto, payload length l4len) */
+void stk_ip4_fill(struct stk *st, struct stk_ip4_hdr *ip, uint32_t dst, uint8_t proto, uint32_t l4len,
+		  bool csum_offload);
+uint32_t stk_ip4_pseudo(uint32_t src, uint32_t dst, uint8_t proto, uint32_t l4len);
+
+/* icmp.c */
+void stk_icmp_input(struct stk *st, struct stk_buf *b, uint8_t *frame, uint32_t len, uint32_t l3off,
+		    uint32_t l4off, uint32_t l4len, uint32_t flags);
+
+/* tcp_in.c */
+void stk_tcp_input(struct stk *st, struct stk_buf *b, uint8_t *frame, struct stk_ip4_hdr *ip,
+		   uint8_t *l4, uint32_t l4len, uint32_t flags);
+int stk_tcp_parse_opts(const uint8_t *p, unsigned len, struct stk_tcp_opts *o);
+
+/* tcp_out.c */
+int stk_tcp_output(struct stk *st, struct stk_tcb *c);
+int stk_tcp_send_ctl(struct stk *st, struct stk_tcb *c, uint8_t flags, uint32_t seq);
+void stk_tcp_send_ack(struct stk *st, struct stk_tcb *c);
+void stk_tcp_respond_rst(struct stk *st, const struct stk_ip4_hdr *ip, const struct stk_tcp_hdr *th,
+			 uint32_t seglen);
+int stk_tcp_xmit(struct stk *st, struct stk_tcb *c, uint32_t seq, uint32_t len, uint8_t flags);
+void stk_tcp_retransmit_first(struct stk *st, struct stk_tcb *c);
+
+/* tcp_timer.c */
+uint32_t stk_tcp_ts_now(const struct stk *st, const struct stk_tcb *c);
+void stk_tcp_timer_set(struct stk *st, struct stk_tcb *c, unsigned t, uint64_t after_ns);
+void stk_tcp_timer_clear(struct stk *st, struct stk_tcb *c, unsigned t);
+void stk_tcp_rexmt_arm(struct stk *st, struct stk_tcb *c);
+void stk_tcp_rtt_sample(struct stk *st, struct stk_tcb *c, uint64_t rtt_ns);
+unsigned stk_tcp_timers_run(struct stk *st);
+
+/* tcp_conn.c */
+struct stk_tcb *stk_tcb_alloc(struct stk *st);
+void stk_tcb_hash_insert(struct stk *st, struct stk_tcb *c);
+struct stk_tcb *stk_tcb_lookup(struct stk *st, uint32_t rip, uint16_t rport, uint16_t lport);
+struct stk_listener *stk_listener_find(struct stk *st, uint16_t port);
+/* the terminal event (if the app can still see c) and release */
+void stk_tcb_finish(struct stk *st, struct stk_tcb *c, enum stk_ev ev, int reason);
+void stk_tcb_release(struct stk *st, struct stk_tcb *c);
+void stk_tcb_set_state(struct stk *st, struct stk_tcb *c, enum stk_tcp_state s);
+void stk_tcb_event(struct stk *st, struct stk_tcb *c, enum stk_ev ev, int reason);
+void stk_tcb_init_params(struct stk *st, struct stk_tcb *c);
+uint32_t stk_tcb_rcv_window(const struct stk *st, const struct stk_tcb *c);
+void stk_ooo_purge(struct stk *st, struct stk_tcb *c);
+void stk_sndq_ack(struct stk *st, struct stk_tcb *c, uint32_t upto);
+
+static inline uint16_t
+stk_get16(const void *p)
+{
+	uint16_t v;
+
+	memcpy(&v, p, 2);
+	return be16toh(v);
+}
+
+static inline uint32_t
+stk_get32(const void *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return be32toh(v);
+}
+
+static inline void
+stk_put16(void *p, uint16_t v)
+{
+	v = htobe16(v);
+	memcpy(p, &v, 2);
+}
+
+static inline void
+stk_put32(void *p, uint32_t v)
+{
+	v = htobe32(v);
+	memcpy(p, &v, 4);
+}
+
+static inline void
+stk_buf_free(struct stk *st, struct stk_buf *b)
+{
+	st->ops.buf_free(st->ops.ctx, b);
+}
+
+#endif

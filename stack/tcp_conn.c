@@ -1,0 +1,502 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * tcp_conn.c — TCP control blocks and the application's calls.
+ *
+ *   stk_tcb_alloc / stk_tcb_release   slot (id = generation << 16 | slot + 1),
+ *                                     4-tuple hash, active list, queues
+ *   stk_tcb_lookup                    4-tuple hash lookup (tcp_in.c)
+ *   stk_tcb_event / stk_tcb_finish    events to the application
+ *   stk_tcp_connect / listen / send / close / abort and accessors (stk/tcp.h)
+ */
+#include "stk_priv.h"
+
+static inline unsigned
+tuple_hash(const struct stk *st, uint32_t rip, uint16_t rport, uint16_t lport)
+{
+	uint64_t k = ((uint64_t)rip << 32) | ((uint32_t)rport << 16) | lport;
+
+	k *= 0x9e3779b97f4a7c15ull;
+	return (unsigned)(k >> 40) & st->hash_mask;
+}
+
+struct stk_tcb *
+stk_tcb_lookup(struct stk *st, uint32_t rip, uint16_t rport, uint16_t lport)
+{
+	struct stk_tcb *c = st->hash[tuple_hash(st, rip, rport, lport)];
+
+	for (; c != NULL; c = c->hnext)
+		if (c->rip == rip && c->rport == rport && c->lport == lport)
+			return c;
+	return NULL;
+}
+
+void
+stk_tcb_hash_insert(struct stk *st, struct stk_tcb *c)
+{
+	struct stk_tcb **h = &st->hash[tuple_hash(st, c->rip, c->rport, c->lport)];
+
+	c->hnext = *h;
+	*h = c;
+}
+
+static void
+hash_remove(struct stk *st, struct stk_tcb *c)
+{
+	struct stk_tcb **h = &st->hash[tuple_hash(st, c->rip, c->rport, c->lport)];
+
+	for (; *h != NULL; h = &(*h)->hnext)
+		if (*h == c) {
+			*h = c->hnext;
+			return;
+		}
+}
+
+struct stk_tcb *
+stk_tcb_alloc(struct stk *st)
+{
+	struct stk_tcb *c;
+	unsigned s;
+
+	if (st->n_conns >= st->cfg.max_conns) {
+		STK_CTR(st, DROP_TCP_CONN_LIMIT);
+		errno = ENOBUFS;
+		return NULL;
+	}
+	c = st->ops.alloc(st->ops.ctx, sizeof(*c));
+	if (c == NULL) {
+		STK_CTR(st, DROP_TCP_NOMEM);
+		errno = ENOMEM;
+		return NULL;
+	}
+	for (s = st->slot_hint;; s = (s + 1) % st->cfg.max_conns)
+		if (st->slots[s] == NULL)
+			break;
+	st->slot_hint = (s + 1) % st->cfg.max_conns;
+	st->slots[s] = c;
+	st->slot_gen[s]++;
+	c->slot = (uint16_t)s;
+	c->id = ((uint32_t)st->slot_gen[s] << 16) | (s + 1);
+	c->arp_idx = ~0u;
+	st->n_conns++;
+	stk_tcb_init_params(st, c);
+	return c;
+}
+
+void
+stk_tcb_init_params(struct stk *st, struct stk_tcb *c)
+{
+	const struct stk_config *k = &st->cfg;
+
+	c->mss = k->mtu - STK_IP4_HLEN - STK_TCP_HLEN; /* until the peer's MSS is known */
+	c->rto_ns = (uint64_t)k->rto_init_ms * STK_MS;
+	c->ssthresh = 0x7fffffff;
+	c->rcv_wnd = k->rcvbuf;
+	c->sndbuf = k->sndbuf;
+	c->idle_since = st->now;
+}
+
+uint32_t
+stk_tcb_rcv_window(const struct stk *st, const struct stk_tcb *c)
+{
+	uint32_t w = st->cfg.rcvbuf;
+
+	/* what the out-of-order queue holds is not on offer again */
+	return w > c->ooo_bytes ? w - c->ooo_bytes : 0;
+}
+
+void
+stk_ooo_purge(struct stk *st, struct stk_tcb *c)
+{
+	while (c->ooo != NULL) {
+		struct stk_seg_node *n = c->ooo;
+
+		c->ooo = n->next;
+		stk_buf_free(st, n->b);
+		st->bufs_held--;
+		st->ops.free(st->ops.ctx, n);
+	}
+	c->ooo_bytes = 0;
+	c->ooo_segs = 0;
+}
+
+/* release every send-queue node whose bytes are all below upto */
+void
+stk_sndq_ack(struct stk *st, struct stk_tcb *c, uint32_t upto)
+{
+	while (c->sq_head != NULL) {
+		struct stk_snd_node *n = c->sq_head;
+		uint32_t end = n->seq + n->len;
+
+		if (SEQ_GT(end, upto))
+			break;
+		if (c->sq_cursor == n)
+			c->sq_cursor = NULL;
+		c->sq_head = n->next;
+		c->snd_queued -= n->len;
+		st->ops.buf_free(st->ops.ctx, n->b);
+		st->bufs_held--;
+		st->ops.free(st->ops.ctx, n);
+	}
+	if (c->sq_head == NULL)
+		c->sq_tail = NULL;
+}
+
+static void
+sndq_purge(struct stk *st, struct stk_tcb *c)
+{
+	while (c->sq_head != NULL) {
+		struct stk_snd_node *n = c->sq_head;
+
+		c->sq_head = n->next;
+		st->ops.buf_free(st->ops.ctx, n->b);
+		st->bufs_held--;
+		st->ops.free(st->ops.ctx, n);
+	}
+	c->sq_tail = c->sq_cursor = NULL;
+	c->snd_queued = 0;
+}
+
+static void
+active_remove(struct stk *st, struct stk_tcb *c)
+{
+	if (!(c->flags & TF_ACTIVE))
+		return;
+	if (c->aprev != NULL)
+		c->aprev->anext = c->anext;
+	else
+		st->active = c->anext;
+	if (c->anext != NULL)
+		c->anext->aprev = c->aprev;
+	c->anext = c->aprev = NULL;
+	c->flags &= ~TF_ACTIVE;
+}
+
+void
+stk_tcb_release(struct stk *st, struct stk_tcb *c)
+{
+	if (st->cur == c) {
+		/* an event callback ended the connection we are processing:
+		 * the processing path frees it when it unwinds */
+		c->zflags |= TZ_ZOMBIE;
+		c->flags |= TF_DEAD;
+		return;
+	}
+	if (c->listener_of != NULL) {
+		struct stk_listener *l = c->listener_of;
+
+		l->pending--;
+		c->listener_of = NULL;
+	}
+	active_remove(st, c);
+	if (c->state != STK_TCP_CLOSED || c->rport != 0)
+		hash_remove(st, c);
+	stk_ooo_purge(st, c);
+	sndq_purge(st, c);
+	st->slots[c->slot] = NULL;
+	st->n_conns--;
+	st->ops.free(st->ops.ctx, c);
+}
+
+void
+stk_tcb_set_state(struct stk *st, struct stk_tcb *c, enum stk_tcp_state s)
+{
+	(void)st;
+	c->state = (uint8_t)s;
+}
+
+void
+stk_tcb_event(struct stk *st, struct stk_tcb *c, enum stk_ev ev, int reason)
+{
+	if (c->flags & TF_DEAD)
+		return;
+	st->ops.event(st->ops.ctx, c, c->user, ev, reason, NULL, NULL, 0);
+}
+
+/* A terminal event: the app hears it once (unless it aborted or already heard
+ * one), then the control block goes. */
+void
+stk_tcb_finish(struct stk *st, struct stk_tcb *c, enum stk_ev ev, int reason)
+{
+	switch (ev) {
+	case STK_EV_CLOSED: STK_CTR(st, TCP_CLOSED); break;
+	case STK_EV_RESET: STK_CTR(st, TCP_RESETS); break;
+	case STK_EV_TIMEOUT: STK_CTR(st, TCP_TIMEOUTS); break;
+	default: break;
+	}
+	/* a half-open passive connection was never shown to the app */
+	if (c->state == STK_TCP_SYN_RCVD && (c->flags & TF_PASSIVE))
+		c->flags |= TF_DEAD;
+	stk_tcb_event(st, c, ev, reason);
+	c->flags |= TF_DEAD;
+	stk_tcb_set_state(st, c, STK_TCP_CLOSED);
+	stk_tcb_release(st, c);
+}
+
+struct stk_listener *
+stk_listener_find(struct stk *st, uint16_t port)
+{
+	for (struct stk_listener *l = st->listeners; l != NULL; l = l->next)
+		if (l->port == port)
+			return l;
+	return NULL;
+}
+
+/* ---- the application's calls ---- */
+
+static bool
+port_in_use(struct stk *st, uint16_t lport, uint32_t rip, uint16_t rport)
+{
+	return stk_listener_find(st, lport) != NULL || stk_tcb_lookup(st, rip, rport, lport) != NULL;
+}
+
+struct stk_tcb *
+stk_tcp_connect(struct stk *st, uint32_t ip, uint16_t port, uint64_t user)
+{
+	struct stk_tcb *c;
+	uint16_t lport = 0;
+
+	st->now = st->ops.clock_ns(st->ops.ctx);
+	if (ip == 0 || port == 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (stk_ip4_nexthop(st, ip) == 0) {
+		STK_CTR(st, DROP_NO_ROUTE);
+		errno = EHOSTUNREACH;
+		return NULL;
+	}
+	for (unsigned i = 0; i < 16384; i++) {
+		uint16_t p = st->eph_next;
+
+		st->eph_next = p == 65535 ? 49152 : p + 1;
+		if (!port_in_use(st, p, ip, port)) {
+			lport = p;
+			break;
+		}
+	}
+	if (lport == 0) {
+		errno = EADDRINUSE;
+		return NULL;
+	}
+	c = stk_tcb_alloc(st);
+	if (c == NULL)
+		return NULL;
+	c->rip = ip;
+	c->rport = port;
+	c->lport = lport;
+	c->user = user;
+	c->iss = (uint32_t)st->ops.random(st->ops.ctx);
+	c->snd_una = c->snd_nxt = c->snd_max = c->iss;
+	c->snd_end = c->iss + 1;
+	c->ts_off = (uint32_t)st->ops.random(st->ops.ctx);
+	c->nexthop = stk_ip4_nexthop(st, ip);
+	stk_tcb_set_state(st, c, STK_TCP_SYN_SENT);
+	stk_tcb_hash_insert(st, c);
+	STK_CTR(st, TCP_CONNECTS);
+	stk_tcp_output(st, c); /* the SYN; arms the retransmission timer */
+	return c;
+}
+
+int
+stk_tcp_listen(struct stk *st, uint16_t port, unsigned backlog, uint64_t user)
+{
+	struct stk_listener *l;
+
+	if (port == 0 || backlog == 0)
+		return -EINVAL;
+	if (stk_listener_find(st, port) != NULL)
+		return -EADDRINUSE;
+	l = st->ops.alloc(st->ops.ctx, sizeof(*l));
+	if (l == NULL)
+		return -ENOMEM;
+	l->port = port;
+	l->backlog = backlog;
+	l->user = user;
+	l->next = st->listeners;
+	st->listeners = l;
+	return 0;
+}
+
+int
+stk_tcp_unlisten(struct stk *st, uint16_t port)
+{
+	for (struct stk_listener **p = &st->listeners; *p != NULL; p = &(*p)->next)
+		if ((*p)->port == port) {
+			struct stk_listener *l = *p;
+
+			/* half-open connections keep a pointer: drop them */
+			for (unsigned i = 0; i < st->cfg.max_conns; i++) {
+				struct stk_tcb *c = st->slots[i];
+
+				if (c != NULL && c->listener_of == l)
+					stk_tcb_finish(st, c, STK_EV_ERROR, ECONNABORTED);
+			}
+			*p = l->next;
+			st->ops.free(st->ops.ctx, l);
+			return 0;
+		}
+	return -ENOENT;
+}
+
+uint32_t
+stk_tcp_sndbuf_space(const struct stk_tcb *c)
+{
+	return c->snd_queued < c->sndbuf ? c->sndbuf - c->snd_queued : 0;
+}
+
+int
+stk_tcp_send(struct stk *st, struct stk_tcb *c, struct stk_buf *b, const uint8_t *data, uint32_t len)
+{
+	struct stk_snd_node *n;
+
+	if (c->flags & TF_DEAD)
+		return -ENOTCONN;
+	if (c->flags & TF_SENT_FIN)
+		return -EPIPE;
+	switch (c->state) {
+	case STK_TCP_SYN_SENT:
+	case STK_TCP_SYN_RCVD:
+	case STK_TCP_ESTABLISHED:
+	case STK_TCP_CLOSE_WAIT:
+		break;
+	default:
+		return -ENOTCONN;
+	}
+	if (len == 0) {
+		st->ops.buf_free(st->ops.ctx, b);
+		return 0;
+	}
+	if (len > stk_tcp_sndbuf_space(c)) {
+		STK_CTR(st, DROP_TCP_SNDBUF);
+		return -ENOBUFS;
+	}
+	n = st->ops.alloc(st->ops.ctx, sizeof(*n));
+	if (n == NULL) {
+		STK_CTR(st, DROP_TCP_NOMEM);
+		return -ENOMEM;
+	}
+	n->b = b;
+	n->data = data;
+	n->len = len;
+	/* data after the SYN: the first byte's seq is iss + 1 */
+	n->seq = c->snd_end;
+	c->snd_end += len;
+	if (c->sq_tail != NULL)
+		c->sq_tail->next = n;
+	else
+		c->sq_head = n;
+	c->sq_tail = n;
+	c->snd_queued += len;
+	st->bufs_held++;
+	if (c->state == STK_TCP_ESTABLISHED || c->state == STK_TCP_CLOSE_WAIT) {
+		st->now = st->ops.clock_ns(st->ops.ctx);
+		stk_tcp_output(st, c);
+	}
+	return 0;
+}
+
+int
+stk_tcp_close(struct stk *st, struct stk_tcb *c)
+{
+	if (c->flags & (TF_DEAD | TF_SENT_FIN))
+		return -ENOTCONN;
+	st->now = st->ops.clock_ns(st->ops.ctx);
+	switch (c->state) {
+	case STK_TCP_SYN_SENT:
+		/* nothing synchronised yet: just go */
+		c->flags |= TF_DEAD;
+		stk_tcb_finish(st, c, STK_EV_CLOSED, 0);
+		return 0;
+	case STK_TCP_SYN_RCVD:
+	case STK_TCP_ESTABLISHED:
+		c->flags |= TF_SENT_FIN;
+		c->fin_seq = c->snd_end;
+		if (c->state == STK_TCP_ESTABLISHED)
+			stk_tcb_set_state(st, c, STK_TCP_FIN_WAIT_1);
+		break;
+	case STK_TCP_CLOSE_WAIT:
+		c->flags |= TF_SENT_FIN;
+		c->fin_seq = c->snd_end;
+		stk_tcb_set_state(st, c, STK_TCP_LAST_ACK);
+		break;
+	default:
+		return -ENOTCONN;
+	}
+	stk_tcp_output(st, c);
+	return 0;
+}
+
+void
+stk_tcp_abort(struct stk *st, struct stk_tcb *c)
+{
+	st->now = st->ops.clock_ns(st->ops.ctx);
+	if (c->state != STK_TCP_SYN_SENT && c->state != STK_TCP_CLOSED && c->state != STK_TCP_TIME_WAIT)
+		stk_tcp_send_ctl(st, c, STK_TCP_RST | STK_TCP_ACK, c->snd_nxt);
+	c->flags |= TF_DEAD;
+	stk_tcb_finish(st, c, STK_EV_CLOSED, 0);
+}
+
+uint32_t
+stk_tcp_id(const struct stk_tcb *c)
+{
+	return c->id;
+}
+
+struct stk_tcb *
+stk_tcp_by_id(struct stk *st, uint32_t id)
+{
+	unsigned s = (id & 0xffff);
+	struct stk_tcb *c;
+
+	if (s == 0 || s > st->cfg.max_conns)
+		return NULL;
+	c = st->slots[s - 1];
+	if (c == NULL || c->id != id || (c->flags & TF_DEAD))
+		return NULL;
+	return c;
+}
+
+uint64_t
+stk_tcp_user(const struct stk_tcb *c)
+{
+	return c->user;
+}
+
+void
+stk_tcp_set_user(struct stk_tcb *c, uint64_t user)
+{
+	c->user = user;
+}
+
+enum stk_tcp_state
+stk_tcp_state(const struct stk_tcb *c)
+{
+	return (enum stk_tcp_state)c->state;
+}
+
+const char *
+stk_tcp_state_name(enum stk_tcp_state s)
+{
+	static const char *const n[] = {
+		"CLOSED", "LISTEN", "SYN_SENT", "SYN_RCVD", "ESTABLISHED", "FIN_WAIT_1",
+		"FIN_WAIT_2", "CLOSE_WAIT", "CLOSING", "LAST_ACK", "TIME_WAIT",
+	};
+
+	return (unsigned)s < sizeof(n) / sizeof(n[0]) ? n[s] : "?";
+}
+
+void
+stk_tcp_peer(const struct stk_tcb *c, uint32_t *ip, uint16_t *port, uint16_t *lport)
+{
+	if (ip != NULL)
+		*ip = c->rip;
+	if (port != NULL)
+		*port = c->rport;
+	if (lport != NULL)
+		*lport = c->lport;
+}
+
+const struct stk_tcp_stats *
+stk_tcp_stats(const struct stk_tcb *c)
+{
+	return &c->stats;
+}

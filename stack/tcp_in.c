@@ -1,0 +1,822 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * tcp_in.c — TCP input (RFC 9293 3.10.7 "SEGMENT ARRIVES").
+ *
+ *   stk_tcp_input        header checks (length, data offset, checksum,
+ *                        flags, options) -> 4-tuple lookup ->
+ *                          no connection: listener (passive_open) or RST
+ *                          SYN_SENT: syn_sent()
+ *                          otherwise: established() below
+ *   stk_tcp_parse_opts   MSS, WS, SACK-permitted, TS; malformed -> -1
+ *
+ * established(), in RFC order: PAWS (RFC 7323) -> acceptability -> RST
+ * (RFC 5961 3: exact seq resets, in-window gets a challenge ACK) -> SYN
+ * (challenge ACK) -> ACK (RFC 5961 5 range check; snd_una, RTT, NewReno
+ * RFC 5681/6582, window update, FIN acked transitions) -> text (trim to
+ * rcv_nxt and the window; in order: zero-copy delivery, then drain the
+ * out-of-order queue; out of order: queue, immediate ACK with SACK) -> FIN.
+ *
+ * Buffer ownership: the frame is the stack's on entry. Delivered payload
+ * passes to the application (ops.event STK_EV_DATA), an out-of-order segment
+ * is held in its queue node, anything else is freed here. Fields of the
+ * header are read before delivery, since the application may free the frame
+ * inside the event callback. */
+#include "stk_priv.h"
+
+struct seg {
+	struct stk_buf *b;
+	uint8_t *payload;
+	uint32_t seq, ack, plen, seglen;
+	uint32_t win; /* raw, unscaled */
+	uint8_t flags;
+	struct stk_tcp_opts o;
+};
+
+int
+stk_tcp_parse_opts(const uint8_t *p, unsigned len, struct stk_tcp_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	while (len > 0) {
+		unsigned k = p[0], l;
+
+		if (k == STK_TCPOPT_EOL)
+			break;
+		if (k == STK_TCPOPT_NOP) {
+			p++;
+			len--;
+			continue;
+		}
+		if (len < 2)
+			return -1;
+		l = p[1];
+		if (l < 2 || l > len)
+			return -1; /* runs past the header, or cannot advance */
+		switch (k) {
+		case STK_TCPOPT_MSS:
+			if (l != 4)
+				return -1;
+			o->has_mss = true;
+			o->mss = stk_get16(p + 2);
+			break;
+		case STK_TCPOPT_WSCALE:
+			if (l != 3)
+				return -1;
+			o->has_ws = true;
+			o->wscale = p[2] > 14 ? 14 : p[2]; /* RFC 7323 2.3 */
+			break;
+		case STK_TCPOPT_SACK_PERM:
+			if (l != 2)
+				return -1;
+			o->sack_perm = true;
+			break;
+		case STK_TCPOPT_TS:
+			if (l != 10)
+				return -1;
+			o->has_ts = true;
+			o->tsval = stk_get32(p + 2);
+			o->tsecr = stk_get32(p + 6);
+			break;
+		default:
+			break; /* SACK blocks (we do not use the peer's) and unknown kinds */
+		}
+		p += l;
+		len -= l;
+	}
+	return 0;
+}
+
+static bool
+challenge_allowed(struct stk *st)
+{
+	if (st->now - st->challenge_window >= 1000 * STK_MS) {
+		st->challenge_window = st->now;
+		st->challenge_count = 0;
+	}
+	if (st->challenge_count >= st->cfg.challenge_ack_limit) {
+		STK_CTR(st, DROP_TCP_CHALLENGE_LIMIT);
+		return false;
+	}
+	st->challenge_count++;
+	return true;
+}
+
+static void
+challenge_ack(struct stk *st, struct stk_tcb *c)
+{
+	if (!challenge_allowed(st))
+		return;
+	STK_CTR(st, TCP_CHALLENGE_ACKS);
+	stk_tcp_send_ack(st, c);
+}
+
+static void
+negotiate(struct stk *st, struct stk_tcb *c, const struct stk_tcp_opts *o)
+{
+	uint32_t peer_mss = o->has_mss ? o->mss : 536, mss;
+	unsigned ours = 0;
+
+	while (ours < 14 && (st->cfg.rcvbuf >> ours) > 65535)
+		ours++;
+	c->ws_ok = st->cfg.window_scale && o->has_ws;
+	c->snd_wscale = c->ws_ok ? o->wscale : 0;
+	c->rcv_wscale = c->ws_ok ? (uint8_t)ours : 0;
+	c->ts_ok = st->cfg.timestamps && o->has_ts;
+	c->sack_ok = st->cfg.sack && o->sack_perm;
+	if (c->ts_ok) {
+		c->ts_recent = o->tsval;
+		c->ts_recent_age = st->now;
+	}
+	mss = st->cfg.mtu - STK_IP4_HLEN - STK_TCP_HLEN;
+	if (peer_mss < mss)
+		mss = peer_mss;
+	if (c->ts_ok)
+		mss -= 12;
+	if (mss < 64)
+		mss = 64;
+	c->mss = mss;
+	c->cwnd = 10 * mss; /* RFC 6928 */
+	if (!c->ws_ok && c->rcv_wnd > 65535)
+		c->rcv_wnd = 65535;
+}
+
+static void
+passive_open(struct stk *st, struct stk_listener *l, const struct stk_ip4_hdr *ip,
+	     const struct stk_tcp_hdr *th, struct seg *s)
+{
+	struct stk_tcb *c;
+
+	if (l->pending >= l->backlog) {
+		STK_CTR(st, DROP_TCP_BACKLOG);
+		return;
+	}
+	c = stk_tcb_alloc(st);
+	if (c == NULL)
+		return; /* counted */
+	c->rip = ip->src;
+	c->rport = be16toh(th->sport);
+	c->lport = be16toh(th->dport);
+	c->user = l->user;
+	c->flags |= TF_PASSIVE;
+	c->listener_of = l;
+	l->pending++;
+	c->nexthop = stk_ip4_nexthop(st, c->rip);
+	c->irs = s->seq;
+	c->rcv_nxt = s->seq + 1;
+	c->rcv_adv = c->rcv_nxt;
+	c->iss = (uint32_t)st->ops.random(st->ops.ctx);
+	c->snd_una = c->snd_nxt = c->snd_max = c->iss;
+	c->snd_end = c->iss + 1;
+	c->ts_off = (uint32_t)st->ops.random(st->ops.ctx);
+	negotiate(st, c, &s->o);
+	c->snd_wnd = s->win; /* never scaled in a SYN */
+	c->max_snd_wnd = c->snd_wnd;
+	c->snd_wl1 = s->seq;
+	c->snd_wl2 = c->iss;
+	c->last_rx = st->now;
+	stk_tcb_set_state(st, c, STK_TCP_SYN_RCVD);
+	stk_tcb_hash_insert(st, c);
+	stk_tcp_output(st, c); /* SYN-ACK */
+}
+
+static void
+established_entered(struct stk *st, struct stk_tcb *c)
+{
+	STK_CTR(st, TCP_ESTABLISHED);
+	c->rexmt_shift = 0;
+	stk_tcp_timer_clear(st, c, STK_T_REXMT);
+	if (st->cfg.keepalive_ms)
+		stk_tcp_timer_set(st, c, STK_T_KEEP, (uint64_t)st->cfg.keepalive_ms * STK_MS);
+}
+
+static void
+syn_sent(struct stk *st, struct stk_tcb *c, struct seg *s)
+{
+	if (s->flags & STK_TCP_ACK) {
+		if (SEQ_LEQ(s->ack, c->iss) || SEQ_GT(s->ack, c->snd_max)) {
+			STK_CTR(st, DROP_TCP_BAD_ACK);
+			if (!(s->flags & STK_TCP_RST))
+				stk_tcp_send_ctl(st, c, STK_TCP_RST, s->ack);
+			return;
+		}
+	}
+	if (s->flags & STK_TCP_RST) {
+		STK_CTR(st, TCP_RST_IN);
+		if (s->flags & STK_TCP_ACK) {
+			stk_tcb_finish(st, c, STK_EV_RESET, ECONNREFUSED);
+			return;
+		}
+		STK_CTR(st, DROP_TCP_RST_INVALID);
+		return;
+	}
+	if (!(s->flags & STK_TCP_SYN)) {
+		STK_CTR(st, DROP_TCP_STATE);
+		return;
+	}
+	c->irs = s->seq;
+	c->rcv_nxt = s->seq + 1;
+	c->rcv_adv = c->rcv_nxt;
+	negotiate(st, c, &s->o);
+	c->snd_wnd = s->win;
+	c->max_snd_wnd = c->snd_wnd;
+	c->snd_wl1 = s->seq;
+	c->snd_wl2 = s->ack;
+	c->last_rx = st->now;
+	if (s->flags & STK_TCP_ACK) {
+		c->snd_una = s->ack;
+		if (c->flags & TF_RTT_TIMING)
+			c->flags &= ~TF_RTT_TIMING;
+		if (c->rexmt_shift == 0) /* Karn: only an unretransmitted SYN times the RTT */
+			stk_tcp_rtt_sample(st, c, st->now - (c->timer[STK_T_REXMT] - c->rto_ns));
+		stk_tcb_set_state(st, c, STK_TCP_ESTABLISHED);
+		established_entered(st, c);
+		c->flags |= TF_ACKNOW;
+		stk_tcb_event(st, c, STK_EV_CONNECTED, 0);
+		if (c->zflags & TZ_ZOMBIE)
+			return;
+		stk_tcp_output(st, c); /* the ACK, and any data queued meanwhile */
+		return;
+	}
+	/* simultaneous open (RFC 9293 3.10.7.3 fifth) */
+	stk_tcb_set_state(st, c, STK_TCP_SYN_RCVD);
+	c->snd_nxt = c->iss;
+	stk_tcp_output(st, c);
+}
+
+/* insert into the out-of-order queue, trimming against neighbours */
+static void
+ooo_insert(struct stk *st, struct stk_tcb *c, struct seg *s, bool fin)
+{
+	struct stk_seg_node **pp = &c->ooo, *n;
+	uint32_t seq = s->seq, len = s->plen;
+	uint8_t *data = s->payload;
+
+	/* skip nodes wholly before us; trim our front against the one we start in */
+	while (*pp != NULL && SEQ_LEQ((*pp)->seq + (*pp)->len, seq))
+		pp = &(*pp)->next;
+	if (*pp != NULL && SEQ_LEQ((*pp)->seq, seq)) {
+		uint32_t d = (*pp)->seq + (*pp)->len - seq;
+
+		if (d >= len && !(fin && !(*pp)->fin && d == len)) {
+			STK_CTR(st, TCP_DUP_SEGS);
+			c->stats.dup_segs++;
+			stk_buf_free(st, s->b);
+			return;
+		}
+		seq += d;
+		data += d;
+		len -= d;
+		STK_CTR(st, TCP_PARTIAL_DUP);
+		pp = &(*pp)->next;
+	}
+	/* drop nodes we cover entirely */
+	while (*pp != NULL && SEQ_LEQ((*pp)->seq + (*pp)->len, seq + len)) {
+		struct stk_seg_node *x = *pp;
+
+		if (x->fin && SEQ_LT(x->seq + x->len, seq + len))
+			x->fin = false; /* a FIN inside data is nonsense; ignore it */
+		if (x->fin)
+			fin = true;
+		*pp = x->next;
+		c->ooo_bytes -= x->len;
+		c->ooo_segs--;
+		STK_CTR(st, TCP_PARTIAL_DUP);
+		stk_buf_free(st, x->b);
+		st->bufs_held--;
+		st->ops.free(st->ops.ctx, x);
+	}
+	/* trim our tail against the next one */
+	if (*pp != NULL && SEQ_LT((*pp)->seq, seq + len)) {
+		len = (*pp)->seq - seq;
+		fin = false;
+		STK_CTR(st, TCP_PARTIAL_DUP);
+	}
+	if (c->ooo_segs >= st->cfg.ooo_max_segs || c->ooo_bytes + len > st->cfg.ooo_max_bytes) {
+		STK_CTR(st, DROP_TCP_OOO_LIMIT);
+		c->stats.drops++;
+		stk_buf_free(st, s->b);
+		return;
+	}
+	n = st->ops.alloc(st->ops.ctx, sizeof(*n));
+	if (n == NULL) {
+		STK_CTR(st, DROP_TCP_NOMEM);
+		c->stats.drops++;
+		stk_buf_free(st, s->b);
+		return;
+	}
+	n->seq = seq;
+	n->len = len;
+	n->fin = fin;
+	n->b = s->b;
+	n->data = data;
+	n->next = *pp;
+	*pp = n;
+	c->ooo_bytes += len;
+	c->ooo_segs++;
+	st->bufs_held++;
+	c->sack_last_seq = seq;
+	c->sack_last_end = seq + len;
+	STK_CTR(st, TCP_OOO_SEGS);
+	c->stats.ooo_segs++;
+}
+
+static void
+deliver(struct stk *st, struct stk_tcb *c, struct stk_buf *b, uint8_t *data, uint32_t len)
+{
+	c->rcv_nxt += len;
+	STK_CTR_ADD(st, TCP_BYTES_IN, len);
+	c->stats.bytes_in += len;
+	if (c->flags & TF_DEAD) {
+		stk_buf_free(st, b); /* the app aborted: nobody to give it to */
+		return;
+	}
+	st->ops.event(st->ops.ctx, c, c->user, STK_EV_DATA, 0, b, data, len);
+}
+
+/* our FIN acknowledged: state moves (RFC 9293 3.10.7.4 fifth, ACK processing) */
+static void
+fin_acked(struct stk *st, struct stk_tcb *c)
+{
+	switch (c->state) {
+	case STK_TCP_FIN_WAIT_1:
+		stk_tcb_set_state(st, c, STK_TCP_FIN_WAIT_2);
+		stk_tcp_timer_set(st, c, STK_T_2MSL, (uint64_t)st->cfg.fin_wait2_ms * STK_MS);
+		break;
+	case STK_TCP_CLOSING:
+		stk_tcb_set_state(st, c, STK_TCP_TIME_WAIT);
+		stk_tcb_event(st, c, STK_EV_CLOSED, 0);
+		STK_CTR(st, TCP_CLOSED);
+		c->flags |= TF_DEAD;
+		stk_tcp_timer_clear(st, c, STK_T_REXMT);
+		stk_tcp_timer_set(st, c, STK_T_2MSL, (uint64_t)st->cfg.time_wait_ms * STK_MS);
+		break;
+	case STK_TCP_LAST_ACK:
+		stk_tcb_finish(st, c, STK_EV_CLOSED, 0);
+		break;
+	default:
+		break;
+	}
+}
+
+static void
+fin_received(struct stk *st, struct stk_tcb *c)
+{
+	c->rcv_nxt++;
+	c->flags |= TF_ACKNOW | TF_RCVD_FIN;
+	switch (c->state) {
+	case STK_TCP_ESTABLISHED:
+		stk_tcb_set_state(st, c, STK_TCP_CLOSE_WAIT);
+		stk_tcb_event(st, c, STK_EV_PEER_CLOSED, 0);
+		break;
+	case STK_TCP_FIN_WAIT_1:
+		/* our FIN not acknowledged yet (else we would be in FIN_WAIT_2) */
+		stk_tcb_set_state(st, c, STK_TCP_CLOSING);
+		stk_tcb_event(st, c, STK_EV_PEER_CLOSED, 0);
+		break;
+	case STK_TCP_FIN_WAIT_2:
+		stk_tcb_event(st, c, STK_EV_PEER_CLOSED, 0);
+		stk_tcb_set_state(st, c, STK_TCP_TIME_WAIT);
+		if (!(c->flags & TF_DEAD)) {
+			stk_tcb_event(st, c, STK_EV_CLOSED, 0);
+			STK_CTR(st, TCP_CLOSED);
+		}
+		c->flags |= TF_DEAD;
+		stk_tcp_timer_clear(st, c, STK_T_DELACK);
+		stk_tcp_timer_set(st, c, STK_T_2MSL, (uint64_t)st->cfg.time_wait_ms * STK_MS);
+		break;
+	default:
+		break;
+	}
+}
+
+/* ACK processing; returns false when the segment must be dropped */
+static bool
+process_ack(struct stk *st, struct stk_tcb *c, struct seg *s)
+{
+	uint32_t ack = s->ack, win = s->win << c->snd_wscale;
+
+	if (c->state == STK_TCP_SYN_RCVD) {
+		if (SEQ_LEQ(ack, c->snd_una) || SEQ_GT(ack, c->snd_max)) {
+			STK_CTR(st, DROP_TCP_BAD_ACK);
+			stk_tcp_send_ctl(st, c, STK_TCP_RST, ack);
+			return false;
+		}
+		if (c->listener_of != NULL) {
+			c->listener_of->pending--;
+			c->listener_of = NULL;
+		}
+		stk_tcb_set_state(st, c, STK_TCP_ESTABLISHED);
+		c->snd_wnd = win;
+		c->max_snd_wnd = win;
+		c->snd_wl1 = s->seq;
+		c->snd_wl2 = ack;
+		c->snd_una = ack;
+		if (c->rexmt_shift == 0)
+			stk_tcp_rtt_sample(st, c, st->now - (c->timer[STK_T_REXMT] - c->rto_ns));
+		established_entered(st, c);
+		if (c->flags & TF_PASSIVE) {
+			STK_CTR(st, TCP_ACCEPTS);
+			stk_tcb_event(st, c, STK_EV_ACCEPTED, 0);
+		} else {
+			stk_tcb_event(st, c, STK_EV_CONNECTED, 0);
+		}
+		if (c->zflags & TZ_ZOMBIE)
+			return false;
+		/* an ACK of our FIN too, if the app closed inside the event */
+	}
+	/* RFC 5961 5.2: acceptable range */
+	if (SEQ_GT(ack, c->snd_max)) {
+		STK_CTR(st, DROP_TCP_BAD_ACK);
+		challenge_ack(st, c);
+		return false;
+	}
+	if (SEQ_LT(ack, c->snd_una - c->max_snd_wnd)) {
+		STK_CTR(st, DROP_TCP_BAD_ACK);
+		challenge_ack(st, c);
+		return false;
+	}
+	if (SEQ_GT(ack, c->snd_una)) {
+		uint32_t acked = ack - c->snd_una;
+		bool fin_now = (c->flags & TF_SENT_FIN) && SEQ_GT(ack, c->fin_seq);
+
+		/* RTT: timestamps when both use them, else the timed segment (Karn) */
+		if (c->ts_ok && s->o.has_ts && s->o.tsecr != 0) {
+			uint32_t d = stk_tcp_ts_now(st, c) - s->o.tsecr;
+
+			if (d < 60000 && c->rexmt_shift == 0)
+				stk_tcp_rtt_sample(st, c, (uint64_t)d * STK_MS);
+		} else if ((c->flags & TF_RTT_TIMING) && SEQ_GT(ack, c->rtt_seq)) {
+			stk_tcp_rtt_sample(st, c, st->now - c->rtt_start);
+		}
+		if ((c->flags & TF_RTT_TIMING) && SEQ_GT(ack, c->rtt_seq))
+			c->flags &= ~TF_RTT_TIMING;
+		c->rexmt_shift = 0;
+		/* congestion control */
+		if (c->flags & TF_INRECOVERY) {
+			if (SEQ_GEQ(ack, c->recover)) {
+				/* full ACK (RFC 6582 3.2 step 3) */
+				uint32_t flight = c->snd_max - ack;
+
+				c->cwnd = c->ssthresh < (flight > c->mss ? flight : c->mss) + c->mss
+						  ? c->ssthresh
+						  : (flight > c->mss ? flight : c->mss) + c->mss;
+				c->flags &= ~TF_INRECOVERY;
+				c->dupacks = 0;
+			} else {
+				/* partial ACK: the next hole goes now, deflate */
+				c->snd_una = ack;
+				stk_sndq_ack(st, c, ack);
+				STK_CTR(st, TCP_FAST_RETRANSMITS);
+				c->stats.fast_retransmits++;
+				stk_tcp_retransmit_first(st, c);
+				c->cwnd = c->cwnd > acked ? c->cwnd - acked : 0;
+				if (acked >= c->mss)
+					c->cwnd += c->mss;
+				if (c->cwnd < c->mss)
+					c->cwnd = c->mss;
+			}
+		} else {
+			c->dupacks = 0;
+			if (c->cwnd < c->ssthresh)
+				c->cwnd += acked < c->mss ? acked : c->mss;
+			else
+				c->cwnd += (c->mss * c->mss) / c->cwnd > 0 ? (c->mss * c->mss) / c->cwnd : 1;
+		}
+		c->snd_una = ack;
+		stk_sndq_ack(st, c, fin_now ? c->fin_seq : ack);
+		if (SEQ_LT(c->snd_nxt, c->snd_una))
+			c->snd_nxt = c->snd_una;
+		if (c->snd_una == c->snd_max) {
+			stk_tcp_timer_clear(st, c, STK_T_REXMT);
+		} else if (!(c->flags & TF_INRECOVERY) || SEQ_GEQ(ack, c->recover)) {
+			stk_tcp_rexmt_arm(st, c); /* RFC 6298 5.3 */
+		}
+		if (fin_now) {
+			fin_acked(st, c);
+			if (c->zflags & TZ_ZOMBIE)
+				return false;
+		}
+	} else if (ack == c->snd_una && s->seglen == 0 && c->snd_max != c->snd_una &&
+		   (s->win << c->snd_wscale) == c->snd_wnd) {
+		/* duplicate ACK (RFC 5681 2) */
+		STK_CTR(st, TCP_DUP_ACKS_IN);
+		c->stats.dup_acks_in++;
+		if (++c->dupacks == 3 && !(c->flags & TF_INRECOVERY) && SEQ_GT(ack, c->recover - 1)) {
+			uint32_t flight = c->snd_max - c->snd_una;
+
+			c->ssthresh = flight / 2 > 2 * c->mss ? flight / 2 : 2 * c->mss;
+			c->recover = c->snd_max;
+			c->flags |= TF_INRECOVERY;
+			c->flags &= ~TF_RTT_TIMING;
+			STK_CTR(st, TCP_FAST_RETRANSMITS);
+			c->stats.fast_retransmits++;
+			stk_tcp_retransmit_first(st, c);
+			c->cwnd = c->ssthresh + 3 * c->mss;
+		} else if (c->dupacks > 3 && (c->flags & TF_INRECOVERY)) {
+			c->cwnd += c->mss; /* inflate: a segment left the network */
+		}
+	}
+	/* window update (RFC 9293 3.10.7.4 fifth, SND.WL1/WL2 rule) */
+	if (SEQ_LT(c->snd_wl1, s->seq) || (c->snd_wl1 == s->seq && SEQ_LEQ(c->snd_wl2, ack))) {
+		bool was_zero = c->snd_wnd == 0;
+
+		c->snd_wnd = win;
+		c->snd_wl1 = s->seq;
+		c->snd_wl2 = ack;
+		if (win > c->max_snd_wnd)
+			c->max_snd_wnd = win;
+		if (win == 0 && !was_zero)
+			STK_CTR(st, TCP_ZERO_WINDOW_IN);
+		if (win != 0 && c->rexmt_mode == STK_REXMT_PERSIST && c->timer[STK_T_REXMT] != 0) {
+			stk_tcp_timer_clear(st, c, STK_T_REXMT);
+			c->rexmt_mode = STK_REXMT_RTO;
+			c->rexmt_shift = 0;
+		}
+	}
+	if (c->state == STK_TCP_TIME_WAIT && (s->flags & STK_TCP_FIN)) {
+		/* the peer's FIN again: our ACK was lost */
+		c->flags |= TF_ACKNOW;
+		stk_tcp_timer_set(st, c, STK_T_2MSL, (uint64_t)st->cfg.time_wait_ms * STK_MS);
+	}
+	return true;
+}
+
+static void
+established(struct stk *st, struct stk_tcb *c, struct seg *s)
+{
+	uint32_t wnd = SEQ_GT(c->rcv_adv, c->rcv_nxt) ? c->rcv_adv - c->rcv_nxt : 0;
+	bool acceptable, fin = s->flags & STK_TCP_FIN;
+
+	if (wnd < stk_tcb_rcv_window(st, c) && c->state != STK_TCP_SYN_RCVD)
+		wnd = stk_tcb_rcv_window(st, c); /* what the next ACK will offer */
+	/* PAWS (RFC 7323 5.3) */
+	if (c->ts_ok && s->o.has_ts && !(s->flags & STK_TCP_RST) && SEQ_LT(s->o.tsval, c->ts_recent) &&
+	    st->now - c->ts_recent_age < 24ull * 86400 * 1000 * STK_MS) {
+		STK_CTR(st, DROP_TCP_PAWS);
+		c->stats.drops++;
+		c->flags |= TF_ACKNOW;
+		goto drop_ack;
+	}
+	/* acceptability (RFC 9293 3.10.7.4 first) */
+	if (s->seglen == 0)
+		acceptable = wnd == 0 ? s->seq == c->rcv_nxt
+				      : SEQ_GEQ(s->seq, c->rcv_nxt) && SEQ_LT(s->seq, c->rcv_nxt + wnd);
+	else
+		acceptable = wnd != 0 &&
+			     ((SEQ_GEQ(s->seq, c->rcv_nxt) && SEQ_LT(s->seq, c->rcv_nxt + wnd)) ||
+			      (SEQ_GEQ(s->seq + s->seglen - 1, c->rcv_nxt) &&
+			       SEQ_LT(s->seq + s->seglen - 1, c->rcv_nxt + wnd)));
+	/* a zero-length segment at rcv_nxt - 1 (keepalive / window probe) */
+	if (!acceptable) {
+		if (s->flags & STK_TCP_RST) {
+			STK_CTR(st, DROP_TCP_RST_INVALID);
+			goto drop;
+		}
+		if (SEQ_LEQ(s->seq + s->seglen, c->rcv_nxt)) {
+			if (s->seglen > 0) {
+				STK_CTR(st, TCP_DUP_SEGS);
+				c->stats.dup_segs++;
+			}
+		} else {
+			STK_CTR(st, DROP_TCP_OUT_OF_WINDOW);
+			c->stats.drops++;
+		}
+		/* an ACK in it still tells us about the peer's receive side */
+		if ((s->flags & STK_TCP_ACK) && s->seglen == 0 && c->state != STK_TCP_SYN_RCVD) {
+			s->seglen = 0;
+			process_ack(st, c, s);
+			if (c->zflags & TZ_ZOMBIE)
+				goto drop;
+		}
+		c->flags |= TF_ACKNOW;
+		goto drop_ack;
+	}
+	/* RST (RFC 5961 3.2) */
+	if (s->flags & STK_TCP_RST) {
+		STK_CTR(st, TCP_RST_IN);
+		if (s->seq != c->rcv_nxt) {
+			challenge_ack(st, c);
+			goto drop;
+		}
+		if (c->state == STK_TCP_SYN_RCVD && (c->flags & TF_PASSIVE)) {
+			c->flags |= TF_DEAD; /* never shown to the app: back to LISTEN */
+			stk_tcb_finish(st, c, STK_EV_RESET, ECONNRESET);
+		} else if (c->state == STK_TCP_SYN_RCVD) {
+			stk_tcb_finish(st, c, STK_EV_RESET, ECONNREFUSED);
+		} else if (c->state == STK_TCP_TIME_WAIT || c->state == STK_TCP_CLOSING ||
+			   c->state == STK_TCP_LAST_ACK) {
+			stk_tcb_finish(st, c, STK_EV_CLOSED, 0);
+		} else {
+			stk_tcb_finish(st, c, STK_EV_RESET, ECONNRESET);
+		}
+		goto drop;
+	}
+	/* SYN in a synchronised state (RFC 5961 4.2) */
+	if (s->flags & STK_TCP_SYN) {
+		if (c->state == STK_TCP_SYN_RCVD && s->seq == c->irs) {
+			/* the peer retransmitted its SYN: our SYN-ACK again */
+			c->snd_nxt = c->iss;
+			stk_tcp_output(st, c);
+			goto drop;
+		}
+		challenge_ack(st, c);
+		goto drop;
+	}
+	if (!(s->flags & STK_TCP_ACK)) {
+		STK_CTR(st, DROP_TCP_BAD_FLAGS);
+		goto drop;
+	}
+	/* timestamps: remember the peer's (RFC 7323 4.3) */
+	if (c->ts_ok && s->o.has_ts && SEQ_LEQ(s->seq, c->last_ack_sent)) {
+		c->ts_recent = s->o.tsval;
+		c->ts_recent_age = st->now;
+	}
+	c->last_rx = st->now;
+	c->keep_probes = 0;
+	if (!process_ack(st, c, s))
+		goto drop;
+	/* text */
+	if (s->plen > 0 || fin) {
+		if (c->state != STK_TCP_ESTABLISHED && c->state != STK_TCP_FIN_WAIT_1 &&
+		    c->state != STK_TCP_FIN_WAIT_2) {
+			/* after the peer's FIN: nothing more can be accepted */
+			if (s->plen > 0) {
+				STK_CTR(st, DROP_TCP_STATE);
+				c->stats.drops++;
+			}
+			c->flags |= TF_ACKNOW;
+			goto drop_ack;
+		}
+		/* trim what we already have */
+		if (SEQ_LT(s->seq, c->rcv_nxt)) {
+			uint32_t d = c->rcv_nxt - s->seq;
+
+			if (d >= s->plen) {
+				if (s->plen > 0) {
+					STK_CTR(st, TCP_DUP_SEGS);
+					c->stats.dup_segs++;
+				}
+				s->payload += s->plen;
+				s->plen = 0;
+			} else {
+				STK_CTR(st, TCP_PARTIAL_DUP);
+				s->payload += d;
+				s->plen -= d;
+			}
+			s->seq = c->rcv_nxt;
+			c->flags |= TF_ACKNOW;
+		}
+		/* trim beyond the window */
+		if (SEQ_GT(s->seq + s->plen, c->rcv_nxt + wnd)) {
+			s->plen = c->rcv_nxt + wnd - s->seq;
+			fin = false;
+		}
+		if (s->seq == c->rcv_nxt) {
+			bool filled = c->ooo != NULL;
+
+			if (s->plen > 0) {
+				struct stk_buf *b = s->b;
+
+				s->b = NULL;
+				c->segs_unacked++;
+				deliver(st, c, b, s->payload, s->plen);
+				if (c->zflags & TZ_ZOMBIE)
+					goto drop;
+			}
+			/* the queue's head may continue where we are now */
+			while (c->ooo != NULL && SEQ_LEQ(c->ooo->seq, c->rcv_nxt)) {
+				struct stk_seg_node *n = c->ooo;
+				uint32_t d = c->rcv_nxt - n->seq;
+
+				c->ooo = n->next;
+				c->ooo_bytes -= n->len;
+				c->ooo_segs--;
+				st->bufs_held--;
+				if (n->fin && d <= n->len)
+					fin = true;
+				if (d < n->len) {
+					STK_CTR(st, TCP_OOO_FILLED);
+					deliver(st, c, n->b, n->data + d, n->len - d);
+				} else {
+					stk_buf_free(st, n->b);
+				}
+				st->ops.free(st->ops.ctx, n);
+				if (c->zflags & TZ_ZOMBIE)
+					goto drop;
+			}
+			if (filled)
+				c->flags |= TF_ACKNOW; /* RFC 5681 4.2: a hole filled */
+			if (fin) {
+				fin_received(st, c);
+				if (c->zflags & TZ_ZOMBIE)
+					goto drop;
+			}
+		} else if (s->plen > 0 || fin) {
+			/* out of order: hold it, ACK now with SACK (RFC 5681 4.2) */
+			struct seg t = *s;
+
+			s->b = NULL;
+			ooo_insert(st, c, &t, fin);
+			c->flags |= TF_ACKNOW;
+		}
+	}
+drop_ack:
+	if (c->flags & TF_ACKNOW || c->segs_unacked >= 2) {
+		if (c->state == STK_TCP_TIME_WAIT || (c->flags & TF_DEAD && c->state != STK_TCP_TIME_WAIT)) {
+			if (c->state == STK_TCP_TIME_WAIT)
+				stk_tcp_send_ack(st, c);
+		} else {
+			stk_tcp_output(st, c);
+			if (c->flags & TF_ACKNOW || c->segs_unacked >= 2)
+				stk_tcp_send_ack(st, c);
+		}
+	} else {
+		if (c->segs_unacked > 0 && c->timer[STK_T_DELACK] == 0)
+			stk_tcp_timer_set(st, c, STK_T_DELACK, (uint64_t)st->cfg.delack_ms * STK_MS);
+		stk_tcp_output(st, c);
+	}
+drop:
+	if (s->b != NULL)
+		stk_buf_free(st, s->b);
+	s->b = NULL;
+}
+
+void
+stk_tcp_input(struct stk *st, struct stk_buf *b, uint8_t *frame, struct stk_ip4_hdr *ip, uint8_t *l4,
+	      uint32_t l4len, uint32_t flags)
+{
+	struct stk_tcp_hdr *th = (struct stk_tcp_hdr *)l4;
+	struct stk_tcb *c, *prev;
+	struct seg s;
+	unsigned off;
+
+	(void)frame;
+	STK_CTR(st, TCP_SEGS_IN);
+	if (STK_UNLIKELY(l4len < STK_TCP_HLEN)) {
+		STK_CTR(st, DROP_TCP_SHORT);
+		goto drop;
+	}
+	off = (th->off >> 4) * 4u;
+	if (STK_UNLIKELY(off < STK_TCP_HLEN || off > l4len)) {
+		STK_CTR(st, DROP_TCP_BAD_OFF);
+		goto drop;
+	}
+	if (!(flags & STK_RX_L4_CSUM_OK) &&
+	    STK_UNLIKELY(stk_csum_fold(stk_csum_partial(l4, l4len, stk_ip4_pseudo(ip->src, ip->dst,
+									       STK_IPPROTO_TCP, l4len))) != 0)) {
+		STK_CTR(st, DROP_TCP_CSUM);
+		goto drop;
+	}
+	s.flags = th->flags;
+	if (STK_UNLIKELY((s.flags & (STK_TCP_SYN | STK_TCP_FIN)) == (STK_TCP_SYN | STK_TCP_FIN) ||
+			 (s.flags & (STK_TCP_SYN | STK_TCP_RST)) == (STK_TCP_SYN | STK_TCP_RST))) {
+		STK_CTR(st, DROP_TCP_BAD_FLAGS);
+		goto drop;
+	}
+	if (off > STK_TCP_HLEN) {
+		if (STK_UNLIKELY(stk_tcp_parse_opts(l4 + STK_TCP_HLEN, off - STK_TCP_HLEN, &s.o) < 0)) {
+			STK_CTR(st, DROP_TCP_BAD_OPT);
+			goto drop;
+		}
+	} else {
+		memset(&s.o, 0, sizeof(s.o));
+	}
+	if (STK_UNLIKELY(be16toh(th->dport) == 0 || be16toh(th->sport) == 0)) {
+		STK_CTR(st, DROP_TCP_NO_CONN);
+		goto drop;
+	}
+	s.b = b;
+	s.seq = be32toh(th->seq);
+	s.ack = be32toh(th->ack);
+	s.win = be16toh(th->win);
+	s.payload = l4 + off;
+	s.plen = l4len - off;
+	s.seglen = s.plen + ((s.flags & STK_TCP_SYN) ? 1 : 0) + ((s.flags & STK_TCP_FIN) ? 1 : 0);
+
+	c = stk_tcb_lookup(st, ip->src, be16toh(th->sport), be16toh(th->dport));
+	if (c == NULL) {
+		struct stk_listener *l = stk_listener_find(st, be16toh(th->dport));
+
+		if (l != NULL && (s.flags & (STK_TCP_SYN | STK_TCP_ACK | STK_TCP_RST)) == STK_TCP_SYN) {
+			passive_open(st, l, ip, th, &s);
+			goto drop;
+		}
+		STK_CTR(st, DROP_TCP_NO_CONN);
+		stk_tcp_respond_rst(st, ip, th, s.seglen);
+		goto drop;
+	}
+	c->stats.segs_in++;
+	prev = st->cur;
+	st->cur = c;
+	if (c->state == STK_TCP_SYN_SENT) {
+		syn_sent(st, c, &s);
+		if (s.b != NULL)
+			stk_buf_free(st, s.b);
+	} else {
+		established(st, c, &s);
+	}
+	st->cur = prev;
+	if (c->zflags & TZ_ZOMBIE)
+		stk_tcb_release(st, c);
+	return;
+drop:
+	stk_buf_free(st, b);
+}

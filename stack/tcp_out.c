@@ -1,0 +1,417 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * tcp_out.c — TCP output.
+ *
+ *   stk_tcp_output        send what the state, the peer's window and cwnd
+ *                         allow: SYN / SYN-ACK, data segmented to the MSS
+ *                         (no Nagle: latency first), FIN, or a pending ACK;
+ *                         arms the retransmission or persist timer
+ *   stk_tcp_xmit          build and send one segment (seq, len, flags):
+ *                         headers, options (MSS/WS/SACK-permitted/TS on SYN;
+ *                         TS and SACK blocks after), payload copied from the
+ *                         send queue, checksums (software or left to the port)
+ *   stk_tcp_send_ack      a pure ACK now
+ *   stk_tcp_send_ctl      a control segment (RST on abort, probes)
+ *   stk_tcp_respond_rst   RST for a segment that has no connection
+ *
+ * Sending copies payload from the application's buffers into a fresh frame:
+ * the queue keeps the original until it is acknowledged, so a retransmission
+ * can be rebuilt at any offset and with the current options. */
+#include "stk_priv.h"
+
+#define HDRS (STK_ETH_HLEN + STK_IP4_HLEN + STK_TCP_HLEN)
+
+static unsigned
+our_wscale(const struct stk *st)
+{
+	unsigned s = 0;
+
+	while (s < 14 && (st->cfg.rcvbuf >> s) > 65535)
+		s++;
+	return s;
+}
+
+/* SACK blocks from the out-of-order queue: contiguous nodes merged, the block
+ * holding the most recently received segment first (RFC 2018 section 4). */
+static unsigned
+sack_blocks(const struct stk_tcb *c, uint32_t *blk, unsigned max)
+{
+	uint32_t s[8], e[8];
+	unsigned n = 0, out = 0, first = ~0u;
+
+	for (const struct stk_seg_node *q = c->ooo; q != NULL && n < 8;) {
+		uint32_t bs = q->seq, be = q->seq + q->len + (q->fin ? 1 : 0);
+
+		for (q = q->next; q != NULL && SEQ_LEQ(q->seq, be); q = q->next)
+			be = SEQ_MAX(be, q->seq + q->len + (q->fin ? 1 : 0));
+		s[n] = bs;
+		e[n] = be;
+		if (SEQ_GEQ(c->sack_last_seq, bs) && SEQ_LT(c->sack_last_seq, be))
+			first = n;
+		n++;
+	}
+	if (first != ~0u && max > 0) {
+		blk[0] = s[first];
+		blk[1] = e[first];
+		out = 1;
+	}
+	for (unsigned i = 0; i < n && out < max; i++) {
+		if (i == first)
+			continue;
+		blk[2 * out] = s[i];
+		blk[2 * out + 1] = e[i];
+		out++;
+	}
+	return out;
+}
+
+/* copy len bytes of queued data starting at seq into dst */
+static void
+sndq_copy(struct stk_tcb *c, uint32_t seq, uint8_t *dst, uint32_t len)
+{
+	struct stk_snd_node *n = c->sq_cursor;
+
+	if (n == NULL || SEQ_GT(n->seq, seq))
+		n = c->sq_head;
+	while (n != NULL && SEQ_GEQ(seq, n->seq + n->len))
+		n = n->next;
+	c->sq_cursor = n;
+	while (len > 0 && n != NULL) {
+		uint32_t off = seq - n->seq, k = n->len - off;
+
+		if (k > len)
+			k = len;
+		memcpy(dst, n->data + off, k);
+		dst += k;
+		seq += k;
+		len -= k;
+		if (off + k == n->len)
+			n = n->next;
+	}
+}
+
+static uint32_t
+window_to_offer(struct stk *st, struct stk_tcb *c, bool syn)
+{
+	uint32_t w = stk_tcb_rcv_window(st, c), edge;
+
+	if (syn)
+		return w > 65535 ? 65535 : w;
+	/* never move the right edge left (RFC 9293 3.8.6.2.2) */
+	edge = c->rcv_nxt + w;
+	if (SEQ_LT(edge, c->rcv_adv))
+		w = c->rcv_adv - c->rcv_nxt;
+	w >>= c->rcv_wscale;
+	if (w > 65535)
+		w = 65535;
+	return w;
+}
+
+/* Generic segment builder; c may be NULL (RST to a stray segment). */
+static int
+seg_out(struct stk *st, struct stk_tcb *c, uint32_t rip, uint16_t rport, uint16_t lport, uint32_t seq,
+	uint32_t ack, uint8_t flags, uint32_t len, const uint8_t *opts, unsigned optlen, uint32_t win)
+{
+	uint32_t tcplen = STK_TCP_HLEN + optlen + len, flen = STK_ETH_HLEN + STK_IP4_HLEN + tcplen;
+	bool off = st->cfg.tx_csum_offload;
+	struct stk_tcp_hdr *th;
+	struct stk_ip4_hdr *ip;
+	struct stk_buf *b;
+	uint8_t *f;
+
+	b = st->ops.tx_alloc(st->ops.ctx, flen, &f);
+	if (STK_UNLIKELY(b == NULL)) {
+		STK_CTR(st, DROP_TX_NOBUF);
+		return -ENOBUFS;
+	}
+	ip = (struct stk_ip4_hdr *)(f + STK_ETH_HLEN);
+	th = (struct stk_tcp_hdr *)(f + STK_ETH_HLEN + STK_IP4_HLEN);
+	th->sport = htobe16(lport);
+	th->dport = htobe16(rport);
+	th->seq = htobe32(seq);
+	th->ack = htobe32(ack);
+	th->off = (uint8_t)(((STK_TCP_HLEN + optlen) / 4) << 4);
+	th->flags = flags;
+	th->win = htobe16((uint16_t)win);
+	th->csum = 0;
+	th->urp = 0;
+	if (optlen)
+		memcpy(th + 1, opts, optlen);
+	if (len)
+		sndq_copy(c, seq + ((flags & STK_TCP_SYN) ? 1 : 0), (uint8_t *)(th + 1) + optlen, len);
+	stk_ip4_fill(st, ip, rip, STK_IPPROTO_TCP, tcplen, off);
+	if (off)
+		th->csum = (uint16_t)~stk_csum_fold(stk_ip4_pseudo(st->cfg.ip, rip, STK_IPPROTO_TCP, tcplen));
+	else
+		th->csum = stk_csum_fold(stk_csum_partial(th, tcplen,
+							  stk_ip4_pseudo(st->cfg.ip, rip, STK_IPPROTO_TCP, tcplen)));
+	STK_CTR(st, TCP_SEGS_OUT);
+	if (c != NULL) {
+		c->stats.segs_out++;
+		return stk_eth_output(st, b, f, flen, c->nexthop,
+				      off ? (STK_TX_IP_CSUM | STK_TX_TCP_CSUM) : 0, &c->arp_idx);
+	}
+	return stk_eth_output(st, b, f, flen, stk_ip4_nexthop(st, rip), off ? (STK_TX_IP_CSUM | STK_TX_TCP_CSUM) : 0,
+			      NULL);
+}
+
+static unsigned
+put_ts(struct stk *st, struct stk_tcb *c, uint8_t *o)
+{
+	o[0] = STK_TCPOPT_NOP;
+	o[1] = STK_TCPOPT_NOP;
+	o[2] = STK_TCPOPT_TS;
+	o[3] = 10;
+	stk_put32(o + 4, stk_tcp_ts_now(st, c));
+	stk_put32(o + 8, c->ts_recent);
+	return 12;
+}
+
+int
+stk_tcp_xmit(struct stk *st, struct stk_tcb *c, uint32_t seq, uint32_t len, uint8_t flags)
+{
+	uint8_t opts[40];
+	unsigned ol = 0;
+	bool syn = flags & STK_TCP_SYN;
+	uint32_t win;
+
+	if (syn) {
+		uint16_t mss = (uint16_t)(st->cfg.mtu - STK_IP4_HLEN - STK_TCP_HLEN);
+		bool synack = flags & STK_TCP_ACK;
+		bool ws = synack ? c->ws_ok : st->cfg.window_scale;
+		bool sack = synack ? c->sack_ok : st->cfg.sack;
+		bool ts = synack ? c->ts_ok : st->cfg.timestamps;
+
+		opts[ol++] = STK_TCPOPT_MSS;
+		opts[ol++] = 4;
+		stk_put16(opts + ol, mss);
+		ol += 2;
+		if (ws) {
+			opts[ol++] = STK_TCPOPT_NOP;
+			opts[ol++] = STK_TCPOPT_WSCALE;
+			opts[ol++] = 3;
+			opts[ol++] = (uint8_t)our_wscale(st);
+		}
+		if (sack && ts) {
+			opts[ol++] = STK_TCPOPT_SACK_PERM;
+			opts[ol++] = 2;
+			opts[ol++] = STK_TCPOPT_TS;
+			opts[ol++] = 10;
+			stk_put32(opts + ol, stk_tcp_ts_now(st, c));
+			stk_put32(opts + ol + 4, synack ? c->ts_recent : 0);
+			ol += 8;
+		} else if (ts) {
+			ol += put_ts(st, c, opts + ol);
+			if (!synack)
+				stk_put32(opts + ol - 4, 0);
+		} else if (sack) {
+			opts[ol++] = STK_TCPOPT_NOP;
+			opts[ol++] = STK_TCPOPT_NOP;
+			opts[ol++] = STK_TCPOPT_SACK_PERM;
+			opts[ol++] = 2;
+		}
+	} else {
+		if (c->ts_ok)
+			ol += put_ts(st, c, opts);
+		if (c->sack_ok && c->ooo != NULL && (flags & STK_TCP_ACK)) {
+			uint32_t blk[8];
+			unsigned nb = sack_blocks(c, blk, c->ts_ok ? 3 : 4);
+
+			if (nb > 0) {
+				opts[ol++] = STK_TCPOPT_NOP;
+				opts[ol++] = STK_TCPOPT_NOP;
+				opts[ol++] = STK_TCPOPT_SACK;
+				opts[ol++] = (uint8_t)(2 + 8 * nb);
+				for (unsigned i = 0; i < 2 * nb; i++, ol += 4)
+					stk_put32(opts + ol, blk[i]);
+			}
+		}
+	}
+	/* options beyond the timestamps (SACK blocks) come out of the payload */
+	if (len > 0) {
+		uint32_t room = st->cfg.mtu - STK_IP4_HLEN - STK_TCP_HLEN - ol;
+
+		if (len > room)
+			len = room;
+	}
+	win = window_to_offer(st, c, syn);
+	if (flags & STK_TCP_ACK) {
+		uint32_t edge = c->rcv_nxt + (syn ? win : win << c->rcv_wscale);
+
+		if (SEQ_GT(edge, c->rcv_adv))
+			c->rcv_adv = edge;
+		c->last_ack_sent = c->rcv_nxt;
+		c->segs_unacked = 0;
+		c->flags &= ~TF_ACKNOW;
+		if (c->timer[STK_T_DELACK])
+			stk_tcp_timer_clear(st, c, STK_T_DELACK);
+	}
+	if (seg_out(st, c, c->rip, c->rport, c->lport, seq, (flags & STK_TCP_ACK) ? c->rcv_nxt : 0, flags, len,
+		    opts, ol, win) < 0)
+		return -ENOBUFS;
+	return (int)len;
+}
+
+void
+stk_tcp_send_ack(struct stk *st, struct stk_tcb *c)
+{
+	STK_CTR(st, TCP_ACKS_OUT);
+	stk_tcp_xmit(st, c, c->snd_nxt, 0, STK_TCP_ACK);
+}
+
+int
+stk_tcp_send_ctl(struct stk *st, struct stk_tcb *c, uint8_t flags, uint32_t seq)
+{
+	if (flags & STK_TCP_RST) {
+		STK_CTR(st, TCP_RST_OUT);
+		return seg_out(st, c, c->rip, c->rport, c->lport, seq, c->rcv_nxt, flags, 0, NULL, 0, 0);
+	}
+	return stk_tcp_xmit(st, c, seq, 0, flags);
+}
+
+void
+stk_tcp_respond_rst(struct stk *st, const struct stk_ip4_hdr *ip, const struct stk_tcp_hdr *th,
+		    uint32_t seglen)
+{
+	uint32_t seq = 0, ack = 0;
+	uint8_t flags = STK_TCP_RST;
+
+	if (th->flags & STK_TCP_RST)
+		return; /* never answer a RST */
+	if (stk_ip4_nexthop(st, ip->src) == 0)
+		return;
+	if (th->flags & STK_TCP_ACK) {
+		seq = be32toh(th->ack);
+	} else {
+		ack = be32toh(th->seq) + seglen;
+		flags |= STK_TCP_ACK;
+	}
+	STK_CTR(st, TCP_RST_OUT);
+	seg_out(st, NULL, ip->src, be16toh(th->sport), be16toh(th->dport), seq, ack, flags, 0, NULL, 0, 0);
+}
+
+/* first unacknowledged segment again (fast retransmit, partial ACK) */
+void
+stk_tcp_retransmit_first(struct stk *st, struct stk_tcb *c)
+{
+	uint32_t len = c->snd_max - c->snd_una;
+	uint8_t fl = STK_TCP_ACK;
+
+	if (TF_SENT_FIN & c->flags && SEQ_GEQ(c->snd_una, c->fin_seq)) {
+		len = 0;
+		fl |= STK_TCP_FIN;
+	} else {
+		if (c->flags & TF_SENT_FIN && SEQ_GT(c->snd_max, c->fin_seq))
+			len = c->fin_seq - c->snd_una;
+		if (len > c->mss)
+			len = c->mss;
+	}
+	if (len == 0 && !(fl & STK_TCP_FIN))
+		return;
+	STK_CTR(st, TCP_RETRANSMITS);
+	c->stats.retransmits++;
+	if (c->flags & TF_RTT_TIMING && SEQ_LEQ(c->snd_una, c->rtt_seq))
+		c->flags &= ~TF_RTT_TIMING; /* Karn */
+	stk_tcp_xmit(st, c, c->snd_una, len, fl);
+	stk_tcp_rexmt_arm(st, c);
+}
+
+int
+stk_tcp_output(struct stk *st, struct stk_tcb *c)
+{
+	uint32_t win, sent = 0;
+
+	if (c->flags & TF_DEAD && !(c->state == STK_TCP_TIME_WAIT))
+		return 0;
+	switch (c->state) {
+	case STK_TCP_SYN_SENT:
+		if (c->snd_nxt == c->iss) {
+			stk_tcp_xmit(st, c, c->iss, 0, STK_TCP_SYN);
+			c->snd_nxt = c->iss + 1;
+			if (SEQ_GT(c->snd_nxt, c->snd_max))
+				c->snd_max = c->snd_nxt;
+			stk_tcp_rexmt_arm(st, c);
+		}
+		return 0;
+	case STK_TCP_SYN_RCVD:
+		if (c->snd_nxt == c->iss) {
+			stk_tcp_xmit(st, c, c->iss, 0, STK_TCP_SYN | STK_TCP_ACK);
+			c->snd_nxt = c->iss + 1;
+			if (SEQ_GT(c->snd_nxt, c->snd_max))
+				c->snd_max = c->snd_nxt;
+			stk_tcp_rexmt_arm(st, c);
+		}
+		return 0;
+	case STK_TCP_ESTABLISHED:
+	case STK_TCP_CLOSE_WAIT:
+	case STK_TCP_FIN_WAIT_1:
+	case STK_TCP_CLOSING:
+	case STK_TCP_LAST_ACK:
+		break;
+	default:
+		if (c->flags & TF_ACKNOW)
+			stk_tcp_send_ack(st, c);
+		return 0;
+	}
+	win = c->snd_wnd < c->cwnd ? c->snd_wnd : c->cwnd;
+	for (;;) {
+		uint32_t data_end = c->snd_end, avail, usable, len, inflight;
+		uint8_t fl = STK_TCP_ACK;
+		int k;
+
+		avail = SEQ_GT(data_end, c->snd_nxt) ? data_end - c->snd_nxt : 0;
+		inflight = c->snd_nxt - c->snd_una;
+		usable = win > inflight ? win - inflight : 0;
+		len = avail < c->mss ? avail : c->mss;
+		if (len > usable)
+			len = usable;
+		if (len == 0) {
+			/* FIN once every byte before it is out */
+			if ((c->flags & TF_SENT_FIN) && c->snd_nxt == c->fin_seq && avail == 0) {
+				stk_tcp_xmit(st, c, c->snd_nxt, 0, STK_TCP_ACK | STK_TCP_FIN);
+				c->snd_nxt = c->fin_seq + 1;
+				if (SEQ_GT(c->snd_nxt, c->snd_max))
+					c->snd_max = c->snd_nxt;
+				sent++;
+			}
+			break;
+		}
+		if (avail == len && (c->flags & TF_SENT_FIN) && len <= usable)
+			fl |= STK_TCP_FIN | STK_TCP_PSH;
+		else if (avail == len)
+			fl |= STK_TCP_PSH;
+		k = stk_tcp_xmit(st, c, c->snd_nxt, len, fl);
+		if (k < 0)
+			break;
+		if ((uint32_t)k < len) {
+			len = (uint32_t)k; /* SACK options took room */
+			fl &= (uint8_t)~STK_TCP_FIN;
+		}
+		if (SEQ_LT(c->snd_nxt, c->snd_max)) {
+			STK_CTR(st, TCP_RETRANSMITS);
+			c->stats.retransmits++;
+		} else {
+			STK_CTR_ADD(st, TCP_BYTES_OUT, len);
+			c->stats.bytes_out += len;
+			if (!(c->flags & TF_RTT_TIMING)) {
+				c->flags |= TF_RTT_TIMING;
+				c->rtt_seq = c->snd_nxt;
+				c->rtt_start = st->now;
+			}
+		}
+		c->snd_nxt += len + ((fl & STK_TCP_FIN) ? 1 : 0);
+		if (SEQ_GT(c->snd_nxt, c->snd_max))
+			c->snd_max = c->snd_nxt;
+		sent++;
+	}
+	if (sent == 0 && (c->flags & TF_ACKNOW))
+		stk_tcp_send_ack(st, c);
+	if (c->snd_max != c->snd_una) {
+		if (c->timer[STK_T_REXMT] == 0 || c->rexmt_mode != STK_REXMT_RTO)
+			stk_tcp_rexmt_arm(st, c);
+	} else if (c->snd_wnd == 0 && SEQ_GT(c->snd_end, c->snd_nxt) && c->timer[STK_T_REXMT] == 0) {
+		/* peer's window closed with data waiting: probe it */
+		c->rexmt_mode = STK_REXMT_PERSIST;
+		stk_tcp_timer_set(st, c, STK_T_REXMT, c->rto_ns);
+	}
+	return (int)sent;
+}

@@ -1,0 +1,250 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * tcp_timer.c — TCP timers, driven from the list of active connections.
+ *
+ * A control block is on st->active while any of its timers is armed; stk_poll
+ * walks that list only (idle connections and empty hash buckets cost nothing).
+ *
+ *   stk_tcp_timer_set / clear   deadline of one timer; joins the active list
+ *   stk_tcp_rexmt_arm           retransmission timer at the current RTO
+ *   stk_tcp_rtt_sample          RFC 6298 SRTT / RTTVAR / RTO
+ *   stk_tcp_timers_run          expired timers:
+ *     REXMT/RTO      SYN, SYN-ACK or data again (go-back-N from snd_una,
+ *                    cwnd to one segment, RTO doubled up to rto_max_ms);
+ *                    after syn_retries / max_retries: TIMEOUT (+ RST)
+ *     REXMT/PERSIST  zero-window probe, backed off, never gives up while the
+ *                    peer answers (the memory it can pin is sndbuf)
+ *     DELACK         the delayed ACK
+ *     KEEP           keepalive probe; keepalive_probes unanswered: TIMEOUT
+ *     2MSL           TIME_WAIT over (release), or FIN_WAIT_2 gave up (TIMEOUT)
+ */
+#include "stk_priv.h"
+
+uint32_t
+stk_tcp_ts_now(const struct stk *st, const struct stk_tcb *c)
+{
+	return (uint32_t)(st->now / STK_MS) + c->ts_off;
+}
+
+static void
+recompute(struct stk *st, struct stk_tcb *c)
+{
+	uint64_t d = 0;
+
+	for (unsigned t = 0; t < STK_T__N; t++)
+		if (c->timer[t] != 0 && (d == 0 || c->timer[t] < d))
+			d = c->timer[t];
+	c->next_deadline = d;
+	if (d != 0 && !(c->flags & TF_ACTIVE)) {
+		c->flags |= TF_ACTIVE;
+		c->aprev = NULL;
+		c->anext = st->active;
+		if (st->active != NULL)
+			st->active->aprev = c;
+		st->active = c;
+	}
+}
+
+void
+stk_tcp_timer_set(struct stk *st, struct stk_tcb *c, unsigned t, uint64_t after_ns)
+{
+	c->timer[t] = st->now + (after_ns ? after_ns : 1);
+	recompute(st, c);
+}
+
+void
+stk_tcp_timer_clear(struct stk *st, struct stk_tcb *c, unsigned t)
+{
+	c->timer[t] = 0;
+	recompute(st, c); /* leaves the active list lazily, in timers_run */
+}
+
+static uint64_t
+backed_off(const struct stk *st, const struct stk_tcb *c)
+{
+	uint64_t r = c->rto_ns << (c->rexmt_shift < 16 ? c->rexmt_shift : 16);
+	uint64_t mx = (uint64_t)st->cfg.rto_max_ms * STK_MS;
+
+	return r > mx ? mx : r;
+}
+
+void
+stk_tcp_rexmt_arm(struct stk *st, struct stk_tcb *c)
+{
+	c->rexmt_mode = STK_REXMT_RTO;
+	stk_tcp_timer_set(st, c, STK_T_REXMT, backed_off(st, c));
+}
+
+void
+stk_tcp_rtt_sample(struct stk *st, struct stk_tcb *c, uint64_t rtt_ns)
+{
+	int64_t r = (int64_t)(rtt_ns / 1000), rto;
+	int64_t mn = (int64_t)st->cfg.rto_min_ms * 1000, mx = (int64_t)st->cfg.rto_max_ms * 1000;
+
+	if (c->srtt_us == 0) {
+		c->srtt_us = r > 0 ? r : 1;
+		c->rttvar_us = r / 2;
+	} else {
+		int64_t d = c->srtt_us - r;
+
+		if (d < 0)
+			d = -d;
+		c->rttvar_us = (3 * c->rttvar_us + d) / 4;
+		c->srtt_us = (7 * c->srtt_us + r) / 8;
+		if (c->srtt_us == 0)
+			c->srtt_us = 1;
+	}
+	rto = c->srtt_us + (4 * c->rttvar_us > 1000 ? 4 * c->rttvar_us : 1000); /* G = 1 ms */
+	if (rto < mn)
+		rto = mn;
+	if (rto > mx)
+		rto = mx;
+	c->rto_ns = (uint64_t)rto * 1000;
+}
+
+static void
+on_rexmt(struct stk *st, struct stk_tcb *c)
+{
+	if (c->rexmt_mode == STK_REXMT_PERSIST) {
+		/* window probe: an old sequence number makes the peer ACK with
+		 * its current window (RFC 9293 3.8.6.1) */
+		STK_CTR(st, TCP_WINDOW_PROBES);
+		c->stats.window_probes++;
+		stk_tcp_xmit(st, c, c->snd_una - 1, 0, STK_TCP_ACK);
+		if (c->rexmt_shift < 16)
+			c->rexmt_shift++;
+		if (c->snd_wnd == 0)
+			stk_tcp_timer_set(st, c, STK_T_REXMT, backed_off(st, c));
+		return;
+	}
+	if (c->snd_una == c->snd_max && c->state != STK_TCP_SYN_SENT && c->state != STK_TCP_SYN_RCVD)
+		return; /* everything acknowledged meanwhile */
+	STK_CTR(st, TCP_RTO_EXPIRED);
+	c->stats.rto_expired++;
+	if (c->state == STK_TCP_SYN_SENT || c->state == STK_TCP_SYN_RCVD) {
+		if (c->rexmt_shift >= st->cfg.syn_retries) {
+			stk_tcb_finish(st, c, STK_EV_TIMEOUT, ETIMEDOUT);
+			return;
+		}
+	} else if (c->rexmt_shift >= st->cfg.max_retries) {
+		stk_tcp_send_ctl(st, c, STK_TCP_RST | STK_TCP_ACK, c->snd_nxt);
+		stk_tcb_finish(st, c, STK_EV_TIMEOUT, ETIMEDOUT);
+		return;
+	}
+	c->rexmt_shift++;
+	c->flags &= ~(TF_RTT_TIMING | TF_INRECOVERY); /* Karn; recovery over */
+	c->dupacks = 0;
+	if (c->state == STK_TCP_SYN_SENT || c->state == STK_TCP_SYN_RCVD) {
+		STK_CTR(st, TCP_RETRANSMITS);
+		c->stats.retransmits++;
+		c->snd_nxt = c->iss;
+		stk_tcp_output(st, c);
+		return;
+	}
+	/* RFC 5681 (4): ssthresh = max(FlightSize / 2, 2 SMSS), cwnd = 1 SMSS */
+	{
+		uint32_t flight = c->snd_max - c->snd_una;
+
+		c->ssthresh = flight / 2 > 2 * c->mss ? flight / 2 : 2 * c->mss;
+		c->cwnd = c->mss;
+	}
+	c->recover = c->snd_max;
+	c->snd_nxt = c->snd_una;
+	stk_tcp_output(st, c);
+	if (c->timer[STK_T_REXMT] == 0 && c->snd_una != c->snd_max)
+		stk_tcp_rexmt_arm(st, c);
+}
+
+static void
+on_keep(struct stk *st, struct stk_tcb *c)
+{
+	uint64_t idle = st->now - c->last_rx, kt = (uint64_t)st->cfg.keepalive_ms * STK_MS;
+
+	if (c->state != STK_TCP_ESTABLISHED && c->state != STK_TCP_CLOSE_WAIT)
+		return;
+	if (idle < kt) {
+		c->keep_probes = 0;
+		stk_tcp_timer_set(st, c, STK_T_KEEP, kt - idle);
+		return;
+	}
+	if (c->keep_probes >= st->cfg.keepalive_probes) {
+		stk_tcp_send_ctl(st, c, STK_TCP_RST | STK_TCP_ACK, c->snd_nxt);
+		stk_tcb_finish(st, c, STK_EV_TIMEOUT, ETIMEDOUT);
+		return;
+	}
+	c->keep_probes++;
+	STK_CTR(st, TCP_KEEPALIVES);
+	stk_tcp_xmit(st, c, c->snd_una - 1, 0, STK_TCP_ACK);
+	stk_tcp_timer_set(st, c, STK_T_KEEP, (uint64_t)st->cfg.keepalive_intvl_ms * STK_MS);
+}
+
+static void
+run_one(struct stk *st, struct stk_tcb *c)
+{
+	for (unsigned t = 0; t < STK_T__N && !(c->zflags & TZ_ZOMBIE); t++) {
+		if (c->timer[t] == 0 || c->timer[t] > st->now)
+			continue;
+		c->timer[t] = 0;
+		switch (t) {
+		case STK_T_REXMT:
+			on_rexmt(st, c);
+			break;
+		case STK_T_DELACK:
+			STK_CTR(st, TCP_DELAYED_ACKS);
+			stk_tcp_send_ack(st, c);
+			break;
+		case STK_T_KEEP:
+			on_keep(st, c);
+			break;
+		case STK_T_2MSL:
+			if (c->state == STK_TCP_TIME_WAIT) {
+				c->flags |= TF_DEAD;
+				stk_tcb_release(st, c);
+			} else if (c->state == STK_TCP_FIN_WAIT_2) {
+				stk_tcb_finish(st, c, STK_EV_TIMEOUT, ETIMEDOUT);
+			}
+			break;
+		}
+	}
+	if (!(c->zflags & TZ_ZOMBIE))
+		recompute(st, c);
+}
+
+unsigned
+stk_tcp_timers_run(struct stk *st)
+{
+	uint32_t due[64];
+	unsigned n = 0, ran = 0;
+
+	/* collect first: running a timer can release other connections */
+	for (struct stk_tcb *c = st->active, *nx; c != NULL; c = nx) {
+		nx = c->anext;
+		if (c->next_deadline == 0) {
+			/* nothing armed: leave the active list */
+			if (c->aprev != NULL)
+				c->aprev->anext = c->anext;
+			else
+				st->active = c->anext;
+			if (c->anext != NULL)
+				c->anext->aprev = c->aprev;
+			c->anext = c->aprev = NULL;
+			c->flags &= ~TF_ACTIVE;
+			continue;
+		}
+		if (c->next_deadline <= st->now && n < 64)
+			due[n++] = c->id;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		unsigned s = (due[i] & 0xffff) - 1;
+		struct stk_tcb *c = st->slots[s], *prev = st->cur;
+
+		if (c == NULL || c->id != due[i])
+			continue;
+		st->cur = c;
+		run_one(st, c);
+		st->cur = prev;
+		if (c->zflags & TZ_ZOMBIE)
+			stk_tcb_release(st, c);
+		ran++;
+	}
+	return ran;
+}
