@@ -1,0 +1,354 @@
+# tests/kernel/tcp_lib.sh — sourced by tests/kernel/tcp_*.sh (L2: the tcp stage
+# against the Linux kernel's TCP).
+#
+# Topology, one network namespace per test (lcpt<pid>, removed on exit, also on
+# failure, with every process the test started):
+#
+#     lcpipe (inside the namespace)                      kernel (same namespace)
+#     port_ethdev(net_tap0) <-> tcp 10.77.0.2/24  ==tap lcpt0==  10.77.0.1/24
+#                                 ^ data / app v                 tcp_peer.py
+#                                 tcp_app
+#
+# net_tap creates lcpt0 in the namespace lcpipe runs in; it exists only while
+# lcpipe runs, so every run waits for it, gives it 10.77.0.1/24 (IPv6 off, so no
+# router solicitations reach the stack) and only then lets tcp_app open its
+# connections: tcp_app's "start_file" option names a file this library creates
+# once the tap is configured.
+#
+# Provides: tcp_conf (a whole lcpipe config from tcp_app/tcp options),
+# run_lcpipe / wait_tap / tap_up / lcpipe_wait, peer_start / peer_wait
+# (tcp_peer.py in the namespace), nft_drop_every / nft_dropped (kernel-side loss
+# with nftables), json_get and pycheck (assertions on the JSON files with
+# /usr/bin/python3), ok / fail / finish.
+#
+# Environment (tests/Makefile.am): top_srcdir, top_builddir, LCPIPE. Skips (77)
+# when not root, without ip / nft / Debian's python3, when the namespace cannot be
+# made, or when the tree has no tcp plugin yet (plugins/tcp). LCP_TEST_KEEP=1
+# keeps the temp dir ($W) for a post-mortem.
+
+set -u
+
+TEST_NAME=$(basename "$0" .sh)
+skip() { echo "SKIP: $*"; exit 77; }
+
+[ "$(id -u)" = 0 ] || skip "needs root (network namespace, tap)"
+command -v ip >/dev/null || skip "no ip (iproute2)"
+command -v nft >/dev/null || skip "no nft (nftables)"
+PY=/usr/bin/python3 # Debian's: python3 on PATH may be a pyenv shim
+[ -x "$PY" ] || skip "no /usr/bin/python3"
+: "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
+: "${top_builddir:=$top_srcdir}"
+: "${LCPIPE:=$top_builddir/framework/lcpipe}"
+[ -x "$LCPIPE" ] || skip "$LCPIPE not built"
+[ -d "$top_srcdir/plugins/tcp" ] || skip "no tcp plugin in this tree (plugins/tcp)"
+PEER=$top_srcdir/tests/kernel/tcp_peer.py
+PLUGDIR=$top_builddir/tests/kernel/plugins/.libs # tcp_app (check_LTLIBRARIES)
+[ -e "$PLUGDIR/tcp_app.so" ] || { echo "FAIL: $PLUGDIR/tcp_app.so not built (make check builds it)"; exit 1; }
+
+TAP=lcpt0
+K_IP=10.77.0.1  # the kernel's end of the tap
+LC_IP=10.77.0.2 # lcpipe's tcp stage
+NS=lcpt$$
+DURATION=${DURATION:-60} # engine.duration of each run (a bound, not the expected time)
+
+FAILS=0
+PIDS=""
+N_RUN=0
+LC_PID=""
+GO=""
+
+mkdir -p "$top_builddir/tests" || exit 99
+W=$(mktemp -d "$top_builddir/tests/$TEST_NAME.XXXXXX") || exit 99
+
+# stop a process this test started, by pid: SIGTERM, then SIGKILL (it and its
+# children) after 5 s
+stop_pid() {
+	local p=$1 n=50 c
+	kill -0 "$p" 2>/dev/null || { wait "$p" 2>/dev/null; return 0; }
+	kill -TERM "$p" 2>/dev/null
+	while [ $n -gt 0 ] && kill -0 "$p" 2>/dev/null; do
+		sleep 0.1
+		n=$((n - 1))
+	done
+	if kill -0 "$p" 2>/dev/null; then
+		for c in $(ps -o pid= --ppid "$p" 2>/dev/null); do
+			kill -KILL "$c" 2>/dev/null
+		done
+		kill -KILL "$p" 2>/dev/null
+	fi
+	wait "$p" 2>/dev/null
+	return 0
+}
+
+cleanup() {
+	local p
+	for p in $PIDS; do
+		if kill -0 "$p" 2>/dev/null; then
+			echo "cleanup: stopping leftover process $p"
+			stop_pid "$p"
+		fi
+	done
+	ip netns del "$NS" 2>/dev/null
+	if [ "${LCP_TEST_KEEP:-0}" = 1 ]; then
+		echo "LCP_TEST_KEEP=1: keeping $W"
+	else
+		rm -rf "$W"
+		[ -n "${_rt_extra:-}" ] && rm -rf "$_rt_extra"
+	fi
+}
+trap cleanup EXIT
+trap 'exit 99' HUP INT TERM
+
+# DPDK's runtime files (and its telemetry socket, whose path must fit sun_path)
+RUNTIME_DIRECTORY=$W/rt
+_rt_extra=""
+if [ $((${#RUNTIME_DIRECTORY} + 60)) -gt 107 ]; then
+	RUNTIME_DIRECTORY=$(mktemp -d /tmp/lcpt-rt.XXXXXX) || exit 99
+	_rt_extra=$RUNTIME_DIRECTORY
+fi
+mkdir -p "$RUNTIME_DIRECTORY"
+export RUNTIME_DIRECTORY
+unset LCP_PLUGIN_PATH
+
+ip netns add "$NS" 2>/dev/null || skip "cannot create a network namespace"
+nsx() { ip netns exec "$NS" "$@"; }
+nsx ip link set lo up
+# IPv6 off for every interface made from now on (the tap): nothing but IPv4 and
+# ARP reaches the stack
+nsx sysctl -qw net.ipv6.conf.default.disable_ipv6=1 net.ipv6.conf.all.disable_ipv6=1 2>/dev/null
+
+say() { printf '%s\n' "$*"; }
+ok() { printf 'ok: %s\n' "$*"; }
+fail() {
+	FAILS=$((FAILS + 1))
+	printf 'FAIL: %s\n' "$*"
+}
+finish() {
+	if [ "$FAILS" -gt 0 ]; then
+		say "$TEST_NAME: $FAILS check(s) failed"
+		exit 1
+	fi
+	say "$TEST_NAME: all checks passed"
+	exit 0
+}
+# the end of a log file after a failure
+show() {
+	local f
+	for f in "$@"; do
+		[ -s "$f" ] || continue
+		say "--- $(basename "$f"), last 30 lines:"
+		tail -n 30 "$f"
+	done
+	say "---"
+}
+
+# tcp_conf TAG APP_OPTIONS [TCP_OPTIONS] [ENGINE_OPTIONS]: write $W/TAG.json, the
+# whole config: port_ethdev on net_tap0 (iface lcpt0), the tcp stage at
+# 10.77.0.2/24, tcp_app with APP_OPTIONS (JSON members, without braces) plus
+# "result": $W/TAG.result.json and "start_file": $W/TAG.go; TCP_OPTIONS and
+# ENGINE_OPTIONS are more JSON members for the tcp stage and the engine.
+# Sets CONF, RESULT, REPORT, LOG, GO.
+tcp_conf() {
+	local tag=$1 app=$2 tcpo=${3:-} eng=${4:-}
+	N_RUN=$((N_RUN + 1))
+	CONF=$W/$tag.json
+	RESULT=$W/$tag.result.json
+	REPORT=$W/$tag.report.json
+	LOG=$W/$tag.log
+	GO=$W/$tag.go
+	rm -f "$RESULT" "$REPORT" "$GO"
+	cat >"$CONF" <<JSON
+{ "name": "$TEST_NAME $tag",
+  "eal": ["--no-huge", "--no-pci", "--no-shconf", "-m", "512", "-l", "0,1",
+          "--file-prefix=lcpt$$-$N_RUN", "--vdev=net_tap0,iface=$TAP"],
+  "engine": {"duration": $DURATION, "drain_timeout": 2.0${eng:+, $eng}},
+  "plugin_path": ["$PLUGDIR"],
+  "stages": [
+    {"name": "port", "plugin": "port_ethdev", "lcore": 1, "options": {"device": "net_tap0"}},
+    {"name": "tcp", "plugin": "tcp", "lcore": 1,
+     "options": {"ip": "$LC_IP/24", "device": "net_tap0"${tcpo:+, $tcpo}}},
+    {"name": "app", "plugin": "tcp_app", "lcore": 1,
+     "options": {${app:+$app, }"result": "$RESULT", "start_file": "$GO"}}],
+  "links": ["port.rx -> tcp.rx", "tcp.tx -> port.tx", "tcp.data -> app.in", "app.out -> tcp.app"] }
+JSON
+}
+
+# run_lcpipe CONF REPORT LOG: lcpipe in the namespace, in the background, bounded
+# by `timeout` (engine duration + 30 s); sets LC_PID (the timeout process, which
+# passes SIGINT/SIGTERM on to lcpipe)
+run_lcpipe() {
+	local conf=$1 rep=$2 log=$3
+	say "+ lcpipe run $(basename "$conf") --report $(basename "$rep")"
+	ip netns exec "$NS" timeout -k 5 $((${DURATION%.*} + 30)) \
+		"$LCPIPE" run "$conf" --no-live --report "$rep" >"$log" 2>&1 </dev/null &
+	LC_PID=$!
+	PIDS="$PIDS $LC_PID"
+}
+
+# wait_tap: up to 10 s for lcpt0 to appear (lcpipe made it); 1 if it did not
+wait_tap() {
+	local n=200
+	while [ $n -gt 0 ]; do
+		nsx test -e /sys/class/net/$TAP && return 0
+		kill -0 "$LC_PID" 2>/dev/null || return 1
+		sleep 0.05
+		n=$((n - 1))
+	done
+	return 1
+}
+
+# tap_up: wait for the tap, give the kernel's end 10.77.0.1/24, IPv6 off, up;
+# then create $GO so that tcp_app emits its LISTEN / CONNECT commands
+tap_up() {
+	if ! wait_tap; then
+		fail "the tap $TAP did not appear within 10 s (lcpipe not running?)"
+		show "$LOG"
+		return 1
+	fi
+	nsx sysctl -qw net.ipv6.conf.$TAP.disable_ipv6=1 2>/dev/null
+	nsx ip addr add $K_IP/24 dev $TAP || { fail "ip addr add $K_IP/24 dev $TAP"; return 1; }
+	nsx ip link set $TAP up || { fail "ip link set $TAP up"; return 1; }
+	touch "$GO"
+	return 0
+}
+
+# lcpipe_start TAG: run_lcpipe with the files of the last tcp_conf, then tap_up
+lcpipe_start() {
+	run_lcpipe "$CONF" "$REPORT" "$LOG"
+	tap_up
+}
+
+# lcpipe_wait: wait for the last lcpipe; sets LC_RC (124/137: the timeout hit)
+lcpipe_wait() {
+	wait "$LC_PID"
+	LC_RC=$?
+	if [ "$LC_RC" -eq 124 ] || [ "$LC_RC" -eq 137 ]; then
+		fail "lcpipe did not end within its timeout (engine duration $DURATION s + 30 s)"
+		show "$LOG"
+	fi
+	return 0
+}
+
+# expect_lc_rc WANT: the last lcpipe exited WANT
+expect_lc_rc() {
+	if [ "$LC_RC" -eq "$1" ]; then
+		ok "lcpipe exit status $LC_RC"
+	else
+		fail "lcpipe exit status $LC_RC, expected $1 (0 ok, 1 runtime failure, 3 leaked objects, 78 bad config)"
+		show "$LOG"
+	fi
+}
+
+# peer_start TAG SUBCOMMAND ARGS...: tcp_peer.py in the namespace, in the
+# background, stdout in $W/TAG.peer.json; for a server (serve-*), waits up to 10 s
+# until it listens (--ready-file). Sets PEER_PID, PEER_OUT, PEER_ERR.
+peer_start() {
+	local tag=$1 sub=$2 n=200
+	shift 2
+	PEER_OUT=$W/$tag.peer.json
+	PEER_ERR=$W/$tag.peer.err
+	case $sub in
+	serve-*) set -- "$@" --ready-file "$W/$tag.ready" ;;
+	esac
+	say "+ tcp_peer.py $sub $*"
+	nsx "$PY" "$PEER" "$sub" "$@" >"$PEER_OUT" 2>"$PEER_ERR" </dev/null &
+	PEER_PID=$!
+	PIDS="$PIDS $PEER_PID"
+	case $sub in
+	serve-*)
+		while [ $n -gt 0 ] && [ ! -e "$W/$tag.ready" ]; do
+			kill -0 "$PEER_PID" 2>/dev/null || break
+			sleep 0.05
+			n=$((n - 1))
+		done
+		[ -e "$W/$tag.ready" ] || { fail "tcp_peer.py $sub did not listen within 10 s"; show "$PEER_OUT" "$PEER_ERR"; return 1; }
+		;;
+	esac
+	return 0
+}
+
+# peer_wait: wait for the last tcp_peer.py; sets PEER_RC
+peer_wait() {
+	wait "$PEER_PID"
+	PEER_RC=$?
+	return 0
+}
+
+# nft_drop_every N: drop every Nth TCP segment in each direction on the tap
+# (its own "numgen inc" per direction): kernel -> lcpipe in the output hook,
+# lcpipe -> kernel in the input hook. The table stays for the rest of the test.
+nft_drop_every() {
+	nsx nft -f - <<NFT
+table inet lcpt_loss {
+	chain in {
+		type filter hook input priority 0; policy accept;
+		iifname "$TAP" meta l4proto tcp numgen inc mod $1 == 0 counter drop
+	}
+	chain out {
+		type filter hook output priority 0; policy accept;
+		oifname "$TAP" meta l4proto tcp numgen inc mod $1 == 0 counter drop
+	}
+}
+NFT
+}
+
+# nft_dropped: "IN OUT", packets dropped so far by the two rules
+nft_dropped() {
+	local i o
+	i=$(nsx nft list chain inet lcpt_loss in 2>/dev/null | sed -n 's/.*counter packets \([0-9]*\).*/\1/p')
+	o=$(nsx nft list chain inet lcpt_loss out 2>/dev/null | sed -n 's/.*counter packets \([0-9]*\).*/\1/p')
+	echo "${i:-0} ${o:-0}"
+}
+
+# json_get FILE EXPR: print EXPR, a Python expression over the parsed file `j`
+# (strings as they are, anything else as JSON), e.g.
+#   json_get "$REPORT" 'j["stages"]["tcp"]["counters"]["tcp_retransmits"]'
+json_get() {
+	"$PY" -c 'import json, sys
+j = json.load(open(sys.argv[1]))
+v = eval(sys.argv[2])
+print(v if isinstance(v, str) else json.dumps(v))' "$1" "$2"
+}
+
+# pycheck WHAT [NAME=VALUE]... <<'PY' ... PY: Python assertions read from stdin.
+# They see A (the NAME=VALUE arguments as a dict of strings), J(name) (the JSON
+# file named by A[name]) and check(cond, msg[, detail]), which prints
+# "ok: msg" or "FAIL: msg: detail". Any failed check (or an exception) fails WHAT.
+PYCHECK_PRE='import json, sys
+A = dict(a.split("=", 1) for a in sys.argv[1:])
+BAD = []
+def J(name):
+    return json.load(open(A[name]))
+def check(cond, msg, detail=None):
+    if cond:
+        print("ok: " + msg)
+    else:
+        BAD.append(msg)
+        print("FAIL: " + msg + ("" if detail is None else ": " + str(detail)[:2000]))
+    return cond
+'
+PYCHECK_POST='
+sys.exit(1 if BAD else 0)
+'
+pycheck() {
+	local what=$1 code
+	shift
+	code=$(cat)
+	if "$PY" -c "$PYCHECK_PRE$code$PYCHECK_POST" "$@"; then
+		return 0
+	fi
+	FAILS=$((FAILS + 1))
+	say "FAIL: $what (checks above)"
+	return 1
+}
+
+# report_common: the checks every run's report gets: it exists, the tcp stage
+# has counters, and no mbuf leaked
+report_common() {
+	pycheck "report $(basename "$REPORT")" rep="$REPORT" <<'PY' || show "$LOG"
+r = J("rep")
+check("tcp" in r["stages"] and len(r["stages"]["tcp"]["counters"]) > 0,
+      "report: the tcp stage has counters", r["stages"].get("tcp"))
+check(r.get("leaked_objects") == 0, "report: leaked_objects == 0", r.get("leaked_objects"))
+PY
+}

@@ -1,0 +1,48 @@
+#!/bin/bash
+# L2 (a): the tcp stage receives a 256 MiB random file from the kernel's TCP.
+# tcp_peer.py serve-send (10.77.0.1:5001) sends the file and closes; tcp_app (recv
+# mode) connects, hashes every DATA byte in order, CLOSEs on PEER_CLOSED and ends
+# the run after 1 connection is done.
+# Asserts: lcpipe exits 0, stopped by tcp_app; the connection received exactly the
+# file (byte count and SHA-256), saw connected / peer_closed / closed once and no
+# reset / timeout / error; the server sent the whole file; the report has the tcp
+# stage's counters and leaked_objects == 0.
+. "$(dirname "$0")/tcp_lib.sh"
+
+SIZE=${TCP_RECV_BYTES:-268435456} # 256 MiB
+DURATION=${DURATION_RECV:-120}
+head -c "$SIZE" /dev/urandom >"$W/file" || { fail "cannot make the $SIZE-byte file"; finish; }
+SHA=$(sha256sum "$W/file" | cut -d' ' -f1)
+say "file: $SIZE bytes, sha256 $SHA"
+
+peer_start a serve-send --port 5001 --file "$W/file" --timeout $((DURATION + 20)) || finish
+tcp_conf a '"mode": "recv", "connect": "10.77.0.1:5001", "expect": 1'
+t0=$(date +%s%N)
+lcpipe_start || finish
+lcpipe_wait
+t1=$(date +%s%N)
+peer_wait
+expect_lc_rc 0
+[ "$PEER_RC" -eq 0 ] || { fail "serve-send exited $PEER_RC"; show "$PEER_OUT" "$PEER_ERR"; }
+say "lcpipe ran $(( (t1 - t0) / 1000000 )) ms (start to exit)"
+
+pycheck "received file" res="$RESULT" rep="$REPORT" peer="$PEER_OUT" size="$SIZE" sha="$SHA" <<'PY' || show "$LOG"
+r, rep, p = J("res"), J("rep"), J("peer")
+size, sha = int(A["size"]), A["sha"]
+check(rep.get("stop_reason") == "tcp_app: done", "the run was ended by tcp_app", rep.get("stop_reason"))
+check(p.get("sent") == size and p.get("sha256") == sha, "the kernel sent the whole file", p)
+cs = r["connections"]
+check(len(cs) == 1, "one connection in the result", cs)
+c = cs[0]
+check(c["bytes_in"] == size, "bytes received == %d" % size, c["bytes_in"])
+check(c["sha256_in"] == sha, "sha256 of the received bytes == the file's", c["sha256_in"])
+ev = c["events"]
+check(ev["connected"] == 1 and ev["peer_closed"] == 1 and ev["closed"] == 1,
+      "events: connected, peer_closed, closed once each", ev)
+check(ev["reset"] == 0 and ev["timeout"] == 0 and ev["error"] == 0, "events: no reset, timeout or error", ev)
+check(r["unknown_conn_events"] == 0, "no events for unknown connections", r["unknown_conn_events"])
+check(rep["stages"]["app"]["counters"]["bytes_in"] == size, "tcp_app counter bytes_in == %d" % size,
+      rep["stages"]["app"]["counters"])
+PY
+report_common
+finish
