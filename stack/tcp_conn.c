@@ -435,6 +435,27 @@ stk_tcp_abort(struct stk *st, struct stk_tcb *c)
 	stk_tcb_finish(st, c, STK_EV_CLOSED, 0);
 }
 
+unsigned
+stk_tcp_abort_all(struct stk *st)
+{
+	unsigned n = 0;
+
+	st->now = st->ops.clock_ns(st->ops.ctx);
+	for (unsigned i = 0; i < st->cfg.max_conns; i++) {
+		struct stk_tcb *c = st->slots[i];
+
+		if (c == NULL)
+			continue;
+		if (c->state != STK_TCP_TIME_WAIT && c->state != STK_TCP_SYN_SENT) {
+			stk_tcp_send_ctl(st, c, STK_TCP_RST | STK_TCP_ACK, c->snd_nxt);
+			n++;
+		}
+		c->flags |= TF_DEAD;
+		stk_tcb_release(st, c);
+	}
+	return n;
+}
+
 uint32_t
 stk_tcp_id(const struct stk_tcb *c)
 {

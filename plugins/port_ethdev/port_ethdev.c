@@ -103,6 +103,7 @@ struct port_ethdev_conf {
 	uint32_t burst;
 	uint32_t tx_retries;
 	bool promiscuous;
+	bool csum_offload;
 	uint32_t mtu;
 	const char *ring_pair;
 	uint32_t ring_side;
@@ -126,6 +127,8 @@ static const struct lcp_opt port_ethdev_opts[] = {
 		     "frames asked of rte_eth_rx_burst per queue and poll"),
 	LCP_OPT_UINT(struct port_ethdev_conf, tx_retries, "tx_retries", "8", 0, 1000, 0,
 		     "extra rte_eth_tx_burst calls for what the device did not take, before the rest is dropped (drop_tx_full)"),
+	LCP_OPT_BOOL(struct port_ethdev_conf, csum_offload, "csum_offload", "true",
+		     "enable the IPv4/TCP/UDP checksum offloads the device offers (rx and tx)"),
 	LCP_OPT_BOOL(struct port_ethdev_conf, promiscuous, "promiscuous", "false",
 		     "enable promiscuous mode (a warning if the device cannot)"),
 	LCP_OPT_UINT(struct port_ethdev_conf, mtu, "mtu", "0", 0, 65535, 0,
@@ -452,6 +455,16 @@ port_ethdev_configure(struct lcp_stage *st, struct port_ethdev_ctx *x,
 
 	memset(&ec, 0, sizeof(ec));
 	ec.rxmode.mtu = c->mtu; /* 0: ethdev keeps RTE_ETHER_MTU */
+	if (c->csum_offload) {
+		/* stages that build frames (tcp) see these through
+		 * rte_eth_dev_conf_get() and leave the checksums to the device */
+		ec.txmode.offloads = di.tx_offload_capa & (RTE_ETH_TX_OFFLOAD_IPV4_CKSUM |
+							   RTE_ETH_TX_OFFLOAD_TCP_CKSUM |
+							   RTE_ETH_TX_OFFLOAD_UDP_CKSUM);
+		ec.rxmode.offloads = di.rx_offload_capa & (RTE_ETH_RX_OFFLOAD_IPV4_CKSUM |
+							   RTE_ETH_RX_OFFLOAD_TCP_CKSUM |
+							   RTE_ETH_RX_OFFLOAD_UDP_CKSUM);
+	}
 	if (c->rx_queues > 1 && di.flow_type_rss_offloads != 0) {
 		ec.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
 		ec.rx_adv_conf.rss_conf.rss_hf =

@@ -55,9 +55,9 @@ enum stk_log_level { STK_LOG_ERR = 3, STK_LOG_WARNING = 4, STK_LOG_INFO = 6, STK
 
 /* connection events (ops.event); see stk/tcp.h for who owns what */
 enum stk_ev {
-	STK_EV_CONNECTED = 1,   /* active open: ESTABLISHED */
-	STK_EV_ACCEPTED = 2,    /* passive open: ESTABLISHED; user = the listener's */
-	STK_EV_DATA = 3,        /* in-order payload: buf, data, len */
+	STK_EV_DATA = 1,        /* in-order payload: buf, data, len */
+	STK_EV_CONNECTED = 2,   /* active open: ESTABLISHED */
+	STK_EV_ACCEPTED = 3,    /* passive open: ESTABLISHED; user = the listener's */
 	STK_EV_PEER_CLOSED = 4, /* FIN: no more data will come */
 	STK_EV_CLOSED = 5,      /* both directions done; tcb dead after the call */
 	STK_EV_RESET = 6,       /* RST received; reason ECONNRESET or ECONNREFUSED; dead */

@@ -69,6 +69,10 @@ int stk_tcp_close(struct stk *st, struct stk_tcb *c);
 /* RST now; no event follows. */
 void stk_tcp_abort(struct stk *st, struct stk_tcb *c);
 
+/* RST every connection not in TIME_WAIT and release all of them, without
+ * events (shutdown). Returns how many were reset. */
+unsigned stk_tcp_abort_all(struct stk *st);
+
 /* identity; ids are never 0 and not reused for 2^16 generations of a slot */
 uint32_t stk_tcp_id(const struct stk_tcb *c);
 struct stk_tcb *stk_tcp_by_id(struct stk *st, uint32_t id);

@@ -1,0 +1,685 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * tcp — the user-space TCP/IP stack (libstk, stack/) as a stage.
+ *
+ * Ports: "rx" (pkt in, frames from the port), "tx" (pkt out, frames to the
+ * port), "data" (stream out: payload and events to the application), "app"
+ * (stream in: the application's SEND / CONNECT / LISTEN / CLOSE / ABORT; see
+ * lcp/stream.h).
+ *
+ *   tcp_init      options -> struct stk_config (tcp_config.c), node pool
+ *   tcp_start     MAC and checksum offloads from "device"; stk_create
+ *   tcp_poll      first call: gratuitous ARP, "listen"/"connect" options;
+ *                 then stk_poll (timers), counter publication
+ *   tcp_process   "rx": stk_input_burst; "app": commands
+ *   tcp_stop      final counters
+ *
+ * The stack's ops map its buffers to mbufs: a received frame's mbuf becomes
+ * the stream mbuf of its payload (offsets moved with rte_pktmbuf_adj/trim —
+ * zero copy), frames we build come from the engine's packet pool. Events and
+ * frames produced inside one stack call are staged and emitted after it
+ * returns, so a same-lcore application that answers at once (a stream
+ * command straight back into "app") never re-enters the stack mid-segment.
+ *
+ * Counters: the stack counts into its own array (plain adds on this lcore);
+ * the stage publishes the deltas through the counters strategy every
+ * millisecond and at stop, so totals at exit are exact. */
+#define ALLOW_EXPERIMENTAL_API /* rte_eth_dev_conf_get() */
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+#include <sys/random.h>
+#include <arpa/inet.h>
+
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+
+#include <stk/tcp.h>
+
+#include "tcp.h"
+
+enum { TCP_P_RX, TCP_P_TX, TCP_P_DATA, TCP_P_APP };
+
+static const struct lcp_port_def tcp_ports[] = {
+	{ .name = "rx", .dir = LCP_PORT_IN, .unit = LCP_UNIT_PKT, .flags = LCP_PORT_F_REQUIRED,
+	  .doc = "frames received by the port" },
+	{ .name = "tx", .dir = LCP_PORT_OUT, .unit = LCP_UNIT_PKT, .flags = LCP_PORT_F_REQUIRED,
+	  .doc = "frames to transmit" },
+	{ .name = "data", .dir = LCP_PORT_OUT, .unit = LCP_UNIT_STREAM,
+	  .doc = "in-order payload and connection events to the application" },
+	{ .name = "app", .dir = LCP_PORT_IN, .unit = LCP_UNIT_STREAM,
+	  .doc = "the application's commands: send, connect, listen, close, abort" },
+	LCP_PORT_END,
+};
+
+/* the stage's own counters, after the stack's */
+#define TCP_OWN_COUNTERS(X)                                                    \
+	X(EVENTS_OUT, "events_out")                                            \
+	X(COMMANDS_IN, "commands_in")                                          \
+	X(CMD_ERRORS, "cmd_errors")                                            \
+	X(DROP_MULTISEG, "drop_multiseg")                                      \
+	X(DROP_EVENT_NOMBUF, "drop_event_nombuf")                              \
+	X(DROP_UNKNOWN_CMD, "drop_unknown_cmd")                                \
+	X(DROP_NODE_POOL, "drop_node_pool")
+
+enum {
+#define X(e, s) TCP_C_##e,
+	TCP_OWN_COUNTERS(X)
+#undef X
+};
+
+static const char *const tcp_counters[] = {
+#define X(e, s) s,
+	STK_COUNTERS(X) TCP_OWN_COUNTERS(X)
+#undef X
+	NULL,
+};
+
+#define TCP_STAGE_BURST 64
+#define TCP_NODE_SIZE 64 /* the stack's queue nodes and ARP pending entries fit */
+#define TCP_ALLOC_HDR 16
+
+struct tcp_ctx {
+	struct lcp_stage *st;
+	struct stk *stk;
+	struct stk_config k;
+	bool have_mac;
+	struct rte_mempool *pool;  /* engine's packet pool: frames and events */
+	struct rte_mempool *nodes; /* small control objects */
+	uint64_t ns_mult;          /* ns = tsc * ns_mult >> 32 */
+	uint64_t rnd[32];
+	unsigned n_rnd;
+	bool first_poll;
+	uint64_t next_sync;
+	uint64_t sync_every;
+	uint64_t published[STK_C__COUNT];
+	unsigned ntx, nev;
+	struct rte_mbuf *tx[TCP_STAGE_BURST];
+	struct rte_mbuf *ev[TCP_STAGE_BURST];
+	char device[64];
+	char connect[32];
+	uint32_t listen, backlog;
+	bool csum_offload;
+};
+
+/* ---- staging ---- */
+
+static void
+tcp_flush(struct tcp_ctx *x)
+{
+	/* copy out first: emitting may re-enter this stage (same lcore) */
+	while (x->ntx > 0 || x->nev > 0) {
+		struct rte_mbuf *b[TCP_STAGE_BURST];
+		unsigned n;
+
+		if (x->ntx > 0) {
+			n = x->ntx;
+			memcpy(b, x->tx, n * sizeof(b[0]));
+			x->ntx = 0;
+			lcp_emit(x->st, TCP_P_TX, (void **)b, n);
+		}
+		if (x->nev > 0) {
+			n = x->nev;
+			memcpy(b, x->ev, n * sizeof(b[0]));
+			x->nev = 0;
+			lcp_count(x->st, (unsigned)STK_C__COUNT + TCP_C_EVENTS_OUT, n);
+			lcp_emit(x->st, TCP_P_DATA, (void **)b, n);
+		}
+	}
+}
+
+static inline void
+tcp_stage_tx(struct tcp_ctx *x, struct rte_mbuf *m)
+{
+	if (x->ntx == TCP_STAGE_BURST)
+		tcp_flush(x);
+	x->tx[x->ntx++] = m;
+}
+
+static inline void
+tcp_stage_ev(struct tcp_ctx *x, struct rte_mbuf *m)
+{
+	if (x->nev == TCP_STAGE_BURST)
+		tcp_flush(x);
+	x->ev[x->nev++] = m;
+}
+
+/* ---- the stack's ops ---- */
+
+/* make the mbuf hold exactly [data, data + len) */
+static inline void
+tcp_mbuf_window(struct rte_mbuf *m, uint8_t *data, uint32_t len)
+{
+	uint16_t off = (uint16_t)(data - rte_pktmbuf_mtod(m, uint8_t *));
+
+	m->data_off += off;
+	m->data_len = (uint16_t)len;
+	m->pkt_len = len;
+}
+
+static int
+tcp_op_tx(void *ctx, struct stk_buf *b, uint8_t *data, uint32_t len, uint32_t flags)
+{
+	struct tcp_ctx *x = ctx;
+	struct rte_mbuf *m = (struct rte_mbuf *)b;
+
+	tcp_mbuf_window(m, data, len);
+	m->ol_flags = 0;
+	if (flags & (STK_TX_IP_CSUM | STK_TX_TCP_CSUM)) {
+		m->l2_len = 14;
+		m->l3_len = 20;
+		m->ol_flags = RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM | RTE_MBUF_F_TX_TCP_CKSUM;
+	}
+	tcp_stage_tx(x, m);
+	return 0;
+}
+
+static struct stk_buf *
+tcp_op_tx_alloc(void *ctx, uint32_t len, uint8_t **data)
+{
+	struct tcp_ctx *x = ctx;
+	struct rte_mbuf *m = rte_pktmbuf_alloc(x->pool);
+
+	if (unlikely(m == NULL))
+		return NULL;
+	if (unlikely(len > rte_pktmbuf_tailroom(m))) {
+		rte_pktmbuf_free(m);
+		return NULL;
+	}
+	*data = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)len);
+	lcp_mbuf_set_rx_tsc(m, 0);
+	return (struct stk_buf *)m;
+}
+
+static void
+tcp_op_buf_free(void *ctx, struct stk_buf *b)
+{
+	rte_pktmbuf_free((struct rte_mbuf *)b);
+}
+
+static uint64_t
+tcp_op_clock(void *ctx)
+{
+	struct tcp_ctx *x = ctx;
+
+	return (uint64_t)(((unsigned __int128)rte_rdtsc() * x->ns_mult) >> 32);
+}
+
+static uint64_t
+tcp_op_random(void *ctx)
+{
+	struct tcp_ctx *x = ctx;
+
+	if (x->n_rnd == 0) {
+		/* the kernel's CSPRNG, 256 bytes at a time (ISNs, ports) */
+		if (getrandom(x->rnd, sizeof(x->rnd), 0) != (ssize_t)sizeof(x->rnd))
+			for (unsigned i = 0; i < 32; i++)
+				x->rnd[i] ^= rte_rdtsc() * 0x9e3779b97f4a7c15ull;
+		x->n_rnd = 32;
+	}
+	return x->rnd[--x->n_rnd];
+}
+
+/* Small objects (queue nodes, pending frames) come from a mempool; larger
+ * ones (control blocks, tables) from rte_zmalloc. A 16-byte header says which. */
+static void *
+tcp_op_alloc(void *ctx, size_t size)
+{
+	struct tcp_ctx *x = ctx;
+	uint8_t *p;
+
+	if (size + TCP_ALLOC_HDR <= TCP_NODE_SIZE + TCP_ALLOC_HDR && x->nodes != NULL) {
+		void *o;
+
+		if (rte_mempool_get(x->nodes, &o) != 0) {
+			lcp_count(x->st, (unsigned)STK_C__COUNT + TCP_C_DROP_NODE_POOL, 1);
+			return NULL;
+		}
+		p = o;
+		memset(p, 0, TCP_ALLOC_HDR + size);
+		p[0] = 1;
+		return p + TCP_ALLOC_HDR;
+	}
+	p = rte_zmalloc_socket("tcp", size + TCP_ALLOC_HDR, RTE_CACHE_LINE_SIZE, lcp_stage_socket(x->st));
+	if (p == NULL)
+		return NULL;
+	p[0] = 2;
+	return p + TCP_ALLOC_HDR;
+}
+
+static void
+tcp_op_free(void *ctx, void *ptr)
+{
+	struct tcp_ctx *x = ctx;
+	uint8_t *p = (uint8_t *)ptr - TCP_ALLOC_HDR;
+
+	if (p[0] == 1)
+		rte_mempool_put(x->nodes, p);
+	else
+		rte_free(p);
+}
+
+static void
+tcp_op_log(void *ctx, int level, const char *msg)
+{
+	struct tcp_ctx *x = ctx;
+	int l = level <= STK_LOG_ERR ? LCP_LOG_ERR : level == STK_LOG_WARNING ? LCP_LOG_WARNING
+						  : level == STK_LOG_INFO ? LCP_LOG_INFO : LCP_LOG_DEBUG;
+
+	lcp_log(x->st, l, "%s", msg);
+}
+
+static struct rte_mbuf *
+tcp_event_mbuf(struct tcp_ctx *x, struct stk_tcb *c, uint64_t user, unsigned ev, int reason)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(x->pool);
+	struct lcp_stream_meta *meta;
+
+	if (m == NULL) {
+		lcp_count(x->st, (unsigned)STK_C__COUNT + TCP_C_DROP_EVENT_NOMBUF, 1);
+		lcp_log(x->st, LCP_LOG_ERR, "no mbuf for a %s event of connection 0x%x: event lost",
+			lcp_stream_ev_name(ev), c != NULL ? stk_tcp_id(c) : 0);
+		return NULL;
+	}
+	lcp_mbuf_set_rx_tsc(m, rte_rdtsc());
+	meta = lcp_stream_meta(m);
+	memset(meta, 0, sizeof(*meta));
+	meta->ev = (uint16_t)ev;
+	meta->reason = (uint16_t)reason;
+	meta->user = (uint32_t)user;
+	if (c != NULL) {
+		meta->conn = stk_tcp_id(c);
+		stk_tcp_peer(c, &meta->addr, &meta->port, &meta->lport);
+	}
+	return m;
+}
+
+static void
+tcp_log_conn(struct tcp_ctx *x, struct stk_tcb *c, const char *what)
+{
+	const struct stk_tcp_stats *s = stk_tcp_stats(c);
+	char a[INET_ADDRSTRLEN];
+	uint32_t ip;
+	uint16_t port, lport;
+
+	stk_tcp_peer(c, &ip, &port, &lport);
+	inet_ntop(AF_INET, &ip, a, sizeof(a));
+	lcp_log(x->st, LCP_LOG_INFO,
+		"conn 0x%x %s:%u (local %u) %s: segs in %" PRIu64 " out %" PRIu64 ", bytes in %" PRIu64
+		" out %" PRIu64 ", retransmits %" PRIu64 " (fast %" PRIu64 ", rto %" PRIu64 "), out of order %" PRIu64
+		", duplicates %" PRIu64 ", dup acks %" PRIu64 ", window probes %" PRIu64 ", drops %" PRIu64,
+		stk_tcp_id(c), a, port, lport, what, s->segs_in, s->segs_out, s->bytes_in, s->bytes_out,
+		s->retransmits, s->fast_retransmits, s->rto_expired, s->ooo_segs, s->dup_segs, s->dup_acks_in,
+		s->window_probes, s->drops);
+}
+
+static void
+tcp_op_event(void *ctx, struct stk_tcb *c, uint64_t user, enum stk_ev ev, int reason, struct stk_buf *b,
+	     uint8_t *data, uint32_t len)
+{
+	struct tcp_ctx *x = ctx;
+	struct rte_mbuf *m;
+
+	if (likely(ev == STK_EV_DATA)) {
+		struct lcp_stream_meta *meta;
+
+		m = (struct rte_mbuf *)b;
+		tcp_mbuf_window(m, data, len);
+		meta = lcp_stream_meta(m);
+		meta->conn = stk_tcp_id(c);
+		meta->ev = LCP_STREAM_EV_DATA;
+		meta->reason = 0;
+		meta->user = (uint32_t)user;
+		stk_tcp_peer(c, &meta->addr, &meta->port, &meta->lport);
+		tcp_stage_ev(x, m);
+		return;
+	}
+	/* enum stk_ev and enum lcp_stream_ev share their values */
+	if (ev >= STK_EV_CLOSED)
+		tcp_log_conn(x, c, ev == STK_EV_CLOSED ? "closed" : ev == STK_EV_RESET ? "reset"
+							     : ev == STK_EV_TIMEOUT ? "timed out" : "failed");
+	m = tcp_event_mbuf(x, c, user, (unsigned)ev, reason);
+	if (m != NULL)
+		tcp_stage_ev(x, m);
+}
+
+_Static_assert((int)STK_EV_DATA == (int)LCP_STREAM_EV_DATA && (int)STK_EV_ERROR == (int)LCP_STREAM_EV_ERROR &&
+		       (int)STK_EV_CLOSED == (int)LCP_STREAM_EV_CLOSED &&
+		       (int)STK_EV_ACCEPTED == (int)LCP_STREAM_EV_ACCEPTED,
+	       "stack events and stream events share values");
+
+/* ---- stage ---- */
+
+static void
+tcp_sync_counters(struct tcp_ctx *x)
+{
+	const uint64_t *now = stk_counters(x->stk);
+
+	for (unsigned i = 0; i < STK_C__COUNT; i++)
+		if (now[i] != x->published[i]) {
+			lcp_count(x->st, i, now[i] - x->published[i]);
+			x->published[i] = now[i];
+		}
+}
+
+static int
+tcp_init(struct lcp_stage *st, const void *conf, void **ctx)
+{
+	const struct tcp_conf *c = conf;
+	struct tcp_ctx *x;
+	char msg[256], name[RTE_MEMPOOL_NAMESIZE];
+
+	x = rte_zmalloc_socket("tcp", sizeof(*x), RTE_CACHE_LINE_SIZE, lcp_stage_socket(st));
+	if (x == NULL)
+		return -ENOMEM;
+	x->st = st;
+	if (tcp_conf_to_stk(c, &x->k, &x->have_mac, msg, sizeof(msg)) < 0) {
+		lcp_log(st, LCP_LOG_ERR, "%s", msg);
+		rte_free(x);
+		return -EINVAL;
+	}
+	snprintf(x->device, sizeof(x->device), "%s", c->device);
+	snprintf(x->connect, sizeof(x->connect), "%s", c->connect);
+	x->listen = c->listen;
+	x->backlog = c->backlog;
+	x->csum_offload = c->csum_offload;
+	x->pool = lcp_stage_pktmbuf_pool(st);
+	if (x->pool == NULL) {
+		lcp_log(st, LCP_LOG_ERR, "no packet mbuf pool on socket %d", lcp_stage_socket(st));
+		rte_free(x);
+		return -ENOENT;
+	}
+	snprintf(name, sizeof(name), "tcpn_%.20s", lcp_stage_name(st));
+	x->nodes = rte_mempool_create(name, c->node_pool, TCP_NODE_SIZE + TCP_ALLOC_HDR, 0, 0, NULL, NULL, NULL,
+				      NULL, lcp_stage_socket(st), RTE_MEMPOOL_F_SP_PUT | RTE_MEMPOOL_F_SC_GET);
+	if (x->nodes == NULL) {
+		lcp_log(st, LCP_LOG_ERR, "cannot create the node pool (%u objects): %s", c->node_pool,
+			rte_strerror(rte_errno));
+		rte_free(x);
+		return -ENOMEM;
+	}
+	x->ns_mult = (uint64_t)(((unsigned __int128)1000000000u << 32) / rte_get_tsc_hz());
+	x->sync_every = rte_get_tsc_hz() / 1000;
+	*ctx = x;
+	return 0;
+}
+
+static int
+tcp_start(struct lcp_stage *st, void *ctx)
+{
+	struct tcp_ctx *x = ctx;
+	char err[256];
+	struct stk_ops ops = {
+		.ctx = x, .tx = tcp_op_tx, .tx_alloc = tcp_op_tx_alloc, .buf_free = tcp_op_buf_free,
+		.clock_ns = tcp_op_clock, .random = tcp_op_random, .alloc = tcp_op_alloc,
+		.free = tcp_op_free, .log = tcp_op_log, .event = tcp_op_event,
+	};
+	bool offload = false;
+
+	if (x->device[0] != '\0') {
+		uint16_t port;
+		struct rte_eth_conf ec;
+		struct rte_ether_addr mac;
+
+		if (rte_eth_dev_get_port_by_name(x->device, &port) != 0) {
+			lcp_log(st, LCP_LOG_ERR, "options.device: no ethdev named \"%s\"", x->device);
+			return -ENODEV;
+		}
+		if (!x->have_mac) {
+			if (rte_eth_macaddr_get(port, &mac) != 0) {
+				lcp_log(st, LCP_LOG_ERR, "cannot read the MAC of %s", x->device);
+				return -ENODEV;
+			}
+			memcpy(x->k.mac, mac.addr_bytes, 6);
+		}
+		if (rte_eth_dev_conf_get(port, &ec) == 0) {
+			const uint64_t need = RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_TCP_CKSUM;
+
+			offload = (ec.txmode.offloads & need) == need;
+		}
+	}
+	x->k.tx_csum_offload = offload && x->csum_offload;
+	x->stk = stk_create(&x->k, &ops, err, sizeof(err));
+	if (x->stk == NULL) {
+		lcp_log(st, LCP_LOG_ERR, "cannot create the stack: %s", err);
+		return -EINVAL;
+	}
+	{
+		char a[INET_ADDRSTRLEN];
+
+		inet_ntop(AF_INET, &x->k.ip, a, sizeof(a));
+		lcp_log(st, LCP_LOG_INFO,
+			"%s/%u mac %02x:%02x:%02x:%02x:%02x:%02x mtu %u, checksums %s, rcvbuf %u sndbuf %u", a,
+			x->k.prefix, x->k.mac[0], x->k.mac[1], x->k.mac[2], x->k.mac[3], x->k.mac[4], x->k.mac[5],
+			x->k.mtu, x->k.tx_csum_offload ? "offloaded on tx" : "in software", x->k.rcvbuf,
+			x->k.sndbuf);
+	}
+	x->first_poll = true;
+	return 0;
+}
+
+static void
+tcp_cmd_error(struct tcp_ctx *x, uint32_t conn, uint32_t user, int err)
+{
+	struct rte_mbuf *m;
+
+	lcp_count(x->st, (unsigned)STK_C__COUNT + TCP_C_CMD_ERRORS, 1);
+	m = tcp_event_mbuf(x, NULL, user, LCP_STREAM_EV_ERROR, err);
+	if (m != NULL) {
+		lcp_stream_meta(m)->conn = conn;
+		tcp_stage_ev(x, m);
+	}
+}
+
+static void
+tcp_first_poll(struct tcp_ctx *x)
+{
+	x->first_poll = false;
+	stk_start(x->stk);
+	if (x->listen != 0) {
+		int rc = stk_tcp_listen(x->stk, (uint16_t)x->listen, x->backlog, 0);
+
+		if (rc < 0) {
+			lcp_log(x->st, LCP_LOG_ERR, "options.listen: cannot listen on port %u: %s", x->listen,
+				strerror(-rc));
+			tcp_cmd_error(x, 0, 0, -rc);
+		}
+	}
+	if (x->connect[0] != '\0') {
+		uint32_t ip;
+		uint16_t port;
+
+		if (tcp_parse_hostport(x->connect, &ip, &port) == 0 &&
+		    stk_tcp_connect(x->stk, ip, port, 0) == NULL) {
+			lcp_log(x->st, LCP_LOG_ERR, "options.connect: cannot connect to %s: %s", x->connect,
+				strerror(errno));
+			tcp_cmd_error(x, 0, 0, errno);
+		}
+	}
+}
+
+static unsigned
+tcp_poll(struct lcp_stage *st, void *ctx)
+{
+	struct tcp_ctx *x = ctx;
+	unsigned n;
+	uint64_t now;
+
+	if (unlikely(x->first_poll))
+		tcp_first_poll(x);
+	n = stk_poll(x->stk);
+	now = rte_rdtsc();
+	if (now >= x->next_sync) {
+		x->next_sync = now + x->sync_every;
+		tcp_sync_counters(x);
+	}
+	if (x->ntx || x->nev)
+		tcp_flush(x);
+	return n;
+}
+
+static void
+tcp_rx(struct tcp_ctx *x, struct rte_mbuf **pkts, unsigned n)
+{
+	struct stk_rx rx[TCP_STAGE_BURST];
+	unsigned k = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+		uint64_t ol = m->ol_flags;
+
+		if (unlikely(m->nb_segs != 1)) {
+			lcp_count(x->st, (unsigned)STK_C__COUNT + TCP_C_DROP_MULTISEG, 1);
+			rte_pktmbuf_free(m);
+			continue;
+		}
+		rx[k].b = (struct stk_buf *)m;
+		rx[k].data = rte_pktmbuf_mtod(m, uint8_t *);
+		rx[k].len = m->data_len;
+		rx[k].flags = ((ol & RTE_MBUF_F_RX_IP_CKSUM_MASK) == RTE_MBUF_F_RX_IP_CKSUM_GOOD ? STK_RX_IP_CSUM_OK : 0) |
+			      ((ol & RTE_MBUF_F_RX_L4_CKSUM_MASK) == RTE_MBUF_F_RX_L4_CKSUM_GOOD ? STK_RX_L4_CSUM_OK : 0);
+		if (++k == TCP_STAGE_BURST) {
+			stk_input_burst(x->stk, rx, k);
+			k = 0;
+		}
+	}
+	stk_input_burst(x->stk, rx, k);
+}
+
+static void
+tcp_app(struct tcp_ctx *x, struct rte_mbuf **ms, unsigned n)
+{
+	lcp_count(x->st, (unsigned)STK_C__COUNT + TCP_C_COMMANDS_IN, n);
+	for (unsigned i = 0; i < n; i++) {
+		struct rte_mbuf *m = ms[i];
+		struct lcp_stream_meta *meta = lcp_stream_meta(m);
+		uint32_t conn = meta->conn, user = meta->user;
+		struct stk_tcb *c = NULL;
+		int rc = 0;
+
+		switch (meta->ev) {
+		case LCP_STREAM_CMD_SEND:
+			c = stk_tcp_by_id(x->stk, conn);
+			if (c == NULL) {
+				rc = -ENOTCONN;
+				break;
+			}
+			if (m->nb_segs != 1) {
+				rc = -EMSGSIZE; /* chained sends: see doc/tcp.md */
+				break;
+			}
+			rc = stk_tcp_send(x->stk, c, (struct stk_buf *)m, rte_pktmbuf_mtod(m, uint8_t *), m->data_len);
+			if (rc == 0)
+				continue; /* the stack owns m now */
+			break;
+		case LCP_STREAM_CMD_CONNECT:
+			c = stk_tcp_connect(x->stk, meta->addr, meta->port, user);
+			conn = 0;
+			if (c == NULL)
+				rc = -errno;
+			break;
+		case LCP_STREAM_CMD_LISTEN:
+			rc = stk_tcp_listen(x->stk, meta->port, x->backlog, user);
+			conn = 0;
+			break;
+		case LCP_STREAM_CMD_CLOSE:
+			c = stk_tcp_by_id(x->stk, conn);
+			rc = c == NULL ? -ENOTCONN : stk_tcp_close(x->stk, c);
+			break;
+		case LCP_STREAM_CMD_ABORT:
+			c = stk_tcp_by_id(x->stk, conn);
+			if (c == NULL)
+				rc = -ENOTCONN;
+			else
+				stk_tcp_abort(x->stk, c);
+			break;
+		default:
+			lcp_count(x->st, (unsigned)STK_C__COUNT + TCP_C_DROP_UNKNOWN_CMD, 1);
+			lcp_log(x->st, LCP_LOG_WARNING, "app: unknown command %u on connection 0x%x", meta->ev,
+				conn);
+			rte_pktmbuf_free(m);
+			continue;
+		}
+		if (rc < 0) {
+			lcp_log(x->st, LCP_LOG_DEBUG, "app: %s on connection 0x%x: %s", lcp_stream_ev_name(meta->ev),
+				conn, strerror(-rc));
+			tcp_cmd_error(x, conn, user, -rc);
+		}
+		rte_pktmbuf_free(m);
+	}
+}
+
+static void
+tcp_process(struct lcp_stage *st, void *ctx, unsigned port, void **objs, unsigned n)
+{
+	struct tcp_ctx *x = ctx;
+
+	if (unlikely(x->first_poll))
+		tcp_first_poll(x);
+	if (port == TCP_P_RX)
+		tcp_rx(x, (struct rte_mbuf **)objs, n);
+	else
+		tcp_app(x, (struct rte_mbuf **)objs, n);
+	tcp_flush(x);
+}
+
+static void
+tcp_stop(struct lcp_stage *st, void *ctx)
+{
+	struct tcp_ctx *x = ctx;
+
+	unsigned n;
+
+	if (x->stk == NULL)
+		return;
+	/* the run is over: tell every peer (RST), so none waits on us */
+	n = stk_tcp_abort_all(x->stk);
+	if (n > 0)
+		lcp_log(st, LCP_LOG_INFO, "stop: %u open connection(s) reset", n);
+	tcp_flush(x);
+	tcp_sync_counters(x);
+}
+
+static void
+tcp_fini(struct lcp_stage *st, void *ctx)
+{
+	struct tcp_ctx *x = ctx;
+
+	if (x->stk != NULL) {
+		unsigned live = stk_conns(x->stk);
+
+		if (live > 0)
+			lcp_log(st, LCP_LOG_INFO, "%u connection(s) still open at exit: released", live);
+		stk_destroy(x->stk); /* frees every held frame and queued buffer */
+		/* what destroy freed never left: drop what it staged */
+		for (unsigned i = 0; i < x->ntx; i++)
+			rte_pktmbuf_free(x->tx[i]);
+		for (unsigned i = 0; i < x->nev; i++)
+			rte_pktmbuf_free(x->ev[i]);
+	}
+	rte_mempool_free(x->nodes);
+	rte_free(x);
+}
+
+static const struct lcp_stage_ops tcp_ops = {
+	.ports = tcp_ports,
+	.counters = tcp_counters,
+	.validate = tcp_validate,
+	.init = tcp_init,
+	.start = tcp_start,
+	.poll = tcp_poll,
+	.process = tcp_process,
+	.stop = tcp_stop,
+	.fini = tcp_fini,
+};
+
+LCP_PLUGIN_EXPORT const struct lcp_plugin lcp_plugin_descriptor = {
+	LCP_PLUGIN_HEADER(LCP_KIND_STAGE, "tcp"),
+	.version = "1.0.0",
+	.summary = "user-space TCP/IP (Ethernet, ARP, IPv4, ICMP echo, TCP) over a port, stream to the app",
+	.options = tcp_opts,
+	.conf_size = sizeof(struct tcp_conf),
+	.ops = &tcp_ops,
+};

@@ -1,0 +1,255 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * tcp_config.c — the tcp stage's option table and its translation into the
+ * stack's struct stk_config (also run by `lcpipe check` through validate()). */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tcp.h"
+
+#define C struct tcp_conf
+const struct lcp_opt tcp_opts[] = {
+	LCP_OPT_STRING(C, ip, "ip", NULL, 9, 18, LCP_OPT_F_REQUIRED,
+		       "our IPv4 address with its prefix length, \"A.B.C.D/len\""),
+	LCP_OPT_STRING(C, gateway, "gateway", "\"\"", 0, 15, 0,
+		       "IPv4 gateway for off-link destinations (\"\": on-link only)"),
+	LCP_OPT_STRING(C, mac, "mac", "\"\"", 0, 17, 0,
+		       "our MAC \"aa:bb:cc:dd:ee:ff\" (\"\": the MAC of \"device\")"),
+	LCP_OPT_STRING(C, device, "device", "\"\"", 0, 63, 0,
+		       "ethdev name whose MAC and checksum offloads to use (the port stage's device)"),
+	LCP_OPT_STRING(C, neighbours, "neighbours", "\"\"", 0, 1023, 0,
+		       "static ARP entries \"ip=mac,ip=mac\" (never expire, never ARPed for)"),
+	LCP_OPT_STRING(C, connect, "connect", "\"\"", 0, 21, 0,
+		       "\"A.B.C.D:port\" to connect to at start (events carry user 0)"),
+	LCP_OPT_UINT(C, listen, "listen", "0", 0, 65535, 0,
+		     "local port to listen on from start (0: none; the app can send LISTEN)"),
+	LCP_OPT_UINT(C, backlog, "backlog", "64", 1, 65535, 0,
+		     "half-open connections per listener; more SYNs are dropped (drop_tcp_backlog)"),
+	LCP_OPT_UINT(C, mtu, "mtu", "1500", 576, 9000, 0, "IP MTU; our MSS is mtu - 40"),
+	LCP_OPT_UINT(C, max_conns, "max_conns", "1024", 1, 65535, 0,
+		     "connection control blocks, TIME_WAIT included"),
+	LCP_OPT_UINT(C, rcvbuf, "rcvbuf", "1048576", 3000, 1073741824, 0,
+		     "receive window offered per connection, bytes (scaled when above 65535)"),
+	LCP_OPT_UINT(C, sndbuf, "sndbuf", "1048576", 1500, 1073741824, 0,
+		     "bytes the application may queue per connection, unacknowledged included"),
+	LCP_OPT_UINT(C, ooo_max_bytes, "ooo_max_bytes", "262144", 0, 1073741824, 0,
+		     "out-of-order payload held per connection, bytes"),
+	LCP_OPT_UINT(C, ooo_max_segs, "ooo_max_segs", "256", 0, 65536, 0,
+		     "out-of-order segments (frames) held per connection"),
+	LCP_OPT_UINT(C, time_wait_ms, "time_wait_ms", "1000", 0, 240000, 0,
+		     "TIME_WAIT duration (RFC 9293's 2*MSL is 240 s; short by default)"),
+	LCP_OPT_UINT(C, fin_wait2_ms, "fin_wait2_ms", "60000", 1, 3600000, 0,
+		     "how long FIN_WAIT_2 waits for the peer's FIN before a timeout"),
+	LCP_OPT_UINT(C, delack_ms, "delack_ms", "10", 1, 500, 0,
+		     "delayed ACK timer (an ACK goes at least every second segment anyway)"),
+	LCP_OPT_UINT(C, rto_min_ms, "rto_min_ms", "200", 1, 60000, 0, "lower bound of the RTO"),
+	LCP_OPT_UINT(C, rto_init_ms, "rto_init_ms", "1000", 1, 60000, 0, "RTO before an RTT sample (RFC 6298)"),
+	LCP_OPT_UINT(C, rto_max_ms, "rto_max_ms", "60000", 1, 600000, 0, "upper bound of the backed-off RTO"),
+	LCP_OPT_UINT(C, syn_retries, "syn_retries", "5", 0, 20, 0,
+		     "SYN / SYN-ACK retransmissions before the connect times out"),
+	LCP_OPT_UINT(C, max_retries, "max_retries", "12", 1, 30, 0,
+		     "retransmissions of one segment before the connection times out"),
+	LCP_OPT_UINT(C, keepalive_s, "keepalive_s", "0", 0, 86400, 0, "idle time before keepalive probes (0: off)"),
+	LCP_OPT_UINT(C, keepalive_intvl_s, "keepalive_intvl_s", "10", 1, 3600, 0, "interval between keepalive probes"),
+	LCP_OPT_UINT(C, keepalive_probes, "keepalive_probes", "5", 1, 100, 0,
+		     "unanswered keepalive probes before a timeout"),
+	LCP_OPT_BOOL(C, window_scale, "window_scale", "true", "offer window scaling (RFC 7323)"),
+	LCP_OPT_BOOL(C, timestamps, "timestamps", "true", "offer timestamps (RFC 7323)"),
+	LCP_OPT_BOOL(C, sack, "sack", "true", "offer SACK-permitted and send SACK blocks (RFC 2018)"),
+	LCP_OPT_BOOL(C, csum_offload, "csum_offload", "true",
+		     "leave IPv4/TCP checksums to the port when \"device\" has those tx offloads enabled"),
+	LCP_OPT_UINT(C, arp_entries, "arp_entries", "256", 4, 65536, 0, "neighbour cache size"),
+	LCP_OPT_UINT(C, arp_timeout_s, "arp_timeout_s", "60", 1, 86400, 0,
+		     "a resolved neighbour is re-confirmed after this"),
+	LCP_OPT_UINT(C, arp_retries, "arp_retries", "3", 1, 20, 0, "ARP requests before giving up"),
+	LCP_OPT_UINT(C, arp_retry_ms, "arp_retry_ms", "1000", 10, 60000, 0, "interval between ARP requests"),
+	LCP_OPT_UINT(C, arp_pending, "arp_pending", "16", 1, 4096, 0,
+		     "frames queued per unresolved neighbour (more are dropped, counted)"),
+	LCP_OPT_UINT(C, challenge_ack_limit, "challenge_ack_limit", "100", 1, 100000, 0,
+		     "RFC 5961 challenge ACKs per second, stage-wide"),
+	LCP_OPT_UINT(C, node_pool, "node_pool", "65536", 1024, 16777216, 0,
+		     "queue nodes (out-of-order, send queue, ARP pending) in the stage's node pool"),
+	LCP_OPT_END,
+};
+#undef C
+
+static int
+parse_mac(const char *s, uint8_t mac[6])
+{
+	unsigned v[6];
+	char tail;
+
+	if (sscanf(s, "%2x:%2x:%2x:%2x:%2x:%2x%c", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &tail) != 6)
+		return -1;
+	for (int i = 0; i < 6; i++)
+		mac[i] = (uint8_t)v[i];
+	return 0;
+}
+
+int
+tcp_parse_hostport(const char *s, uint32_t *ip, uint16_t *port)
+{
+	char host[32];
+	const char *colon = strrchr(s, ':');
+	char *end;
+	unsigned long p;
+	struct in_addr a;
+
+	if (colon == NULL || (size_t)(colon - s) >= sizeof(host))
+		return -1;
+	memcpy(host, s, (size_t)(colon - s));
+	host[colon - s] = '\0';
+	if (inet_pton(AF_INET, host, &a) != 1)
+		return -1;
+	errno = 0;
+	p = strtoul(colon + 1, &end, 10);
+	if (errno || *end != '\0' || p == 0 || p > 65535 || end == colon + 1)
+		return -1;
+	*ip = a.s_addr;
+	*port = (uint16_t)p;
+	return 0;
+}
+
+int
+tcp_conf_to_stk(const struct tcp_conf *c, struct stk_config *k, bool *have_mac, char *msg, size_t len)
+{
+	char buf[32];
+	const char *slash = strchr(c->ip, '/');
+	struct in_addr a;
+	char *end;
+	long pl;
+
+	stk_config_init(k);
+	if (slash == NULL || (size_t)(slash - c->ip) >= sizeof(buf)) {
+		snprintf(msg, len, "ip \"%s\": expected \"A.B.C.D/len\"", c->ip);
+		return -1;
+	}
+	memcpy(buf, c->ip, (size_t)(slash - c->ip));
+	buf[slash - c->ip] = '\0';
+	pl = strtol(slash + 1, &end, 10);
+	if (inet_pton(AF_INET, buf, &a) != 1 || *end != '\0' || end == slash + 1 || pl < 1 || pl > 32) {
+		snprintf(msg, len, "ip \"%s\": expected \"A.B.C.D/len\" with len 1..32", c->ip);
+		return -1;
+	}
+	k->ip = a.s_addr;
+	k->prefix = (uint8_t)pl;
+	if (c->gateway[0] != '\0') {
+		if (inet_pton(AF_INET, c->gateway, &a) != 1) {
+			snprintf(msg, len, "gateway \"%s\" is not an IPv4 address", c->gateway);
+			return -1;
+		}
+		k->gateway = a.s_addr;
+	}
+	*have_mac = c->mac[0] != '\0';
+	if (*have_mac && parse_mac(c->mac, k->mac) < 0) {
+		snprintf(msg, len, "mac \"%s\": expected \"aa:bb:cc:dd:ee:ff\"", c->mac);
+		return -1;
+	}
+	if (!*have_mac && c->device[0] == '\0') {
+		snprintf(msg, len, "give \"mac\" or \"device\" (the ethdev whose MAC to use)");
+		return -1;
+	}
+	if (c->neighbours[0] != '\0') {
+		const char *p = c->neighbours;
+
+		while (*p) {
+			const char *comma = strchr(p, ','), *eq;
+			size_t n = comma ? (size_t)(comma - p) : strlen(p);
+			char ent[64];
+
+			if (n >= sizeof(ent) || (eq = memchr(p, '=', n)) == NULL) {
+				snprintf(msg, len, "neighbours: \"%.*s\" is not \"ip=mac\"", (int)n, p);
+				return -1;
+			}
+			memcpy(ent, p, n);
+			ent[n] = '\0';
+			ent[eq - p] = '\0';
+			if (k->n_static >= STK_MAX_STATIC_NEIGH) {
+				snprintf(msg, len, "neighbours: more than %d entries", STK_MAX_STATIC_NEIGH);
+				return -1;
+			}
+			if (inet_pton(AF_INET, ent, &a) != 1 ||
+			    parse_mac(ent + (eq - p) + 1, k->neigh[k->n_static].mac) < 0) {
+				snprintf(msg, len, "neighbours: \"%.*s\" is not \"ip=mac\"", (int)n, p);
+				return -1;
+			}
+			k->neigh[k->n_static++].ip = a.s_addr;
+			p += n;
+			if (*p == ',')
+				p++;
+		}
+	}
+	if (c->connect[0] != '\0') {
+		uint32_t ip;
+		uint16_t port;
+
+		if (tcp_parse_hostport(c->connect, &ip, &port) < 0) {
+			snprintf(msg, len, "connect \"%s\": expected \"A.B.C.D:port\"", c->connect);
+			return -1;
+		}
+	}
+	k->mtu = (uint16_t)c->mtu;
+	k->max_conns = c->max_conns;
+	k->rcvbuf = c->rcvbuf;
+	k->sndbuf = c->sndbuf;
+	k->ooo_max_bytes = c->ooo_max_bytes;
+	k->ooo_max_segs = c->ooo_max_segs;
+	k->time_wait_ms = c->time_wait_ms;
+	k->fin_wait2_ms = c->fin_wait2_ms;
+	k->delack_ms = c->delack_ms;
+	k->rto_min_ms = c->rto_min_ms;
+	k->rto_init_ms = c->rto_init_ms;
+	k->rto_max_ms = c->rto_max_ms;
+	k->syn_retries = c->syn_retries;
+	k->max_retries = c->max_retries;
+	k->keepalive_ms = c->keepalive_s * 1000u;
+	k->keepalive_intvl_ms = c->keepalive_intvl_s * 1000u;
+	k->keepalive_probes = c->keepalive_probes;
+	k->window_scale = c->window_scale;
+	k->timestamps = c->timestamps;
+	k->sack = c->sack;
+	k->arp_entries = c->arp_entries;
+	k->arp_timeout_ms = c->arp_timeout_s * 1000u;
+	k->arp_retries = c->arp_retries;
+	k->arp_retry_ms = c->arp_retry_ms;
+	k->arp_pending = c->arp_pending;
+	k->challenge_ack_limit = c->challenge_ack_limit;
+	return 0;
+}
+
+int
+tcp_validate(const void *conf, char *msg, size_t msglen)
+{
+	struct stk_config k;
+	bool have_mac;
+	const struct tcp_conf *c = conf;
+
+	if (tcp_conf_to_stk(c, &k, &have_mac, msg, msglen) < 0)
+		return -1;
+	if (!have_mac)
+		k.mac[0] = 0x02; /* checked for real at start */
+	if (c->rto_min_ms > c->rto_init_ms || c->rto_init_ms > c->rto_max_ms) {
+		snprintf(msg, msglen, "need rto_min_ms <= rto_init_ms <= rto_max_ms (%u, %u, %u)",
+			 c->rto_min_ms, c->rto_init_ms, c->rto_max_ms);
+		return -1;
+	}
+	if (!c->window_scale && c->rcvbuf > 65535) {
+		snprintf(msg, msglen, "rcvbuf %u needs window_scale (without it at most 65535)", c->rcvbuf);
+		return -1;
+	}
+	if (c->rcvbuf < 2 * c->mtu) {
+		snprintf(msg, msglen, "rcvbuf %u is below 2 * mtu (%u)", c->rcvbuf, 2 * c->mtu);
+		return -1;
+	}
+	if (k.gateway != 0) {
+		uint32_t m = htonl(k.prefix == 32 ? 0xffffffffu : ~(0xffffffffu >> k.prefix));
+
+		if ((k.gateway & m) != (k.ip & m)) {
+			snprintf(msg, msglen, "gateway %s is not inside %s", c->gateway, c->ip);
+			return -1;
+		}
+	}
+	return 0;
+}
