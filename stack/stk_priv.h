@@ -175,6 +175,7 @@ struct stk {
 	unsigned n_conns;
 	unsigned slot_hint;
 	struct stk_tcb *active;  /* doubly linked, timers armed */
+	uint64_t timer_min;      /* no deadline on the active list is earlier */
 	struct stk_listener *listeners;
 	uint16_t eph_next;
 	uint64_t challenge_window; /* ns start of the current second */

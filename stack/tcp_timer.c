@@ -34,6 +34,8 @@ recompute(struct stk *st, struct stk_tcb *c)
 		if (c->timer[t] != 0 && (d == 0 || c->timer[t] < d))
 			d = c->timer[t];
 	c->next_deadline = d;
+	if (d != 0 && (st->timer_min == 0 || d < st->timer_min))
+		st->timer_min = d;
 	if (d != 0 && !(c->flags & TF_ACTIVE)) {
 		c->flags |= TF_ACTIVE;
 		c->aprev = NULL;
@@ -214,6 +216,7 @@ stk_tcp_timers_run(struct stk *st)
 {
 	uint32_t due[64];
 	unsigned n = 0, ran = 0;
+	uint64_t next = 0;
 
 	/* collect first: running a timer can release other connections */
 	for (struct stk_tcb *c = st->active, *nx; c != NULL; c = nx) {
@@ -232,7 +235,11 @@ stk_tcp_timers_run(struct stk *st)
 		}
 		if (c->next_deadline <= st->now && n < 64)
 			due[n++] = c->id;
+		else if (next == 0 || c->next_deadline < next)
+			next = c->next_deadline;
 	}
+	/* what runs below re-arms through recompute(), lowering this again */
+	st->timer_min = n == 64 ? st->now : next;
 	for (unsigned i = 0; i < n; i++) {
 		unsigned s = (due[i] & 0xffff) - 1;
 		struct stk_tcb *c = st->slots[s], *prev = st->cur;
