@@ -78,6 +78,7 @@ static const char *const tcp_counters[] = {
 };
 
 #define TCP_STAGE_BURST 64
+#define TCP_EV_STAGE 256 /* events of one stack call (out-of-order fills deliver many) */
 #define TCP_NODE_SIZE 64 /* the stack's queue nodes and ARP pending entries fit */
 #define TCP_ALLOC_HDR 16
 
@@ -97,7 +98,7 @@ struct tcp_ctx {
 	uint64_t published[STK_C__COUNT];
 	unsigned ntx, nev;
 	struct rte_mbuf *tx[TCP_STAGE_BURST];
-	struct rte_mbuf *ev[TCP_STAGE_BURST];
+	struct rte_mbuf *ev[TCP_EV_STAGE];
 	char device[64];
 	char connect[32];
 	uint32_t listen, backlog;
@@ -111,7 +112,7 @@ tcp_flush(struct tcp_ctx *x)
 {
 	/* copy out first: emitting may re-enter this stage (same lcore) */
 	while (x->ntx > 0 || x->nev > 0) {
-		struct rte_mbuf *b[TCP_STAGE_BURST];
+		struct rte_mbuf *b[TCP_EV_STAGE];
 		unsigned n;
 
 		if (x->ntx > 0) {
@@ -141,8 +142,8 @@ tcp_stage_tx(struct tcp_ctx *x, struct rte_mbuf *m)
 static inline void
 tcp_stage_ev(struct tcp_ctx *x, struct rte_mbuf *m)
 {
-	if (x->nev == TCP_STAGE_BURST)
-		tcp_flush(x);
+	if (x->nev == TCP_EV_STAGE)
+		tcp_flush(x); /* mid-call: the stack tolerates app calls from events */
 	x->ev[x->nev++] = m;
 }
 
