@@ -267,8 +267,21 @@ peer_start() {
 	return 0
 }
 
-# peer_wait: wait for the last tcp_peer.py; sets PEER_RC
+# peer_wait [SECONDS]: wait for the last tcp_peer.py, at most SECONDS (default
+# 10: called once lcpipe has ended, a server has nothing more to wait for), then
+# stop it; sets PEER_RC (124 when it had to be stopped)
 peer_wait() {
+	local n=$((${1:-10} * 20))
+	while [ $n -gt 0 ] && kill -0 "$PEER_PID" 2>/dev/null; do
+		sleep 0.05
+		n=$((n - 1))
+	done
+	if kill -0 "$PEER_PID" 2>/dev/null; then
+		say "tcp_peer.py still running ${1:-10} s after lcpipe ended: stopping it"
+		stop_pid "$PEER_PID"
+		PEER_RC=124
+		return 0
+	fi
 	wait "$PEER_PID"
 	PEER_RC=$?
 	return 0
@@ -312,13 +325,29 @@ print(v if isinstance(v, str) else json.dumps(v))' "$1" "$2"
 
 # pycheck WHAT [NAME=VALUE]... <<'PY' ... PY: Python assertions read from stdin.
 # They see A (the NAME=VALUE arguments as a dict of strings), J(name) (the JSON
-# file named by A[name]) and check(cond, msg[, detail]), which prints
+# file named by A[name]; {} and a failed check when it cannot be read), conn0(r)
+# (a tcp_app result's first connection, or NOCONN whose numbers are all -1) and
+# check(cond, msg[, detail]), which prints
 # "ok: msg" or "FAIL: msg: detail". Any failed check (or an exception) fails WHAT.
 PYCHECK_PRE='import json, sys
 A = dict(a.split("=", 1) for a in sys.argv[1:])
 BAD = []
 def J(name):
-    return json.load(open(A[name]))
+    try:
+        with open(A[name]) as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        check(False, "read %s" % A[name], e)
+        return {}
+# the first connection of a result, or one whose every number is -1 (checks fail
+# without exceptions when there is none)
+NOCONN = {"user": -1, "conn": -1, "peer": "", "lport": -1, "bytes_in": -1, "sha256_in": "",
+          "bytes_out": -1, "send_done": False, "last_reason": -1,
+          "events": dict.fromkeys(["connected", "accepted", "peer_closed", "closed", "reset",
+                                   "timeout", "error"], -1)}
+def conn0(r):
+    cs = r.get("connections") or []
+    return cs[0] if cs else NOCONN
 def check(cond, msg, detail=None):
     if cond:
         print("ok: " + msg)
@@ -347,8 +376,8 @@ pycheck() {
 report_common() {
 	pycheck "report $(basename "$REPORT")" rep="$REPORT" <<'PY' || show "$LOG"
 r = J("rep")
-check("tcp" in r["stages"] and len(r["stages"]["tcp"]["counters"]) > 0,
-      "report: the tcp stage has counters", r["stages"].get("tcp"))
+t = r.get("stages", {}).get("tcp", {})
+check(len(t.get("counters", {})) > 0, "report: the tcp stage has counters", t)
 check(r.get("leaked_objects") == 0, "report: leaked_objects == 0", r.get("leaked_objects"))
 PY
 }

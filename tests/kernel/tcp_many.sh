@@ -25,7 +25,7 @@ pycheck "$N connections" res="$RESULT" rep="$REPORT" peer="$PEER_OUT" n="$N" byt
 r, rep, p = J("res"), J("rep"), J("peer")
 n, b = int(A["n"]), int(A["bytes"])
 check(p.get("accepted") == n, "the kernel accepted %d connections" % n, p.get("accepted"))
-cs = r["connections"]
+cs = r.get("connections", [])
 check(len(cs) == n, "%d connections in the result" % n, len(cs))
 check(sorted(c["user"] for c in cs) == list(range(1, n + 1)), "users 1..%d" % n)
 bad = [c for c in cs if c["events"]["connected"] != 1]
@@ -43,7 +43,7 @@ byport = {k["peer_port"]: k["sha256"] for k in p.get("conns", [])}
 if all(c["lport"] for c in cs):
     bad = [c["user"] for c in cs if byport.get(c["lport"]) != c["sha256_in"]]
     check(not bad, "each connection got the pattern the server sent to its port", bad[:10])
-check(r["unknown_conn_events"] == 0, "no events for unknown connections", r["unknown_conn_events"])
+check(r.get("unknown_conn_events") == 0, "no events for unknown connections", r.get("unknown_conn_events"))
 PY
 report_common
 finish

@@ -22,7 +22,7 @@ if command -v ping >/dev/null; then
 	fi
 else
 	peer_start g ping --host $LC_IP --count 5 --interval 0.2 --wait 2
-	peer_wait
+	peer_wait 30
 	cat "$PEER_OUT"
 	if [ "$PEER_RC" -eq 0 ]; then
 		ok "ping (tcp_peer.py, raw socket): 5 of 5 replies"

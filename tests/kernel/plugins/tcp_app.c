@@ -33,12 +33,18 @@
  * such refusal ("refused_sends" in the result and the counter), which makes the
  * transfer fail: the tests assert refused_sends == 0. So a run must keep what
  * tcp_app pushes ahead of the peer's acks below tcp's send buffer (the tcp
- * stage's "sndbuf" option): pace with "rate_mbps" (a TSC token bucket over all
- * connections, 0 = flat out) and "burst_bytes" (at most that many bytes per
- * connection per poll()); with rate_mbps = 0 the whole file may be queued at once,
- * so use sndbuf >= file size then. "pool_reserve" keeps that many mbufs free in
- * the pool for the receive path (acks must still come in while tcp holds sent
- * data): when fewer are available, sending waits for the next poll.
+ * stage's "sndbuf" option, bytes queued including unacked ones). Two ways:
+ *  - "send_mbufs" = N > 0 (the robust one): SEND mbufs come from a pool of N
+ *    mbufs of tcp_app's own. The tcp stage keeps a SEND mbuf until its bytes are
+ *    acked and then frees it back to that pool, so at most N * seg_size bytes are
+ *    ever outstanding and an empty pool simply means "wait for acks" (counted in
+ *    pool_wait). Needs sndbuf >= send_mbufs * seg_size.
+ *  - otherwise SEND mbufs come from the engine's pool, paced only by "rate_mbps"
+ *    (a TSC token bucket over all connections, 0 = flat out); "pool_reserve"
+ *    keeps that many of the engine's mbufs free for the receive path (acks must
+ *    still come in while tcp holds sent data). With rate_mbps = 0 the whole file
+ *    may be queued at once, so use sndbuf >= file size then.
+ * Either way "burst_bytes" bounds the bytes per connection per poll().
  *
  * Re-entrancy: on one lcore, lcp_emit() to tcp runs tcp's process() at once,
  * which may deliver events to this stage's process() while poll() is still in
@@ -60,6 +66,7 @@
 
 #include <rte_common.h>
 #include <rte_cycles.h>
+#include <rte_errno.h>
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
@@ -127,6 +134,7 @@ struct tcp_app_conf {
 	uint32_t pool_reserve;
 	const char *start_file;
 	uint32_t delay_ms;
+	uint32_t send_mbufs;
 };
 
 static const struct lcp_opt tcp_app_opts[] = {
@@ -160,6 +168,8 @@ static const struct lcp_opt tcp_app_opts[] = {
 		       "emit the LISTEN/CONNECT commands only once this file exists; empty = at once"),
 	LCP_OPT_UINT(struct tcp_app_conf, delay_ms, "delay_ms", "0", 0, 3600000, 0,
 		     "emit the LISTEN/CONNECT commands this long after the first poll"),
+	LCP_OPT_UINT(struct tcp_app_conf, send_mbufs, "send_mbufs", "0", 0, 1 << 20, 0,
+		     "send mode: take SEND mbufs from a pool of this many of our own (tcp frees them when acked): at most send_mbufs * seg_size bytes outstanding; 0 = the engine's pool, paced by rate_mbps"),
 	LCP_OPT_END,
 };
 
@@ -185,7 +195,8 @@ struct tcp_app_conn {
 };
 
 struct tcp_app_ctx {
-	struct rte_mempool *pool;
+	struct rte_mempool *pool;      /* the engine's: commands (and SENDs without send_mbufs) */
+	struct rte_mempool *send_pool; /* send_mbufs > 0: SEND mbufs */
 	int mode;
 	uint32_t connect_addr; /* network order, 0 = none */
 	uint16_t connect_port;
@@ -487,6 +498,10 @@ tcp_app_free(struct tcp_app_ctx *x)
 		EVP_MD_CTX_free(x->conns[i].md);
 	if (x->file != NULL)
 		munmap((void *)(uintptr_t)x->file, x->file_len);
+	/* a pool whose mbufs are still out (tcp's fini runs after ours) is left to
+	 * the engine's leak check rather than freed under them */
+	if (x->send_pool != NULL && rte_mempool_in_use_count(x->send_pool) == 0)
+		rte_mempool_free(x->send_pool);
 	rte_free(x->buckets);
 	rte_free(x);
 }
@@ -587,6 +602,21 @@ tcp_app_init(struct lcp_stage *st, const void *conf, void **ctx)
 		if (rc != 0) {
 			tcp_app_free(x);
 			return rc;
+		}
+	}
+	if (c->mode == TCP_APP_SEND && c->send_mbufs > 0) {
+		char name[RTE_MEMPOOL_NAMESIZE];
+
+		snprintf(name, sizeof(name), "tapp_%.18s", lcp_stage_name(st));
+		x->send_pool = rte_pktmbuf_pool_create(name, c->send_mbufs,
+						       RTE_MIN(256u, c->send_mbufs / 2), 0,
+						       rte_pktmbuf_data_room_size(pool),
+						       lcp_stage_socket(st));
+		if (x->send_pool == NULL) {
+			lcp_log(st, LCP_LOG_ERR, "cannot create the send pool of %" PRIu32 " mbufs: %s",
+				c->send_mbufs, rte_strerror(rte_errno));
+			tcp_app_free(x);
+			return -ENOMEM;
 		}
 	}
 	if (c->connect[0] != '\0') {
@@ -737,6 +767,7 @@ static unsigned
 tcp_app_send_pass(struct lcp_stage *st, struct tcp_app_ctx *x)
 {
 	struct rte_mbuf *ms[TCP_APP_BATCH];
+	struct rte_mempool *pool = x->send_pool != NULL ? x->send_pool : x->pool;
 	uint64_t budget = UINT64_MAX;
 	unsigned work = 0;
 
@@ -768,15 +799,28 @@ tcp_app_send_pass(struct lcp_stage *st, struct tcp_app_ctx *x)
 			uint32_t k = (uint32_t)RTE_MIN((uint64_t)TCP_APP_BATCH,
 						       (left + x->seg_size - 1) / x->seg_size);
 
-			if (x->pool_reserve != 0 &&
+			if (x->send_pool == NULL && x->pool_reserve != 0 &&
 			    rte_mempool_avail_count(x->pool) < k + x->pool_reserve) {
 				lcp_count(st, TCP_APP_POOL_WAIT, 1);
 				return work;
 			}
-			if (rte_pktmbuf_alloc_bulk(x->pool, ms, k) != 0) {
-				x->alloc_fail++;
-				lcp_count(st, TCP_APP_ALLOC_FAIL, 1);
-				return work;
+			if (rte_pktmbuf_alloc_bulk(pool, ms, k) != 0) {
+				/* our own pool: take what there is (fewer than k; some
+				 * may sit in another lcore's cache) */
+				unsigned avail = x->send_pool != NULL ? rte_mempool_avail_count(pool) : 0;
+
+				if (avail == 0 || avail >= k ||
+				    rte_pktmbuf_alloc_bulk(pool, ms, avail) != 0) {
+					if (x->send_pool != NULL) {
+						/* all our SEND mbufs in flight: wait for acks */
+						lcp_count(st, TCP_APP_POOL_WAIT, 1);
+					} else {
+						x->alloc_fail++;
+						lcp_count(st, TCP_APP_ALLOC_FAIL, 1);
+					}
+					return work;
+				}
+				k = avail;
 			}
 			for (uint32_t j = 0; j < k; j++) {
 				uint16_t len = (uint16_t)RTE_MIN((uint64_t)x->seg_size, left - bytes);
