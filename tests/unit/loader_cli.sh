@@ -12,6 +12,8 @@ set -u
 
 : "${top_srcdir:?run from make check, or set top_srcdir and top_builddir}"
 : "${top_builddir:?run from make check, or set top_srcdir and top_builddir}"
+abi_minor=$(sed -n 's/^#define LCP_ABI_MINOR \([0-9]*\).*/\1/p' "$top_srcdir/framework/include/lcp/plugin.h")
+[ -n "$abi_minor" ] || { echo "FAIL: cannot read LCP_ABI_MINOR from lcp/plugin.h"; exit 1; }
 LCPIPE=${LCPIPE:-$top_builddir/framework/lcpipe}
 tp=$top_builddir/tests/plugins
 work=$top_builddir/tests/unit/scratch-loader-cli
@@ -55,7 +57,7 @@ rc=$?
 
 cat >"$work/refused.want" <<EOF
 $hdr/abi_major.so: refused: ABI major version: expected 1, found 2
-$hdr/abi_minor.so: refused: ABI minor version: expected at most 1, found 2 (plugin built for a newer lcpipe)
+$hdr/abi_minor.so: refused: ABI minor version: expected at most $abi_minor, found $((abi_minor + 1)) (plugin built for a newer lcpipe)
 $hdr/bad_kind.so: refused: kind: expected 1..4 (stage, counters, pool, batch), found 9
 $hdr/bad_magic.so: refused: bad magic: expected 0x3150434c, found 0xdeadbeef
 $hdr/bad_name.so: refused: name: expected [a-z0-9_]{1,31}, found "Test-Bad.Name"
@@ -146,7 +148,7 @@ rc=$?
 cat >"$work/check.want" <<EOF
 error: stages[0].plugin: "test_bad_magic": $hdr/bad_magic.so: refused: bad magic: expected 0x3150434c, found 0xdeadbeef
 error: stages[1].plugin: "test_dup": $dup/dup_a.so: refused: duplicate plugin name "test_dup" (also declared by $dup/dup_b.so)
-error: stages[2].plugin: "test_abi_minor": $hdr/abi_minor.so: refused: ABI minor version: expected at most 1, found 2 (plugin built for a newer lcpipe)
+error: stages[2].plugin: "test_abi_minor": $hdr/abi_minor.so: refused: ABI minor version: expected at most $abi_minor, found $((abi_minor + 1)) (plugin built for a newer lcpipe)
 error: stages[3].plugin: "test_exec": $notso/pie.so: refused: dlopen failed: $notso/pie.so: cannot dynamically load position-independent executable
 error: stages[4].plugin: "test_undef": $open/undef.so: refused: dlopen failed: $open/undef.so: undefined symbol: lcp_test_no_such_function
 $work/refused.json: 5 errors
