@@ -9,13 +9,19 @@
 #                                 ^ data / app v                 tcp_peer.py
 #                                 tcp_app
 #
+# With topo_routed (tcp_loss.sh), the kernel peer lives in a second namespace
+# lcpt<pid>p (10.77.1.1/24) behind a veth pair, and the first namespace routes
+# between it and the tap (10.77.1.254 / 10.77.0.1; lcpipe's tcp stage gets
+# gateway 10.77.0.1): there nftables can drop segments in the forward hook, which
+# is a loss neither TCP sees locally (see nft_drop_every).
+#
 # net_tap creates lcpt0 in the namespace lcpipe runs in; it exists only while
 # lcpipe runs, so every run waits for it, gives it 10.77.0.1/24 (IPv6 off, so no
 # router solicitations reach the stack) and only then lets tcp_app open its
 # connections: tcp_app's "start_file" option names a file this library creates
 # once the tap is configured.
 #
-# Provides: tcp_conf (a whole lcpipe config from tcp_app/tcp options),
+# Provides: topo_routed, tcp_conf (a whole lcpipe config from tcp_app/tcp options),
 # run_lcpipe / wait_tap / tap_up / lcpipe_wait, peer_start / peer_wait
 # (tcp_peer.py in the namespace), nft_drop_every / nft_dropped (kernel-side loss
 # with nftables), json_get and pycheck (assertions on the JSON files with
@@ -49,6 +55,9 @@ TAP=lcpt0
 K_IP=10.77.0.1  # the kernel's end of the tap
 LC_IP=10.77.0.2 # lcpipe's tcp stage
 NS=lcpt$$
+NS_PEER=$NS # where tcp_peer.py runs: the same namespace, or lcpt<pid>p (topo_routed)
+PEER_IP=$K_IP # the kernel peer's address
+TCP_GW=""     # JSON member for the tcp stage: the gateway in topo_routed
 DURATION=${DURATION:-60} # engine.duration of each run (a bound, not the expected time)
 
 FAILS=0
@@ -89,6 +98,7 @@ cleanup() {
 		fi
 	done
 	ip netns del "$NS" 2>/dev/null
+	[ "$NS_PEER" != "$NS" ] && ip netns del "$NS_PEER" 2>/dev/null
 	if [ "${LCP_TEST_KEEP:-0}" = 1 ]; then
 		echo "LCP_TEST_KEEP=1: keeping $W"
 	else
@@ -116,6 +126,33 @@ nsx ip link set lo up
 # IPv6 off for every interface made from now on (the tap): nothing but IPv4 and
 # ARP reaches the stack
 nsx sysctl -qw net.ipv6.conf.default.disable_ipv6=1 net.ipv6.conf.all.disable_ipv6=1 2>/dev/null
+
+nsp() { ip netns exec "$NS_PEER" "$@"; }
+
+# topo_routed: move the kernel peer behind a router (see the top of this file).
+# Offloads off on the veth pair, so that the forward hook sees (and drops) single
+# MSS-sized segments rather than whole GSO/GRO bursts.
+topo_routed() {
+	NS_PEER=${NS}p
+	ip netns add "$NS_PEER" 2>/dev/null || skip "cannot create a second network namespace"
+	nsp ip link set lo up
+	nsp sysctl -qw net.ipv6.conf.default.disable_ipv6=1 net.ipv6.conf.all.disable_ipv6=1 2>/dev/null
+	nsx ip link add vA type veth peer name vB netns "$NS_PEER" || skip "cannot make a veth pair"
+	nsx ip addr add 10.77.1.254/24 dev vA
+	nsx ip link set vA up
+	nsp ip addr add 10.77.1.1/24 dev vB
+	nsp ip link set vB up
+	nsp ip route add default via 10.77.1.254
+	nsx sysctl -qw net.ipv4.ip_forward=1
+	if command -v ethtool >/dev/null; then
+		nsx ethtool -K vA tso off gso off gro off >/dev/null 2>&1
+		nsp ethtool -K vB tso off gso off gro off >/dev/null 2>&1
+	else
+		say "note: no ethtool: the forward hook may see GSO bursts (a drop then loses several segments)"
+	fi
+	PEER_IP=10.77.1.1
+	TCP_GW='"gateway": "'$K_IP'"'
+}
 
 say() { printf '%s\n' "$*"; }
 ok() { printf 'ok: %s\n' "$*"; }
@@ -146,11 +183,13 @@ show() {
 # whole config: port_ethdev on net_tap0 (iface lcpt0), the tcp stage at
 # 10.77.0.2/24, tcp_app with APP_OPTIONS (JSON members, without braces) plus
 # "result": $W/TAG.result.json and "start_file": $W/TAG.go; TCP_OPTIONS and
-# ENGINE_OPTIONS are more JSON members for the tcp stage and the engine.
+# ENGINE_OPTIONS are more JSON members for the tcp stage and the engine (with
+# topo_routed the tcp stage also gets "gateway").
 # Sets CONF, RESULT, REPORT, LOG, GO.
 tcp_conf() {
 	local tag=$1 app=$2 tcpo=${3:-} eng=${4:-}
 	N_RUN=$((N_RUN + 1))
+	[ -n "$TCP_GW" ] && tcpo=${tcpo:+$tcpo, }$TCP_GW
 	CONF=$W/$tag.json
 	RESULT=$W/$tag.result.json
 	REPORT=$W/$tag.report.json
@@ -240,7 +279,7 @@ expect_lc_rc() {
 }
 
 # peer_start TAG SUBCOMMAND ARGS...: tcp_peer.py in the namespace, in the
-# background, stdout in $W/TAG.peer.json; for a server (serve-*), waits up to 10 s
+# background (in $NS_PEER), stdout in $W/TAG.peer.json; for a server (serve-*), waits up to 10 s
 # until it listens (--ready-file). Sets PEER_PID, PEER_OUT, PEER_ERR.
 peer_start() {
 	local tag=$1 sub=$2 n=200
@@ -251,7 +290,7 @@ peer_start() {
 	serve-*) set -- "$@" --ready-file "$W/$tag.ready" ;;
 	esac
 	say "+ tcp_peer.py $sub $*"
-	nsx "$PY" "$PEER" "$sub" "$@" >"$PEER_OUT" 2>"$PEER_ERR" </dev/null &
+	nsp "$PY" "$PEER" "$sub" "$@" >"$PEER_OUT" 2>"$PEER_ERR" </dev/null &
 	PEER_PID=$!
 	PIDS="$PIDS $PEER_PID"
 	case $sub in
@@ -287,30 +326,50 @@ peer_wait() {
 	return 0
 }
 
-# nft_drop_every N: drop every Nth TCP segment in each direction on the tap
-# (its own "numgen inc" per direction): kernel -> lcpipe in the output hook,
-# lcpipe -> kernel in the input hook. The table stays for the rest of the test.
+# nft_drop_every N: drop every Nth TCP segment in each direction between lcpipe
+# and the kernel peer (each direction its own "numgen inc" counter); the table
+# stays for the rest of the test.
+#  - one namespace: lcpipe -> kernel in the input hook (a real loss: the kernel's
+#    TCP never sees the segment, lcpipe's stack must retransmit), kernel -> lcpipe
+#    in the output hook. Beware: a drop in the output hook is reported to the
+#    kernel's TCP (ip_queue_xmit fails), which just sends the segment again, so
+#    lcpipe's stack never sees a gap in that direction.
+#  - topo_routed: both directions in the forward hook of the router namespace,
+#    invisible to both TCPs: real loss both ways.
 nft_drop_every() {
-	nsx nft -f - <<NFT
+	if [ "$NS_PEER" != "$NS" ]; then
+		nsx nft -f - <<NFT
 table inet lcpt_loss {
-	chain in {
-		type filter hook input priority 0; policy accept;
-		iifname "$TAP" meta l4proto tcp numgen inc mod $1 == 0 counter drop
-	}
-	chain out {
-		type filter hook output priority 0; policy accept;
-		oifname "$TAP" meta l4proto tcp numgen inc mod $1 == 0 counter drop
+	chain lossfw {
+		type filter hook forward priority 0; policy accept;
+		iifname "$TAP" meta l4proto tcp numgen inc mod $1 == 0 counter drop comment "to_kernel"
+		oifname "$TAP" meta l4proto tcp numgen inc mod $1 == 0 counter drop comment "to_lcpipe"
 	}
 }
 NFT
+	else
+		nsx nft -f - <<NFT
+table inet lcpt_loss {
+	chain in {
+		type filter hook input priority 0; policy accept;
+		iifname "$TAP" meta l4proto tcp numgen inc mod $1 == 0 counter drop comment "to_kernel"
+	}
+	chain out {
+		type filter hook output priority 0; policy accept;
+		oifname "$TAP" meta l4proto tcp numgen inc mod $1 == 0 counter drop comment "to_lcpipe"
+	}
+}
+NFT
+	fi
 }
 
-# nft_dropped: "IN OUT", packets dropped so far by the two rules
+# nft_dropped: "TO_KERNEL TO_LCPIPE", segments dropped so far by the two rules
 nft_dropped() {
-	local i o
-	i=$(nsx nft list chain inet lcpt_loss in 2>/dev/null | sed -n 's/.*counter packets \([0-9]*\).*/\1/p')
-	o=$(nsx nft list chain inet lcpt_loss out 2>/dev/null | sed -n 's/.*counter packets \([0-9]*\).*/\1/p')
-	echo "${i:-0} ${o:-0}"
+	local t k l
+	t=$(nsx nft list table inet lcpt_loss 2>/dev/null)
+	k=$(printf '%s\n' "$t" | sed -n 's/.*counter packets \([0-9]*\).*"to_kernel".*/\1/p')
+	l=$(printf '%s\n' "$t" | sed -n 's/.*counter packets \([0-9]*\).*"to_lcpipe".*/\1/p')
+	echo "${k:-0} ${l:-0}"
 }
 
 # json_get FILE EXPR: print EXPR, a Python expression over the parsed file `j`

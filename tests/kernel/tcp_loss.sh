@@ -1,12 +1,15 @@
 #!/bin/bash
-# L2 (e): loss. nftables in the namespace drops every 50th TCP segment in each
-# direction on the tap (nft_drop_every 50), then
+# L2 (e): loss. The kernel peer sits behind a router namespace (topo_routed in
+# tcp_lib.sh) whose nftables forward hook drops every 50th TCP segment in each
+# direction (nft_drop_every 50): a real loss for both TCPs. Then
 #   (a) the kernel sends 32 MiB to tcp_app (recv), as tcp_recv.sh;
 #   (b) tcp_app sends 16 MiB to the kernel (send), as tcp_send.sh.
 # Asserts, for each: lcpipe exits 0; the bytes that arrived are exactly the file
-# (count and SHA-256); the nft rules did drop segments; leaked_objects == 0.
-# For (b), the tcp stage's counter tcp_retransmits is > 0 (it lost data
-# segments and had to send them again); for (a) it is reported.
+# (count and SHA-256); nft did drop segments in the sender's direction; no reset
+# or timeout; leaked_objects == 0. For (b), the tcp stage's counter
+# tcp_retransmits is > 0 (it lost data segments and sent them again); for (a) it
+# is reported, and the stage queued out-of-order segments (tcp_ooo_segs > 0: the
+# loss did reach it).
 . "$(dirname "$0")/tcp_lib.sh"
 
 RECV=${TCP_LOSS_RECV_BYTES:-33554432}
@@ -15,14 +18,15 @@ DROP=${TCP_LOSS_EVERY:-50}
 DURATION=${DURATION_LOSS:-60}
 SNDBUF=${TCP_SNDBUF:-8388608}   # >= SEND_MBUFS * 1400, see tcp_send.sh
 SEND_MBUFS=${TCP_SEND_MBUFS:-4096}
+topo_routed
 nft_drop_every "$DROP" || { fail "nft: cannot install the drop rules"; finish; }
-ok "nft drops every ${DROP}th TCP segment in each direction on $TAP"
+ok "nft drops every ${DROP}th TCP segment in each direction (forward hook)"
 
 say "== (a) kernel -> lcpipe, $RECV bytes"
 head -c "$RECV" /dev/urandom >"$W/fa" || { fail "cannot make the file"; finish; }
 SHA=$(sha256sum "$W/fa" | cut -d' ' -f1)
 peer_start la serve-send --port 5011 --file "$W/fa" --timeout $((DURATION + 20)) || finish
-tcp_conf la '"mode": "recv", "connect": "10.77.0.1:5011", "expect": 1'
+tcp_conf la "\"mode\": \"recv\", \"connect\": \"$PEER_IP:5011\", \"expect\": 1"
 d0=$(nft_dropped)
 lcpipe_start || finish
 lcpipe_wait
@@ -30,19 +34,22 @@ peer_wait
 d1=$(nft_dropped)
 expect_lc_rc 0
 [ "$PEER_RC" -eq 0 ] || { fail "serve-send exited $PEER_RC"; show "$PEER_OUT" "$PEER_ERR"; }
-say "nft dropped (in out): before $d0, after $d1"
+say "nft dropped (to kernel, to lcpipe): before $d0, after $d1"
 pycheck "(a) recv with loss" res="$RESULT" rep="$REPORT" size="$RECV" sha="$SHA" d0="$d0" d1="$d1" <<'PY' || show "$LOG"
 r, rep = J("res"), J("rep")
 size, sha = int(A["size"]), A["sha"]
 d0, d1 = [int(v) for v in A["d0"].split()], [int(v) for v in A["d1"].split()]
-check(d1[1] - d0[1] > 0, "nft dropped kernel -> lcpipe segments", (d0, d1))
+check(d1[1] - d0[1] > 0, "nft dropped kernel -> lcpipe segments: %d" % (d1[1] - d0[1]), (d0, d1))
 c = conn0(r)
 check(c["bytes_in"] == size and c["sha256_in"] == sha, "received exactly the file (%d bytes, sha256)" % size,
       (c["bytes_in"], c["sha256_in"]))
 check(c["events"]["reset"] == 0 and c["events"]["timeout"] == 0, "no reset / timeout", c["events"])
 t = rep.get("stages", {}).get("tcp", {}).get("counters", {})
 check("tcp_retransmits" in t, "the tcp stage counts tcp_retransmits", sorted(t))
-print("info: tcp_retransmits =", t.get("tcp_retransmits"))
+check(t.get("tcp_ooo_segs", 0) > 0, "the tcp stage queued out-of-order segments (the loss reached it)",
+      t.get("tcp_ooo_segs"))
+print("info: tcp_retransmits %s, tcp_ooo_segs %s, drop_tcp_ooo_limit %s" % (
+      t.get("tcp_retransmits"), t.get("tcp_ooo_segs"), t.get("drop_tcp_ooo_limit")))
 PY
 report_common
 
@@ -50,7 +57,7 @@ say "== (b) lcpipe -> kernel, $SEND bytes"
 head -c "$SEND" /dev/urandom >"$W/fb" || { fail "cannot make the file"; finish; }
 SHA=$(sha256sum "$W/fb" | cut -d' ' -f1)
 peer_start lb serve-recv --port 5012 --conns 1 --timeout $((DURATION + 20)) || finish
-tcp_conf lb "\"mode\": \"send\", \"connect\": \"10.77.0.1:5012\", \"expect\": 1, \"file\": \"$W/fb\", \"send_mbufs\": $SEND_MBUFS" \
+tcp_conf lb "\"mode\": \"send\", \"connect\": \"$PEER_IP:5012\", \"expect\": 1, \"file\": \"$W/fb\", \"send_mbufs\": $SEND_MBUFS" \
 	"\"sndbuf\": $SNDBUF"
 d0=$(nft_dropped)
 lcpipe_start || finish
@@ -59,12 +66,12 @@ peer_wait
 d1=$(nft_dropped)
 expect_lc_rc 0
 [ "$PEER_RC" -eq 0 ] || { fail "serve-recv exited $PEER_RC"; show "$PEER_OUT" "$PEER_ERR"; }
-say "nft dropped (in out): before $d0, after $d1"
+say "nft dropped (to kernel, to lcpipe): before $d0, after $d1"
 pycheck "(b) send with loss" res="$RESULT" rep="$REPORT" peer="$PEER_OUT" size="$SEND" sha="$SHA" d0="$d0" d1="$d1" <<'PY' || show "$LOG"
 r, rep, p = J("res"), J("rep"), J("peer")
 size, sha = int(A["size"]), A["sha"]
 d0, d1 = [int(v) for v in A["d0"].split()], [int(v) for v in A["d1"].split()]
-check(d1[0] - d0[0] > 0, "nft dropped lcpipe -> kernel segments", (d0, d1))
+check(d1[0] - d0[0] > 0, "nft dropped lcpipe -> kernel segments: %d" % (d1[0] - d0[0]), (d0, d1))
 k = (p.get("conns") or [{}])[0]
 check(k.get("bytes") == size and k.get("sha256") == sha and k.get("eof"),
       "the kernel received exactly the file (%d bytes, sha256) and EOF" % size, k)
@@ -73,6 +80,8 @@ check(r.get("refused_sends") == 0, "no SEND refused by tcp (ENOBUFS)", r.get("re
 check(c["events"]["reset"] == 0 and c["events"]["timeout"] == 0, "no reset / timeout", c["events"])
 t = rep.get("stages", {}).get("tcp", {}).get("counters", {})
 check(t.get("tcp_retransmits", 0) > 0, "the tcp stage retransmitted (tcp_retransmits > 0)", t.get("tcp_retransmits"))
+print("info: tcp_retransmits %s, tcp_fast_retransmits %s, tcp_rto_expired %s, run %.1f s" % (
+      t.get("tcp_retransmits"), t.get("tcp_fast_retransmits"), t.get("tcp_rto_expired"), rep.get("duration_s", 0)))
 PY
 report_common
 finish

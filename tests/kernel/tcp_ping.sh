@@ -2,14 +2,15 @@
 # L2 (g): the stack answers ICMP echo. lcpipe runs port_ethdev + tcp + tcp_app
 # (listening on 7001, nothing connects); the kernel pings 10.77.0.2 five times,
 # 0.2 s apart, 2 s wait each (iputils ping, or tcp_peer.py ping over a raw socket
-# when ping is not installed); then lcpipe is stopped with SIGINT.
+# when ping is not installed, or TCP_PING_PY=1); then lcpipe is stopped with
+# SIGINT.
 # Asserts: 5 of 5 replies (0 % loss); lcpipe exits 0; leaked_objects == 0.
 . "$(dirname "$0")/tcp_lib.sh"
 
 DURATION=${DURATION_PING:-30}
 tcp_conf g '"mode": "recv", "listen": 7001'
 lcpipe_start || finish
-if command -v ping >/dev/null; then
+if command -v ping >/dev/null && [ -z "${TCP_PING_PY:-}" ]; then
 	say "+ ping -c 5 -i 0.2 -W 2 $LC_IP"
 	nsx ping -c 5 -i 0.2 -W 2 $LC_IP >"$W/ping.out" 2>&1
 	prc=$?

@@ -22,15 +22,15 @@
  *    from the next poll(), so tcp never sees a command re-entrantly from the event
  *    it is delivering (echo SENDs are emitted at the end of the burst).
  *  - When "expect" connections have reached a terminal event (CLOSED, RESET,
- *    TIMEOUT, or ERROR on a connection), it asks the engine to end the run
- *    (lcp_stage_request_stop, reason "tcp_app: done").
+ *    TIMEOUT, or the ERROR of a CONNECT that failed: conn 0), it asks the engine
+ *    to end the run (lcp_stage_request_stop, reason "tcp_app: done"). An ERROR
+ *    on a live connection (a refused command) does not end it (doc/tcp.md).
  *  - "result": a JSON file, written at stop() and re-written at fini() if events
  *    arrived after stop() (see tcp_app_write_result for its shape).
  *
  * Send pacing. The tcp stage does not tell the application about acks; a SEND
- * beyond its send buffer is refused with an ERROR event, reason ENOBUFS, and per
- * lcp/stream.h an ERROR with conn != 0 ends the connection. tcp_app counts every
- * such refusal ("refused_sends" in the result and the counter), which makes the
+ * beyond its send buffer is refused with an ERROR event, reason ENOBUFS: those
+ * bytes are lost to the stream. tcp_app counts every such refusal ("refused_sends" in the result and the counter), which makes the
  * transfer fail: the tests assert refused_sends == 0. So a run must keep what
  * tcp_app pushes ahead of the peer's acks below tcp's send buffer (the tcp
  * stage's "sndbuf" option, bytes queued including unacked ones). Two ways:
@@ -151,7 +151,7 @@ static const struct lcp_opt tcp_app_opts[] = {
 	LCP_OPT_STRING(struct tcp_app_conf, result, "result", "\"\"", 0, 4095, 0,
 		       "JSON result file written at stop (per connection bytes, SHA-256, events); empty = none"),
 	LCP_OPT_UINT(struct tcp_app_conf, expect, "expect", "0", 0, 1000000, 0,
-		     "end the run once this many connections reached CLOSED/RESET/TIMEOUT/ERROR; 0 = never"),
+		     "end the run once this many connections reached CLOSED/RESET/TIMEOUT (or their CONNECT failed); 0 = never"),
 	LCP_OPT_BOOL(struct tcp_app_conf, close_on_peer_close, "close_on_peer_close", "true",
 		     "CLOSE a connection when the peer closed it (send mode: after the whole file)"),
 	LCP_OPT_UINT(struct tcp_app_conf, rate_mbps, "rate_mbps", "0", 0, 100000, 0,
@@ -943,10 +943,14 @@ tcp_app_event(struct lcp_stage *st, struct tcp_app_ctx *x, struct rte_mbuf *m)
 			x->refused_sends++;
 			lcp_count(st, TCP_APP_REFUSED_SENDS, 1);
 		}
-		lcp_log(st, LCP_LOG_NOTICE, "connection %" PRIu32 " (user %" PRIu32 "): error %s",
-			md->conn, c->user, strerror(md->reason));
-		/* dead if conn != 0; with conn 0 this is our CONNECT that failed */
-		tcp_app_terminal(st, x, c);
+		if (c->ev[ev] <= 3)
+			lcp_log(st, LCP_LOG_NOTICE, "connection %" PRIu32 " (user %" PRIu32 "): error %s",
+				md->conn, c->user, strerror(md->reason));
+		/* conn 0: our CONNECT failed, there is no connection. Otherwise a
+		 * command failed (doc/tcp.md: SEND refused with ENOBUFS, ...) and
+		 * the connection lives on; its end is a CLOSED/RESET/TIMEOUT. */
+		if (md->conn == 0)
+			tcp_app_terminal(st, x, c);
 		break;
 	}
 }
