@@ -1,0 +1,79 @@
+# tests/stack.mk — L0 suites for libstk (stack/), no DPDK, no EAL: fake buffers,
+# fake clock, fake tx through the ops table (tests/stack/harness.[ch]).
+# Included by tests/Makefile.am.
+#
+#   stack/test_arp        Check: ARP replies, resolution + pending queue, retries,
+#                         refresh/expiry, gratuitous, static neighbours, bad ARP
+#   stack/test_ip4        Check: Ethernet/IPv4 drops (one counter each), padding,
+#                         options, ICMP echo, checksum offload flags, config checks
+#   stack/test_tcp_in     Check: handshakes and options, sequence wrap, OOO in any
+#                         order, duplicates, SACK blocks, ACK policy, RFC 5961
+#                         RST/SYN/ACK checks, malformed and truncated segments,
+#                         OOO limits under a flood, closed ports
+#   stack/test_tcp_out    Check: MSS-sized segments, peer window, cwnd, fast
+#                         retransmit + NewReno, sndbuf, FIN/TIME_WAIT, persist
+#   stack/test_tcp_timer  Check: RTO (initial, backoff, max, Karn), SYN retries,
+#                         keepalive, FIN_WAIT_2 on a fake clock
+#   stack/test_tcp_pair   Check: two stacks on a lossy in-memory wire, 4 MiB + 1 MiB
+#
+# `make check-valgrind-stack` runs the same suites under valgrind (CK_FORK=no).
+
+stack_check_cppflags = -I$(top_srcdir)/stack/include -I$(srcdir)/stack $(CHECK_CFLAGS)
+stack_check_cflags = $(AM_CFLAGS_COMMON)
+stack_check_ldadd = $(top_builddir)/stack/libstk.la $(CHECK_LIBS)
+stack_harness = stack/harness.c stack/harness.h
+
+stack_tests = stack/test_arp stack/test_ip4 stack/test_tcp_in stack/test_tcp_out \
+	stack/test_tcp_timer stack/test_tcp_pair
+
+if HAVE_CHECK
+check_PROGRAMS += $(stack_tests)
+TESTS += $(stack_tests)
+endif
+
+stack_test_arp_SOURCES = stack/test_arp.c $(stack_harness)
+stack_test_arp_CPPFLAGS = $(stack_check_cppflags)
+stack_test_arp_CFLAGS = $(stack_check_cflags)
+stack_test_arp_LDADD = $(stack_check_ldadd)
+
+stack_test_ip4_SOURCES = stack/test_ip4.c $(stack_harness)
+stack_test_ip4_CPPFLAGS = $(stack_check_cppflags)
+stack_test_ip4_CFLAGS = $(stack_check_cflags)
+stack_test_ip4_LDADD = $(stack_check_ldadd)
+
+stack_test_tcp_in_SOURCES = stack/test_tcp_in.c $(stack_harness)
+stack_test_tcp_in_CPPFLAGS = $(stack_check_cppflags)
+stack_test_tcp_in_CFLAGS = $(stack_check_cflags)
+stack_test_tcp_in_LDADD = $(stack_check_ldadd)
+
+stack_test_tcp_out_SOURCES = stack/test_tcp_out.c $(stack_harness)
+stack_test_tcp_out_CPPFLAGS = $(stack_check_cppflags)
+stack_test_tcp_out_CFLAGS = $(stack_check_cflags)
+stack_test_tcp_out_LDADD = $(stack_check_ldadd)
+
+stack_test_tcp_timer_SOURCES = stack/test_tcp_timer.c $(stack_harness)
+stack_test_tcp_timer_CPPFLAGS = $(stack_check_cppflags)
+stack_test_tcp_timer_CFLAGS = $(stack_check_cflags)
+stack_test_tcp_timer_LDADD = $(stack_check_ldadd)
+
+stack_test_tcp_pair_SOURCES = stack/test_tcp_pair.c $(stack_harness)
+stack_test_tcp_pair_CPPFLAGS = $(stack_check_cppflags)
+stack_test_tcp_pair_CFLAGS = $(stack_check_cflags)
+stack_test_tcp_pair_LDADD = $(stack_check_ldadd)
+
+# every suite under valgrind (CK_FORK=no: one process per suite). A memory
+# error or a definite leak exits 99 and is reported apart from failed checks.
+check-valgrind-stack: $(stack_tests)
+	@if test -z "$(VALGRIND)"; then echo "valgrind not found"; exit 77; fi; \
+	vg=0; ck=0; for t in $(stack_tests); do \
+	  echo "== valgrind $$t"; \
+	  CK_FORK=no CK_TIMEOUT_MULTIPLIER=40 $(LIBTOOL) --mode=execute $(VALGRIND) --quiet \
+	    --leak-check=full --errors-for-leak-kinds=definite --error-exitcode=99 \
+	    ./$$t; rc=$$?; \
+	  if test $$rc = 99; then echo "VALGRIND ERRORS: $$t"; vg=1; \
+	  elif test $$rc != 0; then echo "check failures (see above): $$t"; ck=1; fi; \
+	done; \
+	if test $$vg = 1; then exit 1; fi; \
+	if test $$ck = 1; then echo "valgrind clean; some checks failed"; exit 2; fi; \
+	echo "valgrind clean; all checks passed"
+.PHONY: check-valgrind-stack
