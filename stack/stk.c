@@ -34,8 +34,8 @@ stk_config_init(struct stk_config *c)
 	c->max_conns = 1024;
 	c->rcvbuf = 1u << 20;
 	c->sndbuf = 1u << 20;
-	c->ooo_max_bytes = 256u << 10;
-	c->ooo_max_segs = 256;
+	c->ooo_max_bytes = 1u << 20;
+	c->ooo_max_segs = 1024;
 	c->time_wait_ms = 1000;
 	c->fin_wait2_ms = 60000;
 	c->delack_ms = 10;

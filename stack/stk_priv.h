@@ -151,7 +151,7 @@ struct stk_listener {
 struct stk_tcp_opts {
 	uint16_t mss;
 	uint8_t wscale;
-	bool has_mss, has_ws, sack_perm, has_ts;
+	bool has_mss, has_ws, sack_perm, has_ts, has_sack;
 	uint32_t tsval, tsecr;
 };
 

@@ -75,8 +75,11 @@ stk_tcp_parse_opts(const uint8_t *p, unsigned len, struct stk_tcp_opts *o)
 			o->tsval = stk_get32(p + 2);
 			o->tsecr = stk_get32(p + 6);
 			break;
+		case STK_TCPOPT_SACK:
+			o->has_sack = true; /* blocks unused: recovery is NewReno */
+			break;
 		default:
-			break; /* SACK blocks (we do not use the peer's) and unknown kinds */
+			break; /* unknown kinds */
 		}
 		p += l;
 		len -= l;
@@ -495,8 +498,9 @@ process_ack(struct stk *st, struct stk_tcb *c, struct seg *s)
 				return false;
 		}
 	} else if (ack == c->snd_una && s->seglen == 0 && c->snd_max != c->snd_una &&
-		   (s->win << c->snd_wscale) == c->snd_wnd) {
-		/* duplicate ACK (RFC 5681 2) */
+		   ((s->win << c->snd_wscale) == c->snd_wnd || s->o.has_sack)) {
+		/* duplicate ACK (RFC 5681 2); one carrying SACK blocks reports
+		 * out-of-order arrivals even when the window moved (RFC 6675) */
 		STK_CTR(st, TCP_DUP_ACKS_IN);
 		c->stats.dup_acks_in++;
 		if (++c->dupacks == 3 && !(c->flags & TF_INRECOVERY) && SEQ_GT(ack, c->recover - 1)) {

@@ -37,7 +37,7 @@ enum lcp_stream_ev {
 	LCP_STREAM_EV_CLOSED = 5,      /* both directions closed; the id is dead */
 	LCP_STREAM_EV_RESET = 6,       /* RST received (reason ECONNRESET or ECONNREFUSED); dead */
 	LCP_STREAM_EV_TIMEOUT = 7,     /* retransmissions or keepalive gave up; dead */
-	LCP_STREAM_EV_ERROR = 8,       /* a command failed (reason = errno); dead if conn != 0 */
+	LCP_STREAM_EV_ERROR = 8,       /* a command failed (reason = errno); the connection, if any, lives on */
 };
 
 enum lcp_stream_cmd {
