@@ -130,7 +130,9 @@ struct stk_tcb {
 	struct stk_seg_node *ooo;
 	uint32_t ooo_bytes;
 	unsigned ooo_segs;
-	uint32_t sack_last_seq, sack_last_end; /* most recent OOO block (RFC 2018 order) */
+#define STK_SACK_HIST 4
+	uint32_t sack_hist[STK_SACK_HIST]; /* starts of the latest OOO arrivals, newest first */
+	unsigned n_sack_hist;
 
 	/* neighbour cache hint */
 	unsigned arp_idx;

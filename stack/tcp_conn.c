@@ -287,6 +287,7 @@ stk_tcp_connect(struct stk *st, uint32_t ip, uint16_t port, uint64_t user)
 	c->iss = (uint32_t)st->ops.random(st->ops.ctx);
 	c->snd_una = c->snd_nxt = c->snd_max = c->iss;
 	c->snd_end = c->iss + 1;
+	c->recover = c->iss;
 	c->ts_off = (uint32_t)st->ops.random(st->ops.ctx);
 	c->nexthop = stk_ip4_nexthop(st, ip);
 	stk_tcb_set_state(st, c, STK_TCP_SYN_SENT);

@@ -168,6 +168,7 @@ passive_open(struct stk *st, struct stk_listener *l, const struct stk_ip4_hdr *i
 	c->iss = (uint32_t)st->ops.random(st->ops.ctx);
 	c->snd_una = c->snd_nxt = c->snd_max = c->iss;
 	c->snd_end = c->iss + 1;
+	c->recover = c->iss;
 	c->ts_off = (uint32_t)st->ops.random(st->ops.ctx);
 	negotiate(st, c, &s->o);
 	c->snd_wnd = s->win; /* never scaled in a SYN */
@@ -315,8 +316,9 @@ ooo_insert(struct stk *st, struct stk_tcb *c, struct seg *s, bool fin)
 	c->ooo_bytes += len;
 	c->ooo_segs++;
 	st->bufs_held++;
-	c->sack_last_seq = seq;
-	c->sack_last_end = seq + len;
+	memmove(&c->sack_hist[1], &c->sack_hist[0], sizeof(c->sack_hist) - sizeof(c->sack_hist[0]));
+	c->sack_hist[0] = seq;
+	c->n_sack_hist += c->n_sack_hist < STK_SACK_HIST;
 	STK_CTR(st, TCP_OOO_SEGS);
 	c->stats.ooo_segs++;
 }
@@ -560,9 +562,12 @@ established(struct stk *st, struct stk_tcb *c, struct seg *s)
 		goto drop_ack;
 	}
 	/* acceptability (RFC 9293 3.10.7.4 first) */
+	/* zero-length segments: up to and including the right edge, as Linux
+	 * (tcp_sequence) and BSD do: a peer that sent exactly to our edge
+	 * acknowledges with SEG.SEQ = RCV.NXT + RCV.WND, and answering that
+	 * with an ACK hands the peer a false duplicate ACK */
 	if (s->seglen == 0)
-		acceptable = wnd == 0 ? s->seq == c->rcv_nxt
-				      : SEQ_GEQ(s->seq, c->rcv_nxt) && SEQ_LT(s->seq, c->rcv_nxt + wnd);
+		acceptable = SEQ_GEQ(s->seq, c->rcv_nxt) && SEQ_LEQ(s->seq, c->rcv_nxt + wnd);
 	else
 		acceptable = wnd != 0 &&
 			     ((SEQ_GEQ(s->seq, c->rcv_nxt) && SEQ_LT(s->seq, c->rcv_nxt + wnd)) ||

@@ -30,37 +30,40 @@ our_wscale(const struct stk *st)
 	return s;
 }
 
-/* SACK blocks from the out-of-order queue: contiguous nodes merged, the block
- * holding the most recently received segment first (RFC 2018 section 4). */
+/* SACK blocks from the out-of-order queue: contiguous nodes merged; first the
+ * block holding the most recent arrival, then those holding the arrivals
+ * before it, newest first (RFC 2018 section 4), then the rest in order. */
 static unsigned
 sack_blocks(const struct stk_tcb *c, uint32_t *blk, unsigned max)
 {
-	uint32_t s[8], e[8];
-	unsigned n = 0, out = 0, first = ~0u;
+	uint32_t s[16], e[16];
+	bool used[16] = { false };
+	unsigned n = 0, out = 0;
 
-	for (const struct stk_seg_node *q = c->ooo; q != NULL && n < 8;) {
+	for (const struct stk_seg_node *q = c->ooo; q != NULL && n < 16;) {
 		uint32_t bs = q->seq, be = q->seq + q->len + (q->fin ? 1 : 0);
 
 		for (q = q->next; q != NULL && SEQ_LEQ(q->seq, be); q = q->next)
 			be = SEQ_MAX(be, q->seq + q->len + (q->fin ? 1 : 0));
 		s[n] = bs;
 		e[n] = be;
-		if (SEQ_GEQ(c->sack_last_seq, bs) && SEQ_LT(c->sack_last_seq, be))
-			first = n;
 		n++;
 	}
-	if (first != ~0u && max > 0) {
-		blk[0] = s[first];
-		blk[1] = e[first];
-		out = 1;
-	}
-	for (unsigned i = 0; i < n && out < max; i++) {
-		if (i == first)
-			continue;
-		blk[2 * out] = s[i];
-		blk[2 * out + 1] = e[i];
-		out++;
-	}
+	for (unsigned h = 0; h < c->n_sack_hist && out < max; h++)
+		for (unsigned i = 0; i < n; i++)
+			if (!used[i] && SEQ_GEQ(c->sack_hist[h], s[i]) && SEQ_LT(c->sack_hist[h], e[i])) {
+				used[i] = true;
+				blk[2 * out] = s[i];
+				blk[2 * out + 1] = e[i];
+				out++;
+				break;
+			}
+	for (unsigned i = 0; i < n && out < max; i++)
+		if (!used[i]) {
+			blk[2 * out] = s[i];
+			blk[2 * out + 1] = e[i];
+			out++;
+		}
 	return out;
 }
 
@@ -362,8 +365,14 @@ stk_tcp_output(struct stk *st, struct stk_tcb *c)
 		inflight = c->snd_nxt - c->snd_una;
 		usable = win > inflight ? win - inflight : 0;
 		len = avail < c->mss ? avail : c->mss;
-		if (len > usable)
+		if (len > usable) {
+			/* sender SWS avoidance (RFC 9293 3.8.6.2.1): a short
+			 * segment only when nothing is in flight to clock out
+			 * more, or when it is half the peer's largest window */
 			len = usable;
+			if (inflight > 0 && len < c->max_snd_wnd / 2)
+				len = 0;
+		}
 		if (len == 0) {
 			/* FIN once every byte before it is out */
 			if ((c->flags & TF_SENT_FIN) && c->snd_nxt == c->fin_seq && avail == 0) {
@@ -380,8 +389,12 @@ stk_tcp_output(struct stk *st, struct stk_tcb *c)
 		else if (avail == len)
 			fl |= STK_TCP_PSH;
 		k = stk_tcp_xmit(st, c, c->snd_nxt, len, fl);
-		if (k < 0)
+		if (k < 0) {
+			/* no buffer: the retransmission timer tries again */
+			if (c->timer[STK_T_REXMT] == 0)
+				stk_tcp_rexmt_arm(st, c);
 			break;
+		}
 		if ((uint32_t)k < len) {
 			len = (uint32_t)k; /* SACK options took room */
 			fl &= (uint8_t)~STK_TCP_FIN;
@@ -389,9 +402,15 @@ stk_tcp_output(struct stk *st, struct stk_tcb *c)
 		if (SEQ_LT(c->snd_nxt, c->snd_max)) {
 			STK_CTR(st, TCP_RETRANSMITS);
 			c->stats.retransmits++;
-		} else {
-			STK_CTR_ADD(st, TCP_BYTES_OUT, len);
-			c->stats.bytes_out += len;
+		}
+		if (SEQ_GT(c->snd_nxt + len, c->snd_max)) {
+			/* new bytes: those beyond what was ever sent */
+			uint32_t fresh = c->snd_nxt + len - (SEQ_GT(c->snd_max, c->snd_nxt) ? c->snd_max : c->snd_nxt);
+
+			if ((c->flags & TF_SENT_FIN) && SEQ_GT(c->snd_max, c->fin_seq))
+				fresh = 0; /* snd_max counts the FIN */
+			STK_CTR_ADD(st, TCP_BYTES_OUT, fresh);
+			c->stats.bytes_out += fresh;
 			if (!(c->flags & TF_RTT_TIMING)) {
 				c->flags |= TF_RTT_TIMING;
 				c->rtt_seq = c->snd_nxt;

@@ -118,8 +118,11 @@ on_rexmt(struct stk *st, struct stk_tcb *c)
 			stk_tcp_timer_set(st, c, STK_T_REXMT, backed_off(st, c));
 		return;
 	}
-	if (c->snd_una == c->snd_max && c->state != STK_TCP_SYN_SENT && c->state != STK_TCP_SYN_RCVD)
-		return; /* everything acknowledged meanwhile */
+	if (c->snd_una == c->snd_max && c->state != STK_TCP_SYN_SENT && c->state != STK_TCP_SYN_RCVD) {
+		/* nothing in flight: armed because a buffer was missing */
+		stk_tcp_output(st, c);
+		return;
+	}
 	STK_CTR(st, TCP_RTO_EXPIRED);
 	c->stats.rto_expired++;
 	if (c->state == STK_TCP_SYN_SENT || c->state == STK_TCP_SYN_RCVD) {
