@@ -1,0 +1,343 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * ws_frame.c — WebSocket frames (RFC 6455 5): the resumable zero-copy decoder
+ * and the encoder.
+ *
+ *   stk_ws_dec_init / stk_ws_dec_next   decode: header (fast path when the
+ *                                       whole header is in the chunk, else
+ *                                       gathered byte-wise), checks, payload
+ *                                       pieces unmasked in place, control
+ *                                       frames assembled (<= 125 bytes)
+ *   stk_ws_hdr / stk_ws_mask            encode
+ *   stk_ws_close_code_valid             RFC 6455 7.4.1 / 7.4.2
+ *
+ * Hand-written rather than wslay (libwslay-dev): wslay copies every frame
+ * into its own buffers and calls back per frame; here a message inside one TCP
+ * segment is handed on by reference, the property B6 measures. */
+#include <string.h>
+
+#include <stk/ws.h>
+
+enum { D_HDR = 0, D_DATA, D_CTL, D_ERR };
+
+void
+stk_ws_dec_init(struct stk_ws_dec *d, bool server, uint64_t max_msg, bool check_utf8)
+{
+	memset(d, 0, sizeof(*d));
+	d->server = server;
+	d->max_msg = max_msg;
+	d->check_utf8 = check_utf8;
+	d->state = D_HDR;
+}
+
+bool
+stk_ws_close_code_valid(unsigned c)
+{
+	if (c >= 3000 && c <= 4999)
+		return true;
+	switch (c) {
+	case 1000: case 1001: case 1002: case 1003: case 1007: case 1008:
+	case 1009: case 1010: case 1011: case 1012: case 1013: case 1014:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static enum stk_ws_ev
+fail(struct stk_ws_dec *d, struct stk_ws_out *o, uint16_t code, const char *why)
+{
+	d->state = D_ERR;
+	d->err = why;
+	d->err_code = code;
+	o->close_code = code;
+	o->reason = why;
+	o->data = NULL;
+	o->len = 0;
+	return STK_WS_ERROR;
+}
+
+void
+stk_ws_mask(uint8_t *p, size_t n, const uint8_t key[4], unsigned off)
+{
+	uint8_t k[4] = { key[off & 3], key[(off + 1) & 3], key[(off + 2) & 3], key[(off + 3) & 3] };
+	uint32_t k32;
+	uint64_t k64;
+
+	memcpy(&k32, k, 4);
+	k64 = ((uint64_t)k32 << 32) | k32;
+	while (n >= 8) {
+		uint64_t w;
+
+		memcpy(&w, p, 8);
+		w ^= k64;
+		memcpy(p, &w, 8);
+		p += 8;
+		n -= 8;
+	}
+	for (size_t i = 0; i < n; i++)
+		p[i] ^= k[i & 3];
+}
+
+size_t
+stk_ws_hdr(uint8_t *out, unsigned opcode, bool fin, uint64_t len, const uint8_t *mask)
+{
+	size_t h = 2;
+
+	out[0] = (uint8_t)((fin ? 0x80 : 0) | (opcode & 0x0f));
+	if (len < 126) {
+		out[1] = (uint8_t)len;
+	} else if (len <= 0xffff) {
+		out[1] = 126;
+		out[2] = (uint8_t)(len >> 8);
+		out[3] = (uint8_t)len;
+		h = 4;
+	} else {
+		out[1] = 127;
+		for (int i = 0; i < 8; i++)
+			out[2 + i] = (uint8_t)(len >> (56 - 8 * i));
+		h = 10;
+	}
+	if (mask != NULL) {
+		out[1] |= 0x80;
+		memcpy(out + h, mask, 4);
+		h += 4;
+	}
+	return h;
+}
+
+/* header bytes complete in h: check and set up the frame */
+static enum stk_ws_ev
+header(struct stk_ws_dec *d, const uint8_t *h, struct stk_ws_out *o)
+{
+	uint8_t b0 = h[0], b1 = h[1], op = b0 & 0x0f, l7 = b1 & 0x7f;
+	uint64_t len;
+	unsigned k = 2;
+
+	if (b0 & 0x70)
+		return fail(d, o, STK_WS_CLOSE_PROTOCOL, "RSV bits set without a negotiated extension");
+	d->fin = b0 >> 7;
+	d->masked = b1 >> 7;
+	if (d->masked != d->server)
+		return fail(d, o, STK_WS_CLOSE_PROTOCOL,
+			    d->server ? "unmasked frame from a client" : "masked frame from the server");
+	if (l7 == 126) {
+		len = ((uint64_t)h[2] << 8) | h[3];
+		k = 4;
+	} else if (l7 == 127) {
+		len = 0;
+		for (int i = 0; i < 8; i++)
+			len = (len << 8) | h[2 + i];
+		if (len >> 63)
+			return fail(d, o, STK_WS_CLOSE_PROTOCOL, "64-bit length with the most significant bit set");
+		k = 10;
+	} else {
+		len = l7;
+	}
+	if (d->masked) {
+		memcpy(d->key, h + k, 4);
+		d->key_off = 0;
+	}
+	d->remaining = len;
+	d->opcode = op;
+	if (op >= 0x8) {
+		if (op > STK_WS_OP_PONG)
+			return fail(d, o, STK_WS_CLOSE_PROTOCOL, "reserved control opcode");
+		if (!d->fin)
+			return fail(d, o, STK_WS_CLOSE_PROTOCOL, "fragmented control frame");
+		if (len > STK_WS_MAX_CONTROL)
+			return fail(d, o, STK_WS_CLOSE_PROTOCOL, "control frame payload over 125 bytes");
+		d->ctl_len = 0;
+		d->state = D_CTL;
+		return STK_WS_NEED_MORE;
+	}
+	if (op == STK_WS_OP_CONT) {
+		if (d->msg_op == 0)
+			return fail(d, o, STK_WS_CLOSE_PROTOCOL, "continuation frame without a message to continue");
+	} else if (op == STK_WS_OP_TEXT || op == STK_WS_OP_BINARY) {
+		if (d->msg_op != 0)
+			return fail(d, o, STK_WS_CLOSE_PROTOCOL, "new message inside a fragmented one");
+		d->msg_op = op;
+		d->msg_first = true;
+		d->msg_len = 0;
+		d->utf8 = STK_UTF8_ACCEPT;
+	} else {
+		return fail(d, o, STK_WS_CLOSE_PROTOCOL, "reserved data opcode");
+	}
+	if (d->max_msg != 0 && (len > d->max_msg || d->msg_len + len > d->max_msg))
+		return fail(d, o, STK_WS_CLOSE_TOO_BIG, "message over the size limit");
+	d->msg_len += len;
+	d->state = D_DATA;
+	return STK_WS_NEED_MORE;
+}
+
+static enum stk_ws_ev
+control_done(struct stk_ws_dec *d, struct stk_ws_out *o)
+{
+	d->state = D_HDR;
+	o->opcode = d->opcode;
+	o->data = d->ctl;
+	o->len = d->ctl_len;
+	o->first = o->last = true;
+	o->reason = NULL;
+	o->close_code = 0;
+	if (d->opcode == STK_WS_OP_CLOSE) {
+		if (d->ctl_len == 1)
+			return fail(d, o, STK_WS_CLOSE_PROTOCOL, "close frame with a 1-byte payload");
+		if (d->ctl_len >= 2) {
+			unsigned code = ((unsigned)d->ctl[0] << 8) | d->ctl[1];
+
+			if (!stk_ws_close_code_valid(code))
+				return fail(d, o, STK_WS_CLOSE_PROTOCOL, "invalid close code");
+			if (stk_utf8_validate(STK_UTF8_ACCEPT, d->ctl + 2, d->ctl_len - 2u) != STK_UTF8_ACCEPT)
+				return fail(d, o, STK_WS_CLOSE_BAD_DATA, "close reason is not valid UTF-8");
+			o->close_code = (uint16_t)code;
+		} else {
+			o->close_code = STK_WS_CLOSE_NO_STATUS;
+		}
+	}
+	return STK_WS_CONTROL;
+}
+
+enum stk_ws_ev
+stk_ws_dec_next(struct stk_ws_dec *d, uint8_t **pp, uint8_t *end, struct stk_ws_out *o)
+{
+	uint8_t *p = *pp;
+	enum stk_ws_ev ev;
+
+	for (;;) {
+		switch (d->state) {
+		case D_HDR: {
+			size_t avail = (size_t)(end - p);
+
+			if (d->hlen == 0) {
+				size_t need;
+
+				if (avail < 2) {
+					if (avail == 1) {
+						d->hdr[0] = *p++;
+						d->hlen = 1;
+					}
+					*pp = p;
+					return STK_WS_NEED_MORE;
+				}
+				need = 2 + ((p[1] & 0x7f) == 126 ? 2 : (p[1] & 0x7f) == 127 ? 8 : 0) + ((p[1] & 0x80) ? 4 : 0);
+				if (avail >= need) {
+					/* fast path: the whole header is here */
+					const uint8_t *h = p;
+
+					p += need;
+					ev = header(d, h, o);
+					if (ev != STK_WS_NEED_MORE) {
+						*pp = p;
+						return ev;
+					}
+					break;
+				}
+				memcpy(d->hdr, p, avail);
+				d->hlen = (uint8_t)avail;
+				d->hneed = (uint8_t)need;
+				*pp = end;
+				return STK_WS_NEED_MORE;
+			}
+			/* gathering a split header */
+			if (d->hlen == 1) {
+				if (avail == 0) {
+					*pp = p;
+					return STK_WS_NEED_MORE;
+				}
+				d->hdr[1] = *p++;
+				d->hlen = 2;
+				avail--;
+				d->hneed = (uint8_t)(2 + ((d->hdr[1] & 0x7f) == 126 ? 2 : (d->hdr[1] & 0x7f) == 127 ? 8 : 0) +
+						     ((d->hdr[1] & 0x80) ? 4 : 0));
+			}
+			{
+				size_t k = d->hneed - d->hlen;
+
+				if (k > avail)
+					k = avail;
+				memcpy(d->hdr + d->hlen, p, k);
+				d->hlen = (uint8_t)(d->hlen + k);
+				p += k;
+				if (d->hlen < d->hneed) {
+					*pp = p;
+					return STK_WS_NEED_MORE;
+				}
+			}
+			d->hlen = 0;
+			ev = header(d, d->hdr, o);
+			if (ev != STK_WS_NEED_MORE) {
+				*pp = p;
+				return ev;
+			}
+			break;
+		}
+		case D_DATA: {
+			size_t n = (size_t)(end - p);
+			bool last;
+
+			if (n > d->remaining)
+				n = (size_t)d->remaining;
+			if (n == 0 && d->remaining != 0) {
+				*pp = p;
+				return STK_WS_NEED_MORE;
+			}
+			if (d->masked) {
+				stk_ws_mask(p, n, d->key, d->key_off);
+				d->key_off = (uint8_t)((d->key_off + n) & 3);
+			}
+			d->remaining -= n;
+			last = d->fin && d->remaining == 0;
+			if (d->msg_op == STK_WS_OP_TEXT && d->check_utf8) {
+				d->utf8 = stk_utf8_validate(d->utf8, p, n);
+				if (d->utf8 == STK_UTF8_REJECT || (last && d->utf8 != STK_UTF8_ACCEPT)) {
+					*pp = p + n;
+					return fail(d, o, STK_WS_CLOSE_BAD_DATA, "text message is not valid UTF-8");
+				}
+			}
+			if (d->remaining == 0)
+				d->state = D_HDR;
+			if (n == 0 && !last) {
+				/* an empty non-final fragment: nothing to hand on */
+				continue;
+			}
+			o->opcode = d->msg_op;
+			o->first = d->msg_first;
+			o->last = last;
+			o->data = p;
+			o->len = n;
+			o->reason = NULL;
+			d->msg_first = false;
+			if (last)
+				d->msg_op = 0;
+			*pp = p + n;
+			return STK_WS_DATA;
+		}
+		case D_CTL: {
+			size_t n = (size_t)(end - p);
+
+			if (n > d->remaining)
+				n = (size_t)d->remaining;
+			memcpy(d->ctl + d->ctl_len, p, n);
+			if (d->masked) {
+				stk_ws_mask(d->ctl + d->ctl_len, n, d->key, d->key_off);
+				d->key_off = (uint8_t)((d->key_off + n) & 3);
+			}
+			d->ctl_len = (uint8_t)(d->ctl_len + n);
+			d->remaining -= n;
+			p += n;
+			if (d->remaining != 0) {
+				*pp = p;
+				return STK_WS_NEED_MORE;
+			}
+			*pp = p;
+			return control_done(d, o);
+		}
+		default:
+			*pp = end;
+			o->close_code = d->err_code;
+			o->reason = d->err;
+			return STK_WS_ERROR;
+		}
+	}
+}
