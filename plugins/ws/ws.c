@@ -1,0 +1,931 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * ws — WebSocket client stage: one or more connections to ws:// URLs over the
+ * tcp stage, messages out as `msg` objects.
+ *
+ * Ports: "in" (stream from tcp.data), "tx" (stream to tcp.app: handshake,
+ * subscriptions, pongs, pings, close), "msg" (msg out).
+ *
+ *   ws_init      URLs, options, msg pool
+ *   ws_poll      connects, reconnects with backoff, handshake timeouts,
+ *                pings and pong timeouts (checked every millisecond)
+ *   ws_process   events and payload from tcp: CONNECTED -> GET; DATA ->
+ *                handshake response, then frames (stk_ws_dec_next) -> msgs;
+ *                PEER_CLOSED / CLOSED / RESET / TIMEOUT / ERROR -> reconnect
+ *
+ * A message wholly inside one TCP segment is handed on by reference: its
+ * lcp_msg points into the segment's mbuf, whose reference count it holds. A
+ * message that spans segments is assembled into a buffer (rte_malloc, grown
+ * by doubling up to max_msg) that the msg owns. Either way the msg carries the
+ * rx TSC of the segment that completed it. Pings are answered with pongs
+ * automatically; a close frame is answered and the connection re-opened. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <arpa/inet.h>
+
+#include <rte_cycles.h>
+#include <rte_errno.h>
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+
+#include <lcp/lcp.h>
+#include <stk/ws.h>
+
+enum { WS_P_IN, WS_P_TX, WS_P_MSG };
+
+static const struct lcp_port_def ws_ports[] = {
+	{ .name = "in", .dir = LCP_PORT_IN, .unit = LCP_UNIT_STREAM, .flags = LCP_PORT_F_REQUIRED,
+	  .doc = "stream events and payload from the tcp stage (tcp.data)" },
+	{ .name = "tx", .dir = LCP_PORT_OUT, .unit = LCP_UNIT_STREAM, .flags = LCP_PORT_F_REQUIRED,
+	  .doc = "commands and bytes to the tcp stage (tcp.app)" },
+	{ .name = "msg", .dir = LCP_PORT_OUT, .unit = LCP_UNIT_MSG, .doc = "decoded messages" },
+	LCP_PORT_END,
+};
+
+#define WS_COUNTERS(X)                                                         \
+	X(MSGS, "msgs")                                                        \
+	X(MSG_BYTES, "msg_bytes")                                              \
+	X(MSGS_ZERO_COPY, "msgs_zero_copy")                                    \
+	X(MSGS_ASSEMBLED, "msgs_assembled")                                    \
+	X(FRAMES_CONTROL, "frames_control")                                    \
+	X(PINGS_RX, "pings_rx")                                                \
+	X(PONGS_TX, "pongs_tx")                                                \
+	X(PINGS_TX, "pings_tx")                                                \
+	X(PONGS_RX, "pongs_rx")                                                \
+	X(CONNECTS, "connects")                                                \
+	X(OPENS, "opens")                                                      \
+	X(RECONNECTS, "reconnects")                                            \
+	X(SUBSCRIBES_TX, "subscribes_tx")                                      \
+	X(CLOSES_RX, "closes_rx")                                              \
+	X(CLOSES_TX, "closes_tx")                                              \
+	X(FAIL_HANDSHAKE, "fail_handshake")                                    \
+	X(FAIL_HANDSHAKE_TIMEOUT, "fail_handshake_timeout")                    \
+	X(FAIL_PONG_TIMEOUT, "fail_pong_timeout")                              \
+	X(FAIL_1002, "fail_protocol_1002")                                     \
+	X(FAIL_1007, "fail_bad_utf8_1007")                                     \
+	X(FAIL_1009, "fail_too_big_1009")                                      \
+	X(FAIL_TCP, "fail_tcp")                                                \
+	X(DROP_NO_MSG, "drop_no_msg")                                          \
+	X(DROP_NO_MBUF, "drop_no_mbuf")                                        \
+	X(DROP_ASSEMBLY_NOMEM, "drop_assembly_nomem")                          \
+	X(DROP_UNKNOWN_CONN, "drop_unknown_conn")                              \
+	X(DROP_AFTER_CLOSE, "drop_after_close")
+
+enum {
+#define X(e, s) WS_C_##e,
+	WS_COUNTERS(X)
+#undef X
+	WS_C__N
+};
+
+static const char *const ws_counters[] = {
+#define X(e, s) s,
+	WS_COUNTERS(X)
+#undef X
+	NULL,
+};
+
+struct ws_conf {
+	const char *url;
+	uint32_t connections;
+	const char *subscribe;
+	const char *protocol;
+	const char *headers;
+	uint32_t ping_interval_ms, pong_timeout_ms, handshake_timeout_ms;
+	uint32_t reconnect_min_ms, reconnect_max_ms;
+	uint32_t max_msg;
+	bool check_utf8;
+	uint32_t msgs;
+};
+
+#define C struct ws_conf
+static const struct lcp_opt ws_opts[] = {
+	LCP_OPT_STRING(C, url, "url", NULL, 8, 1023, LCP_OPT_F_REQUIRED,
+		       "\"ws://A.B.C.D:port/path\"; several separated by commas"),
+	LCP_OPT_UINT(C, connections, "connections", "1", 1, 256, 0, "connections per URL"),
+	LCP_OPT_STRING(C, subscribe, "subscribe", "\"\"", 0, 65535, 0,
+		       "text message(s) sent after each open, one per line (\\n-separated)"),
+	LCP_OPT_STRING(C, protocol, "protocol", "\"\"", 0, 63, 0, "Sec-WebSocket-Protocol to ask for"),
+	LCP_OPT_STRING(C, headers, "headers", "\"\"", 0, 4095, 0,
+		       "extra request headers, \"Name: value\" lines separated by \\n"),
+	LCP_OPT_UINT(C, ping_interval_ms, "ping_interval_ms", "0", 0, 3600000, 0,
+		     "send a ping this often on an open connection (0: never)"),
+	LCP_OPT_UINT(C, pong_timeout_ms, "pong_timeout_ms", "5000", 1, 3600000, 0,
+		     "a ping unanswered this long fails the connection (then reconnect)"),
+	LCP_OPT_UINT(C, handshake_timeout_ms, "handshake_timeout_ms", "5000", 1, 3600000, 0,
+		     "connect + upgrade must finish within this"),
+	LCP_OPT_UINT(C, reconnect_min_ms, "reconnect_min_ms", "100", 1, 3600000, 0,
+		     "first reconnect delay; doubles per failure"),
+	LCP_OPT_UINT(C, reconnect_max_ms, "reconnect_max_ms", "10000", 1, 3600000, 0, "reconnect delay cap"),
+	LCP_OPT_UINT(C, max_msg, "max_msg", "16777216", 125, 1073741824, 0,
+		     "largest message accepted; more fails the connection with 1009"),
+	LCP_OPT_BOOL(C, check_utf8, "check_utf8", "true", "validate text messages (1007 on invalid UTF-8)"),
+	LCP_OPT_UINT(C, msgs, "msgs", "8191", 63, 16777215, 0, "msg objects in the stage's pool"),
+	LCP_OPT_END,
+};
+#undef C
+
+enum { WC_IDLE = 0, WC_CONNECTING, WC_HANDSHAKE, WC_OPEN, WC_CLOSING };
+
+struct ws_conn {
+	unsigned idx;
+	uint32_t ip;
+	uint16_t port;
+	char host[64];
+	char path[256];
+	uint8_t state;
+	bool close_sent;
+	uint32_t tcp;          /* the tcp stage's connection id; 0 = none */
+	struct stk_ws_hs *hs;  /* during the handshake */
+	struct stk_ws_dec dec;
+	uint8_t *asm_buf;      /* message spanning segments */
+	size_t asm_len, asm_cap;
+	uint8_t asm_op;
+	uint64_t t_deadline;   /* handshake deadline (tsc) */
+	uint64_t t_ping, t_pong; /* next ping; pong deadline (0: none due) */
+	uint64_t t_reconnect;
+	uint32_t backoff_ms;
+	uint64_t msgs, bytes, opens;
+};
+
+struct ws_msg {
+	struct lcp_msg pub;
+	struct rte_mempool *pool;
+};
+
+struct ws_ctx {
+	struct lcp_stage *st;
+	struct rte_mempool *pkt;
+	struct rte_mempool *msgs;
+	unsigned n_conns;
+	struct ws_conn *conns;
+	char *subscribe;
+	char extra[4096];
+	char protocol[64];
+	uint32_t ping_ms, pong_ms, hs_ms, rc_min, rc_max;
+	uint64_t max_msg;
+	bool check_utf8;
+	uint64_t hz_ms, next_tick;
+	uint8_t rnd[256];
+	unsigned n_rnd;
+	unsigned ntx, nmsg;
+	struct rte_mbuf *tx[64];
+	struct lcp_msg *out[64];
+};
+
+/* ---- helpers ---- */
+
+static void
+ws_rand(struct ws_ctx *x, uint8_t *out, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		if (x->n_rnd == 0) {
+			if (getrandom(x->rnd, sizeof(x->rnd), 0) != (ssize_t)sizeof(x->rnd))
+				for (unsigned k = 0; k < sizeof(x->rnd); k++)
+					x->rnd[k] ^= (uint8_t)(rte_rdtsc() >> (k & 7));
+			x->n_rnd = sizeof(x->rnd);
+		}
+		out[i] = x->rnd[--x->n_rnd];
+	}
+}
+
+static void
+ws_flush(struct ws_ctx *x)
+{
+	while (x->ntx || x->nmsg) {
+		if (x->ntx) {
+			struct rte_mbuf *b[64];
+			unsigned n = x->ntx;
+
+			memcpy(b, x->tx, n * sizeof(b[0]));
+			x->ntx = 0;
+			lcp_emit(x->st, WS_P_TX, (void **)b, n);
+		}
+		if (x->nmsg) {
+			struct lcp_msg *b[64];
+			unsigned n = x->nmsg;
+
+			memcpy(b, x->out, n * sizeof(b[0]));
+			x->nmsg = 0;
+			lcp_emit(x->st, WS_P_MSG, (void **)b, n);
+		}
+	}
+}
+
+static void
+ws_tx(struct ws_ctx *x, struct rte_mbuf *m)
+{
+	if (x->ntx == 64)
+		ws_flush(x);
+	x->tx[x->ntx++] = m;
+}
+
+static struct rte_mbuf *
+ws_cmd(struct ws_ctx *x, struct ws_conn *c, unsigned cmd)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(x->pkt);
+	struct lcp_stream_meta *meta;
+
+	if (m == NULL) {
+		lcp_count(x->st, WS_C_DROP_NO_MBUF, 1);
+		lcp_log(x->st, LCP_LOG_ERR, "conn %u: no mbuf for a %s command", c->idx, lcp_stream_ev_name(cmd));
+		return NULL;
+	}
+	lcp_mbuf_set_rx_tsc(m, 0);
+	meta = lcp_stream_meta(m);
+	memset(meta, 0, sizeof(*meta));
+	meta->ev = (uint16_t)cmd;
+	meta->conn = c->tcp;
+	meta->user = c->idx + 1;
+	meta->addr = c->ip;
+	meta->port = c->port;
+	return m;
+}
+
+/* bytes on the connection: one SEND per mbuf-full */
+static void
+ws_send_bytes(struct ws_ctx *x, struct ws_conn *c, const uint8_t *p, size_t n)
+{
+	while (n > 0) {
+		struct rte_mbuf *m = ws_cmd(x, c, LCP_STREAM_CMD_SEND);
+		size_t k;
+
+		if (m == NULL)
+			return;
+		k = rte_pktmbuf_tailroom(m);
+		if (k > n)
+			k = n;
+		memcpy(rte_pktmbuf_append(m, (uint16_t)k), p, k);
+		ws_tx(x, m);
+		p += k;
+		n -= k;
+	}
+}
+
+/* a client frame: masked with a fresh key (RFC 6455 5.3) */
+static void
+ws_send_frame(struct ws_ctx *x, struct ws_conn *c, unsigned op, const uint8_t *p, size_t n)
+{
+	uint8_t key[4], hdr[STK_WS_MAX_HDR];
+	size_t h;
+	struct rte_mbuf *m;
+
+	ws_rand(x, key, 4);
+	h = stk_ws_hdr(hdr, op, true, n, key);
+	m = ws_cmd(x, c, LCP_STREAM_CMD_SEND);
+	if (m == NULL)
+		return;
+	if (h + n <= rte_pktmbuf_tailroom(m)) {
+		uint8_t *d = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(h + n));
+
+		memcpy(d, hdr, h);
+		memcpy(d + h, p, n);
+		stk_ws_mask(d + h, n, key, 0);
+		ws_tx(x, m);
+		return;
+	}
+	rte_pktmbuf_free(m);
+	{
+		uint8_t *tmp = rte_malloc("ws_frame", h + n, 0);
+
+		if (tmp == NULL) {
+			lcp_count(x->st, WS_C_DROP_NO_MBUF, 1);
+			return;
+		}
+		memcpy(tmp, hdr, h);
+		memcpy(tmp + h, p, n);
+		stk_ws_mask(tmp + h, n, key, 0);
+		ws_send_bytes(x, c, tmp, h + n);
+		rte_free(tmp);
+	}
+}
+
+static uint64_t
+ws_now(void)
+{
+	return rte_rdtsc();
+}
+
+static void
+ws_schedule_reconnect(struct ws_ctx *x, struct ws_conn *c, const char *why)
+{
+	if (c->hs != NULL) {
+		rte_free(c->hs);
+		c->hs = NULL;
+	}
+	if (c->asm_buf != NULL) {
+		rte_free(c->asm_buf);
+		c->asm_buf = NULL;
+		c->asm_len = c->asm_cap = 0;
+	}
+	c->state = WC_IDLE;
+	c->tcp = 0;
+	c->close_sent = false;
+	c->t_pong = 0;
+	c->t_reconnect = ws_now() + c->backoff_ms * x->hz_ms;
+	lcp_log(x->st, LCP_LOG_WARNING, "conn %u (%s%s): %s; reconnecting in %u ms", c->idx, c->host, c->path, why,
+		c->backoff_ms);
+	c->backoff_ms = c->backoff_ms * 2 > x->rc_max ? x->rc_max : c->backoff_ms * 2;
+}
+
+/* fail the connection: close frame with code if open, then RST */
+static void
+ws_fail(struct ws_ctx *x, struct ws_conn *c, uint16_t code, const char *why)
+{
+	struct rte_mbuf *m;
+
+	if (c->state == WC_OPEN && code != 0 && !c->close_sent) {
+		uint8_t pl[2] = { (uint8_t)(code >> 8), (uint8_t)code };
+
+		ws_send_frame(x, c, STK_WS_OP_CLOSE, pl, 2);
+		lcp_count(x->st, WS_C_CLOSES_TX, 1);
+		c->close_sent = true;
+	}
+	if (c->tcp != 0) {
+		/* close (FIN after the close frame), the peer's reply does not matter */
+		m = ws_cmd(x, c, code != 0 ? LCP_STREAM_CMD_CLOSE : LCP_STREAM_CMD_ABORT);
+		if (m != NULL)
+			ws_tx(x, m);
+	}
+	if (code != 0)
+		lcp_log(x->st, LCP_LOG_WARNING, "conn %u: close %u: %s", c->idx, code, why);
+	lcp_count(x->st, WS_C_RECONNECTS, 1);
+	ws_schedule_reconnect(x, c, why);
+}
+
+static void
+ws_msg_release(struct lcp_msg *pm)
+{
+	struct ws_msg *m = (struct ws_msg *)pm;
+
+	if (pm->backing[0] != NULL)
+		rte_pktmbuf_free(pm->backing[0]);
+	if (pm->backing[1] != NULL)
+		rte_free(pm->backing[1]);
+	rte_mempool_put(m->pool, m);
+}
+
+static struct lcp_msg *
+ws_msg_new(struct ws_ctx *x, struct ws_conn *c, unsigned op, const uint8_t *data, size_t len, uint64_t tsc)
+{
+	struct ws_msg *m;
+
+	if (rte_mempool_get(x->msgs, (void **)&m) != 0) {
+		lcp_count(x->st, WS_C_DROP_NO_MSG, 1);
+		return NULL;
+	}
+	m->pool = x->msgs;
+	m->pub.conn_id = c->idx;
+	m->pub.rx_tsc = tsc;
+	m->pub.data = data;
+	m->pub.len = (uint32_t)len;
+	m->pub.opcode = (uint16_t)op;
+	m->pub.flags = 0;
+	m->pub.release = ws_msg_release;
+	m->pub.owner = x;
+	m->pub.backing[0] = m->pub.backing[1] = NULL;
+	return &m->pub;
+}
+
+static void
+ws_emit_msg(struct ws_ctx *x, struct ws_conn *c, struct lcp_msg *m)
+{
+	c->msgs++;
+	c->bytes += m->len;
+	if (x->nmsg == 64)
+		ws_flush(x);
+	x->out[x->nmsg++] = m;
+}
+
+static void
+ws_subscribe(struct ws_ctx *x, struct ws_conn *c)
+{
+	const char *p = x->subscribe;
+
+	while (p != NULL && *p) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+
+		if (n > 0) {
+			ws_send_frame(x, c, STK_WS_OP_TEXT, (const uint8_t *)p, n);
+			lcp_count(x->st, WS_C_SUBSCRIBES_TX, 1);
+		}
+		p = nl ? nl + 1 : NULL;
+	}
+}
+
+/* frames in [p, end) of segment m */
+static void
+ws_frames(struct ws_ctx *x, struct ws_conn *c, struct rte_mbuf *seg, uint8_t *p, uint8_t *end)
+{
+	uint64_t tsc = lcp_mbuf_rx_tsc(seg);
+	struct stk_ws_out o;
+	enum stk_ws_ev ev;
+
+	while ((ev = stk_ws_dec_next(&c->dec, &p, end, &o)) != STK_WS_NEED_MORE) {
+		if (likely(ev == STK_WS_DATA)) {
+			struct lcp_msg *m;
+
+			if (likely(o.first && o.last)) {
+				/* wholly inside this segment: by reference */
+				m = ws_msg_new(x, c, o.opcode, o.data, o.len, tsc);
+				if (m == NULL)
+					continue;
+				rte_mbuf_refcnt_update(seg, 1);
+				m->backing[0] = seg;
+				lcp_count(x->st, WS_C_MSGS_ZERO_COPY, 1);
+				ws_emit_msg(x, c, m);
+				continue;
+			}
+			if (o.first) {
+				c->asm_len = 0;
+				c->asm_op = o.opcode;
+			}
+			if (c->asm_len + o.len > c->asm_cap) {
+				size_t cap = c->asm_cap ? c->asm_cap : 4096;
+				uint8_t *nb;
+
+				while (cap < c->asm_len + o.len)
+					cap *= 2;
+				if (cap > x->max_msg)
+					cap = x->max_msg;
+				nb = rte_realloc(c->asm_buf, cap, 0);
+				if (nb == NULL) {
+					lcp_count(x->st, WS_C_DROP_ASSEMBLY_NOMEM, 1);
+					ws_fail(x, c, STK_WS_CLOSE_INTERNAL, "no memory to assemble a message");
+					return;
+				}
+				c->asm_buf = nb;
+				c->asm_cap = cap;
+			}
+			memcpy(c->asm_buf + c->asm_len, o.data, o.len);
+			c->asm_len += o.len;
+			if (o.last) {
+				m = ws_msg_new(x, c, c->asm_op, c->asm_buf, c->asm_len, tsc);
+				if (m == NULL) {
+					c->asm_len = 0;
+					continue;
+				}
+				m->backing[1] = c->asm_buf; /* the msg owns the buffer now */
+				c->asm_buf = NULL;
+				c->asm_len = c->asm_cap = 0;
+				lcp_count(x->st, WS_C_MSGS_ASSEMBLED, 1);
+				ws_emit_msg(x, c, m);
+			}
+			continue;
+		}
+		if (ev == STK_WS_CONTROL) {
+			lcp_count(x->st, WS_C_FRAMES_CONTROL, 1);
+			if (o.opcode == STK_WS_OP_PING) {
+				lcp_count(x->st, WS_C_PINGS_RX, 1);
+				if (!c->close_sent) {
+					ws_send_frame(x, c, STK_WS_OP_PONG, o.data, o.len);
+					lcp_count(x->st, WS_C_PONGS_TX, 1);
+				}
+			} else if (o.opcode == STK_WS_OP_PONG) {
+				lcp_count(x->st, WS_C_PONGS_RX, 1);
+				c->t_pong = 0;
+			} else {
+				char why[96];
+
+				lcp_count(x->st, WS_C_CLOSES_RX, 1);
+				snprintf(why, sizeof(why), "server closed with %u", o.close_code);
+				if (!c->close_sent) {
+					uint8_t pl[2] = { (uint8_t)(o.close_code >> 8), (uint8_t)o.close_code };
+
+					/* echo the code (RFC 6455 5.5.1); none if it sent none */
+					ws_send_frame(x, c, STK_WS_OP_CLOSE, pl,
+						      o.close_code == STK_WS_CLOSE_NO_STATUS ? 0 : 2);
+					lcp_count(x->st, WS_C_CLOSES_TX, 1);
+					c->close_sent = true;
+				}
+				{
+					struct rte_mbuf *cm = ws_cmd(x, c, LCP_STREAM_CMD_CLOSE);
+
+					if (cm != NULL)
+						ws_tx(x, cm);
+				}
+				lcp_count(x->st, WS_C_RECONNECTS, 1);
+				ws_schedule_reconnect(x, c, why);
+				return;
+			}
+			continue;
+		}
+		/* protocol error */
+		lcp_count(x->st, o.close_code == STK_WS_CLOSE_BAD_DATA ? WS_C_FAIL_1007
+				 : o.close_code == STK_WS_CLOSE_TOO_BIG ? WS_C_FAIL_1009
+									: WS_C_FAIL_1002,
+			  1);
+		ws_fail(x, c, o.close_code, o.reason);
+		return;
+	}
+}
+
+static struct ws_conn *
+ws_conn_of(struct ws_ctx *x, const struct lcp_stream_meta *meta)
+{
+	if (meta->user == 0 || meta->user > x->n_conns)
+		return NULL;
+	return &x->conns[meta->user - 1];
+}
+
+static void
+ws_on_connected(struct ws_ctx *x, struct ws_conn *c, uint32_t tcp)
+{
+	uint8_t raw[16];
+	char key[25], req[6144];
+	int n;
+
+	c->tcp = tcp;
+	c->state = WC_HANDSHAKE;
+	c->hs = rte_zmalloc("ws_hs", sizeof(*c->hs), 0);
+	if (c->hs == NULL) {
+		ws_fail(x, c, 0, "no memory for the handshake");
+		return;
+	}
+	ws_rand(x, raw, 16);
+	stk_ws_key(raw, key);
+	n = stk_ws_client_request(c->hs, req, sizeof(req), c->host, c->path, key, x->protocol, x->extra);
+	if (n < 0) {
+		ws_fail(x, c, 0, "the upgrade request does not fit 6 KiB");
+		return;
+	}
+	ws_send_bytes(x, c, (const uint8_t *)req, (size_t)n);
+}
+
+static void
+ws_on_data(struct ws_ctx *x, struct ws_conn *c, struct rte_mbuf *m)
+{
+	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *), *end = p + m->data_len;
+
+	if (c->state == WC_HANDSHAKE) {
+		size_t used = 0;
+		int rc = stk_ws_client_response(c->hs, p, m->data_len, &used);
+
+		if (rc < 0) {
+			char why[160];
+
+			snprintf(why, sizeof(why), "handshake failed: %s", c->hs->err);
+			lcp_count(x->st, WS_C_FAIL_HANDSHAKE, 1);
+			ws_fail(x, c, 0, why);
+			return;
+		}
+		if (rc == 0)
+			return;
+		rte_free(c->hs);
+		c->hs = NULL;
+		c->state = WC_OPEN;
+		c->opens++;
+		c->backoff_ms = x->rc_min;
+		stk_ws_dec_init(&c->dec, false, x->max_msg, x->check_utf8);
+		c->t_ping = x->ping_ms ? ws_now() + x->ping_ms * x->hz_ms : 0;
+		lcp_count(x->st, WS_C_OPENS, 1);
+		lcp_log(x->st, LCP_LOG_INFO, "conn %u: open %s%s", c->idx, c->host, c->path);
+		ws_subscribe(x, c);
+		p += used;
+	}
+	if (c->state != WC_OPEN || c->close_sent) {
+		lcp_count(x->st, WS_C_DROP_AFTER_CLOSE, 1);
+		return;
+	}
+	if (p < end)
+		ws_frames(x, c, m, p, end);
+}
+
+static void
+ws_process(struct lcp_stage *st, void *ctx, unsigned port, void **objs, unsigned n)
+{
+	struct ws_ctx *x = ctx;
+
+	for (unsigned i = 0; i < n; i++) {
+		struct rte_mbuf *m = objs[i];
+		struct lcp_stream_meta *meta = lcp_stream_meta(m);
+		struct ws_conn *c = ws_conn_of(x, meta);
+
+		if (unlikely(c == NULL || (meta->ev != LCP_STREAM_EV_CONNECTED && c->tcp != meta->conn &&
+					   meta->conn != 0))) {
+			/* an event of a connection we already gave up */
+			lcp_count(st, WS_C_DROP_UNKNOWN_CONN, 1);
+			rte_pktmbuf_free(m);
+			continue;
+		}
+		switch (meta->ev) {
+		case LCP_STREAM_EV_DATA:
+			ws_on_data(x, c, m);
+			break;
+		case LCP_STREAM_EV_CONNECTED:
+			if (c->state == WC_CONNECTING)
+				ws_on_connected(x, c, meta->conn);
+			break;
+		case LCP_STREAM_EV_PEER_CLOSED:
+			if (c->state != WC_IDLE) {
+				struct rte_mbuf *cm = ws_cmd(x, c, LCP_STREAM_CMD_CLOSE);
+
+				if (cm != NULL)
+					ws_tx(x, cm);
+				lcp_count(st, WS_C_RECONNECTS, 1);
+				ws_schedule_reconnect(x, c, "the server closed TCP without a close frame (1006)");
+			}
+			break;
+		case LCP_STREAM_EV_CLOSED:
+			break; /* after our close: reconnect already scheduled */
+		case LCP_STREAM_EV_RESET:
+		case LCP_STREAM_EV_TIMEOUT:
+		case LCP_STREAM_EV_ERROR:
+			if (meta->ev == LCP_STREAM_EV_ERROR && meta->conn != 0 && c->state != WC_CONNECTING) {
+				lcp_log(st, LCP_LOG_WARNING, "conn %u: tcp refused a command: %s", c->idx,
+					strerror(meta->reason));
+				break;
+			}
+			if (c->state != WC_IDLE) {
+				char why[96];
+
+				snprintf(why, sizeof(why), "tcp %s (%s)", lcp_stream_ev_name(meta->ev),
+					 strerror(meta->reason));
+				lcp_count(st, WS_C_FAIL_TCP, 1);
+				lcp_count(st, WS_C_RECONNECTS, 1);
+				ws_schedule_reconnect(x, c, why);
+			}
+			break;
+		default:
+			break;
+		}
+		rte_pktmbuf_free(m); /* messages hold their own references */
+	}
+	ws_flush(x);
+}
+
+static unsigned
+ws_poll(struct lcp_stage *st, void *ctx)
+{
+	struct ws_ctx *x = ctx;
+	uint64_t now = ws_now();
+	unsigned work = 0;
+
+	if (now < x->next_tick)
+		return 0;
+	x->next_tick = now + x->hz_ms;
+	for (unsigned i = 0; i < x->n_conns; i++) {
+		struct ws_conn *c = &x->conns[i];
+
+		switch (c->state) {
+		case WC_IDLE:
+			if (now >= c->t_reconnect && !lcp_stage_stopping(st)) {
+				struct rte_mbuf *m = ws_cmd(x, c, LCP_STREAM_CMD_CONNECT);
+
+				if (m != NULL) {
+					ws_tx(x, m);
+					c->state = WC_CONNECTING;
+					c->t_deadline = now + x->hs_ms * x->hz_ms;
+					lcp_count(st, WS_C_CONNECTS, 1);
+					work++;
+				}
+			}
+			break;
+		case WC_CONNECTING:
+		case WC_HANDSHAKE:
+			if (now >= c->t_deadline) {
+				lcp_count(st, WS_C_FAIL_HANDSHAKE_TIMEOUT, 1);
+				ws_fail(x, c, 0, "connect/upgrade timed out");
+				work++;
+			}
+			break;
+		case WC_OPEN:
+			if (c->t_pong != 0 && now >= c->t_pong) {
+				lcp_count(st, WS_C_FAIL_PONG_TIMEOUT, 1);
+				ws_fail(x, c, STK_WS_CLOSE_GOING_AWAY, "pong timeout");
+				work++;
+			} else if (c->t_ping != 0 && now >= c->t_ping) {
+				uint64_t tsc = now;
+
+				ws_send_frame(x, c, STK_WS_OP_PING, (const uint8_t *)&tsc, sizeof(tsc));
+				lcp_count(st, WS_C_PINGS_TX, 1);
+				c->t_ping = now + x->ping_ms * x->hz_ms;
+				if (c->t_pong == 0)
+					c->t_pong = now + x->pong_ms * x->hz_ms;
+				work++;
+			}
+			break;
+		default:
+			break;
+		}
+	}
+	ws_flush(x);
+	return work;
+}
+
+static int
+ws_parse_url(const char *u, size_t n, struct ws_conn *c, char *err, size_t errlen)
+{
+	char buf[1024], *hp, *slash, *colon;
+	struct in_addr a;
+	unsigned long port = 80;
+
+	if (n >= sizeof(buf) || n < 5 || strncmp(u, "ws://", 5) != 0) {
+		snprintf(err, errlen, "url \"%.*s\": expected ws://A.B.C.D:port/path (wss:// is not supported)",
+			 (int)n, u);
+		return -1;
+	}
+	memcpy(buf, u, n);
+	buf[n] = '\0';
+	hp = buf + 5;
+	slash = strchr(hp, '/');
+	snprintf(c->path, sizeof(c->path), "%s", slash ? slash : "/");
+	if (slash)
+		*slash = '\0';
+	snprintf(c->host, sizeof(c->host), "%.63s", hp);
+	colon = strchr(hp, ':');
+	if (colon) {
+		char *e;
+
+		*colon = '\0';
+		port = strtoul(colon + 1, &e, 10);
+		if (*e != '\0' || port == 0 || port > 65535) {
+			snprintf(err, errlen, "url \"%.*s\": bad port", (int)n, u);
+			return -1;
+		}
+	}
+	if (inet_pton(AF_INET, hp, &a) != 1) {
+		snprintf(err, errlen, "url \"%.*s\": the host must be an IPv4 address (no DNS)", (int)n, u);
+		return -1;
+	}
+	c->ip = a.s_addr;
+	c->port = (uint16_t)port;
+	return 0;
+}
+
+static int
+ws_validate(const void *conf, char *msg, size_t msglen)
+{
+	const struct ws_conf *c = conf;
+	const char *p = c->url;
+
+	while (*p) {
+		const char *comma = strchr(p, ',');
+		size_t n = comma ? (size_t)(comma - p) : strlen(p);
+		struct ws_conn tmp;
+
+		if (ws_parse_url(p, n, &tmp, msg, msglen) < 0)
+			return -1;
+		p += n + (comma ? 1 : 0);
+	}
+	if (c->reconnect_min_ms > c->reconnect_max_ms) {
+		snprintf(msg, msglen, "reconnect_min_ms %u is above reconnect_max_ms %u", c->reconnect_min_ms,
+			 c->reconnect_max_ms);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+ws_init(struct lcp_stage *st, const void *conf, void **ctx)
+{
+	const struct ws_conf *c = conf;
+	struct ws_ctx *x;
+	char err[256], name[RTE_MEMPOOL_NAMESIZE];
+	unsigned n_urls = 0;
+	const char *p;
+
+	for (p = c->url; *p; p++)
+		n_urls += *p == ',';
+	n_urls++;
+	x = rte_zmalloc_socket("ws", sizeof(*x), RTE_CACHE_LINE_SIZE, lcp_stage_socket(st));
+	if (x == NULL)
+		return -ENOMEM;
+	x->st = st;
+	x->pkt = lcp_stage_pktmbuf_pool(st);
+	x->n_conns = n_urls * c->connections;
+	x->conns = rte_zmalloc_socket("ws_conns", x->n_conns * sizeof(*x->conns), RTE_CACHE_LINE_SIZE,
+				      lcp_stage_socket(st));
+	x->subscribe = strdup(c->subscribe);
+	if (x->conns == NULL || x->subscribe == NULL)
+		goto nomem;
+	p = c->url;
+	for (unsigned u = 0; u < n_urls; u++) {
+		const char *comma = strchr(p, ',');
+		size_t n = comma ? (size_t)(comma - p) : strlen(p);
+
+		for (unsigned k = 0; k < c->connections; k++) {
+			struct ws_conn *wc = &x->conns[u * c->connections + k];
+
+			if (ws_parse_url(p, n, wc, err, sizeof(err)) < 0) {
+				lcp_log(st, LCP_LOG_ERR, "%s", err);
+				goto inval;
+			}
+			wc->idx = u * c->connections + k;
+			wc->backoff_ms = c->reconnect_min_ms;
+		}
+		p += n + (comma ? 1 : 0);
+	}
+	/* extra headers: "\n"-separated lines -> CRLF */
+	{
+		size_t o = 0;
+
+		for (p = c->headers; *p && o + 3 < sizeof(x->extra); p++) {
+			if (*p == '\n') {
+				x->extra[o++] = '\r';
+				x->extra[o++] = '\n';
+			} else {
+				x->extra[o++] = *p;
+			}
+		}
+		if (o > 0 && (o < 2 || x->extra[o - 1] != '\n')) {
+			x->extra[o++] = '\r';
+			x->extra[o++] = '\n';
+		}
+		x->extra[o] = '\0';
+	}
+	snprintf(x->protocol, sizeof(x->protocol), "%s", c->protocol);
+	x->ping_ms = c->ping_interval_ms;
+	x->pong_ms = c->pong_timeout_ms;
+	x->hs_ms = c->handshake_timeout_ms;
+	x->rc_min = c->reconnect_min_ms;
+	x->rc_max = c->reconnect_max_ms;
+	x->max_msg = c->max_msg;
+	x->check_utf8 = c->check_utf8;
+	x->hz_ms = rte_get_tsc_hz() / 1000;
+	snprintf(name, sizeof(name), "wsm_%.20s", lcp_stage_name(st));
+	x->msgs = rte_mempool_create(name, c->msgs, sizeof(struct ws_msg), 0, 0, NULL, NULL, NULL, NULL,
+				     lcp_stage_socket(st), 0);
+	if (x->msgs == NULL) {
+		lcp_log(st, LCP_LOG_ERR, "cannot create the msg pool (%u): %s", c->msgs, rte_strerror(rte_errno));
+		goto nomem;
+	}
+	*ctx = x;
+	return 0;
+inval:
+	free(x->subscribe);
+	rte_free(x->conns);
+	rte_free(x);
+	return -EINVAL;
+nomem:
+	free(x->subscribe);
+	rte_free(x->conns);
+	rte_free(x);
+	return -ENOMEM;
+}
+
+static void
+ws_stop(struct lcp_stage *st, void *ctx)
+{
+	struct ws_ctx *x = ctx;
+
+	for (unsigned i = 0; i < x->n_conns; i++) {
+		struct ws_conn *c = &x->conns[i];
+
+		lcp_log(st, LCP_LOG_INFO, "conn %u %s%s: %" PRIu64 " messages, %" PRIu64 " bytes, %" PRIu64 " opens",
+			c->idx, c->host, c->path, c->msgs, c->bytes, c->opens);
+		if (c->state == WC_OPEN && !c->close_sent) {
+			uint8_t pl[2] = { STK_WS_CLOSE_GOING_AWAY >> 8, STK_WS_CLOSE_GOING_AWAY & 0xff };
+
+			ws_send_frame(x, c, STK_WS_OP_CLOSE, pl, 2);
+			c->close_sent = true;
+		}
+	}
+	ws_flush(x);
+}
+
+static void
+ws_fini(struct lcp_stage *st, void *ctx)
+{
+	struct ws_ctx *x = ctx;
+
+	for (unsigned i = 0; i < x->n_conns; i++) {
+		rte_free(x->conns[i].hs);
+		rte_free(x->conns[i].asm_buf);
+	}
+	for (unsigned i = 0; i < x->ntx; i++)
+		rte_pktmbuf_free(x->tx[i]);
+	for (unsigned i = 0; i < x->nmsg; i++)
+		lcp_msg_free(x->out[i]);
+	if (rte_mempool_in_use_count(x->msgs) != 0)
+		lcp_log(st, LCP_LOG_ERR, "%u msg objects were never released", rte_mempool_in_use_count(x->msgs));
+	rte_mempool_free(x->msgs);
+	free(x->subscribe);
+	rte_free(x->conns);
+	rte_free(x);
+}
+
+static const struct lcp_stage_ops ws_ops = {
+	.ports = ws_ports,
+	.counters = ws_counters,
+	.validate = ws_validate,
+	.init = ws_init,
+	.poll = ws_poll,
+	.process = ws_process,
+	.stop = ws_stop,
+	.fini = ws_fini,
+};
+
+LCP_PLUGIN_EXPORT const struct lcp_plugin lcp_plugin_descriptor = {
+	LCP_PLUGIN_HEADER(LCP_KIND_STAGE, "ws"),
+	.version = "1.0.0",
+	.summary = "WebSocket client over the tcp stage: handshake, subscriptions, pings, reconnects, msgs out",
+	.options = ws_opts,
+	.conf_size = sizeof(struct ws_conf),
+	.ops = &ws_ops,
+};
