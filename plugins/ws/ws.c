@@ -72,7 +72,7 @@ static const struct lcp_port_def ws_ports[] = {
 	X(DROP_NO_MSG, "drop_no_msg")                                          \
 	X(DROP_NO_MBUF, "drop_no_mbuf")                                        \
 	X(DROP_ASSEMBLY_NOMEM, "drop_assembly_nomem")                          \
-	X(DROP_UNKNOWN_CONN, "drop_unknown_conn")                              \
+	X(EVENTS_OLD_CONN, "events_old_conn")                                  \
 	X(DROP_AFTER_CLOSE, "drop_after_close")
 
 enum {
@@ -608,8 +608,8 @@ ws_process(struct lcp_stage *st, void *ctx, unsigned port, void **objs, unsigned
 
 		if (unlikely(c == NULL || (meta->ev != LCP_STREAM_EV_CONNECTED && c->tcp != meta->conn &&
 					   meta->conn != 0))) {
-			/* an event of a connection we already gave up */
-			lcp_count(st, WS_C_DROP_UNKNOWN_CONN, 1);
+			/* a late event of a connection we already gave up (normal after a close) */
+			lcp_count(st, WS_C_EVENTS_OLD_CONN, 1);
 			rte_pktmbuf_free(m);
 			continue;
 		}
