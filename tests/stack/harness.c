@@ -11,10 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-const uint8_t H_OUR_MAC[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x02 };
-const uint8_t H_PEER_MAC[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x01 };
-const uint8_t H_PEER2_MAC[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x03 };
-const uint8_t H_BCAST[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+const uint8_t H_OUR_MAC[6] = {0x02, 0x00, 0x00, 0x00, 0x00, 0x02};
+const uint8_t H_PEER_MAC[6] = {0x02, 0x00, 0x00, 0x00, 0x00, 0x01};
+const uint8_t H_PEER2_MAC[6] = {0x02, 0x00, 0x00, 0x00, 0x00, 0x03};
+const uint8_t H_BCAST[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 
 #define H_BUF_MAGIC 0x4b425453u /* "STBK" */
 #define H_BUF_DEAD 0xdeadbeefu
@@ -193,8 +193,8 @@ void
 h_buf_put(struct h *h, struct stk_buf *b)
 {
 	ck_assert_msg(b != NULL, "free of a NULL buffer");
-	ck_assert_msg(b->magic == H_BUF_MAGIC, "free of a buffer with bad magic 0x%08x (double free?)",
-		      b->magic);
+	ck_assert_msg(b->magic == H_BUF_MAGIC,
+		      "free of a buffer with bad magic 0x%08x (double free?)", b->magic);
 	ck_assert_msg(b->owner == h, "buffer freed through the wrong stack");
 	b->magic = H_BUF_DEAD;
 	h->live_bufs--;
@@ -205,11 +205,11 @@ h_buf_put(struct h *h, struct stk_buf *b)
 static void
 check_range(const struct stk_buf *b, const uint8_t *data, uint32_t len, const char *what)
 {
-	ck_assert_msg(b->magic == H_BUF_MAGIC, "%s: buffer with bad magic 0x%08x (use after free?)", what,
-		      b->magic);
+	ck_assert_msg(b->magic == H_BUF_MAGIC, "%s: buffer with bad magic 0x%08x (use after free?)",
+		      what, b->magic);
 	ck_assert_msg(data >= b->data && data + len <= b->data + b->size,
-		      "%s: range [%p, +%u) outside its buffer [%p, +%u)", what, (const void *)data, len,
-		      (const void *)b->data, b->size);
+		      "%s: range [%p, +%u) outside its buffer [%p, +%u)", what, (const void *)data,
+		      len, (const void *)b->data, b->size);
 }
 
 /* ------------------------------------------------------------------ ops */
@@ -274,7 +274,8 @@ op_free(void *ctx, void *p)
 	if (p == NULL)
 		return;
 	a = (struct h_alloc_hdr *)p - 1;
-	ck_assert_msg(a->magic == H_ALLOC_MAGIC, "ops.free of a block with bad magic (double free?)");
+	ck_assert_msg(a->magic == H_ALLOC_MAGIC,
+		      "ops.free of a block with bad magic (double free?)");
 	a->magic = H_ALLOC_DEAD;
 	h->live_allocs--;
 	free(a);
@@ -297,7 +298,8 @@ pkt_validate(struct h *h, const struct h_pkt *k)
 	const uint8_t *f = k->frame;
 
 	ck_assert_msg(k->len >= STK_ETH_HLEN, "transmitted a %u-byte frame", k->len);
-	ck_assert_msg(memcmp(k->src, h->mac, 6) == 0, "transmitted a frame with a foreign source MAC");
+	ck_assert_msg(memcmp(k->src, h->mac, 6) == 0,
+		      "transmitted a frame with a foreign source MAC");
 	if (k->type == STK_ETH_P_ARP) {
 		ck_assert_msg(k->is_arp, "transmitted a short ARP frame (%u bytes)", k->len);
 		return;
@@ -305,37 +307,41 @@ pkt_validate(struct h *h, const struct h_pkt *k)
 	ck_assert_msg(k->type == STK_ETH_P_IP, "transmitted ethertype 0x%04x", k->type);
 	ck_assert_msg(k->is_ip, "transmitted a short IPv4 frame (%u bytes)", k->len);
 	ck_assert_msg(k->ihl == 5, "transmitted IPv4 with ihl %u (no options out)", k->ihl);
-	ck_assert_msg(14u + k->tot_len <= k->len, "IPv4 tot_len %u beyond the %u-byte frame", k->tot_len,
-		      k->len);
+	ck_assert_msg(14u + k->tot_len <= k->len, "IPv4 tot_len %u beyond the %u-byte frame",
+		      k->tot_len, k->len);
 	ck_assert_msg(14u + k->tot_len == k->len || k->len == 60,
 		      "IPv4 frame of %u bytes carries %u bytes after tot_len %u", k->len,
 		      k->len - 14 - k->tot_len, k->tot_len);
-	ck_assert_msg(k->ip_src == h->ip, "transmitted IPv4 from %08x, not our %08x", k->ip_src, h->ip);
+	ck_assert_msg(k->ip_src == h->ip, "transmitted IPv4 from %08x, not our %08x", k->ip_src,
+		      h->ip);
 	ck_assert_msg(k->ttl > 0, "transmitted TTL 0");
 	ck_assert_msg((k->frag & (STK_IP4_MF | STK_IP4_OFFMASK)) == 0, "transmitted a fragment");
 	if (k->txflags & STK_TX_IP_CSUM)
-		ck_assert_msg(g16(f + 14 + 10) == 0, "IP checksum left to the port but field is 0x%04x",
-			      g16(f + 24));
+		ck_assert_msg(g16(f + 14 + 10) == 0,
+			      "IP checksum left to the port but field is 0x%04x", g16(f + 24));
 	else
 		ck_assert_msg(h_csum(f + 14, 20, 0) == 0, "transmitted a bad IPv4 header checksum");
 	if (k->proto == STK_IPPROTO_TCP) {
 		uint32_t l4len = k->tot_len - 20u;
 
-		ck_assert_msg(k->is_tcp, "transmitted a malformed TCP header (%u bytes, hlen %u)", l4len,
-			      k->hlen);
+		ck_assert_msg(k->is_tcp, "transmitted a malformed TCP header (%u bytes, hlen %u)",
+			      l4len, k->hlen);
 		if (k->txflags & STK_TX_TCP_CSUM) {
 			uint32_t ps = h_sum(NULL, 0, h_pseudo(k->ip_src, k->ip_dst, 6, l4len));
 
 			ck_assert_msg(g16(f + 34 + 16) == (uint16_t)ps,
-				      "TCP checksum left to the port: field 0x%04x, pseudo-header sum 0x%04x",
+				      "TCP checksum left to the port: field 0x%04x, pseudo-header "
+				      "sum 0x%04x",
 				      g16(f + 34 + 16), ps);
 		} else {
-			ck_assert_msg(h_csum(f + 34, l4len, h_pseudo(k->ip_src, k->ip_dst, 6, l4len)) == 0,
+			ck_assert_msg(h_csum(f + 34, l4len,
+					     h_pseudo(k->ip_src, k->ip_dst, 6, l4len)) == 0,
 				      "transmitted a bad TCP checksum");
 		}
 	} else if (k->proto == STK_IPPROTO_ICMP) {
 		ck_assert_msg(k->is_icmp, "transmitted a short ICMP message");
-		ck_assert_msg(h_csum(f + 34, k->tot_len - 20u, 0) == 0, "transmitted a bad ICMP checksum");
+		ck_assert_msg(h_csum(f + 34, k->tot_len - 20u, 0) == 0,
+			      "transmitted a bad ICMP checksum");
 	} else {
 		ck_abort_msg("transmitted IP protocol %u", k->proto);
 	}
@@ -371,7 +377,7 @@ op_tx(void *ctx, struct stk_buf *b, uint8_t *data, uint32_t len, uint32_t flags)
 	check_range(b, data, len, "tx");
 	h->tx_total++;
 	if (h->tx_hook) {
-		struct h_pkt k = { .frame = data, .len = len, .txflags = flags };
+		struct h_pkt k = {.frame = data, .len = len, .txflags = flags};
 
 		h_parse(&k, h);
 		pkt_validate(h, &k);
@@ -420,8 +426,8 @@ op_event(void *ctx, struct stk_tcb *c, uint64_t user, enum stk_ev ev, int reason
 		ck_assert(h->evs != NULL);
 	}
 	e = &h->evs[h->n_evs++];
-	*e = (struct h_ev){ .ev = ev, .id = id, .user = user, .reason = reason, .len = len,
-			    .t_ns = *h->clock };
+	*e = (struct h_ev){
+		.ev = ev, .id = id, .user = user, .reason = reason, .len = len, .t_ns = *h->clock};
 	x->c = c;
 	x->user = user;
 	if (h->verbose)
@@ -466,7 +472,8 @@ op_event(void *ctx, struct stk_tcb *c, uint64_t user, enum stk_ev ev, int reason
 		h->ev_hook(h, c, user, ev, reason, data, len);
 	if (ev == STK_EV_DATA)
 		h_buf_put(h, b); /* the application's: freed with its own free */
-	if (ev == STK_EV_CLOSED || ev == STK_EV_RESET || ev == STK_EV_TIMEOUT || ev == STK_EV_ERROR) {
+	if (ev == STK_EV_CLOSED || ev == STK_EV_RESET || ev == STK_EV_TIMEOUT ||
+	    ev == STK_EV_ERROR) {
 		x->terminal = ev;
 		x->terminal_reason = reason;
 		x->c = NULL;
@@ -577,7 +584,8 @@ h_destroy(struct h *h)
 
 		free(h);
 		ck_assert_msg(bufs == 0, "leak: %ld buffers still live after stk_destroy", bufs);
-		ck_assert_msg(allocs == 0, "leak: %ld ops.alloc blocks still live after stk_destroy", allocs);
+		ck_assert_msg(allocs == 0,
+			      "leak: %ld ops.alloc blocks still live after stk_destroy", allocs);
 	}
 }
 
@@ -669,7 +677,7 @@ h_drops_delta(const struct h *h, const struct h_snap *s)
 void
 h_assert_only(const struct h *h, const struct h_snap *s, ...)
 {
-	bool allowed[STK_C__COUNT] = { false };
+	bool allowed[STK_C__COUNT] = {false};
 	va_list ap;
 	int c;
 
@@ -681,8 +689,8 @@ h_assert_only(const struct h *h, const struct h_snap *s, ...)
 	va_end(ap);
 	for (int i = 0; i < STK_C__COUNT; i++)
 		if (!allowed[i])
-			ck_assert_msg(stk_counters(h->st)[i] == s->v[i], "counter %s changed by %lld",
-				      stk_counter_names[i],
+			ck_assert_msg(stk_counters(h->st)[i] == s->v[i],
+				      "counter %s changed by %lld", stk_counter_names[i],
 				      (long long)(stk_counters(h->st)[i] - s->v[i]));
 }
 
@@ -804,7 +812,8 @@ parse_tcp_opts(struct h_pkt *k, const uint8_t *o, unsigned len, bool *bad)
 			if (l != 10)
 				*bad = true;
 			else
-				k->o.has_ts = true, k->o.tsval = g32(o + i + 2), k->o.tsecr = g32(o + i + 6);
+				k->o.has_ts = true, k->o.tsval = g32(o + i + 2),
+				k->o.tsecr = g32(o + i + 6);
 			break;
 		case STK_TCPOPT_SACK:
 			if ((l - 2) % 8 || l < 10 || (l - 2) / 8 > H_MAX_SACK) {
@@ -916,7 +925,7 @@ h_inject(struct h *h, const uint8_t *frame, uint32_t len, uint32_t flags)
 
 	if (len)
 		memcpy(d, frame, len);
-	rx = (struct stk_rx){ .b = b, .data = d, .len = len, .flags = flags };
+	rx = (struct stk_rx){.b = b, .data = d, .len = len, .flags = flags};
 	stk_input_burst(h->st, &rx, 1);
 }
 
@@ -949,8 +958,8 @@ h_build_eth(uint8_t *out, const uint8_t *dst, const uint8_t *src, uint16_t type)
 }
 
 uint32_t
-h_build_arp(uint8_t *out, const uint8_t *eth_dst, const uint8_t *eth_src, uint16_t op, const uint8_t *sha,
-	    uint32_t spa, const uint8_t *tha, uint32_t tpa)
+h_build_arp(uint8_t *out, const uint8_t *eth_dst, const uint8_t *eth_src, uint16_t op,
+	    const uint8_t *sha, uint32_t spa, const uint8_t *tha, uint32_t tpa)
 {
 	static const uint8_t zero[6];
 	uint8_t *a = out + h_build_eth(out, eth_dst, eth_src, STK_ETH_P_ARP);
@@ -996,8 +1005,8 @@ h_fix_ip_csum(uint8_t *frame)
 }
 
 uint32_t
-h_build_ip4(struct h *h, uint8_t *out, const uint8_t *src_mac, uint32_t src, uint32_t dst, uint8_t proto,
-	    const uint8_t *l4, uint32_t l4len)
+h_build_ip4(struct h *h, uint8_t *out, const uint8_t *src_mac, uint32_t src, uint32_t dst,
+	    uint8_t proto, const uint8_t *l4, uint32_t l4len)
 {
 	uint8_t *ip = out + h_build_eth(out, h->mac, src_mac, STK_ETH_P_IP);
 	static uint16_t id = 1;
@@ -1107,8 +1116,9 @@ build_opts(uint8_t *o, const struct h_peer *p, const struct h_topts *x)
 }
 
 uint32_t
-h_build_tcp(struct h *h, uint8_t *out, const struct h_peer *p, uint8_t flags, uint32_t seq, uint32_t ack,
-	    uint16_t win, const struct h_topts *o, const uint8_t *payload, uint32_t len)
+h_build_tcp(struct h *h, uint8_t *out, const struct h_peer *p, uint8_t flags, uint32_t seq,
+	    uint32_t ack, uint16_t win, const struct h_topts *o, const uint8_t *payload,
+	    uint32_t len)
 {
 	uint8_t seg[H_MAX_FRAME];
 	unsigned ol = build_opts(seg + 20, p, o);
@@ -1145,7 +1155,8 @@ h_tcp_seg(struct h *h, struct h_peer *p, uint8_t flags, uint32_t seq, uint32_t a
 void
 h_peer_data(struct h *h, struct h_peer *p, const uint8_t *payload, uint32_t len)
 {
-	h_tcp_seg(h, p, STK_TCP_ACK | STK_TCP_PSH, p->snd_nxt, p->rcv_nxt, p->win, NULL, payload, len);
+	h_tcp_seg(h, p, STK_TCP_ACK | STK_TCP_PSH, p->snd_nxt, p->rcv_nxt, p->win, NULL, payload,
+		  len);
 	p->snd_nxt += len;
 }
 
@@ -1208,10 +1219,11 @@ peer_register(struct h *h, struct h_peer *p)
 
 /* ------------------------------------------------------------------ handshakes */
 
-static const struct h_topts h_default_synopts = { .has_mss = true, .mss = 1460 };
+static const struct h_topts h_default_synopts = {.has_mss = true, .mss = 1460};
 
 struct stk_tcb *
-h_connect(struct h *h, struct h_peer *p, uint64_t user, uint32_t peer_isn, const struct h_topts *synack)
+h_connect(struct h *h, struct h_peer *p, uint64_t user, uint32_t peer_isn,
+	  const struct h_topts *synack)
 {
 	struct stk_tcb *c;
 	struct h_pkt *k = NULL;
@@ -1271,7 +1283,8 @@ h_connect(struct h *h, struct h_peer *p, uint64_t user, uint32_t peer_isn, const
 	ck_assert_uint_eq(k->seq, p->iss + 1);
 	ck_assert_uint_eq(k->ack, peer_isn + 1);
 	ck_assert_uint_eq(k->plen, 0);
-	ck_assert_msg(k->o.has_ts == p->ts, "timestamps on the ACK: %d, negotiated %d", k->o.has_ts, p->ts);
+	ck_assert_msg(k->o.has_ts == p->ts, "timestamps on the ACK: %d, negotiated %d", k->o.has_ts,
+		      p->ts);
 	ck_assert_int_eq(stk_tcp_state(c), STK_TCP_ESTABLISHED);
 	ck_assert_uint_eq(h_ev_count(h, STK_EV_CONNECTED), ev0 + 1);
 	ck_assert_ptr_eq(h->last_new, c);
@@ -1309,7 +1322,8 @@ h_accept(struct h *h, struct h_peer *p, uint32_t peer_isn, const struct h_topts 
 	p->ts = syn->has_ts && k->o.has_ts;
 	if (k->o.has_ts) {
 		p->ts_recent = k->o.tsval;
-		ck_assert_msg(k->o.tsecr == o.tsval, "SYN-ACK TSecr %u, SYN TSval %u", k->o.tsecr, o.tsval);
+		ck_assert_msg(k->o.tsecr == o.tsval, "SYN-ACK TSecr %u, SYN TSval %u", k->o.tsecr,
+			      o.tsval);
 	}
 	p->snd_nxt = peer_isn + 1;
 	p->rcv_nxt = p->iss + 1;
@@ -1436,7 +1450,7 @@ wire_tx(struct h *h, const uint8_t *frame, uint32_t len, uint32_t flags)
 
 	s->sent++;
 	if (w->cfg.observe) {
-		struct h_pkt k = { .frame = (uint8_t *)frame, .len = len, .txflags = flags };
+		struct h_pkt k = {.frame = (uint8_t *)frame, .len = len, .txflags = flags};
 
 		h_parse(&k, h);
 		w->cfg.observe(dir, &k);

@@ -32,8 +32,8 @@
 #define H_MAX_SACK 4
 
 /* addresses used everywhere (host order for ip; h_ip() converts) */
-#define H_OUR_IP 0x0a000002u  /* 10.0.0.2 */
-#define H_PEER_IP 0x0a000001u /* 10.0.0.1 */
+#define H_OUR_IP 0x0a000002u   /* 10.0.0.2 */
+#define H_PEER_IP 0x0a000001u  /* 10.0.0.1 */
 #define H_PEER2_IP 0x0a000003u /* 10.0.0.3 */
 #define H_PREFIX 24
 extern const uint8_t H_OUR_MAC[6];
@@ -112,7 +112,7 @@ struct h_conn {
 	uint64_t user;
 	uint8_t *rx; /* every DATA byte, in delivery order */
 	size_t rx_len, rx_cap;
-	bool keep_rx;  /* store bytes (default true); the pair test only hashes */
+	bool keep_rx; /* store bytes (default true); the pair test only hashes */
 	uint64_t rx_fnv;
 	unsigned n_data;
 	bool connected, accepted, peer_closed;
@@ -123,25 +123,25 @@ struct h_conn {
 /* ---- a fake TCP peer talking to the stack under test ---- */
 struct h_peer {
 	uint8_t mac[6];
-	uint32_t ip; /* host order */
-	uint16_t port;  /* the peer's port */
-	uint16_t lport; /* the stack's port */
-	uint32_t snd_nxt; /* next seq the peer sends */
-	uint32_t rcv_nxt; /* next seq the peer expects from the stack (its ACK) */
-	uint16_t win;     /* window field the peer puts in its segments */
-	bool ts;          /* timestamps negotiated */
-	uint32_t tsval;   /* the peer's clock (incremented per segment) */
-	uint32_t ts_recent; /* the stack's last TSval */
-	uint32_t iss;     /* the stack's ISS as seen in its SYN / SYN-ACK */
+	uint32_t ip;		 /* host order */
+	uint16_t port;		 /* the peer's port */
+	uint16_t lport;		 /* the stack's port */
+	uint32_t snd_nxt;	 /* next seq the peer sends */
+	uint32_t rcv_nxt;	 /* next seq the peer expects from the stack (its ACK) */
+	uint16_t win;		 /* window field the peer puts in its segments */
+	bool ts;		 /* timestamps negotiated */
+	uint32_t tsval;		 /* the peer's clock (incremented per segment) */
+	uint32_t ts_recent;	 /* the stack's last TSval */
+	uint32_t iss;		 /* the stack's ISS as seen in its SYN / SYN-ACK */
 	struct h_topts syn_opts; /* options in the stack's SYN / SYN-ACK */
-	uint32_t rtt_ms;  /* h_connect / h_accept: clock advance before answering */
+	uint32_t rtt_ms;	 /* h_connect / h_accept: clock advance before answering */
 	struct stk_tcb *c;
 };
 
 struct h;
 typedef void (*h_tx_hook_t)(struct h *h, const uint8_t *frame, uint32_t len, uint32_t flags);
-typedef void (*h_ev_hook_t)(struct h *h, struct stk_tcb *c, uint64_t user, enum stk_ev ev, int reason,
-			    const uint8_t *data, uint32_t len);
+typedef void (*h_ev_hook_t)(struct h *h, struct stk_tcb *c, uint64_t user, enum stk_ev ev,
+			    int reason, const uint8_t *data, uint32_t len);
 
 struct h {
 	struct stk *st;
@@ -170,7 +170,7 @@ struct h {
 	struct stk_tcb *last_new; /* last CONNECTED / ACCEPTED tcb */
 	bool verbose;
 	const char *name;
-	uint32_t ip;   /* host order: this stack's address */
+	uint32_t ip; /* host order: this stack's address */
 	uint8_t mac[6];
 };
 
@@ -256,8 +256,8 @@ uint32_t h_build_tcp(struct h *h, uint8_t *out, const struct h_peer *p, uint8_t 
 		     uint32_t ack, uint16_t win, const struct h_topts *o, const uint8_t *payload,
 		     uint32_t len);
 /* build + inject; bumps p->tsval when TS is automatic */
-void h_tcp_seg(struct h *h, struct h_peer *p, uint8_t flags, uint32_t seq, uint32_t ack, uint16_t win,
-	       const struct h_topts *o, const uint8_t *payload, uint32_t len);
+void h_tcp_seg(struct h *h, struct h_peer *p, uint8_t flags, uint32_t seq, uint32_t ack,
+	       uint16_t win, const struct h_topts *o, const uint8_t *payload, uint32_t len);
 /* data at p->snd_nxt, ACK p->rcv_nxt, window p->win; advances p->snd_nxt */
 void h_peer_data(struct h *h, struct h_peer *p, const uint8_t *payload, uint32_t len);
 /* a pure ACK of p->rcv_nxt */
@@ -273,7 +273,8 @@ struct stk_tcb *h_connect(struct h *h, struct h_peer *p, uint64_t user, uint32_t
 			  const struct h_topts *synack);
 /* passive open on p->lport (listener must exist): SYN(peer_isn, syn opts) ->
  * SYN-ACK -> ACK; asserts ACCEPTED */
-struct stk_tcb *h_accept(struct h *h, struct h_peer *p, uint32_t peer_isn, const struct h_topts *syn);
+struct stk_tcb *h_accept(struct h *h, struct h_peer *p, uint32_t peer_isn,
+			 const struct h_topts *syn);
 
 /* ---- events / streams ---- */
 struct h_conn *h_conn_of(struct h *h, const struct stk_tcb *c);
@@ -306,8 +307,8 @@ uint16_t h_csum(const void *data, size_t len, uint32_t sum);
 struct h_wire_cfg {
 	uint64_t seed;
 	unsigned drop_ppm, dup_ppm, reorder_ppm, corrupt_ppm;
-	uint64_t delay_ns;       /* one-way latency */
-	uint64_t reorder_ns;     /* extra delay of a reordered frame */
+	uint64_t delay_ns;   /* one-way latency */
+	uint64_t reorder_ns; /* extra delay of a reordered frame */
 	/* optional: every frame as sent (before any fault), parsed; dir 0: a -> b */
 	void (*observe)(int dir, const struct h_pkt *k);
 };
@@ -328,6 +329,7 @@ const struct h_wire_stats *h_wire_stats(const struct h_wire *w, int dir); /* 0: 
 #define H_SEQ_GEQ(a, b) ((int32_t)((uint32_t)(a) - (uint32_t)(b)) >= 0)
 
 /* check helpers */
-#define H_TCP_FLAGS_ONLY(k, f) ck_assert_msg((k)->flags == (f), "tcp flags 0x%02x, expected 0x%02x", (k)->flags, (f))
+#define H_TCP_FLAGS_ONLY(k, f)                                                                     \
+	ck_assert_msg((k)->flags == (f), "tcp flags 0x%02x, expected 0x%02x", (k)->flags, (f))
 
 #endif

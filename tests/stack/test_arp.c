@@ -116,7 +116,8 @@ START_TEST(request_learns_sender)
 	c = stk_tcp_connect(H->st, h_ip(H_PEER_IP), 80, 1);
 	ck_assert_ptr_nonnull(c);
 	k = h_tx_must(H, "SYN without a request: RFC 826 merge of the requester");
-	ck_assert_msg(k->is_tcp, "sent ethertype 0x%04x (an ARP request?) instead of the SYN", k->type);
+	ck_assert_msg(k->is_tcp, "sent ethertype 0x%04x (an ARP request?) instead of the SYN",
+		      k->type);
 	ck_assert(memcmp(k->dst, H_PEER_MAC, 6) == 0);
 	ck_assert_uint_eq(h_ctr(H, STK_C_ARP_REQUESTS_TX), 0);
 }
@@ -148,9 +149,11 @@ START_TEST(resolve_flush_order)
 	for (int i = 0; i < 3; i++) {
 		k = h_tx_tcp(H, "queued SYN");
 		ck_assert_uint_eq(k->flags, STK_TCP_SYN);
-		ck_assert_msg(memcmp(k->dst, H_PEER_MAC, 6) == 0, "queued frame left with a wrong dst MAC");
-		ck_assert_msg(k->sport == lport[i], "queued SYN %d out of order: port %u, expected %u", i,
-			      k->sport, lport[i]);
+		ck_assert_msg(memcmp(k->dst, H_PEER_MAC, 6) == 0,
+			      "queued frame left with a wrong dst MAC");
+		ck_assert_msg(k->sport == lport[i],
+			      "queued SYN %d out of order: port %u, expected %u", i, k->sport,
+			      lport[i]);
 	}
 	ck_assert_uint_eq(h_txq(H), 0);
 	ck_assert_uint_eq(stk_bufs_held(H->st), 0);
@@ -213,12 +216,13 @@ START_TEST(unresolved_gives_up)
 	}
 	ck_assert_msg(n == retries, "%u requests, arp_retries %u", n, retries);
 	for (unsigned i = 1; i < n; i++)
-		ck_assert_msg(times[i] - times[i - 1] >= retry && times[i] - times[i - 1] <= retry + 10,
+		ck_assert_msg(times[i] - times[i - 1] >= retry &&
+				      times[i] - times[i - 1] <= retry + 10,
 			      "request %u after %llu ms, arp_retry_ms %u", i,
 			      (unsigned long long)(times[i] - times[i - 1]), retry);
 	ck_assert_msg(dropped_at >= retries * retry && dropped_at <= retries * retry + retry / 2,
-		      "queued frames dropped at %llu ms, expected %u ms", (unsigned long long)dropped_at,
-		      retries * retry);
+		      "queued frames dropped at %llu ms, expected %u ms",
+		      (unsigned long long)dropped_at, retries * retry);
 	ck_assert_uint_eq(h_ctr(H, STK_C_DROP_ARP_UNRESOLVED), 2);
 	ck_assert_uint_eq(stk_bufs_held(H->st), 0);
 }
@@ -245,7 +249,8 @@ traffic(struct h_peer *p, unsigned ms, bool answer, uint64_t *first_req_ms)
 				if (answer)
 					h_arp_reply(H, H_PEER_MAC, H_PEER_IP);
 			} else {
-				ck_assert_msg(memcmp(k->dst, H_PEER_MAC, 6) == 0, "frame to a wrong MAC");
+				ck_assert_msg(memcmp(k->dst, H_PEER_MAC, 6) == 0,
+					      "frame to a wrong MAC");
 			}
 		}
 		h_advance(H, 1);
@@ -271,7 +276,8 @@ START_TEST(refresh_and_expiry)
 
 	/* answered refresh */
 	reqs = traffic(&p, 1500, true, &t_req);
-	ck_assert_msg(reqs == 1, "%u requests within 1.5 x arp_timeout_ms of traffic (one refresh, answered)",
+	ck_assert_msg(reqs == 1,
+		      "%u requests within 1.5 x arp_timeout_ms of traffic (one refresh, answered)",
 		      reqs);
 	ck_assert_msg(t_req - t_res >= 1000 - 1 && t_req - t_res <= 1000 + 2 * 100 + 60,
 		      "refresh request %llu ms after resolution, arp_timeout_ms 1000",
@@ -307,7 +313,7 @@ END_TEST
 
 START_TEST(static_never_arps)
 {
-	static const uint8_t other[6] = { 0x02, 0, 0, 0, 0, 0x99 };
+	static const uint8_t other[6] = {0x02, 0, 0, 0, 0, 0x99};
 	struct h_peer p;
 	struct h_pkt *k;
 	uint8_t byte = 'y';
@@ -320,8 +326,8 @@ START_TEST(static_never_arps)
 	/* a reply claiming another MAC for the static neighbour */
 	{
 		uint8_t f[64];
-		uint32_t n = h_build_arp(f, H_OUR_MAC, other, STK_ARP_OP_REPLY, other, H_PEER_IP, H_OUR_MAC,
-					 H_OUR_IP);
+		uint32_t n = h_build_arp(f, H_OUR_MAC, other, STK_ARP_OP_REPLY, other, H_PEER_IP,
+					 H_OUR_MAC, H_OUR_IP);
 
 		h_inject(H, f, n, 0);
 	}
@@ -348,7 +354,8 @@ START_TEST(bad_arp)
 	int v = _i;
 
 	h_create(H);
-	n = h_build_arp(f, H_BCAST, H_PEER_MAC, STK_ARP_OP_REQUEST, H_PEER_MAC, H_PEER_IP, NULL, H_OUR_IP);
+	n = h_build_arp(f, H_BCAST, H_PEER_MAC, STK_ARP_OP_REQUEST, H_PEER_MAC, H_PEER_IP, NULL,
+			H_OUR_IP);
 	switch (v) {
 	case 0: /* short: 27 bytes of ARP */
 		n = 14 + 27;

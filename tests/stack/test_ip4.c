@@ -52,10 +52,11 @@ fill_payload(void)
 }
 
 static void
-assert_echo_reply(const struct h_pkt *k, uint16_t id, uint16_t seq, const uint8_t *pl, uint32_t plen)
+assert_echo_reply(const struct h_pkt *k, uint16_t id, uint16_t seq, const uint8_t *pl,
+		  uint32_t plen)
 {
-	ck_assert_msg(k->is_icmp, "expected an ICMP message, got ethertype 0x%04x proto %u", k->type,
-		      k->proto);
+	ck_assert_msg(k->is_icmp, "expected an ICMP message, got ethertype 0x%04x proto %u",
+		      k->type, k->proto);
 	ck_assert_uint_eq(k->icmp_type, STK_ICMP_ECHOREPLY);
 	ck_assert_uint_eq(k->icmp_code, 0);
 	ck_assert_uint_eq(k->icmp_id, id);
@@ -70,38 +71,57 @@ assert_echo_reply(const struct h_pkt *k, uint16_t id, uint16_t seq, const uint8_
 
 /* ---- drops ---- */
 enum drop_case {
-	D_ETH_SHORT, D_ETH_EMPTY, D_ETH_NOT_OURS, D_ETH_TYPE, D_ETH_VLAN, D_IP_SHORT, D_IP_VERSION,
-	D_IP_IHL4, D_IP_IHL_BEYOND, D_IP_TOT_GT_FRAME, D_IP_TOT_LT_HDR, D_IP_CSUM, D_IP_TTL0,
-	D_IP_NOT_OURS, D_IP_MF, D_IP_OFFSET, D_IP_LAST_FRAG, D_IP_PROTO, D_ICMP_CSUM, D_ICMP_SHORT,
-	D_ICMP_TYPE, D_ICMP_REPLY, D__N
+	D_ETH_SHORT,
+	D_ETH_EMPTY,
+	D_ETH_NOT_OURS,
+	D_ETH_TYPE,
+	D_ETH_VLAN,
+	D_IP_SHORT,
+	D_IP_VERSION,
+	D_IP_IHL4,
+	D_IP_IHL_BEYOND,
+	D_IP_TOT_GT_FRAME,
+	D_IP_TOT_LT_HDR,
+	D_IP_CSUM,
+	D_IP_TTL0,
+	D_IP_NOT_OURS,
+	D_IP_MF,
+	D_IP_OFFSET,
+	D_IP_LAST_FRAG,
+	D_IP_PROTO,
+	D_ICMP_CSUM,
+	D_ICMP_SHORT,
+	D_ICMP_TYPE,
+	D_ICMP_REPLY,
+	D__N
 };
 
 static const struct {
 	const char *name;
 	enum stk_ctr ctr;
 } drop_cases[D__N] = {
-	[D_ETH_SHORT] = { "eth 13 bytes", STK_C_DROP_ETH_SHORT },
-	[D_ETH_EMPTY] = { "eth 0 bytes", STK_C_DROP_ETH_SHORT },
-	[D_ETH_NOT_OURS] = { "eth dst another unicast MAC", STK_C_DROP_ETH_NOT_OURS },
-	[D_ETH_TYPE] = { "ethertype IPv6", STK_C_DROP_ETH_TYPE },
-	[D_ETH_VLAN] = { "ethertype VLAN", STK_C_DROP_ETH_TYPE },
-	[D_IP_SHORT] = { "19 bytes of IPv4", STK_C_DROP_IP_SHORT },
-	[D_IP_VERSION] = { "version 6", STK_C_DROP_IP_VERSION },
-	[D_IP_IHL4] = { "ihl 4", STK_C_DROP_IP_HDR_LEN },
-	[D_IP_IHL_BEYOND] = { "ihl 15 beyond tot_len 40", STK_C_DROP_IP_HDR_LEN },
-	[D_IP_TOT_GT_FRAME] = { "tot_len > frame", STK_C_DROP_IP_TOTAL_LEN },
-	[D_IP_TOT_LT_HDR] = { "tot_len 19 < header", STK_C_DROP_IP_TOTAL_LEN },
-	[D_IP_CSUM] = { "header checksum", STK_C_DROP_IP_CSUM },
-	[D_IP_TTL0] = { "ttl 0", STK_C_DROP_IP_TTL },
-	[D_IP_NOT_OURS] = { "dst 10.0.0.9", STK_C_DROP_IP_NOT_OURS },
-	[D_IP_MF] = { "MF set", STK_C_DROP_IP_FRAGMENT },
-	[D_IP_OFFSET] = { "offset 185 with MF", STK_C_DROP_IP_FRAGMENT },
-	[D_IP_LAST_FRAG] = { "last fragment (offset, no MF)", STK_C_DROP_IP_FRAGMENT },
-	[D_IP_PROTO] = { "protocol UDP", STK_C_DROP_IP_PROTO },
-	[D_ICMP_CSUM] = { "ICMP checksum", STK_C_DROP_ICMP_BAD },
-	[D_ICMP_SHORT] = { "ICMP 4 bytes", STK_C_DROP_ICMP_BAD },
-	[D_ICMP_TYPE] = { "ICMP type 13 (timestamp)", STK_C_DROP_ICMP_TYPE },
-	[D_ICMP_REPLY] = { "ICMP echo reply (unsolicited)", STK_C_DROP_ICMP_TYPE },
+	[D_ETH_SHORT] = {"eth 13 bytes", STK_C_DROP_ETH_SHORT},
+	[D_ETH_EMPTY] = {"eth 0 bytes", STK_C_DROP_ETH_SHORT},
+	[D_ETH_NOT_OURS] = {"eth dst another unicast MAC", STK_C_DROP_ETH_NOT_OURS},
+	[D_ETH_TYPE] = {"ethertype IPv6", STK_C_DROP_ETH_TYPE},
+	[D_ETH_VLAN] = {"ethertype VLAN", STK_C_DROP_ETH_TYPE},
+	[D_IP_SHORT] = {"19 bytes of IPv4", STK_C_DROP_IP_SHORT},
+	[D_IP_VERSION] = {"version 6", STK_C_DROP_IP_VERSION},
+	[D_IP_IHL4] = {"ihl 4", STK_C_DROP_IP_HDR_LEN},
+	[D_IP_IHL_BEYOND] = {"ihl 15 beyond tot_len 40", STK_C_DROP_IP_HDR_LEN},
+	[D_IP_TOT_GT_FRAME] = {"tot_len > frame", STK_C_DROP_IP_TOTAL_LEN},
+	[D_IP_TOT_LT_HDR] = {"tot_len 19 < header", STK_C_DROP_IP_TOTAL_LEN},
+	[D_IP_CSUM] = {"header checksum", STK_C_DROP_IP_CSUM},
+	[D_IP_TTL0] = {"ttl 0", STK_C_DROP_IP_TTL},
+	[D_IP_NOT_OURS] = {"dst 10.0.0.9", STK_C_DROP_IP_NOT_OURS},
+	[D_IP_MF] = {"MF set", STK_C_DROP_IP_FRAGMENT},
+	[D_IP_OFFSET] = {"offset 185 with MF", STK_C_DROP_IP_FRAGMENT},
+	[D_IP_LAST_FRAG] = {"last fragment (offset, no MF)", STK_C_DROP_IP_FRAGMENT},
+	[D_IP_PROTO] = {"protocol UDP", STK_C_DROP_IP_PROTO},
+	[D_ICMP_CSUM] = {"ICMP checksum", STK_C_DROP_ICMP_BAD},
+	[D_ICMP_SHORT] = {"ICMP 4 bytes", STK_C_DROP_ICMP_BAD},
+	[D_ICMP_TYPE] = {"ICMP type 13 (timestamp)", STK_C_DROP_ICMP_TYPE},
+	[D_ICMP_REPLY] = {"ICMP echo reply (unsolicited)", STK_C_DROP_ICMP_TYPE},
 };
 
 static void
@@ -153,7 +173,8 @@ START_TEST(drops)
 
 			ip[0] = 0x45;
 			h_fix_ip_csum(f);
-			ip[0] = t; /* wrong checksum too, but ihl is checked first (it bounds the sum) */
+			ip[0] = t; /* wrong checksum too, but ihl is checked first (it bounds the
+				      sum) */
 		}
 		break;
 	case D_IP_IHL_BEYOND:
@@ -207,7 +228,8 @@ START_TEST(drops)
 		break;
 	case D_ICMP_TYPE:
 	case D_ICMP_REPLY:
-		n = h_build_icmp_echo(H, f, v == D_ICMP_TYPE ? 13 : STK_ICMP_ECHOREPLY, 0x4242, 1, payload, 56);
+		n = h_build_icmp_echo(H, f, v == D_ICMP_TYPE ? 13 : STK_ICMP_ECHOREPLY, 0x4242, 1,
+				      payload, 56);
 		break;
 	case D__N:
 		break;
@@ -215,8 +237,8 @@ START_TEST(drops)
 	h_snap(H, &s);
 	h_inject(H, f, n, 0);
 	ck_assert_msg(h_txq(H) == 0, "%s: a frame was transmitted", drop_cases[v].name);
-	ck_assert_msg(h_delta(H, &s, drop_cases[v].ctr) == 1, "%s: %s +%llu, expected +1", drop_cases[v].name,
-		      stk_counter_names[drop_cases[v].ctr],
+	ck_assert_msg(h_delta(H, &s, drop_cases[v].ctr) == 1, "%s: %s +%llu, expected +1",
+		      drop_cases[v].name, stk_counter_names[drop_cases[v].ctr],
 		      (unsigned long long)h_delta(H, &s, drop_cases[v].ctr));
 	ck_assert_msg(h_drops_delta(H, &s) == 1, "%s: %llu drop counters moved", drop_cases[v].name,
 		      (unsigned long long)h_drops_delta(H, &s));
@@ -227,7 +249,7 @@ START_TEST(drops)
 END_TEST
 
 /* ---- echo ---- */
-static const uint32_t echo_lens[] = { 0, 1, 56, 57, 1472 };
+static const uint32_t echo_lens[] = {0, 1, 56, 57, 1472};
 
 START_TEST(echo)
 {
@@ -313,7 +335,8 @@ START_TEST(echo_burst)
 	fill_payload();
 	h_create(H);
 	for (unsigned i = 0; i < 32; i++) {
-		lens[i] = h_build_icmp_echo(H, frames[i], STK_ICMP_ECHO, 1, (uint16_t)i, payload + i, 20);
+		lens[i] = h_build_icmp_echo(H, frames[i], STK_ICMP_ECHO, 1, (uint16_t)i,
+					    payload + i, 20);
 		fp[i] = frames[i];
 	}
 	h_inject_burst(H, fp, lens, 32);
@@ -334,7 +357,8 @@ START_TEST(offload)
 	c = stk_tcp_connect(H->st, h_ip(H_PEER_IP), 80, 1);
 	ck_assert_ptr_nonnull(c);
 	k = h_tx_tcp(H, "SYN"); /* the harness checks field values against the flags */
-	ck_assert_msg((k->txflags & (STK_TX_IP_CSUM | STK_TX_TCP_CSUM)) == (STK_TX_IP_CSUM | STK_TX_TCP_CSUM),
+	ck_assert_msg((k->txflags & (STK_TX_IP_CSUM | STK_TX_TCP_CSUM)) ==
+			      (STK_TX_IP_CSUM | STK_TX_TCP_CSUM),
 		      "tx flags 0x%x with tx_csum_offload", k->txflags);
 	ck_assert_uint_eq(k->frame[14 + 10], 0);
 	ck_assert_uint_eq(k->frame[14 + 11], 0);
@@ -353,22 +377,38 @@ START_TEST(no_offload_flags)
 END_TEST
 
 static const char *const bad_cfg[] = {
-	"mtu 575", "mtu 9001", "prefix 33", "no ip", "17 static neighbours", "rto_min > rto_max",
-	"multicast mac", "arp_entries 0",
+	"mtu 575",	     "mtu 9001",      "prefix 33",     "no ip", "17 static neighbours",
+	"rto_min > rto_max", "multicast mac", "arp_entries 0",
 };
 
 static void
 bad_cfg_apply(unsigned i, struct stk_config *c)
 {
 	switch (i) {
-	case 0: c->mtu = 575; break;
-	case 1: c->mtu = 9001; break;
-	case 2: c->prefix = 33; break;
-	case 3: c->ip = 0; break;
-	case 4: c->n_static = 17; break;
-	case 5: c->rto_min_ms = 5000, c->rto_max_ms = 1000; break;
-	case 6: c->mac[0] = 1; break;
-	case 7: c->arp_entries = 0; break;
+	case 0:
+		c->mtu = 575;
+		break;
+	case 1:
+		c->mtu = 9001;
+		break;
+	case 2:
+		c->prefix = 33;
+		break;
+	case 3:
+		c->ip = 0;
+		break;
+	case 4:
+		c->n_static = 17;
+		break;
+	case 5:
+		c->rto_min_ms = 5000, c->rto_max_ms = 1000;
+		break;
+	case 6:
+		c->mac[0] = 1;
+		break;
+	case 7:
+		c->arp_entries = 0;
+		break;
 	}
 }
 

@@ -3,7 +3,7 @@
  * through the public API, against a fake peer (L0).
  *
  *   mss_segments (loop)   1 MiB through stk_tcp_send: every data segment is
- *                         (FAILS: reported, no sender SWS avoidance)
+ *                         (found: no sender SWS avoidance, fixed fc4b94d)
  *                         exactly the send MSS (peer MSS 1000 / 1000 with TS ->
  *                         988 / no option -> 536 / 9000 -> our 1460) but the
  *                         last; payload equals what was sent; the first flight
@@ -31,7 +31,8 @@
  *   alloc_failure         ops.alloc NULL: connect -> ENOMEM; send -> error, the
  *                         buffer stays the application's
  *   tx_alloc_failure      tx_alloc NULL: drop_tx_nobuf; the SYN and data still go
- *                         out from a timer later  FAILS: reported (data stalls)
+ *                         out from a timer later (found: data stalled, fixed
+ *                         fc4b94d)
  *   ephemeral_ports       64 connects: distinct ports >= 1024, ids look up
  *   zero_window_persist   peer window 0: no data, persist probes with growing
  *                         intervals (tcp_window_probes), data again once the
@@ -65,12 +66,12 @@ teardown(void)
 
 /* the peer's view of our stream */
 struct rx_model {
-	uint32_t base;     /* our ISS + 1 */
-	uint32_t acked;    /* bytes the peer acknowledged (relative) */
-	uint32_t rcv;      /* bytes received in order (relative) */
-	uint32_t max_end;  /* highest byte seen + 1 */
-	uint64_t wnd;      /* the peer's window in bytes */
-	bool fin;          /* FIN seen */
+	uint32_t base;	  /* our ISS + 1 */
+	uint32_t acked;	  /* bytes the peer acknowledged (relative) */
+	uint32_t rcv;	  /* bytes received in order (relative) */
+	uint32_t max_end; /* highest byte seen + 1 */
+	uint64_t wnd;	  /* the peer's window in bytes */
+	bool fin;	  /* FIN seen */
 	uint32_t fin_rel;
 	unsigned segs, small;
 	uint32_t mss;
@@ -97,8 +98,8 @@ model_seg(struct rx_model *m, const struct h_pkt *k, uint64_t total)
 	if (k->plen) {
 		ck_assert_msg(k->plen <= m->mss, "segment of %u bytes, MSS %u", k->plen, m->mss);
 		ck_assert_msg((uint64_t)rel + k->plen <= (uint64_t)m->acked + m->wnd,
-			      "segment [%u,%u) beyond the peer's window (acked %u + wnd %llu)", rel, rel + k->plen,
-			      m->acked, (unsigned long long)m->wnd);
+			      "segment [%u,%u) beyond the peer's window (acked %u + wnd %llu)", rel,
+			      rel + k->plen, m->acked, (unsigned long long)m->wnd);
 		ck_assert_msg(rel + k->plen <= total, "segment beyond the data sent");
 		ck_assert_msg(h_check_pat(k->payload, rel, k->plen), "payload at %u differs", rel);
 		if (k->plen != m->mss && rel + k->plen != total)
@@ -112,8 +113,8 @@ model_seg(struct rx_model *m, const struct h_pkt *k, uint64_t total)
 		m->segs++;
 	}
 	if (k->flags & STK_TCP_FIN) {
-		ck_assert_msg(rel + k->plen == total, "FIN at %u before the end of the data (%llu)", rel + k->plen,
-			      (unsigned long long)total);
+		ck_assert_msg(rel + k->plen == total, "FIN at %u before the end of the data (%llu)",
+			      rel + k->plen, (unsigned long long)total);
 		m->fin = true;
 		m->fin_rel = rel + k->plen;
 	}
@@ -136,10 +137,10 @@ struct mss_case {
 };
 
 static const struct mss_case mss_cases[] = {
-	{ { .has_mss = true, .mss = 1000 }, 1000 },
-	{ { .has_mss = true, .mss = 1000, .has_ts = true }, 988 },
-	{ { 0 }, 536 },
-	{ { .has_mss = true, .mss = 9000 }, 1460 },
+	{{.has_mss = true, .mss = 1000}, 1000},
+	{{.has_mss = true, .mss = 1000, .has_ts = true}, 988},
+	{{0}, 536},
+	{{.has_mss = true, .mss = 9000}, 1460},
 };
 
 START_TEST(mss_segments)
@@ -193,23 +194,25 @@ START_TEST(mss_segments)
 	}
 	ck_assert_msg(m.acked == total, "%u of %u bytes acknowledged", m.acked, total);
 	ck_assert_msg(flights[0] == 10, "first flight %u segments, expected 10 (IW10)", flights[0]);
-	ck_assert_msg(flights[1] == 20, "second flight %u segments, expected 20 (slow start)", flights[1]);
+	ck_assert_msg(flights[1] == 20, "second flight %u segments, expected 20 (slow start)",
+		      flights[1]);
 	ck_assert_uint_le(m.max_flight, 65535);
 	ck_assert_uint_eq(stk_bufs_held(H->st), 0);
 	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_BYTES_OUT), total);
 	ck_assert_uint_eq(stk_tcp_stats(c)->bytes_out, total);
 	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_RETRANSMITS), 0);
 	ck_assert_uint_eq(stk_tcp_sndbuf_space(c), H->cfg.sndbuf);
-	/* FAILS: reported — no sender-side SWS avoidance (RFC 9293 3.8.6.2.1, RFC 1122
-	 * 4.2.3.4 MUST): a window-limited remainder leaves as a short segment */
-	ck_assert_msg(m.small == 0, "%u segments shorter than the MSS %u before the end", m.small, mc->mss);
+	/* regression (fixed in fc4b94d) — no sender-side SWS avoidance (RFC 9293 3.8.6.2.1, RFC
+	 * 1122 4.2.3.4 MUST): a window-limited remainder leaves as a short segment */
+	ck_assert_msg(m.small == 0, "%u segments shorter than the MSS %u before the end", m.small,
+		      mc->mss);
 }
 END_TEST
 
 START_TEST(window_respected)
 {
 	const uint32_t total = 200000;
-	struct h_topts synack = { .has_mss = true, .mss = 1000 };
+	struct h_topts synack = {.has_mss = true, .mss = 1000};
 	uint16_t field;
 	uint64_t wnd;
 	struct stk_tcb *c;
@@ -248,9 +251,10 @@ START_TEST(window_respected)
 	ck_assert_msg(m.acked == total, "%u of %u bytes acknowledged", m.acked, total);
 	ck_assert_msg(m.max_flight <= wnd, "%u bytes in flight, window %llu", m.max_flight,
 		      (unsigned long long)wnd);
-	ck_assert_msg(m.max_flight >= wnd - 1000, "at most %u bytes in flight: window %llu not used",
-		      m.max_flight, (unsigned long long)wnd);
-	/* FAILS (loop 1): reported — no sender SWS avoidance: 12800 = 12 x 1000 + 800,
+	ck_assert_msg(m.max_flight >= wnd - 1000,
+		      "at most %u bytes in flight: window %llu not used", m.max_flight,
+		      (unsigned long long)wnd);
+	/* regression (loop 1, fixed in fc4b94d) — no sender SWS avoidance: 12800 = 12 x 1000 + 800,
 	 * and the 800 left by the window goes out as a short segment */
 	ck_assert_msg(m.small == 0, "%u segments shorter than the MSS (window %llu)", m.small,
 		      (unsigned long long)wnd);
@@ -261,7 +265,7 @@ END_TEST
 
 START_TEST(fast_retransmit)
 {
-	const struct h_topts synack = { .has_mss = true, .mss = 1000 };
+	const struct h_topts synack = {.has_mss = true, .mss = 1000};
 	const uint32_t total = 30000;
 	struct stk_tcb *c;
 	struct rx_model m;
@@ -289,7 +293,8 @@ START_TEST(fast_retransmit)
 		peer_ack_rel(&m, 1000, 65535);
 		while ((k = h_tx_pop(H))) {
 			ck_assert_msg(k->plen == 0 || k->seq - m.base >= snd_max,
-				      "retransmission of %u after %d duplicate ACKs", k->seq - m.base, d + 1);
+				      "retransmission of %u after %d duplicate ACKs",
+				      k->seq - m.base, d + 1);
 			model_seg(&m, k, total);
 		}
 		snd_max = m.max_end;
@@ -305,7 +310,7 @@ START_TEST(fast_retransmit)
 		}
 		model_seg(&m, k, total);
 	}
-	/* FAILS for some ISS: reported — tcb->recover is never set to the ISS
+	/* regression (some ISS, fixed in fc4b94d) — tcb->recover was never set to the ISS
 	 * (RFC 6582 3.2 step 1), so "ack > recover - 1" is false whenever the ACK is
 	 * more than 2^31 above 0 */
 	ck_assert_msg(got, "no fast retransmission after three duplicate ACKs (ISS 0x%08x)", P.iss);
@@ -383,7 +388,8 @@ START_TEST(sndbuf_enobufs)
 		peer_ack_rel(&m, m.max_end < 40000 ? m.max_end : 40000, 65535);
 	}
 	ck_assert_uint_eq(m.acked, 40000);
-	ck_assert_msg(stk_tcp_sndbuf_space(c) == 40000, "space %u after the first 40000-byte buffer was acknowledged",
+	ck_assert_msg(stk_tcp_sndbuf_space(c) == 40000,
+		      "space %u after the first 40000-byte buffer was acknowledged",
 		      stk_tcp_sndbuf_space(c));
 	ck_assert_uint_eq(stk_bufs_held(H->st), 1);
 	ck_assert_int_eq(h_send(H, c, 65536, 40000), 0);
@@ -396,7 +402,7 @@ START_TEST(send_states)
 
 	h_create(H);
 	struct h_pkt *k;
-	struct h_topts synack = { .has_mss = true, .mss = 1460 };
+	struct h_topts synack = {.has_mss = true, .mss = 1460};
 	uint16_t lport;
 
 	/* queued in SYN_SENT, sent once ESTABLISHED, first byte at ISS + 1 */
@@ -438,7 +444,6 @@ START_TEST(close_fin_after_data)
 	struct h_pkt *k;
 	uint32_t id;
 	uint64_t t_tw;
-
 
 	H->cfg.time_wait_ms = 2000;
 	h_create(H);
@@ -555,7 +560,7 @@ END_TEST
 
 START_TEST(zero_window_persist)
 {
-	const struct h_topts synack = { .has_mss = true, .mss = 1000 };
+	const struct h_topts synack = {.has_mss = true, .mss = 1000};
 	const uint32_t total = 20000;
 	struct stk_tcb *c;
 	struct rx_model m;
@@ -597,7 +602,8 @@ START_TEST(zero_window_persist)
 			      "probe interval shrank: %llu then %llu ms",
 			      (unsigned long long)(probe_t[i - 1] - probe_t[i - 2]),
 			      (unsigned long long)(probe_t[i] - probe_t[i - 1]));
-	ck_assert_msg(probe_t[nprobe - 1] - probe_t[nprobe - 2] >= 2 * (probe_t[1] - probe_t[0]) - 2,
+	ck_assert_msg(probe_t[nprobe - 1] - probe_t[nprobe - 2] >=
+			      2 * (probe_t[1] - probe_t[0]) - 2,
 		      "no backoff: first interval %llu ms, last %llu ms",
 		      (unsigned long long)(probe_t[1] - probe_t[0]),
 		      (unsigned long long)(probe_t[nprobe - 1] - probe_t[nprobe - 2]));
@@ -653,7 +659,8 @@ START_TEST(zero_window_forever)
 			ck_assert_uint_le(k->plen, 1);
 			peer_ack_rel(&m, m.acked, 0);
 		}
-		ck_assert_msg(stk_bufs_held(H->st) <= 65536 / 8192 + 1, "%llu buffers held, sndbuf 64 KiB",
+		ck_assert_msg(stk_bufs_held(H->st) <= 65536 / 8192 + 1,
+			      "%llu buffers held, sndbuf 64 KiB",
 			      (unsigned long long)stk_bufs_held(H->st));
 		if (H->live_bufs > max_live)
 			max_live = H->live_bufs;
@@ -702,7 +709,8 @@ START_TEST(conn_limit)
 		struct h_pkt *k;
 
 		while ((k = h_tx_pop(H)))
-			ck_assert_msg(!(k->is_tcp && (k->flags & STK_TCP_SYN)), "SYN-ACK beyond max_conns");
+			ck_assert_msg(!(k->is_tcp && (k->flags & STK_TCP_SYN)),
+				      "SYN-ACK beyond max_conns");
 	}
 	/* a slot frees: connect works again */
 	stk_tcp_abort(H->st, c[0]);
@@ -771,7 +779,7 @@ START_TEST(tx_alloc_failure)
 	ck_assert_uint_eq(k->flags, STK_TCP_SYN);
 	iss = k->seq;
 	{
-		struct h_topts o = { .has_mss = true, .mss = 1460 };
+		struct h_topts o = {.has_mss = true, .mss = 1460};
 		uint16_t lport;
 
 		stk_tcp_peer(c, NULL, NULL, &lport);
@@ -780,7 +788,7 @@ START_TEST(tx_alloc_failure)
 	}
 	ck_assert_int_eq(stk_tcp_state(c), STK_TCP_ESTABLISHED);
 	/* data while tx_alloc fails: queued, sent by a timer later.
-	 * FAILS: reported — with nothing in flight stk_tcp_output arms no timer
+	 * Regression (fixed in fc4b94d): with nothing in flight stk_tcp_output armed no timer
 	 * when stk_tcp_xmit fails, so the data waits for an unrelated event */
 	H->fail_tx_alloc = true;
 	ck_assert_int_eq(h_send(H, c, 0, 500), 0);

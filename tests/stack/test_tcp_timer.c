@@ -50,7 +50,7 @@ START_TEST(syn_retries_timeout)
 	uint64_t t0, syn_t[16], to_t = 0;
 	unsigned nsyn = 0;
 	uint32_t iss = 0, id;
-	static const uint64_t want[] = { 0, 1000, 3000, 7000 };
+	static const uint64_t want[] = {0, 1000, 3000, 7000};
 
 	H->cfg.rto_init_ms = 1000;
 	H->cfg.rto_max_ms = 60000;
@@ -80,7 +80,8 @@ START_TEST(syn_retries_timeout)
 	for (unsigned i = 0; i < nsyn; i++)
 		ck_assert_msg(NEAR(syn_t[i], want[i], 2), "SYN %u at %llu ms, expected %llu", i,
 			      (unsigned long long)syn_t[i], (unsigned long long)want[i]);
-	ck_assert_msg(NEAR(to_t, 15000, 2), "connect TIMEOUT at %llu ms, expected 15000", (unsigned long long)to_t);
+	ck_assert_msg(NEAR(to_t, 15000, 2), "connect TIMEOUT at %llu ms, expected 15000",
+		      (unsigned long long)to_t);
 	ck_assert_int_eq(H->evs[h_ev_find(H, id, STK_EV_TIMEOUT, 0)].reason, ETIMEDOUT);
 	ck_assert_uint_eq(stk_conns(H->st), 0);
 	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_TIMEOUTS), 1);
@@ -90,8 +91,8 @@ END_TEST
 
 START_TEST(synack_retries)
 {
-	static const struct h_topts mss = { .has_mss = true, .mss = 1460 };
-	static const uint64_t want[] = { 0, 1000, 3000, 7000 };
+	static const struct h_topts mss = {.has_mss = true, .mss = 1460};
+	static const uint64_t want[] = {0, 1000, 3000, 7000};
 	uint64_t t0, sa_t[16], gone_t = 0;
 	unsigned n = 0;
 	struct h_pkt *k;
@@ -117,7 +118,8 @@ START_TEST(synack_retries)
 	for (unsigned i = 0; i < n; i++)
 		ck_assert_msg(NEAR(sa_t[i], want[i], 2), "SYN-ACK %u at %llu ms, expected %llu", i,
 			      (unsigned long long)sa_t[i], (unsigned long long)want[i]);
-	ck_assert_msg(NEAR(gone_t, 15000, 2), "half-open connection dropped at %llu ms, expected 15000",
+	ck_assert_msg(NEAR(gone_t, 15000, 2),
+		      "half-open connection dropped at %llu ms, expected 15000",
 		      (unsigned long long)gone_t);
 	ck_assert_uint_eq(H->n_evs, 0);
 	/* the backlog slot (backlog 1) is free again */
@@ -158,7 +160,7 @@ START_TEST(rto_backoff_timeout)
 	unsigned n = 0;
 	bool rst = false;
 	/* 100 200 400 800 1600 1600 apart, then give up 1600 later */
-	static const uint64_t want[] = { 100, 300, 700, 1500, 3100, 4700 };
+	static const uint64_t want[] = {100, 300, 700, 1500, 3100, 4700};
 
 	H->cfg.rto_min_ms = 100;
 	H->cfg.rto_init_ms = 1000;
@@ -188,7 +190,8 @@ START_TEST(rto_backoff_timeout)
 			}
 			ck_assert_uint_eq(k->seq, seq);
 			ck_assert_uint_eq(k->plen, 1000);
-			ck_assert_msg(h_check_pat(k->payload, sent, 1000), "retransmission with other bytes");
+			ck_assert_msg(h_check_pat(k->payload, sent, 1000),
+				      "retransmission with other bytes");
 			ck_assert(n < 32);
 			rt[n++] = h_now_ms(H) - t0;
 		}
@@ -197,9 +200,11 @@ START_TEST(rto_backoff_timeout)
 	}
 	ck_assert_msg(n == 6, "%u retransmissions, max_retries 6", n);
 	for (unsigned i = 0; i < n; i++)
-		ck_assert_msg(NEAR(rt[i], want[i], 3), "retransmission %u at %llu ms, expected %llu", i,
+		ck_assert_msg(NEAR(rt[i], want[i], 3),
+			      "retransmission %u at %llu ms, expected %llu", i,
 			      (unsigned long long)rt[i], (unsigned long long)want[i]);
-	ck_assert_msg(NEAR(to_t, 6300, 3), "TIMEOUT at %llu ms, expected 6300", (unsigned long long)to_t);
+	ck_assert_msg(NEAR(to_t, 6300, 3), "TIMEOUT at %llu ms, expected 6300",
+		      (unsigned long long)to_t);
 	ck_assert_int_eq(H->evs[h_ev_find(H, id, STK_EV_TIMEOUT, 0)].reason, ETIMEDOUT);
 	ck_assert_msg(rst, "no RST when giving up");
 	ck_assert_uint_eq(stk_conns(H->st), 0);
@@ -269,10 +274,11 @@ START_TEST(karn)
 	ck_assert_int_eq(h_send(H, c, sent, 100), 0);
 	h_tx_drain(H);
 	t = time_to_rexmt(seq_c);
-	ck_assert_msg(t >= 100 && t <= 200,
-		      "RTO %llu ms after A's ambiguous ACK; with Karn it is rto_min 100 ms (a 710 ms "
-		      "sample gives ~700)",
-		      (unsigned long long)t);
+	ck_assert_msg(
+		t >= 100 && t <= 200,
+		"RTO %llu ms after A's ambiguous ACK; with Karn it is rto_min 100 ms (a 710 ms "
+		"sample gives ~700)",
+		(unsigned long long)t);
 }
 END_TEST
 
@@ -299,7 +305,8 @@ START_TEST(keepalive)
 			if (k->flags & STK_TCP_RST)
 				continue;
 			ck_assert_msg(k->flags == STK_TCP_ACK, "keepalive flags 0x%02x", k->flags);
-			ck_assert_msg(k->seq == P.iss, "keepalive at seq ISS+%d, expected SND.NXT-1",
+			ck_assert_msg(k->seq == P.iss,
+				      "keepalive at seq ISS+%d, expected SND.NXT-1",
 				      (int)(k->seq - P.iss));
 			ck_assert_uint_le(k->plen, 1);
 			ck_assert(n < 16);
@@ -311,7 +318,8 @@ START_TEST(keepalive)
 			to_t = h_now_ms(H);
 	}
 	ck_assert_msg(n == 4, "%u keepalive probes, expected 1 answered + 3 unanswered", n);
-	ck_assert_msg(NEAR(probe_t[0] - t_last, 1000, 2), "first probe after %llu ms idle, keepalive_ms 1000",
+	ck_assert_msg(NEAR(probe_t[0] - t_last, 1000, 2),
+		      "first probe after %llu ms idle, keepalive_ms 1000",
 		      (unsigned long long)(probe_t[0] - t_last));
 	ck_assert_msg(NEAR(probe_t[1] - probe_t[0], 1000, 2), "probe after an answer %llu ms later",
 		      (unsigned long long)(probe_t[1] - probe_t[0]));
@@ -319,7 +327,8 @@ START_TEST(keepalive)
 		      (unsigned long long)(probe_t[2] - probe_t[1]));
 	ck_assert_msg(NEAR(probe_t[3] - probe_t[2], 200, 2), "unanswered probe interval %llu ms",
 		      (unsigned long long)(probe_t[3] - probe_t[2]));
-	ck_assert_msg(to_t && NEAR(to_t - probe_t[3], 200, 2), "TIMEOUT %llu ms after the last probe",
+	ck_assert_msg(to_t && NEAR(to_t - probe_t[3], 200, 2),
+		      "TIMEOUT %llu ms after the last probe",
 		      (unsigned long long)(to_t - probe_t[3]));
 	ck_assert_int_eq(H->evs[h_ev_find(H, id, STK_EV_TIMEOUT, 0)].reason, ETIMEDOUT);
 	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_KEEPALIVES), 4);
@@ -366,10 +375,11 @@ START_TEST(fin_wait2_timeout)
 	h_run(H, 2900, 10, false);
 	ck_assert_msg(stk_conns(H->st) == 1, "FIN_WAIT_2 ended before fin_wait2_ms");
 	h_run(H, 200, 10, false);
-	ck_assert_msg(stk_conns(H->st) == 0, "FIN_WAIT_2 still there %llu ms later, fin_wait2_ms 3000",
+	ck_assert_msg(stk_conns(H->st) == 0,
+		      "FIN_WAIT_2 still there %llu ms later, fin_wait2_ms 3000",
 		      (unsigned long long)(h_now_ms(H) - t0));
-	term = h_ev_count(H, STK_EV_CLOSED) + h_ev_count(H, STK_EV_TIMEOUT) + h_ev_count(H, STK_EV_RESET) +
-	       h_ev_count(H, STK_EV_ERROR);
+	term = h_ev_count(H, STK_EV_CLOSED) + h_ev_count(H, STK_EV_TIMEOUT) +
+	       h_ev_count(H, STK_EV_RESET) + h_ev_count(H, STK_EV_ERROR);
 	ck_assert_msg(term == 1, "%u terminal events for the FIN_WAIT_2 connection", term);
 	ck_assert_ptr_null(stk_tcp_by_id(H->st, id));
 }
