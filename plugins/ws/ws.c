@@ -3,7 +3,8 @@
  * tcp stage, messages out as `msg` objects.
  *
  * Ports: "in" (stream from tcp.data), "tx" (stream to tcp.app: handshake,
- * subscriptions, pongs, pings, close), "msg" (msg out).
+ * subscriptions, pongs, pings, close), "msg" (msg out), "send" (msg in: sent
+ * as frames on their connection, e.g. from sink_echo).
  *
  *   ws_init      URLs, options, msg pool
  *   ws_poll      connects, reconnects with backoff, handshake timeouts,
@@ -35,7 +36,7 @@
 #include <lcp/lcp.h>
 #include <stk/ws.h>
 
-enum { WS_P_IN, WS_P_TX, WS_P_MSG };
+enum { WS_P_IN, WS_P_TX, WS_P_MSG, WS_P_SEND };
 
 static const struct lcp_port_def ws_ports[] = {
 	{ .name = "in", .dir = LCP_PORT_IN, .unit = LCP_UNIT_STREAM, .flags = LCP_PORT_F_REQUIRED,
@@ -43,6 +44,8 @@ static const struct lcp_port_def ws_ports[] = {
 	{ .name = "tx", .dir = LCP_PORT_OUT, .unit = LCP_UNIT_STREAM, .flags = LCP_PORT_F_REQUIRED,
 	  .doc = "commands and bytes to the tcp stage (tcp.app)" },
 	{ .name = "msg", .dir = LCP_PORT_OUT, .unit = LCP_UNIT_MSG, .doc = "decoded messages" },
+	{ .name = "send", .dir = LCP_PORT_IN, .unit = LCP_UNIT_MSG,
+	  .doc = "messages to send: payload as one frame (msg opcode, text if not 1/2) on connection conn_id" },
 	LCP_PORT_END,
 };
 
@@ -73,6 +76,8 @@ static const struct lcp_port_def ws_ports[] = {
 	X(DROP_NO_MBUF, "drop_no_mbuf")                                        \
 	X(DROP_ASSEMBLY_NOMEM, "drop_assembly_nomem")                          \
 	X(EVENTS_OLD_CONN, "events_old_conn")                                  \
+	X(MSGS_SENT, "msgs_sent")                                              \
+	X(DROP_SEND_NOT_OPEN, "drop_send_not_open")                            \
 	X(DROP_AFTER_CLOSE, "drop_after_close")
 
 enum {
@@ -597,10 +602,33 @@ ws_on_data(struct ws_ctx *x, struct ws_conn *c, struct rte_mbuf *m)
 }
 
 static void
+ws_send_msgs(struct ws_ctx *x, struct lcp_msg **ms, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		struct lcp_msg *m = ms[i];
+
+		if (m->conn_id < x->n_conns && x->conns[m->conn_id].state == WC_OPEN &&
+		    !x->conns[m->conn_id].close_sent) {
+			ws_send_frame(x, &x->conns[m->conn_id],
+				      m->opcode == STK_WS_OP_BINARY ? STK_WS_OP_BINARY : STK_WS_OP_TEXT, m->data, m->len);
+			lcp_count(x->st, WS_C_MSGS_SENT, 1);
+		} else {
+			lcp_count(x->st, WS_C_DROP_SEND_NOT_OPEN, 1);
+		}
+		lcp_msg_free(m);
+	}
+	ws_flush(x);
+}
+
+static void
 ws_process(struct lcp_stage *st, void *ctx, unsigned port, void **objs, unsigned n)
 {
 	struct ws_ctx *x = ctx;
 
+	if (port == WS_P_SEND) {
+		ws_send_msgs(x, (struct lcp_msg **)objs, n);
+		return;
+	}
 	for (unsigned i = 0; i < n; i++) {
 		struct rte_mbuf *m = objs[i];
 		struct lcp_stream_meta *meta = lcp_stream_meta(m);
@@ -637,8 +665,9 @@ ws_process(struct lcp_stage *st, void *ctx, unsigned port, void **objs, unsigned
 		case LCP_STREAM_EV_TIMEOUT:
 		case LCP_STREAM_EV_ERROR:
 			if (meta->ev == LCP_STREAM_EV_ERROR && meta->conn != 0 && c->state != WC_CONNECTING) {
-				lcp_log(st, LCP_LOG_WARNING, "conn %u: tcp refused a command: %s", c->idx,
-					strerror(meta->reason));
+				/* at shutdown the tcp stage may have reset first */
+				lcp_log(st, lcp_stage_stopping(st) ? LCP_LOG_DEBUG : LCP_LOG_WARNING,
+					"conn %u: tcp refused a command: %s", c->idx, strerror(meta->reason));
 				break;
 			}
 			if (c->state != WC_IDLE) {

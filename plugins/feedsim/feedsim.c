@@ -1,0 +1,765 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * feedsim — an exchange simulator on our own TCP stack: listens, accepts
+ * WebSocket clients (server side of the handshake and framing, stk/ws.h) and
+ * streams synthetic market data.
+ *
+ * Ports: "in" (stream from its tcp stage's "data"), "tx" (stream to its tcp
+ * stage's "app").
+ *
+ * Each message is a JSON tick, text frame:
+ *   {"s":"SYM00042","n":17,"p":"101.25","q":300,"t":1764489600123456789,"x":"…"}
+ * s symbol, n per-symbol sequence number (1, 2, … per client), p price, q
+ * quantity, t exchange timestamp (ns, CLOCK_REALTIME at start + TSC), x padding
+ * to the size drawn from the "sizes" mix.
+ *
+ *   feedsim_poll     LISTEN at first call; per streaming client: as many
+ *                    messages as the rate, the batch and the send pool allow
+ *   feedsim_process  ACCEPTED -> handshake; DATA -> the upgrade request, then
+ *                    client frames (ping -> pong, close -> close, text counted)
+ *
+ * Backpressure: SEND mbufs come from the stage's own pool ("send_mbufs"); the
+ * tcp stage keeps each until its bytes are acknowledged, so an empty pool means
+ * "the peer is behind" and generation waits. Keep send_mbufs * ~1.9 KB below
+ * the tcp stage's sndbuf. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <rte_cycles.h>
+#include <rte_errno.h>
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+
+#include <lcp/lcp.h>
+#include <stk/ws.h>
+
+enum { FS_P_IN, FS_P_TX };
+
+static const struct lcp_port_def fs_ports[] = {
+	{ .name = "in", .dir = LCP_PORT_IN, .unit = LCP_UNIT_STREAM, .flags = LCP_PORT_F_REQUIRED,
+	  .doc = "stream events and payload from the tcp stage (tcp.data)" },
+	{ .name = "tx", .dir = LCP_PORT_OUT, .unit = LCP_UNIT_STREAM, .flags = LCP_PORT_F_REQUIRED,
+	  .doc = "commands and bytes to the tcp stage (tcp.app)" },
+	LCP_PORT_END,
+};
+
+#define FS_COUNTERS(X)                                                         \
+	X(CLIENTS, "clients")                                                  \
+	X(HANDSHAKES, "handshakes")                                            \
+	X(MSGS, "msgs")                                                        \
+	X(MSG_BYTES, "msg_bytes")                                              \
+	X(FRAGMENTED, "fragmented_msgs")                                       \
+	X(PINGS_TX, "pings_tx")                                                \
+	X(PONGS_RX, "pongs_rx")                                                \
+	X(PINGS_RX, "pings_rx")                                                \
+	X(PONGS_TX, "pongs_tx")                                                \
+	X(CLIENT_MSGS, "client_msgs")                                          \
+	X(CLOSES, "closes")                                                    \
+	X(SEND_POOL_EMPTY, "send_pool_empty")                                  \
+	X(FAIL_HANDSHAKE, "fail_handshake")                                    \
+	X(FAIL_PROTOCOL, "fail_protocol")                                      \
+	X(DROP_TOO_MANY_CLIENTS, "drop_too_many_clients")                      \
+	X(DROP_NO_MBUF, "drop_no_mbuf")                                        \
+	X(EVENTS_OLD_CONN, "events_old_conn")
+
+enum {
+#define X(e, s) FS_C_##e,
+	FS_COUNTERS(X)
+#undef X
+};
+
+static const char *const fs_counters[] = {
+#define X(e, s) s,
+	FS_COUNTERS(X)
+#undef X
+	NULL,
+};
+
+struct fs_conf {
+	uint32_t listen;
+	uint32_t symbols;
+	uint32_t rate;
+	uint64_t count;
+	const char *sizes;
+	uint32_t fragment_every, fragments;
+	uint32_t ping_interval_ms;
+	uint32_t send_mbufs;
+	uint32_t batch;
+	uint32_t max_clients;
+	uint64_t seed;
+	bool close_when_done;
+};
+
+#define C struct fs_conf
+static const struct lcp_opt fs_opts[] = {
+	LCP_OPT_UINT(C, listen, "listen", "8080", 1, 65535, 0, "port to accept WebSocket clients on"),
+	LCP_OPT_UINT(C, symbols, "symbols", "100", 1, 100000, 0, "symbols, each with its own sequence"),
+	LCP_OPT_UINT(C, rate, "rate", "0", 0, 100000000, 0, "messages per second per client (0: flat out)"),
+	LCP_OPT_UINT(C, count, "count", "0", 0, UINT64_MAX >> 1, 0,
+		     "messages per client, then a close 1000 (0: until the run ends)"),
+	LCP_OPT_STRING(C, sizes, "sizes", "\"96:70,256:25,1024:5\"", 3, 255, 0,
+		       "message size mix \"bytes:weight,…\" (sizes below the tick itself send the bare tick)"),
+	LCP_OPT_UINT(C, fragment_every, "fragment_every", "0", 0, 1000000, 0,
+		     "send every Nth message as several frames (0: never)"),
+	LCP_OPT_UINT(C, fragments, "fragments", "3", 2, 64, 0, "frames of a fragmented message"),
+	LCP_OPT_UINT(C, ping_interval_ms, "ping_interval_ms", "0", 0, 3600000, 0,
+		     "ping each client this often, also between fragments (0: never)"),
+	LCP_OPT_UINT(C, send_mbufs, "send_mbufs", "2048", 64, 1048576, 0,
+		     "SEND mbufs in flight (backpressure: the tcp stage frees them when acknowledged)"),
+	LCP_OPT_UINT(C, batch, "batch", "64", 1, 4096, 0, "messages per client per poll, at most"),
+	LCP_OPT_UINT(C, max_clients, "max_clients", "64", 1, 4096, 0, "clients served at once"),
+	LCP_OPT_UINT(C, seed, "seed", "1", 0, UINT64_MAX >> 1, 0, "seed of the size mix and prices"),
+	LCP_OPT_BOOL(C, close_when_done, "close_when_done", "true", "after count messages, close with 1000"),
+	LCP_OPT_END,
+};
+#undef C
+
+enum { FC_FREE = 0, FC_HANDSHAKE, FC_STREAM, FC_CLOSING };
+
+#define FS_MAX_SIZES 16
+
+struct fs_client {
+	uint8_t state;
+	bool frag_pending_ping;
+	uint32_t conn;
+	struct stk_ws_hs *hs;
+	struct stk_ws_dec dec;
+	uint64_t *seq;      /* per symbol */
+	uint64_t sent;
+	uint64_t next_send; /* tsc (rate limit) */
+	uint64_t next_ping;
+	struct rte_mbuf *cur; /* SEND mbuf being filled */
+};
+
+struct fs_ctx {
+	struct lcp_stage *st;
+	struct rte_mempool *pkt;  /* commands */
+	struct rte_mempool *send; /* SEND mbufs (backpressure) */
+	struct fs_client *cl;
+	unsigned max_clients;
+	struct fs_conf c;
+	unsigned n_sizes;
+	uint32_t size[FS_MAX_SIZES], cum[FS_MAX_SIZES], total_w;
+	uint64_t rng;
+	uint64_t hz, ns0, tsc0, per_msg; /* per_msg: tsc between messages at rate */
+	uint64_t ping_tsc;
+	bool listening;
+	unsigned ntx;
+	struct rte_mbuf *tx[128];
+	char pad[65536];
+};
+
+static inline uint64_t
+fs_rand(struct fs_ctx *x)
+{
+	/* xorshift64*: the mix and prices only need to be reproducible */
+	x->rng ^= x->rng >> 12;
+	x->rng ^= x->rng << 25;
+	x->rng ^= x->rng >> 27;
+	return x->rng * 0x2545f4914f6cdd1dull;
+}
+
+static void
+fs_flush(struct fs_ctx *x)
+{
+	while (x->ntx) {
+		struct rte_mbuf *b[128];
+		unsigned n = x->ntx;
+
+		memcpy(b, x->tx, n * sizeof(b[0]));
+		x->ntx = 0;
+		lcp_emit(x->st, FS_P_TX, (void **)b, n);
+	}
+}
+
+static void
+fs_tx(struct fs_ctx *x, struct rte_mbuf *m)
+{
+	if (x->ntx == 128)
+		fs_flush(x);
+	x->tx[x->ntx++] = m;
+}
+
+static struct rte_mbuf *
+fs_mbuf(struct fs_ctx *x, struct rte_mempool *mp, uint32_t conn, unsigned cmd)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(mp);
+	struct lcp_stream_meta *meta;
+
+	if (m == NULL)
+		return NULL;
+	lcp_mbuf_set_rx_tsc(m, 0);
+	meta = lcp_stream_meta(m);
+	memset(meta, 0, sizeof(*meta));
+	meta->ev = (uint16_t)cmd;
+	meta->conn = conn;
+	return m;
+}
+
+static void
+fs_cmd(struct fs_ctx *x, uint32_t conn, unsigned cmd)
+{
+	struct rte_mbuf *m = fs_mbuf(x, x->pkt, conn, cmd);
+
+	if (m == NULL) {
+		lcp_count(x->st, FS_C_DROP_NO_MBUF, 1);
+		return;
+	}
+	fs_tx(x, m);
+}
+
+/* append bytes to the client's stream; false when the send pool ran dry
+ * (what was appended stays appended: the caller must not care, see below) */
+static bool
+fs_put(struct fs_ctx *x, struct fs_client *k, const void *src, size_t n)
+{
+	const uint8_t *p = src;
+
+	while (n > 0) {
+		size_t room;
+
+		if (k->cur == NULL) {
+			k->cur = fs_mbuf(x, x->send, k->conn, LCP_STREAM_CMD_SEND);
+			if (k->cur == NULL)
+				return false;
+		}
+		room = rte_pktmbuf_tailroom(k->cur);
+		if (room == 0) {
+			fs_tx(x, k->cur);
+			k->cur = NULL;
+			continue;
+		}
+		if (room > n)
+			room = n;
+		memcpy(rte_pktmbuf_append(k->cur, (uint16_t)room), p, room);
+		p += room;
+		n -= room;
+	}
+	return true;
+}
+
+/* bytes that must go out whole (handshake, control): from the command pool */
+static void
+fs_put_ctl(struct fs_ctx *x, struct fs_client *k, const void *src, size_t n)
+{
+	if (k->cur != NULL) {
+		fs_tx(x, k->cur);
+		k->cur = NULL;
+	}
+	while (n > 0) {
+		struct rte_mbuf *m = fs_mbuf(x, x->pkt, k->conn, LCP_STREAM_CMD_SEND);
+		size_t room;
+
+		if (m == NULL) {
+			lcp_count(x->st, FS_C_DROP_NO_MBUF, 1);
+			return;
+		}
+		room = rte_pktmbuf_tailroom(m);
+		if (room > n)
+			room = n;
+		memcpy(rte_pktmbuf_append(m, (uint16_t)room), src, room);
+		fs_tx(x, m);
+		src = (const uint8_t *)src + room;
+		n -= room;
+	}
+}
+
+static char *
+u64dec(char *p, uint64_t v)
+{
+	char t[24];
+	int i = 0;
+
+	do {
+		t[i++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (i)
+		*p++ = t[--i];
+	return p;
+}
+
+/* one tick of about `size` bytes into out; returns its length */
+static size_t
+fs_tick(struct fs_ctx *x, struct fs_client *k, char *out, uint32_t size)
+{
+	uint32_t sym = (uint32_t)(fs_rand(x) % x->c.symbols);
+	uint64_t n = ++k->seq[sym], r = fs_rand(x);
+	uint64_t ts = x->ns0 + (uint64_t)((double)(rte_rdtsc() - x->tsc0) * 1e9 / (double)x->hz);
+	char *p = out;
+	uint32_t cents = 10000 + (uint32_t)(r % 1000);
+
+	memcpy(p, "{\"s\":\"SYM", 9);
+	p += 9;
+	for (int d = 10000; d > 0; d /= 10)
+		*p++ = (char)('0' + sym / (uint32_t)d % 10);
+	memcpy(p, "\",\"n\":", 6);
+	p += 6;
+	p = u64dec(p, n);
+	memcpy(p, ",\"p\":\"", 6);
+	p += 6;
+	p = u64dec(p, cents / 100);
+	*p++ = '.';
+	*p++ = (char)('0' + cents / 10 % 10);
+	*p++ = (char)('0' + cents % 10);
+	memcpy(p, "\",\"q\":", 6);
+	p += 6;
+	p = u64dec(p, 100 * (1 + (r >> 32) % 50));
+	memcpy(p, ",\"t\":", 5);
+	p += 5;
+	p = u64dec(p, ts);
+	if ((size_t)(p - out) + 9 < size) {
+		size_t pad = size - (size_t)(p - out) - 8;
+
+		memcpy(p, ",\"x\":\"", 6);
+		p += 6;
+		memcpy(p, x->pad, pad);
+		p += pad;
+		*p++ = '"';
+	}
+	*p++ = '}';
+	return (size_t)(p - out);
+}
+
+static uint32_t
+fs_size(struct fs_ctx *x)
+{
+	uint32_t r = (uint32_t)(fs_rand(x) % x->total_w);
+
+	for (unsigned i = 0; i < x->n_sizes; i++)
+		if (r < x->cum[i])
+			return x->size[i];
+	return x->size[x->n_sizes - 1];
+}
+
+static void
+fs_frame(struct fs_ctx *x, struct fs_client *k, unsigned op, bool fin, const void *p, size_t n)
+{
+	uint8_t h[STK_WS_MAX_HDR];
+	size_t hl = stk_ws_hdr(h, op, fin, n, NULL);
+
+	fs_put(x, k, h, hl);
+	fs_put(x, k, p, n);
+}
+
+static void
+fs_ping(struct fs_ctx *x, struct fs_client *k)
+{
+	uint8_t f[2 + 8];
+	uint64_t now = rte_rdtsc();
+
+	stk_ws_hdr(f, STK_WS_OP_PING, true, 8, NULL);
+	memcpy(f + 2, &now, 8);
+	fs_put(x, k, f, sizeof(f));
+	lcp_count(x->st, FS_C_PINGS_TX, 1);
+}
+
+static void
+fs_close_frame(struct fs_ctx *x, struct fs_client *k, uint16_t code)
+{
+	uint8_t f[4];
+
+	stk_ws_hdr(f, STK_WS_OP_CLOSE, true, 2, NULL);
+	f[2] = (uint8_t)(code >> 8);
+	f[3] = (uint8_t)code;
+	fs_put_ctl(x, k, f, sizeof(f));
+}
+
+/* stream to one client; returns messages sent */
+static unsigned
+fs_stream(struct fs_ctx *x, struct fs_client *k, uint64_t now)
+{
+	char buf[70000];
+	unsigned n = 0;
+	uint64_t bytes = 0;
+
+	if (x->ping_tsc && now >= k->next_ping) {
+		fs_ping(x, k);
+		k->next_ping = now + x->ping_tsc;
+	}
+	while (n < x->c.batch) {
+		size_t len;
+
+		if (x->c.count && k->sent >= x->c.count) {
+			if (x->c.close_when_done) {
+				fs_close_frame(x, k, STK_WS_CLOSE_NORMAL);
+				lcp_count(x->st, FS_C_CLOSES, 1);
+				k->state = FC_CLOSING;
+			}
+			break;
+		}
+		if (x->per_msg) {
+			if (now < k->next_send)
+				break;
+			k->next_send += x->per_msg;
+			if (k->next_send + 1000 * x->per_msg < now)
+				k->next_send = now; /* do not burst to catch up after a stall */
+		}
+		/* need room for the largest message: stop while the pool is low */
+		if (rte_mempool_avail_count(x->send) < 40) {
+			lcp_count(x->st, FS_C_SEND_POOL_EMPTY, 1);
+			break;
+		}
+		len = fs_tick(x, k, buf, fs_size(x));
+		if (x->c.fragment_every && (k->sent + 1) % x->c.fragment_every == 0) {
+			size_t per = len / x->c.fragments + 1, off = 0;
+
+			for (unsigned f = 0; off < len || f == 0; f++) {
+				size_t m = len - off < per ? len - off : per;
+				bool last = off + m >= len;
+
+				fs_frame(x, k, f == 0 ? STK_WS_OP_TEXT : STK_WS_OP_CONT, last, buf + off, m);
+				off += m;
+				if (f == 0 && x->ping_tsc)
+					fs_ping(x, k); /* a control frame inside the message */
+			}
+			lcp_count(x->st, FS_C_FRAGMENTED, 1);
+		} else {
+			fs_frame(x, k, STK_WS_OP_TEXT, true, buf, len);
+		}
+		k->sent++;
+		bytes += len;
+		n++;
+	}
+	if (k->cur != NULL) {
+		fs_tx(x, k->cur);
+		k->cur = NULL;
+	}
+	if (n) {
+		lcp_count(x->st, FS_C_MSGS, n);
+		lcp_count(x->st, FS_C_MSG_BYTES, bytes);
+	}
+	return n;
+}
+
+static struct fs_client *
+fs_find(struct fs_ctx *x, uint32_t conn)
+{
+	for (unsigned i = 0; i < x->max_clients; i++)
+		if (x->cl[i].state != FC_FREE && x->cl[i].conn == conn)
+			return &x->cl[i];
+	return NULL;
+}
+
+static void
+fs_drop(struct fs_ctx *x, struct fs_client *k)
+{
+	if (k->cur != NULL)
+		rte_pktmbuf_free(k->cur);
+	k->cur = NULL;
+	rte_free(k->hs);
+	k->hs = NULL;
+	k->state = FC_FREE;
+}
+
+static void
+fs_client_frames(struct fs_ctx *x, struct fs_client *k, uint8_t *p, uint8_t *end)
+{
+	struct stk_ws_out o;
+	enum stk_ws_ev ev;
+
+	while ((ev = stk_ws_dec_next(&k->dec, &p, end, &o)) != STK_WS_NEED_MORE) {
+		if (ev == STK_WS_DATA) {
+			if (o.last)
+				lcp_count(x->st, FS_C_CLIENT_MSGS, 1);
+			continue;
+		}
+		if (ev == STK_WS_CONTROL) {
+			if (o.opcode == STK_WS_OP_PING) {
+				uint8_t f[STK_WS_MAX_HDR + STK_WS_MAX_CONTROL];
+				size_t h = stk_ws_hdr(f, STK_WS_OP_PONG, true, o.len, NULL);
+
+				memcpy(f + h, o.data, o.len);
+				fs_put_ctl(x, k, f, h + o.len);
+				lcp_count(x->st, FS_C_PINGS_RX, 1);
+				lcp_count(x->st, FS_C_PONGS_TX, 1);
+			} else if (o.opcode == STK_WS_OP_PONG) {
+				lcp_count(x->st, FS_C_PONGS_RX, 1);
+			} else {
+				if (k->state != FC_CLOSING)
+					fs_close_frame(x, k, o.close_code == STK_WS_CLOSE_NO_STATUS ? STK_WS_CLOSE_NORMAL
+												     : o.close_code);
+				fs_cmd(x, k->conn, LCP_STREAM_CMD_CLOSE);
+				fs_drop(x, k);
+				return;
+			}
+			continue;
+		}
+		lcp_count(x->st, FS_C_FAIL_PROTOCOL, 1);
+		lcp_log(x->st, LCP_LOG_WARNING, "client 0x%x: close %u: %s", k->conn, o.close_code, o.reason);
+		fs_close_frame(x, k, o.close_code);
+		fs_cmd(x, k->conn, LCP_STREAM_CMD_CLOSE);
+		fs_drop(x, k);
+		return;
+	}
+}
+
+static void
+fs_process(struct lcp_stage *st, void *ctx, unsigned port, void **objs, unsigned n)
+{
+	struct fs_ctx *x = ctx;
+
+	for (unsigned i = 0; i < n; i++) {
+		struct rte_mbuf *m = objs[i];
+		struct lcp_stream_meta *meta = lcp_stream_meta(m);
+		struct fs_client *k = fs_find(x, meta->conn);
+
+		switch (meta->ev) {
+		case LCP_STREAM_EV_ACCEPTED: {
+			struct fs_client *f = NULL;
+
+			for (unsigned j = 0; j < x->max_clients && f == NULL; j++)
+				if (x->cl[j].state == FC_FREE)
+					f = &x->cl[j];
+			if (f == NULL) {
+				lcp_count(st, FS_C_DROP_TOO_MANY_CLIENTS, 1);
+				fs_cmd(x, meta->conn, LCP_STREAM_CMD_ABORT);
+				break;
+			}
+			memset(f->seq, 0, x->c.symbols * sizeof(f->seq[0]));
+			f->hs = rte_zmalloc("fs_hs", sizeof(*f->hs), 0);
+			if (f->hs == NULL) {
+				fs_cmd(x, meta->conn, LCP_STREAM_CMD_ABORT);
+				break;
+			}
+			f->conn = meta->conn;
+			f->state = FC_HANDSHAKE;
+			f->sent = 0;
+			f->cur = NULL;
+			lcp_count(st, FS_C_CLIENTS, 1);
+			break;
+		}
+		case LCP_STREAM_EV_DATA: {
+			uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *), *end = p + m->data_len;
+
+			if (k == NULL) {
+				lcp_count(st, FS_C_EVENTS_OLD_CONN, 1);
+				break;
+			}
+			if (k->state == FC_HANDSHAKE) {
+				size_t used = 0;
+				int rc = stk_ws_server_request(k->hs, p, m->data_len, &used);
+				char resp[512];
+				int rn;
+
+				if (rc < 0) {
+					lcp_count(st, FS_C_FAIL_HANDSHAKE, 1);
+					lcp_log(st, LCP_LOG_WARNING, "client 0x%x: bad upgrade request: %s", k->conn,
+						k->hs->err);
+					rn = stk_ws_server_reject(resp, sizeof(resp), k->hs->err);
+					if (rn > 0)
+						fs_put_ctl(x, k, resp, (size_t)rn);
+					fs_cmd(x, k->conn, LCP_STREAM_CMD_CLOSE);
+					fs_drop(x, k);
+					break;
+				}
+				if (rc == 0)
+					break;
+				rn = stk_ws_server_response(k->hs, resp, sizeof(resp), NULL);
+				fs_put_ctl(x, k, resp, (size_t)rn);
+				rte_free(k->hs);
+				k->hs = NULL;
+				stk_ws_dec_init(&k->dec, true, 1 << 20, true);
+				k->state = FC_STREAM;
+				k->next_send = rte_rdtsc();
+				k->next_ping = k->next_send + x->ping_tsc;
+				lcp_count(st, FS_C_HANDSHAKES, 1);
+				p += used;
+			}
+			if (p < end)
+				fs_client_frames(x, k, p, end);
+			break;
+		}
+		case LCP_STREAM_EV_PEER_CLOSED:
+			if (k != NULL) {
+				fs_cmd(x, k->conn, LCP_STREAM_CMD_CLOSE);
+				fs_drop(x, k);
+			}
+			break;
+		case LCP_STREAM_EV_CLOSED:
+		case LCP_STREAM_EV_RESET:
+		case LCP_STREAM_EV_TIMEOUT:
+			if (k != NULL)
+				fs_drop(x, k);
+			break;
+		case LCP_STREAM_EV_ERROR:
+			if (meta->conn == 0 || k == NULL)
+				lcp_log(st, LCP_LOG_ERR, "tcp refused a command: %s", strerror(meta->reason));
+			break;
+		default:
+			break;
+		}
+		rte_pktmbuf_free(m);
+	}
+	fs_flush(x);
+}
+
+static unsigned
+fs_poll(struct lcp_stage *st, void *ctx)
+{
+	struct fs_ctx *x = ctx;
+	unsigned work = 0;
+	uint64_t now;
+
+	if (unlikely(!x->listening)) {
+		struct rte_mbuf *m = fs_mbuf(x, x->pkt, 0, LCP_STREAM_CMD_LISTEN);
+
+		if (m == NULL)
+			return 0;
+		lcp_stream_meta(m)->port = (uint16_t)x->c.listen;
+		fs_tx(x, m);
+		x->listening = true;
+		fs_flush(x);
+		return 1;
+	}
+	if (lcp_stage_stopping(st))
+		return 0;
+	now = rte_rdtsc();
+	for (unsigned i = 0; i < x->max_clients; i++)
+		if (x->cl[i].state == FC_STREAM)
+			work += fs_stream(x, &x->cl[i], now);
+	fs_flush(x);
+	return work;
+}
+
+static int
+fs_parse_sizes(const char *s, struct fs_ctx *x, char *msg, size_t len)
+{
+	unsigned n = 0;
+	uint32_t w = 0;
+
+	while (*s) {
+		char *e;
+		unsigned long sz = strtoul(s, &e, 10), wt;
+
+		if (e == s || *e != ':' || sz < 1 || sz > 65536) {
+			snprintf(msg, len, "sizes: expected \"bytes:weight,…\" with bytes 1..65536 at \"%s\"", s);
+			return -1;
+		}
+		s = e + 1;
+		wt = strtoul(s, &e, 10);
+		if (e == s || (*e != ',' && *e != '\0') || wt == 0 || wt > 1000000 || n == FS_MAX_SIZES) {
+			snprintf(msg, len, "sizes: bad weight (1..1000000, at most %d entries) at \"%s\"", FS_MAX_SIZES, s);
+			return -1;
+		}
+		w += (uint32_t)wt;
+		if (x != NULL) {
+			x->size[n] = (uint32_t)sz;
+			x->cum[n] = w;
+		}
+		n++;
+		s = *e == ',' ? e + 1 : e;
+	}
+	if (n == 0) {
+		snprintf(msg, len, "sizes: empty");
+		return -1;
+	}
+	if (x != NULL) {
+		x->n_sizes = n;
+		x->total_w = w;
+	}
+	return 0;
+}
+
+static int
+fs_validate(const void *conf, char *msg, size_t msglen)
+{
+	return fs_parse_sizes(((const struct fs_conf *)conf)->sizes, NULL, msg, msglen);
+}
+
+static int
+fs_init(struct lcp_stage *st, const void *conf, void **ctx)
+{
+	const struct fs_conf *c = conf;
+	struct fs_ctx *x;
+	char name[RTE_MEMPOOL_NAMESIZE], msg[256];
+	struct timespec ts;
+
+	x = rte_zmalloc_socket("feedsim", sizeof(*x), RTE_CACHE_LINE_SIZE, lcp_stage_socket(st));
+	if (x == NULL)
+		return -ENOMEM;
+	x->st = st;
+	x->c = *c;
+	x->c.sizes = NULL;
+	if (fs_parse_sizes(c->sizes, x, msg, sizeof(msg)) < 0) {
+		lcp_log(st, LCP_LOG_ERR, "%s", msg);
+		rte_free(x);
+		return -EINVAL;
+	}
+	x->pkt = lcp_stage_pktmbuf_pool(st);
+	x->max_clients = c->max_clients;
+	x->cl = rte_zmalloc_socket("feedsim_cl", c->max_clients * sizeof(*x->cl), 0, lcp_stage_socket(st));
+	if (x->cl == NULL)
+		goto nomem;
+	for (unsigned i = 0; i < c->max_clients; i++) {
+		x->cl[i].seq = rte_zmalloc_socket("feedsim_seq", c->symbols * sizeof(uint64_t), 0, lcp_stage_socket(st));
+		if (x->cl[i].seq == NULL)
+			goto nomem;
+	}
+	snprintf(name, sizeof(name), "fss_%.20s", lcp_stage_name(st));
+	x->send = rte_pktmbuf_pool_create(name, c->send_mbufs, 0, RTE_MBUF_PRIV_ALIGN, 2048 + RTE_PKTMBUF_HEADROOM,
+					  lcp_stage_socket(st));
+	if (x->send == NULL) {
+		lcp_log(st, LCP_LOG_ERR, "cannot create the send pool (%u mbufs): %s", c->send_mbufs,
+			rte_strerror(rte_errno));
+		goto nomem;
+	}
+	memset(x->pad, 'a', sizeof(x->pad));
+	x->rng = c->seed * 0x9e3779b97f4a7c15ull + 1;
+	x->hz = rte_get_tsc_hz();
+	clock_gettime(CLOCK_REALTIME, &ts);
+	x->ns0 = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	x->tsc0 = rte_rdtsc();
+	x->per_msg = c->rate ? x->hz / c->rate : 0;
+	x->ping_tsc = c->ping_interval_ms ? x->hz / 1000 * c->ping_interval_ms : 0;
+	*ctx = x;
+	return 0;
+nomem:
+	if (x->cl != NULL)
+		for (unsigned i = 0; i < c->max_clients; i++)
+			rte_free(x->cl[i].seq);
+	rte_free(x->cl);
+	rte_free(x);
+	return -ENOMEM;
+}
+
+static void
+fs_fini(struct lcp_stage *st, void *ctx)
+{
+	struct fs_ctx *x = ctx;
+
+	for (unsigned i = 0; i < x->max_clients; i++) {
+		fs_drop(x, &x->cl[i]);
+		rte_free(x->cl[i].seq);
+	}
+	for (unsigned i = 0; i < x->ntx; i++)
+		rte_pktmbuf_free(x->tx[i]);
+	if (rte_mempool_in_use_count(x->send) != 0)
+		lcp_log(st, LCP_LOG_ERR, "%u send mbufs never came back", rte_mempool_in_use_count(x->send));
+	rte_mempool_free(x->send);
+	rte_free(x->cl);
+	rte_free(x);
+}
+
+static const struct lcp_stage_ops fs_ops = {
+	.ports = fs_ports,
+	.counters = fs_counters,
+	.validate = fs_validate,
+	.init = fs_init,
+	.poll = fs_poll,
+	.process = fs_process,
+	.fini = fs_fini,
+};
+
+LCP_PLUGIN_EXPORT const struct lcp_plugin lcp_plugin_descriptor = {
+	LCP_PLUGIN_HEADER(LCP_KIND_STAGE, "feedsim"),
+	.version = "1.0.0",
+	.summary = "exchange simulator: WebSocket server on the tcp stage streaming JSON ticks",
+	.options = fs_opts,
+	.conf_size = sizeof(struct fs_conf),
+	.ops = &fs_ops,
+};
