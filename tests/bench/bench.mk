@@ -5,12 +5,15 @@
 #   B1  bench/b1_ring_link  cross-lcore ring link and same-lcore direct link
 #   B2  bench/b2_dispatch   N pass-through stages on one lcore, with rte_graph
 #                           in-process and `dpdk-test graph_perf_autotest` (b2.sh)
+#   B7  bench/b7_tcp_rx     libstk's TCP receive path (no DPDK, no EAL) against
+#                           kernel TCP over loopback and veth in the same run,
+#                           and its callgrind counts (b7.sh)
 #   callgrind.sh            instruction counts of the single-lcore hot paths
 #
 # Knobs: make bench BENCH_REPS=11 BENCH_MS=10 BENCH_CG_ITERS=20000
-#        BENCH_ONLY="b1 b2 cg" (any subset)
-BENCH_PROGS = bench/b1_ring_link$(EXEEXT) bench/b2_dispatch$(EXEEXT)
-EXTRA_PROGRAMS = bench/b1_ring_link bench/b2_dispatch
+#        BENCH_ONLY="b1 b2 b7 cg" (any subset)
+BENCH_PROGS = bench/b1_ring_link$(EXEEXT) bench/b2_dispatch$(EXEEXT) bench/b7_tcp_rx$(EXEEXT)
+EXTRA_PROGRAMS = bench/b1_ring_link bench/b2_dispatch bench/b7_tcp_rx
 
 BENCH_CPPFLAGS = -I$(top_srcdir)/framework/include -I$(top_srcdir)/framework -I$(top_builddir) \
 	-DBENCH_PLUGIN_DIR='"$(abs_top_builddir)/plugins/counters_percore/.libs"'
@@ -30,13 +33,20 @@ bench_b2_dispatch_CFLAGS = $(BENCH_CFLAGS)
 bench_b2_dispatch_LDADD = $(BENCH_LDADD)
 bench_b2_dispatch_LDFLAGS = -no-install
 
-EXTRA_DIST += bench/b1.sh bench/b2.sh bench/callgrind.sh bench/common.sh
-CLEANFILES += $(BENCH_PROGS) bench-b1.log bench-b2.log bench-cg.log
+# B7 links only libstk (stack/): no DPDK, no EAL, no liblcp
+bench_b7_tcp_rx_SOURCES = bench/b7_tcp_rx.c
+bench_b7_tcp_rx_CPPFLAGS = -I$(top_srcdir)/stack/include
+bench_b7_tcp_rx_CFLAGS = $(AM_CFLAGS_COMMON)
+bench_b7_tcp_rx_LDADD = $(top_builddir)/stack/libstk.la -lm
+bench_b7_tcp_rx_LDFLAGS = -no-install
+
+EXTRA_DIST += bench/b1.sh bench/b2.sh bench/b7.sh bench/callgrind.sh bench/common.sh
+CLEANFILES += $(BENCH_PROGS) bench-b1.log bench-b2.log bench-b7.log bench-cg.log
 
 BENCH_REPS = 11
 BENCH_MS = 10
 BENCH_CG_ITERS = 20000
-BENCH_ONLY = b1 b2 cg
+BENCH_ONLY = b1 b2 b7 cg
 
 .PHONY: bench
 bench: $(BENCH_PROGS)
@@ -45,8 +55,8 @@ bench: $(BENCH_PROGS)
 	unset LCP_PLUGIN_PATH DPDK_TEST; \
 	for b in $(BENCH_ONLY); do \
 		case $$b in \
-		b1) s=b1.sh ;; b2) s=b2.sh ;; cg) s=callgrind.sh ;; \
-		*) echo "bench: unknown '$$b' in BENCH_ONLY (b1 b2 cg)" >&2; exit 2 ;; \
+		b1) s=b1.sh ;; b2) s=b2.sh ;; b7) s=b7.sh ;; cg) s=callgrind.sh ;; \
+		*) echo "bench: unknown '$$b' in BENCH_ONLY (b1 b2 b7 cg)" >&2; exit 2 ;; \
 		esac; \
 		{ bash '$(srcdir)/bench/'$$s; echo $$? > bench-$$b.rc; } 2>&1 | tee bench-$$b.log; \
 		rc=$$(cat bench-$$b.rc); rm -f bench-$$b.rc; \
