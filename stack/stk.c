@@ -262,45 +262,55 @@ stk_conns(const struct stk *st)
 	return st->n_conns;
 }
 
-/* Internet checksum (RFC 1071): 64-bit accumulator over 8-byte words, so a
- * 1460-byte payload is ~185 adds; no library in Debian offers one for plain
- * buffers outside DPDK (rte_raw_cksum), which stack/ must not include. */
+/* Internet checksum (RFC 1071). 64-bit words summed into two 128-bit
+ * accumulators (add + adc per word, two chains in flight), folded at the end:
+ * the ones'-complement sum of 16-bit words is the end-around-carry sum of any
+ * wider words. No library in Debian offers this for plain buffers outside
+ * DPDK (rte_raw_cksum), which stack/ must not include. */
 uint32_t
 stk_csum_partial(const void *data, size_t len, uint32_t sum)
 {
 	const uint8_t *p = data;
-	uint64_t acc = sum;
+	unsigned __int128 a = sum, b = 0;
+	uint64_t s, t;
 
+	while (len >= 32) {
+		uint64_t w0, w1, w2, w3;
+
+		memcpy(&w0, p, 8);
+		memcpy(&w1, p + 8, 8);
+		memcpy(&w2, p + 16, 8);
+		memcpy(&w3, p + 24, 8);
+		a += w0;
+		b += w1;
+		a += w2;
+		b += w3;
+		p += 32;
+		len -= 32;
+	}
 	while (len >= 8) {
 		uint64_t w;
 
 		memcpy(&w, p, 8);
-		acc += (uint32_t)w;
-		acc += w >> 32;
+		a += w;
 		p += 8;
 		len -= 8;
 	}
-	if (len >= 4) {
-		uint32_t w;
+	if (len) {
+		uint64_t w = 0;
 
-		memcpy(&w, p, 4);
-		acc += w;
-		p += 4;
-		len -= 4;
+		memcpy(&w, p, len); /* little-endian: the tail pads with zero bytes */
+		b += w;
 	}
-	if (len >= 2) {
-		uint16_t w;
-
-		memcpy(&w, p, 2);
-		acc += w;
-		p += 2;
-		len -= 2;
-	}
-	if (len)
-		acc += *p; /* little-endian host: the odd byte is the low byte of a word */
-	acc = (acc & 0xffffffffu) + (acc >> 32);
-	acc = (acc & 0xffffffffu) + (acc >> 32);
-	return (uint32_t)acc;
+	a += b;
+	/* 128 -> 64 -> 32 bits, end-around carry each time */
+	s = (uint64_t)a;
+	t = (uint64_t)(a >> 64);
+	s += t;
+	s += s < t;
+	t = (s & 0xffffffffu) + (s >> 32);
+	t = (t & 0xffffffffu) + (t >> 32);
+	return (uint32_t)t;
 }
 
 uint16_t
