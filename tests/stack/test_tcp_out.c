@@ -11,6 +11,8 @@
  *                         start; send buffers all released at the end
  *   window_respected (loop) a small peer window (3000 unscaled; 100 << 7 scaled):
  *                         outstanding bytes never beyond it, and the window used
+ *   tiny_peer_window      a peer window below one MSS, forever: data still flows
+ *                         (SWS avoidance sends half the largest window)
  *   fast_retransmit (loop 4 ISS) three duplicate ACKs -> the first unacked segment at
  *                         once (tcp_fast_retransmits), not before the third;
  *                         NewReno partial ACK -> the next hole at once; no RTO
@@ -258,6 +260,45 @@ START_TEST(window_respected)
 	 * and the 800 left by the window goes out as a short segment */
 	ck_assert_msg(m.small == 0, "%u segments shorter than the MSS (window %llu)", m.small,
 		      (unsigned long long)wnd);
+}
+END_TEST
+
+/* a peer whose window never reaches one MSS (500 < 1000): sender SWS avoidance
+ * must still send (at least half the largest window, RFC 9293 3.8.6.2.1), not
+ * wait forever for a full segment */
+START_TEST(tiny_peer_window)
+{
+	const struct h_topts synack = {.has_mss = true, .mss = 1000};
+	const uint32_t total = 5000;
+	struct stk_tcb *c;
+	struct rx_model m;
+	uint64_t t0;
+
+	h_create(H);
+	h_peer_init(&P, 80, 0);
+	P.win = 500;
+	c = h_connect(H, &P, 1, 1000, &synack);
+	model_init(&m, 500, 1000);
+	t0 = h_now_ms(H);
+	ck_assert_int_eq(h_send(H, c, 0, total), 0);
+	for (int round = 0; round < 2000 && m.acked < total; round++) {
+		struct h_pkt *k;
+		bool any = false;
+
+		while ((k = h_tx_pop(H))) {
+			ck_assert(k->is_tcp);
+			any |= model_seg(&m, k, total) > 0;
+		}
+		if (!any) {
+			h_advance(H, 10);
+			continue;
+		}
+		peer_ack_rel(&m, m.rcv, 500);
+	}
+	ck_assert_msg(m.acked == total, "%u of %u bytes through a 500-byte window", m.acked, total);
+	ck_assert_uint_le(m.max_flight, 500);
+	ck_assert_msg(h_now_ms(H) - t0 < 2000, "5000 bytes through a 500-byte window took %llu ms",
+		      (unsigned long long)(h_now_ms(H) - t0));
 }
 END_TEST
 
@@ -835,6 +876,7 @@ tcp_out_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(tc, mss_segments, 0, (int)(sizeof(mss_cases) / sizeof(mss_cases[0])));
 	tcase_add_loop_test(tc, window_respected, 0, 2);
+	tcase_add_test(tc, tiny_peer_window);
 	tcase_add_loop_test(tc, fast_retransmit, 0, 4);
 	tcase_add_test(tc, sndbuf_enobufs);
 	tcase_add_test(tc, send_states);
