@@ -57,8 +57,10 @@ int stk_tcp_listen(struct stk *st, uint16_t port, unsigned backlog, uint64_t use
 int stk_tcp_unlisten(struct stk *st, uint16_t port);
 /* Queue len bytes at data (inside b) for sending; b becomes the stack's and is
  * released with ops.buf_free once all its bytes are acknowledged (or the
- * connection dies). Returns 0, or a negative errno and b is NOT taken:
- * -ENOBUFS (send buffer full: sndbuf), -ENOTCONN (not yet / no longer able to
+ * connection dies); its bytes count against sndbuf until then (space comes back
+ * per whole buffer). Data queued before the connection is established (SYN_SENT,
+ * SYN_RCVD) goes out once it is. Returns 0, or a negative errno and b is NOT
+ * taken: -ENOBUFS (send buffer full: sndbuf), -ENOTCONN (no longer able to
  * send), -EPIPE (closed for sending). */
 int stk_tcp_send(struct stk *st, struct stk_tcb *c, struct stk_buf *b, const uint8_t *data,
 		 uint32_t len);
