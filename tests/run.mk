@@ -40,3 +40,15 @@ run_plugins_sink_check_la_CFLAGS = $(AM_CFLAGS_COMMON) $(DPDK_CFLAGS) -fvisibili
 run_plugins_sink_check_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere \
 	-export-symbols-regex '^lcp_plugin_descriptor$$' $(SAN_LDFLAGS)
 run_plugins_sink_check_la_LIBADD = $(top_builddir)/framework/liblcp.la $(DPDK_LIBS)
+
+# metrics (plugins/metrics) fed by tick_src, a test-only msg source (JSON ticks with
+# injected gaps, duplicates and non-ticks, counted so the test compares exactly)
+RUN_TESTS += run/metrics.sh
+RUN_CONFS += run/conf/metrics.json
+check_LTLIBRARIES += run/plugins/tick_src.la
+run_plugins_tick_src_la_SOURCES = run/plugins/tick_src.c
+run_plugins_tick_src_la_CPPFLAGS = -I$(top_srcdir)/framework/include
+run_plugins_tick_src_la_CFLAGS = $(AM_CFLAGS_COMMON) $(DPDK_CFLAGS) -fvisibility=hidden
+run_plugins_tick_src_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere \
+	-export-symbols-regex '^lcp_plugin_descriptor$$' $(SAN_LDFLAGS)
+run_plugins_tick_src_la_LIBADD = $(top_builddir)/framework/liblcp.la $(DPDK_LIBS)

@@ -1,0 +1,791 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * metrics — measures a `msg` stream in passing (doc/metrics.md):
+ *
+ *   per connection   messages and bytes, counters conn<i>_msgs / conn<i>_bytes for
+ *                    conn_id < max_conns (at most 16), conn_other_* above
+ *   per symbol       sequence gaps and duplicates of exchange ticks
+ *                    {"s":"SYM0042","n":12345,...}: the symbol and sequence fields are
+ *                    found by one scan over the JSON strings (no JSON library), the
+ *                    last sequence number per (conn_id, symbol) is kept in an
+ *                    open-addressing table
+ *   latency          rx TSC (msg->rx_tsc) to this stage, in a log-linear histogram
+ *                    of 150 buckets published live as counters lat_b000..lat_b149;
+ *                    at stop p50/p99/p99.9/max are added once (gauges) and one
+ *                    summary line is logged
+ *
+ * Ports: "in" (msg, required); "out" (msg, optional): every message is passed on
+ * unchanged, or freed with lcp_msg_free() when "out" is not linked. Nothing is
+ * dropped.
+ *
+ * Cost: one rte_rdtsc() per burst (process() call), counters added once per burst
+ * except the histogram bucket (one lcp_count per sample) and the per-connection
+ * pair (once per run of messages of one connection). The option "naive" does the
+ * same the slow way (rte_rdtsc, lcp_count and a memmem per field for every
+ * message) so that the difference can be measured; its results are the same for
+ * compact ticks.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_branch_prediction.h>
+#include <rte_common.h>
+#include <rte_cycles.h>
+#include <rte_malloc.h>
+
+#include <lcp/lcp.h>
+
+enum { MT_P_IN, MT_P_OUT };
+
+static const struct lcp_port_def metrics_ports[] = {
+	[MT_P_IN] = { .name = "in", .dir = LCP_PORT_IN, .unit = LCP_UNIT_MSG,
+		      .flags = LCP_PORT_F_REQUIRED, .doc = "messages to measure" },
+	[MT_P_OUT] = { .name = "out", .dir = LCP_PORT_OUT, .unit = LCP_UNIT_MSG,
+		       .doc = "the same messages, unchanged; if unlinked they are freed here" },
+	LCP_PORT_END,
+};
+
+/* ---- counters ---- */
+
+#define MT_MAX_CONNS 16 /* per-connection counters exist for conn_id 0..15 */
+
+#define MT_CONN(X, i) X(CONN##i##_MSGS, "conn" #i "_msgs") X(CONN##i##_BYTES, "conn" #i "_bytes")
+
+/* histogram buckets lat_b000..lat_b149 */
+#define MT_B10(X, h, t)                                                        \
+	X(LAT_B##h##t##0, "lat_b" #h #t "0") X(LAT_B##h##t##1, "lat_b" #h #t "1") \
+	X(LAT_B##h##t##2, "lat_b" #h #t "2") X(LAT_B##h##t##3, "lat_b" #h #t "3") \
+	X(LAT_B##h##t##4, "lat_b" #h #t "4") X(LAT_B##h##t##5, "lat_b" #h #t "5") \
+	X(LAT_B##h##t##6, "lat_b" #h #t "6") X(LAT_B##h##t##7, "lat_b" #h #t "7") \
+	X(LAT_B##h##t##8, "lat_b" #h #t "8") X(LAT_B##h##t##9, "lat_b" #h #t "9")
+#define MT_B100(X, h)                                                          \
+	MT_B10(X, h, 0) MT_B10(X, h, 1) MT_B10(X, h, 2) MT_B10(X, h, 3) MT_B10(X, h, 4) \
+	MT_B10(X, h, 5) MT_B10(X, h, 6) MT_B10(X, h, 7) MT_B10(X, h, 8) MT_B10(X, h, 9)
+#define MT_BUCKETS(X)                                                          \
+	MT_B100(X, 0) MT_B10(X, 1, 0) MT_B10(X, 1, 1) MT_B10(X, 1, 2) MT_B10(X, 1, 3) \
+	MT_B10(X, 1, 4)
+
+/* The block TICKS..LAT_FUTURE is accumulated per burst in a local array indexed
+ * from MT_TICKS: keep it contiguous. */
+#define METRICS_COUNTERS(X)                                                    \
+	X(MSGS, "msgs")                                                        \
+	X(BYTES, "bytes")                                                      \
+	MT_CONN(X, 0) MT_CONN(X, 1) MT_CONN(X, 2) MT_CONN(X, 3)                \
+	MT_CONN(X, 4) MT_CONN(X, 5) MT_CONN(X, 6) MT_CONN(X, 7)                \
+	MT_CONN(X, 8) MT_CONN(X, 9) MT_CONN(X, 10) MT_CONN(X, 11)              \
+	MT_CONN(X, 12) MT_CONN(X, 13) MT_CONN(X, 14) MT_CONN(X, 15)            \
+	X(CONN_OTHER_MSGS, "conn_other_msgs")                                  \
+	X(CONN_OTHER_BYTES, "conn_other_bytes")                                \
+	X(TICKS, "ticks")                                                      \
+	X(NON_TICK, "non_tick")                                                \
+	X(BAD_TICK, "bad_tick")                                                \
+	X(SYMBOLS, "symbols")                                                  \
+	X(SYMBOL_TABLE_FULL, "symbol_table_full")                              \
+	X(SEQ_IN_ORDER, "seq_in_order")                                        \
+	X(SEQ_GAPS, "seq_gaps")                                                \
+	X(GAP_EVENTS, "gap_events")                                            \
+	X(SEQ_DUPS, "seq_dups")                                                \
+	X(NO_RX_TSC, "no_rx_tsc")                                              \
+	X(LAT_FUTURE, "lat_future")                                            \
+	MT_BUCKETS(X)                                                          \
+	X(LAT_SAMPLES, "lat_samples")                                          \
+	X(LAT_P50_NS, "lat_p50_ns")                                            \
+	X(LAT_P99_NS, "lat_p99_ns")                                            \
+	X(LAT_P999_NS, "lat_p999_ns")                                          \
+	X(LAT_MAX_NS, "lat_max_ns")                                            \
+	X(NAIVE_FIELD_S, "naive_field_s")                                      \
+	X(NAIVE_FIELD_N, "naive_field_n")                                      \
+	X(NAIVE_FIELD_P, "naive_field_p")                                      \
+	X(NAIVE_FIELD_Q, "naive_field_q")                                      \
+	X(NAIVE_FIELD_T, "naive_field_t")
+
+enum {
+#define X(e, s) MT_##e,
+	METRICS_COUNTERS(X)
+#undef X
+	MT_N_COUNTERS
+};
+
+static const char *const metrics_counters[] = {
+#define X(e, s) s,
+	METRICS_COUNTERS(X)
+#undef X
+	NULL,
+};
+
+#define MT_NB (MT_LAT_B149 - MT_LAT_B000 + 1)         /* histogram buckets */
+#define MT_NLOCAL (MT_LAT_FUTURE - MT_TICKS + 1)      /* per-burst local block */
+#define MT_L(c) ((c) - MT_TICKS)                      /* its local index */
+_Static_assert(MT_NB == 150, "150 histogram buckets");
+_Static_assert(MT_CONN15_BYTES - MT_CONN0_MSGS == 2 * MT_MAX_CONNS - 1, "conn counters in pairs");
+_Static_assert(MT_LAT_FUTURE - MT_TICKS == 10, "the per-burst block is contiguous");
+
+/* ---- options ---- */
+
+#define MT_FIELD_MAX 31     /* field name length */
+#define MT_SYM_MAX 31       /* symbol length */
+#define MT_SYMBOLS_MAX (1u << 20)
+
+struct metrics_conf {
+	uint32_t max_conns;
+	uint32_t symbols;
+	uint32_t sample;
+	const char *seq_field;
+	const char *symbol_field;
+	bool naive;
+	bool log_buckets;
+};
+
+static const struct lcp_opt metrics_opts[] = {
+	LCP_OPT_UINT(struct metrics_conf, max_conns, "max_conns", "16", 0, MT_MAX_CONNS, 0,
+		     "connections (conn_id 0 .. max_conns-1) with their own conn<i>_msgs/_bytes counters; the others count under conn_other_*"),
+	LCP_OPT_UINT(struct metrics_conf, symbols, "symbols", "4096", 1, MT_SYMBOLS_MAX, 0,
+		     "(conn_id, symbol) pairs whose sequence is tracked (128 bytes each); ticks of further symbols count under symbol_table_full"),
+	LCP_OPT_UINT(struct metrics_conf, sample, "sample", "1", 1, 1000000000, 0,
+		     "latency of every Nth message (the 1st, N+1th, ...); 1 = every message"),
+	LCP_OPT_STRING(struct metrics_conf, seq_field, "seq_field", "\"n\"", 1, MT_FIELD_MAX, 0,
+		       "JSON key of a tick's sequence number (an unsigned decimal)"),
+	LCP_OPT_STRING(struct metrics_conf, symbol_field, "symbol_field", "\"s\"", 1, MT_FIELD_MAX, 0,
+		       "JSON key of a tick's symbol (a string of at most 31 bytes)"),
+	LCP_OPT_BOOL(struct metrics_conf, naive, "naive", "false",
+		     "measure the slow way (rte_rdtsc, counter adds and a memmem per field for every message), to measure what that costs"),
+	LCP_OPT_BOOL(struct metrics_conf, log_buckets, "log_buckets", "true",
+		     "log the histogram's bucket bounds (ns) at start"),
+	LCP_OPT_END,
+};
+
+static int
+metrics_check_field(const char *what, const char *f, char *msg, size_t msglen)
+{
+	for (const char *p = f; *p; p++) {
+		if (*p == '"' || *p == '\\' || (unsigned char)*p < 0x20) {
+			snprintf(msg, msglen, "%s \"%s\": a key with a quote, backslash or control character cannot be matched", what, f);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static int
+metrics_validate(const void *conf, char *msg, size_t msglen)
+{
+	const struct metrics_conf *c = conf;
+
+	if (metrics_check_field("seq_field", c->seq_field, msg, msglen) != 0 ||
+	    metrics_check_field("symbol_field", c->symbol_field, msg, msglen) != 0)
+		return -EINVAL;
+	if (strcmp(c->seq_field, c->symbol_field) == 0) {
+		snprintf(msg, msglen, "seq_field and symbol_field are both \"%s\"", c->seq_field);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* ---- the context ---- */
+
+/* One tracked (conn_id, symbol): a cache line. len == 0: free slot. */
+struct mt_sym {
+	uint64_t key[4]; /* the symbol's bytes, zero-padded */
+	uint64_t conn;
+	uint64_t last;   /* last sequence number seen */
+	uint32_t len;
+	uint32_t pad_;
+	uint64_t pad2_;
+};
+_Static_assert(sizeof(struct mt_sym) == 64, "one cache line per symbol");
+
+struct metrics_ctx {
+	/* read per message */
+	bool naive;
+	bool out_linked;
+	uint32_t max_conns;
+	uint32_t sample;
+	uint32_t sample_left;  /* messages until the next sample */
+	uint32_t sym_len, seq_len;
+	char sym_name[MT_FIELD_MAX + 1];
+	char seq_name[MT_FIELD_MAX + 1];
+	struct mt_sym *tab;
+	uint64_t mask;         /* table slots - 1 (a power of two, >= 2 x symbols) */
+	uint32_t n_syms, max_syms;
+	uint64_t lat_max;      /* cycles */
+	uint64_t hist[MT_NB];  /* the same as the lat_b* counters, for the quantiles */
+
+	/* totals for the summary at stop (counters are write-only for a plugin) */
+	uint64_t msgs, bytes, gaps, gap_events, dups;
+	uint64_t first_tsc, last_tsc;    /* TSC of the first and last burst */
+	uint64_t first_msgs, first_bytes; /* what arrived with the first burst */
+	uint64_t hz;
+	char naive_pat[5][MT_FIELD_MAX + 4]; /* naive: "\"s\":" ... */
+	size_t naive_pat_len[5];
+};
+
+/* ---- the latency histogram ----
+ * Bucket 0: [0, 16) cycles. Buckets 1..148: for k = 4..40 and s = 0..3,
+ * b = 1 + 4(k-4) + s holds [2^k + s 2^(k-2), 2^k + (s+1) 2^(k-2)) cycles: four
+ * linear steps per power of two, each at most 25% of its lower bound wide.
+ * Bucket 149: >= 2^41 cycles (about 12 minutes at 3 GHz). */
+#define MT_K_MIN 4
+#define MT_K_MAX 40
+
+static __rte_always_inline unsigned
+mt_bucket(uint64_t d)
+{
+	unsigned k;
+
+	if (d < (1ull << MT_K_MIN))
+		return 0;
+	k = 63u - (unsigned)__builtin_clzll(d);
+	if (k > MT_K_MAX)
+		return MT_NB - 1;
+	return 1 + (k - MT_K_MIN) * 4 + (unsigned)((d >> (k - 2)) & 3);
+}
+
+/* exclusive upper bound of bucket b in cycles; UINT64_MAX for the last one */
+static uint64_t
+mt_bucket_upper(unsigned b)
+{
+	unsigned k, s;
+
+	if (b == 0)
+		return 1ull << MT_K_MIN;
+	if (b >= MT_NB - 1)
+		return UINT64_MAX;
+	k = MT_K_MIN + (b - 1) / 4;
+	s = (b - 1) % 4;
+	return (1ull << k) + ((uint64_t)(s + 1) << (k - 2));
+}
+
+static uint64_t
+mt_ns(const struct metrics_ctx *x, uint64_t cycles)
+{
+	return (uint64_t)((double)cycles * 1e9 / (double)x->hz + 0.5);
+}
+
+/* one latency sample; c[] is the per-burst local block */
+static __rte_always_inline void
+mt_sample(struct lcp_stage *st, struct metrics_ctx *x, uint64_t rx_tsc, uint64_t now,
+	  uint64_t *c)
+{
+	uint64_t d;
+	unsigned b;
+
+	if (unlikely(rx_tsc == 0)) {
+		c[MT_L(MT_NO_RX_TSC)]++;
+		return;
+	}
+	if (unlikely(rx_tsc > now)) {
+		c[MT_L(MT_LAT_FUTURE)]++;
+		return;
+	}
+	d = now - rx_tsc;
+	b = mt_bucket(d);
+	x->hist[b]++;
+	if (d > x->lat_max)
+		x->lat_max = d;
+	lcp_count(st, MT_LAT_B000 + b, 1);
+}
+
+/* ---- the symbol table ---- */
+
+static __rte_always_inline uint64_t
+mt_hash(uint64_t conn, const uint64_t key[4], uint32_t len)
+{
+	uint64_t h = (conn + len) * 0x9e3779b97f4a7c15ull;
+
+	for (unsigned i = 0; i < (len + 7) / 8; i++) {
+		h ^= key[i];
+		h *= 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+	}
+	return h ^ (h >> 29);
+}
+
+/* Track sequence number seq of (conn, symbol); returns the outcome's counter
+ * (MT_SYMBOLS: a new symbol, MT_SEQ_IN_ORDER, MT_SEQ_GAPS: a gap of *missing,
+ * MT_SEQ_DUPS, MT_SYMBOL_TABLE_FULL). */
+static __rte_always_inline unsigned
+mt_track(struct metrics_ctx *x, uint64_t conn, const uint64_t key[4], uint32_t len,
+	 uint64_t seq, uint64_t *missing)
+{
+	uint64_t i = mt_hash(conn, key, len) & x->mask;
+	struct mt_sym *e;
+
+	for (;;) {
+		e = &x->tab[i];
+		if (e->len == 0)
+			break;
+		if (e->len == len && e->conn == conn && e->key[0] == key[0] &&
+		    e->key[1] == key[1] && e->key[2] == key[2] && e->key[3] == key[3]) {
+			uint64_t last = e->last;
+
+			if (likely(seq > last)) {
+				e->last = seq;
+				if (likely(seq - last == 1))
+					return MT_SEQ_IN_ORDER;
+				*missing = seq - last - 1;
+				return MT_SEQ_GAPS;
+			}
+			return MT_SEQ_DUPS;
+		}
+		i = (i + 1) & x->mask;
+	}
+	/* a free slot: the table always has one (twice as many slots as symbols) */
+	if (unlikely(x->n_syms >= x->max_syms))
+		return MT_SYMBOL_TABLE_FULL;
+	memcpy(e->key, key, sizeof(e->key));
+	e->conn = conn;
+	e->last = seq;
+	e->len = len;
+	x->n_syms++;
+	return MT_SYMBOLS;
+}
+
+/* ---- the tick scan ----
+ * Walks the JSON strings of the message with memchr: each string is skipped
+ * whole (escaped quotes respected), and a string followed by ':' is a key. The
+ * first occurrence of each wanted key wins, at whatever depth; the scan stops
+ * once both are found, so padding after them is never read. */
+enum { MT_SCAN_TICK, MT_SCAN_NON_TICK, MT_SCAN_BAD };
+
+/* the closing quote of a string whose body starts at s, or NULL */
+static __rte_always_inline const uint8_t *
+mt_str_end(const uint8_t *s, const uint8_t *end)
+{
+	const uint8_t *p = s, *q, *b;
+
+	for (;;) {
+		q = memchr(p, '"', (size_t)(end - p));
+		if (q == NULL)
+			return NULL;
+		for (b = q; b > s && b[-1] == '\\'; b--)
+			;
+		if (((q - b) & 1) == 0)
+			return q;
+		p = q + 1;
+	}
+}
+
+static __rte_always_inline const uint8_t *
+mt_skip_ws(const uint8_t *p, const uint8_t *end)
+{
+	while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+		p++;
+	return p;
+}
+
+/* an unsigned decimal at p: digits, not followed by a fraction or exponent */
+static __rte_always_inline const uint8_t *
+mt_uint(const uint8_t *p, const uint8_t *end, uint64_t *v)
+{
+	uint64_t n = 0;
+	const uint8_t *p0 = p;
+
+	while (p < end && *p >= '0' && *p <= '9') {
+		unsigned d = (unsigned)(*p - '0');
+
+		if (unlikely(n > (UINT64_MAX - d) / 10))
+			return NULL;
+		n = n * 10 + d;
+		p++;
+	}
+	if (p == p0 || (p < end && (*p == '.' || *p == 'e' || *p == 'E')))
+		return NULL;
+	*v = n;
+	return p;
+}
+
+/* the symbol string whose body starts at s into key[4]/len; the end quote or NULL */
+static __rte_always_inline const uint8_t *
+mt_symbol(const uint8_t *s, const uint8_t *end, uint64_t key[4], uint32_t *len)
+{
+	const uint8_t *q = mt_str_end(s, end);
+	size_t n;
+
+	if (q == NULL)
+		return NULL;
+	n = (size_t)(q - s);
+	if (n == 0 || n > MT_SYM_MAX)
+		return NULL;
+	key[0] = key[1] = key[2] = key[3] = 0;
+	memcpy(key, s, n);
+	*len = (uint32_t)n;
+	return q;
+}
+
+static __rte_always_inline int
+mt_scan(const struct metrics_ctx *x, const uint8_t *p, const uint8_t *end, uint64_t key[4],
+	uint32_t *len, uint64_t *seq)
+{
+	bool have_sym = false, have_seq = false;
+
+	while (p < end) {
+		const uint8_t *s, *q, *v;
+		size_t klen;
+
+		s = memchr(p, '"', (size_t)(end - p));
+		if (s == NULL)
+			break;
+		s++;
+		q = mt_str_end(s, end);
+		if (q == NULL)
+			break;
+		p = q + 1;
+		v = mt_skip_ws(p, end);
+		if (v >= end || *v != ':')
+			continue; /* a value, not a key */
+		klen = (size_t)(q - s);
+		v = mt_skip_ws(v + 1, end);
+		if (!have_sym && klen == x->sym_len && memcmp(s, x->sym_name, klen) == 0) {
+			if (v >= end || *v != '"' || (q = mt_symbol(v + 1, end, key, len)) == NULL)
+				return MT_SCAN_BAD;
+			p = q + 1;
+			have_sym = true;
+		} else if (!have_seq && klen == x->seq_len && memcmp(s, x->seq_name, klen) == 0) {
+			if ((v = mt_uint(v, end, seq)) == NULL)
+				return MT_SCAN_BAD;
+			p = v;
+			have_seq = true;
+		} else {
+			continue;
+		}
+		if (have_sym && have_seq)
+			return MT_SCAN_TICK;
+	}
+	return MT_SCAN_NON_TICK;
+}
+
+/* ---- process ---- */
+
+static __rte_always_inline void
+mt_conn_add(struct lcp_stage *st, const struct metrics_ctx *x, uint64_t conn, uint64_t msgs,
+	    uint64_t bytes)
+{
+	unsigned c = conn < x->max_conns ? MT_CONN0_MSGS + 2 * (unsigned)conn : MT_CONN_OTHER_MSGS;
+
+	lcp_count(st, c, msgs);
+	lcp_count(st, c + 1, bytes);
+}
+
+static __rte_always_inline void
+mt_first_last(struct metrics_ctx *x, uint64_t now, uint64_t msgs, uint64_t bytes)
+{
+	if (unlikely(x->msgs == 0)) {
+		x->first_tsc = now;
+		x->first_msgs = msgs;
+		x->first_bytes = bytes;
+	}
+	x->last_tsc = now;
+}
+
+static void
+metrics_process_fast(struct lcp_stage *st, struct metrics_ctx *x, void **objs, unsigned n)
+{
+	uint64_t now = rte_rdtsc(); /* once per burst */
+	uint64_t c[MT_NLOCAL] = { 0 };
+	uint64_t bytes = 0, run_conn = 0, run_msgs = 0, run_bytes = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		const struct lcp_msg *m = objs[i];
+		uint64_t key[4], seq = 0, missing = 0;
+		uint32_t len = 0;
+		unsigned r;
+
+		bytes += m->len;
+		if (m->conn_id != run_conn) { /* per-connection counts, per run */
+			if (run_msgs != 0)
+				mt_conn_add(st, x, run_conn, run_msgs, run_bytes);
+			run_conn = m->conn_id;
+			run_msgs = run_bytes = 0;
+		}
+		run_msgs++;
+		run_bytes += m->len;
+
+		if (--x->sample_left == 0) {
+			x->sample_left = x->sample;
+			mt_sample(st, x, m->rx_tsc, now, c);
+		}
+
+		r = m->len != 0 ? mt_scan(x, m->data, m->data + m->len, key, &len, &seq)
+				: MT_SCAN_NON_TICK;
+		if (unlikely(r != MT_SCAN_TICK)) {
+			c[MT_L(r == MT_SCAN_BAD ? MT_BAD_TICK : MT_NON_TICK)]++;
+			continue;
+		}
+		c[MT_L(MT_TICKS)]++;
+		r = mt_track(x, m->conn_id, key, len, seq, &missing);
+		c[MT_L(r)]++;
+		if (unlikely(r == MT_SEQ_GAPS)) {
+			c[MT_L(MT_GAP_EVENTS)]++;
+			c[MT_L(MT_SEQ_GAPS)] += missing - 1; /* the ++ above counted 1 */
+		}
+	}
+	if (run_msgs != 0)
+		mt_conn_add(st, x, run_conn, run_msgs, run_bytes);
+	lcp_count(st, MT_MSGS, n);
+	lcp_count(st, MT_BYTES, bytes);
+	for (unsigned k = 0; k < MT_NLOCAL; k++)
+		if (c[k] != 0)
+			lcp_count(st, MT_TICKS + k, c[k]);
+
+	mt_first_last(x, now, n, bytes);
+	x->msgs += n;
+	x->bytes += bytes;
+	x->gaps += c[MT_L(MT_SEQ_GAPS)];
+	x->gap_events += c[MT_L(MT_GAP_EVENTS)];
+	x->dups += c[MT_L(MT_SEQ_DUPS)];
+}
+
+/* naive: what the fast path avoids — a TSC read, counter adds and five memmem
+ * scans for every message, strtoull on a copy. Expects compact ticks
+ * ("s":"...", no blanks around the colon); the same counters result. */
+static const char *const mt_naive_fixed[3] = { "p", "q", "t" };
+
+static void
+metrics_process_naive(struct lcp_stage *st, struct metrics_ctx *x, void **objs, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		const struct lcp_msg *m = objs[i];
+		uint64_t now = rte_rdtsc();
+		uint64_t c[MT_NLOCAL] = { 0 };
+		const uint8_t *f[5];
+		uint64_t key[4], seq = 0, missing = 0;
+		uint32_t len = 0;
+		unsigned r;
+
+		lcp_count(st, MT_MSGS, 1);
+		lcp_count(st, MT_BYTES, m->len);
+		mt_conn_add(st, x, m->conn_id, 1, m->len);
+		if (--x->sample_left == 0) {
+			x->sample_left = x->sample;
+			mt_sample(st, x, m->rx_tsc, now, c);
+		}
+		for (unsigned k = 0; k < 5; k++) {
+			f[k] = m->len ? memmem(m->data, m->len, x->naive_pat[k], x->naive_pat_len[k]) : NULL;
+			if (f[k] != NULL)
+				lcp_count(st, MT_NAIVE_FIELD_S + k, 1);
+		}
+		if (f[0] == NULL || f[1] == NULL) {
+			c[MT_L(MT_NON_TICK)]++;
+		} else {
+			const uint8_t *end = m->data + m->len;
+			const uint8_t *s = f[0] + x->naive_pat_len[0];
+			const uint8_t *v = f[1] + x->naive_pat_len[1];
+			char buf[24];
+			size_t nb = RTE_MIN((size_t)(end - v), sizeof(buf) - 1);
+			char *ep;
+
+			memcpy(buf, v, nb);
+			buf[nb] = '\0';
+			errno = 0;
+			seq = strtoull(buf, &ep, 10);
+			if (s >= end || *s != '"' || mt_symbol(s + 1, end, key, &len) == NULL ||
+			    !(buf[0] >= '0' && buf[0] <= '9') || errno == ERANGE || *ep == '.' ||
+			    *ep == 'e' || *ep == 'E') {
+				c[MT_L(MT_BAD_TICK)]++;
+			} else {
+				c[MT_L(MT_TICKS)]++;
+				r = mt_track(x, m->conn_id, key, len, seq, &missing);
+				c[MT_L(r)]++;
+				if (r == MT_SEQ_GAPS) {
+					c[MT_L(MT_GAP_EVENTS)]++;
+					c[MT_L(MT_SEQ_GAPS)] += missing - 1;
+				}
+			}
+		}
+		for (unsigned k = 0; k < MT_NLOCAL; k++)
+			if (c[k] != 0)
+				lcp_count(st, MT_TICKS + k, c[k]);
+		mt_first_last(x, now, 1, m->len);
+		x->msgs++;
+		x->bytes += m->len;
+		x->gaps += c[MT_L(MT_SEQ_GAPS)];
+		x->gap_events += c[MT_L(MT_GAP_EVENTS)];
+		x->dups += c[MT_L(MT_SEQ_DUPS)];
+	}
+}
+
+static void
+metrics_process(struct lcp_stage *st, void *ctx, unsigned port, void **objs, unsigned n)
+{
+	struct metrics_ctx *x = ctx;
+
+	RTE_SET_USED(port); /* one input */
+	if (likely(!x->naive))
+		metrics_process_fast(st, x, objs, n);
+	else
+		metrics_process_naive(st, x, objs, n);
+	if (x->out_linked)
+		lcp_emit(st, MT_P_OUT, objs, n);
+	else
+		lcp_objs_free(LCP_UNIT_MSG, objs, n);
+}
+
+/* ---- init, stop, fini ---- */
+
+static void
+mt_log_buckets(struct lcp_stage *st, const struct metrics_ctx *x)
+{
+	char line[512];
+	int o = 0;
+
+	lcp_log(st, LCP_LOG_INFO,
+		"latency histogram: counters lat_b000..lat_b%03u, exclusive upper bounds in ns at a %.3f GHz TSC (bucket 0 is below %u cycles, bucket %u is 2^%u cycles and more):",
+		MT_NB - 1, (double)x->hz / 1e9, 1u << MT_K_MIN, MT_NB - 1, MT_K_MAX + 1);
+	for (unsigned b = 0; b < MT_NB; b++) {
+		uint64_t u = mt_bucket_upper(b);
+
+		if (u == UINT64_MAX)
+			o += snprintf(line + o, sizeof(line) - (size_t)o, " b%03u:inf", b);
+		else
+			o += snprintf(line + o, sizeof(line) - (size_t)o, " b%03u:<%" PRIu64, b,
+				      (uint64_t)((double)u * 1e9 / (double)x->hz + 0.999999));
+		if (b % 10 == 9 || b == MT_NB - 1) {
+			lcp_log(st, LCP_LOG_INFO, " %s", line);
+			o = 0;
+		}
+	}
+}
+
+static int
+metrics_init(struct lcp_stage *st, const void *conf, void **ctx)
+{
+	const struct metrics_conf *c = conf;
+	struct metrics_ctx *x;
+	uint64_t slots = 1;
+
+	x = rte_zmalloc_socket("metrics", sizeof(*x), RTE_CACHE_LINE_SIZE, lcp_stage_socket(st));
+	if (x == NULL) {
+		lcp_log(st, LCP_LOG_ERR, "cannot allocate the context on socket %d",
+			lcp_stage_socket(st));
+		return -ENOMEM;
+	}
+	while (slots < 2 * (uint64_t)c->symbols)
+		slots <<= 1;
+	x->tab = rte_zmalloc_socket("metrics_symbols", slots * sizeof(struct mt_sym),
+				    RTE_CACHE_LINE_SIZE, lcp_stage_socket(st));
+	if (x->tab == NULL) {
+		lcp_log(st, LCP_LOG_ERR, "cannot allocate the symbol table (%" PRIu64 " slots, %" PRIu64 " bytes) on socket %d",
+			slots, slots * sizeof(struct mt_sym), lcp_stage_socket(st));
+		rte_free(x);
+		return -ENOMEM;
+	}
+	x->mask = slots - 1;
+	x->max_syms = c->symbols;
+	x->naive = c->naive;
+	x->out_linked = lcp_port_is_linked(st, MT_P_OUT);
+	x->max_conns = c->max_conns;
+	x->sample = c->sample;
+	x->sample_left = 1; /* the first message is sampled */
+	x->sym_len = (uint32_t)strlen(c->symbol_field);
+	x->seq_len = (uint32_t)strlen(c->seq_field);
+	snprintf(x->sym_name, sizeof(x->sym_name), "%s", c->symbol_field);
+	snprintf(x->seq_name, sizeof(x->seq_name), "%s", c->seq_field);
+	for (unsigned k = 0; k < 5; k++) {
+		const char *f = k == 0 ? c->symbol_field : k == 1 ? c->seq_field : mt_naive_fixed[k - 2];
+
+		snprintf(x->naive_pat[k], sizeof(x->naive_pat[k]), "\"%s\":", f);
+		x->naive_pat_len[k] = strlen(x->naive_pat[k]);
+	}
+	x->hz = rte_get_tsc_hz();
+	if (c->log_buckets)
+		mt_log_buckets(st, x);
+	*ctx = x;
+	return 0;
+}
+
+static uint64_t
+mt_quantile(const struct metrics_ctx *x, uint64_t total, double q)
+{
+	uint64_t rank = (uint64_t)((double)total * q), cum = 0;
+
+	if ((double)rank < (double)total * q)
+		rank++; /* ceil */
+	if (rank == 0)
+		rank = 1;
+	for (unsigned b = 0; b < MT_NB; b++) {
+		cum += x->hist[b];
+		if (cum >= rank)
+			return RTE_MIN(mt_bucket_upper(b), x->lat_max);
+	}
+	return x->lat_max;
+}
+
+static void
+mt_fmt_rate(char *buf, size_t n, double v, const char *unit)
+{
+	if (v >= 1e9)
+		snprintf(buf, n, "%.2f G%s", v / 1e9, unit);
+	else if (v >= 1e6)
+		snprintf(buf, n, "%.2f M%s", v / 1e6, unit);
+	else if (v >= 1e3)
+		snprintf(buf, n, "%.2f k%s", v / 1e3, unit);
+	else
+		snprintf(buf, n, "%.0f %s", v, unit);
+}
+
+/* stop: the quantiles become gauges (added once, 0 until now) and one line */
+static void
+metrics_stop(struct lcp_stage *st, void *ctx)
+{
+	struct metrics_ctx *x = ctx;
+	uint64_t total = 0, p50 = 0, p99 = 0, p999 = 0, pmax = 0;
+	char rate[48] = "n/a", mbs[32] = "n/a";
+
+	for (unsigned b = 0; b < MT_NB; b++)
+		total += x->hist[b];
+	if (total > 0) {
+		p50 = mt_ns(x, mt_quantile(x, total, 0.50));
+		p99 = mt_ns(x, mt_quantile(x, total, 0.99));
+		p999 = mt_ns(x, mt_quantile(x, total, 0.999));
+		pmax = mt_ns(x, x->lat_max);
+	}
+	lcp_count(st, MT_LAT_SAMPLES, total);
+	lcp_count(st, MT_LAT_P50_NS, p50);
+	lcp_count(st, MT_LAT_P99_NS, p99);
+	lcp_count(st, MT_LAT_P999_NS, p999);
+	lcp_count(st, MT_LAT_MAX_NS, pmax);
+
+	/* rates over (first burst, last burst]: what arrived after the first one */
+	if (x->last_tsc > x->first_tsc) {
+		double secs = (double)(x->last_tsc - x->first_tsc) / (double)x->hz;
+
+		mt_fmt_rate(rate, sizeof(rate), (double)(x->msgs - x->first_msgs) / secs, "msg/s");
+		snprintf(mbs, sizeof(mbs), "%.1f", (double)(x->bytes - x->first_bytes) / secs / 1e6);
+	}
+	lcp_log(st, LCP_LOG_INFO,
+		"%" PRIu64 " messages (%s), %s MB/s, latency p50 %.2fµs p99 %.2fµs p99.9 %.2fµs max %.2fµs (%" PRIu64 " samples), sequence gaps %" PRIu64 " (events %" PRIu64 "), duplicates %" PRIu64 ", symbols %" PRIu32 "%s",
+		x->msgs, rate, mbs, (double)p50 / 1e3, (double)p99 / 1e3, (double)p999 / 1e3,
+		(double)pmax / 1e3, total, x->gaps, x->gap_events, x->dups, x->n_syms,
+		x->n_syms >= x->max_syms ? " (table full)" : "");
+}
+
+static void
+metrics_fini(struct lcp_stage *st, void *ctx)
+{
+	struct metrics_ctx *x = ctx;
+
+	RTE_SET_USED(st);
+	rte_free(x->tab);
+	rte_free(x);
+}
+
+static const struct lcp_stage_ops metrics_ops = {
+	.ports = metrics_ports,
+	.counters = metrics_counters,
+	.validate = metrics_validate,
+	.init = metrics_init,
+	.process = metrics_process,
+	.stop = metrics_stop,
+	.fini = metrics_fini,
+};
+
+LCP_PLUGIN_EXPORT const struct lcp_plugin lcp_plugin_descriptor = {
+	LCP_PLUGIN_HEADER(LCP_KIND_STAGE, "metrics"),
+	.version = "1.0.0",
+	.summary = "measure msgs in passing: per-connection counts, per-symbol sequence gaps, rx-to-here latency histogram",
+	.options = metrics_opts,
+	.conf_size = sizeof(struct metrics_conf),
+	.ops = &metrics_ops,
+};
