@@ -77,3 +77,40 @@ check-valgrind-stack: $(stack_tests)
 	if test $$ck = 1; then echo "valgrind clean; some checks failed"; exit 2; fi; \
 	echo "valgrind clean; all checks passed"
 .PHONY: check-valgrind-stack
+
+# WebSocket codec (stack/ws_frame.c, ws_handshake.c, utf8.c): no harness, only
+# stk/ws.h; chunks handed to the decoder end on a guard page. Appended to
+# stack_tests, so TESTS, check_PROGRAMS and check-valgrind-stack include them.
+#
+#   stack/test_ws_frame      Check: RFC 6455 5.7 vectors (decoder and encoder),
+#                            every length form, every chunking 1..len and seeded
+#                            random chunkings (client and masked server streams),
+#                            whole-message-in-one-chunk rule, masking at every key
+#                            offset, control frames inside messages, each protocol
+#                            error with its close code and no DATA for the bad
+#                            bytes, close codes, max_msg, UTF-8 across fragments
+#   stack/test_ws_handshake  Check: Sec-WebSocket-Accept vectors, client request,
+#                            client response checks (good / bad, any split, frame
+#                            bytes behind the head, 8 KiB bound), server request
+#                            parsing, server response, round trip
+#   stack/test_utf8          Check: stk_utf8_validate on every scalar value,
+#                            overlongs, surrogates, > U+10FFFF, truncation, any
+#                            split, the 8-byte ASCII fast path, a reference model
+stack_ws_ldadd = $(top_builddir)/stack/libstk.la $(CRYPTO_LIBS) $(CHECK_LIBS)
+
+stack_tests += stack/test_ws_frame stack/test_ws_handshake stack/test_utf8
+
+stack_test_ws_frame_SOURCES = stack/test_ws_frame.c
+stack_test_ws_frame_CPPFLAGS = $(stack_check_cppflags)
+stack_test_ws_frame_CFLAGS = $(stack_check_cflags)
+stack_test_ws_frame_LDADD = $(stack_ws_ldadd)
+
+stack_test_ws_handshake_SOURCES = stack/test_ws_handshake.c
+stack_test_ws_handshake_CPPFLAGS = $(stack_check_cppflags) $(CRYPTO_CFLAGS)
+stack_test_ws_handshake_CFLAGS = $(stack_check_cflags)
+stack_test_ws_handshake_LDADD = $(stack_ws_ldadd)
+
+stack_test_utf8_SOURCES = stack/test_utf8.c
+stack_test_utf8_CPPFLAGS = $(stack_check_cppflags)
+stack_test_utf8_CFLAGS = $(stack_check_cflags)
+stack_test_utf8_LDADD = $(stack_ws_ldadd)
