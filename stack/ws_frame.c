@@ -337,6 +337,8 @@ stk_ws_dec_next(struct stk_ws_dec *d, uint8_t **pp, uint8_t *end, struct stk_ws_
 			*pp = end;
 			o->close_code = d->err_code;
 			o->reason = d->err;
+			o->data = NULL;
+			o->len = 0;
 			return STK_WS_ERROR;
 		}
 	}

@@ -132,7 +132,7 @@ struct stk_ws_hs {
 	size_t have;
 	char buf[STK_WS_HS_MAX + 1];
 	char accept[32];      /* client: the Sec-WebSocket-Accept we expect */
-	char protocol[64];    /* client: what we asked for ("" = none); server: what was asked */
+	char protocol[64];    /* client: the one subprotocol we asked for ("" = none); server: what was asked */
 	/* server side, after a request parsed */
 	char path[256];
 	char key[32];
