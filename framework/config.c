@@ -15,24 +15,41 @@
 
 #include "lcp_priv.h"
 
-/* The main job when `lcpipe run` gets no config: a generator through a back to
- * back pair of net_ring ports into a sink, for a few seconds. No root, no NIC,
- * no hugepages. */
+/* The main job when `lcpipe run` gets no config (the same as conf/default.json
+ * and conf/demo.json): an exchange simulator and a WebSocket client, each on its
+ * own lcpipe TCP/IP stack, joined by an in-process net_ring pair, with metrics
+ * (messages/s, MB/s, latency percentiles, sequence gaps). No root, no NIC, no
+ * hugepages, a few seconds. */
 const char lcp_default_config[] =
 	"{\n"
-	"  \"name\": \"default: gen -> port_ethdev(net_ring) -> port_ethdev -> sink_null\",\n"
-	"  \"eal\": [\"--no-huge\", \"--no-pci\", \"--no-shconf\", \"-m\", \"256\", \"-l\", \"0,1\",\n"
-	"          \"--file-prefix=lcpipe-default\"],\n"
-	"  \"engine\": {\"duration\": 3},\n"
+	"  \"name\": \"demo: exchange simulator -> WebSocket over lcpipe's own TCP/IP -> metrics\",\n"
+	"  \"eal\": [\"--no-huge\", \"--no-pci\", \"--no-shconf\", \"-m\", \"512\", \"-l\", \"0,1\",\n"
+	"          \"--file-prefix=lcpipe-demo\"],\n"
+	"  \"engine\": {\"duration\": 5, \"drain_timeout\": 1.0},\n"
 	"  \"stages\": [\n"
-	"    {\"name\": \"gen\", \"plugin\": \"gen\", \"lcore\": 1, \"options\": {\"size\": 64}},\n"
-	"    {\"name\": \"wire_a\", \"plugin\": \"port_ethdev\", \"lcore\": 1,\n"
-	"     \"options\": {\"ring_pair\": \"wire\", \"ring_side\": 0}},\n"
-	"    {\"name\": \"wire_b\", \"plugin\": \"port_ethdev\", \"lcore\": 1,\n"
-	"     \"options\": {\"ring_pair\": \"wire\", \"ring_side\": 1}},\n"
+	"    {\"name\": \"exch_port\", \"plugin\": \"port_ethdev\", \"lcore\": 1,\n"
+	"     \"options\": {\"ring_pair\": \"demo\", \"ring_side\": 0}},\n"
+	"    {\"name\": \"exch_tcp\", \"plugin\": \"tcp\", \"lcore\": 1,\n"
+	"     \"options\": {\"ip\": \"10.99.0.1/24\", \"mac\": \"02:00:00:00:99:01\", \"sndbuf\": 8388608}},\n"
+	"    {\"name\": \"exchange\", \"plugin\": \"feedsim\", \"lcore\": 1,\n"
+	"     \"options\": {\"listen\": 8080, \"symbols\": 100, \"sizes\": \"96:70,256:25,1024:5\",\n"
+	"                 \"fragment_every\": 100, \"ping_interval_ms\": 500, \"send_mbufs\": 4096}},\n"
+	"    {\"name\": \"port\", \"plugin\": \"port_ethdev\", \"lcore\": 1,\n"
+	"     \"options\": {\"ring_pair\": \"demo\", \"ring_side\": 1}},\n"
+	"    {\"name\": \"tcp\", \"plugin\": \"tcp\", \"lcore\": 1,\n"
+	"     \"options\": {\"ip\": \"10.99.0.2/24\", \"mac\": \"02:00:00:00:99:02\"}},\n"
+	"    {\"name\": \"feed\", \"plugin\": \"ws\", \"lcore\": 1,\n"
+	"     \"options\": {\"url\": \"ws://10.99.0.1:8080/marketdata\",\n"
+	"                 \"subscribe\": \"{\\\"op\\\":\\\"subscribe\\\",\\\"channel\\\":\\\"ticks\\\"}\",\n"
+	"                 \"ping_interval_ms\": 1000}},\n"
+	"    {\"name\": \"stats\", \"plugin\": \"metrics\", \"lcore\": 1, \"options\": {\"log_buckets\": false}},\n"
 	"    {\"name\": \"sink\", \"plugin\": \"sink_null\", \"lcore\": 1}\n"
 	"  ],\n"
-	"  \"links\": [\"gen.out -> wire_a.tx\", \"wire_b.rx -> sink.in\"]\n"
+	"  \"links\": [\"exch_port.rx -> exch_tcp.rx\", \"exch_tcp.tx -> exch_port.tx\",\n"
+	"            \"exch_tcp.data -> exchange.in\", \"exchange.tx -> exch_tcp.app\",\n"
+	"            \"port.rx -> tcp.rx\", \"tcp.tx -> port.tx\",\n"
+	"            \"tcp.data -> feed.in\", \"feed.tx -> tcp.app\",\n"
+	"            \"feed.msg -> stats.in\", \"stats.out -> sink.msg\"]\n"
 	"}\n";
 
 static const char *const lcp_live_choices[] = { "auto", "on", "off", NULL };

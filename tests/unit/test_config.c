@@ -45,16 +45,17 @@ START_TEST(default_config_valid)
 	ck_assert_ptr_nonnull(c);
 	assert_no_errs();
 	ck_assert_str_eq(c->path, "(default config)");
-	ck_assert_uint_eq(c->n_stages, 4);
-	ck_assert_uint_eq(c->n_links, 2);
+	ck_assert_uint_eq(c->n_stages, 8);
+	ck_assert_uint_eq(c->n_links, 10);
 	for (unsigned i = 0; i < c->n_stages; i++) {
 		ck_assert_ptr_nonnull(c->stages[i].pf);
 		ck_assert_uint_eq(c->stages[i].lcore, 1);
 	}
-	ck_assert(c->links[0].valid && c->links[1].valid);
+	for (unsigned i = 0; i < c->n_links; i++)
+		ck_assert(c->links[i].valid);
 	ck_assert_uint_eq(c->main_lcore, 0);
 	ck_assert(c->lcore_avail[0] && c->lcore_avail[1] && !c->lcore_avail[2]);
-	ck_assert_double_eq(c->eng.duration, 3);
+	ck_assert_double_eq(c->eng.duration, 5);
 	lcp_cfg_free(c);
 }
 END_TEST
