@@ -14,7 +14,8 @@ RUN_TESTS = \
 	run/live.sh \
 	run/eal-override.sh \
 	run/failure.sh \
-	run/sink-pcap.sh
+	run/sink-pcap.sh \
+	run/demo.sh
 
 TESTS += $(RUN_TESTS)
 

@@ -1,0 +1,56 @@
+#!/bin/bash
+# The main job: conf/demo.json (= conf/default.json, the embedded default) for a
+# short run. feedsim streams ticks over WebSocket through two instances of
+# lcpipe's TCP/IP stack joined by a net_ring pair; the client's messages go
+# through metrics. Asserts what a newcomer is promised: messages flow (and at a
+# non-trivial count), zero sequence gaps and duplicates, the handshake and the
+# subscription happened, no protocol failure, no reconnect, fragmented messages
+# and pings went through, nothing leaked. Also `lcpipe run` with no config runs the
+# same job (checked with `lcpipe check` on the embedded default).
+. "$(dirname "$0")/lib.sh"
+
+for p in tcp ws feedsim metrics; do
+	[ -f "$top_builddir/plugins/$p/.libs/$p.so" ] || skip "plugins/$p not built"
+done
+new_prefix
+step "conf/demo.json for 2 s"
+# -- replaces the config's eal array: a unique file prefix for this test
+# shellcheck disable=SC2046
+lcrun demo "$top_srcdir/conf/demo.json" --duration 2 --no-live -- $(eal_base) -l 0,1
+expect_rc 0 "demo run"
+rcheck "demo" \
+	'r["stop_reason"] == "duration"' \
+	'r["drained"] == True' \
+	'ctr("stats", "msgs") > 10000' \
+	'ctr("stats", "ticks") == ctr("stats", "msgs")' \
+	'ctr("stats", "seq_gaps") == 0' \
+	'ctr("stats", "gap_events") == 0' \
+	'ctr("stats", "seq_dups") == 0' \
+	'ctr("stats", "symbols") == 100' \
+	'ctr("stats", "lat_samples") > 0' \
+	'ctr("feed", "opens") == 1' \
+	'ctr("feed", "reconnects") == 0' \
+	'ctr("feed", "subscribes_tx") == 1' \
+	'ctr("feed", "msgs_zero_copy") > 0' \
+	'ctr("feed", "msgs_assembled") > 0' \
+	'ctr("feed", "pings_rx") > 0' \
+	'ctr("feed", "pongs_tx") == ctr("feed", "pings_rx")' \
+	'ctr("feed", "fail_protocol_1002") + ctr("feed", "fail_bad_utf8_1007") + ctr("feed", "fail_too_big_1009") == 0' \
+	'ctr("exchange", "handshakes") == 1' \
+	'ctr("exchange", "client_msgs") == 1' \
+	'ctr("exchange", "fragmented_msgs") > 0' \
+	'ctr("exchange", "msgs") >= ctr("stats", "msgs")' \
+	'ctr("tcp", "tcp_established") == 1' \
+	'ctr("exch_tcp", "tcp_accepts") == 1' \
+	'r["leaked_objects"] == 0'
+if grep -q 'sequence gaps 0 (events 0), duplicates 0' "$OUT" "$ERR"; then
+	ok "the metrics summary line says: sequence gaps 0, duplicates 0"
+else
+	fail "no metrics summary line with zero gaps in the output"
+fi
+
+step "the embedded default is this job"
+"$LCPIPE" check "$top_srcdir/conf/default.json" >"$T/check.out" 2>&1 || fail "lcpipe check conf/default.json"
+cmp -s "$top_srcdir/conf/default.json" "$top_srcdir/conf/demo.json" &&
+	ok "conf/default.json == conf/demo.json" || fail "conf/default.json differs from conf/demo.json"
+finish
