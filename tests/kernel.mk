@@ -24,3 +24,29 @@ kernel_plugins_tcp_app_la_CFLAGS = $(AM_CFLAGS_COMMON) $(DPDK_CFLAGS) $(CRYPTO_C
 kernel_plugins_tcp_app_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere \
 	-export-symbols-regex '^lcp_plugin_descriptor$$' $(SAN_LDFLAGS)
 kernel_plugins_tcp_app_la_LIBADD = $(top_builddir)/framework/liblcp.la $(DPDK_LIBS) $(CRYPTO_LIBS)
+
+# L2 WebSocket: the ws stage (plugins/ws) over the tcp stage against real
+# WebSocket servers in the namespace (tests/kernel/ws_lib.sh, built on
+# tcp_lib.sh): Debian's python3-websockets (ws_peer.py), Node's ws
+# (ws_peer_node.js; skipped without node or the ws module), and a hand-written
+# hostile server (ws_hostile.py: protocol violations, bad handshakes, with
+# nftables: a connect outliving the handshake timeout; a refused connect).
+# msg_hash is the msg sink that hashes and records what the ws stage delivers.
+WS_KERNEL_TESTS = \
+	kernel/ws_python.sh \
+	kernel/ws_node.sh \
+	kernel/ws_hostile.sh \
+	kernel/ws_handshake.sh \
+	kernel/ws_connect_timeout.sh \
+	kernel/ws_refused.sh
+TESTS += $(WS_KERNEL_TESTS)
+EXTRA_DIST += $(WS_KERNEL_TESTS) kernel/ws_lib.sh kernel/ws_peer.py kernel/ws_peer_node.js \
+	kernel/ws_hostile.py
+
+check_LTLIBRARIES += kernel/plugins/msg_hash.la
+kernel_plugins_msg_hash_la_SOURCES = kernel/plugins/msg_hash.c
+kernel_plugins_msg_hash_la_CPPFLAGS = -I$(top_srcdir)/framework/include
+kernel_plugins_msg_hash_la_CFLAGS = $(AM_CFLAGS_COMMON) $(DPDK_CFLAGS) $(CRYPTO_CFLAGS) -fvisibility=hidden
+kernel_plugins_msg_hash_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere \
+	-export-symbols-regex '^lcp_plugin_descriptor$$' $(SAN_LDFLAGS)
+kernel_plugins_msg_hash_la_LIBADD = $(top_builddir)/framework/liblcp.la $(DPDK_LIBS) $(CRYPTO_LIBS)

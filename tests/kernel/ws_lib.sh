@@ -1,0 +1,323 @@
+# tests/kernel/ws_lib.sh — sourced by tests/kernel/ws_*.sh (L2: the ws stage
+# against real WebSocket servers). Built on tcp_lib.sh (namespace, net_tap,
+# cleanup, run_lcpipe / tap_up / lcpipe_wait, pycheck, ok / fail / finish):
+#
+#     lcpipe (inside the namespace)                          kernel (same namespace)
+#     port_ethdev(net_tap0) <-> tcp 10.77.0.2/24  ==tap lcpt0==  10.77.0.1/24
+#                                 ^ data / tx v                  WebSocket server
+#                                 ws --msg--> hash (msg_hash)    (ws_peer.py, ws_peer_node.js,
+#                                                                 ws_hostile.py)
+#
+# The ws stage connects at its first poll, before the tap has an address on the
+# kernel's side: the tcp stage holds the SYN while it resolves 10.77.0.1
+# (arp_retry_ms 100, arp_retries 20: ARP keeps asking for 2 s), so the first
+# connection goes out as soon as tap_up has configured the tap.
+#
+# Provides: ws_conf (a whole config), server_start / server_wait (a server
+# process in the namespace, with a ready file), ws_report_common (leaks, the
+# msg pool, drops), ws_check_transfer (a ws_peer transfer against msg_hash),
+# ws_hostile_run / ws_hostile_check (a ws_hostile.py run and its checks).
+# Skips (77) when the tree has no ws plugin.
+
+. "$(dirname "$0")/tcp_lib.sh"
+
+[ -d "$top_srcdir/plugins/ws" ] || skip "no ws plugin in this tree (plugins/ws)"
+[ -e "$PLUGDIR/msg_hash.so" ] || { echo "FAIL: $PLUGDIR/msg_hash.so not built (make check builds it)"; exit 1; }
+KDIR=$top_srcdir/tests/kernel
+# the checks import ws_hostile.py from the source tree: no __pycache__ there
+export PYTHONDONTWRITEBYTECODE=1
+
+# ws_conf TAG WS_OPTIONS [HASH_OPTIONS] [TCP_OPTIONS] [ENGINE_OPTIONS]: write
+# $W/TAG.json: port_ethdev on net_tap0, the tcp stage at 10.77.0.2/24, the ws
+# stage with WS_OPTIONS (JSON members without braces; "url" among them),
+# msg_hash with HASH_OPTIONS plus "result": $W/TAG.hash.json. Everything on
+# lcore 1. Sets CONF, RESULT (msg_hash's), REPORT, LOG, GO (tap_up's file,
+# unused by these stages).
+ws_conf() {
+	local tag=$1 wso=$2 hopt=${3:-} tcpo=${4:-} eng=${5:-}
+	N_RUN=$((N_RUN + 1))
+	CONF=$W/$tag.json
+	RESULT=$W/$tag.hash.json
+	REPORT=$W/$tag.report.json
+	LOG=$W/$tag.log
+	GO=$W/$tag.go
+	rm -f "$RESULT" "$REPORT" "$GO"
+	cat >"$CONF" <<JSON
+{ "name": "$TEST_NAME $tag",
+  "eal": ["--no-huge", "--no-pci", "--no-shconf", "-m", "512", "-l", "0,1",
+          "--file-prefix=lcpt$$-$N_RUN", "--vdev=net_tap0,iface=$TAP"],
+  "engine": {"duration": $DURATION, "drain_timeout": 2.0${eng:+, $eng}},
+  "plugin_path": ["$PLUGDIR"],
+  "stages": [
+    {"name": "port", "plugin": "port_ethdev", "lcore": 1, "options": {"device": "net_tap0"}},
+    {"name": "tcp", "plugin": "tcp", "lcore": 1,
+     "options": {"ip": "$LC_IP/24", "device": "net_tap0", "arp_retry_ms": 100, "arp_retries": 20${tcpo:+, $tcpo}}},
+    {"name": "ws", "plugin": "ws", "lcore": 1, "options": {$wso}},
+    {"name": "hash", "plugin": "msg_hash", "lcore": 1,
+     "options": {${hopt:+$hopt, }"result": "$RESULT"}}],
+  "links": ["port.rx -> tcp.rx", "tcp.tx -> port.tx", "tcp.data -> ws.in", "ws.tx -> tcp.app",
+            "ws.msg -> hash.in"] }
+JSON
+}
+
+# server_start TAG CMD ARGS...: a server in the namespace, in the background,
+# with --ready-file $W/TAG.ready appended; waits up to 10 s for that file.
+# stdout/stderr in $W/TAG.server.out / .err. Sets SRV_PID, SRV_OUT, SRV_ERR.
+server_start() {
+	local tag=$1 n=200
+	shift
+	SRV_OUT=$W/$tag.server.out
+	SRV_ERR=$W/$tag.server.err
+	rm -f "$W/$tag.ready"
+	say "+ $(basename "$1") $(printf '%s ' "${@:2}")"
+	nsx "$@" --ready-file "$W/$tag.ready" >"$SRV_OUT" 2>"$SRV_ERR" </dev/null &
+	SRV_PID=$!
+	PIDS="$PIDS $SRV_PID"
+	while [ $n -gt 0 ] && [ ! -e "$W/$tag.ready" ]; do
+		kill -0 "$SRV_PID" 2>/dev/null || break
+		sleep 0.05
+		n=$((n - 1))
+	done
+	[ -e "$W/$tag.ready" ] || { fail "$(basename "$1") did not listen within 10 s"; show "$SRV_OUT" "$SRV_ERR"; return 1; }
+	return 0
+}
+
+# server_wait [SECONDS]: wait for the last server, at most SECONDS (default 10),
+# then stop it; sets SRV_RC (124 when it had to be stopped)
+server_wait() {
+	local n=$((${1:-10} * 20))
+	while [ $n -gt 0 ] && kill -0 "$SRV_PID" 2>/dev/null; do
+		sleep 0.05
+		n=$((n - 1))
+	done
+	if kill -0 "$SRV_PID" 2>/dev/null; then
+		say "server still running ${1:-10} s later: stopping it"
+		stop_pid "$SRV_PID"
+		SRV_RC=124
+		return 0
+	fi
+	wait "$SRV_PID"
+	SRV_RC=$?
+	return 0
+}
+
+# ws_report_common: every run's report: it exists, the ws and tcp stages have
+# counters, leaked_objects == 0, the ws and hash stages dropped nothing, and the
+# ws stage released every msg object (its fini logs it otherwise: that pool is
+# freed before the engine's mempool walk)
+ws_report_common() {
+	pycheck "report $(basename "$REPORT")" rep="$REPORT" log="$LOG" <<'PY' || show "$LOG"
+r = J("rep")
+st = r.get("stages", {})
+check(len(st.get("ws", {}).get("counters", {})) > 0, "report: the ws stage has counters", st.get("ws"))
+check(len(st.get("tcp", {}).get("counters", {})) > 0, "report: the tcp stage has counters", st.get("tcp"))
+check(r.get("leaked_objects") == 0, "report: leaked_objects == 0", r.get("leaked_objects"))
+for name in ("ws", "hash"):
+    check(st.get(name, {}).get("drops") == 0, "report: the %s stage dropped nothing" % name,
+          st.get(name, {}).get("drops_by_reason"))
+log = open(A["log"], errors="replace").read()
+check("never released" not in log, "the ws stage released every msg object (no 'never released' in the log)",
+      [l for l in log.splitlines() if "never released" in l])
+check("leak" not in log.lower(), "no leak reported in the log", [l for l in log.splitlines() if "leak" in l.lower()])
+PY
+}
+
+# ws_check_transfer SERVER_JSON COUNT SUB: the checks of a whole transfer from a
+# ws_peer server (ws_peer.py or ws_peer_node.js; their result files have the
+# same fields) against msg_hash's result ($RESULT) and the report ($REPORT)
+ws_check_transfer() {
+	pycheck "messages" srv="$1" res="$RESULT" rep="$REPORT" count="$2" sub="$3" <<'PY' || show "$LOG" "$SRV_ERR"
+s, h, rep = J("srv"), J("res"), J("rep")
+n = int(A["count"])
+print("info: server: %s messages, %s bytes, %s fragmented, %s pings (%s inside fragmented messages), sent in %s s"
+      % (s.get("sent"), s.get("bytes"), s.get("fragmented"), s.get("pings"), s.get("pings_in_fragmented"), s.get("send_s")))
+check(rep.get("stop_reason") == "msg_hash: done", "the run was ended by msg_hash", rep.get("stop_reason"))
+check(s.get("served") is True and s.get("error") is None, "the server served the whole transfer", s.get("error"))
+check(s.get("sent") == n, "the server sent %d messages" % n, s.get("sent"))
+check(s.get("subscription") == A["sub"], "the server got our subscription", s.get("subscription"))
+check(s.get("path") == "/feed", "the request path was /feed", s.get("path"))
+check(s.get("client_close_code") == 1000, "we echoed the server's close code 1000", s.get("client_close_code"))
+check(s.get("fragmented", 0) > 0 and s.get("max_len") == 65536 and s.get("min_len") == 0,
+      "the mix had fragmented messages, 64 KiB and empty ones", s)
+b = s.get("boundary_sent", {})
+want = ["%d/%s%s" % (z, t, f) for z in (0, 1, 125, 126, 127, 65535, 65536) for t in ("text", "binary") for f in ("", "/frag")]
+check(all(b.get(k, 0) > 0 for k in want), "every boundary size was sent as text and binary, whole and fragmented",
+      [k for k in want if b.get(k, 0) == 0])
+check(h.get("msgs") == s.get("sent"), "msg_hash: messages == sent", (h.get("msgs"), s.get("sent")))
+check(h.get("bytes") == s.get("bytes"), "msg_hash: bytes == sent", (h.get("bytes"), s.get("bytes")))
+check(h.get("sha256_lens") == s.get("sha256_lens"), "msg_hash: (opcode, length) sequence SHA-256 == the server's",
+      (h.get("sha256_lens"), s.get("sha256_lens")))
+check(h.get("sha256") == s.get("sha256"), "msg_hash: payload SHA-256 == the server's", (h.get("sha256"), s.get("sha256")))
+check(h.get("text") == s.get("text") and h.get("binary") == s.get("binary") and h.get("other") == 0,
+      "msg_hash: text / binary counts == the server's", (h.get("text"), h.get("binary"), h.get("other"), s.get("text"), s.get("binary")))
+check(h.get("rx_tsc_zero") == 0 and h.get("rx_tsc_future") == 0, "every message has an rx TSC, none in the future",
+      (h.get("rx_tsc_zero"), h.get("rx_tsc_future")))
+check(h.get("min_len") == s.get("min_len") and h.get("max_len") == s.get("max_len"), "smallest / largest message as sent",
+      (h.get("min_len"), h.get("max_len")))
+st = rep.get("stages", {})
+check(st.get("hash", {}).get("in") == n, "the report: hash.in == %d" % n, st.get("hash", {}).get("in"))
+check(all(v.get("drops") == 0 for v in st.values()), "the report: no stage dropped anything",
+      {k: v.get("drops_by_reason") for k, v in st.items() if v.get("drops")})
+w = st.get("ws", {}).get("counters", {})
+print("info: ws counters: " + ", ".join("%s %s" % (k, v) for k, v in sorted(w.items()) if v))
+# KNOWN FAILING (ws stage bug, plugins/ws/ws.c): the counters "msgs" and
+# "msg_bytes" are declared but never counted (ws_emit_msg only updates the
+# per-connection numbers it logs at stop), so they stay 0. Kept as a check: the
+# counters are documented and must move.
+check(w.get("msgs") == n, "ws msgs == %d" % n, w.get("msgs"))
+check(w.get("msg_bytes") == s.get("bytes"), "ws msg_bytes == bytes sent", w.get("msg_bytes"))
+check(w.get("msg.out") == n, "ws msg.out == %d" % n, w.get("msg.out"))
+check(w.get("msgs_zero_copy", 0) > 0 and w.get("msgs_assembled", 0) > 0
+      and w.get("msgs_zero_copy", 0) + w.get("msgs_assembled", 0) == n,
+      "ws: zero-copy + assembled == msgs, both > 0", (w.get("msgs_zero_copy"), w.get("msgs_assembled")))
+check(w.get("pings_rx", 0) > 0 and w.get("pings_rx") == s.get("pings"), "ws pings_rx == the server's pings > 0",
+      (w.get("pings_rx"), s.get("pings")))
+check(w.get("pongs_tx") == w.get("pings_rx"), "ws pongs_tx == pings_rx", (w.get("pongs_tx"), w.get("pings_rx")))
+check(s.get("pongs") == s.get("pings"), "the server got a pong for every ping", (s.get("pongs"), s.get("pings")))
+if "pong_mismatch" in s:
+    check(s["pong_mismatch"] == 0, "every pong carried its ping's payload, in order", s["pong_mismatch"])
+if "split_utf8_fragments" in s:
+    check(s["split_utf8_fragments"] > 0, "some text fragments split a UTF-8 character", s["split_utf8_fragments"])
+check(w.get("closes_rx", 0) >= 1, "ws closes_rx >= 1", w.get("closes_rx"))
+fails = {k: v for k, v in w.items() if k.startswith("fail_")}
+check(len(fails) >= 7 and all(v == 0 for v in fails.values()), "every ws fail_* counter is 0", fails)
+check(w.get("opens") == 1 and w.get("subscribes_tx") == 1, "ws: one open, one subscription",
+      (w.get("opens"), w.get("subscribes_tx")))
+# our pings (every 200 ms): answered, but a server busy sending may still owe
+# the last two or three when it closes (no pong after its close frame)
+check(w.get("pings_tx", 0) > 0 and w.get("pings_tx", 0) - 3 <= w.get("pongs_rx", 0) <= w.get("pings_tx", 0),
+      "our own pings were answered (pings_tx - 3 <= pongs_rx <= pings_tx, pings_tx > 0; no pong timeout)",
+      (w.get("pings_tx"), w.get("pongs_rx")))
+PY
+}
+
+# ws_hostile_run TAG CASES: ws_hostile.py on port 8767 serving CASES (comma-
+# separated, "done" added at the end) one per connection, and one lcpipe run
+# whose ws stage (max_msg 65536, handshake_timeout_ms 1500, pings every 500 ms
+# with pong_timeout_ms 2000, reconnects after 50..200 ms) meets them all in that
+# order through its reconnects; msg_hash records every message and ends the run
+# 300 ms after the last one expected ("done"). Sets HOSTILE_JSON, RECORD (and
+# what ws_conf sets).
+ws_hostile_run() {
+	local tag=$1 cases=$2 n_msgs
+	HOSTILE_JSON=$W/$tag.server.json
+	RECORD=$W/$tag.record.jsonl
+	n_msgs=$("$PY" -c 'import sys
+sys.path.insert(0, sys.argv[1])
+from ws_hostile import CASES
+print(sum(len(CASES[c]["msgs"]) for c in sys.argv[2].split(",") + ["done"] if c))' "$KDIR" "$cases") ||
+		{ fail "cannot read the cases of ws_hostile.py"; finish; }
+	server_start "$tag" "$PY" "$KDIR/ws_hostile.py" --port 8767 --cases "$cases" --result "$HOSTILE_JSON" \
+		--timeout $((DURATION + 10)) --linger 3 || finish
+	ws_conf "$tag" '"url": "ws://'$K_IP':8767/hostile", "subscribe": "sub", "max_msg": 65536,
+  "handshake_timeout_ms": 1500, "ping_interval_ms": 500, "pong_timeout_ms": 2000,
+  "reconnect_min_ms": 50, "reconnect_max_ms": 200' \
+		'"expect": '"$n_msgs"', "linger_ms": 300, "record": "'"$RECORD"'"'
+	t0=$(date +%s%N)
+	run_lcpipe "$CONF" "$REPORT" "$LOG"
+	tap_up || finish
+	lcpipe_wait
+	t1=$(date +%s%N)
+	server_wait 10
+	expect_lc_rc 0
+	[ "$SRV_RC" -eq 0 ] || { fail "ws_hostile.py exited $SRV_RC"; show "$SRV_OUT" "$SRV_ERR"; }
+	say "lcpipe ran $(((t1 - t0) / 1000000)) ms (start to exit); the server's view:"
+	cat "$SRV_OUT"
+}
+
+# ws_hostile_check: the checks of a ws_hostile_run, from the expectations of each
+# case in ws_hostile.py's CASES: per case, the close code our client sent (read
+# by the server from the socket) or none, that it then closed TCP (or, for a
+# failed handshake, dropped it at once; for the slowloris after the 1.5 s
+# handshake timeout), the pongs the server got for its pings, and the reason
+# the ws stage logged; overall, msg_hash's record holds exactly the expected
+# messages in order and no byte of any "BAD" payload, and the ws counters
+# moved by exactly the sum of the cases' expectations.
+ws_hostile_check() {
+	pycheck "hostile cases" srv="$HOSTILE_JSON" res="$RESULT" rep="$REPORT" rec="$RECORD" log="$LOG" \
+		kdir="$KDIR" <<'PY' || show "$LOG" "$SRV_OUT" "$SRV_ERR"
+import re
+sys.path.insert(0, A["kdir"])
+from ws_hostile import CASES
+s, h, rep = J("srv"), J("res"), J("rep")
+order = s.get("order", [])
+served = s.get("cases", [])
+check(rep.get("stop_reason") == "msg_hash: done", "the run was ended by msg_hash (after \"done\")", rep.get("stop_reason"))
+check(s.get("error") is None, "the server served every case", s.get("error"))
+check([c.get("case") for c in served] == order, "cases served in order, one per connection: " + ",".join(order),
+      [c.get("case") for c in served])
+log = open(A["log"], errors="replace").read()
+# every time the ws stage gives a connection up (ws_fail, a close, a timeout, tcp)
+whys = re.findall(r"\[ws:ws\] warning: conn 0 \([^)]*\): (.*); reconnecting in", log)
+for i, c in enumerate(served):
+    name, kind = c.get("case"), c.get("kind")
+    k = CASES[name]
+    why = whys[i] if i < len(whys) else None
+    if not check(c.get("error") is None, "%s: served without a server-side error" % name, c.get("error")):
+        continue
+    if kind == "handshake":
+        check(c.get("close_codes") == [] and c.get("dropped") in ("fin", "rst"),
+              "%s: the client dropped the connection (%s) without a close frame, %.2f s after accept"
+              % (name, c.get("dropped"), c.get("elapsed_s", -1)), c)
+        if name == "slowloris":
+            check(0.5 <= c.get("elapsed_s", -1) <= 3.0, "slowloris: dropped by the handshake timeout (1.5 s), after %.2f s"
+                  % c.get("elapsed_s", -1), c)
+        else:
+            check(c.get("elapsed_s", 99) < 1.4, "%s: dropped before the 1.5 s handshake timeout (%.2f s)"
+                  % (name, c.get("elapsed_s", -1)), c)
+    else:
+        check(c.get("subscription") == "sub", "%s: the client was open (its subscription arrived)" % name, c.get("subscription"))
+        if kind != "rst":
+            want = [] if k["close"] is None else [k["close"]]
+            check(c.get("close_codes") == want, "%s: the client sent %s" % (name, "close %s" % k["close"] if want else "no close frame"),
+                  c.get("close_codes"))
+            check(c.get("frames_after") == [], "%s: no data frame from the client after its subscription" % name, c.get("frames_after"))
+            check(c.get("dropped") in ("fin", "rst"), "%s: then it closed TCP (%s)" % (name, c.get("dropped")), c.get("dropped"))
+        if k.get("pongs"):
+            got = [p for p in c.get("pongs", []) if p in [x.decode("latin-1") for x in k["pongs"]]]
+            check(got == [x.decode("latin-1") for x in k["pongs"]], "%s: a pong with the payload of each ping, in order" % name,
+                  c.get("pongs"))
+        if k.get("no_pong"):
+            check(c.get("pings_from_client", 0) >= 1, "%s: the client pinged (%d) and gave up without pongs"
+                  % (name, c.get("pings_from_client", 0)), c)
+    check(why is not None and k["why"] in why, "%s: the ws stage logged why: %s" % (name, why), k["why"])
+check(len(whys) >= len(order), "the ws stage gave up %d connections (>= %d cases)" % (len(whys), len(order)), whys)
+# reconnect_min_ms 50 / reconnect_max_ms 200: the delay is 50 ms after a
+# connection that opened, else twice the previous one, at most 200 ms
+delays = [int(d) for d in re.findall(r"\[ws:ws\] warning: conn 0 \([^)]*\): .*; reconnecting in (\d+) ms", log)]
+want_d, prev = [], 25
+for c in order:
+    prev = 50 if CASES[c]["kind"] != "handshake" else min(2 * prev, 200)
+    want_d.append(prev)
+check(delays[:len(order)] == want_d, "reconnect delays: 50 ms after an open connection, doubling to 200 ms otherwise",
+      {"got": delays[:len(order)], "want": want_d})
+# what msg_hash received: exactly the expected messages, in order; nothing of a bad frame
+recs = []
+try:
+    with open(A["rec"]) as f:
+        recs = [json.loads(l) for l in f if l.strip()]
+except (OSError, ValueError) as e:
+    check(False, "read the record", e)
+got = [bytes.fromhex(r["head"]).decode("utf-8", "replace") if r["len"] <= 64 else "(len %d)" % r["len"] for r in recs]
+want_msgs = [m for c in order for m in CASES[c]["msgs"]]
+check(got == want_msgs, "msg_hash got exactly the %d expected messages in order (and nothing else)" % len(want_msgs),
+      {"got": got, "want": want_msgs})
+check(not any("424144" in r["head"] for r in recs), "no delivered message carries \"BAD\" (no byte of a bad frame delivered)",
+      [r for r in recs if "424144" in r["head"]])
+check(all(not r["tsc0"] for r in recs), "every delivered message has an rx TSC", [r for r in recs if r["tsc0"]])
+check(h.get("msgs") == len(want_msgs) and h.get("record_errors") == 0, "msg_hash result: %d messages" % len(want_msgs),
+      (h.get("msgs"), h.get("record_errors")))
+# counters: exactly what the cases add up to
+w = rep.get("stages", {}).get("ws", {}).get("counters", {})
+print("info: ws counters: " + ", ".join("%s %s" % (k, v) for k, v in sorted(w.items()) if v))
+ctrs = ["fail_protocol_1002", "fail_bad_utf8_1007", "fail_too_big_1009", "fail_handshake", "fail_handshake_timeout",
+        "fail_pong_timeout", "fail_tcp", "closes_rx", "closes_tx", "pings_rx", "pongs_tx"]
+for ctr in ctrs:
+    want = sum(CASES[c]["ctr"].get(ctr, 0) for c in order)
+    check(w.get(ctr) == want, "ws %s == %d" % (ctr, want), w.get(ctr))
+check(w.get("reconnects", 0) >= len(order) and w.get("connects", 0) >= len(order),
+      "ws reconnects and connects >= %d (one per case)" % len(order), (w.get("reconnects"), w.get("connects")))
+n_open = sum(1 for c in order if CASES[c]["kind"] != "handshake")
+check(w.get("opens", 0) >= n_open, "ws opens >= %d" % n_open, w.get("opens"))
+PY
+}

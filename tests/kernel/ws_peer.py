@@ -1,0 +1,245 @@
+#!/usr/bin/python3
+# tests/kernel/ws_peer.py — the WebSocket server of tests/kernel/ws_python.sh:
+# Debian's python3-websockets (10.x, the legacy asyncio API), run with
+# /usr/bin/python3 inside the test's network namespace.
+#
+# Serves ws://0.0.0.0:PORT/. On the first connection it waits for the client's
+# subscription message (a text message; recorded, and checked against
+# --expect-sub), then sends --count messages of mixed sizes and types:
+#   - first, every boundary size (0, 1, 125, 126, 127, 65535, 65536 bytes) as
+#     text and as binary, whole and server-fragmented; later a boundary size
+#     again every 97th message;
+#   - otherwise a seeded size mix: 70 % 1..256 B, 20 % 257..4096 B,
+#     8 % 4097..16384 B, 2 % 16385..65536 B; half text (valid UTF-8 with 2-, 3-
+#     and 4-byte characters), half binary (random bytes);
+#   - every --frag-every-th message fragmented by the server (websockets sends
+#     an async iterator as one fragmented message: 2..6 fragments, then the
+#     empty final frame websockets always adds), with a ping interleaved between
+#     two fragments of every third fragmented message;
+#   - a ping (unique payload of 4..125 bytes) every --ping-every messages;
+# then closes the connection itself (1000, "done") and waits for the client's
+# close frame. Later connections (the client reconnects) are held open, idle,
+# until the client goes.
+#
+# --result FILE (JSON, written when the first connection is done): the SHA-256
+# of all payloads in order (text as UTF-8), the SHA-256 of the (opcode, length)
+# sequence (1 byte opcode + 4 bytes length little-endian per message, as
+# msg_hash's "sha256_lens"), counts (messages, bytes, text, binary, fragmented,
+# fragments, pings, pongs received for them), the sizes at the boundaries sent,
+# the subscription received and the client's close code. Exit 0 when the
+# transfer completed (the test asserts on the numbers), 1 on an error, 2 when
+# nothing connected within --timeout.
+import argparse
+import asyncio
+import hashlib
+import json
+import os
+import random
+import struct
+import sys
+import time
+
+import websockets
+
+BOUNDARY = [0, 1, 125, 126, 127, 65535, 65536]
+
+
+def parse_args():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--port", type=int, required=True)
+    ap.add_argument("--count", type=int, default=1000)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--frag-every", type=int, default=10)
+    ap.add_argument("--ping-every", type=int, default=50)
+    ap.add_argument("--expect-sub", default=None)
+    ap.add_argument("--result", required=True)
+    ap.add_argument("--ready-file", default=None)
+    ap.add_argument("--timeout", type=float, default=60.0)
+    return ap.parse_args()
+
+
+class Gen:
+    """Seeded message generator: (opcode, payload bytes, fragment sizes or None)."""
+
+    def __init__(self, seed, frag_every):
+        self.rng = random.Random(seed)
+        self.frag_every = frag_every
+        chars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 {}[]:,.\""
+        weights = [1.0] * len(chars)
+        for ch, w in (("é", 3), ("ü", 2), ("ß", 2), ("€", 3), ("中", 2), ("₿", 1), ("😀", 2), ("🚀", 1)):
+            chars += ch
+            weights.append(w)
+        pool = "".join(self.rng.choices(chars, weights, k=200000))
+        self.pool = pool.encode()
+        self.first = [(size, op, frag) for size in BOUNDARY for op in (1, 2) for frag in (False, True)]
+
+    def text(self, n):
+        """valid UTF-8 of exactly n bytes"""
+        if n == 0:
+            return b""
+        p = self.pool
+        s = self.rng.randrange(0, len(p) - n - 8)
+        while p[s] & 0xC0 == 0x80:
+            s += 1
+        b = p[s:s + n]
+        j = len(b) - 1
+        while j >= 0 and b[j] & 0xC0 == 0x80:
+            j -= 1
+        if j >= 0:
+            lead = b[j]
+            need = 1 if lead < 0x80 else 2 if lead < 0xE0 else 3 if lead < 0xF0 else 4
+            if j + need > len(b):
+                b = b[:j]
+        return b + b"x" * (n - len(b))
+
+    def size(self):
+        r = self.rng.random()
+        if r < 0.70:
+            return self.rng.randint(1, 256)
+        if r < 0.90:
+            return self.rng.randint(257, 4096)
+        if r < 0.98:
+            return self.rng.randint(4097, 16384)
+        return self.rng.randint(16385, 65536)
+
+    def message(self, i):
+        rng = self.rng
+        if i < len(self.first):
+            size, op, frag = self.first[i]
+        elif i % 97 == 0:
+            size, op, frag = rng.choice(BOUNDARY), rng.choice((1, 2)), rng.random() < 0.3
+        else:
+            size, op = self.size(), rng.choice((1, 2))
+            frag = self.frag_every > 0 and i % self.frag_every == 0
+        payload = self.text(size) if op == 1 else rng.randbytes(size)
+        return op, payload, frag
+
+
+def split_points(rng, payload, op):
+    """2..6 fragments (some may be empty); text fragments cut at character
+    boundaries (websockets sends text fragments as str)"""
+    if op == 1:
+        s = payload.decode()
+        n = len(s)
+    else:
+        s = payload
+        n = len(payload)
+    k = rng.randint(2, 6)
+    cuts = sorted(rng.randint(0, n) for _ in range(k - 1))
+    out, prev = [], 0
+    for c in cuts + [n]:
+        out.append(s[prev:c])
+        prev = c
+    return out
+
+
+async def main():
+    a = parse_args()
+    res = {
+        "connections": 0, "served": False, "subscription": None, "path": None, "sent": 0, "bytes": 0,
+        "sha256": None, "sha256_lens": None, "text": 0, "binary": 0, "fragmented": 0, "fragments": 0,
+        "pings": 0, "pings_in_fragmented": 0, "pongs": 0, "boundary_sent": {}, "min_len": None,
+        "max_len": None, "client_close_code": None, "client_close_reason": None, "send_s": None,
+        "error": None,
+    }
+    done = asyncio.get_running_loop().create_future()
+    ping_rng = random.Random(a.seed + 1)
+    ping_no = [0]
+
+    async def ping(ws, waiters):
+        ping_no[0] += 1
+        n = ping_rng.randint(4, 125) if ping_no[0] > 1 else 125
+        data = struct.pack("!I", ping_no[0]) + ping_rng.randbytes(n - 4)
+        waiters.append(await ws.ping(data))
+        res["pings"] += 1
+
+    async def serve_one(ws):
+        gen = Gen(a.seed, a.frag_every)
+        frag_rng = random.Random(a.seed + 2)
+        sha, sha_lens = hashlib.sha256(), hashlib.sha256()
+        waiters = []
+        sub = await asyncio.wait_for(ws.recv(), a.timeout)
+        res["subscription"] = sub if isinstance(sub, str) else repr(sub)
+        if a.expect_sub is not None and sub != a.expect_sub:
+            raise RuntimeError("subscription %r, expected %r" % (sub, a.expect_sub))
+        t0 = time.monotonic()
+        n_frag = 0
+        for i in range(a.count):
+            op, payload, frag = gen.message(i)
+            if frag:
+                parts = split_points(frag_rng, payload, op)
+                n_frag += 1
+                ping_inside = n_frag % 3 == 0
+
+                async def fragments(parts=parts, ping_inside=ping_inside):
+                    for k, p in enumerate(parts):
+                        if ping_inside and k == 1:
+                            await ping(ws, waiters)
+                            res["pings_in_fragmented"] += 1
+                        yield p
+
+                await ws.send(fragments())
+                res["fragmented"] += 1
+                res["fragments"] += len(parts) + 1  # websockets ends with an empty final frame
+            else:
+                await ws.send(payload.decode() if op == 1 else payload)
+            sha.update(payload)
+            sha_lens.update(struct.pack("<BI", op, len(payload)))
+            res["sent"] += 1
+            res["bytes"] += len(payload)
+            res["text" if op == 1 else "binary"] += 1
+            if len(payload) in BOUNDARY:
+                key = "%d/%s%s" % (len(payload), "text" if op == 1 else "binary", "/frag" if frag else "")
+                res["boundary_sent"][key] = res["boundary_sent"].get(key, 0) + 1
+            res["min_len"] = len(payload) if res["min_len"] is None else min(res["min_len"], len(payload))
+            res["max_len"] = len(payload) if res["max_len"] is None else max(res["max_len"], len(payload))
+            if a.ping_every > 0 and i % a.ping_every == a.ping_every - 1:
+                await ping(ws, waiters)
+            if i % 8 == 7:
+                # let the reader task run: ws.send() does not yield while the
+                # write buffer is below its high-water mark, and a reader
+                # starved for seconds leaves the client's pings unanswered
+                await asyncio.sleep(0)
+        res["send_s"] = round(time.monotonic() - t0, 3)
+        res["sha256"] = sha.hexdigest()
+        res["sha256_lens"] = sha_lens.hexdigest()
+        await ws.close(1000, "done")
+        res["client_close_code"] = ws.close_code
+        res["client_close_reason"] = ws.close_reason
+        res["pongs"] = sum(1 for w in waiters if w.done() and not w.cancelled() and w.exception() is None)
+        res["served"] = True
+
+    async def handler(ws, path):
+        res["connections"] += 1
+        if res["connections"] > 1:
+            await ws.wait_closed()  # a reconnect: hold it, idle
+            return
+        res["path"] = path
+        try:
+            await serve_one(ws)
+        except Exception as e:  # noqa: BLE001 - reported in the result
+            res["error"] = "%s: %s" % (type(e).__name__, e)
+        if not done.done():
+            done.set_result(None)
+
+    async with websockets.serve(handler, "0.0.0.0", a.port, ping_interval=None, compression=None,
+                                max_size=2**20, close_timeout=10, write_limit=2**20):
+        if a.ready_file:
+            with open(a.ready_file, "w") as f:
+                f.write("%d\n" % os.getpid())
+        try:
+            await asyncio.wait_for(done, a.timeout)
+        except asyncio.TimeoutError:
+            res["error"] = res["error"] or "timeout: %s after %.0f s" % (
+                "no connection" if res["connections"] == 0 else "transfer not done", a.timeout)
+    tmp = a.result + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(res, f, indent=1, sort_keys=True)
+    os.rename(tmp, a.result)
+    if res["connections"] == 0:
+        return 2
+    return 0 if res["served"] and res["error"] is None else 1
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main()))
