@@ -145,6 +145,7 @@ struct ws_conn {
 	uint8_t state;
 	bool close_sent;
 	uint32_t tcp;          /* the tcp stage's connection id; 0 = none */
+	uint32_t gen;          /* connection attempt (see ws_cookie) */
 	struct stk_ws_hs *hs;  /* during the handshake */
 	struct stk_ws_dec dec;
 	uint8_t *asm_buf;      /* message spanning segments */
@@ -156,6 +157,16 @@ struct ws_conn {
 	uint32_t backoff_ms;
 	uint64_t msgs, bytes, opens;
 };
+
+/* the tcp cookie of a connection attempt: the connection's index + 1 in the low
+ * 16 bits, the attempt's generation in the high 16, so events of an attempt we
+ * gave up on (a late CONNECTED after a timeout, a RESET of an old connection)
+ * are told apart from the current one's */
+static inline uint32_t
+ws_cookie(const struct ws_conn *c)
+{
+	return ((uint32_t)(c->gen & 0xffff) << 16) | (c->idx + 1);
+}
 
 struct ws_msg {
 	struct lcp_msg pub;
@@ -245,7 +256,7 @@ ws_cmd(struct ws_ctx *x, struct ws_conn *c, unsigned cmd)
 	memset(meta, 0, sizeof(*meta));
 	meta->ev = (uint16_t)cmd;
 	meta->conn = c->tcp;
-	meta->user = c->idx + 1;
+	meta->user = ws_cookie(c);
 	meta->addr = c->ip;
 	meta->port = c->port;
 	return m;
@@ -329,6 +340,7 @@ ws_schedule_reconnect(struct ws_ctx *x, struct ws_conn *c, const char *why)
 	}
 	c->state = WC_IDLE;
 	c->tcp = 0;
+	c->gen++; /* whatever the old attempt still reports is stale from now on */
 	c->close_sent = false;
 	c->t_pong = 0;
 	c->t_reconnect = ws_now() + c->backoff_ms * x->hz_ms;
@@ -401,6 +413,8 @@ ws_emit_msg(struct ws_ctx *x, struct ws_conn *c, struct lcp_msg *m)
 {
 	c->msgs++;
 	c->bytes += m->len;
+	lcp_count(x->st, WS_C_MSGS, 1);
+	lcp_count(x->st, WS_C_MSG_BYTES, m->len);
 	if (x->nmsg == 64)
 		ws_flush(x);
 	x->out[x->nmsg++] = m;
@@ -533,9 +547,20 @@ ws_frames(struct ws_ctx *x, struct ws_conn *c, struct rte_mbuf *seg, uint8_t *p,
 static struct ws_conn *
 ws_conn_of(struct ws_ctx *x, const struct lcp_stream_meta *meta)
 {
-	if (meta->user == 0 || meta->user > x->n_conns)
+	unsigned i = meta->user & 0xffff;
+
+	if (i == 0 || i > x->n_conns)
 		return NULL;
-	return &x->conns[meta->user - 1];
+	return &x->conns[i - 1];
+}
+
+/* is this event about the connection's current attempt? */
+static bool
+ws_current(const struct ws_conn *c, const struct lcp_stream_meta *meta)
+{
+	if (c->state == WC_IDLE || (meta->user >> 16) != (c->gen & 0xffff))
+		return false;
+	return c->tcp == 0 || meta->conn == 0 || meta->conn == c->tcp;
 }
 
 static void
@@ -634,10 +659,25 @@ ws_process(struct lcp_stage *st, void *ctx, unsigned port, void **objs, unsigned
 		struct lcp_stream_meta *meta = lcp_stream_meta(m);
 		struct ws_conn *c = ws_conn_of(x, meta);
 
-		if (unlikely(c == NULL || (meta->ev != LCP_STREAM_EV_CONNECTED && c->tcp != meta->conn &&
-					   meta->conn != 0))) {
-			/* a late event of a connection we already gave up (normal after a close) */
+		if (unlikely(c == NULL || !ws_current(c, meta))) {
+			/* a late event of an attempt we already gave up (normal after a
+			 * close); one that connected after all is an orphan: reset it */
 			lcp_count(st, WS_C_EVENTS_OLD_CONN, 1);
+			if (meta->ev == LCP_STREAM_EV_CONNECTED && meta->conn != 0) {
+				struct rte_mbuf *am = rte_pktmbuf_alloc(x->pkt);
+
+				if (am != NULL) {
+					struct lcp_stream_meta *ameta = lcp_stream_meta(am);
+
+					memset(ameta, 0, sizeof(*ameta));
+					lcp_mbuf_set_rx_tsc(am, 0);
+					ameta->ev = LCP_STREAM_CMD_ABORT;
+					ameta->conn = meta->conn;
+					ws_tx(x, am);
+				} else {
+					lcp_count(st, WS_C_DROP_NO_MBUF, 1);
+				}
+			}
 			rte_pktmbuf_free(m);
 			continue;
 		}
@@ -664,7 +704,8 @@ ws_process(struct lcp_stage *st, void *ctx, unsigned port, void **objs, unsigned
 		case LCP_STREAM_EV_RESET:
 		case LCP_STREAM_EV_TIMEOUT:
 		case LCP_STREAM_EV_ERROR:
-			if (meta->ev == LCP_STREAM_EV_ERROR && meta->conn != 0 && c->state != WC_CONNECTING) {
+			if (meta->ev == LCP_STREAM_EV_ERROR && meta->conn != 0 && c->state != WC_CONNECTING &&
+			    meta->conn == c->tcp) {
 				/* at shutdown the tcp stage may have reset first */
 				lcp_log(st, lcp_stage_stopping(st) ? LCP_LOG_DEBUG : LCP_LOG_WARNING,
 					"conn %u: tcp refused a command: %s", c->idx, strerror(meta->reason));
