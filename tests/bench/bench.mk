@@ -8,10 +8,12 @@
 #   B7  bench/b7_tcp_rx     libstk's TCP receive path (no DPDK, no EAL) against
 #                           kernel TCP over loopback and veth in the same run,
 #                           and its callgrind counts (b7.sh)
+#   B6  bench/b6_ws_decode  libstk's WebSocket decoder against memcpy and wslay
+#                           (libwslay-dev), and its callgrind counts (b6.sh)
 #   callgrind.sh            instruction counts of the single-lcore hot paths
 #
 # Knobs: make bench BENCH_REPS=11 BENCH_MS=10 BENCH_CG_ITERS=20000
-#        BENCH_ONLY="b1 b2 b7 cg" (any subset)
+#        BENCH_ONLY="b1 b2 b7 cg b6" (any subset)
 BENCH_PROGS = bench/b1_ring_link$(EXEEXT) bench/b2_dispatch$(EXEEXT) bench/b7_tcp_rx$(EXEEXT)
 EXTRA_PROGRAMS = bench/b1_ring_link bench/b2_dispatch bench/b7_tcp_rx
 
@@ -46,7 +48,7 @@ CLEANFILES += $(BENCH_PROGS) bench-b1.log bench-b2.log bench-b7.log bench-cg.log
 BENCH_REPS = 11
 BENCH_MS = 10
 BENCH_CG_ITERS = 20000
-BENCH_ONLY = b1 b2 b7 cg
+BENCH_ONLY = b1 b2 b7 cg b6
 
 .PHONY: bench
 bench: $(BENCH_PROGS)
@@ -55,10 +57,37 @@ bench: $(BENCH_PROGS)
 	unset LCP_PLUGIN_PATH DPDK_TEST; \
 	for b in $(BENCH_ONLY); do \
 		case $$b in \
-		b1) s=b1.sh ;; b2) s=b2.sh ;; b7) s=b7.sh ;; cg) s=callgrind.sh ;; \
-		*) echo "bench: unknown '$$b' in BENCH_ONLY (b1 b2 b7 cg)" >&2; exit 2 ;; \
+		b1) s=b1.sh ;; b2) s=b2.sh ;; b7) s=b7.sh ;; cg) s=callgrind.sh ;; b6) s=b6.sh ;; \
+		*) echo "bench: unknown '$$b' in BENCH_ONLY (b1 b2 b7 cg b6)" >&2; exit 2 ;; \
 		esac; \
 		{ bash '$(srcdir)/bench/'$$s; echo $$? > bench-$$b.rc; } 2>&1 | tee bench-$$b.log; \
 		rc=$$(cat bench-$$b.rc); rm -f bench-$$b.rc; \
 		case $$rc in 0|77) ;; *) echo "bench: $$s failed ($$rc)" >&2; exit 1 ;; esac; \
 	done
+
+# ---- B6: the WebSocket decoder (stack/ws_frame.c) against memcpy and wslay ----
+# bench/b6_ws_decode (bench/b6.sh, doc/benchmarks.md "B6"). wslay is Debian's
+# libwslay-dev, which ships no .pc file, and configure does not look for it: the
+# program links $(WSLAY_LIBS) and is built only when <wslay/wslay.h> is found
+# (bench-b6-build below); otherwise b6.sh says why and exits 77 (SKIP).
+WSLAY_LIBS = -lwslay
+EXTRA_PROGRAMS += bench/b6_ws_decode
+bench_b6_ws_decode_SOURCES = bench/b6_ws_decode.c bench/bench_util.c bench/bench_util.h
+bench_b6_ws_decode_CPPFLAGS = $(BENCH_CPPFLAGS) -I$(top_srcdir)/stack/include
+bench_b6_ws_decode_CFLAGS = $(BENCH_CFLAGS)
+bench_b6_ws_decode_LDADD = $(top_builddir)/stack/libstk.la $(BENCH_LDADD) $(WSLAY_LIBS)
+bench_b6_ws_decode_LDFLAGS = -no-install
+EXTRA_DIST += bench/b6.sh
+CLEANFILES += bench/b6_ws_decode$(EXEEXT) bench-b6.log
+
+.PHONY: bench-b6-build
+bench: bench-b6-build
+bench-b6-build:
+	@case " $(BENCH_ONLY) " in *" b6 "*) \
+		if echo '#include <wslay/wslay.h>' | $(CC) $(CPPFLAGS) -E -x c - >/dev/null 2>&1; then \
+			$(MAKE) $(AM_MAKEFLAGS) bench/b6_ws_decode$(EXEEXT); \
+		else \
+			rm -f bench/b6_ws_decode$(EXEEXT); \
+			echo "bench: <wslay/wslay.h> not found (Debian: libwslay-dev): B6 will SKIP"; \
+		fi ;; \
+	esac
