@@ -2,7 +2,8 @@
  * ws_frame.c — WebSocket frames (RFC 6455 5): the resumable zero-copy decoder
  * and the encoder.
  *
- *   stk_ws_dec_init / stk_ws_dec_next   decode: header (fast path when the
+ *   stk_ws_dec_next (inline, stk/ws.h)  whole unfragmented frames in the chunk
+ *   stk_ws_dec_init / stk_ws_dec_next_slow  decode: header (fast path when the
  *                                       whole header is in the chunk, else
  *                                       gathered byte-wise), checks, payload
  *                                       pieces unmasked in place, control
@@ -17,7 +18,7 @@
 
 #include <stk/ws.h>
 
-enum { D_HDR = 0, D_DATA, D_CTL, D_ERR };
+enum { D_HDR = 0 /* stk/ws.h's inline fast path tests state == 0 */, D_DATA, D_CTL, D_ERR };
 
 void
 stk_ws_dec_init(struct stk_ws_dec *d, bool server, uint64_t max_msg, bool check_utf8)
@@ -199,7 +200,7 @@ control_done(struct stk_ws_dec *d, struct stk_ws_out *o)
 }
 
 enum stk_ws_ev
-stk_ws_dec_next(struct stk_ws_dec *d, uint8_t **pp, uint8_t *end, struct stk_ws_out *o)
+stk_ws_dec_next_slow(struct stk_ws_dec *d, uint8_t **pp, uint8_t *end, struct stk_ws_out *o)
 {
 	uint8_t *p = *pp;
 	enum stk_ws_ev ev;

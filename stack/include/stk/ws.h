@@ -93,7 +93,7 @@ struct stk_ws_dec {
 	bool server;          /* we are the server: frames must be masked */
 	bool check_utf8;
 	/* frame */
-	uint8_t state;
+	uint8_t state;        /* 0: between frames (the inline fast path relies on it) */
 	uint8_t hlen, hneed;
 	uint8_t opcode, fin, masked;
 	uint8_t hdr[STK_WS_MAX_HDR];
@@ -113,8 +113,49 @@ struct stk_ws_dec {
 };
 
 void stk_ws_dec_init(struct stk_ws_dec *d, bool server, uint64_t max_msg, bool check_utf8);
-/* Decode from *p (advanced past what was consumed) up to end. */
-enum stk_ws_ev stk_ws_dec_next(struct stk_ws_dec *d, uint8_t **p, uint8_t *end, struct stk_ws_out *o);
+/* The resumable state machine behind stk_ws_dec_next(). */
+enum stk_ws_ev stk_ws_dec_next_slow(struct stk_ws_dec *d, uint8_t **p, uint8_t *end, struct stk_ws_out *o);
+
+/* Decode from *p (advanced past what was consumed) up to end.
+ * Inline fast path for the common case of a client reading market data: no
+ * frame in progress, a whole unfragmented text or binary frame with a 7- or
+ * 16-bit length inside the chunk, within max_msg (and valid UTF-8 if text) —
+ * handed on without touching the decoder's state. Everything else, errors
+ * included, goes through stk_ws_dec_next_slow(). (B6 in doc/benchmarks.md.) */
+static inline enum stk_ws_ev
+stk_ws_dec_next(struct stk_ws_dec *d, uint8_t **pp, uint8_t *end, struct stk_ws_out *o)
+{
+	uint8_t *p = *pp;
+	size_t avail = (size_t)(end - p);
+
+	if (__builtin_expect(d->state == 0 && d->hlen == 0 && !d->server && d->msg_op == 0 && avail >= 2, 1)) {
+		unsigned b0 = p[0], b1 = p[1];
+
+		if ((b0 == 0x81 || b0 == 0x82) && b1 <= 126) {
+			size_t len = b1, h = 2;
+
+			if (b1 == 126) {
+				if (avail < 4)
+					goto slow;
+				len = ((size_t)p[2] << 8) | p[3];
+				h = 4;
+			}
+			if (avail - h < len || (d->max_msg != 0 && len > d->max_msg))
+				goto slow;
+			if (b0 == 0x81 && d->check_utf8 && stk_utf8_validate(STK_UTF8_ACCEPT, p + h, len) != STK_UTF8_ACCEPT)
+				goto slow; /* the state machine reports the error */
+			o->opcode = (uint8_t)(b0 & 0x0f);
+			o->first = o->last = true;
+			o->data = p + h;
+			o->len = len;
+			o->reason = NULL;
+			*pp = p + h + len;
+			return STK_WS_DATA;
+		}
+	}
+slow:
+	return stk_ws_dec_next_slow(d, pp, end, o);
+}
 /* valid close code on the wire (RFC 6455 7.4) */
 bool stk_ws_close_code_valid(unsigned code);
 
