@@ -53,3 +53,17 @@ run_plugins_tick_src_la_CFLAGS = $(AM_CFLAGS_COMMON) $(DPDK_CFLAGS) -fvisibility
 run_plugins_tick_src_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere \
 	-export-symbols-regex '^lcp_plugin_descriptor$$' $(SAN_LDFLAGS)
 run_plugins_tick_src_la_LIBADD = $(top_builddir)/framework/liblcp.la $(DPDK_LIBS)
+
+# the msg sinks (plugins/sink_file, plugins/sink_echo) fed by msg_src, a test-only
+# msg source with known payloads, recorded in a manifest that run/msgcheck.py
+# compares the written files against
+RUN_TESTS += run/sink_file.sh run/sink_echo.sh
+RUN_CONFS += run/conf/msg-file.json run/conf/msg-echo.json run/conf/msg-echo-ws.json
+EXTRA_DIST += run/msgcheck.py
+check_LTLIBRARIES += run/plugins/msg_src.la
+run_plugins_msg_src_la_SOURCES = run/plugins/msg_src.c
+run_plugins_msg_src_la_CPPFLAGS = -I$(top_srcdir)/framework/include
+run_plugins_msg_src_la_CFLAGS = $(AM_CFLAGS_COMMON) $(DPDK_CFLAGS) -fvisibility=hidden
+run_plugins_msg_src_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere \
+	-export-symbols-regex '^lcp_plugin_descriptor$$' $(SAN_LDFLAGS)
+run_plugins_msg_src_la_LIBADD = $(top_builddir)/framework/liblcp.la $(DPDK_LIBS)
