@@ -262,62 +262,76 @@ ws_cmd(struct ws_ctx *x, struct ws_conn *c, unsigned cmd)
 	return m;
 }
 
-/* bytes on the connection: one SEND per mbuf-full */
-static void
+/* bytes on the connection: one SEND per mbuf-full. All mbufs are taken before
+ * any is sent, so a shortage never puts half a frame on the wire. */
+static bool
 ws_send_bytes(struct ws_ctx *x, struct ws_conn *c, const uint8_t *p, size_t n)
 {
-	while (n > 0) {
-		struct rte_mbuf *m = ws_cmd(x, c, LCP_STREAM_CMD_SEND);
-		size_t k;
+	struct rte_mbuf *ms[64];
+	size_t room = (size_t)(rte_pktmbuf_data_room_size(x->pkt) - RTE_PKTMBUF_HEADROOM);
+	unsigned k = (unsigned)((n + room - 1) / room);
 
-		if (m == NULL)
-			return;
-		k = rte_pktmbuf_tailroom(m);
-		if (k > n)
-			k = n;
-		memcpy(rte_pktmbuf_append(m, (uint16_t)k), p, k);
-		ws_tx(x, m);
-		p += k;
-		n -= k;
+	if (k > 64 || rte_pktmbuf_alloc_bulk(x->pkt, ms, k) != 0) {
+		lcp_count(x->st, WS_C_DROP_NO_MBUF, 1);
+		lcp_log(x->st, LCP_LOG_ERR, "conn %u: no mbufs for %zu bytes: not sent", c->idx, n);
+		return false;
 	}
+	for (unsigned i = 0; i < k; i++) {
+		struct rte_mbuf *m = ms[i];
+		struct lcp_stream_meta *meta = lcp_stream_meta(m);
+		size_t q = n < room ? n : room;
+
+		lcp_mbuf_set_rx_tsc(m, 0);
+		memset(meta, 0, sizeof(*meta));
+		meta->ev = LCP_STREAM_CMD_SEND;
+		meta->conn = c->tcp;
+		meta->user = ws_cookie(c);
+		meta->addr = c->ip;
+		meta->port = c->port;
+		memcpy(rte_pktmbuf_append(m, (uint16_t)q), p, q);
+		ws_tx(x, m);
+		p += q;
+		n -= q;
+	}
+	return true;
 }
 
-/* a client frame: masked with a fresh key (RFC 6455 5.3) */
-static void
+/* a client frame: masked with a fresh key (RFC 6455 5.3); false if not sent */
+static bool
 ws_send_frame(struct ws_ctx *x, struct ws_conn *c, unsigned op, const uint8_t *p, size_t n)
 {
 	uint8_t key[4], hdr[STK_WS_MAX_HDR];
 	size_t h;
 	struct rte_mbuf *m;
+	uint8_t *tmp;
+	bool ok;
 
 	ws_rand(x, key, 4);
 	h = stk_ws_hdr(hdr, op, true, n, key);
-	m = ws_cmd(x, c, LCP_STREAM_CMD_SEND);
-	if (m == NULL)
-		return;
-	if (h + n <= rte_pktmbuf_tailroom(m)) {
-		uint8_t *d = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(h + n));
+	if (h + n <= (size_t)(rte_pktmbuf_data_room_size(x->pkt) - RTE_PKTMBUF_HEADROOM)) {
+		uint8_t *d;
 
+		m = ws_cmd(x, c, LCP_STREAM_CMD_SEND);
+		if (m == NULL)
+			return false;
+		d = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(h + n));
 		memcpy(d, hdr, h);
 		memcpy(d + h, p, n);
 		stk_ws_mask(d + h, n, key, 0);
 		ws_tx(x, m);
-		return;
+		return true;
 	}
-	rte_pktmbuf_free(m);
-	{
-		uint8_t *tmp = rte_malloc("ws_frame", h + n, 0);
-
-		if (tmp == NULL) {
-			lcp_count(x->st, WS_C_DROP_NO_MBUF, 1);
-			return;
-		}
-		memcpy(tmp, hdr, h);
-		memcpy(tmp + h, p, n);
-		stk_ws_mask(tmp + h, n, key, 0);
-		ws_send_bytes(x, c, tmp, h + n);
-		rte_free(tmp);
+	tmp = rte_malloc("ws_frame", h + n, 0);
+	if (tmp == NULL) {
+		lcp_count(x->st, WS_C_DROP_NO_MBUF, 1);
+		return false;
 	}
+	memcpy(tmp, hdr, h);
+	memcpy(tmp + h, p, n);
+	stk_ws_mask(tmp + h, n, key, 0);
+	ok = ws_send_bytes(x, c, tmp, h + n);
+	rte_free(tmp);
+	return ok;
 }
 
 static uint64_t
@@ -634,9 +648,10 @@ ws_send_msgs(struct ws_ctx *x, struct lcp_msg **ms, unsigned n)
 
 		if (m->conn_id < x->n_conns && x->conns[m->conn_id].state == WC_OPEN &&
 		    !x->conns[m->conn_id].close_sent) {
-			ws_send_frame(x, &x->conns[m->conn_id],
-				      m->opcode == STK_WS_OP_BINARY ? STK_WS_OP_BINARY : STK_WS_OP_TEXT, m->data, m->len);
-			lcp_count(x->st, WS_C_MSGS_SENT, 1);
+			if (ws_send_frame(x, &x->conns[m->conn_id],
+					  m->opcode == STK_WS_OP_BINARY ? STK_WS_OP_BINARY : STK_WS_OP_TEXT, m->data,
+					  m->len))
+				lcp_count(x->st, WS_C_MSGS_SENT, 1);
 		} else {
 			lcp_count(x->st, WS_C_DROP_SEND_NOT_OPEN, 1);
 		}
