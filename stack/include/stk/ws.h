@@ -117,22 +117,28 @@ void stk_ws_dec_init(struct stk_ws_dec *d, bool server, uint64_t max_msg, bool c
 enum stk_ws_ev stk_ws_dec_next_slow(struct stk_ws_dec *d, uint8_t **p, uint8_t *end, struct stk_ws_out *o);
 
 /* Decode from *p (advanced past what was consumed) up to end.
- * Inline fast path for the common case of a client reading market data: no
- * frame in progress, a whole unfragmented text or binary frame with a 7- or
- * 16-bit length inside the chunk, within max_msg (and valid UTF-8 if text) —
- * handed on without touching the decoder's state. Everything else, errors
- * included, goes through stk_ws_dec_next_slow(). (B6 in doc/benchmarks.md.) */
+ * Inline fast path for what a client reading market data mostly sees: between
+ * frames, a whole data frame (text, binary or continuation, FIN or not, 7- or
+ * 16-bit length, not empty unless final) inside the chunk, within max_msg and
+ * valid UTF-8 so far if text. Everything else, errors included, goes through
+ * stk_ws_dec_next_slow(), which decides exactly as if the fast path did not
+ * exist. (B6 in doc/benchmarks.md.) */
 static inline enum stk_ws_ev
 stk_ws_dec_next(struct stk_ws_dec *d, uint8_t **pp, uint8_t *end, struct stk_ws_out *o)
 {
 	uint8_t *p = *pp;
 	size_t avail = (size_t)(end - p);
 
-	if (__builtin_expect(d->state == 0 && d->hlen == 0 && !d->server && d->msg_op == 0 && avail >= 2, 1)) {
-		unsigned b0 = p[0], b1 = p[1];
+	if (__builtin_expect(d->state == 0 && d->hlen == 0 && !d->server && avail >= 2, 1)) {
+		unsigned b0 = p[0], b1 = p[1], op = b0 & 0x0fu;
+		bool fin = b0 & 0x80u, cont = op == STK_WS_OP_CONT;
 
-		if ((b0 == 0x81 || b0 == 0x82) && b1 <= 126) {
+		if ((b0 & 0x70u) == 0 && b1 <= 126 &&
+		    (cont ? d->msg_op != 0 : (op == STK_WS_OP_TEXT || op == STK_WS_OP_BINARY) && d->msg_op == 0)) {
 			size_t len = b1, h = 2;
+			uint64_t total;
+			unsigned mop = cont ? d->msg_op : op;
+			uint32_t u = cont ? d->utf8 : STK_UTF8_ACCEPT;
 
 			if (b1 == 126) {
 				if (avail < 4)
@@ -140,15 +146,46 @@ stk_ws_dec_next(struct stk_ws_dec *d, uint8_t **pp, uint8_t *end, struct stk_ws_
 				len = ((size_t)p[2] << 8) | p[3];
 				h = 4;
 			}
-			if (avail - h < len || (d->max_msg != 0 && len > d->max_msg))
+			total = (cont ? d->msg_len : 0) + len;
+			if (avail - h < len || (d->max_msg != 0 && total > d->max_msg) || (len == 0 && !fin))
 				goto slow;
-			if (b0 == 0x81 && d->check_utf8 && stk_utf8_validate(STK_UTF8_ACCEPT, p + h, len) != STK_UTF8_ACCEPT)
-				goto slow; /* the state machine reports the error */
-			o->opcode = (uint8_t)(b0 & 0x0f);
-			o->first = o->last = true;
+			if (mop == STK_WS_OP_TEXT && d->check_utf8) {
+				uint64_t acc = 0;
+
+				/* short ASCII pieces (fragments, tiny ticks) without a call:
+				 * two overlapping 8-byte loads cover 8..16 bytes */
+				if (u == STK_UTF8_ACCEPT && len <= 16) {
+					if (len >= 8) {
+						uint64_t w1, w2;
+
+						__builtin_memcpy(&w1, p + h, 8);
+						__builtin_memcpy(&w2, p + h + len - 8, 8);
+						acc = w1 | w2;
+					} else {
+						for (size_t i = 0; i < len; i++)
+							acc |= p[h + i];
+					}
+				}
+				if (u != STK_UTF8_ACCEPT || len > 16 || (acc & 0x8080808080808080ull)) {
+					u = stk_utf8_validate(u, p + h, len);
+					if (u == STK_UTF8_REJECT || (fin && u != STK_UTF8_ACCEPT))
+						goto slow; /* the state machine reports the error */
+				}
+			}
+			o->opcode = (uint8_t)mop;
+			o->first = cont ? d->msg_first : true;
+			o->last = fin;
 			o->data = p + h;
 			o->len = len;
 			o->reason = NULL;
+			if (fin) {
+				d->msg_op = 0;
+			} else {
+				d->msg_op = (uint8_t)mop;
+				d->msg_first = false;
+				d->msg_len = total;
+				d->utf8 = u;
+			}
 			*pp = p + h + len;
 			return STK_WS_DATA;
 		}
@@ -156,6 +193,7 @@ stk_ws_dec_next(struct stk_ws_dec *d, uint8_t **pp, uint8_t *end, struct stk_ws_
 slow:
 	return stk_ws_dec_next_slow(d, pp, end, o);
 }
+
 /* valid close code on the wire (RFC 6455 7.4) */
 bool stk_ws_close_code_valid(unsigned code);
 
