@@ -2,7 +2,7 @@
  * ws_frame.c — WebSocket frames (RFC 6455 5): the resumable zero-copy decoder
  * and the encoder.
  *
- *   stk_ws_dec_next (inline, stk/ws.h)  whole unfragmented frames in the chunk
+ *   stk_ws_dec_next (inline, stk/ws.h)  whole data frames inside the chunk
  *   stk_ws_dec_init / stk_ws_dec_next_slow  decode: header (fast path when the
  *                                       whole header is in the chunk, else
  *                                       gathered byte-wise), checks, payload
