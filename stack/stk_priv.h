@@ -233,6 +233,7 @@ void stk_tcp_retransmit_first(struct stk *st, struct stk_tcb *c);
 uint32_t stk_tcp_ts_now(const struct stk *st, const struct stk_tcb *c);
 void stk_tcp_timer_set(struct stk *st, struct stk_tcb *c, unsigned t, uint64_t after_ns);
 void stk_tcp_timer_clear(struct stk *st, struct stk_tcb *c, unsigned t);
+void stk_tcb_active_remove(struct stk *st, struct stk_tcb *c);
 void stk_tcp_rexmt_arm(struct stk *st, struct stk_tcb *c);
 void stk_tcp_rtt_sample(struct stk *st, struct stk_tcb *c, uint64_t rtt_ns);
 unsigned stk_tcp_timers_run(struct stk *st);

@@ -155,21 +155,6 @@ sndq_purge(struct stk *st, struct stk_tcb *c)
 	c->snd_queued = 0;
 }
 
-static void
-active_remove(struct stk *st, struct stk_tcb *c)
-{
-	if (!(c->flags & TF_ACTIVE))
-		return;
-	if (c->aprev != NULL)
-		c->aprev->anext = c->anext;
-	else
-		st->active = c->anext;
-	if (c->anext != NULL)
-		c->anext->aprev = c->aprev;
-	c->anext = c->aprev = NULL;
-	c->flags &= ~TF_ACTIVE;
-}
-
 void
 stk_tcb_release(struct stk *st, struct stk_tcb *c)
 {
@@ -186,7 +171,7 @@ stk_tcb_release(struct stk *st, struct stk_tcb *c)
 		l->pending--;
 		c->listener_of = NULL;
 	}
-	active_remove(st, c);
+	stk_tcb_active_remove(st, c);
 	if (c->state != STK_TCP_CLOSED || c->rport != 0)
 		hash_remove(st, c);
 	stk_ooo_purge(st, c);

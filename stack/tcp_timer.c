@@ -60,6 +60,21 @@ stk_tcp_timer_clear(struct stk *st, struct stk_tcb *c, unsigned t)
 	recompute(st, c); /* leaves the active list lazily, in timers_run */
 }
 
+void
+stk_tcb_active_remove(struct stk *st, struct stk_tcb *c)
+{
+	if (!(c->flags & TF_ACTIVE))
+		return;
+	if (c->aprev != NULL)
+		c->aprev->anext = c->anext;
+	else
+		st->active = c->anext;
+	if (c->anext != NULL)
+		c->anext->aprev = c->aprev;
+	c->anext = c->aprev = NULL;
+	c->flags &= ~TF_ACTIVE;
+}
+
 static uint64_t
 backed_off(const struct stk *st, const struct stk_tcb *c)
 {
@@ -225,15 +240,7 @@ stk_tcp_timers_run(struct stk *st)
 	for (struct stk_tcb *c = st->active, *nx; c != NULL; c = nx) {
 		nx = c->anext;
 		if (c->next_deadline == 0) {
-			/* nothing armed: leave the active list */
-			if (c->aprev != NULL)
-				c->aprev->anext = c->anext;
-			else
-				st->active = c->anext;
-			if (c->anext != NULL)
-				c->anext->aprev = c->aprev;
-			c->anext = c->aprev = NULL;
-			c->flags &= ~TF_ACTIVE;
+			stk_tcb_active_remove(st, c); /* nothing armed */
 			continue;
 		}
 		if (c->next_deadline <= st->now && n < 64)
