@@ -10,10 +10,13 @@
 #                           and its callgrind counts (b7.sh)
 #   B6  bench/b6_ws_decode  libstk's WebSocket decoder against memcpy and wslay
 #                           (libwslay-dev), and its callgrind counts (b6.sh)
+#   B8  bench/b8.sh         WebSocket echo RTT over a veth: lcpipe (ws stage +
+#                           bench/plugins/ws_rtt) against a kernel-socket client
+#                           (bench/b8_kernel_client), both to bench/b8_echo_server
 #   callgrind.sh            instruction counts of the single-lcore hot paths
 #
 # Knobs: make bench BENCH_REPS=11 BENCH_MS=10 BENCH_CG_ITERS=20000
-#        BENCH_ONLY="b1 b2 b7 cg b6" (any subset)
+#        BENCH_ONLY="b1 b2 b7 cg b6 b8" (any subset)
 BENCH_PROGS = bench/b1_ring_link$(EXEEXT) bench/b2_dispatch$(EXEEXT) bench/b7_tcp_rx$(EXEEXT)
 EXTRA_PROGRAMS = bench/b1_ring_link bench/b2_dispatch bench/b7_tcp_rx
 
@@ -48,7 +51,7 @@ CLEANFILES += $(BENCH_PROGS) bench-b1.log bench-b2.log bench-b7.log bench-cg.log
 BENCH_REPS = 11
 BENCH_MS = 10
 BENCH_CG_ITERS = 20000
-BENCH_ONLY = b1 b2 b7 cg b6
+BENCH_ONLY = b1 b2 b7 cg b6 b8
 
 .PHONY: bench
 bench: $(BENCH_PROGS)
@@ -57,8 +60,8 @@ bench: $(BENCH_PROGS)
 	unset LCP_PLUGIN_PATH DPDK_TEST; \
 	for b in $(BENCH_ONLY); do \
 		case $$b in \
-		b1) s=b1.sh ;; b2) s=b2.sh ;; b7) s=b7.sh ;; cg) s=callgrind.sh ;; b6) s=b6.sh ;; \
-		*) echo "bench: unknown '$$b' in BENCH_ONLY (b1 b2 b7 cg b6)" >&2; exit 2 ;; \
+		b1) s=b1.sh ;; b2) s=b2.sh ;; b7) s=b7.sh ;; cg) s=callgrind.sh ;; b6) s=b6.sh ;; b8) s=b8.sh ;; \
+		*) echo "bench: unknown '$$b' in BENCH_ONLY (b1 b2 b7 cg b6 b8)" >&2; exit 2 ;; \
 		esac; \
 		{ bash '$(srcdir)/bench/'$$s; echo $$? > bench-$$b.rc; } 2>&1 | tee bench-$$b.log; \
 		rc=$$(cat bench-$$b.rc); rm -f bench-$$b.rc; \
@@ -90,4 +93,49 @@ bench-b6-build:
 			rm -f bench/b6_ws_decode$(EXEEXT); \
 			echo "bench: <wslay/wslay.h> not found (Debian: libwslay-dev): B6 will SKIP"; \
 		fi ;; \
+	esac
+
+# ---- B8: WebSocket echo RTT, lcpipe against a kernel-socket client ----
+# bench/b8.sh (doc/benchmarks.md "B8"; root, else SKIP): the same echo server
+# (b8_echo_server, kernel sockets) over the same veth for every client: the
+# kernel-socket client b8_kernel_client (blocking and busy-polling recv) and
+# lcpipe (port_ethdev on net_af_packet, tcp, ws, and the bench-only stage
+# ws_rtt, loaded through the config's plugin_path bench/plugins/.libs). The two
+# programs use libstk only for the WebSocket handshake (and its libcrypto).
+# Built by bench-b8-build below only when b8 is in BENCH_ONLY.
+EXTRA_PROGRAMS += bench/b8_echo_server bench/b8_kernel_client
+bench_b8_echo_server_SOURCES = bench/b8_echo_server.c
+bench_b8_echo_server_CPPFLAGS = -I$(top_srcdir)/stack/include
+bench_b8_echo_server_CFLAGS = $(AM_CFLAGS_COMMON)
+bench_b8_echo_server_LDADD = $(top_builddir)/stack/libstk.la
+bench_b8_echo_server_LDFLAGS = -no-install
+bench_b8_kernel_client_SOURCES = bench/b8_kernel_client.c bench/b8_hist.h
+bench_b8_kernel_client_CPPFLAGS = -I$(top_srcdir)/stack/include
+bench_b8_kernel_client_CFLAGS = $(AM_CFLAGS_COMMON)
+bench_b8_kernel_client_LDADD = $(top_builddir)/stack/libstk.la
+bench_b8_kernel_client_LDFLAGS = -no-install
+
+# bench-only stage plugin (like kernel/plugins/tcp_app in kernel.mk, but never
+# built by `make check`)
+EXTRA_LTLIBRARIES = bench/plugins/ws_rtt.la
+bench_plugins_ws_rtt_la_SOURCES = bench/plugins/ws_rtt.c bench/b8_hist.h
+bench_plugins_ws_rtt_la_CPPFLAGS = -I$(top_srcdir)/framework/include
+bench_plugins_ws_rtt_la_CFLAGS = $(AM_CFLAGS_COMMON) $(DPDK_CFLAGS) -fvisibility=hidden
+bench_plugins_ws_rtt_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere \
+	-export-symbols-regex '^lcp_plugin_descriptor$$' $(SAN_LDFLAGS)
+bench_plugins_ws_rtt_la_LIBADD = $(top_builddir)/framework/liblcp.la $(DPDK_LIBS)
+
+EXTRA_DIST += bench/b8.sh
+CLEANFILES += bench/b8_echo_server$(EXEEXT) bench/b8_kernel_client$(EXEEXT) bench/plugins/ws_rtt.la bench-b8.log
+clean-local: clean-bench-b8
+.PHONY: clean-bench-b8
+clean-bench-b8:
+	-rm -rf bench/plugins/.libs bench/plugins/_libs
+
+.PHONY: bench-b8-build
+bench: bench-b8-build
+bench-b8-build:
+	@case " $(BENCH_ONLY) " in *" b8 "*) \
+		$(MAKE) $(AM_MAKEFLAGS) bench/b8_echo_server$(EXEEXT) bench/b8_kernel_client$(EXEEXT) \
+			bench/plugins/ws_rtt.la ;; \
 	esac

@@ -1,0 +1,360 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * b8_kernel_client.c — B8 (WebSocket echo RTT, doc/benchmarks.md): the
+ * kernel-socket anchor. A WebSocket client on a plain TCP socket (TCP_NODELAY)
+ * that does the handshake (libstk's client side: stk_ws_client_request /
+ * stk_ws_client_response, which checks Sec-WebSocket-Accept), then, closed
+ * loop, one probe outstanding:
+ *
+ *   t0 = rdtsc; send() one masked text frame (fresh mask key per frame) whose
+ *   payload is the B8 probe (b8_hist.h: sequence number, t0); receive until the
+ *   whole echo (an unmasked text frame) is in; t1 = rdtsc; check it is the
+ *   probe just sent (sequence number and stamp); RTT = t1 - t0.
+ *
+ * The same definition as the lcpipe side (plugins/ws_rtt.c): from the moment
+ * the application hands the message to its stack to the moment it holds the
+ * decoded echo. --warmup probes first, not recorded; then --count recorded.
+ *
+ * --mode block: blocking recv(); --mode busy: recv(MSG_DONTWAIT) in a loop.
+ * Other uses:
+ *   --calibrate     print the TSC rate against CLOCK_MONOTONIC_RAW (JSON)
+ *   --spin          the noise gate's spin loop: median cycles of 7 runs of a
+ *                   fixed dependent multiply-add loop (≈ 1 ms), JSON
+ *
+ * Output: one JSON line: {"bench":"B8","client":"kernel_block"|"kernel_busy",
+ * "rtt":{histogram in cycles (b8_hist.h)}, "tx_call":{the same for the time from
+ * t0 until send() returned}, "errors":..., ...}.
+ * Usage: b8_kernel_client --connect A.B.C.D:PORT [--mode block|busy]
+ *          [--count N] [--warmup N] [--size BYTES] [--timeout-ms MS]
+ * Pin it with taskset; b8.sh does. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+#include <x86intrin.h>
+
+#include <stk/ws.h>
+
+#include "b8_hist.h"
+
+static uint64_t
+kc_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int
+kc_calibrate(void)
+{
+	double best = 0;
+
+	for (int r = 0; r < 3; r++) {
+		uint64_t n0 = kc_now_ns(), t0 = __rdtsc(), n1, t1;
+
+		do
+			n1 = kc_now_ns();
+		while (n1 - n0 < 100000000ull);
+		t1 = __rdtsc();
+		best = (double)(t1 - t0) * 1e9 / (double)(n1 - n0);
+	}
+	printf("{\"bench\":\"B8\",\"tsc_hz\":%.0f}\n", best);
+	return 0;
+}
+
+/* the noise gate: a dependent multiply-add chain, 7 runs, median */
+static int
+kc_spin(void)
+{
+	uint64_t t[7];
+	volatile uint64_t sink;
+
+	for (int r = 0; r < 7; r++) {
+		uint64_t x = 88172645463325252ull, t0 = __rdtsc();
+
+		for (unsigned i = 0; i < 400000; i++)
+			x = x * 6364136223846793005ull + 1442695040888963407ull;
+		t[r] = __rdtsc() - t0;
+		sink = x;
+	}
+	(void)sink;
+	for (int i = 1; i < 7; i++)
+		for (int j = i; j > 0 && t[j - 1] > t[j]; j--) {
+			uint64_t s = t[j];
+
+			t[j] = t[j - 1];
+			t[j - 1] = s;
+		}
+	printf("{\"bench\":\"B8\",\"spin_cycles\":%" PRIu64 "}\n", t[3]);
+	return 0;
+}
+
+static int
+kc_send_all(int fd, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+
+	while (n > 0) {
+		ssize_t k = send(fd, b, n, MSG_NOSIGNAL);
+
+		if (k < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			return -1;
+		}
+		b += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+/* xorshift64*: the mask keys (RFC 6455 wants them unpredictable to the
+ * network path; a seeded PRNG is enough against our own echo server) */
+static uint64_t kc_rng;
+static uint32_t
+kc_rand32(void)
+{
+	kc_rng ^= kc_rng >> 12;
+	kc_rng ^= kc_rng << 25;
+	kc_rng ^= kc_rng >> 27;
+	return (uint32_t)((kc_rng * 2685821657736338717ull) >> 32);
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "connect", required_argument, NULL, 'c' },
+		{ "mode", required_argument, NULL, 'm' },
+		{ "count", required_argument, NULL, 'n' },
+		{ "warmup", required_argument, NULL, 'w' },
+		{ "size", required_argument, NULL, 's' },
+		{ "timeout-ms", required_argument, NULL, 't' },
+		{ "calibrate", no_argument, NULL, 'C' },
+		{ "spin", no_argument, NULL, 'S' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *at = NULL;
+	bool busy = false;
+	unsigned long count = 10000, warmup = 200, size = 64, timeout_ms = 2000;
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	static struct stk_ws_hs hs;
+	static struct b8_hist h, txh;
+	uint8_t frame[B8_PROBE_MAX + 14], rbuf[65536], raw[16];
+	char key[25], req[2048], host[64];
+	size_t have = 0, hl, flen;
+	uint64_t t_start, errors = 0, eagain = 0;
+	int o, fd, one = 1, n;
+
+	while ((o = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		switch (o) {
+		case 'c':
+			at = optarg;
+			break;
+		case 'm':
+			if (strcmp(optarg, "busy") == 0)
+				busy = true;
+			else if (strcmp(optarg, "block") != 0) {
+				fprintf(stderr, "b8_kernel_client: --mode block|busy\n");
+				return 2;
+			}
+			break;
+		case 'n':
+			count = strtoul(optarg, NULL, 0);
+			break;
+		case 'w':
+			warmup = strtoul(optarg, NULL, 0);
+			break;
+		case 's':
+			size = strtoul(optarg, NULL, 0);
+			break;
+		case 't':
+			timeout_ms = strtoul(optarg, NULL, 0);
+			break;
+		case 'C':
+			return kc_calibrate();
+		case 'S':
+			return kc_spin();
+		default:
+			fprintf(stderr, "usage: b8_kernel_client --connect A.B.C.D:PORT [--mode block|busy] "
+					"[--count N] [--warmup N] [--size BYTES] [--timeout-ms MS] | --calibrate | --spin\n");
+			return 2;
+		}
+	}
+	if (at == NULL || size < B8_PROBE_MIN || size > B8_PROBE_MAX || count == 0) {
+		fprintf(stderr, "b8_kernel_client: --connect is required; --size %u..%u; --count > 0\n",
+			B8_PROBE_MIN, B8_PROBE_MAX);
+		return 2;
+	}
+	{
+		const char *colon = strrchr(at, ':');
+
+		if (colon == NULL || (size_t)(colon - at) >= sizeof(host)) {
+			fprintf(stderr, "b8_kernel_client: bad --connect %s\n", at);
+			return 2;
+		}
+		memcpy(host, at, (size_t)(colon - at));
+		host[colon - at] = '\0';
+		if (inet_pton(AF_INET, host, &sa.sin_addr) != 1) {
+			fprintf(stderr, "b8_kernel_client: bad address %s\n", host);
+			return 2;
+		}
+		sa.sin_port = htons((uint16_t)atoi(colon + 1));
+	}
+	if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw) ||
+	    getrandom(&kc_rng, sizeof(kc_rng), 0) != (ssize_t)sizeof(kc_rng))
+		kc_rng = __rdtsc();
+	kc_rng |= 1;
+
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		perror("b8_kernel_client: connect");
+		return 1;
+	}
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	{
+		/* a blocking recv() that waits this long fails the run (EAGAIN) */
+		struct timeval tv = { .tv_sec = (time_t)(timeout_ms / 1000),
+				      .tv_usec = (suseconds_t)(timeout_ms % 1000) * 1000 };
+
+		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	}
+
+	/* handshake (blocking in both modes) */
+	stk_ws_key(raw, key);
+	n = stk_ws_client_request(&hs, req, sizeof(req), at, "/b8", key, NULL, NULL);
+	if (n < 0 || kc_send_all(fd, req, (size_t)n) < 0) {
+		perror("b8_kernel_client: upgrade request");
+		return 1;
+	}
+	for (;;) {
+		ssize_t k = recv(fd, rbuf, sizeof(rbuf), 0);
+		size_t used = 0;
+		int rc;
+
+		if (k <= 0) {
+			fprintf(stderr, "b8_kernel_client: connection closed during the handshake\n");
+			return 1;
+		}
+		rc = stk_ws_client_response(&hs, rbuf, (size_t)k, &used);
+		if (rc < 0) {
+			fprintf(stderr, "b8_kernel_client: handshake failed: %s\n", hs.err);
+			return 1;
+		}
+		if (rc == 1) {
+			have = (size_t)k - used;
+			memmove(rbuf, rbuf + used, have);
+			break;
+		}
+	}
+	if (have != 0) {
+		fprintf(stderr, "b8_kernel_client: unexpected bytes after the 101 response\n");
+		return 1;
+	}
+
+	/* probes */
+	hl = stk_ws_hdr(frame, STK_WS_OP_TEXT, true, size, (const uint8_t *)"\0\0\0\0");
+	flen = hl + size;
+	b8_hist_reset(&h);
+	b8_hist_reset(&txh);
+	t_start = kc_now_ns();
+	for (unsigned long i = 0; i < warmup + count; i++) {
+		uint32_t mk = kc_rand32();
+		uint8_t *mask = frame + hl - 4, *pl = frame + hl;
+		size_t want = 2 + size; /* the echo: 0x81, len, payload */
+		uint64_t t0, t_sent, t1, seq, stamp;
+		uint64_t deadline;
+
+		memcpy(mask, &mk, 4);
+		t0 = __rdtsc();
+		b8_probe_fill(pl, (unsigned)size, i, t0);
+		stk_ws_mask(pl, size, mask, 0);
+		if (kc_send_all(fd, frame, flen) < 0) {
+			perror("b8_kernel_client: send");
+			return 1;
+		}
+		t_sent = __rdtsc();
+		deadline = 0;
+		while (have < want) {
+			ssize_t k = recv(fd, rbuf + have, sizeof(rbuf) - have, busy ? MSG_DONTWAIT : 0);
+
+			if (k > 0) {
+				have += (size_t)k;
+				continue;
+			}
+			if (k == 0) {
+				fprintf(stderr, "b8_kernel_client: the server closed the connection at probe %lu\n", i);
+				return 1;
+			}
+			if (errno == EINTR)
+				continue;
+			if ((errno == EAGAIN || errno == EWOULDBLOCK) && !busy) {
+				fprintf(stderr, "b8_kernel_client: no echo for probe %lu within %lu ms\n", i, timeout_ms);
+				return 1;
+			}
+			if (errno == EAGAIN || errno == EWOULDBLOCK) {
+				eagain++;
+				if ((eagain & 0xfff) == 0) {
+					uint64_t now = kc_now_ns();
+
+					if (deadline == 0)
+						deadline = now + timeout_ms * 1000000ull;
+					else if (now > deadline) {
+						fprintf(stderr, "b8_kernel_client: no echo for probe %lu within %lu ms\n", i,
+							timeout_ms);
+						return 1;
+					}
+				}
+				continue;
+			}
+			perror("b8_kernel_client: recv");
+			return 1;
+		}
+		t1 = __rdtsc();
+		if (rbuf[0] != 0x81 || rbuf[1] != size || b8_probe_parse(rbuf + 2, size, &seq, &stamp) < 0 ||
+		    seq != i || stamp != t0) {
+			errors++;
+			fprintf(stderr, "b8_kernel_client: probe %lu: the echo is not the probe sent\n", i);
+			return 1;
+		}
+		have -= want;
+		if (have > 0)
+			memmove(rbuf, rbuf + want, have);
+		if (i >= warmup) {
+			b8_hist_add(&h, t1 - t0);
+			b8_hist_add(&txh, t_sent - t0);
+		}
+	}
+	{
+		uint64_t ns = kc_now_ns() - t_start;
+		uint8_t cl[8];
+		size_t ch = stk_ws_hdr(cl, STK_WS_OP_CLOSE, true, 2, (const uint8_t *)"\0\0\0\0");
+
+		cl[ch] = 1000 >> 8;
+		cl[ch + 1] = 1000 & 0xff;
+		(void)kc_send_all(fd, cl, ch + 2);
+		close(fd);
+		printf("{\"bench\":\"B8\",\"client\":\"kernel_%s\",\"size\":%lu,\"warmup\":%lu,\"errors\":%" PRIu64
+		       ",\"empty_polls\":%" PRIu64 ",\"wall_ns\":%" PRIu64 ",\"rtt\":{",
+		       busy ? "busy" : "block", size, warmup, errors, eagain, ns);
+		b8_hist_json(stdout, &h);
+		printf("},\"tx_call\":{");
+		b8_hist_json(stdout, &txh);
+		printf("}}\n");
+	}
+	return 0;
+}
