@@ -148,8 +148,7 @@ struct fs_ctx {
 	uint64_t hz, ns0, tsc0, per_msg; /* per_msg: tsc between messages at rate */
 	uint64_t ping_tsc;
 	bool listening;
-	unsigned ntx;
-	struct rte_mbuf *tx[128];
+	struct lcp_obuf tx; /* commands and bytes to tcp */
 	char pad[65536];
 };
 
@@ -166,22 +165,13 @@ fs_rand(struct fs_ctx *x)
 static void
 fs_flush(struct fs_ctx *x)
 {
-	while (x->ntx) {
-		struct rte_mbuf *b[128];
-		unsigned n = x->ntx;
-
-		memcpy(b, x->tx, n * sizeof(b[0]));
-		x->ntx = 0;
-		lcp_emit(x->st, FS_P_TX, (void **)b, n);
-	}
+	lcp_obuf_flush(x->st, &x->tx);
 }
 
 static void
 fs_tx(struct fs_ctx *x, struct rte_mbuf *m)
 {
-	if (x->ntx == 128)
-		fs_flush(x);
-	x->tx[x->ntx++] = m;
+	lcp_obuf_put(x->st, &x->tx, m);
 }
 
 static struct rte_mbuf *
@@ -683,6 +673,7 @@ fs_init(struct lcp_stage *st, const void *conf, void **ctx)
 	if (x == NULL)
 		return -ENOMEM;
 	x->st = st;
+	lcp_obuf_init(&x->tx, FS_P_TX, 128);
 	x->c = *c;
 	x->c.sizes = NULL;
 	if (fs_parse_sizes(c->sizes, x, msg, sizeof(msg)) < 0) {
@@ -736,8 +727,8 @@ fs_fini(struct lcp_stage *st, void *ctx)
 		fs_drop(x, &x->cl[i]);
 		rte_free(x->cl[i].seq);
 	}
-	for (unsigned i = 0; i < x->ntx; i++)
-		rte_pktmbuf_free(x->tx[i]);
+	for (unsigned i = 0; i < x->tx.n; i++)
+		rte_pktmbuf_free(x->tx.objs[i]);
 	if (rte_mempool_in_use_count(x->send) != 0)
 		lcp_log(st, LCP_LOG_ERR, "%u send mbufs never came back", rte_mempool_in_use_count(x->send));
 	rte_mempool_free(x->send);

@@ -78,7 +78,7 @@ static const char *const tcp_counters[] = {
 };
 
 #define TCP_STAGE_BURST 64
-#define TCP_EV_STAGE 256 /* events of one stack call (out-of-order fills deliver many) */
+#define TCP_EV_STAGE LCP_OBUF_MAX /* events of one stack call (out-of-order fills deliver many) */
 #define TCP_NODE_SIZE 64 /* the stack's queue nodes and ARP pending entries fit */
 #define TCP_ALLOC_HDR 16
 
@@ -96,9 +96,8 @@ struct tcp_ctx {
 	uint64_t next_sync;
 	uint64_t sync_every;
 	uint64_t published[STK_C__COUNT];
-	unsigned ntx, nev;
-	struct rte_mbuf *tx[TCP_STAGE_BURST];
-	struct rte_mbuf *ev[TCP_EV_STAGE];
+	struct lcp_obuf tx; /* frames to the port */
+	struct lcp_obuf ev; /* payload and events to the application */
 	char device[64];
 	char connect[32];
 	uint32_t listen, backlog;
@@ -110,41 +109,25 @@ struct tcp_ctx {
 static void
 tcp_flush(struct tcp_ctx *x)
 {
-	/* copy out first: emitting may re-enter this stage (same lcore) */
-	while (x->ntx > 0 || x->nev > 0) {
-		struct rte_mbuf *b[TCP_EV_STAGE];
-		unsigned n;
-
-		if (x->ntx > 0) {
-			n = x->ntx;
-			memcpy(b, x->tx, n * sizeof(b[0]));
-			x->ntx = 0;
-			lcp_emit(x->st, TCP_P_TX, (void **)b, n);
-		}
-		if (x->nev > 0) {
-			n = x->nev;
-			memcpy(b, x->ev, n * sizeof(b[0]));
-			x->nev = 0;
-			lcp_count(x->st, (unsigned)STK_C__COUNT + TCP_C_EVENTS_OUT, n);
-			lcp_emit(x->st, TCP_P_DATA, (void **)b, n);
-		}
+	while (x->tx.n || x->ev.n) {
+		lcp_obuf_flush(x->st, &x->tx);
+		lcp_obuf_flush(x->st, &x->ev);
 	}
 }
 
 static inline void
 tcp_stage_tx(struct tcp_ctx *x, struct rte_mbuf *m)
 {
-	if (x->ntx == TCP_STAGE_BURST)
-		tcp_flush(x);
-	x->tx[x->ntx++] = m;
+	lcp_obuf_put(x->st, &x->tx, m);
 }
 
+/* mid-call flushes (a full buffer) are fine: the stack tolerates application
+ * calls from events (stk/tcp.h) */
 static inline void
 tcp_stage_ev(struct tcp_ctx *x, struct rte_mbuf *m)
 {
-	if (x->nev == TCP_EV_STAGE)
-		tcp_flush(x); /* mid-call: the stack tolerates app calls from events */
-	x->ev[x->nev++] = m;
+	lcp_count(x->st, (unsigned)STK_C__COUNT + TCP_C_EVENTS_OUT, 1);
+	lcp_obuf_put(x->st, &x->ev, m);
 }
 
 /* ---- the stack's ops ---- */
@@ -376,6 +359,8 @@ tcp_init(struct lcp_stage *st, const void *conf, void **ctx)
 	if (x == NULL)
 		return -ENOMEM;
 	x->st = st;
+	lcp_obuf_init(&x->tx, TCP_P_TX, TCP_STAGE_BURST);
+	lcp_obuf_init(&x->ev, TCP_P_DATA, TCP_EV_STAGE);
 	if (tcp_conf_to_stk(c, &x->k, &x->have_mac, msg, sizeof(msg)) < 0) {
 		lcp_log(st, LCP_LOG_ERR, "%s", msg);
 		rte_free(x);
@@ -516,7 +501,7 @@ tcp_poll(struct lcp_stage *st, void *ctx)
 		x->next_sync = now + x->sync_every;
 		tcp_sync_counters(x);
 	}
-	if (x->ntx || x->nev)
+	if (x->tx.n || x->ev.n)
 		tcp_flush(x);
 	return n;
 }
@@ -655,10 +640,10 @@ tcp_fini(struct lcp_stage *st, void *ctx)
 			lcp_log(st, LCP_LOG_INFO, "%u connection(s) still open at exit: released", live);
 		stk_destroy(x->stk); /* frees every held frame and queued buffer */
 		/* what destroy freed never left: drop what it staged */
-		for (unsigned i = 0; i < x->ntx; i++)
-			rte_pktmbuf_free(x->tx[i]);
-		for (unsigned i = 0; i < x->nev; i++)
-			rte_pktmbuf_free(x->ev[i]);
+		for (unsigned i = 0; i < x->tx.n; i++)
+			rte_pktmbuf_free(x->tx.objs[i]);
+		for (unsigned i = 0; i < x->ev.n; i++)
+			rte_pktmbuf_free(x->ev.objs[i]);
 	}
 	rte_mempool_free(x->nodes);
 	rte_free(x);

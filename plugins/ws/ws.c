@@ -188,9 +188,8 @@ struct ws_ctx {
 	uint64_t hz_ms, next_tick;
 	uint8_t rnd[256];
 	unsigned n_rnd;
-	unsigned ntx, nmsg;
-	struct rte_mbuf *tx[64];
-	struct lcp_msg *out[64];
+	struct lcp_obuf tx;  /* commands and bytes to tcp */
+	struct lcp_obuf msg; /* decoded messages */
 };
 
 /* ---- helpers ---- */
@@ -212,32 +211,16 @@ ws_rand(struct ws_ctx *x, uint8_t *out, unsigned n)
 static void
 ws_flush(struct ws_ctx *x)
 {
-	while (x->ntx || x->nmsg) {
-		if (x->ntx) {
-			struct rte_mbuf *b[64];
-			unsigned n = x->ntx;
-
-			memcpy(b, x->tx, n * sizeof(b[0]));
-			x->ntx = 0;
-			lcp_emit(x->st, WS_P_TX, (void **)b, n);
-		}
-		if (x->nmsg) {
-			struct lcp_msg *b[64];
-			unsigned n = x->nmsg;
-
-			memcpy(b, x->out, n * sizeof(b[0]));
-			x->nmsg = 0;
-			lcp_emit(x->st, WS_P_MSG, (void **)b, n);
-		}
+	while (x->tx.n || x->msg.n) {
+		lcp_obuf_flush(x->st, &x->tx);
+		lcp_obuf_flush(x->st, &x->msg);
 	}
 }
 
 static void
 ws_tx(struct ws_ctx *x, struct rte_mbuf *m)
 {
-	if (x->ntx == 64)
-		ws_flush(x);
-	x->tx[x->ntx++] = m;
+	lcp_obuf_put(x->st, &x->tx, m);
 }
 
 static struct rte_mbuf *
@@ -429,9 +412,7 @@ ws_emit_msg(struct ws_ctx *x, struct ws_conn *c, struct lcp_msg *m)
 	c->bytes += m->len;
 	lcp_count(x->st, WS_C_MSGS, 1);
 	lcp_count(x->st, WS_C_MSG_BYTES, m->len);
-	if (x->nmsg == 64)
-		ws_flush(x);
-	x->out[x->nmsg++] = m;
+	lcp_obuf_put(x->st, &x->msg, m);
 }
 
 static void
@@ -883,6 +864,8 @@ ws_init(struct lcp_stage *st, const void *conf, void **ctx)
 		return -ENOMEM;
 	x->st = st;
 	x->pkt = lcp_stage_pktmbuf_pool(st);
+	lcp_obuf_init(&x->tx, WS_P_TX, 64);
+	lcp_obuf_init(&x->msg, WS_P_MSG, 64);
 	x->n_conns = n_urls * c->connections;
 	x->conns = rte_zmalloc_socket("ws_conns", x->n_conns * sizeof(*x->conns), RTE_CACHE_LINE_SIZE,
 				      lcp_stage_socket(st));
@@ -983,10 +966,10 @@ ws_fini(struct lcp_stage *st, void *ctx)
 		rte_free(x->conns[i].hs);
 		rte_free(x->conns[i].asm_buf);
 	}
-	for (unsigned i = 0; i < x->ntx; i++)
-		rte_pktmbuf_free(x->tx[i]);
-	for (unsigned i = 0; i < x->nmsg; i++)
-		lcp_msg_free(x->out[i]);
+	for (unsigned i = 0; i < x->tx.n; i++)
+		rte_pktmbuf_free(x->tx.objs[i]);
+	for (unsigned i = 0; i < x->msg.n; i++)
+		lcp_msg_free(x->msg.objs[i]);
 	if (rte_mempool_in_use_count(x->msgs) != 0)
 		lcp_log(st, LCP_LOG_ERR, "%u msg objects were never released", rte_mempool_in_use_count(x->msgs));
 	rte_mempool_free(x->msgs);

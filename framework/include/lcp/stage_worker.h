@@ -13,6 +13,7 @@
 #define LCP_STAGE_WORKER_H
 
 #include <stdint.h>
+#include <string.h>
 #include <rte_branch_prediction.h>
 #include <rte_mbuf.h>
 #include <rte_ring.h>
@@ -129,6 +130,49 @@ lcp_emit(struct lcp_stage *st, unsigned port, void **objs, unsigned n)
 	} else {
 		lcp_emit_drop(st, e, objs, n);
 	}
+}
+
+/* Staging of what a stage produces inside one call, emitted in bursts
+ * afterwards (ABI 1.2, header only). lcp_obuf_put() flushes when full;
+ * lcp_obuf_flush() copies the staged pointers out before emitting, so a
+ * same-lcore downstream stage that calls back into this stage (which may stage
+ * and flush again) never sees a half-emitted buffer. */
+#define LCP_OBUF_MAX 256
+
+struct lcp_obuf {
+	unsigned port; /* output port the objects go to */
+	unsigned cap;  /* flush threshold, 1..LCP_OBUF_MAX */
+	unsigned n;
+	void *objs[LCP_OBUF_MAX];
+};
+
+static inline void
+lcp_obuf_init(struct lcp_obuf *b, unsigned port, unsigned cap)
+{
+	b->port = port;
+	b->cap = cap == 0 || cap > LCP_OBUF_MAX ? LCP_OBUF_MAX : cap;
+	b->n = 0;
+}
+
+static inline void
+lcp_obuf_flush(struct lcp_stage *st, struct lcp_obuf *b)
+{
+	while (b->n > 0) {
+		void *objs[LCP_OBUF_MAX];
+		unsigned n = b->n;
+
+		memcpy(objs, b->objs, n * sizeof(objs[0]));
+		b->n = 0;
+		lcp_emit(st, b->port, objs, n);
+	}
+}
+
+static inline void
+lcp_obuf_put(struct lcp_stage *st, struct lcp_obuf *b, void *obj)
+{
+	if (unlikely(b->n >= b->cap))
+		lcp_obuf_flush(st, b);
+	b->objs[b->n++] = obj;
 }
 
 #ifdef __cplusplus
