@@ -306,23 +306,32 @@ peer_start() {
 	return 0
 }
 
+# wait_or_stop PID SECONDS WHAT: wait for PID (a child of this shell: not in a
+# subshell) at most SECONDS, then stop it; sets WAIT_RC (124 when it had to be
+# stopped)
+wait_or_stop() {
+	local pid=$1 n=$(($2 * 20))
+	while [ $n -gt 0 ] && kill -0 "$pid" 2>/dev/null; do
+		sleep 0.05
+		n=$((n - 1))
+	done
+	if kill -0 "$pid" 2>/dev/null; then
+		say "$3 still running $2 s after lcpipe ended: stopping it"
+		stop_pid "$pid"
+		WAIT_RC=124
+		return 0
+	fi
+	wait "$pid"
+	WAIT_RC=$?
+	return 0
+}
+
 # peer_wait [SECONDS]: wait for the last tcp_peer.py, at most SECONDS (default
 # 10: called once lcpipe has ended, a server has nothing more to wait for), then
 # stop it; sets PEER_RC (124 when it had to be stopped)
 peer_wait() {
-	local n=$((${1:-10} * 20))
-	while [ $n -gt 0 ] && kill -0 "$PEER_PID" 2>/dev/null; do
-		sleep 0.05
-		n=$((n - 1))
-	done
-	if kill -0 "$PEER_PID" 2>/dev/null; then
-		say "tcp_peer.py still running ${1:-10} s after lcpipe ended: stopping it"
-		stop_pid "$PEER_PID"
-		PEER_RC=124
-		return 0
-	fi
-	wait "$PEER_PID"
-	PEER_RC=$?
+	wait_or_stop "$PEER_PID" "${1:-10}" tcp_peer.py
+	PEER_RC=$WAIT_RC
 	return 0
 }
 

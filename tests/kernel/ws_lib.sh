@@ -85,19 +85,8 @@ server_start() {
 # server_wait [SECONDS]: wait for the last server, at most SECONDS (default 10),
 # then stop it; sets SRV_RC (124 when it had to be stopped)
 server_wait() {
-	local n=$((${1:-10} * 20))
-	while [ $n -gt 0 ] && kill -0 "$SRV_PID" 2>/dev/null; do
-		sleep 0.05
-		n=$((n - 1))
-	done
-	if kill -0 "$SRV_PID" 2>/dev/null; then
-		say "server still running ${1:-10} s later: stopping it"
-		stop_pid "$SRV_PID"
-		SRV_RC=124
-		return 0
-	fi
-	wait "$SRV_PID"
-	SRV_RC=$?
+	wait_or_stop "$SRV_PID" "${1:-10}" server
+	SRV_RC=$WAIT_RC
 	return 0
 }
 
