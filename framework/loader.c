@@ -21,6 +21,8 @@
 #include <unistd.h>
 
 #include <lcp/log.h>
+#include <lcp/pool.h>
+#include <lcp/batch.h>
 
 #include "lcp_priv.h"
 
@@ -338,6 +340,22 @@ lcp_plugin_open(struct lcp_plugin_file *pf)
 
 		if (!co->create || !co->destroy || !co->add || !co->read) {
 			refuse(pf, "counters ops: create, destroy, add and read are required");
+			goto fail;
+		}
+	}
+	if (d->kind == LCP_KIND_POOL) {
+		const struct lcp_pool_ops *po = d->ops;
+
+		if (!po->create || !po->destroy || !po->get_bulk || !po->put_bulk || !po->in_use) {
+			refuse(pf, "pool ops: create, destroy, get_bulk, put_bulk and in_use are required");
+			goto fail;
+		}
+	}
+	if (d->kind == LCP_KIND_BATCH) {
+		const struct lcp_batch_ops *bo = d->ops;
+
+		if (!bo->create || !bo->destroy || !bo->params) {
+			refuse(pf, "batch ops: create, destroy and params are required");
 			goto fail;
 		}
 	}

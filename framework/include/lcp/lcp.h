@@ -11,4 +11,6 @@
 #include <lcp/mbuf.h>
 #include <lcp/msg.h>
 #include <lcp/stream.h>
+#include <lcp/pool.h>
+#include <lcp/batch.h>
 #endif
