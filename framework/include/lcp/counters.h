@@ -4,7 +4,9 @@
  * The engine creates one counter set per stage (built-in per-port in/out/drop
  * counters, then the stage's own) and writes it only from the stage's lcore slot,
  * except at shutdown where the control thread uses its own slot. read() may run on
- * any thread at any time and must not tear a 64-bit value.
+ * any thread at any time and must not tear a 64-bit value; it returns what has
+ * been published (a module that batches may lag by up to its flush interval;
+ * after the final flush() calls every total is exact).
  */
 #ifndef LCP_COUNTERS_H
 #define LCP_COUNTERS_H
@@ -35,7 +37,13 @@ struct lcp_counters_ops {
 	/* the current total of counter idx over all slots */
 	uint64_t (*read)(void *set, unsigned idx);
 	lcp_counters_row_t row; /* optional, ABI 1.1 */
-	void *reserved[3];
+	/* optional, ABI 1.3: called on slot's lcore on the worker turns that read
+	 * the TSC (every idle turn, every 64th busy turn) with that TSC; a module
+	 * that publishes on a timer does it here. flush() is still called to
+	 * publish everything: on the worker after its stages' stop(), and for
+	 * every slot on the control thread once the workers have returned. */
+	void (*tick)(void *set, unsigned slot, uint64_t now_tsc);
+	void *reserved[2];
 };
 
 #ifdef __cplusplus
