@@ -82,7 +82,7 @@ static const char *const lcp_top_keys[] = {
 static const char *const lcp_stage_keys[] = {
 	"name", "plugin", "lcore", "options", "strategies", "comment", NULL,
 };
-static const char *const lcp_strategy_kinds[] = { "counters", NULL };
+static const char *const lcp_strategy_kinds[] = { "counters", "pool", "batch", NULL };
 
 static bool
 in_list(const char *const *list, const char *s)
@@ -168,13 +168,15 @@ find_plugin(struct lcp_cfg *c, const char *path, const char *what, const char *n
 }
 
 /* "counters": "name" or {"plugin": "name", "options": {...}} */
-static void
-strategy_ref(struct lcp_cfg *c, json_t *v, const char *path, struct lcp_strategy_ref *ref,
-	     uint32_t kind, struct lcp_errs *errs)
+void
+lcp_strategy_ref_load(struct lcp_cfg *c, json_t *v, const char *path, struct lcp_strategy_ref *ref,
+		      uint32_t kind, struct lcp_errs *errs)
 {
 	static const char *const keys[] = { "plugin", "options", NULL };
 	char p[256];
+	json_t *ps;
 
+	memset(ref, 0, sizeof(*ref));
 	if (json_is_string(v)) {
 		ref->plugin = json_string_value(v);
 	} else if (json_is_object(v)) {
@@ -191,31 +193,47 @@ strategy_ref(struct lcp_cfg *c, json_t *v, const char *path, struct lcp_strategy
 		lcp_errs_add(errs, "%s: expected a plugin name or {\"plugin\": ..., \"options\": ...}", path);
 		return;
 	}
+	ps = json_string(path);
+	json_array_append_new(c->keep, ps);
+	ref->path = json_string_value(ps);
 	ref->pf = find_plugin(c, path, "plugin ", ref->plugin, kind, errs);
 	if (ref->pf == NULL)
 		return;
 	ref->conf = calloc(1, ref->pf->desc->conf_size + 1);
+	c->confs = realloc(c->confs, (c->n_confs + 1) * sizeof(*c->confs));
+	c->confs[c->n_confs++] = ref->conf;
 	snprintf(p, sizeof(p), "%s.options", path);
 	lcp_opt_apply(ref->pf->desc->options, ref->pf->desc->conf_size, ref->options, ref->conf, p,
 		      errs, c->keep);
 }
 
+static const uint32_t lcp_strategy_kind_ids[] = { LCP_KIND_COUNTERS, LCP_KIND_POOL, LCP_KIND_BATCH };
+
+static struct lcp_strategy_ref *
+strategy_slot(struct lcp_strategies *s, unsigned k)
+{
+	return k == 0 ? &s->counters : k == 1 ? &s->pool : &s->batch;
+}
+
+/* the kinds present in obj override those in out */
 static void
-load_strategies(struct lcp_cfg *c, json_t *obj, const char *path, struct lcp_strategy_ref *counters,
+load_strategies(struct lcp_cfg *c, json_t *obj, const char *path, struct lcp_strategies *out,
 		struct lcp_errs *errs)
 {
 	char p[256];
-	json_t *v;
 
 	if (!json_is_object(obj)) {
 		lcp_errs_add(errs, "%s: expected an object", path);
 		return;
 	}
 	check_keys(obj, lcp_strategy_kinds, path, "strategy kind", errs);
-	v = json_object_get(obj, "counters");
-	if (v != NULL) {
-		snprintf(p, sizeof(p), "%s.counters", path);
-		strategy_ref(c, v, p, counters, LCP_KIND_COUNTERS, errs);
+	for (unsigned k = 0; lcp_strategy_kinds[k]; k++) {
+		json_t *v = json_object_get(obj, lcp_strategy_kinds[k]);
+
+		if (v == NULL)
+			continue;
+		snprintf(p, sizeof(p), "%s.%s", path, lcp_strategy_kinds[k]);
+		lcp_strategy_ref_load(c, v, p, strategy_slot(out, k), lcp_strategy_kind_ids[k], errs);
 	}
 }
 
@@ -272,14 +290,11 @@ load_stage(struct lcp_cfg *c, unsigned i, json_t *s, struct lcp_errs *errs)
 			st->lcore = (unsigned)json_integer_value(lcore);
 	}
 	st->options = json_object_get(s, "options");
-	st->counters = c->counters;
+	st->strat = c->strat;
 	strat = json_object_get(s, "strategies");
 	if (strat != NULL) {
 		snprintf(p, sizeof(p), "%s.strategies", path);
-		memset(&st->counters, 0, sizeof(st->counters));
-		load_strategies(c, strat, p, &st->counters, errs);
-		if (st->counters.plugin == NULL)
-			st->counters = c->counters;
+		load_strategies(c, strat, p, &st->strat, errs);
 	}
 	plugin = json_object_get(s, "plugin");
 	if (!json_is_string(plugin)) {
@@ -428,15 +443,22 @@ lcp_cfg_load(const char *path, char *const *eal_override, unsigned n_override, s
 		lcp_errs_add(errs, "engine.ring_size: ring size %u is invalid: not a power of two",
 			     c->eng.ring_size);
 
-	if ((v = json_object_get(c->root, "strategies")) != NULL)
-		load_strategies(c, v, "strategies", &c->counters, errs);
-	if (c->counters.plugin == NULL) {
-		json_t *dflt = json_string("counters_percore");
+	/* the defaults first, then what the config says */
+	{
+		static const char *const dflt[] = { "counters_percore", "pool_mempool", "batch_burst" };
 
-		json_array_append_new(c->keep, dflt);
-		strategy_ref(c, dflt, "strategies.counters (default)", &c->counters,
-			     LCP_KIND_COUNTERS, errs);
+		for (unsigned k = 0; k < 3; k++) {
+			json_t *d = json_string(dflt[k]);
+			char p[64];
+
+			json_array_append_new(c->keep, d);
+			snprintf(p, sizeof(p), "strategies.%s (default)", lcp_strategy_kinds[k]);
+			lcp_strategy_ref_load(c, d, p, strategy_slot(&c->strat, k), lcp_strategy_kind_ids[k],
+					      errs);
+		}
 	}
+	if ((v = json_object_get(c->root, "strategies")) != NULL)
+		load_strategies(c, v, "strategies", &c->strat, errs);
 
 	arr = json_object_get(c->root, "stages");
 	if (!json_is_array(arr) || json_array_size(arr) == 0) {
@@ -460,10 +482,10 @@ lcp_cfg_free(struct lcp_cfg *c)
 		free(c->stages[i].conf);
 		free(c->stages[i].links_in);
 		free(c->stages[i].link_out);
-		if (c->stages[i].counters.conf != c->counters.conf)
-			free(c->stages[i].counters.conf);
 	}
-	free(c->counters.conf);
+	for (unsigned i = 0; i < c->n_confs; i++)
+		free(c->confs[i]);
+	free(c->confs);
 	free(c->stages);
 	free(c->links);
 	for (unsigned i = 0; i < c->n_eal; i++)

@@ -7,7 +7,9 @@
  * loop, shutdown, report.
  */
 #include <errno.h>
+#include <semaphore.h>
 #include <signal.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +30,9 @@
 #include <lcp/stream.h>
 
 #include "engine_priv.h"
+
+/* wakes the control loop: a signal, or a stage asking to stop */
+static sem_t lcp_wake;
 
 int lcp_rx_tsc_offset = -1;
 int lcp_stream_offset = -1;
@@ -80,8 +85,10 @@ lcp_stage_request_stop(struct lcp_stage *st, const char *why)
 	const char *none = NULL;
 
 	/* the first request wins; why must stay valid (a literal) */
-	__atomic_compare_exchange_n(&sp->eng->stop_request, &none, why != NULL ? why : lcp_stage_name(st),
-				    false, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+	if (__atomic_compare_exchange_n(&sp->eng->stop_request, &none,
+					why != NULL ? why : lcp_stage_name(st), false, __ATOMIC_RELEASE,
+					__ATOMIC_RELAXED))
+		sem_post(&lcp_wake);
 }
 
 bool
@@ -93,9 +100,41 @@ lcp_port_is_linked(const struct lcp_stage *st, unsigned port)
 	       (sp->cs->link_out[port] >= 0 || sp->cs->links_in[port] > 0);
 }
 
+/* Stage n objects on a link whose batch module asks for producer staging;
+ * enqueue whenever the buffer fills. The age of the oldest object is taken
+ * only when the module has a flush timeout. */
+static void
+stage_buf_put(struct lcp_stage_buf *b, void **objs, unsigned n)
+{
+	while (n > 0) {
+		unsigned take = RTE_MIN(b->cap - b->n, n);
+
+		if (b->n == 0 && b->max_age != 0)
+			b->first_tsc = rte_rdtsc();
+		memcpy(&b->objs[b->n], objs, take * sizeof(*objs));
+		__atomic_store_n(&b->n, b->n + take, __ATOMIC_RELAXED);
+		objs += take;
+		n -= take;
+		if (b->n == b->cap)
+			lcp_stage_buf_flush(b);
+	}
+}
+
+/* Out of line: a ring that was full, a port that is not linked — or a link
+ * that stages (its edge has neither ring nor dst, see struct lcp_stage_buf). */
 void
 lcp_emit_drop(struct lcp_stage *st, const struct lcp_edge *e, void **objs, unsigned n)
 {
+	struct lcp_stage_priv *sp = (struct lcp_stage_priv *)st;
+
+	if (e->ring == NULL && e->dst == NULL && sp->sbuf != NULL) {
+		struct lcp_stage_buf *b = sp->sbuf[e - sp->edges];
+
+		if (b != NULL) {
+			stage_buf_put(b, objs, n);
+			return;
+		}
+	}
 	lcp_objs_free(e->unit, objs, n);
 	lcp_ctr_add(st, e->ctr_drop, n);
 }
@@ -159,12 +198,12 @@ build_counters(struct lcp_engine *e, struct lcp_stage_priv *sp)
 	for (const char *const *c = ops->counters; c && *c; c++)
 		sp->ctr_names[n++] = strdup(*c);
 	sp->n_ctrs = n;
-	sp->cops = sp->cs->counters.pf->desc->ops;
-	sp->pub.ctrs = sp->cops->create(sp->cs->counters.conf, sp->ctr_names, n, e->n_workers + 1,
+	sp->cops = sp->cs->strat.counters.pf->desc->ops;
+	sp->pub.ctrs = sp->cops->create(sp->cs->strat.counters.conf, sp->ctr_names, n, e->n_workers + 1,
 					sp->socket);
 	if (sp->pub.ctrs == NULL) {
 		lcp_log(NULL, LCP_LOG_ERR, "stage %s: counters %s: create failed: %s", sp->cs->name,
-			sp->cs->counters.plugin, strerror(errno));
+			sp->cs->strat.counters.plugin, strerror(errno));
 		return -ENOMEM;
 	}
 	sp->pub.ctr_add = sp->cops->add;
@@ -179,6 +218,53 @@ worker_index(struct lcp_engine *e, unsigned lcore)
 		if (e->workers[i].lcore == lcore)
 			return (int)i;
 	return -1;
+}
+
+/* the batch module of cross-lcore link li (edge ed of sp's port k, ring ri):
+ * consumer dequeue size, and producer staging when the module asks for it */
+static int
+build_batch(struct lcp_engine *e, struct lcp_stage_priv *sp, unsigned k, struct lcp_edge *ed,
+	    struct lcp_ring_in *ri, const struct lcp_cfg_link *l, unsigned li, int socket)
+{
+	const struct lcp_batch_ops *bo = l->batch.pf->desc->ops;
+	struct lcp_batch_params bp = { .burst = l->burst };
+	struct lcp_stage_buf *b;
+	struct lcp_worker *pw;
+
+	ri->bops = bo;
+	ri->batch_name = l->batch.plugin;
+	ri->batch = bo->create(l->batch.conf, l->burst, LCP_BURST_MAX, l->ring_size, socket);
+	if (ri->batch == NULL) {
+		lcp_log(NULL, LCP_LOG_ERR, "links[%u]: batch %s: create failed: %s (%s)", li,
+			l->batch.plugin, strerror(errno), l->batch.path);
+		return -1;
+	}
+	bo->params(ri->batch, &bp);
+	ri->burst = bp.burst == 0 ? 1 : bp.burst > LCP_BURST_MAX ? LCP_BURST_MAX : bp.burst;
+	ri->dequeue_size = bo->dequeue_size;
+	ri->last = ri->burst;
+	if (bp.stage <= 1)
+		return 0;
+	bp.stage = RTE_MIN(bp.stage, (unsigned)LCP_BURST_MAX);
+	b = rte_zmalloc_socket("lcp_stage_buf", sizeof(*b) + bp.stage * sizeof(void *),
+			       RTE_CACHE_LINE_SIZE, sp->socket);
+	if (sp->sbuf == NULL)
+		sp->sbuf = calloc(sp->cs->n_ports + 1, sizeof(*sp->sbuf));
+	if (b == NULL || sp->sbuf == NULL) {
+		rte_free(b);
+		return -1;
+	}
+	b->r = ed->ring;
+	b->src = &sp->pub;
+	b->e = ed;
+	b->cap = bp.stage;
+	b->max_age = (uint64_t)((double)bp.flush_us * 1e-6 * (double)e->tsc_hz);
+	sp->sbuf[k] = b;
+	ed->ring = NULL; /* lcp_emit() now goes out of line, to the staging */
+	pw = &e->workers[worker_index(e, sp->cs->lcore)];
+	pw->sbufs = realloc(pw->sbufs, (pw->n_sbufs + 1) * sizeof(*pw->sbufs));
+	pw->sbufs[pw->n_sbufs++] = b;
+	return 0;
 }
 
 int
@@ -285,6 +371,10 @@ lcp_engine_build(struct lcp_engine *e)
 		sp->pub.edges = sp->edges;
 		w->stages = realloc(w->stages, (w->n_stages + 1) * sizeof(*w->stages));
 		w->stages[w->n_stages++] = &sp->pub;
+		if (sp->cops->tick != NULL) {
+			w->tickers = realloc(w->tickers, (w->n_tickers + 1) * sizeof(*w->tickers));
+			w->tickers[w->n_tickers++] = &sp->pub;
+		}
 		if (sp->pub.ops->poll != NULL) {
 			w->pollers = realloc(w->pollers, (w->n_pollers + 1) * sizeof(*w->pollers));
 			w->pollers[w->n_pollers++] = &sp->pub;
@@ -337,6 +427,8 @@ lcp_engine_build(struct lcp_engine *e)
 					ri->ctr_in = dp->ctr_in[l->dst_port];
 					ri->burst = l->burst;
 					ri->link = li;
+					if (build_batch(e, sp, k, ed, ri, l, li, dp->socket) < 0)
+						return -1;
 				}
 			}
 		}
@@ -423,17 +515,30 @@ engine_free(struct lcp_engine *e)
 			free((char *)sp->ctr_names[k]);
 		free(sp->ctr_names);
 		free(sp->ctr_in);
-		for (unsigned k = 0; k < sp->cs->n_ports; k++)
+		for (unsigned k = 0; k < sp->cs->n_ports; k++) {
 			rte_ring_free(sp->edges ? sp->edges[k].ring : NULL);
+			if (sp->sbuf != NULL && sp->sbuf[k] != NULL) {
+				rte_ring_free(sp->sbuf[k]->r);
+				rte_free(sp->sbuf[k]);
+			}
+		}
+		free(sp->sbuf);
 		rte_free(sp->edges);
 		rte_free(sp);
 	}
 	free(e->stages);
 	for (unsigned w = 0; w < e->n_workers; w++) {
+		for (unsigned r = 0; r < e->workers[w].n_rins; r++)
+			if (e->workers[w].rins[r].batch != NULL)
+				e->workers[w].rins[r].bops->destroy(e->workers[w].rins[r].batch);
 		free(e->workers[w].stages);
 		free(e->workers[w].pollers);
 		free(e->workers[w].rins);
+		free(e->workers[w].sbufs);
+		free(e->workers[w].tickers);
 	}
+	free(e->pools);
+	json_decref(e->pool_reports);
 	rte_free(e->workers);
 	free(e->ring_of_link);
 	free(e->prev.busy);
@@ -449,6 +554,29 @@ static void
 on_signal(int sig)
 {
 	lcp_signal = sig;
+	sem_post(&lcp_wake); /* async-signal-safe */
+}
+
+/* sleep until abs_tsc (a TSC value) or until woken */
+static void
+control_sleep(struct lcp_engine *e, uint64_t abs_tsc)
+{
+	uint64_t now = rte_rdtsc();
+	struct timespec ts;
+	uint64_t ns;
+
+	if (abs_tsc <= now)
+		return;
+	ns = (uint64_t)((double)(abs_tsc - now) * 1e9 / (double)e->tsc_hz);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_sec += (time_t)(ns / 1000000000u);
+	ts.tv_nsec += (long)(ns % 1000000000u);
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	while (sem_clockwait(&lcp_wake, CLOCK_MONOTONIC, &ts) != 0 && errno == EINTR && !lcp_signal)
+		;
 }
 
 static char **
@@ -477,7 +605,7 @@ lcp_engine_run(struct lcp_cfg *c, const struct lcp_run_opts *o)
 	int argc, status = 0, rc;
 	char **argv = eal_argv(c, &argc), **argv_copy;
 	double duration = o->duration >= 0 ? o->duration : c->eng.duration;
-	uint64_t next_tick, tick;
+	uint64_t next_tick, tick, end;
 
 	argv_copy = calloc((size_t)argc + 1, sizeof(*argv_copy));
 	memcpy(argv_copy, argv, (size_t)argc * sizeof(*argv));
@@ -495,6 +623,7 @@ lcp_engine_run(struct lcp_cfg *c, const struct lcp_run_opts *o)
 		e->stop_reason = "startup failure";
 		e->t_start = e->t_stop = rte_rdtsc();
 		lcp_engine_teardown(e);
+		lcp_engine_flush_counters(e);
 		lcp_mempools_check(e);
 		if (o->report_path != NULL) {
 			json_t *r = lcp_stats_json(e, true);
@@ -507,6 +636,7 @@ lcp_engine_run(struct lcp_cfg *c, const struct lcp_run_opts *o)
 		goto out_eal;
 	}
 	lcp_signal = 0;
+	sem_init(&lcp_wake, 0, 0);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	lcp_telemetry_attach(e);
@@ -526,6 +656,11 @@ lcp_engine_run(struct lcp_cfg *c, const struct lcp_run_opts *o)
 		e->n_stages, e->n_workers, duration > 0 ? "" : "; Ctrl-C stops");
 	tick = (uint64_t)((e->live ? 0.5 : c->eng.stats_interval) * (double)e->tsc_hz);
 	next_tick = e->t_start + tick;
+	end = duration > 0 ? e->t_start + (uint64_t)(duration * (double)e->tsc_hz) : UINT64_MAX;
+	/* The control loop sleeps until the next stats line or the end of the
+	 * run; a signal or lcp_stage_request_stop() wakes it at once. It used to
+	 * poll every 2 ms, which on a 2-CPU machine stole a worker's or a peer's
+	 * CPU 500 times a second (it showed in B8's tail latency). */
 	while (status == 0) {
 		uint64_t now = rte_rdtsc();
 
@@ -537,21 +672,25 @@ lcp_engine_run(struct lcp_cfg *c, const struct lcp_run_opts *o)
 			e->stop_reason = e->stop_request;
 			break;
 		}
-		if (duration > 0 && now - e->t_start >= (uint64_t)(duration * (double)e->tsc_hz)) {
+		if (now >= end) {
 			e->stop_reason = "duration";
 			break;
 		}
 		if (now >= next_tick) {
 			lcp_stats_tick(e, false);
+			lcp_pools_sample(e);
 			next_tick += tick;
+			if (next_tick <= now)
+				next_tick = now + tick;
 		}
-		usleep(2000);
+		control_sleep(e, RTE_MIN(next_tick, end));
 	}
 	lcp_engine_shutdown(e); /* drain, stop, wait for the lcores */
 	e->t_stop = rte_rdtsc();
 	if (e->live)
 		lcp_stats_tick(e, true);
 	lcp_engine_teardown(e);
+	lcp_engine_flush_counters(e); /* what fini and the leftovers added */
 	lcp_mempools_check(e);
 	lcp_telemetry_detach();
 	lcp_stats_summary(e, stdout);

@@ -8,6 +8,8 @@
 #include <rte_ring.h>
 
 #include <lcp/stage_worker.h>
+#include <lcp/pool.h>
+#include <lcp/batch.h>
 
 #include "lcp_priv.h"
 
@@ -25,6 +27,26 @@ struct lcp_ring_in {
 	uint32_t burst;
 	uint32_t hwm; /* high-water mark seen at dequeue (consumer writes) */
 	unsigned link;
+	/* batch strategy of the link */
+	unsigned (*dequeue_size)(void *b, unsigned last, unsigned avail); /* NULL: burst */
+	void *batch;
+	const struct lcp_batch_ops *bops;
+	const char *batch_name;
+	unsigned last, avail;
+};
+
+/* Producer-side staging of a cross-lcore link whose batch module asks for it
+ * (params.stage > 1): lcp_emit() finds the edge's ring pointer NULL and goes out
+ * of line to lcp_emit_drop(), which stages here instead of dropping. */
+struct lcp_stage_buf {
+	struct rte_ring *r;
+	struct lcp_stage *src;
+	const struct lcp_edge *e; /* for its out / drop counters */
+	unsigned n;               /* staged (producer writes; control reads, relaxed) */
+	unsigned cap;
+	uint64_t first_tsc;       /* when the oldest staged object came */
+	uint64_t max_age;         /* TSC cycles; 0 = flush at the end of the turn */
+	void *objs[];
 };
 
 struct lcp_worker {
@@ -37,6 +59,10 @@ struct lcp_worker {
 	unsigned n_pollers;
 	struct lcp_ring_in *rins;
 	unsigned n_rins;
+	struct lcp_stage_buf **sbufs; /* staged links fed by stages on this lcore */
+	unsigned n_sbufs;
+	struct lcp_stage **tickers;   /* stages whose counters module has tick() */
+	unsigned n_tickers;
 	/* published for the control thread (relaxed; one writer) */
 	uint64_t busy_cycles __rte_cache_aligned;
 	uint64_t idle_cycles;
@@ -58,6 +84,7 @@ struct lcp_stage_priv {
 	uint32_t ctr_drop_shutdown;
 	bool inited;
 	struct lcp_edge *edges;
+	struct lcp_stage_buf **sbuf; /* per port, NULL unless the link stages */
 };
 
 struct lcp_stats_prev {
@@ -85,6 +112,11 @@ struct lcp_engine {
 	struct lcp_stats_prev prev;
 	json_t *mempools; /* filled at exit */
 	uint64_t leaked;
+	struct lcp_pool **pools; /* live pools made by lcp_pool_create() */
+	unsigned n_pools;
+	unsigned pool_seq;
+	uint64_t pool_leaked;    /* objects never given back to freed pools */
+	json_t *pool_reports;    /* pools already freed, as reported */
 };
 
 int lcp_engine_build(struct lcp_engine *e);
@@ -92,6 +124,14 @@ int lcp_engine_init_stages(struct lcp_engine *e);
 void lcp_engine_teardown(struct lcp_engine *e);
 int lcp_worker_main(void *arg);
 void lcp_engine_shutdown(struct lcp_engine *e);
+/* runner.c: enqueue what a staged link holds; returns how many were staged */
+unsigned lcp_stage_buf_flush(struct lcp_stage_buf *b);
+/* publish every stage's counters from every slot (control thread, workers done) */
+void lcp_engine_flush_counters(struct lcp_engine *e);
+
+/* pool.c */
+json_t *lcp_pools_json(struct lcp_engine *e);
+void lcp_pools_sample(struct lcp_engine *e);
 
 /* stats.c */
 uint64_t lcp_stage_ctr(const struct lcp_stage_priv *sp, unsigned idx);

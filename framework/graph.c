@@ -243,7 +243,7 @@ trim(char *s)
 static void
 load_link(struct lcp_cfg *c, unsigned i, json_t *v, struct lcp_errs *errs)
 {
-	static const char *const keys[] = { "from", "to", "ring_size", "burst", NULL };
+	static const char *const keys[] = { "from", "to", "ring_size", "burst", "batch", NULL };
 	struct lcp_cfg_link *l = &c->links[i];
 	char path[64], *from = NULL, *to = NULL;
 	const struct lcp_port_def *sp, *dp;
@@ -273,7 +273,7 @@ load_link(struct lcp_cfg *c, unsigned i, json_t *v, struct lcp_errs *errs)
 			for (int k = 0; keys[k]; k++)
 				ok |= strcmp(keys[k], key) == 0;
 			if (!ok)
-				lcp_errs_add(errs, "%s.%s: unknown key; allowed: from, to, ring_size, burst",
+				lcp_errs_add(errs, "%s.%s: unknown key; allowed: from, to, ring_size, burst, batch",
 					     path, key);
 		}
 		if (!json_is_string(f) || !json_is_string(t)) {
@@ -296,6 +296,15 @@ load_link(struct lcp_cfg *c, unsigned i, json_t *v, struct lcp_errs *errs)
 				l->ring_size = (uint32_t)r;
 			}
 		}
+		if (json_object_get(v, "batch") != NULL) {
+			char p[80];
+
+			snprintf(p, sizeof(p), "%s.batch", path);
+			lcp_strategy_ref_load(c, json_object_get(v, "batch"), p, &l->batch, LCP_KIND_BATCH,
+					      errs);
+			if (l->batch.pf == NULL)
+				bad = 1;
+		}
 		if (bu != NULL) {
 			json_int_t b = json_is_integer(bu) ? json_integer_value(bu) : -1;
 
@@ -317,6 +326,8 @@ load_link(struct lcp_cfg *c, unsigned i, json_t *v, struct lcp_errs *errs)
 		bad = 1;
 	if (bad)
 		goto out;
+	if (l->batch.plugin == NULL)
+		l->batch = c->stages[l->src].strat.batch;
 	sp = &stage_ports(&c->stages[l->src])[l->src_port];
 	dp = &stage_ports(&c->stages[l->dst])[l->dst_port];
 	if (sp->dir != LCP_PORT_OUT) {

@@ -96,7 +96,13 @@ struct lcp_strategy_ref {
 	const char *plugin;       /* name */
 	json_t *options;          /* may be NULL */
 	struct lcp_plugin_file *pf;
-	void *conf;
+	void *conf;               /* filled option struct, owned by lcp_cfg.confs */
+	const char *path;         /* JSON path it came from, e.g. "stages[2].strategies.pool" */
+};
+
+/* the strategy modules in effect: globally, per stage, per link (batch) */
+struct lcp_strategies {
+	struct lcp_strategy_ref counters, pool, batch;
 };
 
 struct lcp_cfg_stage {
@@ -106,7 +112,7 @@ struct lcp_cfg_stage {
 	unsigned lcore;
 	json_t *options;
 	void *conf;
-	struct lcp_strategy_ref counters;
+	struct lcp_strategies strat; /* global ones with this stage's overrides */
 	unsigned n_ports;
 	unsigned *links_in;  /* per port: how many links end here */
 	int *link_out;       /* per port: link index leaving here, -1 if none */
@@ -118,6 +124,7 @@ struct lcp_cfg_link {
 	unsigned src, src_port, dst, dst_port;
 	uint32_t ring_size;
 	uint32_t burst;
+	struct lcp_strategy_ref batch; /* link's own, else the source stage's */
 	bool valid;
 };
 
@@ -132,7 +139,9 @@ struct lcp_cfg {
 	char **plugin_path;
 	unsigned n_plugin_path;
 	struct lcp_engine_conf eng;
-	struct lcp_strategy_ref counters;
+	struct lcp_strategies strat; /* global, defaults filled in */
+	void **confs;                /* every strategy conf allocated, freed with the cfg */
+	unsigned n_confs;
 	struct lcp_cfg_stage *stages;
 	unsigned n_stages;
 	struct lcp_cfg_link *links;
@@ -150,6 +159,9 @@ struct lcp_cfg *lcp_cfg_load(const char *path, char *const *eal_override, unsign
 void lcp_cfg_free(struct lcp_cfg *c);
 /* graph checks (graph.c), called by lcp_cfg_load */
 void lcp_graph_check(struct lcp_cfg *c, struct lcp_errs *errs);
+/* "kind": "name" or {"plugin": "name", "options": {...}} at path (config.c) */
+void lcp_strategy_ref_load(struct lcp_cfg *c, json_t *v, const char *path,
+			   struct lcp_strategy_ref *ref, uint32_t kind, struct lcp_errs *errs);
 /* lcores from EAL args (graph.c) */
 void lcp_eal_lcores(char *const *eal, unsigned n, bool *avail, unsigned *main_lcore);
 extern const char lcp_default_config[];

@@ -181,9 +181,9 @@ lcp_describe_markdown(struct lcp_registry *r, struct lcp_sbuf *b)
 			 "| `eal` | array of strings | DPDK EAL arguments; `lcpipe run CONF -- ARGS` replaces them |\n"
 			 "| `plugin_path` | array of strings | directories searched first for plugins (relative to the config file) |\n"
 			 "| `engine` | object | engine options, below |\n"
-			 "| `strategies` | object | `counters`: a plugin name or `{\"plugin\": …, \"options\": {…}}`; a stage may override it in its own `strategies` |\n"
+			 "| `strategies` | object | `counters` (default `counters_percore`), `pool` (default `pool_mempool`), `batch` (default `batch_burst`): each a plugin name or `{\"plugin\": …, \"options\": {…}}`; a stage may override any of them in its own `strategies` (its `batch` applies to the links leaving it), a link its `batch` |\n"
 			 "| `stages` | array | `{\"name\", \"plugin\", \"lcore\" (default 1), \"options\", \"strategies\"}` |\n"
-			 "| `links` | array | `\"stage.port -> stage.port\"` or `{\"from\", \"to\", \"ring_size\", \"burst\"}` |\n\n"
+			 "| `links` | array | `\"stage.port -> stage.port\"` or `{\"from\", \"to\", \"ring_size\", \"burst\", \"batch\"}` |\n\n"
 			 "## `engine` options\n\n");
 	md_opts(b, lcp_engine_opts);
 	for (unsigned i = 0; i < n; i++)
@@ -250,7 +250,7 @@ lcp_config_schema(struct lcp_registry *r)
 {
 	struct lcp_plugin_file **v;
 	unsigned n = lcp_registry_sorted(r, &v);
-	json_t *s, *props, *stage, *sprops, *allof, *strat, *stratref, *counters_names;
+	json_t *s, *props, *stage, *sprops, *allof, *strat, *stratref;
 
 	s = json_pack("{s:s, s:s, s:s, s:s, s:b}", "$schema", "https://json-schema.org/draft/2020-12/schema",
 		      "$id", "lcpipe.schema.json", "title", "lcpipe pipeline config", "type", "object",
@@ -261,16 +261,11 @@ lcp_config_schema(struct lcp_registry *r)
 	json_object_set_new(props, "eal", json_pack("{s:s, s:{s:s}}", "type", "array", "items", "type", "string"));
 	json_object_set_new(props, "plugin_path", json_pack("{s:s, s:{s:s}}", "type", "array", "items", "type", "string"));
 	json_object_set_new(props, "engine", schema_opts(lcp_engine_opts));
-	counters_names = json_array();
-	for (unsigned i = 0; i < n; i++)
-		if (v[i]->desc->kind == LCP_KIND_COUNTERS)
-			json_array_append_new(counters_names, json_string(v[i]->desc->name));
 	stratref = json_pack("{s:[{s:s}, {s:s, s:b, s:{s:{s:s}, s:{s:s}}, s:[s]}]}", "oneOf", "type", "string",
 			     "type", "object", "additionalProperties", 0, "properties", "plugin", "type",
 			     "string", "options", "type", "object", "required", "plugin");
-	json_decref(counters_names);
-	strat = json_pack("{s:s, s:b, s:{s:o}}", "type", "object", "additionalProperties", 0, "properties",
-			  "counters", stratref);
+	strat = json_pack("{s:s, s:b, s:{s:O, s:O, s:O}}", "type", "object", "additionalProperties", 0,
+			  "properties", "counters", stratref, "pool", stratref, "batch", stratref);
 	json_object_set_new(props, "strategies", strat);
 	sprops = json_object();
 	json_object_set_new(sprops, "name", json_pack("{s:s, s:s}", "type", "string", "pattern", "^[A-Za-z0-9_-]{1,31}$"));
@@ -291,12 +286,13 @@ lcp_config_schema(struct lcp_registry *r)
 			  "properties", sprops, "required", "name", "plugin", "allOf", allof);
 	json_object_set_new(props, "stages", json_pack("{s:s, s:i, s:o}", "type", "array", "minItems", 1, "items", stage));
 	json_object_set_new(props, "links",
-			    json_pack("{s:s, s:{s:[{s:s, s:s}, {s:s, s:b, s:{s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}}, s:[s,s]}]}}",
+			    json_pack("{s:s, s:{s:[{s:s, s:s}, {s:s, s:b, s:{s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}, s:O}, s:[s,s]}]}}",
 				      "type", "array", "items", "oneOf", "type", "string", "pattern",
 				      "^\\s*[A-Za-z0-9_-]+\\.[a-z0-9_]+\\s*->\\s*[A-Za-z0-9_-]+\\.[a-z0-9_]+\\s*$",
 				      "type", "object", "additionalProperties", 0, "properties", "from", "type",
 				      "string", "to", "type", "string", "ring_size", "type", "integer", "burst",
-				      "type", "integer", "required", "from", "to"));
+				      "type", "integer", "batch", stratref, "required", "from", "to"));
+	json_decref(stratref);
 	json_object_set_new(s, "properties", props);
 	json_object_set_new(s, "required", json_pack("[s]", "stages"));
 	free(v);

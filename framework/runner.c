@@ -27,6 +27,79 @@
 /* a busy run publishes its cycles at least every this many turns */
 #define LCP_TSC_EVERY 64
 
+/* enqueue what a staged link holds (its producer's lcore, or the control
+ * thread once the workers are done); what the ring refuses is dropped and
+ * counted like any ring-full drop */
+unsigned
+lcp_stage_buf_flush(struct lcp_stage_buf *b)
+{
+	unsigned n = b->n, k;
+
+	if (n == 0)
+		return 0;
+	k = rte_ring_sp_enqueue_burst(b->r, b->objs, n, NULL);
+	lcp_ctr_add(b->src, b->e->ctr_out, k);
+	if (unlikely(k < n)) {
+		lcp_objs_free(b->e->unit, &b->objs[k], n - k);
+		lcp_ctr_add(b->src, b->e->ctr_drop, n - k);
+	}
+	__atomic_store_n(&b->n, 0, __ATOMIC_RELAXED);
+	return n;
+}
+
+/* staged links of this lcore: flush those whose oldest object reached the
+ * module's age limit (or at once: no limit, or the pipeline is draining) */
+static unsigned
+flush_staged(struct lcp_worker *w, uint32_t state)
+{
+	uint64_t now = 0;
+	unsigned work = 0;
+
+	for (unsigned i = 0; i < w->n_sbufs; i++) {
+		struct lcp_stage_buf *b = w->sbufs[i];
+
+		if (b->n == 0)
+			continue;
+		if (b->max_age != 0 && state == LCP_RUN_RUNNING) {
+			if (now == 0)
+				now = rte_rdtsc();
+			if (now - b->first_tsc < b->max_age)
+				continue;
+		}
+		work += lcp_stage_buf_flush(b);
+	}
+	return work;
+}
+
+static inline void
+tick_counters(struct lcp_worker *w, uint64_t now)
+{
+	for (unsigned i = 0; i < w->n_tickers; i++) {
+		struct lcp_stage_priv *sp = (struct lcp_stage_priv *)w->tickers[i];
+
+		sp->cops->tick(sp->pub.ctrs, w->slot, now);
+	}
+}
+
+/* publish what slot has accumulated in every stage's counter set */
+static void
+flush_counters_slot(struct lcp_engine *e, unsigned slot)
+{
+	for (unsigned i = 0; i < e->n_stages; i++) {
+		struct lcp_stage_priv *sp = e->stages[i];
+
+		if (sp != NULL && sp->pub.ctrs != NULL && sp->cops->flush != NULL)
+			sp->cops->flush(sp->pub.ctrs, slot);
+	}
+}
+
+void
+lcp_engine_flush_counters(struct lcp_engine *e)
+{
+	for (unsigned s = 0; s <= e->n_workers; s++)
+		flush_counters_slot(e, s);
+}
+
 int
 lcp_worker_main(void *arg)
 {
@@ -60,7 +133,17 @@ lcp_worker_main(void *arg)
 			unsigned avail, n;
 			struct lcp_stage *d;
 
-			n = rte_ring_sc_dequeue_burst(ri->r, objs, ri->burst, &avail);
+			if (ri->dequeue_size != NULL) {
+				unsigned want = ri->dequeue_size(ri->batch, ri->last, ri->avail);
+
+				if (unlikely(want == 0 || want > LCP_BURST_MAX))
+					want = want == 0 ? 1 : LCP_BURST_MAX;
+				n = rte_ring_sc_dequeue_burst(ri->r, objs, want, &avail);
+				ri->last = n;
+				ri->avail = avail;
+			} else {
+				n = rte_ring_sc_dequeue_burst(ri->r, objs, ri->burst, &avail);
+			}
 			if (n == 0)
 				continue;
 			if (unlikely(n + avail > ri->hwm))
@@ -70,6 +153,8 @@ lcp_worker_main(void *arg)
 			d->ops->process(d, d->ctx, ri->port, objs, n);
 			work += n;
 		}
+		if (w->n_sbufs != 0)
+			work += flush_staged(w, state);
 		/* Busy/idle accounting without a TSC read on every busy turn
 		 * (rte_rdtsc costs ~40 cycles here, as much as a burst-1 hop).
 		 * Idle turns read it every time: their cycles are spare, and it
@@ -89,6 +174,8 @@ lcp_worker_main(void *arg)
 				t0 = t1;
 				busy_turns = 0;
 				__atomic_store_n(&w->busy_cycles, busy, __ATOMIC_RELAXED);
+				if (w->n_tickers != 0)
+					tick_counters(w, t1);
 			}
 		} else {
 			t1 = rte_rdtsc();
@@ -102,6 +189,8 @@ lcp_worker_main(void *arg)
 				__atomic_store_n(&w->idle_cycles, idle, __ATOMIC_RELAXED);
 			}
 			t0 = t1;
+			if (w->n_tickers != 0)
+				tick_counters(w, t1);
 			rte_pause();
 		}
 		__atomic_store_n(&w->loops, ++loops, __ATOMIC_RELEASE);
@@ -113,6 +202,8 @@ lcp_worker_main(void *arg)
 		idle += t1 - t0;
 	__atomic_store_n(&w->busy_cycles, busy, __ATOMIC_RELAXED);
 	__atomic_store_n(&w->idle_cycles, idle, __ATOMIC_RELAXED);
+	/* whatever this lcore's counter slot holds privately becomes visible */
+	flush_counters_slot(e, w->slot);
 	return 0;
 }
 
@@ -122,6 +213,10 @@ rings_empty(struct lcp_engine *e)
 	for (unsigned w = 0; w < e->n_workers; w++)
 		for (unsigned r = 0; r < e->workers[w].n_rins; r++)
 			if (rte_ring_count(e->workers[w].rins[r].r) != 0)
+				return false;
+	for (unsigned w = 0; w < e->n_workers; w++)
+		for (unsigned b = 0; b < e->workers[w].n_sbufs; b++)
+			if (__atomic_load_n(&e->workers[w].sbufs[b]->n, __ATOMIC_RELAXED) != 0)
 				return false;
 	return true;
 }
@@ -176,4 +271,9 @@ lcp_engine_shutdown(struct lcp_engine *e)
 	e->drained = ok;
 	__atomic_store_n(&e->run_state, LCP_RUN_EXIT, __ATOMIC_RELEASE);
 	rte_eal_mp_wait_lcore();
+	/* a stage's stop() may have staged objects after the last turn looked */
+	for (unsigned w = 0; w < e->n_workers; w++)
+		for (unsigned b = 0; b < e->workers[w].n_sbufs; b++)
+			lcp_stage_buf_flush(e->workers[w].sbufs[b]);
+	lcp_engine_flush_counters(e);
 }

@@ -152,7 +152,7 @@ lcp_mempools_check(struct lcp_engine *e)
 {
 	json_decref(e->mempools);
 	e->mempools = json_array();
-	e->leaked = 0;
+	e->leaked = e->pool_leaked; /* pools of the pool strategy counted when freed */
 	rte_mempool_walk(mp_walk, e);
 }
 
@@ -192,7 +192,8 @@ lcp_stats_json(struct lcp_engine *e, bool final)
 		lcp_stage_totals(sp, &in, &out, &dr);
 		json_object_set_new(s, "plugin", json_string(sp->cs->plugin));
 		json_object_set_new(s, "lcore", json_integer(sp->cs->lcore));
-		json_object_set_new(s, "counters_strategy", json_string(sp->cs->counters.plugin));
+		json_object_set_new(s, "counters_strategy", json_string(sp->cs->strat.counters.plugin));
+		json_object_set_new(s, "pool_strategy", json_string(sp->cs->strat.pool.plugin));
 		json_object_set_new(s, "in", json_integer((json_int_t)in));
 		json_object_set_new(s, "out", json_integer((json_int_t)out));
 		json_object_set_new(s, "drops", json_integer((json_int_t)dr));
@@ -233,11 +234,14 @@ lcp_stats_json(struct lcp_engine *e, bool final)
 		json_object_set_new(o, "size", json_integer(rte_ring_get_capacity(ri->r)));
 		json_object_set_new(o, "high_water", json_integer(__atomic_load_n(&ri->hwm, __ATOMIC_RELAXED)));
 		json_object_set_new(o, "count", json_integer(rte_ring_count(ri->r)));
+		json_object_set_new(o, "batch", json_string(ri->batch_name));
+		json_object_set_new(o, "burst", json_integer(ri->burst));
 		json_array_append_new(rings, o);
 	}
 	json_object_set_new(r, "stages", stages);
 	json_object_set_new(r, "lcores", lcores);
 	json_object_set_new(r, "rings", rings);
+	json_object_set_new(r, "pools", lcp_pools_json(e));
 	if (final && e->mempools) {
 		json_object_set_new(r, "mempools", json_incref(e->mempools));
 		json_object_set_new(r, "leaked_objects", json_integer((json_int_t)e->leaked));
@@ -282,8 +286,25 @@ lcp_stats_summary(struct lcp_engine *e, FILE *f)
 	}
 	for (unsigned w = 0; w < e->n_workers; w++)
 		for (unsigned r = 0; r < e->workers[w].n_rins; r++)
-			fprintf(f, "ring links[%u]: capacity %u, high-water %u\n", e->workers[w].rins[r].link,
-				rte_ring_get_capacity(e->workers[w].rins[r].r), e->workers[w].rins[r].hwm);
+			fprintf(f, "ring links[%u]: capacity %u, high-water %u, batch %s\n",
+				e->workers[w].rins[r].link, rte_ring_get_capacity(e->workers[w].rins[r].r),
+				e->workers[w].rins[r].hwm, e->workers[w].rins[r].batch_name);
+	{
+		json_t *pl = lcp_pools_json(e), *m;
+		size_t i;
+
+		json_array_foreach(pl, i, m)
+			fprintf(f, "pool %s.%s (%s): %lld of %lld in use at exit, peak %lld, failed gets %lld%s\n",
+				json_string_value(json_object_get(m, "stage")),
+				json_string_value(json_object_get(m, "name")),
+				json_string_value(json_object_get(m, "module")),
+				(long long)json_integer_value(json_object_get(m, "in_use")),
+				(long long)json_integer_value(json_object_get(m, "objects")),
+				(long long)json_integer_value(json_object_get(m, "peak_in_use")),
+				(long long)json_integer_value(json_object_get(m, "get_fail")),
+				json_integer_value(json_object_get(m, "in_use")) ? "  <- LEAK" : "");
+		json_decref(pl);
+	}
 	if (e->mempools) {
 		size_t i;
 		json_t *m;

@@ -15,7 +15,8 @@ RUN_TESTS = \
 	run/eal-override.sh \
 	run/failure.sh \
 	run/sink-pcap.sh \
-	run/demo.sh
+	run/demo.sh \
+	run/batch.sh
 
 TESTS += $(RUN_TESTS)
 
@@ -29,7 +30,8 @@ RUN_CONFS = \
 	run/conf/init-fail.json \
 	run/conf/start-fail.json \
 	run/conf/claim-twice.json \
-	run/conf/endless.json
+	run/conf/endless.json \
+	run/conf/batch.json
 
 EXTRA_DIST += $(RUN_TESTS) $(RUN_CONFS) run/lib.sh run/rcheck.py
 

@@ -88,7 +88,7 @@ struct tcp_ctx {
 	struct stk_config k;
 	bool have_mac;
 	struct rte_mempool *pool;  /* engine's packet pool: frames and events */
-	struct rte_mempool *nodes; /* small control objects */
+	struct lcp_pool *nodes;    /* small control objects (pool strategy) */
 	uint64_t ns_mult;          /* ns = tsc * ns_mult >> 32 */
 	uint64_t rnd[32];
 	unsigned n_rnd;
@@ -206,8 +206,11 @@ tcp_op_random(void *ctx)
 	return x->rnd[--x->n_rnd];
 }
 
-/* Small objects (queue nodes, pending frames) come from a mempool; larger
- * ones (control blocks, tables) from rte_zmalloc. A 16-byte header says which. */
+/* Small objects (the out-of-order and send queue nodes, ARP pending frames)
+ * come from the stage's node pool, built by the pool strategy the config picks;
+ * larger ones (control blocks, tables) from rte_zmalloc. A 16-byte header says
+ * which. An empty node pool is counted (drop_node_pool) and the stack drops
+ * what needed the node: an out-of-order segment the peer then retransmits. */
 static void *
 tcp_op_alloc(void *ctx, size_t size)
 {
@@ -217,7 +220,8 @@ tcp_op_alloc(void *ctx, size_t size)
 	if (size + TCP_ALLOC_HDR <= TCP_NODE_SIZE + TCP_ALLOC_HDR && x->nodes != NULL) {
 		void *o;
 
-		if (rte_mempool_get(x->nodes, &o) != 0) {
+		o = lcp_pool_get(x->nodes);
+		if (o == NULL) {
 			lcp_count(x->st, (unsigned)STK_C__COUNT + TCP_C_DROP_NODE_POOL, 1);
 			return NULL;
 		}
@@ -240,7 +244,7 @@ tcp_op_free(void *ctx, void *ptr)
 	uint8_t *p = (uint8_t *)ptr - TCP_ALLOC_HDR;
 
 	if (p[0] == 1)
-		rte_mempool_put(x->nodes, p);
+		lcp_pool_put(x->nodes, p);
 	else
 		rte_free(p);
 }
@@ -353,7 +357,7 @@ tcp_init(struct lcp_stage *st, const void *conf, void **ctx)
 {
 	const struct tcp_conf *c = conf;
 	struct tcp_ctx *x;
-	char msg[256], name[RTE_MEMPOOL_NAMESIZE];
+	char msg[256];
 
 	x = rte_zmalloc_socket("tcp", sizeof(*x), RTE_CACHE_LINE_SIZE, lcp_stage_socket(st));
 	if (x == NULL)
@@ -377,12 +381,8 @@ tcp_init(struct lcp_stage *st, const void *conf, void **ctx)
 		rte_free(x);
 		return -ENOENT;
 	}
-	snprintf(name, sizeof(name), "tcpn_%.20s", lcp_stage_name(st));
-	x->nodes = rte_mempool_create(name, c->node_pool, TCP_NODE_SIZE + TCP_ALLOC_HDR, 0, 0, NULL, NULL, NULL,
-				      NULL, lcp_stage_socket(st), RTE_MEMPOOL_F_SP_PUT | RTE_MEMPOOL_F_SC_GET);
+	x->nodes = lcp_pool_create(st, "nodes", TCP_NODE_SIZE + TCP_ALLOC_HDR, c->node_pool, 0);
 	if (x->nodes == NULL) {
-		lcp_log(st, LCP_LOG_ERR, "cannot create the node pool (%u objects): %s", c->node_pool,
-			rte_strerror(rte_errno));
 		rte_free(x);
 		return -ENOMEM;
 	}
@@ -645,7 +645,7 @@ tcp_fini(struct lcp_stage *st, void *ctx)
 		for (unsigned i = 0; i < x->ev.n; i++)
 			rte_pktmbuf_free(x->ev.objs[i]);
 	}
-	rte_mempool_free(x->nodes);
+	lcp_pool_free(x->nodes);
 	rte_free(x);
 }
 

@@ -15,8 +15,11 @@
  *
  * A message wholly inside one TCP segment is handed on by reference: its
  * lcp_msg points into the segment's mbuf, whose reference count it holds. A
- * message that spans segments is assembled into a buffer (rte_malloc, grown
- * by doubling up to max_msg) that the msg owns. Either way the msg carries the
+ * message that spans segments is assembled into a buffer from the stage's
+ * assembly pool (the pool strategy, assembly_size bytes each); one that outgrows
+ * it moves to an rte_malloc buffer grown by doubling up to max_msg
+ * (msgs_assembled_heap). The msg owns the buffer. msg objects come from a pool
+ * too, so the pool strategy in the config decides where both live. Either way the msg carries the
  * rx TSC of the segment that completed it. Pings are answered with pongs
  * automatically; a close frame is answered and the connection re-opened. */
 #include <errno.h>
@@ -75,6 +78,8 @@ static const struct lcp_port_def ws_ports[] = {
 	X(DROP_NO_MSG, "drop_no_msg")                                          \
 	X(DROP_NO_MBUF, "drop_no_mbuf")                                        \
 	X(DROP_ASSEMBLY_NOMEM, "drop_assembly_nomem")                          \
+	X(DROP_ASSEMBLY_POOL_EMPTY, "drop_assembly_pool_empty")                \
+	X(MSGS_ASSEMBLED_HEAP, "msgs_assembled_heap")                          \
 	X(EVENTS_OLD_CONN, "events_old_conn")                                  \
 	X(MSGS_SENT, "msgs_sent")                                              \
 	X(DROP_SEND_NOT_OPEN, "drop_send_not_open")                            \
@@ -105,7 +110,12 @@ struct ws_conf {
 	uint32_t max_msg;
 	bool check_utf8;
 	uint32_t msgs;
+	uint32_t assembly_size, assembly_buffers;
+	int on_pool_empty;
 };
+
+enum { WS_POOL_EMPTY_DROP = 0, WS_POOL_EMPTY_HEAP = 1 };
+static const char *const ws_pool_empty_choices[] = { "drop", "heap", NULL };
 
 #define C struct ws_conf
 static const struct lcp_opt ws_opts[] = {
@@ -129,7 +139,14 @@ static const struct lcp_opt ws_opts[] = {
 	LCP_OPT_UINT(C, max_msg, "max_msg", "16777216", 125, 1073741824, 0,
 		     "largest message accepted; more fails the connection with 1009"),
 	LCP_OPT_BOOL(C, check_utf8, "check_utf8", "true", "validate text messages (1007 on invalid UTF-8)"),
-	LCP_OPT_UINT(C, msgs, "msgs", "8191", 63, 16777215, 0, "msg objects in the stage's pool"),
+	LCP_OPT_UINT(C, msgs, "msgs", "8191", 63, 16777215, 0,
+		     "msg objects in the stage's pool (pool strategy)"),
+	LCP_OPT_UINT(C, assembly_size, "assembly_size", "2048", 64, 1048576, 0,
+		     "bytes per assembly buffer (pool strategy) for messages spanning segments; longer ones go to the heap"),
+	LCP_OPT_UINT(C, assembly_buffers, "assembly_buffers", "1024", 2, 16777215, 0,
+		     "assembly buffers in the stage's pool"),
+	LCP_OPT_ENUM(C, on_pool_empty, "on_pool_empty", "\"drop\"", ws_pool_empty_choices, 0,
+		     "no assembly buffer left: drop the message (drop_assembly_pool_empty) or assemble it on the heap"),
 	LCP_OPT_END,
 };
 #undef C
@@ -150,6 +167,8 @@ struct ws_conn {
 	struct stk_ws_dec dec;
 	uint8_t *asm_buf;      /* message spanning segments */
 	size_t asm_len, asm_cap;
+	uint8_t asm_kind;      /* WS_ASM_*: where asm_buf comes from */
+	bool asm_drop;         /* skipping the rest of a message that had no buffer */
 	uint8_t asm_op;
 	uint64_t t_deadline;   /* handshake deadline (tsc) */
 	uint64_t t_ping, t_pong; /* next ping; pong deadline (0: none due) */
@@ -168,15 +187,21 @@ ws_cookie(const struct ws_conn *c)
 	return ((uint32_t)(c->gen & 0xffff) << 16) | (c->idx + 1);
 }
 
+enum { WS_ASM_NONE = 0, WS_ASM_POOL, WS_ASM_HEAP };
+
 struct ws_msg {
 	struct lcp_msg pub;
-	struct rte_mempool *pool;
+	struct ws_ctx *x;
+	uint8_t asm_kind; /* what backing[1] is */
 };
 
 struct ws_ctx {
 	struct lcp_stage *st;
 	struct rte_mempool *pkt;
-	struct rte_mempool *msgs;
+	struct lcp_pool *msgs;     /* struct ws_msg objects */
+	struct lcp_pool *asm_pool; /* assembly buffers of asm_size bytes */
+	size_t asm_size;
+	bool asm_heap_fallback;
 	unsigned n_conns;
 	struct ws_conn *conns;
 	char *subscribe;
@@ -317,6 +342,26 @@ ws_send_frame(struct ws_ctx *x, struct ws_conn *c, unsigned op, const uint8_t *p
 	return ok;
 }
 
+static void
+ws_asm_free(struct ws_ctx *x, uint8_t kind, void *buf)
+{
+	if (kind == WS_ASM_POOL)
+		lcp_pool_put(x->asm_pool, buf);
+	else if (kind == WS_ASM_HEAP)
+		rte_free(buf);
+}
+
+/* give back a connection's partly assembled message */
+static void
+ws_asm_release(struct ws_ctx *x, struct ws_conn *c)
+{
+	ws_asm_free(x, c->asm_kind, c->asm_buf);
+	c->asm_buf = NULL;
+	c->asm_kind = WS_ASM_NONE;
+	c->asm_len = c->asm_cap = 0;
+	c->asm_drop = false;
+}
+
 static uint64_t
 ws_now(void)
 {
@@ -330,11 +375,7 @@ ws_schedule_reconnect(struct ws_ctx *x, struct ws_conn *c, const char *why)
 		rte_free(c->hs);
 		c->hs = NULL;
 	}
-	if (c->asm_buf != NULL) {
-		rte_free(c->asm_buf);
-		c->asm_buf = NULL;
-		c->asm_len = c->asm_cap = 0;
-	}
+	ws_asm_release(x, c);
 	c->state = WC_IDLE;
 	c->tcp = 0;
 	c->gen++; /* whatever the old attempt still reports is stale from now on */
@@ -379,8 +420,8 @@ ws_msg_release(struct lcp_msg *pm)
 	if (pm->backing[0] != NULL)
 		rte_pktmbuf_free(pm->backing[0]);
 	if (pm->backing[1] != NULL)
-		rte_free(pm->backing[1]);
-	rte_mempool_put(m->pool, m);
+		ws_asm_free(m->x, m->asm_kind, pm->backing[1]);
+	lcp_pool_put(m->x->msgs, m);
 }
 
 static struct lcp_msg *
@@ -388,11 +429,13 @@ ws_msg_new(struct ws_ctx *x, struct ws_conn *c, unsigned op, const uint8_t *data
 {
 	struct ws_msg *m;
 
-	if (rte_mempool_get(x->msgs, (void **)&m) != 0) {
+	m = lcp_pool_get(x->msgs);
+	if (m == NULL) {
 		lcp_count(x->st, WS_C_DROP_NO_MSG, 1);
 		return NULL;
 	}
-	m->pool = x->msgs;
+	m->x = x;
+	m->asm_kind = WS_ASM_NONE;
 	m->pub.conn_id = c->idx;
 	m->pub.rx_tsc = tsc;
 	m->pub.data = data;
@@ -458,22 +501,46 @@ ws_frames(struct ws_ctx *x, struct ws_conn *c, struct rte_mbuf *seg, uint8_t *p,
 			if (o.first) {
 				c->asm_len = 0;
 				c->asm_op = o.opcode;
+				c->asm_drop = false;
+			}
+			if (c->asm_drop) { /* the message had no buffer: skip its rest */
+				if (o.last)
+					c->asm_drop = false;
+				continue;
+			}
+			if (c->asm_buf == NULL) {
+				/* a pool buffer first: most messages that span segments
+				 * are small, and a pool is what the strategy measures */
+				c->asm_buf = lcp_pool_get(x->asm_pool);
+				if (c->asm_buf != NULL) {
+					c->asm_kind = WS_ASM_POOL;
+					c->asm_cap = x->asm_size;
+				} else if (!x->asm_heap_fallback) {
+					lcp_count(x->st, WS_C_DROP_ASSEMBLY_POOL_EMPTY, 1);
+					c->asm_drop = !o.last;
+					continue;
+				}
 			}
 			if (c->asm_len + o.len > c->asm_cap) {
-				size_t cap = c->asm_cap ? c->asm_cap : 4096;
+				/* longer than a pool buffer: grow on the heap */
+				size_t cap = c->asm_cap ? c->asm_cap * 2 : 4096;
 				uint8_t *nb;
 
 				while (cap < c->asm_len + o.len)
 					cap *= 2;
 				if (cap > x->max_msg)
 					cap = x->max_msg;
-				nb = rte_realloc(c->asm_buf, cap, 0);
+				nb = rte_malloc("ws_asm", cap, 0);
 				if (nb == NULL) {
 					lcp_count(x->st, WS_C_DROP_ASSEMBLY_NOMEM, 1);
 					ws_fail(x, c, STK_WS_CLOSE_INTERNAL, "no memory to assemble a message");
 					return;
 				}
+				if (c->asm_len > 0)
+					memcpy(nb, c->asm_buf, c->asm_len);
+				ws_asm_free(x, c->asm_kind, c->asm_buf);
 				c->asm_buf = nb;
+				c->asm_kind = WS_ASM_HEAP;
 				c->asm_cap = cap;
 			}
 			memcpy(c->asm_buf + c->asm_len, o.data, o.len);
@@ -481,13 +548,16 @@ ws_frames(struct ws_ctx *x, struct ws_conn *c, struct rte_mbuf *seg, uint8_t *p,
 			if (o.last) {
 				m = ws_msg_new(x, c, c->asm_op, c->asm_buf, c->asm_len, tsc);
 				if (m == NULL) {
-					c->asm_len = 0;
+					ws_asm_release(x, c);
 					continue;
 				}
 				m->backing[1] = c->asm_buf; /* the msg owns the buffer now */
+				((struct ws_msg *)m)->asm_kind = c->asm_kind;
+				lcp_count(x->st, c->asm_kind == WS_ASM_HEAP ? WS_C_MSGS_ASSEMBLED_HEAP
+									     : WS_C_MSGS_ASSEMBLED, 1);
 				c->asm_buf = NULL;
+				c->asm_kind = WS_ASM_NONE;
 				c->asm_len = c->asm_cap = 0;
-				lcp_count(x->st, WS_C_MSGS_ASSEMBLED, 1);
 				ws_emit_msg(x, c, m);
 			}
 			continue;
@@ -852,7 +922,7 @@ ws_init(struct lcp_stage *st, const void *conf, void **ctx)
 {
 	const struct ws_conf *c = conf;
 	struct ws_ctx *x;
-	char err[256], name[RTE_MEMPOOL_NAMESIZE];
+	char err[256];
 	unsigned n_urls = 0;
 	const char *p;
 
@@ -916,11 +986,14 @@ ws_init(struct lcp_stage *st, const void *conf, void **ctx)
 	x->max_msg = c->max_msg;
 	x->check_utf8 = c->check_utf8;
 	x->hz_ms = rte_get_tsc_hz() / 1000;
-	snprintf(name, sizeof(name), "wsm_%.20s", lcp_stage_name(st));
-	x->msgs = rte_mempool_create(name, c->msgs, sizeof(struct ws_msg), 0, 0, NULL, NULL, NULL, NULL,
-				     lcp_stage_socket(st), 0);
-	if (x->msgs == NULL) {
-		lcp_log(st, LCP_LOG_ERR, "cannot create the msg pool (%u): %s", c->msgs, rte_strerror(rte_errno));
+	x->asm_size = c->assembly_size;
+	x->asm_heap_fallback = c->on_pool_empty == WS_POOL_EMPTY_HEAP;
+	x->msgs = lcp_pool_create(st, "msgs", sizeof(struct ws_msg), c->msgs, 0);
+	if (x->msgs == NULL)
+		goto nomem;
+	x->asm_pool = lcp_pool_create(st, "assembly", c->assembly_size, c->assembly_buffers, 0);
+	if (x->asm_pool == NULL) {
+		lcp_pool_free(x->msgs);
 		goto nomem;
 	}
 	*ctx = x;
@@ -964,15 +1037,14 @@ ws_fini(struct lcp_stage *st, void *ctx)
 
 	for (unsigned i = 0; i < x->n_conns; i++) {
 		rte_free(x->conns[i].hs);
-		rte_free(x->conns[i].asm_buf);
+		ws_asm_release(x, &x->conns[i]);
 	}
 	for (unsigned i = 0; i < x->tx.n; i++)
 		rte_pktmbuf_free(x->tx.objs[i]);
 	for (unsigned i = 0; i < x->msg.n; i++)
 		lcp_msg_free(x->msg.objs[i]);
-	if (rte_mempool_in_use_count(x->msgs) != 0)
-		lcp_log(st, LCP_LOG_ERR, "%u msg objects were never released", rte_mempool_in_use_count(x->msgs));
-	rte_mempool_free(x->msgs);
+	lcp_pool_free(x->msgs); /* reports objects never given back */
+	lcp_pool_free(x->asm_pool);
 	free(x->subscribe);
 	rte_free(x->conns);
 	rte_free(x);

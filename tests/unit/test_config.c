@@ -158,7 +158,7 @@ START_TEST(wrong_kind_for_role)
 				    "plugin (" T_GOOD "/test_sink.so)");
 	ck_assert_str_eq(errs.v[1], "stages[0].plugin: \"test_counters\" is a counters plugin, expected a stage plugin ("
 				    T_GOOD "/test_counters.so)");
-	ck_assert_ptr_null(c->counters.pf);
+	ck_assert_ptr_null(c->strat.counters.pf);
 	ck_assert_ptr_null(c->stages[0].pf);
 	lcp_cfg_free(c);
 	free(path);

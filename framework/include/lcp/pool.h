@@ -55,6 +55,7 @@ struct lcp_pool {
 	unsigned n;
 	char name[32];
 	const char *module;
+	unsigned peak;                  /* largest in_use seen by the stats ticks */
 	void *reserved[2];
 };
 

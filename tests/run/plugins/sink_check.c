@@ -14,6 +14,9 @@
  *   bad_payload  the pattern after the sequence number is wrong (verify_payload)
  *   tsc_back     the frame's rx TSC (lcp/mbuf.h) is older than the previous
  *                frame's: stamps out of order on a single path
+ *   late         (option late_us) the frame arrived more than late_us after
+ *                gen stamped it: for the batch_timed bound, with a margin of
+ *                orders of magnitude, not a performance figure
  * Nothing here is a drop: every frame is consumed and freed after the check —
  * except with the option leak = K: the first K frames are kept and never freed,
  * to check that the engine notices leaked mbufs (exit 3, leaked_objects).
@@ -28,6 +31,7 @@
 #include <rte_byteorder.h>
 #include <rte_ether.h>
 #include <rte_ip.h>
+#include <rte_cycles.h>
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
 #include <rte_udp.h>
@@ -52,7 +56,8 @@ static const struct lcp_port_def sink_check_ports[] = {
 	X(SEQ_OLD, "seq_old")                                                  \
 	X(BAD_FRAME, "bad_frame")                                              \
 	X(BAD_PAYLOAD, "bad_payload")                                          \
-	X(TSC_BACK, "tsc_back")
+	X(TSC_BACK, "tsc_back")                                                \
+	X(LATE, "late")
 enum {
 #define X(e, s) SC_##e,
 	SINK_CHECK_COUNTERS(X)
@@ -73,6 +78,7 @@ struct sink_check_conf {
 	bool verify_payload;
 	uint32_t log_max;
 	uint32_t leak;
+	uint32_t late_us;
 };
 
 static const struct lcp_opt sink_check_opts[] = {
@@ -84,6 +90,8 @@ static const struct lcp_opt sink_check_opts[] = {
 		     "log at most this many wrong frames"),
 	LCP_OPT_UINT(struct sink_check_conf, leak, "leak", "0", 0, SC_LEAK_MAX, 0,
 		     "keep the first K frames and never free them (tests the engine's leak check)"),
+	LCP_OPT_UINT(struct sink_check_conf, late_us, "late_us", "0", 0, 100000000, 0,
+		     "count frames older than this many microseconds on arrival (0: off)"),
 	LCP_OPT_END,
 };
 
@@ -94,6 +102,7 @@ struct sink_check_ctx {
 	uint64_t last_tsc;  /* rx TSC of the previous frame */
 	uint32_t leak;      /* frames still to keep */
 	uint32_t n_kept;
+	uint64_t late_tsc;  /* late_us in TSC cycles; 0 = off */
 	struct rte_mbuf *kept[SC_LEAK_MAX];
 };
 
@@ -108,6 +117,7 @@ sink_check_init(struct lcp_stage *st, const void *conf, void **ctx)
 		return -ENOMEM;
 	x->expect = c->first;
 	x->verify_payload = c->verify_payload;
+	x->late_tsc = (uint64_t)c->late_us * (rte_get_tsc_hz() / 1000000);
 	x->log_left = c->log_max;
 	x->leak = c->leak;
 	*ctx = x;
@@ -170,6 +180,8 @@ sink_check_process(struct lcp_stage *st, void *ctx, unsigned port, void **objs, 
 			}
 		}
 		x->last_tsc = lcp_mbuf_rx_tsc(m);
+		if (x->late_tsc != 0 && rte_rdtsc() - lcp_mbuf_rx_tsc(m) > x->late_tsc)
+			c[SC_LATE]++;
 		if (bad >= 0) {
 			c[bad]++;
 			if (x->log_left > 0) {
