@@ -73,6 +73,8 @@ const struct lcp_opt lcp_engine_opts[] = {
 		       "seconds to wait for in-flight objects to drain at shutdown"),
 	LCP_OPT_ENUM(struct lcp_engine_conf, live, "live", "\"auto\"", lcp_live_choices, 0,
 		     "live one-line stats: auto (on a terminal), on, off"),
+	LCP_OPT_BOOL(struct lcp_engine_conf, stage_timing, "stage_timing", "false",
+		     "time every process/poll call: each stage's own cycles per object and a per-call histogram (costs two TSC reads per call)"),
 	LCP_OPT_END,
 };
 

@@ -363,6 +363,13 @@ lcp_engine_build(struct lcp_engine *e)
 		sp->socket = socket;
 		sp->pub.ops = cs->pf->desc->ops;
 		sp->pub.slot = w->slot;
+		sp->worker = w;
+		if (c->eng.stage_timing) {
+			sp->tm = rte_zmalloc_socket("lcp_timing", sizeof(*sp->tm), RTE_CACHE_LINE_SIZE, socket);
+			if (sp->tm == NULL)
+				return -1;
+			sp->pub.timed = 1;
+		}
 		sp->pub.run_state = &e->run_state;
 		sp->pub.priv = sp;
 		rc = build_counters(e, sp);
@@ -523,6 +530,7 @@ engine_free(struct lcp_engine *e)
 			}
 		}
 		free(sp->sbuf);
+		rte_free(sp->tm);
 		rte_free(sp->edges);
 		rte_free(sp);
 	}

@@ -49,6 +49,15 @@ struct lcp_stage_buf {
 	void *objs[];
 };
 
+/* engine.stage_timing: a stage's own cycles per call (process or poll), minus
+ * those of same-lcore stages it called; log-linear histogram of per-call
+ * cycles (16 exact buckets, then 4 per power of two) */
+#define LCP_TM_BUCKETS 256
+struct lcp_timing {
+	uint64_t calls, objs, cycles, max;
+	uint64_t hist[LCP_TM_BUCKETS];
+};
+
 struct lcp_worker {
 	struct lcp_engine *eng;
 	unsigned lcore;
@@ -69,6 +78,7 @@ struct lcp_worker {
 	uint64_t loops;
 	uint64_t work;
 	uint32_t stopped;
+	uint64_t nested; /* stage_timing: cycles of the calls made inside the current one */
 };
 
 struct lcp_stage_priv {
@@ -85,6 +95,8 @@ struct lcp_stage_priv {
 	bool inited;
 	struct lcp_edge *edges;
 	struct lcp_stage_buf **sbuf; /* per port, NULL unless the link stages */
+	struct lcp_worker *worker;
+	struct lcp_timing *tm;       /* engine.stage_timing, else NULL */
 };
 
 struct lcp_stats_prev {
@@ -124,6 +136,9 @@ int lcp_engine_init_stages(struct lcp_engine *e);
 void lcp_engine_teardown(struct lcp_engine *e);
 int lcp_worker_main(void *arg);
 void lcp_engine_shutdown(struct lcp_engine *e);
+/* runner.c: a poll under engine.stage_timing */
+unsigned lcp_poll_timed(struct lcp_stage *st);
+json_t *lcp_timing_json(const struct lcp_engine *e, const struct lcp_stage_priv *sp);
 /* runner.c: enqueue what a staged link holds; returns how many were staged */
 unsigned lcp_stage_buf_flush(struct lcp_stage_buf *b);
 /* publish every stage's counters from every slot (control thread, workers done) */

@@ -89,6 +89,7 @@ struct lcp_engine_conf {
 	double duration;
 	double drain_timeout;
 	int live; /* 0 auto, 1 on, 2 off */
+	bool stage_timing;
 };
 extern const struct lcp_opt lcp_engine_opts[];
 

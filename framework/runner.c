@@ -27,6 +27,106 @@
 /* a busy run publishes its cycles at least every this many turns */
 #define LCP_TSC_EVERY 64
 
+/* ---- engine.stage_timing ---- */
+
+static inline unsigned
+tm_bucket(uint64_t v)
+{
+	unsigned e;
+
+	if (v < 16)
+		return (unsigned)v;
+	e = 63u - (unsigned)__builtin_clzll(v); /* >= 4 */
+	return 16u + (e - 4u) * 4u + (unsigned)((v >> (e - 2u)) & 3u);
+}
+
+/* the smallest value of bucket b */
+static uint64_t
+tm_bucket_low(unsigned b)
+{
+	unsigned e;
+
+	if (b < 16)
+		return b;
+	e = (b - 16u) / 4u + 4u;
+	return (1ull << e) | ((uint64_t)((b - 16u) % 4u) << (e - 2u));
+}
+
+/* charge elapsed - (what nested calls took) to st; returns elapsed */
+static inline void
+tm_account(struct lcp_stage_priv *sp, uint64_t elapsed, uint64_t saved, unsigned n)
+{
+	struct lcp_worker *w = sp->worker;
+	uint64_t self = elapsed - w->nested;
+	struct lcp_timing *t = sp->tm;
+
+	w->nested = saved + elapsed;
+	t->calls++;
+	t->objs += n;
+	t->cycles += self;
+	if (self > t->max)
+		t->max = self;
+	t->hist[tm_bucket(self)]++;
+}
+
+void
+lcp_process_timed(struct lcp_stage *d, unsigned port, void **objs, unsigned n)
+{
+	struct lcp_stage_priv *sp = (struct lcp_stage_priv *)d;
+	uint64_t saved = sp->worker->nested, t0;
+
+	sp->worker->nested = 0;
+	t0 = rte_rdtsc();
+	d->ops->process(d, d->ctx, port, objs, n);
+	tm_account(sp, rte_rdtsc() - t0, saved, n);
+}
+
+unsigned
+lcp_poll_timed(struct lcp_stage *st)
+{
+	struct lcp_stage_priv *sp = (struct lcp_stage_priv *)st;
+	uint64_t saved = sp->worker->nested, t0;
+	unsigned n;
+
+	sp->worker->nested = 0;
+	t0 = rte_rdtsc();
+	n = st->ops->poll(st, st->ctx);
+	if (n == 0) { /* an idle poll is not a call worth timing */
+		sp->worker->nested = saved;
+		return 0;
+	}
+	tm_account(sp, rte_rdtsc() - t0, saved, n);
+	return n;
+}
+
+/* read after the workers stopped (or racy but harmless while running) */
+json_t *
+lcp_timing_json(const struct lcp_engine *e, const struct lcp_stage_priv *sp)
+{
+	const struct lcp_timing *t = sp->tm;
+	double ns = 1e9 / (double)e->tsc_hz;
+	const double q[3] = { 0.5, 0.99, 0.999 };
+	const char *const qn[3] = { "call_p50_ns", "call_p99_ns", "call_p999_ns" };
+	json_t *o = json_object();
+	uint64_t acc = 0;
+	unsigned k = 0;
+
+	json_object_set_new(o, "calls", json_integer((json_int_t)t->calls));
+	json_object_set_new(o, "objects", json_integer((json_int_t)t->objs));
+	json_object_set_new(o, "cycles", json_integer((json_int_t)t->cycles));
+	json_object_set_new(o, "cycles_per_object", json_real(t->objs ? (double)t->cycles / (double)t->objs : 0));
+	json_object_set_new(o, "cycles_per_call", json_real(t->calls ? (double)t->cycles / (double)t->calls : 0));
+	for (unsigned b = 0; b < LCP_TM_BUCKETS && k < 3 && t->calls > 0; b++) {
+		acc += t->hist[b];
+		while (k < 3 && (double)acc >= q[k] * (double)t->calls) {
+			json_object_set_new(o, qn[k], json_real((double)tm_bucket_low(b) * ns));
+			k++;
+		}
+	}
+	json_object_set_new(o, "call_max_ns", json_real((double)t->max * ns));
+	return o;
+}
+
 /* enqueue what a staged link holds (its producer's lcore, or the control
  * thread once the workers are done); what the ring refuses is dropped and
  * counted like any ring-full drop */
@@ -127,7 +227,8 @@ lcp_worker_main(void *arg)
 		}
 		if (likely(!stopped))
 			for (unsigned i = 0; i < w->n_pollers; i++)
-				work += w->pollers[i]->ops->poll(w->pollers[i], w->pollers[i]->ctx);
+				work += unlikely(w->pollers[i]->timed) ? lcp_poll_timed(w->pollers[i])
+					: w->pollers[i]->ops->poll(w->pollers[i], w->pollers[i]->ctx);
 		for (unsigned i = 0; i < w->n_rins; i++) {
 			struct lcp_ring_in *ri = &w->rins[i];
 			unsigned avail, n;
@@ -150,7 +251,10 @@ lcp_worker_main(void *arg)
 				__atomic_store_n(&ri->hwm, n + avail, __ATOMIC_RELAXED);
 			d = ri->dst;
 			lcp_ctr_add(d, ri->ctr_in, n);
-			d->ops->process(d, d->ctx, ri->port, objs, n);
+			if (unlikely(d->timed))
+				lcp_process_timed(d, ri->port, objs, n);
+			else
+				d->ops->process(d, d->ctx, ri->port, objs, n);
 			work += n;
 		}
 		if (w->n_sbufs != 0)

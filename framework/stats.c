@@ -199,6 +199,8 @@ lcp_stats_json(struct lcp_engine *e, bool final)
 		json_object_set_new(s, "drops", json_integer((json_int_t)dr));
 		json_object_set_new(s, "drops_by_reason", drops);
 		json_object_set_new(s, "counters", ctrs);
+		if (sp->tm != NULL)
+			json_object_set_new(s, "timing", lcp_timing_json(e, sp));
 		json_object_set_new(stages, sp->cs->name, s);
 	}
 	for (unsigned w = 0; w < e->n_workers; w++) {
@@ -276,6 +278,20 @@ lcp_stats_summary(struct lcp_engine *e, FILE *f)
 				fprintf(f, "  drop %s.%s = %llu\n", sp->cs->name, sp->ctr_names[k],
 					(unsigned long long)v);
 		}
+	}
+	for (unsigned i = 0; i < e->n_stages; i++) {
+		struct lcp_stage_priv *sp = e->stages[i];
+		json_t *t;
+
+		if (sp->tm == NULL || sp->tm->calls == 0)
+			continue;
+		t = lcp_timing_json(e, sp);
+		fprintf(f, "timing %-13s %8.1f cycles/object (own), %llu calls, per call p50 %.0f ns p99 %.0f ns max %.0f ns\n",
+			sp->cs->name, json_real_value(json_object_get(t, "cycles_per_object")),
+			(unsigned long long)sp->tm->calls, json_real_value(json_object_get(t, "call_p50_ns")),
+			json_real_value(json_object_get(t, "call_p99_ns")),
+			json_real_value(json_object_get(t, "call_max_ns")));
+		json_decref(t);
 	}
 	for (unsigned w = 0; w < e->n_workers; w++) {
 		uint64_t bu = e->workers[w].busy_cycles, id = e->workers[w].idle_cycles;

@@ -16,7 +16,8 @@ RUN_TESTS = \
 	run/failure.sh \
 	run/sink-pcap.sh \
 	run/demo.sh \
-	run/batch.sh
+	run/batch.sh \
+	run/timing.sh
 
 TESTS += $(RUN_TESTS)
 
