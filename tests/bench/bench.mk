@@ -13,6 +13,9 @@
 #   B8  bench/b8.sh         WebSocket echo RTT over a veth: lcpipe (ws stage +
 #                           bench/plugins/ws_rtt) against a kernel-socket client
 #                           (bench/b8_kernel_client), both to bench/b8_echo_server
+#   B11 bench/b11.sh        burst x flush-timeout sweep of the ws -> metrics ring
+#                           (bench/b11.py drives lcpipe on conf/ab/burst_32.json);
+#                           not in the default BENCH_ONLY (several minutes)
 #   callgrind.sh            instruction counts of the single-lcore hot paths
 #
 # Knobs: make bench BENCH_REPS=11 BENCH_MS=10 BENCH_CG_ITERS=20000
@@ -60,8 +63,8 @@ bench: $(BENCH_PROGS)
 	unset LCP_PLUGIN_PATH DPDK_TEST; \
 	for b in $(BENCH_ONLY); do \
 		case $$b in \
-		b1) s=b1.sh ;; b2) s=b2.sh ;; b7) s=b7.sh ;; cg) s=callgrind.sh ;; b6) s=b6.sh ;; b8) s=b8.sh ;; \
-		*) echo "bench: unknown '$$b' in BENCH_ONLY (b1 b2 b7 cg b6 b8)" >&2; exit 2 ;; \
+		b1) s=b1.sh ;; b2) s=b2.sh ;; b7) s=b7.sh ;; cg) s=callgrind.sh ;; b6) s=b6.sh ;; b8) s=b8.sh ;; b11) s=b11.sh ;; \
+		*) echo "bench: unknown '$$b' in BENCH_ONLY (b1 b2 b7 cg b6 b8 b11)" >&2; exit 2 ;; \
 		esac; \
 		{ bash '$(srcdir)/bench/'$$s; echo $$? > bench-$$b.rc; } 2>&1 | tee bench-$$b.log; \
 		rc=$$(cat bench-$$b.rc); rm -f bench-$$b.rc; \
@@ -80,7 +83,7 @@ bench_b6_ws_decode_CPPFLAGS = $(BENCH_CPPFLAGS) -I$(top_srcdir)/stack/include
 bench_b6_ws_decode_CFLAGS = $(BENCH_CFLAGS)
 bench_b6_ws_decode_LDADD = $(top_builddir)/stack/libstk.la $(BENCH_LDADD) $(WSLAY_LIBS)
 bench_b6_ws_decode_LDFLAGS = -no-install
-EXTRA_DIST += bench/b6.sh
+EXTRA_DIST += bench/b6.sh bench/b11.sh bench/b11.py
 CLEANFILES += bench/b6_ws_decode$(EXEEXT) bench-b6.log
 
 .PHONY: bench-b6-build
