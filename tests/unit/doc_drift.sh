@@ -4,7 +4,7 @@
 #
 #   doc/plugins.md          == `lcpipe describe --markdown`
 #   conf/lcpipe.schema.json == `lcpipe describe --schema`
-#   conf/*.json, tests/conf-good/*.json: valid for conf/lcpipe.schema.json
+#   conf/*.json, conf/ab/*.json, tests/conf-good/*.json: valid for conf/lcpipe.schema.json
 #     (Debian's python3-jsonschema; only this part is skipped, exit 77, without it)
 #     and for `lcpipe check` (exit 0)
 #   and, so the schema check cannot pass vacuously, a few configs the schema must
@@ -62,7 +62,7 @@ drift --schema conf/lcpipe.schema.json
 
 # ---- 2. the shipped and the good configs pass `lcpipe check` ----
 configs=""
-for f in "$top_srcdir"/conf/*.json; do
+for f in "$top_srcdir"/conf/*.json "$top_srcdir"/conf/ab/*.json; do
 	case $f in */lcpipe.schema.json) continue ;; esac
 	[ -e "$f" ] && configs="$configs $f"
 done
