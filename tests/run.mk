@@ -17,7 +17,8 @@ RUN_TESTS = \
 	run/sink-pcap.sh \
 	run/demo.sh \
 	run/batch.sh \
-	run/timing.sh
+	run/timing.sh \
+	run/pools.sh
 
 TESTS += $(RUN_TESTS)
 
@@ -32,7 +33,8 @@ RUN_CONFS = \
 	run/conf/start-fail.json \
 	run/conf/claim-twice.json \
 	run/conf/endless.json \
-	run/conf/batch.json
+	run/conf/batch.json \
+	run/conf/pools.json
 
 EXTRA_DIST += $(RUN_TESTS) $(RUN_CONFS) run/lib.sh run/rcheck.py
 
