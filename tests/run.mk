@@ -72,3 +72,8 @@ run_plugins_msg_src_la_CFLAGS = $(AM_CFLAGS_COMMON) $(DPDK_CFLAGS) -fvisibility=
 run_plugins_msg_src_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere \
 	-export-symbols-regex '^lcp_plugin_descriptor$$' $(SAN_LDFLAGS)
 run_plugins_msg_src_la_LIBADD = $(top_builddir)/framework/liblcp.la $(DPDK_LIBS)
+
+# every counters strategy (plugins/counters_*) in a real run, globally and per
+# stage: what the source counted out equals what every hop and the sink counted
+RUN_TESTS += run/counters.sh
+RUN_CONFS += run/conf/counters.json

@@ -308,3 +308,20 @@ clean-local: clean-local-unit
 clean-local-unit:
 	-rm -rf plugins/notso unit/scratch-*
 .PHONY: clean-local-unit
+
+# ---- counters strategies (plugins/counters_*), with EAL ----
+#   unit/test_counters_modules  Check: the four counters modules through the
+#                         registry and the option walker: two worker lcores
+#                         writing while the main lcore reads (monotonic, bounded,
+#                         exact after flush), counters_batched's publishing rules,
+#                         counters_sharded's option. Unlike the suites above it
+#                         initialises EAL (--no-huge, --lcores=0@0,1@1,2@0) in each
+#                         forked test.
+if HAVE_CHECK
+check_PROGRAMS += unit/test_counters_modules
+TESTS += unit/test_counters_modules
+endif
+unit_test_counters_modules_SOURCES = unit/test_counters_modules.c unit/testutil.h
+unit_test_counters_modules_CPPFLAGS = $(unit_check_cppflags)
+unit_test_counters_modules_CFLAGS = $(AM_CFLAGS_COMMON) $(DPDK_CFLAGS)
+unit_test_counters_modules_LDADD = $(unit_check_ldadd) $(DPDK_LIBS)

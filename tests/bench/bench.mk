@@ -13,13 +13,15 @@
 #   B8  bench/b8.sh         WebSocket echo RTT over a veth: lcpipe (ws stage +
 #                           bench/plugins/ws_rtt) against a kernel-socket client
 #                           (bench/b8_kernel_client), both to bench/b8_echo_server
+#   B9  bench/b9_counters   the four counters strategies: cycles per add with 1
+#                           and 2 writers, per read, and callgrind counts (b9.sh)
 #   B11 bench/b11.sh        burst x flush-timeout sweep of the ws -> metrics ring
 #                           (bench/b11.py drives lcpipe on conf/ab/burst_32.json);
 #                           not in the default BENCH_ONLY (several minutes)
 #   callgrind.sh            instruction counts of the single-lcore hot paths
 #
 # Knobs: make bench BENCH_REPS=11 BENCH_MS=10 BENCH_CG_ITERS=20000
-#        BENCH_ONLY="b1 b2 b7 cg b6 b8" (any subset)
+#        BENCH_ONLY="b1 b2 b7 cg b6 b8 b9 b11" (any subset; b11 is not in the default)
 BENCH_PROGS = bench/b1_ring_link$(EXEEXT) bench/b2_dispatch$(EXEEXT) bench/b7_tcp_rx$(EXEEXT)
 EXTRA_PROGRAMS = bench/b1_ring_link bench/b2_dispatch bench/b7_tcp_rx
 
@@ -54,7 +56,7 @@ CLEANFILES += $(BENCH_PROGS) bench-b1.log bench-b2.log bench-b7.log bench-cg.log
 BENCH_REPS = 11
 BENCH_MS = 10
 BENCH_CG_ITERS = 20000
-BENCH_ONLY = b1 b2 b7 cg b6 b8
+BENCH_ONLY = b1 b2 b7 cg b6 b8 b9
 
 .PHONY: bench
 bench: $(BENCH_PROGS)
@@ -64,7 +66,8 @@ bench: $(BENCH_PROGS)
 	for b in $(BENCH_ONLY); do \
 		case $$b in \
 		b1) s=b1.sh ;; b2) s=b2.sh ;; b7) s=b7.sh ;; cg) s=callgrind.sh ;; b6) s=b6.sh ;; b8) s=b8.sh ;; b11) s=b11.sh ;; \
-		*) echo "bench: unknown '$$b' in BENCH_ONLY (b1 b2 b7 cg b6 b8 b11)" >&2; exit 2 ;; \
+		b9) s=b9.sh ;; \
+		*) echo "bench: unknown '$$b' in BENCH_ONLY (b1 b2 b7 cg b6 b8 b9 b11)" >&2; exit 2 ;; \
 		esac; \
 		{ bash '$(srcdir)/bench/'$$s; echo $$? > bench-$$b.rc; } 2>&1 | tee bench-$$b.log; \
 		rc=$$(cat bench-$$b.rc); rm -f bench-$$b.rc; \
@@ -141,4 +144,25 @@ bench-b8-build:
 	@case " $(BENCH_ONLY) " in *" b8 "*) \
 		$(MAKE) $(AM_MAKEFLAGS) bench/b8_echo_server$(EXEEXT) bench/b8_kernel_client$(EXEEXT) \
 			bench/plugins/ws_rtt.la ;; \
+	esac
+
+# ---- B9: the counters strategies (plugins/counters_*) against each other ----
+# bench/b9_counters (bench/b9.sh, doc/benchmarks.md "B9"): the four modules
+# through the registry, adds through lcp_ctr_add() as a stage makes them, reads
+# through the ops; then its callgrind counts. Built by bench-b9-build below only
+# when b9 is in BENCH_ONLY.
+EXTRA_PROGRAMS += bench/b9_counters
+bench_b9_counters_SOURCES = bench/b9_counters.c bench/bench_util.c bench/bench_util.h
+bench_b9_counters_CPPFLAGS = $(BENCH_CPPFLAGS)
+bench_b9_counters_CFLAGS = $(BENCH_CFLAGS)
+bench_b9_counters_LDADD = $(BENCH_LDADD)
+bench_b9_counters_LDFLAGS = -no-install
+EXTRA_DIST += bench/b9.sh
+CLEANFILES += bench/b9_counters$(EXEEXT) bench-b9.log
+
+.PHONY: bench-b9-build
+bench: bench-b9-build
+bench-b9-build:
+	@case " $(BENCH_ONLY) " in *" b9 "*) \
+		$(MAKE) $(AM_MAKEFLAGS) bench/b9_counters$(EXEEXT) ;; \
 	esac
