@@ -18,10 +18,13 @@
 #   B11 bench/b11.sh        burst x flush-timeout sweep of the ws -> metrics ring
 #                           (bench/b11.py drives lcpipe on conf/ab/burst_32.json);
 #                           not in the default BENCH_ONLY (several minutes)
+#   B4  bench/b4.sh         the pool modules (bench/b4_pools, one process per
+#                           module setting, rounds interleaved; bench/b4_summary.py
+#                           compares them) and their callgrind counts
 #   callgrind.sh            instruction counts of the single-lcore hot paths
 #
 # Knobs: make bench BENCH_REPS=11 BENCH_MS=10 BENCH_CG_ITERS=20000
-#        BENCH_ONLY="b1 b2 b7 cg b6 b8 b9 b11" (any subset; b11 is not in the default)
+#        BENCH_ONLY="b1 b2 b7 cg b6 b8 b4 b9 b11" (any subset; b11 is not in the default)
 BENCH_PROGS = bench/b1_ring_link$(EXEEXT) bench/b2_dispatch$(EXEEXT) bench/b7_tcp_rx$(EXEEXT)
 EXTRA_PROGRAMS = bench/b1_ring_link bench/b2_dispatch bench/b7_tcp_rx
 
@@ -56,7 +59,7 @@ CLEANFILES += $(BENCH_PROGS) bench-b1.log bench-b2.log bench-b7.log bench-cg.log
 BENCH_REPS = 11
 BENCH_MS = 10
 BENCH_CG_ITERS = 20000
-BENCH_ONLY = b1 b2 b7 cg b6 b8 b9
+BENCH_ONLY = b1 b2 b7 cg b6 b8 b4 b9
 
 .PHONY: bench
 bench: $(BENCH_PROGS)
@@ -66,8 +69,8 @@ bench: $(BENCH_PROGS)
 	for b in $(BENCH_ONLY); do \
 		case $$b in \
 		b1) s=b1.sh ;; b2) s=b2.sh ;; b7) s=b7.sh ;; cg) s=callgrind.sh ;; b6) s=b6.sh ;; b8) s=b8.sh ;; b11) s=b11.sh ;; \
-		b9) s=b9.sh ;; \
-		*) echo "bench: unknown '$$b' in BENCH_ONLY (b1 b2 b7 cg b6 b8 b9 b11)" >&2; exit 2 ;; \
+		b4) s=b4.sh ;; b9) s=b9.sh ;; \
+		*) echo "bench: unknown '$$b' in BENCH_ONLY (b1 b2 b7 cg b6 b8 b4 b9 b11)" >&2; exit 2 ;; \
 		esac; \
 		{ bash '$(srcdir)/bench/'$$s; echo $$? > bench-$$b.rc; } 2>&1 | tee bench-$$b.log; \
 		rc=$$(cat bench-$$b.rc); rm -f bench-$$b.rc; \
@@ -166,3 +169,18 @@ bench-b9-build:
 	@case " $(BENCH_ONLY) " in *" b9 "*) \
 		$(MAKE) $(AM_MAKEFLAGS) bench/b9_counters$(EXEEXT) ;; \
 	esac
+
+# ---- B4: the pool strategy modules against each other ----
+# bench/b4.sh (doc/benchmarks.md "B4"): bench/b4_pools measures one module
+# setting per process (BENCHMARKS.md rule 8), loading plugins/pool_*/.libs from
+# the build tree; b4.sh runs it once per setting per round, interleaved, and
+# bench/b4_summary.py (/usr/bin/python3) compares the settings round by round.
+bench: bench/b4_pools$(EXEEXT)
+EXTRA_PROGRAMS += bench/b4_pools
+bench_b4_pools_SOURCES = bench/b4_pools.c bench/bench_util.c bench/bench_util.h
+bench_b4_pools_CPPFLAGS = $(BENCH_CPPFLAGS) -DBENCH_TOP_BUILDDIR='"$(abs_top_builddir)"'
+bench_b4_pools_CFLAGS = $(BENCH_CFLAGS)
+bench_b4_pools_LDADD = $(BENCH_LDADD)
+bench_b4_pools_LDFLAGS = -no-install
+EXTRA_DIST += bench/b4.sh bench/b4_summary.py
+CLEANFILES += bench/b4_pools$(EXEEXT) bench-b4.log
