@@ -18,7 +18,8 @@ RUN_TESTS = \
 	run/demo.sh \
 	run/batch.sh \
 	run/timing.sh \
-	run/pools.sh
+	run/pools.sh \
+	run/ab_pairs.sh
 
 TESTS += $(RUN_TESTS)
 
