@@ -451,9 +451,10 @@ collect(struct ab *ab, struct ab_side *s, json_t *rep, const struct rusage *ru, 
 	double *report_s, char *err, size_t len)
 {
 	json_t *stages = json_object_get(rep, "stages"), *lcores = json_object_get(rep, "lcores");
-	json_t *dur = json_object_get(rep, "duration_s"), *st, *a;
+	json_t *dur = json_object_get(rep, "duration_s"), *st, *a, *tm;
 	const char *key, *uw = unit_word(s->plan.units, true);
-	double secs, delivered = 0, drops = 0, samples, v;
+	double secs, delivered = 0, drops = 0, pool_fail = 0, samples, v;
+	bool have_pools = false;
 	char unit[32];
 	size_t i;
 
@@ -509,6 +510,23 @@ collect(struct ab *ab, struct ab_side *s, json_t *rep, const struct rusage *ru, 
 			    busy / n);
 	}
 
+	/* per stage: drops, and with engine.stage_timing its own cycles per object
+	 * (nested calls to stages on the same lcore subtracted) */
+	json_object_foreach (stages, key, st) {
+		if (get_uint(st, "drops", &v))
+			drops += v;
+		tm = json_object_get(st, "timing");
+		if (json_is_number(json_object_get(tm, "cycles_per_object")) &&
+		    get_uint(tm, "objects", &v) && v > 0) {
+			char id[96];
+
+			snprintf(id, sizeof(id), "stage_cycles_per_obj.%s", key);
+			put(vals,
+			    metric(ab, id, AB_CYCLES, -1, "cycles/obj", "stage %s own cycles/obj", key),
+			    json_number_value(json_object_get(tm, "cycles_per_object")));
+		}
+	}
+
 	/* latency: the gauges every metrics stage sets at stop */
 	json_object_foreach (stages, key, st) {
 		static const struct {
@@ -519,8 +537,6 @@ collect(struct ab *ab, struct ab_side *s, json_t *rep, const struct rusage *ru, 
 		json_t *ctrs = json_object_get(st, "counters");
 		const char *plugin = json_string_value(json_object_get(st, "plugin"));
 
-		if (get_uint(st, "drops", &v))
-			drops += v;
 		if (plugin == NULL || strcmp(plugin, "metrics") != 0 ||
 		    !get_uint(ctrs, "lat_samples", &samples) || samples == 0)
 			continue;
@@ -544,23 +560,32 @@ collect(struct ab *ab, struct ab_side *s, json_t *rep, const struct rusage *ru, 
 		    (double)ru->ru_stime.tv_sec + (double)ru->ru_stime.tv_usec / 1e6);
 	put(vals, metric(ab, "max_rss_kib", AB_KIB, -1, "KiB", "peak RSS"), (double)ru->ru_maxrss);
 
-	/* pools: objects in use at peak, when the report carries it */
-	for (unsigned k = 0; k < 2; k++) {
-		const char *sec = k == 0 ? "mempools" : "pools";
+	/* the pool strategy's pools (report "pools"): objects out at peak, as the
+	 * engine sampled it, and failed gets */
+	json_array_foreach (json_object_get(rep, "pools"), i, a) {
+		const char *name = json_string_value(json_object_get(a, "name"));
+		const char *stage = json_string_value(json_object_get(a, "stage"));
+		const char *module = json_string_value(json_object_get(a, "module"));
+		char id[160], pn[128];
 
-		json_array_foreach (json_object_get(rep, sec), i, a) {
-			const char *name = json_string_value(json_object_get(a, "name"));
-			char id[96];
-
-			if (name == NULL || !get_uint(a, "peak_in_use", &v))
-				continue;
-			snprintf(id, sizeof(id), "%s_peak_in_use.%s", sec, name);
-			put(vals,
-			    metric(ab, id, AB_COUNT, -1, "objs", "%s %s peak in use",
-				   k ? "pool" : "mempool", name),
-			    v);
+		if (name == NULL)
+			continue;
+		snprintf(pn, sizeof(pn), "%s%s%s", stage ? stage : "", stage ? "." : "", name);
+		if (get_uint(a, "get_fail", &v)) {
+			pool_fail += v;
+			have_pools = true;
 		}
+		if (!get_uint(a, "peak_in_use", &v))
+			continue;
+		snprintf(id, sizeof(id), "pool_peak_in_use.%s", pn);
+		put(vals,
+		    metric(ab, id, AB_COUNT, -1, "objs", "pool %s (%s) peak in use", pn,
+			   module ? module : "?"),
+		    v);
 	}
+	if (have_pools)
+		put(vals, metric(ab, "pool_get_fail", AB_COUNT, -1, "gets", "pool failed gets (all)"),
+		    pool_fail);
 	/* rings between lcores: the most objects ever waiting */
 	json_array_foreach (json_object_get(rep, "rings"), i, a) {
 		const char *link = json_string_value(json_object_get(a, "link"));

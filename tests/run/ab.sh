@@ -4,11 +4,13 @@
 #      naive mode), 2 runs each, 0.5 s: exit 0, a table on stdout, the JSON and
 #      SVG under their default names in the current directory; abcheck.py checks
 #      both configs, 2 runs each, the gate records against the noisy flags, the
-#      metrics (throughput, cycles per message, latency p50/p99/p99.9, CPU, RSS)
-#      with medians and per-pair ratios recomputed from the runs, the SVG parsed
-#      as XML naming every metric with one dot per run value;
+#      metrics (throughput, cycles per message, latency p50/p99/p99.9, CPU, RSS,
+#      the ws and tcp pools' peaks) with medians and per-pair ratios recomputed
+#      from the runs, the SVG parsed as XML naming every metric with one dot per
+#      run value;
 #  (b) the noise gate at 0 %: every run repeated once, then kept flagged noisy
-#      (two lcores and a ring: per-lcore cycles and the ring's high-water);
+#      (two lcores and a ring, engine.stage_timing on: per-lcore and per-stage
+#      cycles and the ring's high-water);
 #  (c) an invalid config: exit 78 before anything runs, naming the file and the
 #      JSON path of the error; both configs reported when both are bad;
 #  (d) a config that passes check but whose run fails (a port on an ethdev that
@@ -63,7 +65,8 @@ fi
 abcheck "$T/ab-a-vs-b.json" "$T/ab-a-vs-b.svg" --a "$T/a.json" --b "$T/b.json" --runs 2 \
 	--retries 0 --tol 0.10 \
 	--metric delivered_per_s --metric cycles_per_obj.lcore1 --metric lat_p50_ns.stats \
-	--metric lat_p99_ns.stats --metric lat_p999_ns.stats --metric cpu_s --metric max_rss_kib
+	--metric lat_p99_ns.stats --metric lat_p999_ns.stats --metric cpu_s --metric max_rss_kib \
+	--metric-prefix pool_peak_in_use. --metric-prefix pool_get_fail
 ls "$T"/lcpipe-ab.* >/dev/null 2>&1 && fail "the run directory was not removed after a good ab" ||
 	ok "the run directory was removed"
 
@@ -77,7 +80,8 @@ expect_nogrep "$ERR" '^\[ab\]' "--quiet: no progress lines"
 abcheck "$T/gate.json" "$T/gate.svg" --a "$T/g32.json" --b "$T/g8.json" --runs 1 --retries 1 \
 	--tol 0 --noisy-all \
 	--metric delivered_per_s --metric cycles_per_obj.lcore1 --metric cycles_per_obj.lcore2 \
-	--metric ring_high_water.links0
+	--metric ring_high_water.links0 --metric stage_cycles_per_obj.gen \
+	--metric stage_cycles_per_obj.sink
 expect_grep "$OUT" '^lcore 1 \(gen\) cycles/pkt ' "an lcore with one stage is named by it, in packets"
 expect_grep "$OUT" '^lcore 2 \(sink\) cycles/pkt ' "the sink's lcore"
 

@@ -3,12 +3,13 @@
 # tests/run/abcheck.py — checks on what `lcpipe ab` wrote (tests/run/ab.sh):
 #
 #   abcheck.py JSON SVG --a A.json --b B.json --runs N --retries R --tol T
-#              [--metric ID]... [--noisy-all]
+#              [--metric ID]... [--metric-prefix P]... [--noisy-all]
 #
 # The JSON: both configs, N runs each, every run exited 0 with at most R + 1
 # attempts, its noisy flag agreeing with its own gate record (drift beyond T on
 # the last attempt) and with the counts; every --metric present in every run
-# and in the summary, whose medians and median/min/max of the per-pair ratios
+# and in the summary (--metric-prefix: every metric whose id starts with P, at
+# least one), whose medians and median/min/max of the per-pair ratios
 # are recomputed here from the per-run values and must agree. --noisy-all: every
 # run must have used all R + 1 attempts and be flagged noisy (a gate of 0 %).
 # The SVG: well-formed XML (xml.etree), an <svg> root, every metric's label in
@@ -43,6 +44,7 @@ def main():
     ap.add_argument("--retries", type=int, required=True)
     ap.add_argument("--tol", type=float, required=True)
     ap.add_argument("--metric", action="append", default=[])
+    ap.add_argument("--metric-prefix", action="append", default=[])
     ap.add_argument("--noisy-all", action="store_true")
     o = ap.parse_args()
 
@@ -62,6 +64,15 @@ def main():
         fail("noise_gate calibration missing: %r" % gate)
     if not math.isclose(gate["calibration_ns"], statistics.median(gate["calibration_samples_ns"])):
         fail("calibration_ns is not the median of its 5 samples")
+
+    ids = [m.get("id") for m in d.get("metrics", [])]
+    maybe_zero = set()  # --metric-prefix metrics: present and >= 0 (a pool's peak may be 0)
+    for p in o.metric_prefix:
+        got = [i for i in ids if i and i.startswith(p)]
+        if not got:
+            fail("no metric id starting with %s (have: %s)" % (p, ", ".join(ids)))
+        o.metric += [i for i in got if i not in o.metric]
+        maybe_zero.update(got)
 
     noisy_total = 0
     for side, conf in (("a", o.a), ("b", o.b)):
@@ -101,8 +112,8 @@ def main():
                 fail("%s: report_duration_s %r" % (where, r.get("report_duration_s")))
             for m in o.metric:
                 v = r.get("metrics", {}).get(m)
-                if not isinstance(v, (int, float)) or not v > 0:
-                    fail("%s: metric %s = %r, expected > 0" % (where, m, v))
+                if not isinstance(v, (int, float)) or not (v >= 0 if m in maybe_zero else v > 0):
+                    fail("%s: metric %s = %r, expected %s" % (where, m, v, ">= 0" if m in maybe_zero else "> 0"))
             ms = r.get("metrics", {})
             lat = [ms.get("lat_%s_ns.stats" % q) for q in ("p50", "p99", "p999")]
             if all(x is not None for x in lat) and not lat[0] <= lat[1] <= lat[2]:
@@ -127,15 +138,18 @@ def main():
         if not close(m["a"]["median"], statistics.median(va)) or not close(m["b"]["median"], statistics.median(vb)):
             fail("%s: medians %r / %r, recomputed %r / %r"
                  % (mid, m["a"]["median"], m["b"]["median"], statistics.median(va), statistics.median(vb)))
-        ratios = sorted(b / a for a, b in zip(va, vb))
+        # B/A per pair; 0 and 0 count as 1, A = 0 with B > 0 has no ratio
+        ratios = sorted(b / a if a else 1.0 for a, b in zip(va, vb) if a or not b)
         r = m["ratio_b_over_a"]
-        if r["pairs"] != len(ratios) or not close(r["median"], statistics.median(ratios)) \
-                or not close(r["min"], ratios[0]) or not close(r["max"], ratios[-1]):
+        if r["pairs"] != len(ratios):
+            fail("%s: %r pairs, recomputed %d" % (mid, r["pairs"], len(ratios)))
+        if ratios and (not close(r["median"], statistics.median(ratios))
+                       or not close(r["min"], ratios[0]) or not close(r["max"], ratios[-1])):
             fail("%s: ratio %r, recomputed median %r of %r" % (mid, r, statistics.median(ratios), ratios))
         if m.get("better") not in ("higher", "lower") or not m.get("label") or not m.get("unit"):
             fail("%s: label/unit/better missing: %r" % (mid, m))
-        print("ok:   %s (%s): A %.6g, B %.6g, B/A %.4f [%.4f-%.4f]"
-              % (mid, m["label"], m["a"]["median"], m["b"]["median"], r["median"], r["min"], r["max"]))
+        print("ok:   %s (%s): A %.6g, B %.6g, B/A %s" % (mid, m["label"], m["a"]["median"], m["b"]["median"],
+              "%.4f [%.4f-%.4f]" % (r["median"], r["min"], r["max"]) if ratios else "none"))
 
     try:
         root = ET.parse(o.svg).getroot()
