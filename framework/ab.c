@@ -565,7 +565,6 @@ collect(struct ab *ab, struct ab_side *s, json_t *rep, const struct rusage *ru, 
 	json_array_foreach (json_object_get(rep, "pools"), i, a) {
 		const char *name = json_string_value(json_object_get(a, "name"));
 		const char *stage = json_string_value(json_object_get(a, "stage"));
-		const char *module = json_string_value(json_object_get(a, "module"));
 		char id[160], pn[128];
 
 		if (name == NULL)
@@ -578,10 +577,7 @@ collect(struct ab *ab, struct ab_side *s, json_t *rep, const struct rusage *ru, 
 		if (!get_uint(a, "peak_in_use", &v))
 			continue;
 		snprintf(id, sizeof(id), "pool_peak_in_use.%s", pn);
-		put(vals,
-		    metric(ab, id, AB_COUNT, -1, "objs", "pool %s (%s) peak in use", pn,
-			   module ? module : "?"),
-		    v);
+		put(vals, metric(ab, id, AB_COUNT, -1, "objs", "pool %s peak in use", pn), v);
 	}
 	if (have_pools)
 		put(vals, metric(ab, "pool_get_fail", AB_COUNT, -1, "gets", "pool failed gets (all)"),
@@ -963,7 +959,7 @@ print_table(const struct ab *ab, FILE *f)
 		ab->runs, ab->side[0].duration, ab->side[1].duration, ab->gate_cal_ns / 1e6,
 		100 * ab->tol, ab->side[0].noisy, ab->side[0].repeated, ab->side[1].noisy,
 		ab->side[1].repeated);
-	fprintf(f, "%-40s %14s %14s %7s %15s %s\n", "metric", "A median", "B median", "B/A",
+	fprintf(f, "%-44s %14s %14s %7s %15s %s\n", "metric", "A median", "B median", "B/A",
 		"B/A min-max", "");
 	for (unsigned k = 0; k < ab->n_m; k++) {
 		const struct ab_metric *m = &ab->m[k];
@@ -976,7 +972,7 @@ print_table(const struct ab *ab, FILE *f)
 		fmt_ratio(lo, sizeof(lo), m->r_min);
 		fmt_ratio(hi, sizeof(hi), m->r_max);
 		snprintf(range, sizeof(range), "%s-%s", lo, hi);
-		fprintf(f, "%-40.40s %14s %14s %7s %15s %s\n", m->label, a, b, r,
+		fprintf(f, "%-44.44s %14s %14s %7s %15s %s\n", m->label, a, b, r,
 			m->r_n ? range : "-",
 			vd > 0	 ? "B better"
 			: vd < 0 ? "B worse"
