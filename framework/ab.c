@@ -947,6 +947,29 @@ verdict(const struct ab_metric *m)
 	return 0;
 }
 
+/* the verdict in words: "B better", "B worse", "unclear" (the spread straddles
+ * 1 +- AB_VERDICT_MIN), "no ratio" (no pair has both values) */
+static const char *
+verdict_text(const struct ab_metric *m)
+{
+	int vd = verdict(m);
+
+	if (m->r_n == 0)
+		return "no ratio";
+	return vd > 0 ? "B better" : vd < 0 ? "B worse" : "unclear";
+}
+
+/* why a metric has no ratio */
+static const char *
+no_ratio_text(const struct ab_metric *m)
+{
+	if (!isfinite(m->med[0]))
+		return "only in B: no ratio";
+	if (!isfinite(m->med[1]))
+		return "only in A: no ratio";
+	return "A is 0, B is not: no ratio";
+}
+
 static void
 print_table(const struct ab *ab, FILE *f)
 {
@@ -974,9 +997,10 @@ print_table(const struct ab *ab, FILE *f)
 		snprintf(range, sizeof(range), "%s-%s", lo, hi);
 		fprintf(f, "%-44.44s %14s %14s %7s %15s %s\n", m->label, a, b, r,
 			m->r_n ? range : "-",
-			vd > 0	 ? "B better"
-			: vd < 0 ? "B worse"
-				 : "");
+			m->r_n == 0 ? no_ratio_text(m)
+			: vd > 0    ? "B better"
+			: vd < 0    ? "B worse"
+				    : "");
 	}
 	fflush(f);
 }
@@ -1078,10 +1102,7 @@ write_json(const struct ab *ab, const char *path)
 		json_object_set_new(ratio, "q3", jnum(m->r_q3));
 		json_object_set_new(ratio, "pairs", json_integer(m->r_n));
 		json_object_set_new(jm, "ratio_b_over_a", ratio);
-		json_object_set_new(jm, "verdict",
-				    json_string(verdict(m) > 0	 ? "B better"
-						: verdict(m) < 0 ? "B worse"
-								 : "unclear"));
+		json_object_set_new(jm, "verdict", json_string(verdict_text(m)));
 		json_array_append_new(ms, jm);
 	}
 	json_object_set_new(o, "metrics", ms);
@@ -1282,11 +1303,13 @@ write_svg(const struct ab *ab, const char *path)
 			: vd < 0 ? "#c62828"
 				 : "#555",
 			r);
-		fprintf(f, "<text x=\"%d\" y=\"%.1f\" class=\"g\">[%s–%s] %s</text>\n</g>\n",
-			SVG_RATIO_X + 110, y + 24, rl, rh,
-			vd > 0	 ? "B better"
-			: vd < 0 ? "B worse"
-				 : "unclear");
+		if (m->r_n > 0)
+			fprintf(f, "<text x=\"%d\" y=\"%.1f\" class=\"g\">[%s–%s] %s</text>\n",
+				SVG_RATIO_X + 110, y + 24, rl, rh, verdict_text(m));
+		else
+			fprintf(f, "<text x=\"%d\" y=\"%.1f\" class=\"g\">%s</text>\n",
+				SVG_RATIO_X + 110, y + 24, no_ratio_text(m));
+		fprintf(f, "</g>\n");
 	}
 	fprintf(f,
 		"<text x=\"%d\" y=\"%u\" class=\"s g\">green: every pair has B better by more than 1 %%; "
