@@ -1340,22 +1340,21 @@ file_tag(const char *path)
 	return t;
 }
 
-/* Validate (as `lcpipe check`) and plan; 0 or LCP_EXIT_CONFIG. The config is
- * freed only at the end: freeing it dlcloses its plugins, and loading the other
- * config would then load DPDK's driver libraries (plugin dependencies) a second
- * time in the process, whose constructors panic on re-registering their tailqs. */
+/* Validate (as `lcpipe check`) and plan; 0 or LCP_EXIT_CONFIG. The config,
+ * valid or not, is freed only at the end (see cli_load_checked()). */
 static int
 side_load(struct ab *ab, struct ab_side *s)
 {
-	struct lcp_cfg *c = cli_load_valid(s->path, ab->eal, ab->n_eal);
+	struct lcp_cfg *c;
 
-	if (c == NULL) {
+	if (cli_load_checked(s->path, ab->eal, ab->n_eal, &s->cfg) != 0) {
 		fprintf(stderr,
 			"lcpipe ab: config %c (%s) is not valid (the errors above, as `lcpipe check %s` "
 			"reports them); nothing run\n",
 			s->letter, s->path, s->path);
 		return LCP_EXIT_CONFIG;
 	}
+	c = s->cfg;
 	s->tag = file_tag(s->path);
 	s->name = strdup(c->name);
 	s->duration = ab->duration_opt > 0  ? ab->duration_opt
@@ -1364,7 +1363,6 @@ side_load(struct ab *ab, struct ab_side *s)
 	s->timeout = s->duration + c->eng.drain_timeout + AB_RUN_GRACE;
 	plan_build(&s->plan, c);
 	s->runs = calloc(ab->runs, sizeof(*s->runs));
-	s->cfg = c;
 	return 0;
 }
 

@@ -11,10 +11,15 @@ struct lcp_cfg;
  * follows (NULL, 0 without "--"). */
 int cli_split_eal(int argc, char **argv, char ***eal, unsigned *n_eal);
 
-/* Load and validate path exactly as `lcpipe check` does. Valid: the config.
- * Invalid: NULL after printing every error ("error: ..." with its JSON path) and
- * a count line naming the file on stderr. */
-struct lcp_cfg *cli_load_valid(const char *path, char **eal, unsigned n_eal);
+/* Load and validate path exactly as `lcpipe check` does: 0 when valid, else
+ * LCP_EXIT_CONFIG after printing every error ("error: ..." with its JSON path)
+ * and a count line naming the file on stderr. *cfg gets what was loaded, valid
+ * or not (NULL if the file could not be read): the caller frees it. Freeing a
+ * config dlcloses its plugins, and loading another config after that would load
+ * DPDK's driver libraries (plugin dependencies) a second time in the process,
+ * whose constructors panic on re-registering their tailqs: a caller loading
+ * several configs frees them all at the end. */
+int cli_load_checked(const char *path, char **eal, unsigned n_eal, struct lcp_cfg **cfg);
 
 /* `lcpipe ab A.json B.json ...` (ab.c); argv[0] is "ab". Returns the exit status. */
 int cli_ab(int argc, char **argv);

@@ -57,20 +57,20 @@ cli_split_eal(int argc, char **argv, char ***eal, unsigned *n_eal)
 	return argc;
 }
 
-struct lcp_cfg *
-cli_load_valid(const char *path, char **eal, unsigned n_eal)
+int
+cli_load_checked(const char *path, char **eal, unsigned n_eal, struct lcp_cfg **cfg)
 {
 	struct lcp_errs errs = { 0 };
-	struct lcp_cfg *c = lcp_cfg_load(path, eal, n_eal, &errs);
+	int rc = 0;
 
+	*cfg = lcp_cfg_load(path, eal, n_eal, &errs);
 	if (errs.n > 0) {
 		print_errs(&errs);
 		fprintf(stderr, "%s: %u error%s\n", path, errs.n, errs.n == 1 ? "" : "s");
-		lcp_cfg_free(c);
-		c = NULL;
+		rc = LCP_EXIT_CONFIG;
 	}
 	lcp_errs_free(&errs);
-	return c;
+	return rc;
 }
 
 static int
@@ -93,10 +93,8 @@ cmd_check(int argc, char **argv)
 		fprintf(stderr, "usage: lcpipe check CONF [-- EAL ARGS]\n");
 		return 2;
 	}
-	c = cli_load_valid(argv[1], eal, n_eal);
-	if (c == NULL) {
-		rc = LCP_EXIT_CONFIG;
-	} else {
+	rc = cli_load_checked(argv[1], eal, n_eal, &c);
+	if (rc == 0) {
 		bool seen[LCP_MAX_LCORES] = { false };
 
 		for (unsigned i = 0; i < c->n_stages; i++)
@@ -107,7 +105,6 @@ cmd_check(int argc, char **argv)
 		printf("%s: ok (%u stage%s, %u link%s, %u worker lcore%s)\n", argv[1], c->n_stages,
 		       c->n_stages == 1 ? "" : "s", c->n_links, c->n_links == 1 ? "" : "s", n_lcores,
 		       n_lcores == 1 ? "" : "s");
-		rc = 0;
 	}
 	lcp_cfg_free(c);
 	return rc;

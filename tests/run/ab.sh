@@ -94,10 +94,21 @@ expect_grep "$ERR" "^$T/bad\\.json: 1 error" "the error count names the file"
 expect_grep "$ERR" "config B \\($T/bad\\.json\\) is not valid" "ab says which config"
 expect_nogrep "$ERR" '^\[ab\] run' "no run started"
 [ -e "$T/bad-out.json" ] && fail "a JSON result was written for an invalid config" || ok "no JSON result"
-abrun bad2 "$T/bad.json" "$T/no-such.json" --runs 1
+# A invalid, B valid: freeing A (its plugins dlclosed) before loading B once
+# made DPDK's driver libraries load twice and panic
+abrun bad2 "$T/bad.json" "$T/b.json" --runs 1
+expect_rc 78 "ab with an invalid A and a valid B"
+expect_grep "$ERR" "config A \\($T/bad\\.json\\) is not valid" "A reported"
+expect_nogrep "$ERR" 'PANIC|tailq' "no DPDK panic from loading plugins twice"
+sed 's/"burst": @BURST@/"burst": 0/' "$RUN_SRC/conf/ab-gen.json" | sed "s|@PREFIX@|$PFX|; s|@DURATION@|0.5|" >"$T/bad2.json"
+abrun bad3 "$T/bad.json" "$T/bad2.json"
 expect_rc 78 "ab with both configs invalid"
 expect_grep "$ERR" "config A \\($T/bad\\.json\\) is not valid" "A reported"
-expect_grep "$ERR" "$T/no-such\\.json: cannot open" "B reported too"
+expect_grep "$ERR" '^error: links\[0\]\.burst: expected an integer' "B's error, with its JSON path"
+expect_grep "$ERR" "config B \\($T/bad2\\.json\\) is not valid" "B reported too"
+abrun bad4 "$T/a.json" "$T/no-such.json"
+expect_rc 78 "ab with a B that does not exist"
+expect_grep "$ERR" "$T/no-such\\.json: cannot open" "the missing file is named"
 
 step "(d) a run that fails: exit 1, its log named and kept"
 mkconf init-fail.json "$T/fail.json"
@@ -117,6 +128,8 @@ expect_nogrep "$ERR" '^\[ab\] run B1' "nothing runs after a failure"
 step "(e) usage"
 abrun u1 "$T/a.json"
 expect_rc 2 "one config"
+abrun u3 "$T/a.json" "$T/b.json" "$T/b.json"
+expect_rc 2 "three configs"
 abrun u2 "$T/a.json" "$T/b.json" --runs 0
 expect_rc 2 "--runs 0"
 expect_grep "$ERR" '--runs: expected an integer 1\.\.1000, got "0"' "--runs 0 is refused with the range"
