@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause
- * lcpipe — the command line: run, check, describe, list-plugins.
+ * lcpipe — the command line: run, check, describe, list-plugins, and ab (the
+ * A/B harness, in ab.c).
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -7,6 +8,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "cli.h"
 #include "lcp_priv.h"
 
 static void
@@ -22,6 +24,9 @@ usage_main(FILE *f)
 		"  describe [PLUGIN] [--json|--markdown|--schema]\n"
 		"                      options, ports and counters of plugins, from their tables\n"
 		"  list-plugins        plugins on the search path (and files refused, with why)\n"
+		"  ab A B [--runs N] [--duration S] [--json FILE] [--svg FILE] [--quiet] [-- EAL ARGS]\n"
+		"                      compare two configs: ABAB... runs, each a fresh process,\n"
+		"                      behind a noise gate; medians, B/A ratios, table/JSON/SVG\n"
 		"  --version, --help   this; COMMAND --help for each command\n"
 		"\n"
 		"Plugins are searched in the config's plugin_path, $LCP_PLUGIN_PATH, then %s.\n"
@@ -37,8 +42,8 @@ print_errs(const struct lcp_errs *errs)
 }
 
 /* split argv at "--" */
-static int
-split_eal(int argc, char **argv, char ***eal, unsigned *n_eal)
+int
+cli_split_eal(int argc, char **argv, char ***eal, unsigned *n_eal)
 {
 	for (int i = 0; i < argc; i++) {
 		if (strcmp(argv[i], "--") == 0) {
@@ -52,16 +57,31 @@ split_eal(int argc, char **argv, char ***eal, unsigned *n_eal)
 	return argc;
 }
 
+int
+cli_load_checked(const char *path, char **eal, unsigned n_eal, struct lcp_cfg **cfg)
+{
+	struct lcp_errs errs = { 0 };
+	int rc = 0;
+
+	*cfg = lcp_cfg_load(path, eal, n_eal, &errs);
+	if (errs.n > 0) {
+		print_errs(&errs);
+		fprintf(stderr, "%s: %u error%s\n", path, errs.n, errs.n == 1 ? "" : "s");
+		rc = LCP_EXIT_CONFIG;
+	}
+	lcp_errs_free(&errs);
+	return rc;
+}
+
 static int
 cmd_check(int argc, char **argv)
 {
-	struct lcp_errs errs = { 0 };
 	struct lcp_cfg *c;
 	char **eal;
 	unsigned n_eal, n_lcores = 0;
 	int rc;
 
-	argc = split_eal(argc, argv, &eal, &n_eal);
+	argc = cli_split_eal(argc, argv, &eal, &n_eal);
 	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
 		printf("usage: lcpipe check CONF [-- EAL ARGS]\n\n"
 		       "Validate CONF fully (JSON syntax, keys, plugins, options, links, units, ports,\n"
@@ -73,12 +93,8 @@ cmd_check(int argc, char **argv)
 		fprintf(stderr, "usage: lcpipe check CONF [-- EAL ARGS]\n");
 		return 2;
 	}
-	c = lcp_cfg_load(argv[1], eal, n_eal, &errs);
-	if (errs.n > 0) {
-		print_errs(&errs);
-		fprintf(stderr, "%s: %u error%s\n", argv[1], errs.n, errs.n == 1 ? "" : "s");
-		rc = LCP_EXIT_CONFIG;
-	} else {
+	rc = cli_load_checked(argv[1], eal, n_eal, &c);
+	if (rc == 0) {
 		bool seen[LCP_MAX_LCORES] = { false };
 
 		for (unsigned i = 0; i < c->n_stages; i++)
@@ -89,10 +105,8 @@ cmd_check(int argc, char **argv)
 		printf("%s: ok (%u stage%s, %u link%s, %u worker lcore%s)\n", argv[1], c->n_stages,
 		       c->n_stages == 1 ? "" : "s", c->n_links, c->n_links == 1 ? "" : "s", n_lcores,
 		       n_lcores == 1 ? "" : "s");
-		rc = 0;
 	}
 	lcp_cfg_free(c);
-	lcp_errs_free(&errs);
 	return rc;
 }
 
@@ -115,7 +129,7 @@ cmd_run(int argc, char **argv)
 	unsigned n_eal;
 	int opt, rc;
 
-	argc = split_eal(argc, argv, &eal, &n_eal);
+	argc = cli_split_eal(argc, argv, &eal, &n_eal);
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "d:r:h", lo, NULL)) != -1) {
 		switch (opt) {
@@ -310,6 +324,8 @@ main(int argc, char **argv)
 		return cmd_describe(argc - 1, argv + 1);
 	if (strcmp(argv[1], "list-plugins") == 0)
 		return cmd_list(argc - 1, argv + 1);
+	if (strcmp(argv[1], "ab") == 0)
+		return cli_ab(argc - 1, argv + 1);
 	fprintf(stderr, "lcpipe: unknown command \"%s\"\n\n", argv[1]);
 	usage_main(stderr);
 	return 2;

@@ -78,3 +78,10 @@ run_plugins_msg_src_la_LIBADD = $(top_builddir)/framework/liblcp.la $(DPDK_LIBS)
 # stage: what the source counted out equals what every hop and the sink counted
 RUN_TESTS += run/counters.sh
 RUN_CONFS += run/conf/counters.json
+
+# lcpipe ab (framework/ab.c): two demo configs and two gen configs compared end to
+# end; run/abcheck.py recomputes the medians and ratios from the JSON and parses
+# the SVG
+RUN_TESTS += run/ab.sh
+RUN_CONFS += run/conf/ab-demo.json run/conf/ab-gen.json
+EXTRA_DIST += run/abcheck.py
