@@ -297,7 +297,11 @@ lcp_plugin_open(struct lcp_plugin_file *pf)
 		return -1;
 	if (pf->desc != NULL)
 		return 0;
-	pf->handle = dlopen(pf->path, RTLD_NOW | RTLD_LOCAL);
+	/* RTLD_NODELETE: a plugin pulls in DPDK driver libraries whose constructors
+	 * register buses and drivers once per process; unloading them with a config
+	 * and loading them again for the next (lcpipe ab validates two configs)
+	 * would run those constructors twice, which DPDK answers with a panic */
+	pf->handle = dlopen(pf->path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
 	if (pf->handle == NULL) {
 		refuse(pf, "dlopen failed: %s", dlerror());
 		return -1;
