@@ -89,7 +89,7 @@ bench_b6_ws_decode_CPPFLAGS = $(BENCH_CPPFLAGS) -I$(top_srcdir)/stack/include
 bench_b6_ws_decode_CFLAGS = $(BENCH_CFLAGS)
 bench_b6_ws_decode_LDADD = $(top_builddir)/stack/libstk.la $(BENCH_LDADD) $(WSLAY_LIBS)
 bench_b6_ws_decode_LDFLAGS = -no-install
-EXTRA_DIST += bench/b6.sh bench/b11.sh bench/b11.py
+EXTRA_DIST += bench/b6.sh bench/b11.sh bench/b11.py bench/ab_all.sh
 CLEANFILES += bench/b6_ws_decode$(EXEEXT) bench-b6.log
 
 .PHONY: bench-b6-build
