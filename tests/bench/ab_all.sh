@@ -3,7 +3,8 @@
 # (the "Results" of doc/ab-testing.md and B10 of doc/benchmarks.md).
 # usage: tests/bench/ab_all.sh [LCPIPE] [OUTDIR]   (from the top of a built tree)
 # Knobs: AB_RUNS (default 5), AB_DURATION (seconds per run, default 2),
-#        AB_ONLY (a grep -E pattern on the PAIRS line, default: all).
+#        AB_ONLY (a grep -E pattern on the PAIRS line, default: all),
+#        AB_RETRIES (noise-gate repeats per run, default 3).
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 lcpipe=${1:-$top/framework/lcpipe}
@@ -18,7 +19,7 @@ while read -r a b rest; do
 	[ -n "${AB_ONLY:-}" ] && ! printf '%s %s\n' "$a" "$b" | grep -Eq "$AB_ONLY" && continue
 	n=$((n + 1))
 	echo "== pair $n: $a vs $b"
-	"$lcpipe" ab "$top/conf/ab/$a" "$top/conf/ab/$b" --runs "$runs" --duration "$dur" \
+	"$lcpipe" ab "$top/conf/ab/$a" "$top/conf/ab/$b" --runs "$runs" --duration "$dur" --retries "${AB_RETRIES:-3}" \
 		--json "$out/pair$n.json" --svg "$out/pair$n.svg" >"$out/pair$n.txt" 2>&1 ||
 		{ echo "ab_all: pair $n failed (exit $?), see $out/pair$n.txt"; tail -5 "$out/pair$n.txt"; }
 done <"$top/conf/ab/PAIRS"
