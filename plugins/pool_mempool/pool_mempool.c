@@ -16,8 +16,9 @@
  * refuses a cache whose flush threshold, 1.5 × size, exceeds n).
  * Objects are cache-line aligned (rte_mempool's default).
  *
- * Map: pool_mempool_create -> rte_mempool_create; get_bulk / put_bulk ->
- * rte_mempool_get_bulk / rte_mempool_put_bulk; in_use ->
+ * Map: pool_mempool_create -> rte_mempool_create; get_bulk / put_bulk -> a
+ * single-object fast path on the lcore's cache, else rte_mempool_get_bulk /
+ * rte_mempool_put_bulk; in_use ->
  * rte_mempool_in_use_count (sums the lcores' caches: control path).
  */
 #include <errno.h>
@@ -93,17 +94,64 @@ pool_mempool_destroy(void *pool)
 	rte_mempool_free(pool);
 }
 
+/* One object (lcp_pool_get/lcp_pool_put, what stages mostly call) with the
+ * calling lcore's cache able to serve it: exactly what rte_mempool_get_bulk /
+ * rte_mempool_put_bulk do in that case (pop from / push onto the top of the
+ * cache while it stays within its flush threshold), as rte_mempool_default_cache
+ * finds the cache, without their general loops, memcpy and trace points.
+ * Everything else goes to DPDK's functions, out of line so that the fast path
+ * needs no stack frame. */
+static inline struct rte_mempool_cache *
+pool_mempool_cache(struct rte_mempool *mp)
+{
+	unsigned lcore = rte_lcore_id();
+
+	return mp->cache_size != 0 && lcore < RTE_MAX_LCORE ? &mp->local_cache[lcore] : NULL;
+}
+
+static __rte_noinline int
+pool_mempool_get_slow(struct rte_mempool *mp, void **objs, unsigned n)
+{
+	/* all or nothing; DPDK says -ENOENT, the contract -ENOBUFS */
+	return rte_mempool_get_bulk(mp, objs, n) == 0 ? 0 : -ENOBUFS;
+}
+
 static int
 pool_mempool_get_bulk(void *pool, void **objs, unsigned n)
 {
-	/* all or nothing; DPDK says -ENOENT, the contract -ENOBUFS */
-	return likely(rte_mempool_get_bulk(pool, objs, n) == 0) ? 0 : -ENOBUFS;
+	struct rte_mempool *mp = pool;
+
+	if (n == 1) {
+		struct rte_mempool_cache *c = pool_mempool_cache(mp);
+
+		if (likely(c != NULL && c->len > 0)) {
+			objs[0] = c->objs[--c->len];
+			return 0;
+		}
+	}
+	return pool_mempool_get_slow(mp, objs, n);
+}
+
+static __rte_noinline void
+pool_mempool_put_slow(struct rte_mempool *mp, void *const *objs, unsigned n)
+{
+	rte_mempool_put_bulk(mp, objs, n);
 }
 
 static void
 pool_mempool_put_bulk(void *pool, void *const *objs, unsigned n)
 {
-	rte_mempool_put_bulk(pool, objs, n);
+	struct rte_mempool *mp = pool;
+
+	if (n == 1) {
+		struct rte_mempool_cache *c = pool_mempool_cache(mp);
+
+		if (likely(c != NULL && c->len < c->flushthresh)) {
+			c->objs[c->len++] = objs[0];
+			return;
+		}
+	}
+	pool_mempool_put_slow(mp, objs, n);
 }
 
 static unsigned

@@ -302,8 +302,11 @@ b4_once(struct b4 *b, struct lcp_pool *p, enum b4_pattern pat, uint64_t nobj, bo
 		b->cons_ready = 0;
 		b->stop = 0;
 		b->target = b->consumed + b->nobj;
-		bench_launch(b->lc2, b4_cons_main, b);
+		/* the producer first: lcore 2 shares CPU 0 with this (main) thread and,
+		 * under SCHED_FIFO, would keep it off the CPU until the kernel's RT
+		 * throttling stepped in (~50 ms) before it could launch lcore 1 */
 		bench_launch(b->lc1, b4_prod_main, b);
+		bench_launch(b->lc2, b4_cons_main, b);
 		bench_wait();
 		if (rte_ring_count(b->r) != 0) {
 			fprintf(stderr, "b4: ring not empty after a repetition\n");
