@@ -53,6 +53,8 @@
 # Ratios: per round, lcpipe / kernel for the receiver alone and for receiver +
 # the feed server of the same run; median of the per-round ratios.
 #
+# Then (B12_TIMING=1) one lcpipe1 run per size with engine.stage_timing: each
+# stage's own cycles per message, natively (b12_report.py timing).
 # Then (B12_CG=1, valgrind present) one single-lcore lcpipe run per size under
 # callgrind (--toggle-collect=lcp_worker_main; an idle dump, then a stream
 # dump), split by component with b12_report.py cg: instructions per message
@@ -65,7 +67,7 @@
 # (the feed connection's congestion control, set by the server with
 # setsockopt: cubic, Linux's default; this VM's default is bbr, whose pacing
 # would shape the feed, and a namespace may not pick cubic by sysctl), B12_AFP_ARGS (net_af_packet devargs, "qdisc_bypass=1,framecnt=2048":
-# a ring larger than the tcp stage's 1 MiB window), B12_CG (1), B12_CG_MB (4), B12_CG_IDLE (1 s),
+# a ring larger than the tcp stage's 1 MiB window), B12_TIMING (1), B12_CG (1), B12_CG_MB (8), B12_CG_IDLE (1 s),
 # BENCH_NICE, BENCH_QUIET_WAIT, LCPIPE, B12_KEEP=1 (keep the work directory).
 set -eu
 . "$(dirname "$0")/common.sh"
@@ -84,7 +86,7 @@ BENCH_RT=0 # nothing runs SCHED_FIFO here
 : "${B12_CC:=cubic}"
 : "${B12_AFP_ARGS:=qdisc_bypass=1,framecnt=2048}"
 : "${B12_CG:=1}"
-: "${B12_CG_MB:=4}"
+: "${B12_CG_MB:=8}"
 : "${LCPIPE:=$BENCH_BUILDDIR/../framework/lcpipe}"
 : "${VALGRIND:=$(command -v valgrind || true)}"
 PY=/usr/bin/python3
@@ -189,7 +191,7 @@ export RUNTIME_DIRECTORY=$tmp/rt
 mkdir -p "$RUNTIME_DIRECTORY"
 NLC=0
 lc_conf() { # case -> $tmp/lc.N.json (sets LC_CONF, LC_PFX)
-	local lcores ring='' st2=1
+	local lcores ring='' st2=1 timing=false
 	NLC=$((NLC + 1))
 	LC_PFX=lcpb12-$$-$NLC
 	LC_CONF=$tmp/lc.$NLC.json
@@ -197,6 +199,7 @@ lc_conf() { # case -> $tmp/lc.N.json (sets LC_CONF, LC_PFX)
 	lcpipe1) lcores='"-l", "0,1"' ;;
 	lcpipe2) lcores='"--lcores=0@0,1@1,2@0"'; st2=2; ring='{"from": "tcp.data", "to": "ws.in", "ring_size": 16384}, ' ;;
 	cg) lcores='"-l", "0,1"' ;;
+	timing) lcores='"-l", "0,1"'; timing=true ;;
 	esac
 	[ -n "$ring" ] || ring='"tcp.data -> ws.in", '
 	cat >"$LC_CONF" <<JSON
@@ -204,7 +207,7 @@ lc_conf() { # case -> $tmp/lc.N.json (sets LC_CONF, LC_PFX)
   "eal": ["--no-huge", "--no-pci", "--no-shconf", "-m", "256", $lcores,
           "--file-prefix=$LC_PFX", "--vdev=net_af_packet0,iface=$VC${B12_AFP_ARGS:+,$B12_AFP_ARGS}",
           "--log-level=lib.eal:error"],
-  "engine": {"duration": ${2:-120}, "drain_timeout": 1.0},
+  "engine": {"duration": ${2:-120}, "drain_timeout": 1.0, "stage_timing": $timing},
   "stages": [
     {"name": "port", "plugin": "port_ethdev", "lcore": 1, "options": {"device": "net_af_packet0"}},
     {"name": "tcp", "plugin": "tcp", "lcore": 1,
@@ -240,7 +243,7 @@ run_one() {
 	local size=$1 cs=$2 base=$3 rc=0 count lp sp
 	count=$(count_of "$size")
 	case $cs in
-	lcpipe*) start_server "$size" "$count" "$base" --go-file "$base.go" || return 1 ;;
+	lcpipe* | timing) start_server "$size" "$count" "$base" --go-file "$base.go" || return 1 ;;
 	*) start_server "$size" "$count" "$base" || return 1 ;;
 	esac
 	case $cs in
@@ -255,7 +258,7 @@ run_one() {
 			return 1
 		fi
 		;;
-	lcpipe1 | lcpipe2)
+	lcpipe1 | lcpipe2 | timing)
 		lc_conf "$cs"
 		cp "$LC_CONF" "$base.conf.json"
 		ip netns exec "$NSC" nice -n "$BENCH_NICE" "$LCPIPE" run "$LC_CONF" --no-live \
@@ -330,6 +333,26 @@ RT_S1=$(snmp_retrans "$NSS")
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg); $(($(date +%s) - t_start)) s"
 echo "kernel TCP retransmissions by the feed servers during the runs: $((RT_S1 - RT_S0))"
 "$PY" "$REP" report "$tmp" "$TSC_HZ" || failed=$((failed + 1))
+
+# ---- per stage, natively: engine.stage_timing ----
+# lcpipe1's pipeline once more per size with "stage_timing": true (two TSC reads
+# per process()/poll() call, so not in the runs above): each stage's own cycles
+# per message (nested same-lcore calls subtracted), scaled to on-CPU cycles by
+# the sampler's window like the runs above.
+if [ "${B12_TIMING:-1}" = 1 ]; then
+	echo
+	echo "==== B12 per stage: lcpipe1 with engine.stage_timing, one run per size"
+	: >"$tmp/timing.tsv"
+	for size in $B12_SIZES; do
+		base=$tmp/timing.$size
+		if run_one "$size" timing "$base"; then
+			printf '%s\t%s\n' "$size" "$base" >>"$tmp/timing.tsv"
+		else
+			failed=$((failed + 1))
+		fi
+	done
+	"$PY" "$REP" timing "$tmp/timing.tsv" "$TSC_HZ" || failed=$((failed + 1))
+fi
 
 # ---- callgrind: instructions per message per stage, single lcore ----
 # lcpipe1's configuration under callgrind, collecting inside lcp_worker_main

@@ -15,6 +15,13 @@
   report  DIR TSC_HZ
           Reads DIR/runs.tsv and each run's files, checks them, prints the tables
           and one JSON line per result; exit 1 when a check fails.
+  timing  TSV TSC_HZ
+          Per stage, from lcpipe1 runs with engine.stage_timing (TSV: size and
+          run base per line): each stage's own TSC cycles (the report's timing)
+          per message and per segment, its share of the worker's busy cycles,
+          and that share of the run's on-CPU busy cycles per message (the
+          sample window's figure, as for the runs above); "loop" is what no
+          stage owns (the worker loop, empty polls inside busy turns).
   cg      CALLGRIND_OUT MSGS SEGMENTS [MAPS|- [IDLE_OUT RX_BURSTS]]
           Instructions per message of one single-lcore lcpipe run under
           callgrind (--toggle-collect=lcp_worker_main), by component: each
@@ -456,6 +463,53 @@ def cmd_report(argv):
     return 1 if bad else 0
 
 
+# ---------------------------------------------------------------- stage timing
+def cmd_timing(argv):
+    hz = float(argv[1])
+    bad = 0
+    jl = []
+    order = ["port", "tcp", "ws", "metrics", "sink"]
+    print("%5s %-8s %12s %12s %8s %14s %14s  %s" % ("size", "stage", "own cyc/msg", "cyc/segment", "share",
+          "on-CPU cyc/msg", "p50 ns/call", "calls, objects"))
+    for line in open(argv[0]):
+        size, base = line.split()
+        rep = json.load(open(base + ".report.json"))
+        samp = json.load(open(base + ".sample.json"))
+        if samp.get("error") or not samp.get("B"):
+            print("FAIL: %s: sampler: %s" % (base, samp.get("error")))
+            bad += 1
+            continue
+        w = window(samp, hz)
+        st = rep["stages"]
+        msgs = st["metrics"]["counters"]["msgs"]
+        segs = st["tcp"]["counters"]["tcp_segs_in"]
+        busy = sum(l["busy_cycles"] for l in rep["lcores"].values())
+        oncpu = sum(l["busy_on_cpu"] for l in w["lcores"].values()) / w["msgs"] if w["msgs"] else float("nan")
+        rows = []
+        for name in order:
+            t = st[name].get("timing")
+            if t is None:
+                continue
+            rows.append((name, t["cycles"], t))
+        loop = busy - sum(r[1] for r in rows)
+        for name, cyc, t in rows + [("loop", loop, None)]:
+            share = cyc / busy if busy else 0
+            print("%5s %-8s %12.1f %12.1f %7.1f%% %14.1f %14s  %s" % (
+                size, name, cyc / msgs, cyc / segs, 100 * share, share * oncpu,
+                "%.0f" % t.get("call_p50_ns", float("nan")) if t else "", "%d, %d" % (t["calls"], t["objects"]) if t else ""))
+            jl.append({"bench": "B12", "case": "stage_timing.%s.%s" % (size, name), "size": int(size),
+                       "own_cycles_per_msg": cyc / msgs, "own_cycles_per_segment": cyc / segs,
+                       "share_of_busy": share, "on_cpu_cycles_per_msg": share * oncpu,
+                       "calls": t["calls"] if t else None, "objects": t["objects"] if t else None})
+        print("%5s %-8s %12.1f %12.1f %7s %14.1f   (busy cycles of the run; on-CPU busy cycles per message in the window; "
+              "worker off-CPU %.0f %%, kernel %.0f %% of its CPU time)" % (
+                  size, "all", busy / msgs, busy / segs, "100%", oncpu,
+                  100 * w["lcores"][1]["off_cpu_share"], 100 * (w["lcores"][1]["sys_share"] or 0)))
+    for j in jl:
+        print(json.dumps(j))
+    return 1 if bad else 0
+
+
 # ---------------------------------------------------------------- callgrind
 SHARED = ("libc.so", "librte_eal", "librte_mempool", "librte_mbuf", "librte_ring", "ld-linux", "libcrypto",
           "libjansson", "libm.so", "???", "librte_ethdev", "librte_telemetry", "librte_kvargs", "libnuma")
@@ -583,6 +637,13 @@ def cmd_cg(argv):
             print("idle dump: %d empty turns, %.1f Ir per empty turn (%s); stream: %d turns, %d with frames, %d empty"
                   % (iturns, itotal / iturns, ", ".join("%s %.1f" % (c, v) for c, v in sorted(idle_per_turn.items())),
                      turns, rx_bursts, idle_turns))
+            removed = idle_turns * itotal / iturns
+            if total and removed > 0.5 * total:
+                # an empty turn's cost moves by a few instructions with the state of the
+                # connection (timers armed or not): large corrections carry that error
+                print("note: the empty turns were %.0f %% of what was collected; the per-stage figures carry about "
+                      "+-%.0f Ir/msg of that correction's error (2 %% of an empty turn per empty turn)"
+                      % (100.0 * removed / total, 0.02 * removed / msgs))
     order = ["port_ethdev", "af_packet_pmd", "tcp", "ws", "metrics", "sink_null", "framework", "counters", "ws_handshake"]
     print("%-14s %14s %12s %12s %12s  %s" % ("component", "Ir", "Ir/msg", "Ir/segment", "idle turns",
                                             "largest calls into shared libraries (Ir/msg)"))
@@ -611,7 +672,7 @@ def cmd_cg(argv):
 
 
 if __name__ == "__main__":
-    cmds = {"sample": cmd_sample, "report": cmd_report, "cg": cmd_cg}
+    cmds = {"sample": cmd_sample, "report": cmd_report, "timing": cmd_timing, "cg": cmd_cg}
     if len(sys.argv) < 2 or sys.argv[1] not in cmds:
         print(__doc__)
         sys.exit(2)
