@@ -1,0 +1,412 @@
+#!/bin/bash
+# B12 — the whole pipeline (doc/benchmarks.md "B12"): lcpipe receiving a
+# WebSocket tick feed over its own stack, rx -> tcp -> ws -> metrics -> sink,
+# on 1 and 2 worker lcores, against a kernel-socket C client doing the same
+# work on the same feed, over the same veth. Root only (network namespaces,
+# veth, af_packet); SKIP (77) otherwise.
+#
+# Topology (two network namespaces, one veth pair; TSO, GSO, GRO and tx/rx
+# checksum offloads off on both ends, MTU 1500, so the sender's TCP sends
+# 1448-byte segments (with timestamps) and an AF_PACKET socket sees complete
+# checksums):
+#
+#   netns lcpb12s-PID                          netns lcpb12c-PID
+#   b12_feed_server 10.89.0.1 -- veth b12sPID == b12cPID -- kernel: 10.89.0.2 (b12_kernel_client)
+#                                                            lcpipe: net_af_packet on b12cPID,
+#                                                            tcp stage 10.89.0.3, MAC 02:00:0a:59:00:03
+#
+# Every run: a fresh feed server (pinned to CPU $B12_SERVER_CPU) streams
+# COUNT messages of SIZE payload bytes (binary frames, JSON ticks over
+# $B12_SYMBOLS symbols, b12_feed_server.c) as fast as the socket takes them,
+# then a close; the receiver is one of
+#   kernel      b12_kernel_client (CPU $B12_CLIENT_CPU): recv() 64 KiB, a minimal
+#               frame parser, plugins/metrics' tick scan and sequence check
+#               (the same algorithm and hash) -- the same work as ws + metrics
+#   kernel_min  the same with --scan fixed --hash mix: a parser that knows the
+#               feed's layout and a well-mixed symbol hash (the cheaper anchor)
+#   lcpipe1     lcpipe, EAL -l 0,1: worker lcore 1 (CPU 1) runs port_ethdev
+#               (net_af_packet), tcp, ws, metrics, sink_null; main lcore on CPU 0
+#   lcpipe2     lcpipe, EAL --lcores=0@0,1@1,2@0: lcore 1 (CPU 1) port + tcp,
+#               lcore 2 (CPU 0, shared with the feed server: there are only
+#               2 CPUs) ws + metrics + sink; tcp.data -> ws.in crosses lcores
+#               (ring of 16384 >= the engine's 8191 mbufs, so it cannot overflow)
+# Runs are interleaved: every round runs every size (order rotated) and, per
+# size, every receiver (order rotated). Noise gate as B8: the spin loop on both
+# CPUs before and after every run, re-run on > 10 % drift (at most
+# B12_RERUNS times (default 1: on this shared VM the gate fires on most
+# runs), then kept and counted noisy).
+#
+# Cycles per message:
+#   kernel: the client's getrusage user+sys x the TSC rate / messages, and the
+#     feed server's the same way (on a veth the kernel's receive work runs
+#     partly in softirq inside the *server's* send(), and, when the receiver
+#     is the bottleneck, much of the sender's inside the receiver's recv()
+#     (its ACKs release the server's queued data): hence both processes)
+#   lcpipe: per worker lcore, over a window sampled by b12_report.py sample
+#     (telemetry /lcpipe/stats + /proc/PID/task/*/schedstat at two instants
+#     while the stream runs): the thread's on-CPU time x its busy share
+#     (busy / (busy + idle) TSC cycles of the engine's accounting), summed over
+#     the lcores, / messages in the window. The engine's busy cycles are TSC
+#     wall time, which on this shared machine include time the thread was
+#     preempted; they are printed too ("wall busy"), and the --report's
+#     whole-run figure is in the JSON lines (report_busy).
+# Ratios: per round, lcpipe / kernel for the receiver alone and for receiver +
+# the feed server of the same run; median of the per-round ratios.
+#
+# Then (B12_TIMING=1) one lcpipe1 run per size with engine.stage_timing: each
+# stage's own cycles per message, natively (b12_report.py timing).
+# Then (B12_CG=1, valgrind present) one single-lcore lcpipe run per size under
+# callgrind (--toggle-collect=lcp_worker_main; an idle dump, then a stream
+# dump), split by component with b12_report.py cg: instructions per message
+# per stage, empty polling turns removed.
+#
+# Knobs: B12_ROUNDS (5), B12_SIZES ("64 256 1024"), B12_CASES ("kernel
+# kernel_min lcpipe1 lcpipe2"), B12_MB (frame megabytes per run, 96: the
+# message count is B12_MB*10^6 / frame size), B12_SYMBOLS (100), B12_OPCODE
+# (binary), B12_RERUNS (1), B12_SERVER_CPU (0), B12_CLIENT_CPU (1), B12_CC
+# (the feed connection's congestion control, set by the server with
+# setsockopt: cubic, Linux's default; this VM's default is bbr, whose pacing
+# would shape the feed, and a namespace may not pick cubic by sysctl), B12_AFP_ARGS (net_af_packet devargs, "qdisc_bypass=1,framecnt=2048":
+# a ring larger than the tcp stage's 1 MiB window), B12_TIMING (1), B12_CG (1), B12_CG_MB (8), B12_CG_IDLE (1 s),
+# BENCH_NICE, BENCH_QUIET_WAIT, LCPIPE, B12_KEEP=1 (keep the work directory).
+set -eu
+. "$(dirname "$0")/common.sh"
+# shellcheck disable=SC2034 # read by bench_header
+BENCH_RT=0 # nothing runs SCHED_FIFO here
+
+: "${B12_ROUNDS:=5}"
+: "${B12_SIZES:=64 256 1024}"
+: "${B12_CASES:=kernel kernel_min lcpipe1 lcpipe2}"
+: "${B12_MB:=96}"
+: "${B12_SYMBOLS:=100}"
+: "${B12_OPCODE:=binary}"
+: "${B12_RERUNS:=1}"
+: "${B12_SERVER_CPU:=0}"
+: "${B12_CLIENT_CPU:=1}"
+: "${B12_CC:=cubic}"
+: "${B12_AFP_ARGS:=qdisc_bypass=1,framecnt=2048}"
+: "${B12_CG:=1}"
+: "${B12_CG_MB:=8}"
+: "${LCPIPE:=$BENCH_BUILDDIR/../framework/lcpipe}"
+: "${VALGRIND:=$(command -v valgrind || true)}"
+PY=/usr/bin/python3
+HERE=$(cd "$(dirname "$0")" && pwd)
+REP=$HERE/b12_report.py
+
+bench_need_cpus 2
+[ "$(id -u)" = 0 ] || { echo "SKIP: B12 needs root (network namespaces, veth, af_packet)"; exit 77; }
+for t in ip ethtool taskset; do
+	command -v "$t" >/dev/null || { echo "SKIP: no $t (Debian: iproute2, ethtool, util-linux)"; exit 77; }
+done
+[ -x "$PY" ] || { echo "SKIP: no /usr/bin/python3"; exit 77; }
+SRV=$BENCH_BUILDDIR/bench/b12_feed_server
+KC=$BENCH_BUILDDIR/bench/b12_kernel_client
+LIBTOOL=$BENCH_BUILDDIR/../libtool
+for f in "$SRV" "$KC" "$LCPIPE"; do
+	[ -e "$f" ] || { echo "B12: $f is not built (make bench BENCH_ONLY=b12 builds it)"; exit 1; }
+done
+[ "$B12_SERVER_CPU" != "$B12_CLIENT_CPU" ] || { echo "B12: B12_SERVER_CPU and B12_CLIENT_CPU must differ"; exit 2; }
+
+bench_header B12 "whole pipeline rx -> tcp -> ws -> metrics -> sink: lcpipe on 1 and 2 lcores vs a kernel-socket client"
+tmp=$(mktemp -d /tmp/lcpb12.XXXXXX)
+NSS=lcpb12s-$$
+NSC=lcpb12c-$$
+VS=b12s$$
+VC=b12c$$
+S_IP=10.89.0.1
+K_IP=10.89.0.2
+L_IP=10.89.0.3
+L_MAC=02:00:0a:59:00:03
+PORT=9712
+PIDS=""
+cleanup() {
+	local p
+	for p in $PIDS; do
+		if kill -0 "$p" 2>/dev/null; then
+			kill -TERM "$p" 2>/dev/null || true
+			for _ in $(seq 30); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+			kill -KILL "$p" 2>/dev/null || true
+		fi
+		wait "$p" 2>/dev/null || true
+	done
+	ip netns del "$NSS" 2>/dev/null || true
+	ip netns del "$NSC" 2>/dev/null || true
+	if [ "${B12_KEEP:-0}" = 1 ]; then
+		echo "B12_KEEP=1: keeping $tmp"
+	else
+		rm -rf "$tmp"
+	fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+nss() { ip netns exec "$NSS" "$@"; }
+nsc() { ip netns exec "$NSC" "$@"; }
+ip netns add "$NSS" && ip netns add "$NSC" || { echo "SKIP: cannot create network namespaces"; exit 77; }
+for n in "$NSS" "$NSC"; do
+	ip netns exec "$n" sysctl -qw net.ipv6.conf.default.disable_ipv6=1 net.ipv6.conf.all.disable_ipv6=1
+	ip -n "$n" link set lo up
+done
+ip link add "$VS" type veth peer name "$VC"
+ip link set "$VS" netns "$NSS"
+ip link set "$VC" netns "$NSC"
+ip -n "$NSS" addr add $S_IP/24 dev "$VS"
+ip -n "$NSC" addr add $K_IP/24 dev "$VC"
+ip -n "$NSS" link set "$VS" mtu 1500 up
+ip -n "$NSC" link set "$VC" mtu 1500 up
+nss ethtool -K "$VS" tso off gso off gro off tx off rx off >/dev/null 2>&1 || true
+nsc ethtool -K "$VC" tso off gso off gro off tx off rx off >/dev/null 2>&1 || true
+echo "veth:    $VS ($S_IP, netns $NSS, feed server) <-> $VC (netns $NSC: kernel $K_IP; lcpipe $L_IP mac $L_MAC over af_packet), MTU $(ip -n "$NSS" -o link show "$VS" | sed -n 's/.* mtu \([0-9]*\).*/\1/p')"
+for x in "$NSS:$VS" "$NSC:$VC"; do
+	echo "         ${x#*:}: $(ip netns exec "${x%%:*}" ethtool -k "${x#*:}" | grep -E '^(tcp-segmentation-offload|generic-segmentation-offload|generic-receive-offload|tx-checksumming|rx-checksumming):' | tr -s ' \n' ' ')"
+done
+echo "tcp:     congestion control of the feed's connection: $B12_CC (setsockopt TCP_CONGESTION; the namespaces' default is $(nss sysctl -n net.ipv4.tcp_congestion_control)); client rmem $(nsc sysctl -n net.ipv4.tcp_rmem | tr -s '\t ' ' ')"
+echo "placement: feed server CPU $B12_SERVER_CPU (taskset); kernel client CPU $B12_CLIENT_CPU (taskset);"
+echo "           lcpipe1 EAL -l 0,1: main lcore 0 = CPU 0 (control loop, sleeps), worker lcore 1 = CPU 1 (port, tcp, ws, metrics, sink)"
+echo "           lcpipe2 EAL --lcores=0@0,1@1,2@0: lcore 1 = CPU 1 (port, tcp), lcore 2 = CPU 0 (ws, metrics, sink) -- CPU 0 is shared with the feed server"
+echo "           telemetry sampler (b12_report.py sample) on CPU $B12_SERVER_CPU, polling every 20 ms"
+if [ "$(cat /proc/sys/kernel/sched_autogroup_enabled 2>/dev/null || echo 0)" = 1 ]; then
+	echo "sched:   autogroup on: nice $BENCH_NICE acts only within this session; other sessions' tasks share the CPUs fairly"
+fi
+
+TSC_HZ=$(taskset -c "$B12_CLIENT_CPU" "$KC" --calibrate | sed -n 's/.*"tsc_hz":\([0-9]*\).*/\1/p')
+spin() { taskset -c "$1" "$KC" --spin | sed -n 's/.*"spin_cycles":\([0-9]*\).*/\1/p'; }
+median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+drift() { # spin ref -> 1 when off by more than 10 %
+	awk -v s="$1" -v r="$2" 'BEGIN { d = s / r - 1; if (d < 0) d = -d; print (d > 0.10) ? 1 : 0 }'
+}
+count_of() { echo $((B12_MB * 1000000 / ($1 + ($1 < 126 ? 2 : 4)))); }
+bench_wait_quiet
+echo "start:   $(date -u '+%Y-%m-%d %H:%M:%S UTC'); load $(cut -d' ' -f1-3 /proc/loadavg)"
+REF0=$(for _ in 1 2 3 4 5; do spin 0; done | median)
+REF1=$(for _ in 1 2 3 4 5; do spin 1; done | median)
+echo "tsc:     $TSC_HZ Hz (calibrated against CLOCK_MONOTONIC_RAW); gate reference spin: CPU 0 $REF0, CPU 1 $REF1 cycles"
+for s in $B12_SIZES; do
+	echo "feed:    $s-byte $B12_OPCODE messages: $(count_of "$s") per run ($B12_MB MB of frames), $B12_SYMBOLS symbols"
+done
+snmp_retrans() { ip netns exec "$1" awk '/^Tcp:/ { if (h) { print $13; exit } h = 1 }' /proc/net/snmp; }
+RT_S0=$(snmp_retrans "$NSS")
+
+export RUNTIME_DIRECTORY=$tmp/rt
+mkdir -p "$RUNTIME_DIRECTORY"
+NLC=0
+lc_conf() { # case -> $tmp/lc.N.json (sets LC_CONF, LC_PFX)
+	local lcores ring='' st2=1 timing=false
+	NLC=$((NLC + 1))
+	LC_PFX=lcpb12-$$-$NLC
+	LC_CONF=$tmp/lc.$NLC.json
+	case $1 in
+	lcpipe1) lcores='"-l", "0,1"' ;;
+	lcpipe2) lcores='"--lcores=0@0,1@1,2@0"'; st2=2; ring='{"from": "tcp.data", "to": "ws.in", "ring_size": 16384}, ' ;;
+	cg) lcores='"-l", "0,1"' ;;
+	timing) lcores='"-l", "0,1"'; timing=true ;;
+	esac
+	[ -n "$ring" ] || ring='"tcp.data -> ws.in", '
+	cat >"$LC_CONF" <<JSON
+{ "name": "B12 $1",
+  "eal": ["--no-huge", "--no-pci", "--no-shconf", "-m", "256", $lcores,
+          "--file-prefix=$LC_PFX", "--vdev=net_af_packet0,iface=$VC${B12_AFP_ARGS:+,$B12_AFP_ARGS}",
+          "--log-level=lib.eal:error"],
+  "engine": {"duration": ${2:-120}, "drain_timeout": 1.0, "stage_timing": $timing},
+  "stages": [
+    {"name": "port", "plugin": "port_ethdev", "lcore": 1, "options": {"device": "net_af_packet0"}},
+    {"name": "tcp", "plugin": "tcp", "lcore": 1,
+     "options": {"ip": "$L_IP/24", "device": "net_af_packet0", "mac": "$L_MAC"}},
+    {"name": "ws", "plugin": "ws", "lcore": $st2,
+     "options": {"url": "ws://$S_IP:$PORT/b12", "subscribe": "b12 subscribe",
+                 "reconnect_min_ms": 3600000, "reconnect_max_ms": 3600000}},
+    {"name": "metrics", "plugin": "metrics", "lcore": $st2, "options": {"log_buckets": false}},
+    {"name": "sink", "plugin": "sink_null", "lcore": $st2}],
+  "links": ["port.rx -> tcp.rx", "tcp.tx -> port.tx", $ring"ws.tx -> tcp.app",
+            "ws.msg -> metrics.in", "metrics.out -> sink.msg"] }
+JSON
+}
+
+# start_server SIZE COUNT BASE [--go-file F] -> SRV_PID
+start_server() {
+	local size=$1 count=$2 base=$3
+	shift 3
+	rm -f "$base.ready"
+	# not through nss(): $! must be the process that becomes the server
+	ip netns exec "$NSS" nice -n "$BENCH_NICE" taskset -c "$B12_SERVER_CPU" "$SRV" --listen "$S_IP:$PORT" \
+		--size "$size" --count "$count" --symbols "$B12_SYMBOLS" --opcode "$B12_OPCODE" --ready-file "$base.ready" \
+		--cc "$B12_CC" --timeout-ms 60000 "$@" >"$base.server.json" 2>"$base.server.err" </dev/null &
+	SRV_PID=$!
+	PIDS="$PIDS $SRV_PID"
+	for _ in $(seq 200); do [ -e "$base.ready" ] && return 0; sleep 0.02; done
+	echo "B12: the feed server did not start: $(cat "$base.server.err")"
+	return 1
+}
+
+# run_one SIZE CASE BASE: one run; 0 = ok
+run_one() {
+	local size=$1 cs=$2 base=$3 rc=0 count lp sp
+	count=$(count_of "$size")
+	case $cs in
+	lcpipe* | timing) start_server "$size" "$count" "$base" --go-file "$base.go" || return 1 ;;
+	*) start_server "$size" "$count" "$base" || return 1 ;;
+	esac
+	case $cs in
+	kernel | kernel_min)
+		local opt=()
+		[ "$cs" = kernel_min ] && opt=(--scan fixed --hash mix)
+		nsc nice -n "$BENCH_NICE" taskset -c "$B12_CLIENT_CPU" "$KC" --connect "$S_IP:$PORT" --tsc-hz "$TSC_HZ" \
+			"${opt[@]}" >"$base.client.json" 2>"$base.client.err" </dev/null || rc=$?
+		wait "$SRV_PID" || rc=$((rc + 100))
+		if [ $rc != 0 ]; then
+			echo "B12: $cs at $size B failed ($rc): $(cat "$base.client.err" "$base.server.err" 2>/dev/null | head -5)"
+			return 1
+		fi
+		;;
+	lcpipe1 | lcpipe2 | timing)
+		lc_conf "$cs"
+		cp "$LC_CONF" "$base.conf.json"
+		ip netns exec "$NSC" nice -n "$BENCH_NICE" "$LCPIPE" run "$LC_CONF" --no-live \
+			--report "$base.report.json" >"$base.log" 2>&1 </dev/null &
+		lp=$!
+		PIDS="$PIDS $lp"
+		# the sampler at the benchmark's nice level: on CPU 0 it competes with lcpipe2's lcore 2
+		nice -n "$BENCH_NICE" taskset -c "$B12_SERVER_CPU" "$PY" "$REP" sample --sock-dir "$RUNTIME_DIRECTORY/dpdk/$LC_PFX" \
+			--pid "$lp" --server-pid "$SRV_PID" --go-file "$base.go" --out "$base.sample.json" >"$base.sample.err" 2>&1 &
+		sp=$!
+		wait "$SRV_PID" || rc=100
+		wait "$sp" || rc=$((rc + 10))
+		kill -TERM "$lp" 2>/dev/null || true
+		wait "$lp" || rc=$((rc + 1))
+		if [ $rc != 0 ] || ! [ -s "$base.report.json" ]; then
+			echo "B12: $cs at $size B failed ($rc): server: $(head -c 300 "$base.server.err"); sampler: $(head -c 300 "$base.sample.err") $(head -c 300 "$base.sample.json")"
+			echo "     lcpipe log ($base.log), last 15 lines:"
+			tail -n 15 "$base.log"
+			return 1
+		fi
+		;;
+	esac
+	return 0
+}
+
+echo "+ ip netns exec $NSS taskset -c $B12_SERVER_CPU $(basename "$SRV") --listen $S_IP:$PORT --size SIZE --count N --symbols $B12_SYMBOLS --opcode $B12_OPCODE --cc $B12_CC [--go-file R.go]"
+echo "+ ip netns exec $NSC taskset -c $B12_CLIENT_CPU $(basename "$KC") --connect $S_IP:$PORT --tsc-hz $TSC_HZ [--scan fixed --hash mix]"
+echo "+ ip netns exec $NSC lcpipe run lc.N.json --no-live --report R.report.json  (EAL --vdev=net_af_packet0,iface=$VC,$B12_AFP_ARGS)"
+echo "+ b12_report.py sample --sock-dir \$RUNTIME_DIRECTORY/dpdk/PREFIX --pid LCPIPE_PID --server-pid SERVER_PID --go-file R.go --out R.sample.json  (lcpipe runs: the server waits for R.go)"
+: >"$tmp/runs.tsv"
+t_start=$(date +%s)
+read -r -a CASES <<<"$B12_CASES"
+read -r -a SIZES <<<"$B12_SIZES"
+nc=${#CASES[@]}
+nz=${#SIZES[@]}
+failed=0
+for r in $(seq 1 "$B12_ROUNDS"); do
+	for zi in $(seq 0 $((nz - 1))); do
+		size=${SIZES[$(((zi + r - 1) % nz))]}
+		for ci in $(seq 0 $((nc - 1))); do
+			cs=${CASES[$(((ci + r - 1) % nc))]}
+			a=0
+			while :; do
+				base=$tmp/r$r.$size.$cs.$a
+				b0=$(spin 0)
+				b1=$(spin 1)
+				if ! run_one "$size" "$cs" "$base"; then
+					failed=$((failed + 1))
+					printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$size" "$cs" "$a" "$base" failed >>"$tmp/runs.tsv"
+					break
+				fi
+				e0=$(spin 0)
+				e1=$(spin 1)
+				bad=$(($(drift "$b0" "$REF0") + $(drift "$b1" "$REF1") + $(drift "$e0" "$REF0") + $(drift "$e1" "$REF1")))
+				if [ "$bad" = 0 ]; then
+					printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$size" "$cs" "$a" "$base" kept >>"$tmp/runs.tsv"
+					break
+				fi
+				if [ "$a" -ge "$B12_RERUNS" ]; then
+					printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$size" "$cs" "$a" "$base" noisy >>"$tmp/runs.tsv"
+					break
+				fi
+				[ "${BENCH_DEBUG:-0}" = 1 ] && echo "gate: round $r $size $cs: spins $b0/$b1 before, $e0/$e1 after (ref $REF0/$REF1): re-run"
+				printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$size" "$cs" "$a" "$base" rerun >>"$tmp/runs.tsv"
+				a=$((a + 1))
+			done
+		done
+	done
+	printf 'round %d of %d done (%ds; load %s)\n' "$r" "$B12_ROUNDS" $(($(date +%s) - t_start)) "$(cut -d' ' -f1 /proc/loadavg)"
+done
+RT_S1=$(snmp_retrans "$NSS")
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg); $(($(date +%s) - t_start)) s"
+echo "kernel TCP retransmissions by the feed servers during the runs: $((RT_S1 - RT_S0))"
+"$PY" "$REP" report "$tmp" "$TSC_HZ" || failed=$((failed + 1))
+
+# ---- per stage, natively: engine.stage_timing ----
+# lcpipe1's pipeline once more per size with "stage_timing": true (two TSC reads
+# per process()/poll() call, so not in the runs above): each stage's own cycles
+# per message (nested same-lcore calls subtracted), scaled to on-CPU cycles by
+# the sampler's window like the runs above.
+if [ "${B12_TIMING:-1}" = 1 ]; then
+	echo
+	echo "==== B12 per stage: lcpipe1 with engine.stage_timing, one run per size"
+	: >"$tmp/timing.tsv"
+	for size in $B12_SIZES; do
+		base=$tmp/timing.$size
+		if run_one "$size" timing "$base"; then
+			printf '%s\t%s\n' "$size" "$base" >>"$tmp/timing.tsv"
+		else
+			failed=$((failed + 1))
+		fi
+	done
+	"$PY" "$REP" timing "$tmp/timing.tsv" "$TSC_HZ" || failed=$((failed + 1))
+fi
+
+# ---- callgrind: instructions per message per stage, single lcore ----
+# lcpipe1's configuration under callgrind, collecting inside lcp_worker_main
+# only. The feed server waits (--go-file) after the subscription: the counts
+# are zeroed, the worker polls an idle pipeline for B12_CG_IDLE s, that is
+# dumped ("idle": instructions per empty turn), then the stream runs and is
+# dumped ("stream"); b12_report.py cg removes the stream's empty turns (under
+# valgrind the worker waits for the feed most of the time on this machine).
+CGCTL=$(command -v callgrind_control || true)
+: "${B12_CG_IDLE:=1}"
+if [ "$B12_CG" = 1 ] && [ -n "$VALGRIND" ] && [ -x "$VALGRIND" ] && [ -n "$CGCTL" ] && [ -x "$LIBTOOL" ]; then
+	echo
+	echo "==== B12 callgrind: lcpipe1 under valgrind --tool=callgrind --toggle-collect=lcp_worker_main, $B12_CG_MB MB of frames per size"
+	for size in $B12_SIZES; do
+		base=$tmp/cg.$size
+		count=$((B12_CG_MB * 1000000 / (size + (size < 126 ? 2 : 4))))
+		start_server "$size" "$count" "$base" --go-file "$base.go" --sub-file "$base.sub" || { failed=$((failed + 1)); continue; }
+		lc_conf cg 900
+		echo "+ ip netns exec $NSC libtool --mode=execute $VALGRIND --tool=callgrind --toggle-collect=lcp_worker_main lcpipe run lc.$NLC.json ($size B, $count messages)"
+		ip netns exec "$NSC" "$LIBTOOL" --mode=execute "$VALGRIND" --tool=callgrind --callgrind-out-file="$base.cg.out" \
+			--toggle-collect=lcp_worker_main "$LCPIPE" run "$LC_CONF" --no-live \
+			--report "$base.report.json" >"$base.log" 2>&1 </dev/null &
+		lp=$!
+		PIDS="$PIDS $lp"
+		rc=0
+		for _ in $(seq 1200); do [ -e "$base.sub" ] || ! kill -0 "$SRV_PID" 2>/dev/null && break; sleep 0.1; done
+		if [ -e "$base.sub" ]; then
+			"$CGCTL" -z "$lp" >/dev/null 2>&1
+			sleep "$B12_CG_IDLE"
+			"$CGCTL" -d idle "$lp" >/dev/null 2>&1
+			: >"$base.go"
+			wait "$SRV_PID" || rc=1
+			"$CGCTL" -d stream "$lp" >/dev/null 2>&1
+			# the plugins' mappings, for the code callgrind leaves in object "???"
+			cp "/proc/$lp/maps" "$base.maps" 2>/dev/null || true
+		else
+			rc=1
+		fi
+		kill -TERM "$lp" 2>/dev/null || true
+		wait "$lp" || rc=1
+		idle=$(grep -l 'Trigger: Client Request: idle\|Trigger: dump idle' "$base.cg.out".* 2>/dev/null | head -1)
+		stream=$(grep -l 'Trigger: Client Request: stream\|Trigger: dump stream' "$base.cg.out".* 2>/dev/null | head -1)
+		if [ $rc != 0 ] || ! [ -s "$base.report.json" ] || [ -z "$idle" ] || [ -z "$stream" ]; then
+			echo "B12: the callgrind run at $size B failed; log: $(tail -n 5 "$base.log")"
+			failed=$((failed + 1))
+			continue
+		fi
+		read -r msgs segs bursts < <("$PY" -c 'import json,sys; r=json.load(open(sys.argv[1])); s=r["stages"]; print(s["metrics"]["counters"]["msgs"], s["tcp"]["counters"]["tcp_segs_in"], s["port"]["counters"]["rx_bursts"])' "$base.report.json")
+		echo "-- $size B: $msgs messages, $segs segments in, $bursts rx bursts with frames"
+		"$PY" "$REP" cg "$stream" "$msgs" "$segs" "$base.maps" "$idle" "$bursts" |
+			sed "s/\"case\": \"callgrind\"/\"case\": \"callgrind.lcpipe1.$size\"/" || failed=$((failed + 1))
+	done
+else
+	echo "callgrind part skipped (B12_CG=$B12_CG, valgrind '${VALGRIND:-}', callgrind_control '${CGCTL:-}')"
+fi
+[ "$failed" = 0 ] || { echo "B12: $failed run(s) or check(s) failed"; exit 1; }
+exit 0

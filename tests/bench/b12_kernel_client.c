@@ -1,0 +1,650 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * b12_kernel_client.c — B12 (whole pipeline, doc/benchmarks.md): the
+ * kernel-path anchor. Receives the b12_feed_server stream over a kernel TCP
+ * socket and does the work lcpipe's ws + metrics stages do with it:
+ *
+ *   blocking recv() into a --buf byte buffer (default 64 KiB); a minimal
+ *   WebSocket frame parser over what is in it (unmasked server frames, 7- and
+ *   16/64-bit lengths; a frame cut by the buffer's end is moved to its start
+ *   and completed by the next recv); for every data frame the tick scan of
+ *   plugins/metrics (the same algorithm: walk the JSON strings with memchr, a
+ *   string followed by ':' is a key, stop once "s" and "n" are found) and the
+ *   per-symbol sequence check (open addressing on the symbol's bytes; in
+ *   order, gap, duplicate, as metrics counts them). A close frame from the
+ *   server is answered with a masked close (1000) and ends the run.
+ *   --scan fixed replaces the tick scan by a parser that knows this feed's
+ *   layout (symbol right after {"s":", "n": right after it): the minimal
+ *   parser, a cheaper anchor than the same work lcpipe does. --hash mix
+ *   gives the symbol table a full 64-bit finaliser (see kc_hash), to measure
+ *   what metrics' hash costs on this feed's symbol names.
+ *
+ * The handshake is libstk's client side (stk_ws_client_request /
+ * stk_ws_client_response, which checks Sec-WebSocket-Accept), followed by one
+ * masked text frame, the subscription, which starts the server's stream.
+ *
+ * Reported (one JSON line): messages, payload bytes, recv() calls, wall time,
+ * getrusage(RUSAGE_SELF) user + system time from just before the first recv
+ * of the stream to the close, and cpu_cycles_per_msg = (user + system time) ×
+ * the TSC rate (--tsc-hz; b12.sh passes the rate calibrated by --calibrate)
+ * / messages: on-CPU cycles of this process, which on a veth excludes the
+ * kernel's TCP receive work done in softirq on the sender's CPU (charged to
+ * the server's process: see b12_feed_server.c).
+ *
+ * Other uses:
+ *   --calibrate     print the TSC rate against CLOCK_MONOTONIC_RAW (JSON)
+ *   --spin          the noise gate's spin loop (the same loop as B8's):
+ *                   median TSC cycles of 7 runs of a fixed dependent
+ *                   multiply-add chain (≈ 0.5 ms each), JSON
+ *
+ * Usage: b12_kernel_client --connect A.B.C.D:PORT [--buf BYTES] [--tsc-hz HZ]
+ *          [--rcvbuf BYTES] [--timeout-ms MS] [--scan metrics|fixed]
+ *          [--hash metrics|mix] | --calibrate | --spin
+ * Exit 0 only when the stream ended with the server's close frame and no
+ * sequence gap, duplicate or malformed tick was seen. Pin it with taskset. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+#include <x86intrin.h>
+
+#include <stk/ws.h>
+
+#define KC_SYM_MAX 31
+#define KC_TABLE (1u << 13) /* slots: twice the 4096 symbols metrics tracks by default */
+
+static uint64_t
+kc_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t
+kc_tv_us(struct timeval tv)
+{
+	return (uint64_t)tv.tv_sec * 1000000ull + (uint64_t)tv.tv_usec;
+}
+
+static double
+kc_calibrate_hz(void)
+{
+	double best = 0;
+
+	for (int r = 0; r < 3; r++) {
+		uint64_t n0 = kc_now_ns(), t0 = __rdtsc(), n1, t1;
+
+		do
+			n1 = kc_now_ns();
+		while (n1 - n0 < 100000000ull);
+		t1 = __rdtsc();
+		best = (double)(t1 - t0) * 1e9 / (double)(n1 - n0);
+	}
+	return best;
+}
+
+/* the noise gate: a dependent multiply-add chain, 7 runs, median (as B8's) */
+static int
+kc_spin(void)
+{
+	uint64_t t[7];
+	volatile uint64_t sink;
+
+	for (int r = 0; r < 7; r++) {
+		uint64_t x = 88172645463325252ull, t0 = __rdtsc();
+
+		for (unsigned i = 0; i < 400000; i++)
+			x = x * 6364136223846793005ull + 1442695040888963407ull;
+		t[r] = __rdtsc() - t0;
+		sink = x;
+	}
+	(void)sink;
+	for (int i = 1; i < 7; i++)
+		for (int j = i; j > 0 && t[j - 1] > t[j]; j--) {
+			uint64_t s = t[j];
+
+			t[j] = t[j - 1];
+			t[j - 1] = s;
+		}
+	printf("{\"bench\":\"B12\",\"spin_cycles\":%" PRIu64 "}\n", t[3]);
+	return 0;
+}
+
+static int
+kc_send_all(int fd, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+
+	while (n > 0) {
+		ssize_t k = send(fd, b, n, MSG_NOSIGNAL);
+
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		b += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+/* a masked client frame of n payload bytes into out (n <= 125) */
+static size_t
+kc_client_frame(uint8_t *out, unsigned op, const void *payload, size_t n)
+{
+	uint8_t key[4];
+	size_t h;
+
+	if (getrandom(key, sizeof(key), 0) != (ssize_t)sizeof(key))
+		memset(key, 0x5a, sizeof(key));
+	h = stk_ws_hdr(out, op, true, n, key);
+	memcpy(out + h, payload, n);
+	stk_ws_mask(out + h, n, key, 0);
+	return h + n;
+}
+
+/* ---- the tick scan and the sequence check: plugins/metrics' algorithm ---- */
+struct kc_sym {
+	uint64_t key[4];
+	uint64_t last;
+	uint32_t len;
+};
+
+struct kc_stats {
+	uint64_t msgs, bytes, ticks, non_tick, bad_tick, symbols, table_full;
+	uint64_t in_order, gaps, gap_events, dups, other_frames;
+};
+
+static struct kc_sym kc_tab[KC_TABLE];
+static unsigned kc_nsyms;
+
+static bool kc_mix; /* --hash mix */
+
+/* plugins/metrics' mt_hash (for connection 0); --hash mix adds a full 64-bit
+ * finaliser (murmur3's fmix64), which the metrics hash lacks: symbols that
+ * differ only in their last bytes ("SYM00042") share few home slots there */
+static inline uint64_t
+kc_hash(const uint64_t key[4], uint32_t len)
+{
+	uint64_t h = len * 0x9e3779b97f4a7c15ull;
+
+	for (unsigned i = 0; i < (len + 7) / 8; i++) {
+		h ^= key[i];
+		h *= 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+	}
+	if (kc_mix) {
+		h ^= h >> 33;
+		h *= 0xff51afd7ed558ccdull;
+		h ^= h >> 33;
+		h *= 0xc4ceb9fe1a85ec53ull;
+		h ^= h >> 33;
+		return h;
+	}
+	return h ^ (h >> 29);
+}
+
+static inline void
+kc_track(struct kc_stats *s, const uint64_t key[4], uint32_t len, uint64_t seq)
+{
+	uint64_t i = kc_hash(key, len) & (KC_TABLE - 1);
+	struct kc_sym *e;
+
+	for (;;) {
+		e = &kc_tab[i];
+		if (e->len == 0)
+			break;
+		if (e->len == len && e->key[0] == key[0] && e->key[1] == key[1] && e->key[2] == key[2] &&
+		    e->key[3] == key[3]) {
+			uint64_t last = e->last;
+
+			if (__builtin_expect(seq > last, 1)) {
+				e->last = seq;
+				if (__builtin_expect(seq - last == 1, 1)) {
+					s->in_order++;
+				} else {
+					s->gaps += seq - last - 1;
+					s->gap_events++;
+				}
+			} else {
+				s->dups++;
+			}
+			return;
+		}
+		i = (i + 1) & (KC_TABLE - 1);
+	}
+	if (kc_nsyms >= KC_TABLE / 2) {
+		s->table_full++;
+		return;
+	}
+	memcpy(e->key, key, sizeof(e->key));
+	e->last = seq;
+	e->len = len;
+	kc_nsyms++;
+	s->symbols++;
+}
+
+static inline const uint8_t *
+kc_str_end(const uint8_t *s, const uint8_t *end)
+{
+	const uint8_t *p = s, *q, *b;
+
+	for (;;) {
+		q = memchr(p, '"', (size_t)(end - p));
+		if (q == NULL)
+			return NULL;
+		for (b = q; b > s && b[-1] == '\\'; b--)
+			;
+		if (((q - b) & 1) == 0)
+			return q;
+		p = q + 1;
+	}
+}
+
+static inline const uint8_t *
+kc_skip_ws(const uint8_t *p, const uint8_t *end)
+{
+	while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+		p++;
+	return p;
+}
+
+enum { KC_TICK, KC_NON_TICK, KC_BAD };
+
+static inline int
+kc_scan(const uint8_t *p, const uint8_t *end, uint64_t key[4], uint32_t *len, uint64_t *seq)
+{
+	bool have_sym = false, have_seq = false;
+
+	while (p < end) {
+		const uint8_t *s, *q, *v;
+		size_t klen;
+
+		s = memchr(p, '"', (size_t)(end - p));
+		if (s == NULL)
+			break;
+		s++;
+		q = kc_str_end(s, end);
+		if (q == NULL)
+			break;
+		p = q + 1;
+		v = kc_skip_ws(p, end);
+		if (v >= end || *v != ':')
+			continue;
+		klen = (size_t)(q - s);
+		v = kc_skip_ws(v + 1, end);
+		if (!have_sym && klen == 1 && s[0] == 's') {
+			const uint8_t *e;
+			size_t n;
+
+			if (v >= end || *v != '"' || (e = kc_str_end(v + 1, end)) == NULL)
+				return KC_BAD;
+			n = (size_t)(e - (v + 1));
+			if (n == 0 || n > KC_SYM_MAX)
+				return KC_BAD;
+			key[0] = key[1] = key[2] = key[3] = 0;
+			memcpy(key, v + 1, n);
+			*len = (uint32_t)n;
+			p = e + 1;
+			have_sym = true;
+		} else if (!have_seq && klen == 1 && s[0] == 'n') {
+			uint64_t n = 0;
+			const uint8_t *d0 = v;
+
+			while (v < end && *v >= '0' && *v <= '9') {
+				unsigned d = (unsigned)(*v - '0');
+
+				if (n > (UINT64_MAX - d) / 10)
+					return KC_BAD;
+				n = n * 10 + d;
+				v++;
+			}
+			if (v == d0 || (v < end && (*v == '.' || *v == 'e' || *v == 'E')))
+				return KC_BAD;
+			*seq = n;
+			p = v;
+			have_seq = true;
+		} else {
+			continue;
+		}
+		if (have_sym && have_seq)
+			return KC_TICK;
+	}
+	return KC_NON_TICK;
+}
+
+/* --scan fixed: what a hand-written parser for this one feed would do — the
+ * symbol is the string right after the leading {"s":" and the sequence number
+ * follows the "n": right after it (blanks skipped); anything else is not a tick */
+static inline int
+kc_scan_fixed(const uint8_t *p, const uint8_t *end, uint64_t key[4], uint32_t *len, uint64_t *seq)
+{
+	const uint8_t *q, *v;
+	uint64_t n = 0;
+	size_t sl;
+
+	if (end - p < 12 || memcmp(p, "{\"s\":\"", 6) != 0)
+		return KC_NON_TICK;
+	q = memchr(p + 6, '"', (size_t)(end - p - 6));
+	if (q == NULL || (sl = (size_t)(q - p - 6)) == 0 || sl > KC_SYM_MAX)
+		return KC_BAD;
+	if (end - q < 6 || memcmp(q, "\",\"n\":", 6) != 0)
+		return KC_NON_TICK;
+	key[0] = key[1] = key[2] = key[3] = 0;
+	memcpy(key, p + 6, sl);
+	*len = (uint32_t)sl;
+	v = kc_skip_ws(q + 6, end);
+	q = v;
+	while (v < end && *v >= '0' && *v <= '9' && v - q < 19)
+		n = n * 10 + (unsigned)(*v++ - '0');
+	if (v == q || (v < end && *v >= '0' && *v <= '9'))
+		return KC_BAD;
+	*seq = n;
+	return KC_TICK;
+}
+
+static bool kc_fixed; /* --scan fixed */
+
+static inline void
+kc_message(struct kc_stats *s, const uint8_t *p, size_t n)
+{
+	uint64_t key[4], seq = 0;
+	uint32_t len = 0;
+	int r;
+
+	s->msgs++;
+	s->bytes += n;
+	r = n == 0 ? KC_NON_TICK : kc_fixed ? kc_scan_fixed(p, p + n, key, &len, &seq) : kc_scan(p, p + n, key, &len, &seq);
+	if (__builtin_expect(r != KC_TICK, 0)) {
+		if (r == KC_BAD)
+			s->bad_tick++;
+		else
+			s->non_tick++;
+		return;
+	}
+	s->ticks++;
+	kc_track(s, key, len, seq);
+}
+
+/* whole frames in [p, p+n): messages counted; returns the bytes consumed, or
+ * (size_t)-1 on a protocol error; *close_code when a close frame came */
+static size_t
+kc_frames(struct kc_stats *s, const uint8_t *p, size_t n, int *close_code)
+{
+	size_t off = 0;
+
+	while (n - off >= 2) {
+		const uint8_t *f = p + off;
+		unsigned b0 = f[0], op = b0 & 0x0f;
+		uint64_t len = f[1] & 0x7f;
+		size_t h = 2;
+
+		if (__builtin_expect(f[1] & 0x80, 0))
+			return (size_t)-1; /* masked frame from a server */
+		if (len == 126) {
+			if (n - off < 4)
+				break;
+			len = ((uint64_t)f[2] << 8) | f[3];
+			h = 4;
+		} else if (len == 127) {
+			if (n - off < 10)
+				break;
+			len = 0;
+			for (int i = 0; i < 8; i++)
+				len = (len << 8) | f[2 + i];
+			h = 10;
+		}
+		if (n - off < h + len)
+			break;
+		if (__builtin_expect((op == STK_WS_OP_BINARY || op == STK_WS_OP_TEXT) && (b0 & 0x80), 1)) {
+			kc_message(s, f + h, (size_t)len);
+		} else if (op == STK_WS_OP_CLOSE) {
+			*close_code = len >= 2 ? (f[h] << 8) | f[h + 1] : 1005;
+			return off + h + (size_t)len;
+		} else {
+			s->other_frames++; /* fragments, pings, pongs: not sent by b12_feed_server */
+		}
+		off += h + (size_t)len;
+	}
+	return off;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "connect", required_argument, NULL, 'c' },
+		{ "buf", required_argument, NULL, 'b' },
+		{ "tsc-hz", required_argument, NULL, 'h' },
+		{ "rcvbuf", required_argument, NULL, 'r' },
+		{ "timeout-ms", required_argument, NULL, 't' },
+		{ "scan", required_argument, NULL, 's' },
+		{ "hash", required_argument, NULL, 'H' },
+		{ "calibrate", no_argument, NULL, 'C' },
+		{ "spin", no_argument, NULL, 'S' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *at = NULL;
+	unsigned long bufsz = 65536, timeout_ms = 30000, rcvbuf = 0;
+	double hz = 0;
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	static struct stk_ws_hs hs;
+	static struct kc_stats st;
+	uint8_t *buf, raw[16], fr[64];
+	char key[25], req[2048], host[64];
+	size_t have = 0;
+	int o, fd, n, close_code = -1;
+	const char *end = "close";
+
+	while ((o = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		switch (o) {
+		case 'c':
+			at = optarg;
+			break;
+		case 'b':
+			bufsz = strtoul(optarg, NULL, 0);
+			break;
+		case 'h':
+			hz = strtod(optarg, NULL);
+			break;
+		case 'r':
+			rcvbuf = strtoul(optarg, NULL, 0);
+			break;
+		case 't':
+			timeout_ms = strtoul(optarg, NULL, 0);
+			break;
+		case 's':
+			if (strcmp(optarg, "fixed") == 0)
+				kc_fixed = true;
+			else if (strcmp(optarg, "metrics") != 0) {
+				fprintf(stderr, "b12_kernel_client: --scan metrics|fixed\n");
+				return 2;
+			}
+			break;
+		case 'H':
+			if (strcmp(optarg, "mix") == 0)
+				kc_mix = true;
+			else if (strcmp(optarg, "metrics") != 0) {
+				fprintf(stderr, "b12_kernel_client: --hash metrics|mix\n");
+				return 2;
+			}
+			break;
+		case 'C':
+			printf("{\"bench\":\"B12\",\"tsc_hz\":%.0f}\n", kc_calibrate_hz());
+			return 0;
+		case 'S':
+			return kc_spin();
+		default:
+			fprintf(stderr, "usage: b12_kernel_client --connect A.B.C.D:PORT [--buf BYTES] [--tsc-hz HZ] "
+					"[--rcvbuf BYTES] [--timeout-ms MS] [--scan metrics|fixed] [--hash metrics|mix] | --calibrate | --spin\n");
+			return 2;
+		}
+	}
+	if (at == NULL || bufsz < 4096 || bufsz > (256ul << 20)) {
+		fprintf(stderr, "b12_kernel_client: --connect is required; --buf 4096..256 MiB\n");
+		return 2;
+	}
+	if (hz <= 0)
+		hz = kc_calibrate_hz();
+	{
+		const char *colon = strrchr(at, ':');
+
+		if (colon == NULL || (size_t)(colon - at) >= sizeof(host)) {
+			fprintf(stderr, "b12_kernel_client: bad --connect %s\n", at);
+			return 2;
+		}
+		memcpy(host, at, (size_t)(colon - at));
+		host[colon - at] = '\0';
+		if (inet_pton(AF_INET, host, &sa.sin_addr) != 1) {
+			fprintf(stderr, "b12_kernel_client: bad address %s\n", host);
+			return 2;
+		}
+		sa.sin_port = htons((uint16_t)atoi(colon + 1));
+	}
+	buf = malloc(bufsz);
+	if (buf == NULL) {
+		perror("b12_kernel_client");
+		return 1;
+	}
+	if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw))
+		memset(raw, 0x3c, sizeof(raw));
+
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	if (fd < 0) {
+		perror("b12_kernel_client: socket");
+		return 1;
+	}
+	if (rcvbuf != 0)
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(int));
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		perror("b12_kernel_client: connect");
+		return 1;
+	}
+	{
+		/* a blocking recv() that waits this long fails the run */
+		struct timeval tv = { .tv_sec = (time_t)(timeout_ms / 1000),
+				      .tv_usec = (suseconds_t)(timeout_ms % 1000) * 1000 };
+
+		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	}
+
+	/* handshake */
+	stk_ws_key(raw, key);
+	n = stk_ws_client_request(&hs, req, sizeof(req), at, "/b12", key, NULL, NULL);
+	if (n < 0 || kc_send_all(fd, req, (size_t)n) < 0) {
+		perror("b12_kernel_client: upgrade request");
+		return 1;
+	}
+	for (;;) {
+		ssize_t k = recv(fd, buf + have, bufsz - have, 0);
+		size_t used = 0;
+		int rc;
+
+		if (k <= 0) {
+			fprintf(stderr, "b12_kernel_client: connection closed during the handshake\n");
+			return 1;
+		}
+		rc = stk_ws_client_response(&hs, buf, (size_t)k, &used);
+		if (rc < 0) {
+			fprintf(stderr, "b12_kernel_client: handshake failed: %s\n", hs.err);
+			return 1;
+		}
+		if (rc == 1) {
+			have = (size_t)k - used;
+			memmove(buf, buf + used, have);
+			break;
+		}
+	}
+	{
+		size_t fl = kc_client_frame(fr, STK_WS_OP_TEXT, "b12 subscribe", 13);
+
+		if (kc_send_all(fd, fr, fl) < 0) {
+			perror("b12_kernel_client: subscribe");
+			return 1;
+		}
+	}
+
+	/* the stream */
+	struct rusage ru0, ru1;
+	uint64_t t0, t1, recvs = 0, rbytes = 0;
+
+	getrusage(RUSAGE_SELF, &ru0);
+	t0 = kc_now_ns();
+	for (;;) {
+		size_t used;
+		ssize_t k;
+
+		if (have > 0) {
+			used = kc_frames(&st, buf, have, &close_code);
+			if (used == (size_t)-1) {
+				end = "protocol error (masked frame from the server)";
+				break;
+			}
+			if (close_code >= 0)
+				break;
+			if (used > 0) {
+				have -= used;
+				if (have > 0)
+					memmove(buf, buf + used, have);
+			} else if (have == bufsz) {
+				end = "a frame larger than the buffer";
+				break;
+			}
+		}
+		k = recv(fd, buf + have, bufsz - have, 0);
+		if (k > 0) {
+			recvs++;
+			rbytes += (uint64_t)k;
+			have += (size_t)k;
+			continue;
+		}
+		if (k < 0 && errno == EINTR)
+			continue;
+		end = k == 0 ? "eof before the close frame" : "recv failed or timed out";
+		break;
+	}
+	t1 = kc_now_ns();
+	getrusage(RUSAGE_SELF, &ru1);
+	if (close_code >= 0) {
+		uint8_t cc[2] = { 1000 >> 8, 1000 & 0xff };
+		size_t fl = kc_client_frame(fr, STK_WS_OP_CLOSE, cc, 2);
+
+		(void)kc_send_all(fd, fr, fl);
+		shutdown(fd, SHUT_WR);
+		while (recv(fd, buf, bufsz, 0) > 0)
+			;
+	}
+	close(fd);
+
+	uint64_t ut = kc_tv_us(ru1.ru_utime) - kc_tv_us(ru0.ru_utime);
+	uint64_t stime = kc_tv_us(ru1.ru_stime) - kc_tv_us(ru0.ru_stime);
+	bool ok = close_code == 1000 && st.gaps == 0 && st.dups == 0 && st.bad_tick == 0 && st.non_tick == 0 &&
+		  st.table_full == 0 && st.other_frames == 0;
+
+	printf("{\"bench\":\"B12\",\"role\":\"kernel_client\",\"scan\":\"%s\",\"hash\":\"%s\",\"msgs\":%" PRIu64 ",\"payload_bytes\":%" PRIu64
+	       ",\"stream_bytes\":%" PRIu64 ",\"recvs\":%" PRIu64 ",\"buf\":%lu,\"wall_ns\":%" PRIu64
+	       ",\"utime_us\":%" PRIu64 ",\"stime_us\":%" PRIu64 ",\"nvcsw\":%ld,\"nivcsw\":%ld,\"tsc_hz\":%.0f,"
+	       "\"cpu_cycles_per_msg\":%.2f,\"ticks\":%" PRIu64 ",\"symbols\":%" PRIu64 ",\"seq_in_order\":%" PRIu64
+	       ",\"seq_gaps\":%" PRIu64 ",\"gap_events\":%" PRIu64 ",\"seq_dups\":%" PRIu64 ",\"non_tick\":%" PRIu64
+	       ",\"bad_tick\":%" PRIu64 ",\"other_frames\":%" PRIu64 ",\"close_code\":%d,\"end\":\"%s\",\"ok\":%s}\n",
+	       kc_fixed ? "fixed" : "metrics", kc_mix ? "mix" : "metrics", st.msgs, st.bytes, rbytes, recvs, bufsz, t1 - t0, ut, stime, ru1.ru_nvcsw - ru0.ru_nvcsw,
+	       ru1.ru_nivcsw - ru0.ru_nivcsw, hz, st.msgs ? (double)(ut + stime) * 1e-6 * hz / (double)st.msgs : 0.0,
+	       st.ticks, st.symbols, st.in_order, st.gaps, st.gap_events, st.dups, st.non_tick, st.bad_tick,
+	       st.other_frames, close_code, end, ok ? "true" : "false");
+	free(buf);
+	return ok ? 0 : 1;
+}

@@ -1,0 +1,679 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""b12_report.py -- the Python half of B12 (tests/bench/b12.sh, doc/benchmarks.md "B12").
+
+  sample  --sock-dir D --pid P --server-pid S --go-file G --out F [--interval SEC]
+          Around one lcpipe run: connect to its DPDK telemetry socket
+          (D/**/dpdk_telemetry.v2), poll /lcpipe/stats until the engine answers,
+          take sample A and create G (the feed server, waiting for G after the
+          subscription, then starts the stream); when the feed server process S
+          has exited, take sample B. A sample = /lcpipe/stats (per stage in/out, per lcore
+          busy/idle TSC cycles) and, for every thread of lcpipe (pid P), its name
+          and /proc/P/task/T/schedstat (on-CPU ns, runqueue-wait ns, timeslices).
+          Between A and B every figure is a difference of the same two instants,
+          so the window needs no alignment with the stream's first or last byte.
+  report  DIR TSC_HZ
+          Reads DIR/runs.tsv and each run's files, checks them, prints the tables
+          and one JSON line per result; exit 1 when a check fails.
+  timing  TSV TSC_HZ
+          Per stage, from lcpipe1 runs with engine.stage_timing (TSV: size and
+          run base per line): each stage's own TSC cycles (the report's timing)
+          per message and per segment, its share of the worker's busy cycles,
+          and that share of the run's on-CPU busy cycles per message (the
+          sample window's figure, as for the runs above); "loop" is what no
+          stage owns (the worker loop, empty polls inside busy turns).
+  cg      CALLGRIND_OUT MSGS SEGMENTS [MAPS|- [IDLE_OUT RX_BURSTS]]
+          Instructions per message of one single-lcore lcpipe run under
+          callgrind (--toggle-collect=lcp_worker_main), by component: each
+          function's own cost goes to its object (a stage plugin, liblcp, the
+          af_packet PMD), and the inclusive cost of its calls into shared
+          libraries (libc, librte_eal/mempool/mbuf/ring, ld.so) goes to the
+          caller's component, so libc's memchr counts under metrics and
+          rte_free's memset under ws. Prints a table and JSON lines. MAPS, a
+          copy of /proc/PID/maps taken during the run, resolves code callgrind
+          left in object "???" (here port_ethdev.so and counters_percore.so:
+          valgrind 3.19 reads no symbols for a plugin whose file lcpipe's
+          elf_probe mapped read-only before dlopen mapped it again). IDLE_OUT,
+          a dump of the same process taken while it only polled (before the
+          stream), gives each component's instructions per empty turn; the
+          stream's empty turns (its turns, counted as calls of ws_poll, minus
+          the port's RX_BURSTS with frames) are subtracted, so the figures are
+          per message of work, not of polling.
+"""
+import glob
+import json
+import os
+import re
+import socket
+import statistics as stat
+import sys
+import time
+
+
+# ---------------------------------------------------------------- sample
+def tel_connect(sock_dir, deadline):
+    while time.monotonic() < deadline:
+        for p in glob.glob(os.path.join(sock_dir, "**", "dpdk_telemetry.v2"), recursive=True):
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            try:
+                s.connect(p)
+                s.recv(1 << 16)  # the info message
+                return s
+            except OSError:
+                s.close()
+        time.sleep(0.05)
+    return None
+
+
+def tel_query(s, cmd):
+    s.send(cmd.encode())
+    return json.loads(s.recv(1 << 20).decode())[cmd]
+
+
+def threads(pid):
+    out = {}
+    for t in os.listdir("/proc/%d/task" % pid):
+        try:
+            comm = open("/proc/%d/task/%s/comm" % (pid, t)).read().strip()
+            on, wait, slices = (int(x) for x in open("/proc/%d/task/%s/schedstat" % (pid, t)).read().split()[:3])
+            st = open("/proc/%d/task/%s/stat" % (pid, t)).read()
+            f = st[st.rindex(")") + 2:].split()
+            utime, stime = int(f[11]), int(f[12])  # fields 14 and 15: clock ticks
+        except (OSError, ValueError, IndexError):
+            continue
+        out[t] = {"comm": comm, "on_cpu_ns": on, "run_delay_ns": wait, "slices": slices,
+                  "utime_ticks": utime, "stime_ticks": stime}
+    return out
+
+
+def alive(pid):
+    try:
+        st = open("/proc/%d/stat" % pid).read()
+    except OSError:
+        return False
+    return st[st.rindex(")") + 2] not in "ZX"
+
+
+def take(s, pid):
+    t0 = time.monotonic_ns()
+    st = tel_query(s, "/lcpipe/stats")
+    th = threads(pid)
+    return {"t_ns": t0, "t_end_ns": time.monotonic_ns(), "stats": st, "threads": th}
+
+
+def cmd_sample(argv):
+    a = dict(zip(argv[::2], argv[1::2]))
+    sock_dir, pid, spid, out = a["--sock-dir"], int(a["--pid"]), int(a["--server-pid"]), a["--out"]
+    go = a["--go-file"]
+    interval = float(a.get("--interval", "0.02"))
+    res = {"A": None, "B": None, "error": None}
+    s = tel_connect(sock_dir, time.monotonic() + 60)
+    if s is None:
+        res["error"] = "no telemetry socket under %s" % sock_dir
+    else:
+        try:
+            while res["A"] is None:
+                if not alive(spid):
+                    res["error"] = "the feed server ended before the engine answered"
+                    break
+                st = tel_query(s, "/lcpipe/stats")
+                if isinstance(st, dict) and "sink" in st and st["sink"].get("in", 0) == 0:
+                    res["A"] = take(s, pid)
+                    open(go, "w").close()
+                    break
+                if isinstance(st, dict) and "sink" in st:
+                    res["error"] = "the sink already saw messages: the server did not wait for %s" % go
+                    break
+                time.sleep(interval)
+            while res["A"] is not None and alive(spid):
+                time.sleep(interval)
+            if res["A"] is not None:
+                res["B"] = take(s, pid)
+        except (OSError, ValueError, KeyError) as e:
+            res["error"] = "telemetry: %r" % (e,)
+    with open(out, "w") as f:
+        json.dump(res, f)
+    return 0 if res["error"] is None else 1
+
+
+# ---------------------------------------------------------------- report
+def load_json_line(path):
+    for line in open(path):
+        if line.startswith("{"):
+            return json.loads(line)
+    raise ValueError("no JSON line in " + path)
+
+
+def lcore_of(comm):
+    m = re.match(r"(?:rte|lcore)-worker-(\d+)$", comm)
+    return int(m.group(1)) if m else None
+
+
+def window(samp, hz):
+    """per-lcore figures between samples A and B"""
+    A, B = samp["A"], samp["B"]
+    sa, sb = A["stats"], B["stats"]
+    w = {"wall_s": (B["t_ns"] - A["t_ns"]) * 1e-9, "msgs": sb["sink"]["in"] - sa["sink"]["in"],
+         "segments": sb["port"]["out"] - sa["port"]["out"], "lcores": {}}
+    for tid, tb in B["threads"].items():
+        lc = lcore_of(tb["comm"])
+        ta = A["threads"].get(tid)
+        if lc is None or ta is None:
+            continue
+        key = "lcore%d" % lc
+        busy = sb[key]["busy_cycles"] - sa[key]["busy_cycles"]
+        idle = sb[key]["idle_cycles"] - sa[key]["idle_cycles"]
+        on = (tb["on_cpu_ns"] - ta["on_cpu_ns"]) * 1e-9 * hz
+        wait = (tb["run_delay_ns"] - ta["run_delay_ns"]) * 1e-9 * hz
+        frac = busy / (busy + idle) if busy + idle else 0.0
+        ut = tb.get("utime_ticks", 0) - ta.get("utime_ticks", 0)
+        stk = tb.get("stime_ticks", 0) - ta.get("stime_ticks", 0)
+        w["lcores"][lc] = {"busy": busy, "idle": idle, "on_cpu": on, "run_delay": wait,
+                           "busy_ratio": frac, "busy_on_cpu": on * frac,
+                           "off_cpu_share": wait / (on + wait) if on + wait else 0.0,
+                           "sys_share": stk / (ut + stk) if ut + stk else None, "ticks": ut + stk}
+    return w
+
+
+# tcp stage drops the peer's TCP repairs by retransmitting: an ACK not sent for
+# want of an mbuf (the pool is empty while the ws lcore lags in lcpipe2), a
+# retransmitted duplicate refused by PAWS or as outside the window
+TCP_RECOVERED = ("drop_tx_nobuf", "drop_tcp_paws", "drop_tcp_out_of_window", "drop_tcp_ooo_limit")
+
+
+def q13(v):
+    v = sorted(v)
+    if len(v) < 2:
+        return v[0], v[0]
+    q = stat.quantiles(v, n=4, method="inclusive")
+    return q[0], q[2]
+
+
+def cmd_report(argv):
+    tmp, hz = argv[0], float(argv[1])
+    runs = [l.rstrip("\n").split("\t") for l in open(os.path.join(tmp, "runs.tsv")) if l.strip()]
+    bad = 0
+    res = {}      # (round, size, case) -> figures
+    gate = {}
+    jl = []
+    for r, size, case, att, base, status in runs:
+        g = gate.setdefault((int(size), case), {"rerun": 0, "noisy": 0, "failed": 0, "kept": 0})
+        g[status] = g.get(status, 0) + 1
+        if status not in ("kept", "noisy"):
+            continue
+        size = int(size)
+        srv = load_json_line(base + ".server.json")
+        f = {"round": int(r), "size": size, "case": case, "noisy": status == "noisy",
+             "server": srv, "count": srv["msgs"]}
+        scpu = (srv["utime_us"] + srv["stime_us"]) * 1e-6 * hz
+        f["server_cyc"] = scpu / srv["msgs"]
+        f["rate"] = srv["msgs"] / (srv["wall_ns"] * 1e-9)
+        f["segs"] = srv["tcp_data_segs_out"]
+        f["retrans"] = srv["tcp_total_retrans"]
+        if not srv.get("complete"):
+            print("FAIL: %s: the feed server did not see the client's close (%s)" % (base, srv.get("end")))
+            bad += 1
+        if case.startswith("kernel"):
+            kc = load_json_line(base + ".client.json")
+            f["client"] = kc
+            f["cyc"] = (kc["utime_us"] + kc["stime_us"]) * 1e-6 * hz / kc["msgs"]
+            f["cyc_user"] = kc["utime_us"] * 1e-6 * hz / kc["msgs"]
+            f["cyc_sys"] = kc["stime_us"] * 1e-6 * hz / kc["msgs"]
+            if not kc["ok"] or kc["msgs"] != srv["msgs"] or kc["seq_in_order"] != srv["msgs"] - srv["symbols"]:
+                print("FAIL: %s: kernel client: ok=%s msgs %d (sent %d), in order %d, gaps %d, dups %d"
+                      % (base, kc["ok"], kc["msgs"], srv["msgs"], kc["seq_in_order"], kc["seq_gaps"], kc["seq_dups"]))
+                bad += 1
+        else:
+            rep = json.load(open(base + ".report.json"))
+            samp = json.load(open(base + ".sample.json"))
+            mc = rep["stages"]["metrics"]["counters"]
+            f["report"] = {k: v for k, v in rep.items() if k in ("lcores", "duration_s", "stop_reason")}
+            msgs = mc["msgs"]
+            f["report_busy_cyc"] = sum(l["busy_cycles"] for l in rep["lcores"].values()) / msgs
+            f["report_lcore_busy_cyc"] = {int(k): l["busy_cycles"] / msgs for k, l in rep["lcores"].items()}
+            pc = rep["stages"]["port"]["counters"]
+            tc = rep["stages"]["tcp"]["counters"]
+            wc = rep["stages"]["ws"]["counters"]
+            f["rx_burst_avg"] = pc["rx_packets"] / pc["rx_bursts"] if pc["rx_bursts"] else 0
+            f["acks_per_seg"] = tc["tcp_acks_out"] / tc["tcp_segs_in"] if tc["tcp_segs_in"] else 0
+            f["tx_frames_per_rx_burst"] = pc["tx_packets"] / pc["rx_bursts"] if pc["rx_bursts"] else 0
+            f["assembled_share"] = wc["msgs_assembled"] / wc["msgs"] if wc["msgs"] else 0
+            f["tcp_ooo"] = tc["tcp_ooo_segs"]
+            f["tcp_dup"] = tc["tcp_dup_segs"]
+            f["lcp_segs"] = tc["tcp_segs_in"]
+            problems = []
+            if msgs != srv["msgs"] or mc["ticks"] != msgs:
+                problems.append("metrics saw %d messages, %d ticks (sent %d)" % (msgs, mc["ticks"], srv["msgs"]))
+            for k in ("seq_gaps", "seq_dups", "bad_tick", "symbol_table_full"):
+                if mc[k] != 0:
+                    problems.append("metrics %s = %d" % (k, mc[k]))
+            if mc["symbols"] != srv["symbols"]:
+                problems.append("metrics symbols %d != %d" % (mc["symbols"], srv["symbols"]))
+            # frames the tcp stage refused or could not answer are re-sent by the
+            # feed's TCP (the stream stays whole: metrics checks it); anything
+            # else dropped fails the run
+            recovered = {}
+            for sn, st in rep["stages"].items():
+                for k, v in st.get("drops_by_reason", {}).items():
+                    if (sn == "tcp" and k in TCP_RECOVERED) or (sn == "port" and k == "drop_rx_shutdown"):
+                        recovered["%s.%s" % (sn, k)] = v
+                    else:
+                        problems.append("%s.%s = %d" % (sn, k, v))
+            f["recovered_drops"] = recovered
+            if rep.get("leaked_objects", 1):
+                problems.append("leaked objects %s" % rep.get("leaked_objects"))
+            if samp.get("error") or samp.get("A") is None or samp.get("B") is None:
+                problems.append("sampler: %s" % samp.get("error"))
+            if problems:
+                print("FAIL: %s: %s" % (base, "; ".join(problems)))
+                bad += 1
+                continue
+            w = window(samp, hz)
+            f["window"] = w
+            if w["msgs"] <= 0 or not w["lcores"]:
+                print("FAIL: %s: empty sample window (%d msgs, lcores %s)" % (base, w["msgs"], list(w["lcores"])))
+                bad += 1
+                continue
+            f["cyc"] = sum(l["busy_on_cpu"] for l in w["lcores"].values()) / w["msgs"]
+            f["cyc_wall_busy"] = sum(l["busy"] for l in w["lcores"].values()) / w["msgs"]
+            f["cyc_on_cpu"] = sum(l["on_cpu"] for l in w["lcores"].values()) / w["msgs"]
+            f["lcore_cyc"] = {lc: l["busy_on_cpu"] / w["msgs"] for lc, l in w["lcores"].items()}
+            f["lcore_cyc_per_seg"] = {lc: l["busy_on_cpu"] / w["segments"] for lc, l in w["lcores"].items()} \
+                if w["segments"] > 0 else {}
+            f["lcore_busy_ratio"] = {lc: l["busy_ratio"] for lc, l in w["lcores"].items()}
+            f["lcore_off_cpu"] = {lc: l["off_cpu_share"] for lc, l in w["lcores"].items()}
+            f["lcore_sys_share"] = {lc: l["sys_share"] for lc, l in w["lcores"].items()}
+            f["msgs_per_seg_window"] = w["msgs"] / w["segments"] if w["segments"] else 0
+        f["sum_cyc"] = f["cyc"] + f["server_cyc"]
+        res[(f["round"], size, case)] = f
+
+    sizes = sorted({k[1] for k in res})
+    cases = []
+    for k in res:
+        if k[2] not in cases:
+            cases.append(k[2])
+    order = ["kernel", "kernel_min", "lcpipe1", "lcpipe2"]
+    cases = [c for c in order if c in cases] + [c for c in cases if c not in order]
+    rounds = sorted({k[0] for k in res})
+    ghz = hz / 1e9
+
+    def med(vals):
+        return stat.median(vals) if vals else float("nan")
+
+    print()
+    print("B12 per run: receiver cycles/msg (kernel: getrusage user+sys x TSC; lcpipe: on-CPU busy, see below),")
+    print("feed server cycles/msg, msgs/s (server: first send -> client's close), 1448-byte segments sent, retransmissions")
+    print("%-5s %5s %-10s %10s %10s %10s %10s %9s %8s %7s %s" % ("round", "size", "case", "receiver", "server", "sum",
+          "Mmsg/s", "segs", "retrans", "noisy", "lcpipe: per lcore busy-on-CPU cyc/msg (busy ratio, off-CPU share); wall busy cyc/msg"))
+    for r in rounds:
+        for size in sizes:
+            for c in cases:
+                f = res.get((r, size, c))
+                if f is None:
+                    continue
+                extra = ""
+                if "lcore_cyc" in f:
+                    extra = " ".join("l%d %.0f (%.2f, %.2f)" % (lc, f["lcore_cyc"][lc], f["lcore_busy_ratio"][lc],
+                                     f["lcore_off_cpu"][lc]) for lc in sorted(f["lcore_cyc"]))
+                    extra += "; wall %.0f" % f["cyc_wall_busy"]
+                print("%-5d %5d %-10s %10.1f %10.1f %10.1f %10.3f %9d %8d %7s %s" % (r, size, c, f["cyc"], f["server_cyc"],
+                      f["sum_cyc"], f["rate"] / 1e6, f["segs"], f["retrans"], "noisy" if f["noisy"] else "", extra))
+
+    print()
+    print("B12 summary (medians over runs; TSC %.4f GHz). receiver = cycles per message in the receiving process:" % ghz)
+    print("  kernel, kernel_min: b12_kernel_client's user+sys CPU time (getrusage) x TSC rate / messages")
+    print("  lcpipe1/2: per worker lcore, its thread's on-CPU time (schedstat) x its busy share (telemetry busy/idle")
+    print("             cycles) over the sample window, summed over lcores, / messages in the window")
+    print("server = b12_feed_server's user+sys CPU per message (on a veth the receiver side's kernel work partly runs there)")
+    hdr = "%5s %-10s %4s %9s %9s %17s %9s %9s %9s %9s %10s %11s %8s" % (
+        "size", "case", "runs", "min", "receiver", "(IQR)", "user", "sys", "server", "sum", "Mmsg/s", "wall busy", "retrans")
+    print(hdr)
+    summ = {}
+    for size in sizes:
+        for c in cases:
+            fs = [res[(r, size, c)] for r in rounds if (r, size, c) in res]
+            if not fs:
+                continue
+            v = [f["cyc"] for f in fs]
+            q1, q3 = q13(v)
+            s = {"runs": len(fs), "min": min(v), "med": med(v), "q1": q1, "q3": q3,
+                 "server": med([f["server_cyc"] for f in fs]), "sum": med([f["sum_cyc"] for f in fs]),
+                 "rate": med([f["rate"] for f in fs]), "retrans": sum(f["retrans"] for f in fs),
+                 "segs": med([f["segs"] for f in fs]), "count": fs[0]["count"]}
+            if c.startswith("kernel"):
+                s["user"] = med([f["cyc_user"] for f in fs])
+                s["sys"] = med([f["cyc_sys"] for f in fs])
+            else:
+                s["wall_busy"] = med([f["cyc_wall_busy"] for f in fs])
+                s["report_busy"] = med([f["report_busy_cyc"] for f in fs])
+                lcs = sorted(fs[0]["lcore_cyc"])
+                s["lcore"] = {lc: med([f["lcore_cyc"][lc] for f in fs if lc in f["lcore_cyc"]]) for lc in lcs}
+                s["lcore_seg"] = {lc: med([f["lcore_cyc_per_seg"][lc] for f in fs if lc in f["lcore_cyc_per_seg"]])
+                                  for lc in lcs}
+                s["lcore_busy_ratio"] = {lc: med([f["lcore_busy_ratio"][lc] for f in fs]) for lc in lcs}
+                s["lcore_off_cpu"] = {lc: med([f["lcore_off_cpu"][lc] for f in fs]) for lc in lcs}
+                s["lcore_sys_share"] = {lc: med([f["lcore_sys_share"][lc] for f in fs
+                                                 if f.get("lcore_sys_share", {}).get(lc) is not None]) for lc in lcs}
+                s["rx_burst_avg"] = med([f["rx_burst_avg"] for f in fs])
+                s["acks_per_seg"] = med([f["acks_per_seg"] for f in fs])
+                s["assembled_share"] = med([f["assembled_share"] for f in fs])
+                s["msgs_per_seg"] = med([f["msgs_per_seg_window"] for f in fs])
+                s["tcp_ooo"] = sum(f["tcp_ooo"] for f in fs)
+                rd = {}
+                for f in fs:
+                    for k, v in f.get("recovered_drops", {}).items():
+                        rd[k] = rd.get(k, 0) + v
+                s["recovered_drops"] = rd
+            summ[(size, c)] = s
+            g = gate.get((size, c), {})
+            print("%5d %-10s %4d %9.1f %9.1f %17s %9s %9s %9.1f %9.1f %10.3f %11s %8d" % (
+                size, c, s["runs"], s["min"], s["med"], "(%.1f-%.1f)" % (q1, q3),
+                "%.1f" % s["user"] if "user" in s else "", "%.1f" % s["sys"] if "sys" in s else "",
+                s["server"], s["sum"], s["rate"] / 1e6, "%.1f" % s["wall_busy"] if "wall_busy" in s else "", s["retrans"]))
+            j = {"bench": "B12", "case": "%s.%d" % (c, size), "unit": "cycles/message", "tsc_hz": hz, "size": size,
+                 "messages_per_run": s["count"], "runs": s["runs"], "receiver_min": s["min"], "receiver_median": s["med"],
+                 "receiver_q1": q1, "receiver_q3": q3, "server_median": s["server"], "sum_median": s["sum"],
+                 "msgs_per_s_median": s["rate"], "segments_per_run": s["segs"], "retransmissions": s["retrans"],
+                 "reruns": g.get("rerun", 0), "kept_noisy": g.get("noisy", 0), "failed": g.get("failed", 0)}
+            for k in ("user", "sys", "wall_busy", "report_busy", "rx_burst_avg", "acks_per_seg", "assembled_share",
+                      "msgs_per_seg", "tcp_ooo", "recovered_drops"):
+                if k in s:
+                    j[k] = s[k]
+            if "lcore" in s:
+                j["lcores"] = {str(lc): {"cycles_per_msg": s["lcore"][lc], "cycles_per_segment": s["lcore_seg"].get(lc),
+                                         "busy_ratio": s["lcore_busy_ratio"][lc], "off_cpu_share": s["lcore_off_cpu"][lc],
+                                         "kernel_share": s["lcore_sys_share"][lc]}
+                               for lc in s["lcore"]}
+            jl.append(j)
+
+    # lcpipe per lcore, per segment
+    print()
+    print("lcpipe per lcore (medians): busy-on-CPU cycles per message and per received segment, busy ratio, off-CPU share,")
+    print("kernel share (the thread's stime / (utime + stime) over the window, /proc/PID/task/TID/stat, 10 ms ticks)")
+    print("(lcpipe1: lcore 1 = port, tcp, ws, metrics, sink; lcpipe2: lcore 1 = port + tcp, lcore 2 = ws + metrics + sink)")
+    for size in sizes:
+        for c in cases:
+            s = summ.get((size, c))
+            if s is None or "lcore" not in s:
+                continue
+            print("  %5d %-8s " % (size, c) + "; ".join(
+                "lcore %d: %.1f/msg, %.0f/segment, busy %.2f, off-CPU %.2f, kernel %.2f" % (lc, s["lcore"][lc], s["lcore_seg"][lc],
+                s["lcore_busy_ratio"][lc], s["lcore_off_cpu"][lc], s["lcore_sys_share"][lc]) for lc in sorted(s["lcore"])) +
+                "; %.2f msgs/segment, rx burst %.1f, %.2f ACKs/segment, %.0f %% of messages assembled; %d out-of-order segments%s"
+                % (s["msgs_per_seg"], s["rx_burst_avg"], s["acks_per_seg"], 100 * s["assembled_share"], s["tcp_ooo"],
+                   "; drops TCP repaired (all runs): " + ", ".join("%s %d" % kv for kv in sorted(s["recovered_drops"].items()))
+                   if s["recovered_drops"] else ""))
+
+    # ratios, per round
+    print()
+    print("B12 ratios lcpipe / kernel path, cycles per message: median of per-round ratios (min-max, pairs)")
+    print("  'receiver' = lcpipe's worker lcores / the kernel client process alone;")
+    print("  'with server' = (lcpipe + the feed server of its run) / (kernel client + the feed server of its run)")
+    targets = {64: 1 / 3.0, 1024: 1 / 5.0}
+    for size in sizes:
+        for lc in [c for c in cases if c.startswith("lcpipe")]:
+            for an in [c for c in cases if c.startswith("kernel")]:
+                for kind, key in (("receiver", "cyc"), ("with server", "sum_cyc")):
+                    rs = [res[(r, size, lc)][key] / res[(r, size, an)][key] for r in rounds
+                          if (r, size, lc) in res and (r, size, an) in res]
+                    if not rs:
+                        continue
+                    m = stat.median(rs)
+                    t = targets.get(size)
+                    verdict = ""
+                    if t is not None:
+                        verdict = "target <= %.3f: %s" % (t, "met" if m <= t else "NOT met (%.1fx over)" % (m / t))
+                    print("  %5d %-8s / %-10s %-12s %7.3f (%.3f-%.3f, %d)  %s" % (size, lc, an, kind, m, min(rs), max(rs),
+                          len(rs), verdict))
+                    jl.append({"bench": "B12", "case": "ratio.%s_over_%s.%s.%d" % (lc, an, "receiver" if key == "cyc" else
+                               "with_server", size), "size": size, "ratio": m, "ratio_min": min(rs), "ratio_max": max(rs),
+                               "pairs": len(rs), "anchor_figure": "client only" if key == "cyc" else "client + server",
+                               "target": t, "target_met": (m <= t) if t is not None else None})
+
+    # throughput targets
+    print()
+    print("B12 throughput per core from cycles (TSC rate / busy-on-CPU cycles per unit of one lcore)")
+    for size in sizes:
+        s1 = summ.get((size, "lcpipe1"))
+        s2 = summ.get((size, "lcpipe2"))
+        if s1 is not None:
+            cap = hz / s1["med"]
+            line = "  %5d B lcpipe1 (whole pipeline on 1 lcore): %.2f M msgs/s per core, %.2f M segments/s per core" % (
+                size, cap / 1e6, hz / s1["lcore_seg"][1] / 1e6 if s1["lcore_seg"].get(1) else float("nan"))
+            if size == 64:
+                line += "; target >= 20 M msgs/s: %s" % ("met" if cap >= 20e6 else "NOT met (%.1fx short)" % (20e6 / cap))
+            print(line)
+            jl.append({"bench": "B12", "case": "capacity.lcpipe1.%d" % size, "msgs_per_s_per_core": cap,
+                       "segments_per_s_per_core": hz / s1["lcore_seg"][1] if s1["lcore_seg"].get(1) else None,
+                       "target_msgs_per_s": 20e6 if size == 64 else None,
+                       "target_met": (cap >= 20e6) if size == 64 else None})
+        if s2 is not None and s2["lcore_seg"].get(1):
+            seg = hz / s2["lcore_seg"][1]
+            line = "  %5d B lcpipe2 lcore 1 (port + tcp only): %.2f M segments/s per core; lcore 2 (ws + metrics + sink): %.2f M msgs/s per core" % (
+                size, seg / 1e6, hz / s2["lcore"][2] / 1e6 if s2["lcore"].get(2) else float("nan"))
+            met = seg >= 5e6
+            line += "; target >= 5 M segments/s: %s" % ("met" if met else "NOT met (%.1fx short)" % (5e6 / seg))
+            print(line)
+            jl.append({"bench": "B12", "case": "capacity.lcpipe2_rx_tcp.%d" % size, "segments_per_s_per_core": seg,
+                       "target_segments_per_s": 5e6, "target_met": met,
+                       "ws_metrics_sink_msgs_per_s_per_core": hz / s2["lcore"][2] if s2["lcore"].get(2) else None})
+    print()
+    for j in jl:
+        print(json.dumps(j, sort_keys=False))
+    return 1 if bad else 0
+
+
+# ---------------------------------------------------------------- stage timing
+def cmd_timing(argv):
+    hz = float(argv[1])
+    bad = 0
+    jl = []
+    order = ["port", "tcp", "ws", "metrics", "sink"]
+    print("%5s %-8s %12s %12s %8s %14s %14s  %s" % ("size", "stage", "own cyc/msg", "cyc/segment", "share",
+          "on-CPU cyc/msg", "p50 ns/call", "calls, objects"))
+    for line in open(argv[0]):
+        size, base = line.split()
+        rep = json.load(open(base + ".report.json"))
+        samp = json.load(open(base + ".sample.json"))
+        if samp.get("error") or not samp.get("B"):
+            print("FAIL: %s: sampler: %s" % (base, samp.get("error")))
+            bad += 1
+            continue
+        w = window(samp, hz)
+        st = rep["stages"]
+        msgs = st["metrics"]["counters"]["msgs"]
+        segs = st["tcp"]["counters"]["tcp_segs_in"]
+        busy = sum(l["busy_cycles"] for l in rep["lcores"].values())
+        oncpu = sum(l["busy_on_cpu"] for l in w["lcores"].values()) / w["msgs"] if w["msgs"] else float("nan")
+        rows = []
+        for name in order:
+            t = st[name].get("timing")
+            if t is None:
+                continue
+            rows.append((name, t["cycles"], t))
+        loop = busy - sum(r[1] for r in rows)
+        for name, cyc, t in rows + [("loop", loop, None)]:
+            share = cyc / busy if busy else 0
+            print("%5s %-8s %12.1f %12.1f %7.1f%% %14.1f %14s  %s" % (
+                size, name, cyc / msgs, cyc / segs, 100 * share, share * oncpu,
+                "%.0f" % t.get("call_p50_ns", float("nan")) if t else "", "%d, %d" % (t["calls"], t["objects"]) if t else ""))
+            jl.append({"bench": "B12", "case": "stage_timing.%s.%s" % (size, name), "size": int(size),
+                       "own_cycles_per_msg": cyc / msgs, "own_cycles_per_segment": cyc / segs,
+                       "share_of_busy": share, "on_cpu_cycles_per_msg": share * oncpu,
+                       "calls": t["calls"] if t else None, "objects": t["objects"] if t else None})
+        print("%5s %-8s %12.1f %12.1f %7s %14.1f   (busy cycles of the run; on-CPU busy cycles per message in the window; "
+              "worker off-CPU %.0f %%, kernel %.0f %% of its CPU time)" % (
+                  size, "all", busy / msgs, busy / segs, "100%", oncpu,
+                  100 * w["lcores"][1]["off_cpu_share"], 100 * (w["lcores"][1]["sys_share"] or 0)))
+    for j in jl:
+        print(json.dumps(j))
+    return 1 if bad else 0
+
+
+# ---------------------------------------------------------------- callgrind
+SHARED = ("libc.so", "librte_eal", "librte_mempool", "librte_mbuf", "librte_ring", "ld-linux", "libcrypto",
+          "libjansson", "libm.so", "???", "librte_ethdev", "librte_telemetry", "librte_kvargs", "libnuma")
+
+
+MAPS = []  # (lo, hi, path) of executable mappings
+
+
+def resolve(ob, fn):
+    """the object of fn: callgrind's, or for code it put in "???", the mapping holding fn's address"""
+    if ob.endswith("???") and fn.startswith("0x"):
+        a = int(fn, 16)
+        for lo, hi, p in MAPS:
+            if lo <= a < hi:
+                return p
+    return ob
+
+
+def component(ob):
+    b = os.path.basename(ob)
+    if b.endswith(".so") and "/plugins/" in ob:
+        return {"counters_percore": "counters"}.get(b[:-3], b[:-3])  # port_ethdev, tcp, ws, metrics, sink_null
+    if b.startswith("liblcp"):
+        return "framework"
+    if "af_packet" in b:
+        return "af_packet_pmd"
+    if "mempool_ring" in b:
+        return None  # mempool handler: shared
+    for s in SHARED:
+        if s in b:
+            return None
+    return None if b in ("", "???") else b
+
+
+def cg_parse(path):
+    """callgrind file -> (components, total Ir, worker turns = calls of ws_poll)"""
+    names = {"ob": {}, "fl": {}, "fn": {}}
+
+    def name(kind, v):
+        m = re.match(r"\((\d+)\)(?: (.*))?$", v)
+        if not m:
+            return v
+        if m.group(2) is not None:
+            names[kind][m.group(1)] = m.group(2)
+        return names[kind].get(m.group(1), "?")
+
+    selfc, shared_in = {}, {}
+    ob, fn = "", ""
+    cob = cfn = None
+    in_call = False
+    total = turns = ncalls = 0
+    for line in open(path):
+        line = line.rstrip("\n")
+        if not line or line[0] == "#":
+            continue
+        c0 = line[0]
+        if c0.isdigit() or c0 in "+-*":
+            parts = line.split()
+            cost = int(parts[1]) if len(parts) > 1 else 0
+            if in_call:
+                in_call = False
+                comp = component(resolve(ob, fn))
+                if comp is not None and component(resolve(cob, cfn)) is None:
+                    shared_in[(comp, fn, cob, cfn)] = shared_in.get((comp, fn, cob, cfn), 0) + cost
+                if cfn == "ws_poll":
+                    turns += ncalls
+                cob = None  # a cob= line names the object of the next call only
+                continue
+            selfc[(ob, fn)] = selfc.get((ob, fn), 0) + cost
+            total += cost
+            continue
+        k, _, v = line.partition("=")
+        if k == "ob":
+            ob = name("ob", v)
+        elif k == "fn":
+            fn = name("fn", v)
+            cob, cfn = None, None
+        elif k in ("cob", "cfob"):
+            cob = name("ob", v)
+        elif k == "cfn":
+            cfn = name("fn", v)
+        elif k in ("fl", "fi", "fe", "cfi", "cfl"):
+            name("fl", v)
+        elif k == "calls":
+            in_call = True
+            ncalls = int(v.split()[0])
+            if cob is None:
+                cob = ob
+    comps = {}
+    for (o, f), c in selfc.items():
+        comp = component(resolve(o, f))
+        if comp is None:
+            continue
+        comps.setdefault(comp, {"self": 0, "shared": 0, "top_shared": {}})["self"] += c
+    for (comp, f, o, cf), c in shared_in.items():
+        if "libcrypto" in o:
+            comp = "ws_handshake"  # SHA-1/base64 of the upgrade, once per connection
+        d = comps.setdefault(comp, {"self": 0, "shared": 0, "top_shared": {}})
+        d["shared"] += c
+        key = "%s (%s)" % (cf, os.path.basename(resolve(o, cf)))
+        d["top_shared"][key] = d["top_shared"].get(key, 0) + c
+    return comps, total, turns
+
+
+def cmd_cg(argv):
+    path, msgs, segs = argv[0], int(argv[1]), int(argv[2])
+    if len(argv) > 3 and argv[3] != "-":
+        for line in open(argv[3]):
+            f = line.split()
+            if len(f) >= 6 and "x" in f[1]:
+                lo, hi = (int(x, 16) for x in f[0].split("-"))
+                MAPS.append((lo, hi, f[5]))
+    comps, total, turns = cg_parse(path)
+    # idle-turn correction: an idle dump of the same process (the stream not yet
+    # started) gives Ir per empty turn per component; the stream's empty turns
+    # are its turns minus its non-empty rx bursts (one lcore, run to completion:
+    # a turn does work only when a burst of frames arrived)
+    idle_per_turn, idle_turns = {}, 0
+    if len(argv) > 5:
+        icomps, itotal, iturns = cg_parse(argv[4])
+        rx_bursts = int(argv[5])
+        if iturns > 0:
+            idle_per_turn = {c: (d["self"] + d["shared"]) / iturns for c, d in icomps.items()}
+            idle_turns = max(0, turns - rx_bursts)
+            print("idle dump: %d empty turns, %.1f Ir per empty turn (%s); stream: %d turns, %d with frames, %d empty"
+                  % (iturns, itotal / iturns, ", ".join("%s %.1f" % (c, v) for c, v in sorted(idle_per_turn.items())),
+                     turns, rx_bursts, idle_turns))
+            removed = idle_turns * itotal / iturns
+            if total and removed > 0.5 * total:
+                # an empty turn's cost moves by a few instructions with the state of the
+                # connection (timers armed or not): large corrections carry that error
+                print("note: the empty turns were %.0f %% of what was collected; the per-stage figures carry about "
+                      "+-%.0f Ir/msg of that correction's error (2 %% of an empty turn per empty turn)"
+                      % (100.0 * removed / total, 0.02 * removed / msgs))
+    order = ["port_ethdev", "af_packet_pmd", "tcp", "ws", "metrics", "sink_null", "framework", "counters", "ws_handshake"]
+    print("%-14s %14s %12s %12s %12s  %s" % ("component", "Ir", "Ir/msg", "Ir/segment", "idle turns",
+                                            "largest calls into shared libraries (Ir/msg)"))
+    out = []
+    run = 0
+    for comp in order + sorted(c for c in comps if c not in order):
+        d = comps.get(comp)
+        if d is None:
+            continue
+        idle = idle_per_turn.get(comp, 0.0) * idle_turns
+        ir = d["self"] + d["shared"] - idle
+        if comp != "ws_handshake":
+            run += ir
+        top = sorted(d["top_shared"].items(), key=lambda x: -x[1])[:3]
+        print("%-14s %14d %12.1f %12.1f %12d  %s" % (comp, ir, ir / msgs, ir / segs if segs else 0, idle,
+              ", ".join("%s %.1f" % (k, v / msgs) for k, v in top if v / msgs >= 0.5)))
+        out.append({"component": comp, "ir": ir, "ir_per_msg": ir / msgs, "ir_per_segment": ir / segs if segs else None,
+                    "self_ir": d["self"], "shared_lib_ir": d["shared"], "idle_turns_ir_removed": idle})
+    print("%-14s %14d %12.1f %12.1f  (the stream without its empty turns and the one-off ws_handshake; collected %d)"
+          % ("all", run, run / msgs, run / segs if segs else 0, total))
+    print(json.dumps({"bench": "B12", "case": "callgrind", "unit": "instructions", "messages": msgs, "segments": segs,
+                      "ir_collected": total, "ir_stream": run, "ir_per_msg": run / msgs,
+                      "ir_per_segment": run / segs if segs else None, "turns": turns, "empty_turns": idle_turns,
+                      "components": out}))
+    return 0
+
+
+if __name__ == "__main__":
+    cmds = {"sample": cmd_sample, "report": cmd_report, "timing": cmd_timing, "cg": cmd_cg}
+    if len(sys.argv) < 2 or sys.argv[1] not in cmds:
+        print(__doc__)
+        sys.exit(2)
+    sys.exit(cmds[sys.argv[1]](sys.argv[2:]))
