@@ -47,5 +47,5 @@ PY
 		fail "$a vs $b: result files (above)"
 	fi
 done <"$pairs"
-[ $n -ge 17 ] && ok "$n pairs run" || fail "only $n pairs in $pairs"
+[ $n -ge 18 ] && ok "$n pairs run" || fail "only $n pairs in $pairs"
 finish
