@@ -67,39 +67,8 @@
 #include <unistd.h>
 
 #include <stk/ws.h>
+#include "kbench.h"
 
-
-static uint64_t
-fs_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t
-fs_tv_us(struct timeval tv)
-{
-	return (uint64_t)tv.tv_sec * 1000000ull + (uint64_t)tv.tv_usec;
-}
-
-static int
-fs_send_all(int fd, const uint8_t *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t k = send(fd, p, n, MSG_NOSIGNAL);
-
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		p += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
 
 /* wait until fd is readable, at most ms; 1 = readable, 0 = timeout, -1 = error */
 static int
@@ -376,7 +345,7 @@ main(int argc, char **argv)
 			int n = stk_ws_server_reject(resp, sizeof(resp), hs.err ? hs.err : "bad request");
 
 			if (n > 0)
-				(void)fs_send_all(fd, (const uint8_t *)resp, (size_t)n);
+				(void)kb_send_all(fd, (const uint8_t *)resp, (size_t)n);
 			fprintf(stderr, "b12_feed_server: bad upgrade request: %s\n", hs.err ? hs.err : "?");
 			return 1;
 		}
@@ -386,7 +355,7 @@ main(int argc, char **argv)
 
 			have = (size_t)k - used;
 			memmove(in, in + used, have);
-			if (n < 0 || fs_send_all(fd, (const uint8_t *)resp, (size_t)n) < 0) {
+			if (n < 0 || kb_send_all(fd, (const uint8_t *)resp, (size_t)n) < 0) {
 				fprintf(stderr, "b12_feed_server: cannot send the 101 response\n");
 				return 1;
 			}
@@ -424,10 +393,10 @@ main(int argc, char **argv)
 			fclose(f);
 	}
 	if (go != NULL) {
-		uint64_t until = fs_now_ns() + (uint64_t)timeout_ms * 1000000ull;
+		uint64_t until = kb_now_ns() + (uint64_t)timeout_ms * 1000000ull;
 
 		while (access(go, F_OK) != 0) {
-			if (fs_now_ns() > until) {
+			if (kb_now_ns() > until) {
 				fprintf(stderr, "b12_feed_server: no %s within %lu ms\n", go, timeout_ms);
 				return 1;
 			}
@@ -442,7 +411,7 @@ main(int argc, char **argv)
 	const char *end = "close";
 
 	getrusage(RUSAGE_SELF, &ru0);
-	t0 = fs_now_ns();
+	t0 = kb_now_ns();
 	while (sent < count) {
 		size_t k = count - sent < nfr ? (size_t)(count - sent) : nfr;
 
@@ -453,7 +422,7 @@ main(int argc, char **argv)
 						size, nw[j] + 1);
 					return 2;
 				}
-		if (fs_send_all(fd, buf, k * flen) < 0) {
+		if (kb_send_all(fd, buf, k * flen) < 0) {
 			fprintf(stderr, "b12_feed_server: send failed after %" PRIu64 " messages: %s\n", sent,
 				strerror(errno));
 			return 1;
@@ -461,11 +430,11 @@ main(int argc, char **argv)
 		sent += k;
 		passes++;
 	}
-	t_sent = fs_now_ns();
+	t_sent = kb_now_ns();
 	{
 		uint8_t cf[4] = { 0x80 | STK_WS_OP_CLOSE, 2, 1000 >> 8, 1000 & 0xff };
 
-		if (fs_send_all(fd, cf, sizeof(cf)) < 0) {
+		if (kb_send_all(fd, cf, sizeof(cf)) < 0) {
 			fprintf(stderr, "b12_feed_server: cannot send the close frame\n");
 			return 1;
 		}
@@ -494,7 +463,7 @@ main(int argc, char **argv)
 			break;
 		}
 	}
-	t1 = fs_now_ns();
+	t1 = kb_now_ns();
 	getrusage(RUSAGE_SELF, &ru1);
 
 	struct tcp_info ti;
@@ -510,8 +479,8 @@ main(int argc, char **argv)
 	       "\"tcp_segs_out\":%u,\"tcp_total_retrans\":%u,\"tcp_snd_mss\":%u,\"tcp_rtt_us\":%u,"
 	       "\"tcp_cc\":\"%s\",\"end\":\"%s\",\"complete\":%s}\n",
 	       size, opcode == STK_WS_OP_TEXT ? "text" : "binary", symbols, sent, sent * size, sent * flen, blen,
-	       passes, t1 - t0, t_sent - t0, fs_tv_us(ru1.ru_utime) - fs_tv_us(ru0.ru_utime),
-	       fs_tv_us(ru1.ru_stime) - fs_tv_us(ru0.ru_stime), ru1.ru_nvcsw - ru0.ru_nvcsw,
+	       passes, t1 - t0, t_sent - t0, kb_tv_us(ru1.ru_utime) - kb_tv_us(ru0.ru_utime),
+	       kb_tv_us(ru1.ru_stime) - kb_tv_us(ru0.ru_stime), ru1.ru_nvcsw - ru0.ru_nvcsw,
 	       ru1.ru_nivcsw - ru0.ru_nivcsw, ti.tcpi_data_segs_out, ti.tcpi_segs_out, ti.tcpi_total_retrans,
 	       ti.tcpi_snd_mss, ti.tcpi_rtt, cc_used, end, closed ? "true" : "false");
 	free(buf);

@@ -1,3 +1,4 @@
+
 /* SPDX-License-Identifier: BSD-3-Clause
  * b12_kernel_client.c — B12 (whole pipeline, doc/benchmarks.md): the
  * kernel-path anchor. Receives the b12_feed_server stream over a kernel TCP
@@ -60,85 +61,16 @@
 #include <x86intrin.h>
 
 #include <stk/ws.h>
+#include "kbench.h"
 
 #define KC_SYM_MAX 31
 #define KC_TABLE (1u << 13) /* slots: twice the 4096 symbols metrics tracks by default */
 
-static uint64_t
-kc_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t
-kc_tv_us(struct timeval tv)
-{
-	return (uint64_t)tv.tv_sec * 1000000ull + (uint64_t)tv.tv_usec;
-}
-
-static double
-kc_calibrate_hz(void)
-{
-	double best = 0;
-
-	for (int r = 0; r < 3; r++) {
-		uint64_t n0 = kc_now_ns(), t0 = __rdtsc(), n1, t1;
-
-		do
-			n1 = kc_now_ns();
-		while (n1 - n0 < 100000000ull);
-		t1 = __rdtsc();
-		best = (double)(t1 - t0) * 1e9 / (double)(n1 - n0);
-	}
-	return best;
-}
-
-/* the noise gate: a dependent multiply-add chain, 7 runs, median (as B8's) */
+/* the noise gate (kbench.h) */
 static int
 kc_spin(void)
 {
-	uint64_t t[7];
-	volatile uint64_t sink;
-
-	for (int r = 0; r < 7; r++) {
-		uint64_t x = 88172645463325252ull, t0 = __rdtsc();
-
-		for (unsigned i = 0; i < 400000; i++)
-			x = x * 6364136223846793005ull + 1442695040888963407ull;
-		t[r] = __rdtsc() - t0;
-		sink = x;
-	}
-	(void)sink;
-	for (int i = 1; i < 7; i++)
-		for (int j = i; j > 0 && t[j - 1] > t[j]; j--) {
-			uint64_t s = t[j];
-
-			t[j] = t[j - 1];
-			t[j - 1] = s;
-		}
-	printf("{\"bench\":\"B12\",\"spin_cycles\":%" PRIu64 "}\n", t[3]);
-	return 0;
-}
-
-static int
-kc_send_all(int fd, const void *p, size_t n)
-{
-	const uint8_t *b = p;
-
-	while (n > 0) {
-		ssize_t k = send(fd, b, n, MSG_NOSIGNAL);
-
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		b += k;
-		n -= (size_t)k;
-	}
+	printf("{\"bench\":\"B12\",\"spin_cycles\":%" PRIu64 "}\n", kb_spin_median());
 	return 0;
 }
 
@@ -484,7 +416,7 @@ main(int argc, char **argv)
 			}
 			break;
 		case 'C':
-			printf("{\"bench\":\"B12\",\"tsc_hz\":%.0f}\n", kc_calibrate_hz());
+			printf("{\"bench\":\"B12\",\"tsc_hz\":%.0f}\n", kb_calibrate_hz());
 			return 0;
 		case 'S':
 			return kc_spin();
@@ -499,7 +431,7 @@ main(int argc, char **argv)
 		return 2;
 	}
 	if (hz <= 0)
-		hz = kc_calibrate_hz();
+		hz = kb_calibrate_hz();
 	{
 		const char *colon = strrchr(at, ':');
 
@@ -545,7 +477,7 @@ main(int argc, char **argv)
 	/* handshake */
 	stk_ws_key(raw, key);
 	n = stk_ws_client_request(&hs, req, sizeof(req), at, "/b12", key, NULL, NULL);
-	if (n < 0 || kc_send_all(fd, req, (size_t)n) < 0) {
+	if (n < 0 || kb_send_all(fd, req, (size_t)n) < 0) {
 		perror("b12_kernel_client: upgrade request");
 		return 1;
 	}
@@ -572,7 +504,7 @@ main(int argc, char **argv)
 	{
 		size_t fl = kc_client_frame(fr, STK_WS_OP_TEXT, "b12 subscribe", 13);
 
-		if (kc_send_all(fd, fr, fl) < 0) {
+		if (kb_send_all(fd, fr, fl) < 0) {
 			perror("b12_kernel_client: subscribe");
 			return 1;
 		}
@@ -583,7 +515,7 @@ main(int argc, char **argv)
 	uint64_t t0, t1, recvs = 0, rbytes = 0;
 
 	getrusage(RUSAGE_SELF, &ru0);
-	t0 = kc_now_ns();
+	t0 = kb_now_ns();
 	for (;;) {
 		size_t used;
 		ssize_t k;
@@ -617,21 +549,21 @@ main(int argc, char **argv)
 		end = k == 0 ? "eof before the close frame" : "recv failed or timed out";
 		break;
 	}
-	t1 = kc_now_ns();
+	t1 = kb_now_ns();
 	getrusage(RUSAGE_SELF, &ru1);
 	if (close_code >= 0) {
 		uint8_t cc[2] = { 1000 >> 8, 1000 & 0xff };
 		size_t fl = kc_client_frame(fr, STK_WS_OP_CLOSE, cc, 2);
 
-		(void)kc_send_all(fd, fr, fl);
+		(void)kb_send_all(fd, fr, fl);
 		shutdown(fd, SHUT_WR);
 		while (recv(fd, buf, bufsz, 0) > 0)
 			;
 	}
 	close(fd);
 
-	uint64_t ut = kc_tv_us(ru1.ru_utime) - kc_tv_us(ru0.ru_utime);
-	uint64_t stime = kc_tv_us(ru1.ru_stime) - kc_tv_us(ru0.ru_stime);
+	uint64_t ut = kb_tv_us(ru1.ru_utime) - kb_tv_us(ru0.ru_utime);
+	uint64_t stime = kb_tv_us(ru1.ru_stime) - kb_tv_us(ru0.ru_stime);
 	bool ok = close_code == 1000 && st.gaps == 0 && st.dups == 0 && st.bad_tick == 0 && st.non_tick == 0 &&
 		  st.table_full == 0 && st.other_frames == 0;
 

@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include <stk/ws.h>
+#include "kbench.h"
 
 #define SRV_BUF (1u << 20) /* largest frame accepted: a little under 1 MiB */
 
@@ -46,25 +47,6 @@ struct srv_conn {
 	uint64_t frames, bytes, pings, spins;
 	const char *end;
 };
-
-static int
-srv_send_all(int fd, const uint8_t *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t k = send(fd, p, n, MSG_NOSIGNAL);
-
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EAGAIN || errno == EWOULDBLOCK)
-				continue; /* busy mode: the socket buffer is full; spin */
-			return -1;
-		}
-		p += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
 
 /* an unmasked frame of n payload bytes (copied from p) into the output buffer */
 static void
@@ -134,7 +116,7 @@ srv_frames(struct srv_conn *c)
 			for (uint64_t i = 0; i < len; i++)
 				p[i] ^= key[i & 3];
 			if (c->out_len + len + 14 > SRV_BUF) {
-				if (srv_send_all(c->fd, c->out, c->out_len) < 0) {
+				if (kb_send_all(c->fd, c->out, c->out_len) < 0) {
 					c->end = "send failed";
 					return 0;
 				}
@@ -167,7 +149,7 @@ srv_frames(struct srv_conn *c)
 		off += h + 4 + len;
 	}
 	if (c->out_len > 0) {
-		if (srv_send_all(c->fd, c->out, c->out_len) < 0) {
+		if (kb_send_all(c->fd, c->out, c->out_len) < 0) {
 			c->end = "send failed";
 			return 0;
 		}
@@ -199,7 +181,7 @@ srv_handshake(struct srv_conn *c)
 		if (rc < 0) {
 			n = stk_ws_server_reject(resp, sizeof(resp), hs.err ? hs.err : "bad request");
 			if (n > 0)
-				(void)srv_send_all(c->fd, (const uint8_t *)resp, (size_t)n);
+				(void)kb_send_all(c->fd, (const uint8_t *)resp, (size_t)n);
 			c->end = "bad upgrade request";
 			return -1;
 		}
@@ -209,7 +191,7 @@ srv_handshake(struct srv_conn *c)
 		}
 	}
 	n = stk_ws_server_response(&hs, resp, sizeof(resp), NULL);
-	if (n < 0 || srv_send_all(c->fd, (const uint8_t *)resp, (size_t)n) < 0) {
+	if (n < 0 || kb_send_all(c->fd, (const uint8_t *)resp, (size_t)n) < 0) {
 		c->end = "cannot send the 101 response";
 		return -1;
 	}

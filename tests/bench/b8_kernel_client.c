@@ -48,77 +48,20 @@
 #include <stk/ws.h>
 
 #include "b8_hist.h"
-
-static uint64_t
-kc_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+#include "kbench.h"
 
 static int
 kc_calibrate(void)
 {
-	double best = 0;
-
-	for (int r = 0; r < 3; r++) {
-		uint64_t n0 = kc_now_ns(), t0 = __rdtsc(), n1, t1;
-
-		do
-			n1 = kc_now_ns();
-		while (n1 - n0 < 100000000ull);
-		t1 = __rdtsc();
-		best = (double)(t1 - t0) * 1e9 / (double)(n1 - n0);
-	}
-	printf("{\"bench\":\"B8\",\"tsc_hz\":%.0f}\n", best);
+	printf("{\"bench\":\"B8\",\"tsc_hz\":%.0f}\n", kb_calibrate_hz());
 	return 0;
 }
 
-/* the noise gate: a dependent multiply-add chain, 7 runs, median */
+/* the noise gate (kbench.h) */
 static int
 kc_spin(void)
 {
-	uint64_t t[7];
-	volatile uint64_t sink;
-
-	for (int r = 0; r < 7; r++) {
-		uint64_t x = 88172645463325252ull, t0 = __rdtsc();
-
-		for (unsigned i = 0; i < 400000; i++)
-			x = x * 6364136223846793005ull + 1442695040888963407ull;
-		t[r] = __rdtsc() - t0;
-		sink = x;
-	}
-	(void)sink;
-	for (int i = 1; i < 7; i++)
-		for (int j = i; j > 0 && t[j - 1] > t[j]; j--) {
-			uint64_t s = t[j];
-
-			t[j] = t[j - 1];
-			t[j - 1] = s;
-		}
-	printf("{\"bench\":\"B8\",\"spin_cycles\":%" PRIu64 "}\n", t[3]);
-	return 0;
-}
-
-static int
-kc_send_all(int fd, const void *p, size_t n)
-{
-	const uint8_t *b = p;
-
-	while (n > 0) {
-		ssize_t k = send(fd, b, n, MSG_NOSIGNAL);
-
-		if (k < 0) {
-			if (errno == EINTR || errno == EAGAIN)
-				continue;
-			return -1;
-		}
-		b += k;
-		n -= (size_t)k;
-	}
+	printf("{\"bench\":\"B8\",\"spin_cycles\":%" PRIu64 "}\n", kb_spin_median());
 	return 0;
 }
 
@@ -237,7 +180,7 @@ main(int argc, char **argv)
 	/* handshake (blocking in both modes) */
 	stk_ws_key(raw, key);
 	n = stk_ws_client_request(&hs, req, sizeof(req), at, "/b8", key, NULL, NULL);
-	if (n < 0 || kc_send_all(fd, req, (size_t)n) < 0) {
+	if (n < 0 || kb_send_all(fd, req, (size_t)n) < 0) {
 		perror("b8_kernel_client: upgrade request");
 		return 1;
 	}
@@ -271,7 +214,7 @@ main(int argc, char **argv)
 	flen = hl + size;
 	b8_hist_reset(&h);
 	b8_hist_reset(&txh);
-	t_start = kc_now_ns();
+	t_start = kb_now_ns();
 	for (unsigned long i = 0; i < warmup + count; i++) {
 		uint32_t mk = kc_rand32();
 		uint8_t *mask = frame + hl - 4, *pl = frame + hl;
@@ -283,7 +226,7 @@ main(int argc, char **argv)
 		t0 = __rdtsc();
 		b8_probe_fill(pl, (unsigned)size, i, t0);
 		stk_ws_mask(pl, size, mask, 0);
-		if (kc_send_all(fd, frame, flen) < 0) {
+		if (kb_send_all(fd, frame, flen) < 0) {
 			perror("b8_kernel_client: send");
 			return 1;
 		}
@@ -309,7 +252,7 @@ main(int argc, char **argv)
 			if (errno == EAGAIN || errno == EWOULDBLOCK) {
 				eagain++;
 				if ((eagain & 0xfff) == 0) {
-					uint64_t now = kc_now_ns();
+					uint64_t now = kb_now_ns();
 
 					if (deadline == 0)
 						deadline = now + timeout_ms * 1000000ull;
@@ -340,13 +283,13 @@ main(int argc, char **argv)
 		}
 	}
 	{
-		uint64_t ns = kc_now_ns() - t_start;
+		uint64_t ns = kb_now_ns() - t_start;
 		uint8_t cl[8];
 		size_t ch = stk_ws_hdr(cl, STK_WS_OP_CLOSE, true, 2, (const uint8_t *)"\0\0\0\0");
 
 		cl[ch] = 1000 >> 8;
 		cl[ch + 1] = 1000 & 0xff;
-		(void)kc_send_all(fd, cl, ch + 2);
+		(void)kb_send_all(fd, cl, ch + 2);
 		close(fd);
 		printf("{\"bench\":\"B8\",\"client\":\"kernel_%s\",\"size\":%lu,\"warmup\":%lu,\"errors\":%" PRIu64
 		       ",\"empty_polls\":%" PRIu64 ",\"wall_ns\":%" PRIu64 ",\"rtt\":{",

@@ -117,12 +117,12 @@ bench-b6-build:
 # programs use libstk only for the WebSocket handshake (and its libcrypto).
 # Built by bench-b8-build below only when b8 is in BENCH_ONLY.
 EXTRA_PROGRAMS += bench/b8_echo_server bench/b8_kernel_client
-bench_b8_echo_server_SOURCES = bench/b8_echo_server.c
+bench_b8_echo_server_SOURCES = bench/b8_echo_server.c bench/kbench.h
 bench_b8_echo_server_CPPFLAGS = -I$(top_srcdir)/stack/include
 bench_b8_echo_server_CFLAGS = $(AM_CFLAGS_COMMON)
 bench_b8_echo_server_LDADD = $(top_builddir)/stack/libstk.la
 bench_b8_echo_server_LDFLAGS = -no-install
-bench_b8_kernel_client_SOURCES = bench/b8_kernel_client.c bench/b8_hist.h
+bench_b8_kernel_client_SOURCES = bench/b8_kernel_client.c bench/b8_hist.h bench/kbench.h
 bench_b8_kernel_client_CPPFLAGS = -I$(top_srcdir)/stack/include
 bench_b8_kernel_client_CFLAGS = $(AM_CFLAGS_COMMON)
 bench_b8_kernel_client_LDADD = $(top_builddir)/stack/libstk.la
@@ -198,12 +198,12 @@ CLEANFILES += bench/b4_pools$(EXEEXT) bench-b4.log
 # worker lcores. Both programs use libstk only for the WebSocket handshake.
 # Built by bench-b12-build below only when b12 is in BENCH_ONLY.
 EXTRA_PROGRAMS += bench/b12_feed_server bench/b12_kernel_client
-bench_b12_feed_server_SOURCES = bench/b12_feed_server.c
+bench_b12_feed_server_SOURCES = bench/b12_feed_server.c bench/kbench.h
 bench_b12_feed_server_CPPFLAGS = -I$(top_srcdir)/stack/include
 bench_b12_feed_server_CFLAGS = $(AM_CFLAGS_COMMON)
 bench_b12_feed_server_LDADD = $(top_builddir)/stack/libstk.la
 bench_b12_feed_server_LDFLAGS = -no-install
-bench_b12_kernel_client_SOURCES = bench/b12_kernel_client.c
+bench_b12_kernel_client_SOURCES = bench/b12_kernel_client.c bench/kbench.h
 bench_b12_kernel_client_CPPFLAGS = -I$(top_srcdir)/stack/include
 bench_b12_kernel_client_CFLAGS = $(AM_CFLAGS_COMMON)
 bench_b12_kernel_client_LDADD = $(top_builddir)/stack/libstk.la
