@@ -53,6 +53,7 @@ const char lcp_default_config[] =
 	"}\n";
 
 static const char *const lcp_live_choices[] = { "auto", "on", "off", NULL };
+const char *const lcp_on_full_choices[] = { "drop", "block", NULL };
 
 const struct lcp_opt lcp_engine_opts[] = {
 	LCP_OPT_UINT(struct lcp_engine_conf, ring_size, "ring_size", "1024", 2, 1 << 24, 0,
@@ -75,6 +76,10 @@ const struct lcp_opt lcp_engine_opts[] = {
 		     "live one-line stats: auto (on a terminal), on, off"),
 	LCP_OPT_BOOL(struct lcp_engine_conf, stage_timing, "stage_timing", "false",
 		     "time every process/poll call: each stage's own cycles per object and a per-call histogram (costs two TSC reads per call)"),
+	LCP_OPT_ENUM(struct lcp_engine_conf, on_ring_full, "on_ring_full", "\"drop\"", lcp_on_full_choices, 0,
+		     "a link between lcores whose ring is full: drop what does not fit (<port>.drop_ring_full) or block the producing lcore until there is room (backpressure); a link's own on_full wins"),
+	LCP_OPT_UINT(struct lcp_engine_conf, block_timeout_us, "block_timeout_us", "0", 0, 60000000, 0,
+		     "on_full \"block\": give up after this many microseconds of waiting and drop the rest (counted); 0 = wait until the engine stops"),
 	LCP_OPT_END,
 };
 

@@ -135,6 +135,15 @@ lcp_emit_drop(struct lcp_stage *st, const struct lcp_edge *e, void **objs, unsig
 			return;
 		}
 	}
+	if (e->ring != NULL && sp->full != NULL && sp->full[e - sp->edges].block) {
+		unsigned k = lcp_ring_enqueue_wait(st, &sp->full[e - sp->edges], e->ring, objs, n);
+
+		lcp_ctr_add(st, e->ctr_out, k);
+		objs += k;
+		n -= k;
+		if (n == 0)
+			return;
+	}
 	lcp_objs_free(e->unit, objs, n);
 	lcp_ctr_add(st, e->ctr_drop, n);
 }
@@ -162,8 +171,21 @@ xasprintf(const char *fmt, ...)
 	return s;
 }
 
+/* output port k of sp is linked to a stage on another lcore with on_full "block" */
+static bool
+link_blocks(const struct lcp_engine *e, const struct lcp_stage_priv *sp, unsigned k)
+{
+	const struct lcp_cfg_link *l;
+
+	if (sp->cs->link_out[k] < 0)
+		return false;
+	l = &e->cfg->links[sp->cs->link_out[k]];
+	return l->on_full == LCP_FULL_BLOCK && e->cfg->stages[l->dst].lcore != sp->cs->lcore;
+}
+
 /* counter layout: per port "<p>.in" | "<p>.out", "<p>.drop_ring_full",
- * "<p>.drop_unlinked"; then "drop_shutdown"; then the stage's own */
+ * "<p>.drop_unlinked" [, "<p>.backpressure_waits", "<p>.backpressure_cycles"
+ * when its link blocks]; then "drop_shutdown"; then the stage's own */
 static int
 build_counters(struct lcp_engine *e, struct lcp_stage_priv *sp)
 {
@@ -171,7 +193,7 @@ build_counters(struct lcp_engine *e, struct lcp_stage_priv *sp)
 	unsigned n = 0, k = 0, cap = 1;
 
 	for (const struct lcp_port_def *p = ops->ports; p->name; p++)
-		cap += p->dir == LCP_PORT_IN ? 1 : 3;
+		cap += p->dir == LCP_PORT_IN ? 1 : 5;
 	for (const char *const *c = ops->counters; c && *c; c++)
 		cap++;
 	sp->ctr_names = calloc(cap + 1, sizeof(char *));
@@ -189,6 +211,21 @@ build_counters(struct lcp_engine *e, struct lcp_stage_priv *sp)
 			sp->ctr_names[n++] = xasprintf("%s.out", p->name);
 			sp->ctr_names[n++] = xasprintf("%s.drop_ring_full", p->name);
 			sp->ctr_names[n++] = xasprintf("%s.drop_unlinked", p->name);
+			if (link_blocks(e, sp, k)) {
+				struct lcp_edge_full *f;
+
+				if (sp->full == NULL &&
+				    (sp->full = calloc(sp->cs->n_ports + 1, sizeof(*sp->full))) == NULL)
+					return -ENOMEM;
+				f = &sp->full[k];
+				f->block = true;
+				f->timeout = (uint64_t)e->cfg->links[sp->cs->link_out[k]].block_timeout_us *
+					     rte_get_tsc_hz() / 1000000;
+				f->ctr_waits = n;
+				sp->ctr_names[n++] = xasprintf("%s.backpressure_waits", p->name);
+				f->ctr_cycles = n;
+				sp->ctr_names[n++] = xasprintf("%s.backpressure_cycles", p->name);
+			}
 		}
 		sp->edges[k].unit = p->unit;
 	}
@@ -257,6 +294,7 @@ build_batch(struct lcp_engine *e, struct lcp_stage_priv *sp, unsigned k, struct 
 	b->r = ed->ring;
 	b->src = &sp->pub;
 	b->e = ed;
+	b->full = sp->full != NULL && sp->full[k].block ? &sp->full[k] : NULL;
 	b->cap = bp.stage;
 	b->max_age = (uint64_t)((double)bp.flush_us * 1e-6 * (double)e->tsc_hz);
 	sp->sbuf[k] = b;
@@ -530,6 +568,7 @@ engine_free(struct lcp_engine *e)
 			}
 		}
 		free(sp->sbuf);
+		free(sp->full);
 		rte_free(sp->tm);
 		rte_free(sp->edges);
 		rte_free(sp);

@@ -38,10 +38,20 @@ struct lcp_ring_in {
 /* Producer-side staging of a cross-lcore link whose batch module asks for it
  * (params.stage > 1): lcp_emit() finds the edge's ring pointer NULL and goes out
  * of line to lcp_emit_drop(), which stages here instead of dropping. */
+/* on_full "block" of a link between lcores, per output port of the producer:
+ * the enqueue waits for room instead of dropping (backpressure) */
+struct lcp_edge_full {
+	uint64_t timeout;    /* TSC cycles; 0 = until the engine stops */
+	uint32_t ctr_waits;  /* "<port>.backpressure_waits": enqueues that found the ring full */
+	uint32_t ctr_cycles; /* "<port>.backpressure_cycles": cycles spent waiting */
+	bool block;
+};
+
 struct lcp_stage_buf {
 	struct rte_ring *r;
 	struct lcp_stage *src;
 	const struct lcp_edge *e; /* for its out / drop counters */
+	const struct lcp_edge_full *full; /* NULL unless the link blocks */
 	unsigned n;               /* staged (producer writes; control reads, relaxed) */
 	unsigned cap;
 	uint64_t first_tsc;       /* when the oldest staged object came */
@@ -95,6 +105,7 @@ struct lcp_stage_priv {
 	bool inited;
 	struct lcp_edge *edges;
 	struct lcp_stage_buf **sbuf; /* per port, NULL unless the link stages */
+	struct lcp_edge_full *full;  /* per port, NULL unless a link blocks when full */
 	struct lcp_worker *worker;
 	struct lcp_timing *tm;       /* engine.stage_timing, else NULL */
 };
@@ -141,6 +152,11 @@ unsigned lcp_poll_timed(struct lcp_stage *st);
 json_t *lcp_timing_json(const struct lcp_engine *e, const struct lcp_stage_priv *sp);
 /* runner.c: enqueue what a staged link holds; returns how many were staged */
 unsigned lcp_stage_buf_flush(struct lcp_stage_buf *b);
+/* on_full "block": enqueue objs[0..n) on r, waiting while the ring is full
+ * until all fit, the engine reaches LCP_RUN_STOP, or f->timeout passes.
+ * Returns how many were enqueued; the caller drops the rest. */
+unsigned lcp_ring_enqueue_wait(struct lcp_stage *st, const struct lcp_edge_full *f, struct rte_ring *r,
+			       void **objs, unsigned n);
 /* publish every stage's counters from every slot (control thread, workers done) */
 void lcp_engine_flush_counters(struct lcp_engine *e);
 

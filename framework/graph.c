@@ -240,10 +240,47 @@ trim(char *s)
 	return s;
 }
 
+/* a link's "on_full" and "block_timeout_us" (defaults from the engine section) */
+static int
+load_link_full(struct lcp_cfg_link *l, json_t *v, const char *path, struct lcp_errs *errs)
+{
+	json_t *of = json_object_get(v, "on_full"), *bt = json_object_get(v, "block_timeout_us");
+	int bad = 0;
+
+	if (of != NULL) {
+		const char *s = json_is_string(of) ? json_string_value(of) : "";
+		int k;
+
+		for (k = 0; lcp_on_full_choices[k] && strcmp(lcp_on_full_choices[k], s) != 0; k++)
+			;
+		if (lcp_on_full_choices[k] == NULL) {
+			if (json_is_string(of))
+				lcp_errs_add(errs, "%s.on_full: \"%s\" is not one of: drop, block", path, s);
+			else
+				lcp_errs_add(errs, "%s.on_full: expected a string, one of: drop, block", path);
+			bad = 1;
+		} else {
+			l->on_full = k;
+		}
+	}
+	if (bt != NULL) {
+		json_int_t t = json_is_integer(bt) ? json_integer_value(bt) : -1;
+
+		if (t < 0 || t > 60000000) {
+			lcp_errs_add(errs, "%s.block_timeout_us: expected an integer from 0 to 60000000", path);
+			bad = 1;
+		} else {
+			l->block_timeout_us = (uint32_t)t;
+		}
+	}
+	return bad ? -1 : 0;
+}
+
 static void
 load_link(struct lcp_cfg *c, unsigned i, json_t *v, struct lcp_errs *errs)
 {
-	static const char *const keys[] = { "from", "to", "ring_size", "burst", "batch", NULL };
+	static const char *const keys[] = { "from", "to",      "ring_size",        "burst",
+					    "batch", "on_full", "block_timeout_us", NULL };
 	struct lcp_cfg_link *l = &c->links[i];
 	char path[64], *from = NULL, *to = NULL;
 	const struct lcp_port_def *sp, *dp;
@@ -252,6 +289,8 @@ load_link(struct lcp_cfg *c, unsigned i, json_t *v, struct lcp_errs *errs)
 	snprintf(path, sizeof(path), "links[%u]", i);
 	l->ring_size = c->eng.ring_size;
 	l->burst = c->eng.burst;
+	l->on_full = c->eng.on_ring_full;
+	l->block_timeout_us = c->eng.block_timeout_us;
 	if (json_is_string(v)) {
 		const char *s = json_string_value(v), *arrow = strstr(s, "->");
 
@@ -273,7 +312,7 @@ load_link(struct lcp_cfg *c, unsigned i, json_t *v, struct lcp_errs *errs)
 			for (int k = 0; keys[k]; k++)
 				ok |= strcmp(keys[k], key) == 0;
 			if (!ok)
-				lcp_errs_add(errs, "%s.%s: unknown key; allowed: from, to, ring_size, burst, batch",
+				lcp_errs_add(errs, "%s.%s: unknown key; allowed: from, to, ring_size, burst, batch, on_full, block_timeout_us",
 					     path, key);
 		}
 		if (!json_is_string(f) || !json_is_string(t)) {
@@ -305,6 +344,8 @@ load_link(struct lcp_cfg *c, unsigned i, json_t *v, struct lcp_errs *errs)
 			if (l->batch.pf == NULL)
 				bad = 1;
 		}
+		if (load_link_full(l, v, path, errs) < 0)
+			bad = 1;
 		if (bu != NULL) {
 			json_int_t b = json_is_integer(bu) ? json_integer_value(bu) : -1;
 
@@ -369,6 +410,75 @@ out:
 	free(to);
 }
 
+/* links that block when full between lcores: a cycle of them across lcores can
+ * deadlock (each lcore waits for room in a ring only the next one empties, and
+ * a waiting lcore runs none of its stages). Depth-first search over lcores,
+ * edge = a valid "block" link from a stage on one lcore to a stage on another;
+ * the first cycle found is reported with its links. */
+static int
+block_cycle_dfs(const struct lcp_cfg *c, unsigned lc, uint8_t *state, int *via, unsigned *start)
+{
+	state[lc] = 1; /* on the current path */
+	for (unsigned i = 0; i < c->n_links; i++) {
+		const struct lcp_cfg_link *l = &c->links[i];
+		unsigned a, b;
+
+		if (!l->valid || l->on_full != LCP_FULL_BLOCK)
+			continue;
+		a = c->stages[l->src].lcore;
+		b = c->stages[l->dst].lcore;
+		if (a != lc || b == a || b >= LCP_MAX_LCORES)
+			continue;
+		via[b] = (int)i;
+		if (state[b] == 1) {
+			*start = b;
+			return 1;
+		}
+		if (state[b] == 0 && block_cycle_dfs(c, b, state, via, start))
+			return 1;
+	}
+	state[lc] = 2; /* done, no cycle through it */
+	return 0;
+}
+
+static void
+check_block_cycles(const struct lcp_cfg *c, struct lcp_errs *errs)
+{
+	uint8_t state[LCP_MAX_LCORES] = { 0 };
+	int via[LCP_MAX_LCORES];
+	unsigned start;
+
+	for (unsigned s = 0; s < c->n_stages; s++) {
+		unsigned lc = c->stages[s].lcore;
+		struct lcp_sbuf b = { 0 };
+		unsigned x;
+
+		if (lc >= LCP_MAX_LCORES || state[lc] != 0 || !block_cycle_dfs(c, lc, state, via, &start))
+			continue;
+		/* walk back from start along via[], then list the cycle forwards */
+		{
+			int cyc[LCP_MAX_LCORES];
+			unsigned n = 0;
+
+			x = start;
+			do {
+				cyc[n++] = via[x];
+				x = c->stages[c->links[via[x]].src].lcore;
+			} while (x != start && n < LCP_MAX_LCORES);
+			while (n-- > 0) {
+				const struct lcp_cfg_link *l = &c->links[cyc[n]];
+
+				lcp_sbuf_addf(&b, "%slinks[%d] (lcore %u -> %u)", b.s ? ", " : "", cyc[n],
+					      c->stages[l->src].lcore, c->stages[l->dst].lcore);
+			}
+		}
+		lcp_errs_add(errs, "links: on_full \"block\" on a cycle between lcores can deadlock: %s; "
+			     "set one of them to \"drop\" or put its stages on one lcore", b.s);
+		lcp_sbuf_free(&b);
+		return;
+	}
+}
+
 void
 lcp_graph_check(struct lcp_cfg *c, struct lcp_errs *errs)
 {
@@ -384,6 +494,7 @@ lcp_graph_check(struct lcp_cfg *c, struct lcp_errs *errs)
 		c->links = calloc(c->n_links + 1, sizeof(*c->links));
 		json_array_foreach(arr, i, v)
 			load_link(c, (unsigned)i, v, errs);
+		check_block_cycles(c, errs);
 	}
 	for (unsigned s = 0; s < c->n_stages; s++) {
 		struct lcp_cfg_stage *st = &c->stages[s];

@@ -90,7 +90,12 @@ struct lcp_engine_conf {
 	double drain_timeout;
 	int live; /* 0 auto, 1 on, 2 off */
 	bool stage_timing;
+	int on_ring_full;          /* enum lcp_on_full: default of every link between lcores */
+	uint32_t block_timeout_us; /* on_full "block": give up and drop after this; 0 = never */
 };
+
+/* what a link between lcores does when its ring is full */
+enum lcp_on_full { LCP_FULL_DROP = 0, LCP_FULL_BLOCK = 1 };
 extern const struct lcp_opt lcp_engine_opts[];
 
 struct lcp_strategy_ref {
@@ -126,6 +131,8 @@ struct lcp_cfg_link {
 	uint32_t ring_size;
 	uint32_t burst;
 	struct lcp_strategy_ref batch; /* link's own, else the source stage's */
+	int on_full;                   /* enum lcp_on_full */
+	uint32_t block_timeout_us;
 	bool valid;
 };
 
@@ -166,6 +173,7 @@ void lcp_strategy_ref_load(struct lcp_cfg *c, json_t *v, const char *path,
 /* lcores from EAL args (graph.c) */
 void lcp_eal_lcores(char *const *eal, unsigned n, bool *avail, unsigned *main_lcore);
 extern const char lcp_default_config[];
+extern const char *const lcp_on_full_choices[]; /* "drop", "block" */
 
 /* ---- engine (engine.c, runner.c, stats.c, telemetry.c) ---- */
 struct lcp_run_opts {

@@ -183,7 +183,7 @@ lcp_describe_markdown(struct lcp_registry *r, struct lcp_sbuf *b)
 			 "| `engine` | object | engine options, below |\n"
 			 "| `strategies` | object | `counters` (default `counters_percore`), `pool` (default `pool_mempool`), `batch` (default `batch_burst`): each a plugin name or `{\"plugin\": …, \"options\": {…}}`; a stage may override any of them in its own `strategies` (its `batch` applies to the links leaving it), a link its `batch` |\n"
 			 "| `stages` | array | `{\"name\", \"plugin\", \"lcore\" (default 1), \"options\", \"strategies\"}` |\n"
-			 "| `links` | array | `\"stage.port -> stage.port\"` or `{\"from\", \"to\", \"ring_size\", \"burst\", \"batch\"}` |\n\n"
+			 "| `links` | array | `\"stage.port -> stage.port\"` or `{\"from\", \"to\", \"ring_size\", \"burst\", \"batch\", \"on_full\", \"block_timeout_us\"}` (the last two default to the engine's `on_ring_full` and `block_timeout_us`) |\n\n"
 			 "## `engine` options\n\n");
 	md_opts(b, lcp_engine_opts);
 	for (unsigned i = 0; i < n; i++)
@@ -286,12 +286,14 @@ lcp_config_schema(struct lcp_registry *r)
 			  "properties", sprops, "required", "name", "plugin", "allOf", allof);
 	json_object_set_new(props, "stages", json_pack("{s:s, s:i, s:o}", "type", "array", "minItems", 1, "items", stage));
 	json_object_set_new(props, "links",
-			    json_pack("{s:s, s:{s:[{s:s, s:s}, {s:s, s:b, s:{s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}, s:O}, s:[s,s]}]}}",
+			    json_pack("{s:s, s:{s:[{s:s, s:s}, {s:s, s:b, s:{s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}, s:O, s:{s:[s,s]}, s:{s:s, s:i, s:i}}, s:[s,s]}]}}",
 				      "type", "array", "items", "oneOf", "type", "string", "pattern",
 				      "^\\s*[A-Za-z0-9_-]+\\.[a-z0-9_]+\\s*->\\s*[A-Za-z0-9_-]+\\.[a-z0-9_]+\\s*$",
 				      "type", "object", "additionalProperties", 0, "properties", "from", "type",
 				      "string", "to", "type", "string", "ring_size", "type", "integer", "burst",
-				      "type", "integer", "batch", stratref, "required", "from", "to"));
+				      "type", "integer", "batch", stratref, "on_full", "enum", "drop", "block",
+				      "block_timeout_us", "type", "integer", "minimum", 0, "maximum", 60000000,
+				      "required", "from", "to"));
 	json_decref(stratref);
 	json_object_set_new(s, "properties", props);
 	json_object_set_new(s, "required", json_pack("[s]", "stages"));

@@ -12,6 +12,7 @@
  * worker runs its stages' stop() (flush what they hold) and keeps serving its
  * rings until quiet again; EXIT — workers return. Bounded by drain_timeout.
  */
+#include <sched.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -127,6 +128,31 @@ lcp_timing_json(const struct lcp_engine *e, const struct lcp_stage_priv *sp)
 	return o;
 }
 
+unsigned
+lcp_ring_enqueue_wait(struct lcp_stage *st, const struct lcp_edge_full *f, struct rte_ring *r,
+		      void **objs, unsigned n)
+{
+	uint64_t t0 = rte_rdtsc();
+	unsigned k = 0, spins = 0;
+
+	lcp_ctr_add(st, f->ctr_waits, 1);
+	for (;;) {
+		k += rte_ring_sp_enqueue_burst(r, objs + k, n - k, NULL);
+		if (k == n || __atomic_load_n(st->run_state, __ATOMIC_RELAXED) >= LCP_RUN_STOP)
+			break;
+		if (f->timeout != 0 && rte_rdtsc() - t0 >= f->timeout)
+			break;
+		/* the consumer may share this CPU (more lcores than cores): let it
+		 * run now and then instead of spinning through our whole time slice */
+		if (++spins % 4096 == 0)
+			sched_yield();
+		else
+			rte_pause();
+	}
+	lcp_ctr_add(st, f->ctr_cycles, rte_rdtsc() - t0);
+	return k;
+}
+
 /* enqueue what a staged link holds (its producer's lcore, or the control
  * thread once the workers are done); what the ring refuses is dropped and
  * counted like any ring-full drop */
@@ -138,6 +164,8 @@ lcp_stage_buf_flush(struct lcp_stage_buf *b)
 	if (n == 0)
 		return 0;
 	k = rte_ring_sp_enqueue_burst(b->r, b->objs, n, NULL);
+	if (unlikely(k < n) && b->full != NULL)
+		k += lcp_ring_enqueue_wait(b->src, b->full, b->r, &b->objs[k], n - k);
 	lcp_ctr_add(b->src, b->e->ctr_out, k);
 	if (unlikely(k < n)) {
 		lcp_objs_free(b->e->unit, &b->objs[k], n - k);

@@ -238,6 +238,9 @@ lcp_stats_json(struct lcp_engine *e, bool final)
 		json_object_set_new(o, "count", json_integer(rte_ring_count(ri->r)));
 		json_object_set_new(o, "batch", json_string(ri->batch_name));
 		json_object_set_new(o, "burst", json_integer(ri->burst));
+		json_object_set_new(o, "on_full", json_string(lcp_on_full_choices[cl->on_full]));
+		if (cl->on_full == LCP_FULL_BLOCK)
+			json_object_set_new(o, "block_timeout_us", json_integer(cl->block_timeout_us));
 		json_array_append_new(rings, o);
 	}
 	json_object_set_new(r, "stages", stages);
@@ -277,6 +280,17 @@ lcp_stats_summary(struct lcp_engine *e, FILE *f)
 			if (v > 0 && is_drop(sp->ctr_names[k]))
 				fprintf(f, "  drop %s.%s = %llu\n", sp->cs->name, sp->ctr_names[k],
 					(unsigned long long)v);
+		}
+		for (unsigned k = 0; sp->full != NULL && k < sp->cs->n_ports; k++) {
+			const struct lcp_edge_full *fu = &sp->full[k];
+			uint64_t waits, cyc;
+
+			if (!fu->block || (waits = lcp_stage_ctr(sp, fu->ctr_waits)) == 0)
+				continue;
+			cyc = lcp_stage_ctr(sp, fu->ctr_cycles);
+			fprintf(f, "  backpressure %s.%s: %llu waits for a full ring, %.3f ms waiting\n",
+				sp->cs->name, ((const struct lcp_stage_ops *)sp->cs->pf->desc->ops)->ports[k].name,
+				(unsigned long long)waits, (double)cyc * 1e3 / (double)e->tsc_hz);
 		}
 	}
 	for (unsigned i = 0; i < e->n_stages; i++) {

@@ -19,6 +19,7 @@ RUN_TESTS = \
 	run/batch.sh \
 	run/timing.sh \
 	run/pools.sh \
+	run/backpressure.sh \
 	run/ab_pairs.sh
 
 TESTS += $(RUN_TESTS)
@@ -26,6 +27,8 @@ TESTS += $(RUN_TESTS)
 RUN_CONFS = \
 	run/conf/pair-chain.json \
 	run/conf/direct.json \
+	run/conf/backpressure.json \
+	run/conf/pool-wait.json \
 	run/conf/unlinked-pair.json \
 	run/conf/unlinked-null.json \
 	run/conf/gen-unlinked.json \
@@ -47,6 +50,15 @@ run_plugins_sink_check_la_CFLAGS = $(AM_CFLAGS_COMMON) $(DPDK_CFLAGS) -fvisibili
 run_plugins_sink_check_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere \
 	-export-symbols-regex '^lcp_plugin_descriptor$$' $(SAN_LDFLAGS)
 run_plugins_sink_check_la_LIBADD = $(top_builddir)/framework/liblcp.la $(DPDK_LIBS)
+
+# msg_stall: a slow msg stage, for the backpressure tests (run/backpressure.sh)
+check_LTLIBRARIES += run/plugins/msg_stall.la
+run_plugins_msg_stall_la_SOURCES = run/plugins/msg_stall.c
+run_plugins_msg_stall_la_CPPFLAGS = -I$(top_srcdir)/framework/include
+run_plugins_msg_stall_la_CFLAGS = $(AM_CFLAGS_COMMON) $(DPDK_CFLAGS) -fvisibility=hidden
+run_plugins_msg_stall_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere \
+	-export-symbols-regex '^lcp_plugin_descriptor$$' $(SAN_LDFLAGS)
+run_plugins_msg_stall_la_LIBADD = $(top_builddir)/framework/liblcp.la $(DPDK_LIBS)
 
 # metrics (plugins/metrics) fed by tick_src, a test-only msg source (JSON ticks with
 # injected gaps, duplicates and non-ticks, counted so the test compares exactly)

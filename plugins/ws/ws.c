@@ -83,7 +83,9 @@ static const struct lcp_port_def ws_ports[] = {
 	X(EVENTS_OLD_CONN, "events_old_conn")                                  \
 	X(MSGS_SENT, "msgs_sent")                                              \
 	X(DROP_SEND_NOT_OPEN, "drop_send_not_open")                            \
-	X(DROP_AFTER_CLOSE, "drop_after_close")
+	X(DROP_AFTER_CLOSE, "drop_after_close")                                \
+	X(POOL_WAITS, "pool_waits")                                            \
+	X(POOL_WAIT_CYCLES, "pool_wait_cycles")
 
 enum {
 #define X(e, s) WS_C_##e,
@@ -112,6 +114,7 @@ struct ws_conf {
 	uint32_t msgs;
 	uint32_t assembly_size, assembly_buffers;
 	int on_pool_empty;
+	uint32_t pool_wait_us;
 };
 
 enum { WS_POOL_EMPTY_DROP = 0, WS_POOL_EMPTY_HEAP = 1 };
@@ -147,6 +150,8 @@ static const struct lcp_opt ws_opts[] = {
 		     "assembly buffers in the stage's pool"),
 	LCP_OPT_ENUM(C, on_pool_empty, "on_pool_empty", "\"drop\"", ws_pool_empty_choices, 0,
 		     "no assembly buffer left: drop the message (drop_assembly_pool_empty) or assemble it on the heap"),
+	LCP_OPT_UINT(C, pool_wait_us, "pool_wait_us", "0", 0, 10000000, 0,
+		     "backpressure: an empty msgs or assembly pool stalls this lcore up to this long for a consumer on another lcore to give an object back (pool_waits, pool_wait_cycles), then on_pool_empty / drop_no_msg; 0 = no wait"),
 	LCP_OPT_END,
 };
 #undef C
@@ -202,6 +207,7 @@ struct ws_ctx {
 	struct lcp_pool *asm_pool; /* assembly buffers of asm_size bytes */
 	size_t asm_size;
 	bool asm_heap_fallback;
+	uint64_t pool_wait; /* pool_wait_us in TSC cycles; 0 = no wait */
 	unsigned n_conns;
 	struct ws_conn *conns;
 	char *subscribe;
@@ -424,12 +430,34 @@ ws_msg_release(struct lcp_msg *pm)
 	lcp_pool_put(m->x->msgs, m);
 }
 
+static void ws_flush(struct ws_ctx *x);
+
+/* an object from pool p; empty: wait up to pool_wait_us (backpressure), counted.
+ * What this lcore has staged is emitted first: the messages waiting in our own
+ * output buffer are the ones whose release would refill the pool. */
+static inline void *
+ws_pool_get(struct ws_ctx *x, struct lcp_pool *p)
+{
+	uint64_t waited;
+	void *o;
+
+	if (likely(x->pool_wait == 0))
+		return lcp_pool_get(p);
+	if (likely(p->get_bulk(p->pool, &o, 1) == 0))
+		return o;
+	ws_flush(x);
+	o = lcp_pool_get_wait(p, x->pool_wait, &waited);
+	lcp_count(x->st, WS_C_POOL_WAITS, 1);
+	lcp_count(x->st, WS_C_POOL_WAIT_CYCLES, waited);
+	return o;
+}
+
 static struct lcp_msg *
 ws_msg_new(struct ws_ctx *x, struct ws_conn *c, unsigned op, const uint8_t *data, size_t len, uint64_t tsc)
 {
 	struct ws_msg *m;
 
-	m = lcp_pool_get(x->msgs);
+	m = ws_pool_get(x, x->msgs);
 	if (m == NULL) {
 		lcp_count(x->st, WS_C_DROP_NO_MSG, 1);
 		return NULL;
@@ -511,7 +539,7 @@ ws_frames(struct ws_ctx *x, struct ws_conn *c, struct rte_mbuf *seg, uint8_t *p,
 			if (c->asm_buf == NULL) {
 				/* a pool buffer first: most messages that span segments
 				 * are small, and a pool is what the strategy measures */
-				c->asm_buf = lcp_pool_get(x->asm_pool);
+				c->asm_buf = ws_pool_get(x, x->asm_pool);
 				if (c->asm_buf != NULL) {
 					c->asm_kind = WS_ASM_POOL;
 					c->asm_cap = x->asm_size;
@@ -988,6 +1016,7 @@ ws_init(struct lcp_stage *st, const void *conf, void **ctx)
 	x->hz_ms = rte_get_tsc_hz() / 1000;
 	x->asm_size = c->assembly_size;
 	x->asm_heap_fallback = c->on_pool_empty == WS_POOL_EMPTY_HEAP;
+	x->pool_wait = (uint64_t)c->pool_wait_us * rte_get_tsc_hz() / 1000000;
 	x->msgs = lcp_pool_create(st, "msgs", sizeof(struct ws_msg), c->msgs, 0);
 	if (x->msgs == NULL)
 		goto nomem;

@@ -15,12 +15,15 @@
 #include <stdint.h>
 #include <string.h>
 #include <rte_branch_prediction.h>
+#include <rte_cycles.h>
+#include <rte_pause.h>
 #include <rte_mbuf.h>
 #include <rte_ring.h>
 
 #include <lcp/stage.h>
 #include <lcp/counters.h>
 #include <lcp/msg.h>
+#include <lcp/pool.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -90,6 +93,37 @@ static inline int
 lcp_stage_stopping(const struct lcp_stage *st)
 {
 	return *st->run_state != LCP_RUN_RUNNING;
+}
+
+/* Backpressure on an empty pool (header only, no ABI change): one object from
+ * p, waiting up to timeout TSC cycles for another lcore to put one back. Gives
+ * up at once when the engine reaches LCP_RUN_STOP. A get that gives up counts
+ * once in the pool's get_fail. *waited: cycles spent waiting, 0 when an object
+ * was there at once. While it waits nothing else runs on this lcore: that is
+ * the backpressure (rings into this lcore fill, then their producers block or
+ * drop as their links say; an ethdev rx queue fills and TCP peers retransmit).
+ * Waiting helps only when the objects are released on another lcore. */
+static inline void *
+lcp_pool_get_wait(struct lcp_pool *p, uint64_t timeout, uint64_t *waited)
+{
+	void *o;
+	uint64_t t0;
+
+	*waited = 0;
+	if (likely(p->get_bulk(p->pool, &o, 1) == 0))
+		return o;
+	t0 = rte_rdtsc();
+	while (p->get_bulk(p->pool, &o, 1) != 0) {
+		if (rte_rdtsc() - t0 >= timeout ||
+		    __atomic_load_n(p->st->run_state, __ATOMIC_RELAXED) >= LCP_RUN_STOP) {
+			__atomic_fetch_add(&p->get_fail, 1, __ATOMIC_RELAXED);
+			o = NULL;
+			break;
+		}
+		rte_pause();
+	}
+	*waited = rte_rdtsc() - t0;
+	return o;
 }
 
 /* add v to the stage's own counter idx (index into ops->counters) */

@@ -17,6 +17,8 @@
  *   late         (option late_us) the frame arrived more than late_us after
  *                gen stamped it: for the batch_timed bound, with a margin of
  *                orders of magnitude, not a performance figure
+ * With the option stall_us = T the stage spins T microseconds at the start of
+ * every burst: a consumer slower than its producer, for the ring-full tests.
  * Nothing here is a drop: every frame is consumed and freed after the check —
  * except with the option leak = K: the first K frames are kept and never freed,
  * to check that the engine notices leaked mbufs (exit 3, leaked_objects).
@@ -79,6 +81,7 @@ struct sink_check_conf {
 	uint32_t log_max;
 	uint32_t leak;
 	uint32_t late_us;
+	uint32_t stall_us;
 };
 
 static const struct lcp_opt sink_check_opts[] = {
@@ -92,6 +95,8 @@ static const struct lcp_opt sink_check_opts[] = {
 		     "keep the first K frames and never free them (tests the engine's leak check)"),
 	LCP_OPT_UINT(struct sink_check_conf, late_us, "late_us", "0", 0, 100000000, 0,
 		     "count frames older than this many microseconds on arrival (0: off)"),
+	LCP_OPT_UINT(struct sink_check_conf, stall_us, "stall_us", "0", 0, 1000000, 0,
+		     "spin this many microseconds per burst (a slow consumer)"),
 	LCP_OPT_END,
 };
 
@@ -103,6 +108,7 @@ struct sink_check_ctx {
 	uint32_t leak;      /* frames still to keep */
 	uint32_t n_kept;
 	uint64_t late_tsc;  /* late_us in TSC cycles; 0 = off */
+	uint64_t stall_tsc; /* stall_us in TSC cycles; 0 = off */
 	struct rte_mbuf *kept[SC_LEAK_MAX];
 };
 
@@ -118,6 +124,7 @@ sink_check_init(struct lcp_stage *st, const void *conf, void **ctx)
 	x->expect = c->first;
 	x->verify_payload = c->verify_payload;
 	x->late_tsc = (uint64_t)c->late_us * (rte_get_tsc_hz() / 1000000);
+	x->stall_tsc = (uint64_t)c->stall_us * (rte_get_tsc_hz() / 1000000);
 	x->log_left = c->log_max;
 	x->leak = c->leak;
 	*ctx = x;
@@ -165,6 +172,12 @@ sink_check_process(struct lcp_stage *st, void *ctx, unsigned port, void **objs, 
 	uint64_t c[SC_N_COUNTERS] = { 0 };
 
 	RTE_SET_USED(port);
+	if (x->stall_tsc != 0) {
+		uint64_t t0 = rte_rdtsc();
+
+		while (rte_rdtsc() - t0 < x->stall_tsc)
+			rte_pause();
+	}
 	for (unsigned i = 0; i < n; i++) {
 		const struct rte_mbuf *m = objs[i];
 		uint64_t seq = 0;

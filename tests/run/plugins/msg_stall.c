@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * msg_stall — test-only stage: passes `msg` objects from "in" to "out"
+ * unchanged after spinning stall_us microseconds per burst. A consumer slower
+ * than its producer on demand, for the backpressure tests (ring full, pool
+ * empty). Counts bursts and messages; drops nothing itself.
+ *
+ * Built only for `make check` (tests/run.mk), against the SDK headers only.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include <rte_cycles.h>
+#include <rte_pause.h>
+
+#include <lcp/lcp.h>
+
+static const struct lcp_port_def msg_stall_ports[] = {
+	{ .name = "in", .dir = LCP_PORT_IN, .unit = LCP_UNIT_MSG, .flags = LCP_PORT_F_REQUIRED,
+	  .doc = "messages" },
+	{ .name = "out", .dir = LCP_PORT_OUT, .unit = LCP_UNIT_MSG, .flags = LCP_PORT_F_REQUIRED,
+	  .doc = "the same messages, later" },
+	LCP_PORT_END,
+};
+
+static const char *const msg_stall_counters[] = { "bursts", "msgs", NULL };
+
+struct msg_stall_conf {
+	uint32_t stall_us;
+};
+
+static const struct lcp_opt msg_stall_opts[] = {
+	LCP_OPT_UINT(struct msg_stall_conf, stall_us, "stall_us", "10", 0, 1000000, 0,
+		     "spin this many microseconds per burst"),
+	LCP_OPT_END,
+};
+
+static int
+msg_stall_init(struct lcp_stage *st, const void *conf, void **ctx)
+{
+	const struct msg_stall_conf *c = conf;
+	uint64_t *stall = malloc(sizeof(*stall));
+
+	RTE_SET_USED(st);
+	if (stall == NULL)
+		return -ENOMEM;
+	*stall = (uint64_t)c->stall_us * (rte_get_tsc_hz() / 1000000);
+	*ctx = stall;
+	return 0;
+}
+
+static void
+msg_stall_process(struct lcp_stage *st, void *ctx, unsigned port, void **objs, unsigned n)
+{
+	uint64_t t0 = rte_rdtsc(), stall = *(uint64_t *)ctx;
+
+	RTE_SET_USED(port);
+	while (rte_rdtsc() - t0 < stall)
+		rte_pause();
+	lcp_count(st, 0, 1);
+	lcp_count(st, 1, n);
+	lcp_emit(st, 1, objs, n);
+}
+
+static void
+msg_stall_fini(struct lcp_stage *st, void *ctx)
+{
+	RTE_SET_USED(st);
+	free(ctx);
+}
+
+static const struct lcp_stage_ops msg_stall_ops = {
+	.ports = msg_stall_ports,
+	.counters = msg_stall_counters,
+	.init = msg_stall_init,
+	.process = msg_stall_process,
+	.fini = msg_stall_fini,
+};
+
+LCP_PLUGIN_EXPORT const struct lcp_plugin lcp_plugin_descriptor = {
+	LCP_PLUGIN_HEADER(LCP_KIND_STAGE, "msg_stall"),
+	.version = "1.0.0",
+	.summary = "test stage: pass msgs on after a stall (a slow consumer)",
+	.options = msg_stall_opts,
+	.conf_size = sizeof(struct msg_stall_conf),
+	.ops = &msg_stall_ops,
+};
