@@ -87,6 +87,8 @@ static const struct lcp_port_def metrics_ports[] = {
 	X(SEQ_GAPS, "seq_gaps")                                                \
 	X(GAP_EVENTS, "gap_events")                                            \
 	X(SEQ_DUPS, "seq_dups")                                                \
+	X(SEQ_RESYNCS, "seq_resyncs")                                          \
+	X(SESSIONS, "sessions")                                                \
 	X(NO_RX_TSC, "no_rx_tsc")                                              \
 	X(LAT_FUTURE, "lat_future")                                            \
 	MT_BUCKETS(X)                                                          \
@@ -120,7 +122,7 @@ static const char *const metrics_counters[] = {
 #define MT_L(c) ((c) - MT_TICKS)                      /* its local index */
 _Static_assert(MT_NB == 150, "150 histogram buckets");
 _Static_assert(MT_CONN15_BYTES - MT_CONN0_MSGS == 2 * MT_MAX_CONNS - 1, "conn counters in pairs");
-_Static_assert(MT_LAT_FUTURE - MT_TICKS == 10, "the per-burst block is contiguous");
+_Static_assert(MT_LAT_FUTURE - MT_TICKS == 12, "the per-burst block is contiguous");
 
 /* ---- options ---- */
 
@@ -185,13 +187,20 @@ metrics_validate(const void *conf, char *msg, size_t msglen)
 
 /* ---- the context ---- */
 
+/* Sessions: a msg flagged LCP_MSG_F_SESSION_START (the ws stage sets it on the
+ * first message after each open) starts a new epoch for its connection; a
+ * tracked symbol whose epoch is older takes the next sequence number as its new
+ * start (seq_resyncs) instead of judging it against the last session's. Kept
+ * per conn_id % MT_EPOCHS: connections sharing a slot resync together. */
+#define MT_EPOCHS 64
+
 /* One tracked (conn_id, symbol): a cache line. len == 0: free slot. */
 struct mt_sym {
 	uint64_t key[4]; /* the symbol's bytes, zero-padded */
 	uint64_t conn;
 	uint64_t last;   /* last sequence number seen */
 	uint32_t len;
-	uint32_t pad_;
+	uint32_t epoch;  /* session of the connection that set last */
 	uint64_t pad2_;
 };
 _Static_assert(sizeof(struct mt_sym) == 64, "one cache line per symbol");
@@ -208,12 +217,13 @@ struct metrics_ctx {
 	char seq_name[MT_FIELD_MAX + 1];
 	struct mt_sym *tab;
 	uint64_t mask;         /* table slots - 1 (a power of two, >= 2 x symbols) */
+	uint32_t epoch[MT_EPOCHS]; /* session count per conn_id % MT_EPOCHS */
 	uint32_t n_syms, max_syms;
 	uint64_t lat_max;      /* cycles */
 	uint64_t hist[MT_NB];  /* the same as the lat_b* counters, for the quantiles */
 
 	/* totals for the summary at stop (counters are write-only for a plugin) */
-	uint64_t msgs, bytes, gaps, gap_events, dups;
+	uint64_t msgs, bytes, gaps, gap_events, dups, sessions, resyncs;
 	uint64_t first_tsc, last_tsc;    /* TSC of the first and last burst */
 	uint64_t first_msgs, first_bytes; /* what arrived with the first burst */
 	uint64_t hz;
@@ -312,12 +322,13 @@ mt_hash(uint64_t conn, const uint64_t key[4], uint32_t len)
 
 /* Track sequence number seq of (conn, symbol); returns the outcome's counter
  * (MT_SYMBOLS: a new symbol, MT_SEQ_IN_ORDER, MT_SEQ_GAPS: a gap of *missing,
- * MT_SEQ_DUPS, MT_SYMBOL_TABLE_FULL). */
+ * MT_SEQ_DUPS, MT_SEQ_RESYNCS: first tick of a new session, MT_SYMBOL_TABLE_FULL). */
 static __rte_always_inline unsigned
 mt_track(struct metrics_ctx *x, uint64_t conn, const uint64_t key[4], uint32_t len,
 	 uint64_t seq, uint64_t *missing)
 {
 	uint64_t i = mt_hash(conn, key, len) & x->mask;
+	uint32_t ep = x->epoch[conn % MT_EPOCHS];
 	struct mt_sym *e;
 
 	for (;;) {
@@ -328,6 +339,11 @@ mt_track(struct metrics_ctx *x, uint64_t conn, const uint64_t key[4], uint32_t l
 		    e->key[1] == key[1] && e->key[2] == key[2] && e->key[3] == key[3]) {
 			uint64_t last = e->last;
 
+			if (unlikely(e->epoch != ep)) { /* the connection re-opened */
+				e->epoch = ep;
+				e->last = seq;
+				return MT_SEQ_RESYNCS;
+			}
 			if (likely(seq > last)) {
 				e->last = seq;
 				if (likely(seq - last == 1))
@@ -346,6 +362,7 @@ mt_track(struct metrics_ctx *x, uint64_t conn, const uint64_t key[4], uint32_t l
 	e->conn = conn;
 	e->last = seq;
 	e->len = len;
+	e->epoch = ep;
 	x->n_syms++;
 	return MT_SYMBOLS;
 }
@@ -501,6 +518,10 @@ metrics_process_fast(struct lcp_stage *st, struct metrics_ctx *x, void **objs, u
 		unsigned r;
 
 		bytes += m->len;
+		if (unlikely(m->flags & LCP_MSG_F_SESSION_START)) {
+			x->epoch[m->conn_id % MT_EPOCHS]++;
+			c[MT_L(MT_SESSIONS)]++;
+		}
 		if (m->conn_id != run_conn) { /* per-connection counts, per run */
 			if (run_msgs != 0)
 				mt_conn_add(st, x, run_conn, run_msgs, run_bytes);
@@ -543,6 +564,8 @@ metrics_process_fast(struct lcp_stage *st, struct metrics_ctx *x, void **objs, u
 	x->gaps += c[MT_L(MT_SEQ_GAPS)];
 	x->gap_events += c[MT_L(MT_GAP_EVENTS)];
 	x->dups += c[MT_L(MT_SEQ_DUPS)];
+	x->sessions += c[MT_L(MT_SESSIONS)];
+	x->resyncs += c[MT_L(MT_SEQ_RESYNCS)];
 }
 
 /* naive: what the fast path avoids — a TSC read, counter adds and five memmem
@@ -564,6 +587,10 @@ metrics_process_naive(struct lcp_stage *st, struct metrics_ctx *x, void **objs, 
 
 		lcp_count(st, MT_MSGS, 1);
 		lcp_count(st, MT_BYTES, m->len);
+		if (m->flags & LCP_MSG_F_SESSION_START) {
+			x->epoch[m->conn_id % MT_EPOCHS]++;
+			c[MT_L(MT_SESSIONS)]++;
+		}
 		mt_conn_add(st, x, m->conn_id, 1, m->len);
 		if (--x->sample_left == 0) {
 			x->sample_left = x->sample;
@@ -611,6 +638,8 @@ metrics_process_naive(struct lcp_stage *st, struct metrics_ctx *x, void **objs, 
 		x->gaps += c[MT_L(MT_SEQ_GAPS)];
 		x->gap_events += c[MT_L(MT_GAP_EVENTS)];
 		x->dups += c[MT_L(MT_SEQ_DUPS)];
+		x->sessions += c[MT_L(MT_SESSIONS)];
+		x->resyncs += c[MT_L(MT_SEQ_RESYNCS)];
 	}
 }
 
@@ -739,7 +768,7 @@ metrics_stop(struct lcp_stage *st, void *ctx)
 {
 	struct metrics_ctx *x = ctx;
 	uint64_t total = 0, p50 = 0, p99 = 0, p999 = 0, pmax = 0;
-	char rate[48] = "n/a", mbs[32] = "n/a";
+	char rate[48] = "n/a", mbs[32] = "n/a", sess[80];
 
 	for (unsigned b = 0; b < MT_NB; b++)
 		total += x->hist[b];
@@ -762,12 +791,13 @@ metrics_stop(struct lcp_stage *st, void *ctx)
 		mt_fmt_rate(rate, sizeof(rate), (double)(x->msgs - x->first_msgs) / secs, "msg/s");
 		snprintf(mbs, sizeof(mbs), "%.1f", (double)(x->bytes - x->first_bytes) / secs / 1e6);
 	}
+	snprintf(sess, sizeof(sess), ", sessions %" PRIu64 " (sequences restarted %" PRIu64 ")", x->sessions,
+		 x->resyncs);
 	lcp_log(st, LCP_LOG_INFO,
-		"%" PRIu64 " messages (%s), %s MB/s, latency p50 %.2fµs p99 %.2fµs p99.9 %.2fµs max %.2fµs (%" PRIu64 " samples), sequence gaps %" PRIu64 " (events %" PRIu64 "), duplicates %" PRIu64 ", symbols %" PRIu32 "%s",
+		"%" PRIu64 " messages (%s), %s MB/s, latency p50 %.2fµs p99 %.2fµs p99.9 %.2fµs max %.2fµs (%" PRIu64 " samples), sequence gaps %" PRIu64 " (events %" PRIu64 "), duplicates %" PRIu64 ", symbols %" PRIu32 "%s%s",
 		x->msgs, rate, mbs, (double)p50 / 1e3, (double)p99 / 1e3, (double)p999 / 1e3,
 		(double)pmax / 1e3, total, x->gaps, x->gap_events, x->dups, x->n_syms,
-		x->n_syms >= x->max_syms ? " (table full)" : "");
-}
+		x->n_syms >= x->max_syms ? " (table full)" : "", x->sessions ? sess : "");}
 
 static void
 metrics_fini(struct lcp_stage *st, void *ctx)

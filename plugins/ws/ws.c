@@ -166,6 +166,7 @@ struct ws_conn {
 	char path[256];
 	uint8_t state;
 	bool close_sent;
+	bool session_start;    /* the next msg is the first since the open */
 	uint32_t tcp;          /* the tcp stage's connection id; 0 = none */
 	uint32_t gen;          /* connection attempt (see ws_cookie) */
 	struct stk_ws_hs *hs;  /* during the handshake */
@@ -469,7 +470,8 @@ ws_msg_new(struct ws_ctx *x, struct ws_conn *c, unsigned op, const uint8_t *data
 	m->pub.data = data;
 	m->pub.len = (uint32_t)len;
 	m->pub.opcode = (uint16_t)op;
-	m->pub.flags = 0;
+	m->pub.flags = c->session_start ? LCP_MSG_F_SESSION_START : 0;
+	c->session_start = false;
 	m->pub.release = ws_msg_release;
 	m->pub.owner = x;
 	m->pub.backing[0] = m->pub.backing[1] = NULL;
@@ -707,6 +709,7 @@ ws_on_data(struct ws_ctx *x, struct ws_conn *c, struct rte_mbuf *m)
 		stk_ws_dec_init(&c->dec, false, x->max_msg, x->check_utf8);
 		c->t_ping = x->ping_ms ? ws_now() + x->ping_ms * x->hz_ms : 0;
 		lcp_count(x->st, WS_C_OPENS, 1);
+		c->session_start = true;
 		lcp_log(x->st, LCP_LOG_INFO, "conn %u: open %s%s", c->idx, c->host, c->path);
 		ws_subscribe(x, c);
 		p += used;

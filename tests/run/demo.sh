@@ -49,6 +49,33 @@ else
 	fail "no metrics summary line with zero gaps in the output"
 fi
 
+step "reconnects: feedsim closes each client after 20000 messages, ws re-opens"
+# the demo with the simulator's count/close_when_done and a 10 ms reconnect: each
+# session restarts the sequences at 1; metrics must take that as a restart
+# (seq_resyncs, once per symbol and session: the first message of each session
+# carries LCP_MSG_F_SESSION_START), not as duplicates or gaps
+"$PYTHON3" - "$top_srcdir/conf/demo.json" "$T/reconnect.json" <<'PY' || fail "cannot write the reconnect config"
+import json, sys
+c = json.load(open(sys.argv[1]))
+for s in c["stages"]:
+    if s["name"] == "exchange":
+        s["options"].update({"count": 20000, "close_when_done": True})
+    if s["name"] == "feed":
+        s["options"].update({"reconnect_min_ms": 10, "reconnect_max_ms": 20})
+json.dump(c, open(sys.argv[2], "w"))
+PY
+new_prefix
+# shellcheck disable=SC2046
+lcrun reconnect "$T/reconnect.json" --duration 2 --no-live -- $(eal_base) -l 0,1
+expect_rc 0 "demo with reconnects"
+rcheck "demo with reconnects" \
+	'ctr("feed", "opens") >= 3' \
+	'ctr("stats", "sessions") == ctr("feed", "opens")' \
+	'ctr("stats", "seq_dups") == 0' 'ctr("stats", "seq_gaps") == 0' \
+	'100 * (ctr("stats", "sessions") - 2) <= ctr("stats", "seq_resyncs") <= 100 * (ctr("stats", "sessions") - 1)' \
+	'ctr("stats", "symbols") + ctr("stats", "seq_in_order") + ctr("stats", "gap_events") + ctr("stats", "seq_dups") + ctr("stats", "seq_resyncs") + ctr("stats", "symbol_table_full") == ctr("stats", "ticks")' \
+	'r["leaked_objects"] == 0'
+
 step "the embedded default is this job"
 "$LCPIPE" check "$top_srcdir/conf/default.json" >"$T/check.out" 2>&1 || fail "lcpipe check conf/default.json"
 cmp -s "$top_srcdir/conf/default.json" "$top_srcdir/conf/demo.json" &&

@@ -37,7 +37,7 @@ common=(
 	'ctr("m", "seq_gaps") == ctr("src", "injected_gaps")'
 	'ctr("m", "gap_events") == ctr("src", "injected_gap_events")'
 	'ctr("m", "seq_dups") == ctr("src", "injected_dups")'
-	'ctr("m", "symbols") + ctr("m", "seq_in_order") + ctr("m", "gap_events") + ctr("m", "seq_dups") + ctr("m", "symbol_table_full") == ctr("m", "ticks")'
+	'ctr("m", "symbols") + ctr("m", "seq_in_order") + ctr("m", "gap_events") + ctr("m", "seq_dups") + ctr("m", "seq_resyncs") + ctr("m", "symbol_table_full") == ctr("m", "ticks")' 'ctr("m", "seq_resyncs") == ctr("m", "sessions") == 0'
 	'sum(ctr("m", "lat_b%03d" % b) for b in range(150)) == ctr("m", "lat_samples")'
 	'ctr("m", "lat_samples") + ctr("m", "no_rx_tsc") + ctr("m", "lat_future") == SAMPLED'
 	'ctr("m", "no_rx_tsc") == len([i for i in range(0, N, S) if E and (i + 1) % E == 0])'

@@ -12,6 +12,12 @@ extern "C" {
 #endif
 
 struct lcp_msg;
+
+/* flags */
+#define LCP_MSG_F_SESSION_START 0x0001u /* first message of its conn_id since the
+					 * connection (re)opened: per-connection
+					 * state such as sequence numbers starts over */
+
 typedef void (*lcp_msg_release_t)(struct lcp_msg *m);
 
 struct lcp_msg {
