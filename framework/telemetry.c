@@ -2,6 +2,8 @@
  * telemetry.c — DPDK telemetry commands:
  *   /lcpipe/stats        per stage: in, out, drops; per lcore busy/idle cycles
  *   /lcpipe/stage,NAME   every counter of one stage
+ *   /lcpipe/memory       objects in use per mempool and per stage pool, and the
+ *                        process's resident set (for soak runs: all flat)
  * Telemetry callbacks take no user argument in DPDK 22.11 and cannot be
  * unregistered, so the running engine is reached through one pointer guarded by
  * a mutex; after shutdown the commands answer an error.
@@ -10,6 +12,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <unistd.h>
+
+#include <rte_mempool.h>
 #include <rte_telemetry.h>
 
 #include "engine_priv.h"
@@ -97,6 +102,78 @@ tel_stage(const char *cmd, const char *params, struct rte_tel_data *d)
 	return rc;
 }
 
+/* telemetry keys allow only [A-Za-z0-9_/]: anything else becomes '/' */
+static void
+tel_key(char *key, size_t len, const char *a, const char *b)
+{
+	snprintf(key, len, "%s%s%s", a, b ? "/" : "", b ? b : "");
+	for (char *p = key; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+		      *p == '_'))
+			*p = '/';
+}
+
+static void
+tel_mempool(struct rte_mempool *mp, void *arg)
+{
+	struct rte_tel_data *m = arg;
+	char key[RTE_TEL_MAX_STRING_LEN];
+
+	tel_key(key, sizeof(key), mp->name, NULL);
+	rte_tel_data_add_dict_u64(m, key, rte_mempool_in_use_count(mp));
+}
+
+static uint64_t
+rss_kb(void)
+{
+	unsigned long pages = 0, rss = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+
+	if (f == NULL)
+		return 0;
+	if (fscanf(f, "%lu %lu", &pages, &rss) != 2)
+		rss = 0;
+	fclose(f);
+	return (uint64_t)rss * (uint64_t)sysconf(_SC_PAGESIZE) / 1024;
+}
+
+static int
+tel_memory(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct rte_tel_data *m, *p;
+	struct lcp_engine *e;
+	int rc = -1;
+
+	pthread_mutex_lock(&lcp_tel_lock);
+	e = lcp_tel_engine;
+	if (e == NULL)
+		goto out;
+	m = rte_tel_data_alloc();
+	p = rte_tel_data_alloc();
+	if (m == NULL || p == NULL) {
+		rte_tel_data_free(m);
+		rte_tel_data_free(p);
+		goto out;
+	}
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_u64(d, "rss_kb", rss_kb());
+	rte_tel_data_start_dict(m);
+	rte_mempool_walk(tel_mempool, m);
+	rte_tel_data_add_dict_container(d, "mempools_in_use", m, 0);
+	rte_tel_data_start_dict(p);
+	for (unsigned k = 0; k < e->n_pools; k++) {
+		char key[RTE_TEL_MAX_STRING_LEN];
+
+		tel_key(key, sizeof(key), lcp_stage_name(e->pools[k]->st), e->pools[k]->name);
+		rte_tel_data_add_dict_u64(p, key, e->pools[k]->ops->in_use(e->pools[k]->pool));
+	}
+	rte_tel_data_add_dict_container(d, "pools_in_use", p, 0);
+	rc = 0;
+out:
+	pthread_mutex_unlock(&lcp_tel_lock);
+	return rc;
+}
+
 void
 lcp_telemetry_attach(struct lcp_engine *e)
 {
@@ -107,6 +184,8 @@ lcp_telemetry_attach(struct lcp_engine *e)
 					   "lcpipe per-stage in/out/drops and per-lcore busy/idle cycles");
 		rte_telemetry_register_cmd("/lcpipe/stage", tel_stage,
 					   "every counter of one stage. Parameters: stage name");
+		rte_telemetry_register_cmd("/lcpipe/memory", tel_memory,
+					   "objects in use per mempool and per stage pool; resident set in KiB");
 		lcp_tel_registered = true;
 	}
 	pthread_mutex_unlock(&lcp_tel_lock);

@@ -217,3 +217,15 @@ bench-b12-build:
 	@case " $(BENCH_ONLY) " in *" b12 "*) \
 		$(MAKE) $(AM_MAKEFLAGS) bench/b12_feed_server$(EXEEXT) bench/b12_kernel_client$(EXEEXT) ;; \
 	esac
+
+# soak mode (issue 6): reconnect continuously for SOAK_SECONDS and report RSS and
+# the objects in use in every mempool and stage pool over time (must be flat).
+# Not part of `make check` or `make bench`: make -C tests soak SOAK_SECONDS=600
+SOAK_SECONDS ?= 600
+SOAK_INTERVAL ?= 10
+EXTRA_DIST += bench/soak.py
+.PHONY: soak
+soak: all
+	$(PYTHON3) $(srcdir)/bench/soak.py --lcpipe $(top_builddir)/framework/lcpipe \
+		--conf $(top_srcdir)/conf/demo.json --seconds $(SOAK_SECONDS) \
+		--interval $(SOAK_INTERVAL) --out $(abs_builddir)/bench-soak

@@ -1,7 +1,8 @@
 #!/bin/bash
 # DPDK telemetry: while a pipeline runs, dpdk-telemetry.py (the stock DPDK client)
 # answers /lcpipe/stats (every stage with in/out/drops, every worker lcore) and
-# /lcpipe/stage,NAME (every counter of one stage) with live, non-zero counters;
+# /lcpipe/stage,NAME (every counter of one stage) with live, non-zero counters,
+# /lcpipe/memory (resident set, objects in use per mempool and stage pool);
 # an unknown stage gets an error (null), not a crash. The socket lives in the
 # test's own RUNTIME_DIRECTORY, found through the unique --file-prefix.
 . "$(dirname "$0")/lib.sh"
@@ -30,16 +31,17 @@ CMDS='/lcpipe/stats
 /lcpipe/stage,sink
 /lcpipe/stage,gen
 /lcpipe/stage,nosuch
+/lcpipe/memory
 /'
 say "+ dpdk-telemetry.py -f $PFX <<< \"${CMDS//$'\n'/ }\""
 echo "$CMDS" | timeout 20 "$PYTHON3" "$DPDK_TELEMETRY" -f "$PFX" >"$T/tel.replies" 2>"$T/tel.client.err"
 rc=$?
-if [ $rc -ne 0 ] || [ "$(grep -c '^{' "$T/tel.replies")" -ne 5 ]; then
-	fail "dpdk-telemetry.py: exit $rc, expected 5 JSON replies"
+if [ $rc -ne 0 ] || [ "$(grep -c '^{' "$T/tel.replies")" -ne 6 ]; then
+	fail "dpdk-telemetry.py: exit $rc, expected 6 JSON replies"
 	cat "$T/tel.replies" "$T/tel.client.err"
 fi
 i=0
-for f in stats stage genstage nosuch list; do
+for f in stats stage genstage nosuch memory list; do
 	i=$((i + 1))
 	grep '^{' "$T/tel.replies" | sed -n "${i}p" >"$T/$f.json"
 done
@@ -103,7 +105,12 @@ tcheck "$T/stage.json" /lcpipe/stage \
 tcheck "$T/genstage.json" /lcpipe/stage \
 	'v["packets"] > 0' 'c(v, "out.out") > 0' 'c(v, "out.drop_ring_full") >= 0'
 tcheck "$T/nosuch.json" /lcpipe/stage 'v is None'
-tcheck "$T/list.json" / '"/lcpipe/stats" in v' '"/lcpipe/stage" in v'
+tcheck "$T/memory.json" /lcpipe/memory \
+	'v["rss_kb"] > 1024' \
+	'"lcp_pkt_s0" in v["mempools_in_use"]' \
+	'0 <= v["mempools_in_use"]["lcp_pkt_s0"] <= 8191' \
+	'isinstance(v["pools_in_use"], dict)'
+tcheck "$T/list.json" / '"/lcpipe/stats" in v' '"/lcpipe/stage" in v' '"/lcpipe/memory" in v'
 
 lcwait
 expect_rc 0 "the run after the queries"
