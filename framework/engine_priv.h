@@ -35,9 +35,6 @@ struct lcp_ring_in {
 	unsigned last, avail;
 };
 
-/* Producer-side staging of a cross-lcore link whose batch module asks for it
- * (params.stage > 1): lcp_emit() finds the edge's ring pointer NULL and goes out
- * of line to lcp_emit_drop(), which stages here instead of dropping. */
 /* on_full "block" of a link between lcores, per output port of the producer:
  * the enqueue waits for room instead of dropping (backpressure) */
 struct lcp_edge_full {
@@ -47,6 +44,9 @@ struct lcp_edge_full {
 	bool block;
 };
 
+/* Producer-side staging of a cross-lcore link whose batch module asks for it
+ * (params.stage > 1): lcp_emit() finds the edge's ring pointer NULL and goes out
+ * of line to lcp_emit_drop(), which stages here instead of dropping. */
 struct lcp_stage_buf {
 	struct rte_ring *r;
 	struct lcp_stage *src;
