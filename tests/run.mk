@@ -42,23 +42,27 @@ RUN_CONFS = \
 
 EXTRA_DIST += $(RUN_TESTS) $(RUN_CONFS) run/lib.sh run/rcheck.py
 
-# test-only plugin: loaded through the configs' plugin_path (run/plugins/.libs)
+# test-only plugins: loaded through the configs' plugin_path (run/plugins/.libs),
+# built like an installed plugin (only the descriptor exported), never installed
+RUN_PLUGIN_CPPFLAGS = -I$(top_srcdir)/framework/include
+RUN_PLUGIN_CFLAGS = $(AM_CFLAGS_COMMON) $(DPDK_CFLAGS) -fvisibility=hidden
+RUN_PLUGIN_LDFLAGS = -module -avoid-version -shared -rpath /nowhere \
+	-export-symbols-regex '^lcp_plugin_descriptor$$' $(SAN_LDFLAGS)
+RUN_PLUGIN_LIBADD = $(top_builddir)/framework/liblcp.la $(DPDK_LIBS)
 check_LTLIBRARIES += run/plugins/sink_check.la
 run_plugins_sink_check_la_SOURCES = run/plugins/sink_check.c
-run_plugins_sink_check_la_CPPFLAGS = -I$(top_srcdir)/framework/include
-run_plugins_sink_check_la_CFLAGS = $(AM_CFLAGS_COMMON) $(DPDK_CFLAGS) -fvisibility=hidden
-run_plugins_sink_check_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere \
-	-export-symbols-regex '^lcp_plugin_descriptor$$' $(SAN_LDFLAGS)
-run_plugins_sink_check_la_LIBADD = $(top_builddir)/framework/liblcp.la $(DPDK_LIBS)
+run_plugins_sink_check_la_CPPFLAGS = $(RUN_PLUGIN_CPPFLAGS)
+run_plugins_sink_check_la_CFLAGS = $(RUN_PLUGIN_CFLAGS)
+run_plugins_sink_check_la_LDFLAGS = $(RUN_PLUGIN_LDFLAGS)
+run_plugins_sink_check_la_LIBADD = $(RUN_PLUGIN_LIBADD)
 
 # msg_stall: a slow msg stage, for the backpressure tests (run/backpressure.sh)
 check_LTLIBRARIES += run/plugins/msg_stall.la
 run_plugins_msg_stall_la_SOURCES = run/plugins/msg_stall.c
-run_plugins_msg_stall_la_CPPFLAGS = -I$(top_srcdir)/framework/include
-run_plugins_msg_stall_la_CFLAGS = $(AM_CFLAGS_COMMON) $(DPDK_CFLAGS) -fvisibility=hidden
-run_plugins_msg_stall_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere \
-	-export-symbols-regex '^lcp_plugin_descriptor$$' $(SAN_LDFLAGS)
-run_plugins_msg_stall_la_LIBADD = $(top_builddir)/framework/liblcp.la $(DPDK_LIBS)
+run_plugins_msg_stall_la_CPPFLAGS = $(RUN_PLUGIN_CPPFLAGS)
+run_plugins_msg_stall_la_CFLAGS = $(RUN_PLUGIN_CFLAGS)
+run_plugins_msg_stall_la_LDFLAGS = $(RUN_PLUGIN_LDFLAGS)
+run_plugins_msg_stall_la_LIBADD = $(RUN_PLUGIN_LIBADD)
 
 # metrics (plugins/metrics) fed by tick_src, a test-only msg source (JSON ticks with
 # injected gaps, duplicates and non-ticks, counted so the test compares exactly)
@@ -66,11 +70,10 @@ RUN_TESTS += run/metrics.sh
 RUN_CONFS += run/conf/metrics.json
 check_LTLIBRARIES += run/plugins/tick_src.la
 run_plugins_tick_src_la_SOURCES = run/plugins/tick_src.c
-run_plugins_tick_src_la_CPPFLAGS = -I$(top_srcdir)/framework/include
-run_plugins_tick_src_la_CFLAGS = $(AM_CFLAGS_COMMON) $(DPDK_CFLAGS) -fvisibility=hidden
-run_plugins_tick_src_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere \
-	-export-symbols-regex '^lcp_plugin_descriptor$$' $(SAN_LDFLAGS)
-run_plugins_tick_src_la_LIBADD = $(top_builddir)/framework/liblcp.la $(DPDK_LIBS)
+run_plugins_tick_src_la_CPPFLAGS = $(RUN_PLUGIN_CPPFLAGS)
+run_plugins_tick_src_la_CFLAGS = $(RUN_PLUGIN_CFLAGS)
+run_plugins_tick_src_la_LDFLAGS = $(RUN_PLUGIN_LDFLAGS)
+run_plugins_tick_src_la_LIBADD = $(RUN_PLUGIN_LIBADD)
 
 # the msg sinks (plugins/sink_file, plugins/sink_echo) fed by msg_src, a test-only
 # msg source with known payloads, recorded in a manifest that run/msgcheck.py
@@ -80,11 +83,10 @@ RUN_CONFS += run/conf/msg-file.json run/conf/msg-echo.json run/conf/msg-echo-ws.
 EXTRA_DIST += run/msgcheck.py
 check_LTLIBRARIES += run/plugins/msg_src.la
 run_plugins_msg_src_la_SOURCES = run/plugins/msg_src.c
-run_plugins_msg_src_la_CPPFLAGS = -I$(top_srcdir)/framework/include
-run_plugins_msg_src_la_CFLAGS = $(AM_CFLAGS_COMMON) $(DPDK_CFLAGS) -fvisibility=hidden
-run_plugins_msg_src_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere \
-	-export-symbols-regex '^lcp_plugin_descriptor$$' $(SAN_LDFLAGS)
-run_plugins_msg_src_la_LIBADD = $(top_builddir)/framework/liblcp.la $(DPDK_LIBS)
+run_plugins_msg_src_la_CPPFLAGS = $(RUN_PLUGIN_CPPFLAGS)
+run_plugins_msg_src_la_CFLAGS = $(RUN_PLUGIN_CFLAGS)
+run_plugins_msg_src_la_LDFLAGS = $(RUN_PLUGIN_LDFLAGS)
+run_plugins_msg_src_la_LIBADD = $(RUN_PLUGIN_LIBADD)
 
 # every counters strategy (plugins/counters_*) in a real run, globally and per
 # stage: what the source counted out equals what every hop and the sink counted
