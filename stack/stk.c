@@ -44,6 +44,8 @@ stk_config_init(struct stk_config *c)
 	c->rto_init_ms = 1000;
 	c->syn_retries = 5;
 	c->max_retries = 12;
+	c->persist_timeout_ms = 0;
+	c->backlog_evict = true;
 	c->keepalive_ms = 0;
 	c->keepalive_intvl_ms = 10000;
 	c->keepalive_probes = 5;
@@ -254,6 +256,13 @@ uint64_t
 stk_bufs_held(const struct stk *st)
 {
 	return st->bufs_held;
+}
+
+void
+stk_bufs_hold(struct stk *st)
+{
+	if (++st->bufs_held > st->ctr[STK_C_BUFS_HELD_PEAK])
+		st->ctr[STK_C_BUFS_HELD_PEAK] = st->bufs_held;
 }
 
 unsigned

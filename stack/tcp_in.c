@@ -148,8 +148,20 @@ passive_open(struct stk *st, struct stk_listener *l, const struct stk_ip4_hdr *i
 	struct stk_tcb *c;
 
 	if (l->pending >= l->backlog) {
+		/* backlog full: a flood of SYNs that never complete would keep it
+		 * full until they time out (syn_retries), so the oldest half-open
+		 * connection makes room (an honest peer completes within a round
+		 * trip, long before backlog newer SYNs arrive); without
+		 * backlog_evict the new SYN is dropped instead */
 		STK_CTR(st, DROP_TCP_BACKLOG);
-		return;
+		if (!st->cfg.backlog_evict || l->ho_head == NULL)
+			return;
+		/* never shown to the app: no event, no RST (the source is
+		 * likely forged); a late ACK from it gets the listener's RST */
+		c = l->ho_head;
+		c->flags |= TF_DEAD;
+		stk_tcb_set_state(st, c, STK_TCP_CLOSED);
+		stk_tcb_release(st, c);
 	}
 	c = stk_tcb_alloc(st);
 	if (c == NULL)
@@ -159,8 +171,7 @@ passive_open(struct stk *st, struct stk_listener *l, const struct stk_ip4_hdr *i
 	c->lport = be16toh(th->dport);
 	c->user = l->user;
 	c->flags |= TF_PASSIVE;
-	c->listener_of = l;
-	l->pending++;
+	stk_listener_attach(st, l, c);
 	c->nexthop = stk_ip4_nexthop(st, c->rip);
 	c->irs = s->seq;
 	c->rcv_nxt = s->seq + 1;
@@ -315,7 +326,9 @@ ooo_insert(struct stk *st, struct stk_tcb *c, struct seg *s, bool fin)
 	*pp = n;
 	c->ooo_bytes += len;
 	c->ooo_segs++;
-	st->bufs_held++;
+	if (c->ooo_segs > st->ctr[STK_C_TCP_OOO_HELD_PEAK])
+		st->ctr[STK_C_TCP_OOO_HELD_PEAK] = c->ooo_segs;
+	stk_bufs_hold(st);
 	memmove(&c->sack_hist[1], &c->sack_hist[0], sizeof(c->sack_hist) - sizeof(c->sack_hist[0]));
 	c->sack_hist[0] = seq;
 	c->n_sack_hist += c->n_sack_hist < STK_SACK_HIST;
@@ -404,10 +417,7 @@ process_ack(struct stk *st, struct stk_tcb *c, struct seg *s)
 			stk_tcp_send_ctl(st, c, STK_TCP_RST, ack);
 			return false;
 		}
-		if (c->listener_of != NULL) {
-			c->listener_of->pending--;
-			c->listener_of = NULL;
-		}
+		stk_listener_detach(st, c);
 		stk_tcb_set_state(st, c, STK_TCP_ESTABLISHED);
 		c->snd_wnd = win;
 		c->max_snd_wnd = win;
@@ -531,6 +541,8 @@ process_ack(struct stk *st, struct stk_tcb *c, struct seg *s)
 			c->max_snd_wnd = win;
 		if (win == 0 && !was_zero)
 			STK_CTR(st, TCP_ZERO_WINDOW_IN);
+		if (win != 0)
+			c->zw_since = 0; /* persist_timeout_ms counts one closed spell */
 		if (win != 0 && c->rexmt_mode == STK_REXMT_PERSIST && c->timer[STK_T_REXMT] != 0) {
 			stk_tcp_timer_clear(st, c, STK_T_REXMT);
 			c->rexmt_mode = STK_REXMT_RTO;

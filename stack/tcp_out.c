@@ -430,6 +430,11 @@ stk_tcp_output(struct stk *st, struct stk_tcb *c)
 	} else if (c->snd_wnd == 0 && SEQ_GT(c->snd_end, c->snd_nxt) && c->timer[STK_T_REXMT] == 0) {
 		/* peer's window closed with data waiting: probe it */
 		c->rexmt_mode = STK_REXMT_PERSIST;
+		if (c->zw_since == 0) {
+			c->zw_since = st->now;
+			c->probe_sent = 0; /* no probe yet */
+			c->probes_unanswered = 0;
+		}
 		stk_tcp_timer_set(st, c, STK_T_REXMT, c->rto_ns);
 	}
 	return (int)sent;

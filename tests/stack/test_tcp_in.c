@@ -11,9 +11,17 @@
  *   hs_active_opts (loop)   our SYN offers what the config enables; the ACK of
  *                           the SYN-ACK carries TS only when the peer echoed it
  *   hs_data_on_third_ack    data on the handshake's ACK: ACCEPTED, then DATA
- *   listen_backlog          backlog 2: a third half-open SYN is dropped
- *                           (drop_tcp_backlog, nothing sent); ACCEPTED carries the
- *                           listener's user value; an accept frees a slot
+ *   listen_backlog          backlog 2, backlog_evict off: a third half-open SYN
+ *                           is dropped (drop_tcp_backlog, nothing sent); ACCEPTED
+ *                           carries the listener's user value; an accept frees a slot
+ *   backlog_evict_flood     backlog 8: 5,000 SYNs from distinct ports
+ *                           that never complete: never more than 8 half-open
+ *                           (stk_conns, tcp_half_open_peak == 8), each SYN past
+ *                           the backlog evicts the oldest silently
+ *                           (drop_tcp_backlog == 4,992, no RST, no event); a
+ *                           legitimate handshake in the middle of the flood
+ *                           completes (ACCEPTED) and survives it; the ACK of
+ *                           an evicted SYN gets RST; unlisten drops the rest
  *   listen_errors           listen twice -> -EADDRINUSE; unlisten -> SYN gets RST
  *   simultaneous_open       SYN_SENT + SYN -> SYN-ACK, then ACK -> CONNECTED
  * data
@@ -55,7 +63,9 @@
  *   bad_csum                drop_tcp_csum, no ACK, nothing delivered; SYN too
  * limits
  *   ooo_flood_segs          10,000 OOO segments: stk_bufs_held <= ooo_max_segs,
- *                           drop_tcp_ooo_limit; the hole filled delivers in order
+ *                           drop_tcp_ooo_limit, tcp_ooo_held_peak and
+ *                           bufs_held_peak == ooo_max_segs; the hole filled
+ *                           delivers in order
  *   ooo_flood_bytes         the same bounded by ooo_max_bytes
  * callbacks (stk/tcp.h: an event callback may send / close / abort)
  *   cb_echo_and_close       stk_tcp_send from DATA echoes, close from PEER_CLOSED
@@ -279,6 +289,7 @@ START_TEST(listen_backlog)
 	struct h_pkt *k;
 	struct h_snap s;
 
+	H->cfg.backlog_evict = false;
 	h_create(H);
 	ck_assert_int_eq(stk_tcp_listen(H->st, 80, 2, 77), 0);
 	for (int i = 0; i < 3; i++) {
@@ -305,6 +316,63 @@ START_TEST(listen_backlog)
 	ck_assert_uint_eq(k->dport, 40003);
 	ck_assert_uint_eq(stk_conns(H->st), 3);
 	ck_assert_uint_eq(h_ctr(H, STK_C_DROP_TCP_BACKLOG), 1);
+}
+END_TEST
+
+START_TEST(backlog_evict_flood)
+{
+	const unsigned backlog = 8, n = 5000;
+	struct h_peer f, good, late;
+	struct h_pkt *k;
+	struct stk_tcb *c = NULL;
+	uint32_t first_iss = 0;
+
+	h_create(H);
+	ck_assert(H->cfg.backlog_evict); /* the default */
+	ck_assert_int_eq(stk_tcp_listen(H->st, 80, backlog, 5), 0);
+	for (unsigned i = 0; i < n; i++) {
+		/* the peer 10.0.0.1 (static neighbour) from ports 1024.., so
+		 * the SYN-ACKs need no ARP */
+		h_peer_init(&f, (uint16_t)(1024 + i), 80);
+		h_tcp_seg(H, &f, STK_TCP_SYN, 1000u * i, 0, 65535, &opt_mss, NULL, 0);
+		k = h_tx_tcp(H, "SYN-ACK to a flood SYN");
+		ck_assert_uint_eq(k->flags, STK_TCP_SYN | STK_TCP_ACK);
+		ck_assert_uint_eq(k->dport, 1024 + i);
+		if (i == 0)
+			first_iss = k->seq;
+		ck_assert_msg(h_txq(H) == 0, "SYN %u: more than the SYN-ACK sent (an RST to an evicted one?)", i);
+		ck_assert_msg(stk_conns(H->st) <= backlog + (i >= n / 2), "SYN %u: %u connections, backlog %u", i,
+			      stk_conns(H->st), backlog);
+		if (i == n / 2) {
+			/* a real client in the middle of the flood */
+			h_peer_init(&good, 33333, 80);
+			c = h_accept(H, &good, 777, &opt_mss);
+			ck_assert_ptr_nonnull(c);
+			ck_assert_uint_eq(stk_tcp_user(c), 5);
+		}
+		h_advance(H, 0);
+	}
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_HALF_OPEN_PEAK), backlog);
+	ck_assert_uint_eq(h_ctr(H, STK_C_DROP_TCP_BACKLOG), n - backlog);
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_ACCEPTS), 1);
+	ck_assert_uint_eq(h_ev_count(H, STK_EV_ACCEPTED), 1);
+	ck_assert_uint_eq(h_ev_count(H, STK_EV_RESET) + h_ev_count(H, STK_EV_TIMEOUT) +
+				  h_ev_count(H, STK_EV_ERROR),
+			  0);
+	ck_assert_uint_eq(stk_conns(H->st), backlog + 1); /* the last 8 + the accepted one */
+	/* the accepted connection still works after the flood */
+	h_peer_data(H, &good, (const uint8_t *)"still here", 10);
+	ck_assert_uint_eq(h_conn_of(H, c)->rx_len, 10);
+	/* the first flood SYN was evicted: its late ACK meets the listener (RST) */
+	h_peer_init(&late, 1024, 80);
+	h_tcp_seg(H, &late, STK_TCP_ACK, 1, first_iss + 1, 65535, NULL, NULL, 0);
+	k = h_tx_tcp(H, "RST to the ACK of an evicted SYN");
+	ck_assert_uint_eq(k->flags, STK_TCP_RST);
+	ck_assert_uint_eq(k->seq, first_iss + 1);
+	ck_assert_uint_eq(h_ev_count(H, STK_EV_ACCEPTED), 1);
+	/* unlisten drops what is still half-open */
+	ck_assert_int_eq(stk_tcp_unlisten(H->st, 80), 0);
+	ck_assert_uint_eq(stk_conns(H->st), 1);
 }
 END_TEST
 
@@ -1151,6 +1219,8 @@ START_TEST(ooo_flood_segs)
 	ck_assert_uint_gt(h_ctr(H, STK_C_DROP_TCP_OOO_LIMIT), 0);
 	ck_assert_uint_eq(rx_of(c)->rx_len, 0);
 	ck_assert_uint_ge(max_held, 1);
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_OOO_HELD_PEAK), 16);
+	ck_assert_uint_eq(h_ctr(H, STK_C_BUFS_HELD_PEAK), max_held);
 	/* fill the hole: whatever follows contiguously is delivered, in order */
 	peer_send_at(base, 0, seg, STK_TCP_ACK);
 	contiguous = (uint32_t)rx_of(c)->rx_len;
@@ -1415,6 +1485,7 @@ tcp_in_suite(void)
 	tcase_add_loop_test(tc, hs_active_opts, 0, 3);
 	tcase_add_test(tc, hs_data_on_third_ack);
 	tcase_add_test(tc, listen_backlog);
+	tcase_add_test(tc, backlog_evict_flood);
 	tcase_add_test(tc, listen_errors);
 	tcase_add_test(tc, simultaneous_open);
 	suite_add_tcase(s, tc);

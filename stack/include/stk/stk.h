@@ -120,7 +120,12 @@ struct stk_config {
 	uint32_t delack_ms;
 	uint32_t rto_min_ms, rto_max_ms, rto_init_ms;
 	unsigned syn_retries;    /* SYN / SYN-ACK transmissions after the first */
-	unsigned max_retries;    /* data retransmissions of one segment */
+	unsigned max_retries;    /* data retransmissions of one segment; also
+				  * unanswered zero-window probes in a row */
+	uint32_t persist_timeout_ms; /* a peer window that stays zero this long with
+				      * data waiting: TIMEOUT (0 = never) */
+	bool backlog_evict;      /* a SYN to a full backlog evicts the oldest
+				  * half-open connection (false: the SYN is dropped) */
 	uint32_t keepalive_ms;   /* 0 = off */
 	uint32_t keepalive_intvl_ms;
 	unsigned keepalive_probes;
@@ -129,7 +134,11 @@ struct stk_config {
 };
 
 /* Counters of one stack: X(enum suffix, "json name"). Names starting "drop_"
- * are drop reasons. Every path that drops, refuses or errs bumps one. */
+ * are drop reasons. Every path that drops, refuses or errs bumps one. Names
+ * ending "_peak" are high-water marks, not event counts: they only grow, so
+ * they publish through the counters like the rest (tcp_half_open_peak: half-open
+ * passive connections in the stack at once; tcp_ooo_held_peak: segments in one
+ * connection's out-of-order queue; bufs_held_peak: stk_bufs_held()). */
 #define STK_COUNTERS(X)                                                        \
 	X(RX_FRAMES, "rx_frames")                                              \
 	X(RX_BYTES, "rx_bytes")                                                \
@@ -189,6 +198,10 @@ struct stk_config {
 	X(TCP_CLOSED, "tcp_closed")                                            \
 	X(TCP_RESETS, "tcp_resets")                                            \
 	X(TCP_TIMEOUTS, "tcp_timeouts")                                        \
+	X(TCP_PERSIST_TIMEOUTS, "tcp_persist_timeouts")                        \
+	X(TCP_HALF_OPEN_PEAK, "tcp_half_open_peak")                            \
+	X(TCP_OOO_HELD_PEAK, "tcp_ooo_held_peak")                              \
+	X(BUFS_HELD_PEAK, "bufs_held_peak")                                    \
 	X(DROP_TCP_SHORT, "drop_tcp_short")                                    \
 	X(DROP_TCP_CSUM, "drop_tcp_csum")                                      \
 	X(DROP_TCP_BAD_OFF, "drop_tcp_bad_off")                                \
