@@ -152,6 +152,7 @@ struct stk_listener {
 	unsigned backlog, pending;
 	uint64_t user;
 	struct stk_tcb *ho_head, *ho_tail; /* half-open connections, oldest first */
+	uint64_t cookies_until; /* ns: ACKs are checked for SYN cookies until then */
 };
 
 /* options parsed from a segment */
@@ -169,6 +170,7 @@ struct stk {
 	uint64_t ctr[STK_C__COUNT];
 	uint64_t bufs_held;
 	unsigned half_open; /* passive connections in SYN_RCVD, all listeners */
+	uint64_t cookie_key[2]; /* SYN cookies' SipHash key (from ops.random) */
 	uint32_t netmask;
 	uint16_t ip_id;
 	/* ARP */
@@ -232,6 +234,9 @@ int stk_tcp_send_ctl(struct stk *st, struct stk_tcb *c, uint8_t flags, uint32_t 
 void stk_tcp_send_ack(struct stk *st, struct stk_tcb *c);
 void stk_tcp_respond_rst(struct stk *st, const struct stk_ip4_hdr *ip, const struct stk_tcp_hdr *th,
 			 uint32_t seglen);
+/* a stateless SYN-ACK (SYN cookie iss), MSS option only */
+void stk_tcp_send_cookie_synack(struct stk *st, const struct stk_ip4_hdr *ip, const struct stk_tcp_hdr *th,
+				uint32_t iss, uint16_t mss);
 int stk_tcp_xmit(struct stk *st, struct stk_tcb *c, uint32_t seq, uint32_t len, uint8_t flags);
 void stk_tcp_retransmit_first(struct stk *st, struct stk_tcb *c);
 

@@ -9,6 +9,9 @@
 
 #include "tcp.h"
 
+/* in the order of enum stk_backlog_full */
+static const char *const tcp_backlog_full_names[] = { "cookies", "evict", "drop", NULL };
+
 #define C struct tcp_conf
 const struct lcp_opt tcp_opts[] = {
 	LCP_OPT_STRING(C, ip, "ip", NULL, 9, 18, LCP_OPT_F_REQUIRED,
@@ -26,9 +29,9 @@ const struct lcp_opt tcp_opts[] = {
 	LCP_OPT_UINT(C, listen, "listen", "0", 0, 65535, 0,
 		     "local port to listen on from start (0: none; the app can send LISTEN)"),
 	LCP_OPT_UINT(C, backlog, "backlog", "64", 1, 65535, 0,
-		     "half-open connections per listener; past it a SYN evicts the oldest (drop_tcp_backlog)"),
-	LCP_OPT_BOOL(C, backlog_evict, "backlog_evict", "true",
-		     "a SYN to a full backlog evicts the oldest half-open connection (false: the SYN is dropped)"),
+		     "half-open connections per listener (what a SYN past it gets: backlog_full)"),
+	LCP_OPT_ENUM(C, backlog_full, "backlog_full", "\"cookies\"", tcp_backlog_full_names, 0,
+		     "a SYN to a full backlog: \"cookies\" (SYN cookie, tcp_syncookies_sent), \"evict\" the oldest half-open one or \"drop\" the SYN (drop_tcp_backlog)"),
 	LCP_OPT_UINT(C, mtu, "mtu", "1500", 576, 9000, 0, "IP MTU; our MSS is mtu - 40"),
 	LCP_OPT_UINT(C, max_conns, "max_conns", "1024", 1, 65535, 0,
 		     "connection control blocks, TIME_WAIT included"),
@@ -209,7 +212,7 @@ tcp_conf_to_stk(const struct tcp_conf *c, struct stk_config *k, bool *have_mac, 
 	k->syn_retries = c->syn_retries;
 	k->max_retries = c->max_retries;
 	k->persist_timeout_ms = c->persist_timeout_ms;
-	k->backlog_evict = c->backlog_evict;
+	k->backlog_full = (uint8_t)c->backlog_full;
 	k->keepalive_ms = c->keepalive_s * 1000u;
 	k->keepalive_intvl_ms = c->keepalive_intvl_s * 1000u;
 	k->keepalive_probes = c->keepalive_probes;
