@@ -94,6 +94,7 @@ t = rep.get("stages", {}).get("tcp", {}).get("counters", {})
 C = lambda k: t.get(k, -1)
 print("counters: " + json.dumps({k: v for k, v in sorted(t.items()) if v}))
 print("hostile: " + json.dumps(ph))
+print("pools: " + json.dumps(rep.get("pools")) + " mempools: " + json.dumps(rep.get("mempools")))
 check(rep.get("stop_reason") == "SIGINT", "lcpipe ran until our SIGINT", rep.get("stop_reason"))
 check(rep.get("leaked_objects") == 0, "leaked_objects == 0", rep.get("leaked_objects"))
 bad = [m for m in rep.get("mempools", []) if m.get("in_use") != 0]
