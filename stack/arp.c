@@ -319,7 +319,7 @@ stk_arp_resolve(struct stk *st, uint32_t ip, struct stk_buf *b, uint8_t *frame, 
 		e->pend_head = p;
 	e->pend_tail = p;
 	e->n_pending++;
-	st->bufs_held++;
+	stk_bufs_hold(st);
 	return 1;
 }
 

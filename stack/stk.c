@@ -44,6 +44,8 @@ stk_config_init(struct stk_config *c)
 	c->rto_init_ms = 1000;
 	c->syn_retries = 5;
 	c->max_retries = 12;
+	c->persist_timeout_ms = 0;
+	c->backlog_full = STK_BACKLOG_COOKIES;
 	c->keepalive_ms = 0;
 	c->keepalive_intvl_ms = 10000;
 	c->keepalive_probes = 5;
@@ -135,6 +137,8 @@ stk_create(const struct stk_config *c, const struct stk_ops *ops, char *errmsg, 
 	st->netmask = htobe32(c->prefix == 32 ? 0xffffffffu : ~(0xffffffffu >> c->prefix));
 	st->now = ops->clock_ns(ops->ctx);
 	st->ip_id = (uint16_t)ops->random(ops->ctx);
+	st->cookie_key[0] = ops->random(ops->ctx);
+	st->cookie_key[1] = ops->random(ops->ctx);
 	for (hs = 64; hs < 2 * c->max_conns; hs <<= 1)
 		;
 	st->hash_mask = hs - 1;
@@ -254,6 +258,13 @@ uint64_t
 stk_bufs_held(const struct stk *st)
 {
 	return st->bufs_held;
+}
+
+void
+stk_bufs_hold(struct stk *st)
+{
+	if (++st->bufs_held > st->ctr[STK_C_BUFS_HELD_PEAK])
+		st->ctr[STK_C_BUFS_HELD_PEAK] = st->bufs_held;
 }
 
 unsigned

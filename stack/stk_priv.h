@@ -96,6 +96,7 @@ struct stk_tcb {
 	uint8_t keep_probes;
 	uint64_t user;
 	struct stk_listener *listener_of; /* SYN_RCVD: the listener (backlog accounting) */
+	struct stk_tcb *lnext, *lprev;    /* the listener's half-open list, oldest first */
 	uint64_t timer[STK_T__N];    /* deadlines in ns, 0 = off */
 	uint64_t next_deadline;
 
@@ -139,6 +140,9 @@ struct stk_tcb {
 	uint32_t nexthop;
 
 	uint64_t idle_since;
+	uint64_t zw_since;        /* ns the peer's window closed with data waiting (0: open) */
+	uint64_t probe_sent;      /* ns of the last zero-window probe */
+	unsigned probes_unanswered; /* probes in a row with nothing received in between */
 	struct stk_tcp_stats stats;
 };
 
@@ -147,6 +151,8 @@ struct stk_listener {
 	uint16_t port;
 	unsigned backlog, pending;
 	uint64_t user;
+	struct stk_tcb *ho_head, *ho_tail; /* half-open connections, oldest first */
+	uint64_t cookies_until; /* ns: ACKs are checked for SYN cookies until then */
 };
 
 /* options parsed from a segment */
@@ -163,6 +169,8 @@ struct stk {
 	uint64_t now;      /* ns, from ops.clock_ns at the start of each entry */
 	uint64_t ctr[STK_C__COUNT];
 	uint64_t bufs_held;
+	unsigned half_open; /* passive connections in SYN_RCVD, all listeners */
+	uint64_t cookie_key[2]; /* SYN cookies' SipHash key (from ops.random) */
 	uint32_t netmask;
 	uint16_t ip_id;
 	/* ARP */
@@ -226,6 +234,9 @@ int stk_tcp_send_ctl(struct stk *st, struct stk_tcb *c, uint8_t flags, uint32_t 
 void stk_tcp_send_ack(struct stk *st, struct stk_tcb *c);
 void stk_tcp_respond_rst(struct stk *st, const struct stk_ip4_hdr *ip, const struct stk_tcp_hdr *th,
 			 uint32_t seglen);
+/* a stateless SYN-ACK (SYN cookie iss), MSS option only */
+void stk_tcp_send_cookie_synack(struct stk *st, const struct stk_ip4_hdr *ip, const struct stk_tcp_hdr *th,
+				uint32_t iss, uint16_t mss);
 int stk_tcp_xmit(struct stk *st, struct stk_tcb *c, uint32_t seq, uint32_t len, uint8_t flags);
 void stk_tcp_retransmit_first(struct stk *st, struct stk_tcb *c);
 
@@ -243,6 +254,11 @@ struct stk_tcb *stk_tcb_alloc(struct stk *st);
 void stk_tcb_hash_insert(struct stk *st, struct stk_tcb *c);
 struct stk_tcb *stk_tcb_lookup(struct stk *st, uint32_t rip, uint16_t rport, uint16_t lport);
 struct stk_listener *stk_listener_find(struct stk *st, uint16_t port);
+/* a passive SYN_RCVD connection joins / leaves its listener's backlog */
+void stk_listener_attach(struct stk *st, struct stk_listener *l, struct stk_tcb *c);
+void stk_listener_detach(struct stk *st, struct stk_tcb *c);
+/* one more buffer held (bufs_held and its high-water mark) */
+void stk_bufs_hold(struct stk *st);
 /* the terminal event (if the app can still see c) and release */
 void stk_tcb_finish(struct stk *st, struct stk_tcb *c, enum stk_ev ev, int reason);
 void stk_tcb_release(struct stk *st, struct stk_tcb *c);

@@ -165,12 +165,7 @@ stk_tcb_release(struct stk *st, struct stk_tcb *c)
 		c->flags |= TF_DEAD;
 		return;
 	}
-	if (c->listener_of != NULL) {
-		struct stk_listener *l = c->listener_of;
-
-		l->pending--;
-		c->listener_of = NULL;
-	}
+	stk_listener_detach(st, c);
 	stk_tcb_active_remove(st, c);
 	if (c->state != STK_TCP_CLOSED || c->rport != 0)
 		hash_remove(st, c);
@@ -214,6 +209,45 @@ stk_tcb_finish(struct stk *st, struct stk_tcb *c, enum stk_ev ev, int reason)
 	c->flags |= TF_DEAD;
 	stk_tcb_set_state(st, c, STK_TCP_CLOSED);
 	stk_tcb_release(st, c);
+}
+
+/* The listener keeps its half-open connections in arrival order, so that a
+ * SYN flood can evict the oldest (backlog_evict, tcp_in.c passive_open). */
+void
+stk_listener_attach(struct stk *st, struct stk_listener *l, struct stk_tcb *c)
+{
+	c->listener_of = l;
+	c->lnext = NULL;
+	c->lprev = l->ho_tail;
+	if (l->ho_tail != NULL)
+		l->ho_tail->lnext = c;
+	else
+		l->ho_head = c;
+	l->ho_tail = c;
+	l->pending++;
+	if (++st->half_open > st->ctr[STK_C_TCP_HALF_OPEN_PEAK])
+		st->ctr[STK_C_TCP_HALF_OPEN_PEAK] = st->half_open;
+}
+
+void
+stk_listener_detach(struct stk *st, struct stk_tcb *c)
+{
+	struct stk_listener *l = c->listener_of;
+
+	if (l == NULL)
+		return;
+	if (c->lprev != NULL)
+		c->lprev->lnext = c->lnext;
+	else
+		l->ho_head = c->lnext;
+	if (c->lnext != NULL)
+		c->lnext->lprev = c->lprev;
+	else
+		l->ho_tail = c->lprev;
+	c->lnext = c->lprev = NULL;
+	c->listener_of = NULL;
+	l->pending--;
+	st->half_open--;
 }
 
 struct stk_listener *
@@ -310,12 +344,8 @@ stk_tcp_unlisten(struct stk *st, uint16_t port)
 			struct stk_listener *l = *p;
 
 			/* half-open connections keep a pointer: drop them */
-			for (unsigned i = 0; i < st->cfg.max_conns; i++) {
-				struct stk_tcb *c = st->slots[i];
-
-				if (c != NULL && c->listener_of == l)
-					stk_tcb_finish(st, c, STK_EV_ERROR, ECONNABORTED);
-			}
+			while (l->ho_head != NULL)
+				stk_tcb_finish(st, l->ho_head, STK_EV_ERROR, ECONNABORTED);
 			*p = l->next;
 			st->ops.free(st->ops.ctx, l);
 			return 0;
@@ -372,7 +402,7 @@ stk_tcp_send(struct stk *st, struct stk_tcb *c, struct stk_buf *b, const uint8_t
 		c->sq_head = n;
 	c->sq_tail = n;
 	c->snd_queued += len;
-	st->bufs_held++;
+	stk_bufs_hold(st);
 	if (c->state == STK_TCP_ESTABLISHED || c->state == STK_TCP_CLOSE_WAIT) {
 		st->now = st->ops.clock_ns(st->ops.ctx);
 		stk_tcp_output(st, c);

@@ -7,6 +7,10 @@
  *                          SYN_SENT: syn_sent()
  *                          otherwise: established() below
  *   stk_tcp_parse_opts   MSS, WS, SACK-permitted, TS; malformed -> -1
+ *   passive_open         a SYN to a listener: SYN_RCVD within its backlog;
+ *                        past it a SYN cookie (default), or evict the oldest,
+ *                        or drop (stk_config.backlog_full)
+ *   cookie_open          an ACK returning one of our SYN cookies
  *
  * established(), in RFC order: PAWS (RFC 7323) -> acceptability -> RST
  * (RFC 5961 3: exact seq resets, in-window gets a challenge ACK) -> SYN
@@ -87,6 +91,82 @@ stk_tcp_parse_opts(const uint8_t *p, unsigned len, struct stk_tcp_opts *o)
 	return 0;
 }
 
+/* ---- SYN cookies (RFC 4987 3.6) ----
+ * iss = t (5 bits: 64-second slots, mod 32) | MSS index (3 bits) | 24 bits of
+ * SipHash-2-4 keyed with cookie_key over the 4-tuple, the peer's ISN and t.
+ * An ACK is taken for a cookie when ack - 1 decodes with t now or one slot
+ * before (64 to 128 s of validity) and the hash matches: a blind guess has a
+ * 2^-24 chance. The connection gets the MSS from the table, nothing else. */
+static const uint16_t cookie_mss[8] = { 536, 1024, 1220, 1360, 1440, 1460, 4312, 8960 };
+#define COOKIE_SLOT_NS (64ull * 1000 * STK_MS)
+
+#define SIP_ROTL(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
+#define SIP_ROUND(v0, v1, v2, v3)                                              \
+	do {                                                                   \
+		v0 += v1; v1 = SIP_ROTL(v1, 13); v1 ^= v0; v0 = SIP_ROTL(v0, 32); \
+		v2 += v3; v3 = SIP_ROTL(v3, 16); v3 ^= v2;                      \
+		v0 += v3; v3 = SIP_ROTL(v3, 21); v3 ^= v0;                      \
+		v2 += v1; v1 = SIP_ROTL(v1, 17); v1 ^= v2; v2 = SIP_ROTL(v2, 32); \
+	} while (0)
+
+/* SipHash-2-4 of three 64-bit words (24 bytes, little-endian word order) */
+static uint64_t
+siphash3(const uint64_t k[2], uint64_t m0, uint64_t m1, uint64_t m2)
+{
+	uint64_t v0 = k[0] ^ 0x736f6d6570736575ull, v1 = k[1] ^ 0x646f72616e646f6dull;
+	uint64_t v2 = k[0] ^ 0x6c7967656e657261ull, v3 = k[1] ^ 0x7465646279746573ull;
+	const uint64_t m[4] = { m0, m1, m2, 24ull << 56 };
+
+	for (int i = 0; i < 4; i++) {
+		v3 ^= m[i];
+		SIP_ROUND(v0, v1, v2, v3);
+		SIP_ROUND(v0, v1, v2, v3);
+		v0 ^= m[i];
+	}
+	v2 ^= 0xff;
+	for (int i = 0; i < 4; i++)
+		SIP_ROUND(v0, v1, v2, v3);
+	return v0 ^ v1 ^ v2 ^ v3;
+}
+
+static uint32_t
+cookie_hash(const struct stk *st, uint32_t rip, uint16_t rport, uint16_t lport, uint32_t peer_isn,
+	    uint32_t t)
+{
+	return (uint32_t)siphash3(st->cookie_key, ((uint64_t)rip << 32) | st->cfg.ip,
+				  ((uint64_t)rport << 48) | ((uint64_t)lport << 32) | peer_isn, t) &
+	       0xffffffu;
+}
+
+static uint32_t
+cookie_make(const struct stk *st, uint32_t rip, uint16_t rport, uint16_t lport, uint32_t peer_isn,
+	    uint16_t peer_mss, uint16_t *mss)
+{
+	uint32_t t = (uint32_t)(st->now / COOKIE_SLOT_NS), i = 0;
+
+	while (i < 7 && cookie_mss[i + 1] <= peer_mss)
+		i++;
+	*mss = cookie_mss[i];
+	return ((t & 0x1fu) << 27) | (i << 24) | cookie_hash(st, rip, rport, lport, peer_isn, t);
+}
+
+/* the MSS of a valid cookie, 0 for an invalid one */
+static uint16_t
+cookie_check(const struct stk *st, uint32_t rip, uint16_t rport, uint16_t lport, uint32_t peer_isn,
+	     uint32_t cookie)
+{
+	uint32_t now = (uint32_t)(st->now / COOKIE_SLOT_NS);
+
+	for (uint32_t age = 0; age < 2; age++) {
+		uint32_t t = now - age;
+
+		if ((t & 0x1fu) == cookie >> 27 &&
+		    cookie_hash(st, rip, rport, lport, peer_isn, t) == (cookie & 0xffffffu))
+			return cookie_mss[(cookie >> 24) & 7];
+	}
+	return 0;
+}
+
 static bool
 challenge_allowed(struct stk *st)
 {
@@ -148,8 +228,37 @@ passive_open(struct stk *st, struct stk_listener *l, const struct stk_ip4_hdr *i
 	struct stk_tcb *c;
 
 	if (l->pending >= l->backlog) {
+		/* backlog full (a SYN flood, or more connects at once than it
+		 * holds): by default a SYN cookie, which costs no state and
+		 * lets an honest peer in whatever the flood does */
+		if (st->cfg.backlog_full == STK_BACKLOG_COOKIES) {
+			uint16_t mss;
+			uint32_t iss = cookie_make(st, ip->src, be16toh(th->sport), be16toh(th->dport), s->seq,
+						   s->o.has_mss ? s->o.mss : 536, &mss);
+
+			if (stk_ip4_nexthop(st, ip->src) == 0) {
+				STK_CTR(st, DROP_NO_ROUTE);
+				return;
+			}
+			STK_CTR(st, TCP_SYNCOOKIES_SENT);
+			l->cookies_until = st->now + 2 * COOKIE_SLOT_NS;
+			stk_tcp_send_cookie_synack(st, ip, th, iss, mss);
+			return;
+		}
+		/* otherwise a flood of SYNs that never complete keeps the backlog
+		 * full until they time out (syn_retries): the oldest half-open
+		 * connection makes room (STK_BACKLOG_EVICT; an honest peer that
+		 * completes within backlog newer SYNs is not hurt), or the new
+		 * SYN is dropped (STK_BACKLOG_DROP) */
 		STK_CTR(st, DROP_TCP_BACKLOG);
-		return;
+		if (st->cfg.backlog_full != STK_BACKLOG_EVICT || l->ho_head == NULL)
+			return;
+		/* never shown to the app: no event, no RST (the source is
+		 * likely forged); a late ACK from it gets the listener's RST */
+		c = l->ho_head;
+		c->flags |= TF_DEAD;
+		stk_tcb_set_state(st, c, STK_TCP_CLOSED);
+		stk_tcb_release(st, c);
 	}
 	c = stk_tcb_alloc(st);
 	if (c == NULL)
@@ -159,8 +268,7 @@ passive_open(struct stk *st, struct stk_listener *l, const struct stk_ip4_hdr *i
 	c->lport = be16toh(th->dport);
 	c->user = l->user;
 	c->flags |= TF_PASSIVE;
-	c->listener_of = l;
-	l->pending++;
+	stk_listener_attach(st, l, c);
 	c->nexthop = stk_ip4_nexthop(st, c->rip);
 	c->irs = s->seq;
 	c->rcv_nxt = s->seq + 1;
@@ -189,6 +297,57 @@ established_entered(struct stk *st, struct stk_tcb *c)
 	stk_tcp_timer_clear(st, c, STK_T_REXMT);
 	if (st->cfg.keepalive_ms)
 		stk_tcp_timer_set(st, c, STK_T_KEEP, (uint64_t)st->cfg.keepalive_ms * STK_MS);
+}
+
+/* An ACK to a listener that sent SYN cookies lately: a connection if ack - 1
+ * is one of our cookies for this 4-tuple and the peer's ISN (seq - 1). The
+ * tcb is made ESTABLISHED at once (ACCEPTED); the caller then processes the
+ * segment on it (data on the ACK). NULL when it is no cookie (or no memory). */
+static struct stk_tcb *
+cookie_open(struct stk *st, struct stk_listener *l, const struct stk_ip4_hdr *ip,
+	    const struct stk_tcp_hdr *th, struct seg *s)
+{
+	struct stk_tcp_opts o;
+	struct stk_tcb *c;
+	uint16_t mss;
+
+	if ((s->flags & (STK_TCP_SYN | STK_TCP_RST | STK_TCP_ACK)) != STK_TCP_ACK ||
+	    st->now >= l->cookies_until)
+		return NULL;
+	mss = cookie_check(st, ip->src, be16toh(th->sport), be16toh(th->dport), s->seq - 1, s->ack - 1);
+	if (mss == 0)
+		return NULL;
+	c = stk_tcb_alloc(st);
+	if (c == NULL)
+		return NULL; /* counted */
+	STK_CTR(st, TCP_SYNCOOKIES_OK);
+	c->rip = ip->src;
+	c->rport = be16toh(th->sport);
+	c->lport = be16toh(th->dport);
+	c->user = l->user;
+	c->flags |= TF_PASSIVE;
+	c->nexthop = stk_ip4_nexthop(st, c->rip);
+	c->irs = s->seq - 1;
+	c->rcv_nxt = s->seq;
+	c->iss = s->ack - 1;
+	c->snd_una = c->snd_nxt = c->snd_max = c->snd_end = s->ack;
+	c->recover = c->iss;
+	c->ts_off = (uint32_t)st->ops.random(st->ops.ctx);
+	memset(&o, 0, sizeof(o));
+	o.has_mss = true;
+	o.mss = mss;
+	negotiate(st, c, &o); /* no WS, SACK or TS: the cookie kept none */
+	c->rcv_adv = c->rcv_nxt + (st->cfg.rcvbuf > 65535 ? 65535 : st->cfg.rcvbuf); /* the SYN-ACK's */
+	c->snd_wnd = s->win;
+	c->max_snd_wnd = c->snd_wnd;
+	c->snd_wl1 = s->seq;
+	c->snd_wl2 = s->ack;
+	c->last_rx = st->now;
+	stk_tcb_set_state(st, c, STK_TCP_ESTABLISHED);
+	stk_tcb_hash_insert(st, c);
+	established_entered(st, c);
+	STK_CTR(st, TCP_ACCEPTS);
+	return c;
 }
 
 static void
@@ -315,7 +474,9 @@ ooo_insert(struct stk *st, struct stk_tcb *c, struct seg *s, bool fin)
 	*pp = n;
 	c->ooo_bytes += len;
 	c->ooo_segs++;
-	st->bufs_held++;
+	if (c->ooo_segs > st->ctr[STK_C_TCP_OOO_HELD_PEAK])
+		st->ctr[STK_C_TCP_OOO_HELD_PEAK] = c->ooo_segs;
+	stk_bufs_hold(st);
 	memmove(&c->sack_hist[1], &c->sack_hist[0], sizeof(c->sack_hist) - sizeof(c->sack_hist[0]));
 	c->sack_hist[0] = seq;
 	c->n_sack_hist += c->n_sack_hist < STK_SACK_HIST;
@@ -404,10 +565,7 @@ process_ack(struct stk *st, struct stk_tcb *c, struct seg *s)
 			stk_tcp_send_ctl(st, c, STK_TCP_RST, ack);
 			return false;
 		}
-		if (c->listener_of != NULL) {
-			c->listener_of->pending--;
-			c->listener_of = NULL;
-		}
+		stk_listener_detach(st, c);
 		stk_tcb_set_state(st, c, STK_TCP_ESTABLISHED);
 		c->snd_wnd = win;
 		c->max_snd_wnd = win;
@@ -531,6 +689,8 @@ process_ack(struct stk *st, struct stk_tcb *c, struct seg *s)
 			c->max_snd_wnd = win;
 		if (win == 0 && !was_zero)
 			STK_CTR(st, TCP_ZERO_WINDOW_IN);
+		if (win != 0)
+			c->zw_since = 0; /* persist_timeout_ms counts one closed spell */
 		if (win != 0 && c->rexmt_mode == STK_REXMT_PERSIST && c->timer[STK_T_REXMT] != 0) {
 			stk_tcp_timer_clear(st, c, STK_T_REXMT);
 			c->rexmt_mode = STK_REXMT_RTO;
@@ -807,6 +967,21 @@ stk_tcp_input(struct stk *st, struct stk_buf *b, uint8_t *frame, struct stk_ip4_
 		if (l != NULL && (s.flags & (STK_TCP_SYN | STK_TCP_ACK | STK_TCP_RST)) == STK_TCP_SYN) {
 			passive_open(st, l, ip, th, &s);
 			goto drop;
+		}
+		if (l != NULL && (c = cookie_open(st, l, ip, th, &s)) != NULL) {
+			/* ACCEPTED, then the segment itself (data on the ACK) */
+			c->stats.segs_in++;
+			prev = st->cur;
+			st->cur = c;
+			stk_tcb_event(st, c, STK_EV_ACCEPTED, 0);
+			if (c->zflags & TZ_ZOMBIE)
+				stk_buf_free(st, s.b);
+			else
+				established(st, c, &s);
+			st->cur = prev;
+			if (c->zflags & TZ_ZOMBIE)
+				stk_tcb_release(st, c);
+			return;
 		}
 		STK_CTR(st, DROP_TCP_NO_CONN);
 		stk_tcp_respond_rst(st, ip, th, s.seglen);

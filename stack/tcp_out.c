@@ -12,6 +12,7 @@
  *   stk_tcp_send_ack      a pure ACK now
  *   stk_tcp_send_ctl      a control segment (RST on abort, probes)
  *   stk_tcp_respond_rst   RST for a segment that has no connection
+ *   stk_tcp_send_cookie_synack  a SYN-ACK without a connection (SYN cookie)
  *
  * Sending copies payload from the application's buffers into a fresh frame:
  * the queue keeps the original until it is acknowledged, so a retransmission
@@ -292,6 +293,18 @@ stk_tcp_respond_rst(struct stk *st, const struct stk_ip4_hdr *ip, const struct s
 	seg_out(st, NULL, ip->src, be16toh(th->sport), be16toh(th->dport), seq, ack, flags, 0, NULL, 0, 0);
 }
 
+void
+stk_tcp_send_cookie_synack(struct stk *st, const struct stk_ip4_hdr *ip, const struct stk_tcp_hdr *th,
+			   uint32_t iss, uint16_t mss)
+{
+	uint8_t opts[4] = { STK_TCPOPT_MSS, 4, 0, 0 };
+	uint32_t win = st->cfg.rcvbuf > 65535 ? 65535 : st->cfg.rcvbuf;
+
+	stk_put16(opts + 2, mss);
+	seg_out(st, NULL, ip->src, be16toh(th->sport), be16toh(th->dport), iss, be32toh(th->seq) + 1,
+		STK_TCP_SYN | STK_TCP_ACK, 0, opts, sizeof(opts), win);
+}
+
 /* first unacknowledged segment again (fast retransmit, partial ACK) */
 void
 stk_tcp_retransmit_first(struct stk *st, struct stk_tcb *c)
@@ -430,6 +443,11 @@ stk_tcp_output(struct stk *st, struct stk_tcb *c)
 	} else if (c->snd_wnd == 0 && SEQ_GT(c->snd_end, c->snd_nxt) && c->timer[STK_T_REXMT] == 0) {
 		/* peer's window closed with data waiting: probe it */
 		c->rexmt_mode = STK_REXMT_PERSIST;
+		if (c->zw_since == 0) {
+			c->zw_since = st->now;
+			c->probe_sent = 0; /* no probe yet */
+			c->probes_unanswered = 0;
+		}
 		stk_tcp_timer_set(st, c, STK_T_REXMT, c->rto_ns);
 	}
 	return (int)sent;

@@ -11,8 +11,11 @@
  *     REXMT/RTO      SYN, SYN-ACK or data again (go-back-N from snd_una,
  *                    cwnd to one segment, RTO doubled up to rto_max_ms);
  *                    after syn_retries / max_retries: TIMEOUT (+ RST)
- *     REXMT/PERSIST  zero-window probe, backed off, never gives up while the
- *                    peer answers (the memory it can pin is sndbuf)
+ *     REXMT/PERSIST  zero-window probe, backed off; while the peer answers
+ *                    it goes on (the memory it can pin is sndbuf) until
+ *                    persist_timeout_ms (0: forever); max_retries probes in a
+ *                    row unanswered: the peer is gone. Either: RST + TIMEOUT
+ *                    (tcp_persist_timeouts)
  *     DELACK         the delayed ACK
  *     KEEP           keepalive probe; keepalive_probes unanswered: TIMEOUT
  *     2MSL           TIME_WAIT over (release), or FIN_WAIT_2 gave up (TIMEOUT)
@@ -122,6 +125,26 @@ static void
 on_rexmt(struct stk *st, struct stk_tcb *c)
 {
 	if (c->rexmt_mode == STK_REXMT_PERSIST) {
+		/* give up on a peer that stopped answering (max_retries probes in
+		 * a row with nothing received: the peer is gone, as with RTOs), or
+		 * whose window stayed shut longer than persist_timeout_ms */
+		if (c->probe_sent != 0 && c->last_rx < c->probe_sent)
+			c->probes_unanswered++;
+		else
+			c->probes_unanswered = 0;
+		if (c->probes_unanswered >= st->cfg.max_retries ||
+		    (st->cfg.persist_timeout_ms != 0 && c->zw_since != 0 &&
+		     st->now - c->zw_since >= (uint64_t)st->cfg.persist_timeout_ms * STK_MS)) {
+			STK_CTR(st, TCP_PERSIST_TIMEOUTS);
+			stk_logf(st, STK_LOG_INFO,
+				 "conn 0x%x: zero window for %llu ms, %u probes unanswered: giving up",
+				 c->id, (unsigned long long)((st->now - c->zw_since) / STK_MS),
+				 c->probes_unanswered);
+			stk_tcp_send_ctl(st, c, STK_TCP_RST | STK_TCP_ACK, c->snd_nxt);
+			stk_tcb_finish(st, c, STK_EV_TIMEOUT, ETIMEDOUT);
+			return;
+		}
+		c->probe_sent = st->now;
 		/* window probe: an old sequence number makes the peer ACK with
 		 * its current window (RFC 9293 3.8.6.1) */
 		STK_CTR(st, TCP_WINDOW_PROBES);

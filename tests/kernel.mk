@@ -12,9 +12,13 @@ TCP_KERNEL_TESTS = \
 	kernel/tcp_listen.sh \
 	kernel/tcp_many.sh \
 	kernel/tcp_rst.sh \
-	kernel/tcp_loss.sh
+	kernel/tcp_loss.sh \
+	kernel/tcp_hostile.sh
 TESTS += $(TCP_KERNEL_TESTS)
-EXTRA_DIST += $(TCP_KERNEL_TESTS) kernel/tcp_lib.sh kernel/tcp_peer.py
+# tcp_hostile.sh: tcp_hostile.py crafts frames on the tap (RST storm, zero
+# window, out-of-order flood, malformed options, SYN flood) next to a GOOD
+# kernel connection
+EXTRA_DIST += $(TCP_KERNEL_TESTS) kernel/tcp_lib.sh kernel/tcp_peer.py kernel/tcp_hostile.py
 
 # test-only plugin: loaded through the configs' plugin_path (kernel/plugins/.libs)
 check_LTLIBRARIES += kernel/plugins/tcp_app.la

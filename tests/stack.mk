@@ -9,9 +9,11 @@
 #   stack/test_tcp_in     Check: handshakes and options, sequence wrap, OOO in any
 #                         order, duplicates, SACK blocks, ACK policy, RFC 5961
 #                         RST/SYN/ACK checks, malformed and truncated segments,
-#                         OOO limits under a flood, closed ports
+#                         OOO limits under a flood, closed ports, SYN floods
+#                         (cookies, evict, drop)
 #   stack/test_tcp_out    Check: MSS-sized segments, peer window, cwnd, fast
 #                         retransmit + NewReno, sndbuf, FIN/TIME_WAIT, persist
+#                         (and giving up: persist_timeout_ms, unanswered probes)
 #   stack/test_tcp_timer  Check: RTO (initial, backoff, max, Karn), SYN retries,
 #                         keepalive, FIN_WAIT_2 on a fake clock
 #   stack/test_tcp_pair   Check: two stacks on a lossy in-memory wire, 4 MiB + 1 MiB

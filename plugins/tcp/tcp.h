@@ -24,7 +24,8 @@ struct tcp_conf {
 	uint32_t ooo_max_bytes, ooo_max_segs;
 	uint32_t time_wait_ms, fin_wait2_ms, delack_ms;
 	uint32_t rto_min_ms, rto_init_ms, rto_max_ms;
-	uint32_t syn_retries, max_retries;
+	uint32_t syn_retries, max_retries, persist_timeout_ms;
+	int backlog_full; /* enum stk_backlog_full */
 	uint32_t keepalive_s, keepalive_intvl_s, keepalive_probes;
 	bool window_scale, timestamps, sack, csum_offload;
 	uint32_t arp_entries, arp_timeout_s, arp_pending, arp_retries, arp_retry_ms;

@@ -9,6 +9,9 @@
 
 #include "tcp.h"
 
+/* in the order of enum stk_backlog_full */
+static const char *const tcp_backlog_full_names[] = { "cookies", "evict", "drop", NULL };
+
 #define C struct tcp_conf
 const struct lcp_opt tcp_opts[] = {
 	LCP_OPT_STRING(C, ip, "ip", NULL, 9, 18, LCP_OPT_F_REQUIRED,
@@ -26,7 +29,9 @@ const struct lcp_opt tcp_opts[] = {
 	LCP_OPT_UINT(C, listen, "listen", "0", 0, 65535, 0,
 		     "local port to listen on from start (0: none; the app can send LISTEN)"),
 	LCP_OPT_UINT(C, backlog, "backlog", "64", 1, 65535, 0,
-		     "half-open connections per listener; more SYNs are dropped (drop_tcp_backlog)"),
+		     "half-open connections per listener (what a SYN past it gets: backlog_full)"),
+	LCP_OPT_ENUM(C, backlog_full, "backlog_full", "\"cookies\"", tcp_backlog_full_names, 0,
+		     "a SYN to a full backlog: \"cookies\" (SYN cookie, tcp_syncookies_sent), \"evict\" the oldest half-open one or \"drop\" the SYN (drop_tcp_backlog)"),
 	LCP_OPT_UINT(C, mtu, "mtu", "1500", 576, 9000, 0, "IP MTU; our MSS is mtu - 40"),
 	LCP_OPT_UINT(C, max_conns, "max_conns", "1024", 1, 65535, 0,
 		     "connection control blocks, TIME_WAIT included"),
@@ -50,7 +55,9 @@ const struct lcp_opt tcp_opts[] = {
 	LCP_OPT_UINT(C, syn_retries, "syn_retries", "5", 0, 20, 0,
 		     "SYN / SYN-ACK retransmissions before the connect times out"),
 	LCP_OPT_UINT(C, max_retries, "max_retries", "12", 1, 30, 0,
-		     "retransmissions of one segment before the connection times out"),
+		     "retransmissions of one segment (or unanswered zero-window probes in a row) before a timeout"),
+	LCP_OPT_UINT(C, persist_timeout_ms, "persist_timeout_ms", "0", 0, 86400000, 0,
+		     "give up a connection whose peer keeps its window at zero this long with data waiting (0: never)"),
 	LCP_OPT_UINT(C, keepalive_s, "keepalive_s", "0", 0, 86400, 0, "idle time before keepalive probes (0: off)"),
 	LCP_OPT_UINT(C, keepalive_intvl_s, "keepalive_intvl_s", "10", 1, 3600, 0, "interval between keepalive probes"),
 	LCP_OPT_UINT(C, keepalive_probes, "keepalive_probes", "5", 1, 100, 0,
@@ -204,6 +211,8 @@ tcp_conf_to_stk(const struct tcp_conf *c, struct stk_config *k, bool *have_mac, 
 	k->rto_max_ms = c->rto_max_ms;
 	k->syn_retries = c->syn_retries;
 	k->max_retries = c->max_retries;
+	k->persist_timeout_ms = c->persist_timeout_ms;
+	k->backlog_full = (uint8_t)c->backlog_full;
 	k->keepalive_ms = c->keepalive_s * 1000u;
 	k->keepalive_intvl_ms = c->keepalive_intvl_s * 1000u;
 	k->keepalive_probes = c->keepalive_probes;

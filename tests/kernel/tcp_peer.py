@@ -29,6 +29,10 @@ so that a test never hangs on them.
       --connect-wait s, 10 by default, while nothing listens yet), send B random
       bytes while reading back, then shut down the write side and read until
       EOF; ok when every connection got back exactly what it sent.
+      With --until-file F, a long-lived stream instead: random chunks of
+      --chunk bytes (16 KiB) at --rate bytes/s (1 MB/s) until F exists (or
+      --timeout), then the same ending; "sha256" (sent) and "sha256_back"
+      (received) are compared as streams, nothing is kept in memory.
       {"ok", "conns": [{"sent", "received", "sha256", "match"}, ...]}
   ready --port P [--wait S]
       wait until a TCP socket listens on port P in this namespace (/proc/net/tcp).
@@ -228,6 +232,8 @@ def echo_one(args, res):
                 return
             time.sleep(0.1)
     s.settimeout(args.timeout)
+    if args.until_file:
+        return echo_stream(args, s, res)
     data = os.urandom(args.bytes)
     res["sent"] = len(data)
     res["sha256"] = hashlib.sha256(data).hexdigest()
@@ -257,6 +263,49 @@ def echo_one(args, res):
     s.close()
     res["received"] = len(got)
     res["match"] = bytes(got) == data
+
+
+def echo_stream(args, s, res):
+    """--until-file: paced random chunks until the file exists, then read the
+    echo back to the last byte; compared by SHA-256 and length."""
+    hs, hr = hashlib.sha256(), hashlib.sha256()
+    back = [0]
+    sent = 0
+
+    def reader():
+        try:
+            while True:
+                d = s.recv(1 << 20)
+                if not d:
+                    break
+                hr.update(d)
+                back[0] += len(d)
+        except OSError as e:
+            res["read_error"] = str(e)
+    t = threading.Thread(target=reader, daemon=True)
+    t.start()
+    t0 = time.monotonic()
+    end = t0 + args.timeout
+    try:
+        while not os.path.exists(args.until_file) and time.monotonic() < end and t.is_alive():
+            chunk = os.urandom(args.chunk)
+            s.sendall(chunk)
+            hs.update(chunk)
+            sent += len(chunk)
+            ahead = sent / args.rate - (time.monotonic() - t0)
+            if ahead > 0:
+                time.sleep(ahead)
+        res["stopped_by_file"] = os.path.exists(args.until_file)
+        while back[0] < sent and t.is_alive() and time.monotonic() < end:
+            time.sleep(0.01)
+        s.shutdown(socket.SHUT_WR)
+    except OSError as e:
+        res["write_error"] = str(e)
+    t.join(10)
+    s.close()
+    res.update({"sent": sent, "received": back[0], "sha256": hs.hexdigest(),
+                "sha256_back": hr.hexdigest(), "seconds": round(time.monotonic() - t0, 3)})
+    res["match"] = back[0] == sent and hr.hexdigest() == hs.hexdigest() and sent > 0
 
 
 def cmd_client_echo(args):
@@ -371,6 +420,9 @@ def main():
     p.add_argument("--conns", type=int, default=1)
     p.add_argument("--timeout", type=float, default=60)
     p.add_argument("--connect-wait", type=float, default=10)
+    p.add_argument("--until-file")
+    p.add_argument("--rate", type=float, default=1e6)
+    p.add_argument("--chunk", type=int, default=16384)
     p.set_defaults(fn=cmd_client_echo)
     p = sub.add_parser("ready")
     p.add_argument("--port", type=int, required=True)

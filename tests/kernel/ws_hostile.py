@@ -6,7 +6,8 @@
 #
 # It serves one case per accepted connection, in the order given by --cases
 # (the client reconnects after each), then "done", then holds any further
-# connection open (handshake only) for --linger seconds before it exits.
+# connection open (handshake, then answering pings) for --linger seconds, or
+# until the client has dropped them, before it exits.
 #
 # A case (CASES below) says what the server does and what the client must do:
 #   kind "frame"      a valid handshake; wait for the client's subscription (a
@@ -389,7 +390,11 @@ def serve_case(c, name, timeout):
     return rec
 
 
-def idle_conn(s, rec):
+def idle_conn(s, rec, until):
+    """a reconnect after done: upgraded, then held, answering the client's
+    pings (so that a run that goes on after done, e.g. for a second connection
+    of the ws stage, does not fail it with a pong timeout) until the client
+    drops it or `until` (monotonic)"""
     c = Conn(s, 1.5)
     try:
         _line, key = c.request()
@@ -397,9 +402,20 @@ def idle_conn(s, rec):
         rec["state"] = "upgraded"
     except TimeoutError:
         rec["state"] = "silent"
+        return
     except (OSError, RuntimeError, EOFError) as e:
         rec["state"] = "dropped"
         rec["why"] = str(e)
+        return
+    try:
+        while True:
+            _fin, op, p = c.client_frame(until)
+            if op == PING:
+                s.sendall(frame(PONG, p))
+                rec["pongs_sent"] = rec.get("pongs_sent", 0) + 1
+    except (OSError, RuntimeError, EOFError, TimeoutError):
+        pass
+    rec["closed"] = True
 
 
 def main():
@@ -441,6 +457,11 @@ def main():
         now = time.monotonic()
         if now >= t_end or (t_done is not None and now >= t_done + a.linger):
             break
+        # after done, once every held connection is gone (the client left)
+        if t_done is not None and res["after_done"] and all(r.get("closed") or r["state"] in ("silent", "dropped")
+                                                          for r in res["after_done"] if r["state"] is not None) \
+                and all(r["state"] is not None for r in res["after_done"]) and now >= t_done + 0.5:
+            break
         r, _, _ = select.select([ls], [], [], 0.1)
         if not r:
             continue
@@ -456,7 +477,8 @@ def main():
             rec = {"peer": "%s:%d" % peer, "t": round(time.monotonic() - t_start, 3), "state": None, "why": None}
             res["after_done"].append(rec)
             idle.append(s)
-            threading.Thread(target=idle_conn, args=(s, rec), daemon=True).start()
+            threading.Thread(target=idle_conn, args=(s, rec, t_done + a.linger if t_done else t_end),
+                             daemon=True).start()
             continue
         name = order[i]
         i += 1

@@ -36,6 +36,14 @@
 # add up to, reconnects >= cases, the reconnect delays follow reconnect_min_ms /
 # reconnect_max_ms (50 ms after an open, doubling up to 200 ms otherwise); no
 # crash (exit 0), leaked_objects == 0.
+# Meanwhile a second connection of the same ws stage (conn 1) receives 1,500
+# messages from a well-behaved server (ws_peer.py, 5 ms apart, so that it runs
+# through the hostile cases): msg_hash's per-connection SHA-256 of its payloads
+# and of its (opcode, length) sequence must equal the server's, and that
+# connection must never be given up (ws_good_check); the ws stage's pools (msgs,
+# assembly) end at 0 in use with peak <= size and no failed get, no message
+# longer than max_msg is delivered, no assembly allocation fails, every mempool
+# is back to 0 (ws_bounds_check).
 . "$(dirname "$0")/ws_lib.sh"
 
 DURATION=${DURATION_WS:-60}
@@ -46,7 +54,10 @@ CASES=$CASES,bad_utf8_late,too_big,too_big_fragments,data_after_close,dribble_fr
 CASES=$CASES,frames_with_101,close_empty,close_4000,ping_empty,unsolicited_pong,tcp_fin,tcp_rst_mid_message
 CASES=$CASES,no_pong,slowloris
 
-ws_hostile_run hostile "$CASES"
+# the good connection next to them: 1500 messages from ws_peer.py, 5 ms apart
+ws_hostile_run hostile "$CASES" "${WS_GOOD_COUNT:-1500}" 5
 ws_hostile_check
+ws_good_check
+ws_bounds_check
 ws_report_common
 finish

@@ -184,15 +184,21 @@ check(w.get("pings_tx", 0) > 0 and w.get("pings_tx", 0) - 3 <= w.get("pongs_rx",
 PY
 }
 
-# ws_hostile_run TAG CASES: ws_hostile.py on port 8767 serving CASES (comma-
-# separated, "done" added at the end) one per connection, and one lcpipe run
-# whose ws stage (max_msg 65536, handshake_timeout_ms 1500, pings every 500 ms
-# with pong_timeout_ms 2000, reconnects after 50..200 ms) meets them all in that
-# order through its reconnects; msg_hash records every message and ends the run
-# 300 ms after the last one expected ("done"). Sets HOSTILE_JSON, RECORD (and
-# what ws_conf sets).
+# ws_hostile_run TAG CASES [GOOD_COUNT [GOOD_PACE_MS]]: ws_hostile.py on port
+# 8767 serving CASES (comma-separated, "done" added at the end) one per
+# connection, and one lcpipe run whose ws stage (max_msg 65536,
+# handshake_timeout_ms 1500, pings every 500 ms with pong_timeout_ms 2000,
+# reconnects after 50..200 ms) meets them all in that order through its
+# reconnects; msg_hash records every message and ends the run 300 ms after the
+# last one expected ("done"). With GOOD_COUNT, the same ws stage has a second
+# connection (conn 1; the hostile one is conn 0) to a well-behaved server,
+# ws_peer.py on port 8768, which sends GOOD_COUNT messages (GOOD_PACE_MS apart,
+# 5 by default, so that the transfer runs through the hostile cases) and
+# closes; msg_hash then ends the run once both connections delivered all they
+# should (expect_per_conn). Sets HOSTILE_JSON, RECORD, GOOD_JSON ("" without a
+# good server) (and what ws_conf sets).
 ws_hostile_run() {
-	local tag=$1 cases=$2 n_msgs
+	local tag=$1 cases=$2 good=${3:-} pace=${4:-5} n_msgs url expect good_pid="" linger=3
 	HOSTILE_JSON=$W/$tag.server.json
 	RECORD=$W/$tag.record.jsonl
 	n_msgs=$("$PY" -c 'import sys
@@ -200,12 +206,24 @@ sys.path.insert(0, sys.argv[1])
 from ws_hostile import CASES
 print(sum(len(CASES[c]["msgs"]) for c in sys.argv[2].split(",") + ["done"] if c))' "$KDIR" "$cases") ||
 		{ fail "cannot read the cases of ws_hostile.py"; finish; }
+	GOOD_JSON=""
+	url="ws://$K_IP:8767/hostile"
+	expect='"expect": '$n_msgs
+	if [ -n "$good" ]; then
+		GOOD_JSON=$W/$tag.good.json
+		server_start "$tag-good" "$PY" "$KDIR/ws_peer.py" --port 8768 --count "$good" --pace-ms "$pace" \
+			--expect-sub sub --result "$GOOD_JSON" --timeout $((DURATION + 10)) --linger "$DURATION" || finish
+		good_pid=$SRV_PID
+		linger=$DURATION # the good transfer may outlast the cases: hold on (answering pings) until lcpipe goes
+		url="$url,ws://$K_IP:8768/feed"
+		expect='"expect_per_conn": "'$n_msgs,$good'"'
+	fi
 	server_start "$tag" "$PY" "$KDIR/ws_hostile.py" --port 8767 --cases "$cases" --result "$HOSTILE_JSON" \
-		--timeout $((DURATION + 10)) --linger 3 || finish
-	ws_conf "$tag" '"url": "ws://'$K_IP':8767/hostile", "subscribe": "sub", "max_msg": 65536,
+		--timeout $((DURATION + 10)) --linger "$linger" || finish
+	ws_conf "$tag" '"url": "'$url'", "subscribe": "sub", "max_msg": 65536,
   "handshake_timeout_ms": 1500, "ping_interval_ms": 500, "pong_timeout_ms": 2000,
   "reconnect_min_ms": 50, "reconnect_max_ms": 200' \
-		'"expect": '"$n_msgs"', "linger_ms": 300, "record": "'"$RECORD"'"'
+		"$expect"', "linger_ms": 300, "record": "'"$RECORD"'"'
 	t0=$(date +%s%N)
 	run_lcpipe "$CONF" "$REPORT" "$LOG"
 	tap_up || finish
@@ -214,8 +232,65 @@ print(sum(len(CASES[c]["msgs"]) for c in sys.argv[2].split(",") + ["done"] if c)
 	server_wait 10
 	expect_lc_rc 0
 	[ "$SRV_RC" -eq 0 ] || { fail "ws_hostile.py exited $SRV_RC"; show "$SRV_OUT" "$SRV_ERR"; }
+	if [ -n "$good_pid" ]; then
+		wait_or_stop "$good_pid" 10 ws_peer.py
+		[ "$WAIT_RC" -eq 0 ] || { fail "ws_peer.py (the good server) exited $WAIT_RC"; show "$W/$tag-good.server.err"; }
+	fi
 	say "lcpipe ran $(((t1 - t0) / 1000000)) ms (start to exit); the server's view:"
 	cat "$SRV_OUT"
+}
+
+# ws_good_check: the good connection of a ws_hostile_run with GOOD_COUNT (conn
+# 1): msg_hash's per-connection result equals what ws_peer.py sent (count,
+# bytes, payload SHA-256, (opcode, length) SHA-256), the server got our
+# subscription, a pong for every ping and our answer to its close 1000, and
+# the ws stage never gave that connection up before the server's close
+ws_good_check() {
+	pycheck "good connection" good="$GOOD_JSON" res="$RESULT" log="$LOG" <<'PY' || show "$LOG"
+import re
+g, h = J("good"), J("res")
+h1 = ([k for k in h.get("conns", []) if k.get("conn") == 1] or [{}])[0]
+print("info: good server: %s messages, %s bytes, %s fragmented, %s pings, sent in %s s"
+      % (g.get("sent"), g.get("bytes"), g.get("fragmented"), g.get("pings"), g.get("send_s")))
+check(g.get("served") is True and g.get("error") is None, "good: the server served its whole transfer", g.get("error"))
+check(g.get("subscription") == "sub", "good: the server got our subscription", g.get("subscription"))
+check(h1.get("msgs") == g.get("sent") and h1.get("bytes") == g.get("bytes"),
+      "good: msg_hash got %s messages, %s bytes from conn 1 == sent" % (h1.get("msgs"), h1.get("bytes")),
+      (g.get("sent"), g.get("bytes")))
+check(h1.get("sha256") == g.get("sha256"), "good: payload SHA-256 of conn 1 == the server's", (h1.get("sha256"), g.get("sha256")))
+check(h1.get("sha256_lens") == g.get("sha256_lens"), "good: (opcode, length) SHA-256 of conn 1 == the server's")
+check(g.get("pongs") == g.get("pings") and g.get("pings", 0) > 0, "good: a pong for each of the server's %s pings" % g.get("pings"))
+check(g.get("client_close_code") == 1000, "good: we answered the server's close 1000", g.get("client_close_code"))
+log = open(A["log"], errors="replace").read()
+gave_up = re.findall(r"\[ws:ws\] warning: conn 1 \([^)]*\): (.*); reconnecting in", log)
+check(all("close" in w and "1000" in w for w in gave_up[:1]) and len(gave_up) <= 1,
+      "good: conn 1 ended only by the server's close (never failed by the hostile cases)", gave_up)
+PY
+}
+
+# ws_bounds_check: the ws stage's memory stayed within its limits: its pools
+# (msgs, assembly) back to 0 in use, peak <= their size, no failed get; no
+# message delivered longer than max_msg (65536) and none assembled on the heap
+# past it (drop_assembly_nomem 0, the 16 MiB cases failed with 1009 before);
+# the engine's mempools back to 0 in use
+ws_bounds_check() {
+	pycheck "ws memory bounds" res="$RESULT" rep="$REPORT" <<'PY' || show "$LOG"
+h, rep = J("res"), J("rep")
+pools = [p for p in rep.get("pools", []) if p.get("stage") == "ws"]
+print("info: ws pools: " + json.dumps(pools))
+check(sorted(p.get("name") for p in pools) == ["assembly", "msgs"], "ws: pools msgs and assembly reported",
+      [p.get("name") for p in pools])
+for p in pools:
+    check(p.get("in_use") == 0 and p.get("peak_in_use", 1 << 62) <= p.get("objects", 0) and p.get("get_fail") == 0,
+          "ws pool %s: 0 in use at exit, peak %s <= %s objects, no failed get"
+          % (p.get("name"), p.get("peak_in_use"), p.get("objects")), p)
+w = rep.get("stages", {}).get("ws", {}).get("counters", {})
+check(h.get("max_len", 1 << 62) <= 65536, "no message longer than max_msg 65536 delivered (largest %s)" % h.get("max_len"))
+check(w.get("drop_assembly_nomem", 0) == 0 and w.get("drop_no_msg", 0) == 0 and w.get("drop_assembly_pool_empty", 0) == 0,
+      "ws: no assembly / msg allocation failure", {k: w.get(k) for k in ("drop_assembly_nomem", "drop_no_msg", "drop_assembly_pool_empty")})
+bad = [m for m in rep.get("mempools", []) if m.get("in_use") != 0]
+check(not bad, "every mempool back to 0 in use", bad)
+PY
 }
 
 # ws_hostile_check: the checks of a ws_hostile_run, from the expectations of each
@@ -228,11 +303,12 @@ print(sum(len(CASES[c]["msgs"]) for c in sys.argv[2].split(",") + ["done"] if c)
 # moved by exactly the sum of the cases' expectations.
 ws_hostile_check() {
 	pycheck "hostile cases" srv="$HOSTILE_JSON" res="$RESULT" rep="$REPORT" rec="$RECORD" log="$LOG" \
-		kdir="$KDIR" <<'PY' || show "$LOG" "$SRV_OUT" "$SRV_ERR"
+		kdir="$KDIR" good="$GOOD_JSON" <<'PY' || show "$LOG" "$SRV_OUT" "$SRV_ERR"
 import re
 sys.path.insert(0, A["kdir"])
 from ws_hostile import CASES
 s, h, rep = J("srv"), J("res"), J("rep")
+g = J("good") if A["good"] else None  # the good connection (conn 1), if any
 order = s.get("order", [])
 served = s.get("cases", [])
 check(rep.get("stop_reason") == "msg_hash: done", "the run was ended by msg_hash (after \"done\")", rep.get("stop_reason"))
@@ -291,6 +367,9 @@ try:
         recs = [json.loads(l) for l in f if l.strip()]
 except (OSError, ValueError) as e:
     check(False, "read the record", e)
+check(all(r["conn"] in ((0, 1) if g is not None else (0,)) for r in recs), "messages only from the expected connections",
+      sorted(set(r["conn"] for r in recs)))
+recs = [r for r in recs if r["conn"] == 0]  # the hostile connection's
 got = [bytes.fromhex(r["head"]).decode("utf-8", "replace") if r["len"] <= 64 else "(len %d)" % r["len"] for r in recs]
 want_msgs = [m for c in order for m in CASES[c]["msgs"]]
 check(got == want_msgs, "msg_hash got exactly the %d expected messages in order (and nothing else)" % len(want_msgs),
@@ -298,16 +377,22 @@ check(got == want_msgs, "msg_hash got exactly the %d expected messages in order 
 check(not any("424144" in r["head"] for r in recs), "no delivered message carries \"BAD\" (no byte of a bad frame delivered)",
       [r for r in recs if "424144" in r["head"]])
 check(all(not r["tsc0"] for r in recs), "every delivered message has an rx TSC", [r for r in recs if r["tsc0"]])
-check(h.get("msgs") == len(want_msgs) and h.get("record_errors") == 0, "msg_hash result: %d messages" % len(want_msgs),
-      (h.get("msgs"), h.get("record_errors")))
+h0 = ([k for k in h.get("conns", []) if k.get("conn") == 0] or [{}])[0]
+check(h0.get("msgs") == len(want_msgs) and h.get("record_errors") == 0,
+      "msg_hash result: %d messages from the hostile connection" % len(want_msgs), (h0.get("msgs"), h.get("record_errors")))
 # counters: exactly what the cases add up to
 w = rep.get("stages", {}).get("ws", {}).get("counters", {})
 print("info: ws counters: " + ", ".join("%s %s" % (k, v) for k, v in sorted(w.items()) if v))
 ctrs = ["fail_protocol_1002", "fail_bad_utf8_1007", "fail_too_big_1009", "fail_handshake", "fail_handshake_timeout",
         "fail_pong_timeout", "fail_tcp", "closes_rx", "closes_tx", "pings_rx", "pongs_tx"]
+# the good connection's share: the server's close (and our answer), its pings
+# (and our pongs); it fails nothing
+good_ctr = {} if g is None else {"closes_rx": 1, "closes_tx": 1, "pings_rx": g.get("pings", 0),
+                                 "pongs_tx": g.get("pings", 0)}
 for ctr in ctrs:
-    want = sum(CASES[c]["ctr"].get(ctr, 0) for c in order)
-    check(w.get(ctr) == want, "ws %s == %d" % (ctr, want), w.get(ctr))
+    want = sum(CASES[c]["ctr"].get(ctr, 0) for c in order) + good_ctr.get(ctr, 0)
+    check(w.get(ctr) == want, "ws %s == %d%s" % (ctr, want, " (good connection included)" if ctr in good_ctr else ""),
+          w.get(ctr))
 check(w.get("reconnects", 0) >= len(order) and w.get("connects", 0) >= len(order),
       "ws reconnects and connects >= %d (one per case)" % len(order), (w.get("reconnects"), w.get("connects")))
 n_open = sum(1 for c in order if CASES[c]["kind"] != "handshake")

@@ -17,9 +17,12 @@
 #     empty final frame websockets always adds), with a ping interleaved between
 #     two fragments of every third fragmented message;
 #   - a ping (unique payload of 4..125 bytes) every --ping-every messages;
-# then closes the connection itself (1000, "done") and waits for the client's
+# (--pace-ms: a pause after each message, to make the transfer last, e.g. next
+# to a hostile connection in ws_hostile.sh), then closes the connection itself
+# (1000, "done") and waits for the client's
 # close frame. Later connections (the client reconnects) are held open, idle,
-# until the client goes.
+# until the client goes (with --linger S the server itself stays up to S
+# seconds after the transfer, until such a connection is dropped).
 #
 # --result FILE (JSON, written when the first connection is done): the SHA-256
 # of all payloads in order (text as UTF-8), the SHA-256 of the (opcode, length)
@@ -55,6 +58,8 @@ def parse_args():
     ap.add_argument("--result", required=True)
     ap.add_argument("--ready-file", default=None)
     ap.add_argument("--timeout", type=float, default=60.0)
+    ap.add_argument("--pace-ms", type=float, default=0.0)
+    ap.add_argument("--linger", type=float, default=0.0)
     return ap.parse_args()
 
 
@@ -187,6 +192,8 @@ async def main():
             sha_lens.update(struct.pack("<BI", op, len(payload)))
             res["sent"] += 1
             res["bytes"] += len(payload)
+            if a.pace_ms:
+                await asyncio.sleep(a.pace_ms / 1000.0)
             res["text" if op == 1 else "binary"] += 1
             if len(payload) in BOUNDARY:
                 key = "%d/%s%s" % (len(payload), "text" if op == 1 else "binary", "/frag" if frag else "")
@@ -209,10 +216,13 @@ async def main():
         res["pongs"] = sum(1 for w in waiters if w.done() and not w.cancelled() and w.exception() is None)
         res["served"] = True
 
+    held_gone = asyncio.Event()
+
     async def handler(ws, path):
         res["connections"] += 1
         if res["connections"] > 1:
             await ws.wait_closed()  # a reconnect: hold it, idle
+            held_gone.set()
             return
         res["path"] = path
         try:
@@ -232,6 +242,13 @@ async def main():
         except asyncio.TimeoutError:
             res["error"] = res["error"] or "timeout: %s after %.0f s" % (
                 "no connection" if res["connections"] == 0 else "transfer not done", a.timeout)
+        if a.linger > 0 and res["error"] is None:
+            # --linger: go on serving reconnects (held idle) until one of
+            # them is dropped by the client (it is going away), at most this long
+            try:
+                await asyncio.wait_for(held_gone.wait(), a.linger)
+            except asyncio.TimeoutError:
+                pass
     tmp = a.result + ".tmp"
     with open(tmp, "w") as f:
         json.dump(res, f, indent=1, sort_keys=True)

@@ -11,9 +11,26 @@
  *   hs_active_opts (loop)   our SYN offers what the config enables; the ACK of
  *                           the SYN-ACK carries TS only when the peer echoed it
  *   hs_data_on_third_ack    data on the handshake's ACK: ACCEPTED, then DATA
- *   listen_backlog          backlog 2: a third half-open SYN is dropped
- *                           (drop_tcp_backlog, nothing sent); ACCEPTED carries the
- *                           listener's user value; an accept frees a slot
+ *   listen_backlog          backlog 2, backlog_full drop: a third half-open SYN
+ *                           is dropped (drop_tcp_backlog, nothing sent); ACCEPTED
+ *                           carries the listener's user value; an accept frees a slot
+ *   syncookie_flood         backlog 8, backlog_full cookies (the default):
+ *                           5,000 SYNs: 8 half-open, then SYN-ACKs with a cookie
+ *                           (MSS only, from the table, no state: stk_conns stays
+ *                           8, tcp_syncookies_sent 4,992); the ACK of a cookie
+ *                           (with data) makes an ACCEPTED connection without WS /
+ *                           SACK / TS whose data and echo flow; an ACK with a
+ *                           wrong cookie, a wrong peer ISN or from another port
+ *                           gets RST and no connection; a valid cookie 200 s
+ *                           later is refused (expired)
+ *   backlog_evict_flood     backlog 8, backlog_full evict: 5,000 SYNs from distinct ports
+ *                           that never complete: never more than 8 half-open
+ *                           (stk_conns, tcp_half_open_peak == 8), each SYN past
+ *                           the backlog evicts the oldest silently
+ *                           (drop_tcp_backlog == 4,992, no RST, no event); a
+ *                           legitimate handshake in the middle of the flood
+ *                           completes (ACCEPTED) and survives it; the ACK of
+ *                           an evicted SYN gets RST; unlisten drops the rest
  *   listen_errors           listen twice -> -EADDRINUSE; unlisten -> SYN gets RST
  *   simultaneous_open       SYN_SENT + SYN -> SYN-ACK, then ACK -> CONNECTED
  * data
@@ -55,7 +72,9 @@
  *   bad_csum                drop_tcp_csum, no ACK, nothing delivered; SYN too
  * limits
  *   ooo_flood_segs          10,000 OOO segments: stk_bufs_held <= ooo_max_segs,
- *                           drop_tcp_ooo_limit; the hole filled delivers in order
+ *                           drop_tcp_ooo_limit, tcp_ooo_held_peak and
+ *                           bufs_held_peak == ooo_max_segs; the hole filled
+ *                           delivers in order
  *   ooo_flood_bytes         the same bounded by ooo_max_bytes
  * callbacks (stk/tcp.h: an event callback may send / close / abort)
  *   cb_echo_and_close       stk_tcp_send from DATA echoes, close from PEER_CLOSED
@@ -279,6 +298,7 @@ START_TEST(listen_backlog)
 	struct h_pkt *k;
 	struct h_snap s;
 
+	H->cfg.backlog_full = STK_BACKLOG_DROP;
 	h_create(H);
 	ck_assert_int_eq(stk_tcp_listen(H->st, 80, 2, 77), 0);
 	for (int i = 0; i < 3; i++) {
@@ -305,6 +325,161 @@ START_TEST(listen_backlog)
 	ck_assert_uint_eq(k->dport, 40003);
 	ck_assert_uint_eq(stk_conns(H->st), 3);
 	ck_assert_uint_eq(h_ctr(H, STK_C_DROP_TCP_BACKLOG), 1);
+}
+END_TEST
+
+START_TEST(syncookie_flood)
+{
+	const unsigned backlog = 8, n = 5000;
+	struct h_peer f, good, bad;
+	struct h_pkt *k;
+	struct stk_tcb *c;
+	uint32_t cookie = 0, good_isn = 0, old_cookie = 0, old_isn = 0;
+	uint8_t data[300];
+
+	h_create(H);
+	ck_assert_int_eq(H->cfg.backlog_full, STK_BACKLOG_COOKIES); /* the default */
+	ck_assert_int_eq(stk_tcp_listen(H->st, 80, backlog, 6), 0);
+	for (unsigned i = 0; i < n; i++) {
+		h_peer_init(&f, (uint16_t)(1024 + i), 80);
+		h_tcp_seg(H, &f, STK_TCP_SYN, 7000u * i, 0, 65535, &opt_all, NULL, 0);
+		k = h_tx_tcp(H, "SYN-ACK");
+		ck_assert_uint_eq(k->flags, STK_TCP_SYN | STK_TCP_ACK);
+		ck_assert_uint_eq(k->ack, 7000u * i + 1);
+		if (i >= backlog) {
+			/* a cookie: MSS only, 1460 from the table for the peer's 1460 */
+			ck_assert(k->o.has_mss && !k->o.has_ws && !k->o.sack_perm && !k->o.has_ts);
+			ck_assert_uint_eq(k->o.mss, 1460);
+		} else {
+			ck_assert(k->o.has_ws && k->o.has_ts);
+		}
+		if (i == n / 2) {
+			cookie = k->seq;
+			good_isn = 7000u * i;
+		}
+		if (i == n / 2 + 2) {
+			old_cookie = k->seq;
+			old_isn = 7000u * i;
+		}
+		ck_assert_uint_le(stk_conns(H->st), backlog);
+	}
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_SYNCOOKIES_SENT), n - backlog);
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_HALF_OPEN_PEAK), backlog);
+	ck_assert_uint_eq(h_ctr(H, STK_C_DROP_TCP_BACKLOG), 0);
+	ck_assert_uint_eq(stk_conns(H->st), backlog);
+	/* wrong cookie / wrong peer ISN / another port: RST, no connection */
+	h_peer_init(&bad, (uint16_t)(1024 + n / 2), 80);
+	h_tcp_seg(H, &bad, STK_TCP_ACK, good_isn + 1, cookie + 2, 65535, &(struct h_topts){.no_auto_ts = true}, NULL, 0);
+	ck_assert_uint_eq(h_tx_tcp(H, "RST to a wrong cookie")->flags, STK_TCP_RST);
+	h_tcp_seg(H, &bad, STK_TCP_ACK, good_isn + 2, cookie + 1, 65535, &(struct h_topts){.no_auto_ts = true}, NULL, 0);
+	ck_assert_uint_eq(h_tx_tcp(H, "RST to a wrong peer ISN")->flags, STK_TCP_RST);
+	h_peer_init(&bad, (uint16_t)(1024 + n / 2 + 1), 80);
+	h_tcp_seg(H, &bad, STK_TCP_ACK, good_isn + 1, cookie + 1, 65535, &(struct h_topts){.no_auto_ts = true}, NULL, 0);
+	ck_assert_uint_eq(h_tx_tcp(H, "RST to a cookie from another port")->flags, STK_TCP_RST);
+	ck_assert_uint_eq(h_ev_count(H, STK_EV_ACCEPTED), 0);
+	ck_assert_uint_eq(stk_conns(H->st), backlog);
+	/* the right ACK, with data: a connection */
+	h_peer_init(&good, (uint16_t)(1024 + n / 2), 80);
+	good.snd_nxt = good_isn + 1;
+	good.rcv_nxt = cookie + 1;
+	h_fill_pat(data, 0, sizeof(data));
+	h_peer_data(H, &good, data, sizeof(data));
+	ck_assert_uint_eq(h_ev_count(H, STK_EV_ACCEPTED), 1);
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_SYNCOOKIES_OK), 1);
+	c = H->last_new;
+	ck_assert_ptr_nonnull(c);
+	ck_assert_uint_eq(stk_tcp_user(c), 6);
+	ck_assert_int_eq(stk_tcp_state(c), STK_TCP_ESTABLISHED);
+	ck_assert_uint_eq(h_conn_of(H, c)->rx_len, sizeof(data));
+	ck_assert(h_check_pat(h_conn_of(H, c)->rx, 0, sizeof(data)));
+	/* and back: MSS 1460, no TS option, our ISS is the cookie */
+	h_tx_drain(H);
+	ck_assert_int_eq(h_send(H, c, 0, 3000), 0);
+	k = h_tx_tcp(H, "data on the cookie connection");
+	ck_assert_uint_eq(k->seq, cookie + 1);
+	ck_assert_uint_eq(k->plen, 1460);
+	ck_assert(!k->o.has_ts);
+	h_tx_drain(H);
+	stk_tcp_abort(H->st, c);
+	/* 200 s on, with the backlog full again (cookies in use): the cookie
+	 * made 200 s ago is refused, a fresh one is taken */
+	h_run(H, 200000, 500, false);
+	h_tx_drain(H);
+	ck_assert_uint_eq(stk_conns(H->st), 0); /* the half-open ones timed out */
+	for (unsigned i = 0; i <= backlog; i++) {
+		h_peer_init(&f, (uint16_t)(3000 + i), 80);
+		h_tcp_seg(H, &f, STK_TCP_SYN, 100u * i, 0, 65535, &opt_mss, NULL, 0);
+		k = h_tx_tcp(H, "SYN-ACK after 200 s");
+		cookie = k->seq;
+	}
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_SYNCOOKIES_SENT), n - backlog + 1);
+	h_peer_init(&bad, (uint16_t)(1024 + n / 2 + 2), 80);
+	h_tcp_seg(H, &bad, STK_TCP_ACK, old_isn + 1, old_cookie + 1, 65535, &(struct h_topts){.no_auto_ts = true},
+		  NULL, 0);
+	ck_assert_uint_eq(h_tx_tcp(H, "RST to an expired cookie")->flags, STK_TCP_RST);
+	ck_assert_uint_eq(h_ev_count(H, STK_EV_ACCEPTED), 1);
+	h_peer_init(&good, (uint16_t)(3000 + backlog), 80);
+	h_tcp_seg(H, &good, STK_TCP_ACK, 100u * backlog + 1, cookie + 1, 65535, &(struct h_topts){.no_auto_ts = true},
+		  NULL, 0);
+	ck_assert_uint_eq(h_ev_count(H, STK_EV_ACCEPTED), 2);
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_SYNCOOKIES_OK), 2);
+}
+END_TEST
+
+START_TEST(backlog_evict_flood)
+{
+	const unsigned backlog = 8, n = 5000;
+	struct h_peer f, good, late;
+	struct h_pkt *k;
+	struct stk_tcb *c = NULL;
+	uint32_t first_iss = 0;
+
+	H->cfg.backlog_full = STK_BACKLOG_EVICT;
+	h_create(H);
+	ck_assert_int_eq(stk_tcp_listen(H->st, 80, backlog, 5), 0);
+	for (unsigned i = 0; i < n; i++) {
+		/* the peer 10.0.0.1 (static neighbour) from ports 1024.., so
+		 * the SYN-ACKs need no ARP */
+		h_peer_init(&f, (uint16_t)(1024 + i), 80);
+		h_tcp_seg(H, &f, STK_TCP_SYN, 1000u * i, 0, 65535, &opt_mss, NULL, 0);
+		k = h_tx_tcp(H, "SYN-ACK to a flood SYN");
+		ck_assert_uint_eq(k->flags, STK_TCP_SYN | STK_TCP_ACK);
+		ck_assert_uint_eq(k->dport, 1024 + i);
+		if (i == 0)
+			first_iss = k->seq;
+		ck_assert_msg(h_txq(H) == 0, "SYN %u: more than the SYN-ACK sent (an RST to an evicted one?)", i);
+		ck_assert_msg(stk_conns(H->st) <= backlog + (i >= n / 2), "SYN %u: %u connections, backlog %u", i,
+			      stk_conns(H->st), backlog);
+		if (i == n / 2) {
+			/* a real client in the middle of the flood */
+			h_peer_init(&good, 33333, 80);
+			c = h_accept(H, &good, 777, &opt_mss);
+			ck_assert_ptr_nonnull(c);
+			ck_assert_uint_eq(stk_tcp_user(c), 5);
+		}
+		h_advance(H, 0);
+	}
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_HALF_OPEN_PEAK), backlog);
+	ck_assert_uint_eq(h_ctr(H, STK_C_DROP_TCP_BACKLOG), n - backlog);
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_ACCEPTS), 1);
+	ck_assert_uint_eq(h_ev_count(H, STK_EV_ACCEPTED), 1);
+	ck_assert_uint_eq(h_ev_count(H, STK_EV_RESET) + h_ev_count(H, STK_EV_TIMEOUT) +
+				  h_ev_count(H, STK_EV_ERROR),
+			  0);
+	ck_assert_uint_eq(stk_conns(H->st), backlog + 1); /* the last 8 + the accepted one */
+	/* the accepted connection still works after the flood */
+	h_peer_data(H, &good, (const uint8_t *)"still here", 10);
+	ck_assert_uint_eq(h_conn_of(H, c)->rx_len, 10);
+	/* the first flood SYN was evicted: its late ACK meets the listener (RST) */
+	h_peer_init(&late, 1024, 80);
+	h_tcp_seg(H, &late, STK_TCP_ACK, 1, first_iss + 1, 65535, NULL, NULL, 0);
+	k = h_tx_tcp(H, "RST to the ACK of an evicted SYN");
+	ck_assert_uint_eq(k->flags, STK_TCP_RST);
+	ck_assert_uint_eq(k->seq, first_iss + 1);
+	ck_assert_uint_eq(h_ev_count(H, STK_EV_ACCEPTED), 1);
+	/* unlisten drops what is still half-open */
+	ck_assert_int_eq(stk_tcp_unlisten(H->st, 80), 0);
+	ck_assert_uint_eq(stk_conns(H->st), 1);
 }
 END_TEST
 
@@ -1151,6 +1326,8 @@ START_TEST(ooo_flood_segs)
 	ck_assert_uint_gt(h_ctr(H, STK_C_DROP_TCP_OOO_LIMIT), 0);
 	ck_assert_uint_eq(rx_of(c)->rx_len, 0);
 	ck_assert_uint_ge(max_held, 1);
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_OOO_HELD_PEAK), 16);
+	ck_assert_uint_eq(h_ctr(H, STK_C_BUFS_HELD_PEAK), max_held);
 	/* fill the hole: whatever follows contiguously is delivered, in order */
 	peer_send_at(base, 0, seg, STK_TCP_ACK);
 	contiguous = (uint32_t)rx_of(c)->rx_len;
@@ -1415,6 +1592,8 @@ tcp_in_suite(void)
 	tcase_add_loop_test(tc, hs_active_opts, 0, 3);
 	tcase_add_test(tc, hs_data_on_third_ack);
 	tcase_add_test(tc, listen_backlog);
+	tcase_add_test(tc, backlog_evict_flood);
+	tcase_add_test(tc, syncookie_flood);
 	tcase_add_test(tc, listen_errors);
 	tcase_add_test(tc, simultaneous_open);
 	suite_add_tcase(s, tc);

@@ -41,7 +41,13 @@
  *                         window opens, every byte delivered
  *   zero_window_forever   a peer that answers every probe with window 0 for 10
  *                         minutes: the connection stays up, buffers bounded by
- *                         sndbuf, -ENOBUFS to the application
+ *                         sndbuf (bufs_held_peak), -ENOBUFS to the application
+ *   zero_window_timeout   a peer answering with window 0, persist_timeout_ms 5000: RST and
+ *                         TIMEOUT (ETIMEDOUT) at the first probe due 5 s after
+ *                         the window closed (tcp_persist_timeouts), nothing held
+ *   zero_window_unanswered the peer closes its window and then answers nothing:
+ *                         max_retries (4) probes unanswered in a row -> RST +
+ *                         TIMEOUT; an answer in between resets the count
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -716,6 +722,110 @@ START_TEST(zero_window_forever)
 	ck_assert_int_eq(stk_tcp_state(c), STK_TCP_ESTABLISHED);
 	ck_assert_uint_ge(h_ctr(H, STK_C_TCP_WINDOW_PROBES), 10);
 	ck_assert_uint_lt(H->live_allocs, 64);
+	ck_assert_uint_le(h_ctr(H, STK_C_BUFS_HELD_PEAK), 65536 / 8192 + 1);
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_PERSIST_TIMEOUTS), 0);
+}
+END_TEST
+
+/* a connection whose peer closed its window with 8 KiB waiting */
+static struct stk_tcb *
+zero_window_conn(struct rx_model *m)
+{
+	struct stk_tcb *c;
+	struct h_pkt *k;
+
+	h_peer_init(&P, 80, 0);
+	c = h_connect(H, &P, 1, 1000, NULL);
+	model_init(m, 65535, 1460);
+	ck_assert_int_eq(h_send(H, c, 0, 8192), 0);
+	while ((k = h_tx_pop(H)))
+		model_seg(m, k, 8192);
+	ck_assert_uint_eq(m->max_end, 8192);
+	m->wnd = 0;
+	peer_ack_rel(m, 8192, 0);
+	ck_assert_int_eq(h_send(H, c, 8192, 8192), 0); /* waits for the window */
+	ck_assert_uint_eq(h_txq(H), 0);
+	return c;
+}
+
+START_TEST(zero_window_timeout)
+{
+	struct stk_tcb *c;
+	struct rx_model m;
+	struct h_pkt *k, *rst = NULL;
+	uint64_t t0, t_rst = 0, last_probe = 0;
+	unsigned probes = 0;
+
+	H->cfg.persist_timeout_ms = 5000;
+	h_create(H);
+	c = zero_window_conn(&m);
+	t0 = h_now_ms(H);
+	for (unsigned t = 0; t < 20000 && rst == NULL; t++) {
+		while ((k = h_tx_pop(H))) {
+			ck_assert(k->is_tcp);
+			if (k->flags & STK_TCP_RST) {
+				rst = k;
+				t_rst = h_now_ms(H);
+				break;
+			}
+			ck_assert_uint_le(k->plen, 1);
+			probes++;
+			last_probe = h_now_ms(H);
+			peer_ack_rel(&m, 8192, 0); /* answered: window still 0 */
+		}
+		if (rst == NULL)
+			h_advance(H, 1);
+	}
+	ck_assert_msg(rst != NULL, "no RST within 20 s of a zero window, persist_timeout_ms 5000");
+	ck_assert_msg(t_rst - t0 >= 5000, "gave up after %llu ms, persist_timeout_ms 5000",
+		      (unsigned long long)(t_rst - t0));
+	ck_assert_msg(t_rst - last_probe <= 60000, "RST long after the last probe");
+	ck_assert_uint_ge(probes, 2);
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_WINDOW_PROBES), probes);
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_PERSIST_TIMEOUTS), 1);
+	ck_assert_uint_eq(h_ev_count(H, STK_EV_TIMEOUT), 1);
+	ck_assert_int_eq(H->evs[H->n_evs - 1].reason, ETIMEDOUT);
+	ck_assert_uint_eq(stk_conns(H->st), 0);
+	ck_assert_uint_eq(stk_bufs_held(H->st), 0);
+	(void)c;
+}
+END_TEST
+
+START_TEST(zero_window_unanswered)
+{
+	struct stk_tcb *c;
+	struct rx_model m;
+	struct h_pkt *k;
+	unsigned probes = 0, after_answer = 0;
+	bool rst = false;
+
+	H->cfg.max_retries = 4;
+	h_create(H);
+	c = zero_window_conn(&m);
+	for (unsigned t = 0; t < 600000 && !rst; t += 10) {
+		while ((k = h_tx_pop(H))) {
+			ck_assert(k->is_tcp);
+			if (k->flags & STK_TCP_RST) {
+				rst = true;
+				break;
+			}
+			probes++;
+			if (probes == 3)
+				peer_ack_rel(&m, 8192, 0); /* one answer: the count starts again */
+			else if (probes > 3)
+				after_answer++;
+		}
+		if (!rst)
+			h_advance(H, 10);
+	}
+	ck_assert_msg(rst, "no RST in 10 minutes of unanswered probes");
+	/* probes 4, 5, 6, 7 unanswered; the 8th is due when 4 went unanswered */
+	ck_assert_msg(after_answer == 4, "%u probes after the answer, max_retries 4", after_answer);
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_PERSIST_TIMEOUTS), 1);
+	ck_assert_uint_eq(h_ev_count(H, STK_EV_TIMEOUT), 1);
+	ck_assert_uint_eq(stk_conns(H->st), 0);
+	ck_assert_uint_eq(stk_bufs_held(H->st), 0);
+	(void)c;
 }
 END_TEST
 
@@ -905,6 +1015,8 @@ tcp_out_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, zero_window_persist);
 	tcase_add_test(tc, zero_window_forever);
+	tcase_add_test(tc, zero_window_timeout);
+	tcase_add_test(tc, zero_window_unanswered);
 	suite_add_tcase(s, tc);
 	return s;
 }

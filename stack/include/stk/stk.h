@@ -89,6 +89,16 @@ struct stk_ops {
 
 #define STK_MAX_STATIC_NEIGH 16
 
+/* stk_config.backlog_full: a SYN arriving at a listener whose backlog of
+ * half-open connections is full */
+enum stk_backlog_full {
+	STK_BACKLOG_COOKIES = 0, /* a SYN cookie (RFC 4987 3.6): a stateless SYN-ACK
+				  * whose ISN the peer's ACK must return; the
+				  * connection then has MSS only (no WS/SACK/TS) */
+	STK_BACKLOG_EVICT = 1,   /* the oldest half-open connection is dropped */
+	STK_BACKLOG_DROP = 2,    /* the SYN is dropped (the peer retries) */
+};
+
 struct stk_neigh_static {
 	uint32_t ip; /* network order */
 	uint8_t mac[6];
@@ -120,7 +130,11 @@ struct stk_config {
 	uint32_t delack_ms;
 	uint32_t rto_min_ms, rto_max_ms, rto_init_ms;
 	unsigned syn_retries;    /* SYN / SYN-ACK transmissions after the first */
-	unsigned max_retries;    /* data retransmissions of one segment */
+	unsigned max_retries;    /* data retransmissions of one segment; also
+				  * unanswered zero-window probes in a row */
+	uint32_t persist_timeout_ms; /* a peer window that stays zero this long with
+				      * data waiting: TIMEOUT (0 = never) */
+	uint8_t backlog_full;    /* what a SYN to a full backlog gets: STK_BACKLOG_* */
 	uint32_t keepalive_ms;   /* 0 = off */
 	uint32_t keepalive_intvl_ms;
 	unsigned keepalive_probes;
@@ -129,7 +143,11 @@ struct stk_config {
 };
 
 /* Counters of one stack: X(enum suffix, "json name"). Names starting "drop_"
- * are drop reasons. Every path that drops, refuses or errs bumps one. */
+ * are drop reasons. Every path that drops, refuses or errs bumps one. Names
+ * ending "_peak" are high-water marks, not event counts: they only grow, so
+ * they publish through the counters like the rest (tcp_half_open_peak: half-open
+ * passive connections in the stack at once; tcp_ooo_held_peak: segments in one
+ * connection's out-of-order queue; bufs_held_peak: stk_bufs_held()). */
 #define STK_COUNTERS(X)                                                        \
 	X(RX_FRAMES, "rx_frames")                                              \
 	X(RX_BYTES, "rx_bytes")                                                \
@@ -189,6 +207,12 @@ struct stk_config {
 	X(TCP_CLOSED, "tcp_closed")                                            \
 	X(TCP_RESETS, "tcp_resets")                                            \
 	X(TCP_TIMEOUTS, "tcp_timeouts")                                        \
+	X(TCP_PERSIST_TIMEOUTS, "tcp_persist_timeouts")                        \
+	X(TCP_SYNCOOKIES_SENT, "tcp_syncookies_sent")                          \
+	X(TCP_SYNCOOKIES_OK, "tcp_syncookies_ok")                              \
+	X(TCP_HALF_OPEN_PEAK, "tcp_half_open_peak")                            \
+	X(TCP_OOO_HELD_PEAK, "tcp_ooo_held_peak")                              \
+	X(BUFS_HELD_PEAK, "bufs_held_peak")                                    \
 	X(DROP_TCP_SHORT, "drop_tcp_short")                                    \
 	X(DROP_TCP_CSUM, "drop_tcp_csum")                                      \
 	X(DROP_TCP_BAD_OFF, "drop_tcp_bad_off")                                \

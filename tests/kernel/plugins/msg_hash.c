@@ -19,13 +19,21 @@
  * With "expect" = N > 0, the N-th message makes it ask the engine to end the
  * run (lcp_stage_request_stop, reason "msg_hash: done"), "linger_ms" after that
  * message (from poll(): the close handshake that follows the last message can
- * still complete).
+ * still complete). With "expect_per_conn" = "N0,N1,...", the same once
+ * connection 0 has delivered N0 messages, connection 1 N1, and so on (one run
+ * carrying several connections, e.g. a hostile one next to a good one).
+ *
+ * Per connection (conn_id < MSG_HASH_MAX_CONN, 16) the same SHA-256s and counts
+ * are kept apart too, in the result's "conns".
  *
  * "result": a JSON file written at stop() and re-written at fini() if messages
  * arrived after stop(), written to PATH.tmp and renamed:
  *   {"msgs", "bytes", "sha256", "sha256_lens", "text", "binary", "other",
  *    "rx_tsc_zero", "rx_tsc_future", "min_len", "max_len", "stop_requested",
- *    "expect", "record_errors"}
+ *    "expect", "record_errors",
+ *    "conns": [{"conn", "msgs", "bytes", "sha256", "sha256_lens", "max_len"}...]}
+ * ("conns": the connections that delivered anything; "other_conns": messages
+ * of connections beyond the 16.)
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -74,7 +82,10 @@ struct msg_hash_conf {
 	uint32_t record_bytes;
 	uint64_t expect;
 	uint32_t linger_ms;
+	const char *expect_per_conn;
 };
+
+#define MSG_HASH_MAX_CONN 16
 
 static const struct lcp_opt msg_hash_opts[] = {
 	LCP_OPT_STRING(struct msg_hash_conf, result, "result", "\"\"", 0, 4095, 0,
@@ -87,6 +98,8 @@ static const struct lcp_opt msg_hash_opts[] = {
 		     "end the run after this many messages; 0 = never"),
 	LCP_OPT_UINT(struct msg_hash_conf, linger_ms, "linger_ms", "0", 0, 600000, 0,
 		     "with expect: ask for the stop this long after the expected message"),
+	LCP_OPT_STRING(struct msg_hash_conf, expect_per_conn, "expect_per_conn", "\"\"", 0, 255, 0,
+		       "\"N0,N1,...\": end the run once connection i delivered Ni messages, for every i; empty = none"),
 	LCP_OPT_END,
 };
 
@@ -104,8 +117,45 @@ struct msg_hash_ctx {
 	uint64_t msgs, bytes, text, binary, other, tsc_zero, tsc_future;
 	uint64_t min_len, max_len;
 	uint64_t record_errors;
+	struct {
+		EVP_MD_CTX *md, *md_lens;
+		uint64_t msgs, bytes, max_len, expect;
+	} conn[MSG_HASH_MAX_CONN];
+	unsigned n_expect_conn; /* connections 0..n-1 have an expected count */
+	uint64_t other_conns;
 	char hex[2 * 4096 + 1];
 };
+
+static void
+msg_hash_free_md(struct msg_hash_ctx *x)
+{
+	EVP_MD_CTX_free(x->md);
+	EVP_MD_CTX_free(x->md_lens);
+	for (unsigned i = 0; i < MSG_HASH_MAX_CONN; i++) {
+		EVP_MD_CTX_free(x->conn[i].md);
+		EVP_MD_CTX_free(x->conn[i].md_lens);
+	}
+}
+
+/* "N0,N1,...": 0 or -1 */
+static int
+msg_hash_parse_expect(struct msg_hash_ctx *x, const char *s)
+{
+	while (*s != '\0') {
+		char *end;
+		unsigned long long v;
+
+		if (x->n_expect_conn == MSG_HASH_MAX_CONN || *s < '0' || *s > '9')
+			return -1;
+		errno = 0;
+		v = strtoull(s, &end, 10);
+		if (errno != 0 || (*end != ',' && *end != '\0'))
+			return -1;
+		x->conn[x->n_expect_conn++].expect = v;
+		s = *end == ',' ? end + 1 : end;
+	}
+	return 0;
+}
 
 static int
 msg_hash_init(struct lcp_stage *st, const void *conf, void **ctx)
@@ -120,6 +170,21 @@ msg_hash_init(struct lcp_stage *st, const void *conf, void **ctx)
 	if (x->md == NULL || x->md_lens == NULL || EVP_DigestInit_ex(x->md, EVP_sha256(), NULL) != 1 ||
 	    EVP_DigestInit_ex(x->md_lens, EVP_sha256(), NULL) != 1) {
 		lcp_log(st, LCP_LOG_ERR, "cannot set up SHA-256");
+		goto fail;
+	}
+	for (unsigned i = 0; i < MSG_HASH_MAX_CONN; i++) {
+		x->conn[i].md = EVP_MD_CTX_new();
+		x->conn[i].md_lens = EVP_MD_CTX_new();
+		if (x->conn[i].md == NULL || x->conn[i].md_lens == NULL ||
+		    EVP_DigestInit_ex(x->conn[i].md, EVP_sha256(), NULL) != 1 ||
+		    EVP_DigestInit_ex(x->conn[i].md_lens, EVP_sha256(), NULL) != 1) {
+			lcp_log(st, LCP_LOG_ERR, "cannot set up SHA-256");
+			goto fail;
+		}
+	}
+	if (msg_hash_parse_expect(x, c->expect_per_conn) < 0) {
+		lcp_log(st, LCP_LOG_ERR, "expect_per_conn \"%s\": expected \"N0,N1,...\" (at most %d)",
+			c->expect_per_conn, MSG_HASH_MAX_CONN);
 		goto fail;
 	}
 	if (c->record[0] != '\0') {
@@ -137,8 +202,9 @@ msg_hash_init(struct lcp_stage *st, const void *conf, void **ctx)
 	*ctx = x;
 	return 0;
 fail:
-	EVP_MD_CTX_free(x->md);
-	EVP_MD_CTX_free(x->md_lens);
+	msg_hash_free_md(x);
+	if (x->rec != NULL)
+		fclose(x->rec);
 	rte_free(x);
 	return -EINVAL;
 }
@@ -177,6 +243,18 @@ msg_hash_process(struct lcp_stage *st, void *ctx, unsigned port, void **objs, un
 
 		EVP_DigestUpdate(x->md, m->data, m->len);
 		EVP_DigestUpdate(x->md_lens, lens, sizeof(lens));
+		if (m->conn_id < MSG_HASH_MAX_CONN) {
+			typeof(x->conn[0]) *k = &x->conn[m->conn_id];
+
+			EVP_DigestUpdate(k->md, m->data, m->len);
+			EVP_DigestUpdate(k->md_lens, lens, sizeof(lens));
+			k->msgs++;
+			k->bytes += m->len;
+			if (m->len > k->max_len)
+				k->max_len = m->len;
+		} else {
+			x->other_conns++;
+		}
 		if (x->rec != NULL)
 			msg_hash_record(x, m);
 		x->msgs++;
@@ -207,6 +285,14 @@ msg_hash_process(struct lcp_stage *st, void *ctx, unsigned port, void **objs, un
 		lcp_msg_free(m);
 		if (x->expect != 0 && x->msgs == x->expect && x->stop_at == 0)
 			x->stop_at = now + x->linger_tsc + 1;
+		if (x->n_expect_conn > 0 && x->stop_at == 0) {
+			unsigned k = 0;
+
+			while (k < x->n_expect_conn && x->conn[k].msgs >= x->conn[k].expect)
+				k++;
+			if (k == x->n_expect_conn)
+				x->stop_at = now + x->linger_tsc + 1;
+		}
 	}
 }
 
@@ -265,10 +351,23 @@ msg_hash_write_result(struct lcp_stage *st, struct msg_hash_ctx *x)
 		" \"text\": %" PRIu64 ", \"binary\": %" PRIu64 ", \"other\": %" PRIu64 ",\n"
 		" \"rx_tsc_zero\": %" PRIu64 ", \"rx_tsc_future\": %" PRIu64 ", \"min_len\": %" PRId64
 		", \"max_len\": %" PRIu64 ",\n"
-		" \"expect\": %" PRIu64 ", \"stop_requested\": %s, \"record_errors\": %" PRIu64 "}\n",
+		" \"expect\": %" PRIu64 ", \"stop_requested\": %s, \"record_errors\": %" PRIu64
+		", \"other_conns\": %" PRIu64 ",\n \"conns\": [",
 		x->msgs, x->bytes, sha, sha_lens, x->text, x->binary, x->other, x->tsc_zero, x->tsc_future,
 		x->msgs ? (int64_t)x->min_len : (int64_t)-1, x->max_len, x->expect,
-		x->stop_requested ? "true" : "false", x->record_errors);
+		x->stop_requested ? "true" : "false", x->record_errors, x->other_conns);
+	for (unsigned i = 0, first = 1; i < MSG_HASH_MAX_CONN; i++) {
+		if (x->conn[i].msgs == 0)
+			continue;
+		msg_hash_sha_hex(x->conn[i].md, sha);
+		msg_hash_sha_hex(x->conn[i].md_lens, sha_lens);
+		fprintf(f,
+			"%s\n  {\"conn\": %u, \"msgs\": %" PRIu64 ", \"bytes\": %" PRIu64
+			", \"sha256\": \"%s\", \"sha256_lens\": \"%s\", \"max_len\": %" PRIu64 "}",
+			first ? "" : ",", i, x->conn[i].msgs, x->conn[i].bytes, sha, sha_lens, x->conn[i].max_len);
+		first = 0;
+	}
+	fprintf(f, "]}\n");
 	if (ferror(f) | (fclose(f) != 0)) {
 		lcp_log(st, LCP_LOG_ERR, "cannot write %s", tmp);
 		return;
@@ -297,8 +396,7 @@ msg_hash_fini(struct lcp_stage *st, void *ctx)
 		msg_hash_write_result(st, x);
 	if (x->rec != NULL && fclose(x->rec) != 0)
 		lcp_log(st, LCP_LOG_ERR, "cannot write the record: %s", strerror(errno));
-	EVP_MD_CTX_free(x->md);
-	EVP_MD_CTX_free(x->md_lens);
+	msg_hash_free_md(x);
 	rte_free(x);
 }
 
