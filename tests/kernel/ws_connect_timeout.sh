@@ -17,12 +17,11 @@
 # "done" either sent its upgrade request or was dropped by the client: none
 # "silent" (an established connection nobody uses, kept open until lcpipe
 # stops); leaked_objects == 0.
-# KNOWN FAILING (ws stage bug, plugins/ws/ws.c): on a connect/upgrade timeout in
-# WC_CONNECTING, ws_fail() sends nothing to tcp (c->tcp is still 0, and a
-# CONNECT has no id to ABORT), and ws_process() takes any CONNECTED for the
-# connection's cookie as the current attempt's (the old-connection check skips
-# CONNECTED); the stale connection is adopted, or, when it comes while another
-# is open, ignored and never closed.
+# The bug this test was written for (a CONNECT has no id to ABORT, so a connect
+# that completed after its timeout used to be adopted or left open) is fixed in
+# plugins/ws/ws.c: every attempt carries a generation in its tcp cookie
+# (ws_cookie), and a CONNECTED of an attempt the stage gave up on is counted in
+# events_old_conn and reset at once.
 . "$(dirname "$0")/ws_lib.sh"
 
 DURATION=${DURATION_WS:-60}
