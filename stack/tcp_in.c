@@ -711,8 +711,16 @@ established(struct stk *st, struct stk_tcb *c, struct seg *s)
 	uint32_t wnd = SEQ_GT(c->rcv_adv, c->rcv_nxt) ? c->rcv_adv - c->rcv_nxt : 0;
 	bool acceptable, fin = s->flags & STK_TCP_FIN;
 
-	if (wnd < stk_tcb_rcv_window(st, c) && c->state != STK_TCP_SYN_RCVD)
-		wnd = stk_tcb_rcv_window(st, c); /* what the next ACK will offer */
+	if (c->state != STK_TCP_SYN_RCVD) {
+		/* what the next ACK will offer: the free space, but never more
+		 * than the window field can carry (65535 unscaled) */
+		uint32_t next = stk_tcb_rcv_window(st, c), cap = 65535u << c->rcv_wscale;
+
+		if (next > cap)
+			next = cap;
+		if (wnd < next)
+			wnd = next;
+	}
 	/* PAWS (RFC 7323 5.3) */
 	if (c->ts_ok && s->o.has_ts && !(s->flags & STK_TCP_RST) && SEQ_LT(s->o.tsval, c->ts_recent) &&
 	    st->now - c->ts_recent_age < 24ull * 86400 * 1000 * STK_MS) {

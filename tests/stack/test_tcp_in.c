@@ -941,6 +941,31 @@ START_TEST(out_of_window)
 }
 END_TEST
 
+/* Without window scaling the window we can advertise is 65535 whatever rcvbuf
+ * is: data past rcv_nxt + 65535 is out of the window the peer was offered
+ * (found by the hostile-peer tests: the check used the free buffer space, so an
+ * unscaled connection accepted segments up to rcvbuf ahead) */
+START_TEST(out_of_window_unscaled)
+{
+	const uint32_t base = 1;
+	struct stk_tcb *c;
+	struct h_snap s;
+
+	h_create(H);
+	ck_assert_uint_gt(H->cfg.rcvbuf, 70100);
+	c = passive(&opt_mss, 0);
+	h_snap(H, &s);
+	peer_send_at(base, 70000, 100, STK_TCP_ACK);
+	ck_assert_uint_eq(h_delta(H, &s, STK_C_DROP_TCP_OUT_OF_WINDOW), 1);
+	ck_assert_uint_eq(stk_bufs_held(H->st), 0);
+	/* inside 65535: queued out of order, as before */
+	peer_send_at(base, 65000, 100, STK_TCP_ACK);
+	ck_assert_uint_eq(h_delta(H, &s, STK_C_DROP_TCP_OUT_OF_WINDOW), 1);
+	ck_assert_uint_eq(stk_bufs_held(H->st), 1);
+	ck_assert_uint_eq(rx_of(c)->rx_len, 0);
+}
+END_TEST
+
 /* ================================================================ RFC 5961 */
 
 static struct stk_tcb *
@@ -1613,6 +1638,7 @@ tcp_in_suite(void)
 	tcase_add_test(tc, fin_out_of_order);
 	tcase_add_test(tc, paws);
 	tcase_add_test(tc, out_of_window);
+	tcase_add_test(tc, out_of_window_unscaled);
 	tcase_add_test(tc, ack_at_window_edge);
 	suite_add_tcase(s, tc);
 
