@@ -99,3 +99,9 @@ RUN_CONFS += run/conf/counters.json
 RUN_TESTS += run/ab.sh
 RUN_CONFS += run/conf/ab-demo.json run/conf/ab-gen.json
 EXTRA_DIST += run/abcheck.py
+
+# the fault stage (plugins/fault): gen -> fault -> sink_check for its actions,
+# proportions, reproducibility and leaks; tcp_app (tests/kernel/plugins) over a
+# ring pair for corruption caught by the tcp stage's checksums
+RUN_TESTS += run/fault.sh run/loss.sh
+RUN_CONFS += run/conf/fault-gen.json run/conf/fault-xfer.json run/conf/fault-demo.json
