@@ -54,3 +54,8 @@ kernel_plugins_msg_hash_la_CFLAGS = $(AM_CFLAGS_COMMON) $(DPDK_CFLAGS) $(CRYPTO_
 kernel_plugins_msg_hash_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere \
 	-export-symbols-regex '^lcp_plugin_descriptor$$' $(SAN_LDFLAGS)
 kernel_plugins_msg_hash_la_LIBADD = $(top_builddir)/framework/liblcp.la $(DPDK_LIBS) $(CRYPTO_LIBS)
+
+# L2 loss through lcpipe's own seeded fault stage (plugins/fault) between the
+# port and the tcp stage, both directions, against the kernel's TCP (tcp_lib.sh)
+TESTS += kernel/tcp_fault.sh
+EXTRA_DIST += kernel/tcp_fault.sh
