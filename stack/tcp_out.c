@@ -2,6 +2,7 @@
  * tcp_out.c — TCP output.
  *
  *   stk_tcp_output        send what the state, the peer's window and cwnd
+ *                         (+ Limited Transmit, RFC 3042, on duplicate ACKs 1, 2)
  *                         allow: SYN / SYN-ACK, data segmented to the MSS
  *                         (no Nagle: latency first), FIN, or a pending ACK;
  *                         arms the retransmission or persist timer
@@ -369,6 +370,16 @@ stk_tcp_output(struct stk *st, struct stk_tcb *c)
 		return 0;
 	}
 	win = c->snd_wnd < c->cwnd ? c->snd_wnd : c->cwnd;
+	/* Limited Transmit (RFC 3042, a SHOULD of RFC 5681 3.2): the first and
+	 * second duplicate ACK each let one new segment go beyond cwnd (cwnd
+	 * itself unchanged), so that a small flight that lost a segment still
+	 * brings the third duplicate ACK of fast retransmit instead of an RTO.
+	 * Only previously unsent data: not while going back after an RTO. */
+	if (c->dupacks > 0 && c->dupacks < 3 && !(c->flags & TF_INRECOVERY) && c->snd_nxt == c->snd_max) {
+		uint32_t lt = c->cwnd + (uint32_t)c->dupacks * c->mss;
+
+		win = c->snd_wnd < lt ? c->snd_wnd : lt;
+	}
 	for (;;) {
 		uint32_t data_end = c->snd_end, avail, usable, len, inflight;
 		uint8_t fl = STK_TCP_ACK;
