@@ -663,7 +663,9 @@ process_ack(struct stk *st, struct stk_tcb *c, struct seg *s)
 		 * out-of-order arrivals even when the window moved (RFC 6675) */
 		STK_CTR(st, TCP_DUP_ACKS_IN);
 		c->stats.dup_acks_in++;
-		if (++c->dupacks == 3 && !(c->flags & TF_INRECOVERY) && SEQ_GT(ack, c->recover - 1)) {
+		if (c->dupacks < UINT8_MAX) /* saturate: a wrap would stop the inflation */
+			c->dupacks++;
+		if (c->dupacks == 3 && !(c->flags & TF_INRECOVERY) && SEQ_GT(ack, c->recover - 1)) {
 			uint32_t flight = c->snd_max - c->snd_una;
 
 			c->ssthresh = flight / 2 > 2 * c->mss ? flight / 2 : 2 * c->mss;

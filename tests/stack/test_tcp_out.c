@@ -20,6 +20,9 @@
  *                         duplicate ACKs 1 and 2 each send one new segment
  *                         (RFC 3042), the third retransmits; no second RTO
  *                         (found: every small lossy flight ended in an RTO)
+ *   dupacks_past_255      400 duplicate ACKs in one recovery: each from the 7th
+ *                         on lets one new segment out (found: the count wrapped
+ *                         at 256 and four ACKs did not inflate cwnd)
  *   sndbuf_enobufs        stk_tcp_sndbuf_space, -ENOBUFS with the buffer not
  *                         taken, space returns per whole acknowledged buffer
  *   send_states           data queued in SYN_SENT goes out at ISS+1 once
@@ -481,6 +484,52 @@ START_TEST(limited_transmit)
 	ck_assert_uint_eq(m.acked, total);
 	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_RTO_EXPIRED), 1);
 	ck_assert_uint_eq(stk_bufs_held(H->st), 0);
+}
+END_TEST
+
+/* regression (found reading the recovery code after the fault stage's traces
+ * showed recoveries with 130 duplicate ACKs; fixed: the count saturates) — the
+ * duplicate ACK counter was a uint8_t that wrapped after 255: duplicate ACKs 256
+ * to 259 of one recovery read as 0 to 3 and did not inflate cwnd (RFC 5681 3.2
+ * step 4), so a large window lost four segments' worth of sending. Here: 10
+ * segments out, the first lost, then 400 duplicate ACKs (a 1 MiB window): ACKs 1
+ * and 2 send one new segment each (Limited Transmit), the 3rd the retransmission
+ * (cwnd = 6 + 3 segments for a flight of 12), and from the 7th on every one must
+ * let exactly one new segment out. */
+START_TEST(dupacks_past_255)
+{
+	struct h_topts synack = {.has_mss = true, .mss = 1000, .has_ws = true, .ws = 7};
+	const uint32_t total = 1000000;
+	const uint16_t field = 8192; /* << 7 = 1 MiB */
+	struct stk_tcb *c;
+	struct rx_model m;
+	unsigned rexmits = 0, fresh = 0;
+
+	H->cfg.sndbuf = 2u << 20;
+	h_create(H);
+	h_peer_init(&P, 80, 0);
+	P.win = 65535; /* the SYN-ACK's window is never scaled */
+	c = h_connect(H, &P, 1, 1000, &synack);
+	P.win = field;
+	model_init(&m, (uint64_t)field << 7, 1000);
+	peer_ack_rel(&m, 0, field); /* the scaled window, before any data */
+	ck_assert_int_eq(h_send(H, c, 0, total), 0);
+	pop_new(&m, total, 0, NULL);
+	ck_assert_uint_eq(m.max_end, 10000); /* IW10 */
+	for (int d = 1; d <= 400; d++) {
+		uint32_t end = m.max_end;
+		unsigned n;
+
+		peer_ack_rel(&m, 0, field);
+		n = pop_new(&m, total, end, &rexmits);
+		fresh += n;
+		if (d >= 7)
+			ck_assert_msg(n == 1, "duplicate ACK %d (in recovery) let %u new segments out, want 1",
+				      d, n);
+	}
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_FAST_RETRANSMITS), 1);
+	ck_assert_uint_eq(rexmits, 1);
+	ck_assert_uint_eq(fresh, 2 + (400 - 6));
 }
 END_TEST
 
@@ -1078,6 +1127,7 @@ tcp_out_suite(void)
 	tcase_add_test(tc, tiny_peer_window);
 	tcase_add_loop_test(tc, fast_retransmit, 0, 4);
 	tcase_add_test(tc, limited_transmit);
+	tcase_add_test(tc, dupacks_past_255);
 	tcase_add_test(tc, sndbuf_enobufs);
 	tcase_add_test(tc, send_states);
 	suite_add_tcase(s, tc);
