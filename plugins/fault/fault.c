@@ -517,7 +517,7 @@ fault_hold(struct fault_ctx *x, struct fault_dir *fd, struct rte_mbuf *m, uint64
 {
 	struct fault_held *h;
 
-	if (fd->n_held >= x->max_held) {
+	while (fd->n_held >= x->max_held) { /* a loop: the release may re-enter */
 		fault_release(x, fd, 0, FC_RELEASED_EARLY);
 		fault_rescan(fd);
 	}
