@@ -34,6 +34,8 @@
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
+#include <openssl/evp.h>
+
 #include <lcp/lcp.h>
 #include <stk/ws.h>
 
@@ -92,6 +94,7 @@ struct fs_conf {
 	uint32_t max_clients;
 	uint64_t seed;
 	bool close_when_done;
+	bool hash_payloads;
 };
 
 #define C struct fs_conf
@@ -114,6 +117,8 @@ static const struct lcp_opt fs_opts[] = {
 	LCP_OPT_UINT(C, max_clients, "max_clients", "64", 1, 4096, 0, "clients served at once"),
 	LCP_OPT_UINT(C, seed, "seed", "1", 0, UINT64_MAX >> 1, 0, "seed of the size mix and prices"),
 	LCP_OPT_BOOL(C, close_when_done, "close_when_done", "true", "after count messages, close with 1000"),
+	LCP_OPT_BOOL(C, hash_payloads, "hash_payloads", "false",
+		     "SHA-256 over the payloads sent to each client, logged when the client goes (integrity tests; hashes every byte)"),
 	LCP_OPT_END,
 };
 #undef C
@@ -133,6 +138,8 @@ struct fs_client {
 	uint64_t next_send; /* tsc (rate limit) */
 	uint64_t next_ping;
 	struct rte_mbuf *cur; /* SEND mbuf being filled */
+	EVP_MD_CTX *sha;      /* hash_payloads: SHA-256 of the payloads sent */
+	uint64_t sha_bytes;
 };
 
 struct fs_ctx {
@@ -359,6 +366,24 @@ fs_close_frame(struct fs_ctx *x, struct fs_client *k, uint16_t code)
 	fs_put_ctl(x, k, f, sizeof(f));
 }
 
+/* hash_payloads: the message's payload into the client's SHA-256 (libcrypto) */
+static void
+fs_hash(struct fs_ctx *x, struct fs_client *k, const void *p, size_t len)
+{
+	if (k->sha == NULL) {
+		k->sha = EVP_MD_CTX_new();
+		if (k->sha == NULL || EVP_DigestInit_ex(k->sha, EVP_sha256(), NULL) != 1) {
+			lcp_log(x->st, LCP_LOG_ERR, "client 0x%x: cannot start a SHA-256", k->conn);
+			EVP_MD_CTX_free(k->sha);
+			k->sha = NULL;
+			return;
+		}
+		k->sha_bytes = 0;
+	}
+	EVP_DigestUpdate(k->sha, p, len);
+	k->sha_bytes += len;
+}
+
 /* stream to one client; returns messages sent */
 static unsigned
 fs_stream(struct fs_ctx *x, struct fs_client *k, uint64_t now)
@@ -395,6 +420,8 @@ fs_stream(struct fs_ctx *x, struct fs_client *k, uint64_t now)
 			break;
 		}
 		len = fs_tick(x, k, buf, fs_size(x));
+		if (unlikely(x->c.hash_payloads))
+			fs_hash(x, k, buf, len);
 		if (x->c.fragment_every && (k->sent + 1) % x->c.fragment_every == 0) {
 			size_t per = len / x->c.fragments + 1, off = 0;
 
@@ -438,6 +465,18 @@ fs_find(struct fs_ctx *x, uint32_t conn)
 static void
 fs_drop(struct fs_ctx *x, struct fs_client *k)
 {
+	if (k->sha != NULL) {
+		unsigned char md[32];
+		char hex[65];
+
+		EVP_DigestFinal_ex(k->sha, md, NULL);
+		for (unsigned i = 0; i < 32; i++)
+			snprintf(hex + 2 * i, 3, "%02x", md[i]);
+		lcp_log(x->st, LCP_LOG_INFO, "client 0x%x: %" PRIu64 " messages, %" PRIu64 " payload bytes, sha256 %s",
+			k->conn, k->sent, k->sha_bytes, hex);
+		EVP_MD_CTX_free(k->sha);
+		k->sha = NULL;
+	}
 	if (k->cur != NULL)
 		rte_pktmbuf_free(k->cur);
 	k->cur = NULL;

@@ -16,7 +16,9 @@
 #     -> tcp -> ws -> metrics) with the same faults, COUNT messages, then the
 #     exchange closes (1000) and the client does not reconnect; the test then stops
 #     lcpipe (SIGTERM). Asserts: every message arrived (feedsim sent, ws received,
-#     metrics counted COUNT, same payload bytes), zero sequence gaps, zero
+#     metrics counted COUNT, same payload bytes, the SHA-256 of the payloads the
+#     exchange sent (feedsim hash_payloads) equal to that of what reached the end
+#     of the pipeline (msg_hash, tests/kernel/plugins)), zero sequence gaps, zero
 #     duplicates, one connection, no protocol failure; the exchange's tcp
 #     retransmitted; checksum drops bounded as in (a); nothing leaked.
 # Prints the figures doc/reliability.md section 2 quotes.
@@ -103,7 +105,7 @@ PY
 
 step "(b) the demo through the faults: $COUNT messages"
 # the client must not reconnect (a second stream would restart the sequences)
-mkconf fault-demo.json "$T/b.json" DURATION=50 COUNT=$COUNT \
+mkconf fault-demo.json "$T/b.json" DURATION=50 COUNT=$COUNT APPDIR="$APPDIR" \
 	FAULT_A="{\"seed\": 11, $MIX}" FAULT_B="{\"seed\": 12, $MIX}"
 LCP_TIMEOUT=80 lcstart b "$T/b.json" --no-live
 if wait_for "$ERR" 'server closed with 1000' 45; then
@@ -131,6 +133,13 @@ rcheck "demo through faults" -D N=$COUNT \
 	'ctr("tcp", "tcp_ooo_segs") > 0 and ctr("tcp", "tcp_dup_segs") > 0' \
 	"${CB[@]}" \
 	'in_use == 0' 'r["leaked_objects"] == 0'
+SENT=$(sed -n 's/.*\[feedsim:exchange\] client 0x[0-9a-f]*: \([0-9]*\) messages, \([0-9]*\) payload bytes, sha256 \([0-9a-f]*\).*/\1 \2 \3/p' "$OUT" "$ERR" | tail -n 1)
+GOT=$("$PYTHON3" -c 'import json,sys; h=json.load(open(sys.argv[1])); print(h["msgs"], h["bytes"], h["sha256"])' "$T/b.hash.json" 2>/dev/null)
+if [ -n "$SENT" ] && [ "$SENT" = "$GOT" ]; then
+	ok "payload SHA-256: the exchange sent and the sink received the same $SENT"
+else
+	fail "payload SHA-256: the exchange sent \"$SENT\", the sink received \"$GOT\""
+fi
 figures fault exch_fault exch_tcp tcp
 say "figures: $(grep -h 'metrics:stats' "$OUT" "$ERR" | tail -n 1)"
 finish
