@@ -1,0 +1,143 @@
+# tests/fuzz.mk — fuzz targets (tests/fuzz/fuzz_*.c, libFuzzer's
+# LLVMFuzzerTestOneInput) and their corpora (tests/fuzz/<target>/).
+# Included by tests/Makefile.am.
+#
+#   fuzz/fuzz_ws_frame      WebSocket frame decoder (+ encoder round trip), client
+#                           and server side, whole vs re-chunked feeds
+#   fuzz/fuzz_ws_handshake  HTTP upgrade response (client) / request (server)
+#                           parsers, whole vs re-chunked feeds
+#   fuzz/fuzz_tcp_input     Ethernet/IPv4/TCP frames into a connection in any TCP
+#                           state, fake clock, leak check at destroy
+#   fuzz/fuzz_config        lcp_cfg_load() on the input as JSON, build-tree plugins
+#
+# Every build (gcc, no libFuzzer): fuzz/replay_<target> is the same target with
+# tests/fuzz/replay.c as main(); `make check` runs it over every file of
+# $(srcdir)/fuzz/<target>/, so each corpus file, each crash reproducer
+# (crash-*), is a regression test.
+#
+# ./configure CC=clang --enable-fuzzing: fuzz/fuzz_<target> link libFuzzer
+# (everything else is built with -fsanitize=fuzzer-no-link,address,undefined);
+#   make fuzz [FUZZ_SECONDS=900] [FUZZ_TARGETS="ws_frame config"] [-j2]
+#       one campaign per target (-j2: two at once), new inputs and crashes in
+#       $(FUZZ_WORKDIR)/<target>/{corpus,crashes}, log in .../log; prints
+#       executions, cov/ft, corpus size and crashes per target. A campaign stops
+#       at its first crash (libFuzzer's default).
+#   make fuzz-merge [FUZZ_TARGETS=...]
+#       minimise tests/fuzz/<target>/ + the work corpus back into
+#       tests/fuzz/<target>/ (-merge=1); crash-* reproducers are always kept
+# FUZZ_FLAGS adds libFuzzer options (e.g. FUZZ_FLAGS=-max_len=16384).
+
+FUZZ_ALL = ws_frame ws_handshake tcp_input config
+FUZZ_TARGETS = $(FUZZ_ALL)
+FUZZ_SECONDS = 900
+FUZZ_WORKDIR = $(abs_top_builddir)/fuzz-work
+FUZZ_FLAGS =
+
+fuzz_stk_cppflags = -I$(top_srcdir)/stack/include -I$(srcdir)/fuzz
+fuzz_stk_ldadd = $(top_builddir)/stack/libstk.la $(CRYPTO_LIBS)
+fuzz_lcp_cppflags = -I$(top_srcdir)/framework -I$(top_builddir)/framework \
+	-I$(top_srcdir)/framework/include -I$(top_builddir) -I$(srcdir)/fuzz $(JANSSON_CFLAGS)
+fuzz_lcp_ldadd = $(top_builddir)/framework/liblcp.la $(JANSSON_LIBS)
+fuzz_corpus = -DFUZZ_CORPUS_DIR='"$(abs_srcdir)/fuzz/$(1)"'
+
+# ---- replay: every build ----
+fuzz_replays = fuzz/replay_ws_frame fuzz/replay_ws_handshake fuzz/replay_tcp_input fuzz/replay_config
+check_PROGRAMS += $(fuzz_replays)
+TESTS += $(fuzz_replays)
+
+fuzz_replay_ws_frame_SOURCES = fuzz/fuzz_ws_frame.c fuzz/replay.c fuzz/fuzz_common.h
+fuzz_replay_ws_frame_CPPFLAGS = $(fuzz_stk_cppflags) $(call fuzz_corpus,ws_frame)
+fuzz_replay_ws_frame_CFLAGS = $(AM_CFLAGS_COMMON)
+fuzz_replay_ws_frame_LDADD = $(fuzz_stk_ldadd)
+fuzz_replay_ws_frame_LDFLAGS = $(SAN_LDFLAGS)
+
+fuzz_replay_ws_handshake_SOURCES = fuzz/fuzz_ws_handshake.c fuzz/replay.c fuzz/fuzz_common.h
+fuzz_replay_ws_handshake_CPPFLAGS = $(fuzz_stk_cppflags) $(call fuzz_corpus,ws_handshake)
+fuzz_replay_ws_handshake_CFLAGS = $(AM_CFLAGS_COMMON)
+fuzz_replay_ws_handshake_LDADD = $(fuzz_stk_ldadd)
+fuzz_replay_ws_handshake_LDFLAGS = $(SAN_LDFLAGS)
+
+fuzz_replay_tcp_input_SOURCES = fuzz/fuzz_tcp_input.c fuzz/replay.c fuzz/fuzz_common.h
+fuzz_replay_tcp_input_CPPFLAGS = $(fuzz_stk_cppflags) $(call fuzz_corpus,tcp_input)
+fuzz_replay_tcp_input_CFLAGS = $(AM_CFLAGS_COMMON)
+fuzz_replay_tcp_input_LDADD = $(fuzz_stk_ldadd)
+fuzz_replay_tcp_input_LDFLAGS = $(SAN_LDFLAGS)
+
+fuzz_replay_config_SOURCES = fuzz/fuzz_config.c fuzz/replay.c fuzz/fuzz_common.h
+fuzz_replay_config_CPPFLAGS = $(fuzz_lcp_cppflags) $(call fuzz_corpus,config)
+fuzz_replay_config_CFLAGS = $(AM_CFLAGS_COMMON)
+fuzz_replay_config_LDADD = $(fuzz_lcp_ldadd)
+fuzz_replay_config_LDFLAGS = $(SAN_LDFLAGS)
+
+# ---- libFuzzer binaries: --enable-fuzzing ----
+if ENABLE_FUZZING
+noinst_PROGRAMS += fuzz/fuzz_ws_frame fuzz/fuzz_ws_handshake fuzz/fuzz_tcp_input fuzz/fuzz_config
+endif
+fuzz_fuzz_ws_frame_SOURCES = fuzz/fuzz_ws_frame.c fuzz/fuzz_common.h
+fuzz_fuzz_ws_frame_CPPFLAGS = $(fuzz_stk_cppflags)
+fuzz_fuzz_ws_frame_CFLAGS = $(AM_CFLAGS_COMMON)
+fuzz_fuzz_ws_frame_LDADD = $(fuzz_stk_ldadd)
+fuzz_fuzz_ws_frame_LDFLAGS = $(FUZZ_LDFLAGS)
+
+fuzz_fuzz_ws_handshake_SOURCES = fuzz/fuzz_ws_handshake.c fuzz/fuzz_common.h
+fuzz_fuzz_ws_handshake_CPPFLAGS = $(fuzz_stk_cppflags)
+fuzz_fuzz_ws_handshake_CFLAGS = $(AM_CFLAGS_COMMON)
+fuzz_fuzz_ws_handshake_LDADD = $(fuzz_stk_ldadd)
+fuzz_fuzz_ws_handshake_LDFLAGS = $(FUZZ_LDFLAGS)
+
+fuzz_fuzz_tcp_input_SOURCES = fuzz/fuzz_tcp_input.c fuzz/fuzz_common.h
+fuzz_fuzz_tcp_input_CPPFLAGS = $(fuzz_stk_cppflags)
+fuzz_fuzz_tcp_input_CFLAGS = $(AM_CFLAGS_COMMON)
+fuzz_fuzz_tcp_input_LDADD = $(fuzz_stk_ldadd)
+fuzz_fuzz_tcp_input_LDFLAGS = $(FUZZ_LDFLAGS)
+
+fuzz_fuzz_config_SOURCES = fuzz/fuzz_config.c fuzz/fuzz_common.h
+fuzz_fuzz_config_CPPFLAGS = $(fuzz_lcp_cppflags)
+fuzz_fuzz_config_CFLAGS = $(AM_CFLAGS_COMMON)
+fuzz_fuzz_config_LDADD = $(fuzz_lcp_ldadd)
+fuzz_fuzz_config_LDFLAGS = $(FUZZ_LDFLAGS)
+
+EXTRA_DIST += fuzz/README.md fuzz/mkseeds.py $(addprefix fuzz/,$(FUZZ_ALL))
+
+# ---- campaigns ----
+if ENABLE_FUZZING
+fuzz: $(addprefix fuzz-run-,$(FUZZ_TARGETS))
+	@for t in $(FUZZ_TARGETS); do cat "$(FUZZ_WORKDIR)/$$t/summary"; done
+
+fuzz-run-%: fuzz/fuzz_%
+	@t=$*; w="$(FUZZ_WORKDIR)/$$t"; \
+	mkdir -p "$$w/corpus" "$$w/crashes" || exit 1; \
+	before=$$(ls "$$w/crashes" | wc -l); start=$$(date -u +%Y-%m-%dT%H:%MZ); \
+	echo "fuzz $$t: $(FUZZ_SECONDS) s, log $$w/log"; \
+	./fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	  -artifact_prefix="$$w/crashes/" $(FUZZ_FLAGS) "$$w/corpus" "$(srcdir)/fuzz/$$t" \
+	  > "$$w/log" 2>&1; rc=$$?; \
+	execs=$$(sed -n 's/^stat::number_of_executed_units: *//p' "$$w/log" | tail -n 1); \
+	last=$$(grep -E '^#[0-9]+.*cov: ' "$$w/log" | tail -n 1); \
+	cov=$$(echo "$$last" | sed -n 's/.*cov: \([0-9]*\).*/\1/p'); \
+	ft=$$(echo "$$last" | sed -n 's/.* ft: \([0-9]*\).*/\1/p'); \
+	corp=$$(echo "$$last" | sed -n 's/.* corp: \([^ ]*\).*/\1/p'); \
+	secs=$$(sed -n 's/^Done [0-9]* runs in \([0-9]*\) second.*/\1/p' "$$w/log" | tail -n 1); \
+	crashes=$$(( $$(ls "$$w/crashes" | wc -l) - before )); \
+	{ echo "fuzz $$t: started $$start, $${secs:-?} s, exit $$rc"; \
+	  echo "  executions $${execs:-?}, cov $${cov:-?}, ft $${ft:-?}, corpus $${corp:-?}, new crash files $$crashes"; \
+	  if test $$crashes -gt 0 || test $$rc -ne 0; then \
+	    echo "  FINDING: see $$w/log and $$w/crashes/"; fi; \
+	  echo "  | $$t | $$start | $${secs:-?} | $${execs:-?} | $${cov:-?}/$${ft:-?} | $${corp:-?} | |"; \
+	} > "$$w/summary"; cat "$$w/summary"
+
+fuzz-merge: $(addprefix fuzz/fuzz_,$(FUZZ_TARGETS))
+	@for t in $(FUZZ_TARGETS); do \
+	  w="$(FUZZ_WORKDIR)/$$t"; src="$(srcdir)/fuzz/$$t"; tmp="$$w/merged"; \
+	  rm -rf "$$tmp" && mkdir -p "$$tmp" "$$w/corpus" || exit 1; \
+	  ./fuzz/fuzz_$$t -merge=1 $(FUZZ_FLAGS) "$$tmp" "$$src" "$$w/corpus" > "$$w/merge.log" 2>&1 || \
+	    { echo "fuzz-merge $$t failed: $$w/merge.log"; exit 1; }; \
+	  cp -p "$$src"/crash-* "$$tmp"/ 2>/dev/null; \
+	  rm -f "$$src"/* && cp -p "$$tmp"/* "$$src"/ || exit 1; \
+	  echo "fuzz-merge $$t: $$(ls "$$src" | wc -l) files, $$(du -sk "$$src" | cut -f1) KiB in $$src"; \
+	done
+else
+fuzz fuzz-merge:
+	@echo "make $@: configure with CC=clang --enable-fuzzing first"; exit 1
+endif
+.PHONY: fuzz fuzz-merge

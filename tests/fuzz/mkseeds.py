@@ -1,0 +1,206 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""mkseeds.py — write the hand-made seed inputs of the fuzz targets.
+
+    tests/fuzz/mkseeds.py [TOP_SRCDIR]
+
+Writes tests/fuzz/<target>/seed-*: RFC 6455 examples and the unit tests' vectors
+(ws_frame, ws_handshake), frame sequences like the ones the stack harness sends
+(tcp_input, one per TCP state), and conf/*.json, tests/conf-good/*.json,
+tests/conf-bad/*.json (config). The input formats are in each fuzz_*.c header.
+After a campaign, `make fuzz-merge` replaces them by a minimised corpus; run this
+again only to start over from the seeds.
+"""
+import glob
+import os
+import struct
+import sys
+
+top = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+out = os.path.join(top, "tests", "fuzz")
+
+
+def write(target, name, data):
+    d = os.path.join(out, target)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "seed-" + name), "wb") as f:
+        f.write(data)
+
+
+# ------------------------------------------------------------------ ws_frame
+KEY = bytes([0x37, 0xFA, 0x21, 0x3D])
+
+
+def mask(p, key=KEY):
+    return bytes(b ^ key[i % 4] for i, b in enumerate(p))
+
+
+def frame(op, payload, fin=True, masked=False, rsv=0, lenform=None):
+    b0 = (0x80 if fin else 0) | (rsv << 4) | op
+    n = len(payload)
+    mbit = 0x80 if masked else 0
+    form = lenform or (7 if n < 126 else 16 if n < 65536 else 64)
+    if form == 7:
+        h = bytes([b0, mbit | n])
+    elif form == 16:
+        h = bytes([b0, mbit | 126]) + struct.pack(">H", n)
+    else:
+        h = bytes([b0, mbit | 127]) + struct.pack(">Q", n)
+    if masked:
+        return h + KEY + mask(payload)
+    return h + payload
+
+
+def stream(frames, server):
+    return b"".join(frame(*f[:2], **dict(f[2] if len(f) > 2 else {}, masked=server)) for f in frames)
+
+
+ws_cases = {
+    # RFC 6455 5.7
+    "rfc-hello": [(1, b"Hello")],
+    "rfc-fragmented": [(1, b"Hel", {"fin": False}), (0, b"lo")],
+    "rfc-ping": [(9, b"Hello")],
+    "rfc-pong": [(10, b"Hello")],
+    "rfc-256-binary": [(2, bytes(range(256)))],
+    "len16-300": [(2, b"x" * 300)],
+    "len64-nonminimal": [(2, b"abc", {"lenform": 64})],
+    "len16-nonminimal": [(1, b"abc", {"lenform": 16})],
+    "close-1000-reason": [(8, struct.pack(">H", 1000) + b"bye")],
+    "close-empty": [(8, b"")],
+    "close-1byte": [(8, b"\x03")],
+    "close-bad-code": [(8, struct.pack(">H", 1004))],
+    "close-bad-utf8": [(8, struct.pack(">H", 1000) + b"\xc3\x28")],
+    "ping-in-fragments": [(1, b"frag", {"fin": False}), (9, b"p"), (0, b"ment", {"fin": False}), (0, b"!")],
+    "utf8-split": [(1, "κόσ".encode()[:3], {"fin": False}), (0, "κόσμε".encode()[3:])],
+    "utf8-bad": [(1, b"ok\xff")],
+    "utf8-truncated": [(1, b"\xe2\x82")],
+    "utf8-overlong": [(1, b"\xc0\xaf")],
+    "utf8-surrogate": [(1, b"\xed\xa0\x80")],
+    "rsv-bits": [(1, b"x", {"rsv": 4})],
+    "reserved-opcode": [(3, b"x")],
+    "reserved-control": [(11, b"")],
+    "control-fragmented": [(9, b"x", {"fin": False})],
+    "control-too-long": [(9, b"x" * 126)],
+    "cont-without-start": [(0, b"x")],
+    "new-inside-fragmented": [(1, b"a", {"fin": False}), (2, b"b")],
+    "empty-fragments": [(2, b"", {"fin": False}), (0, b"", {"fin": False}), (0, b"")],
+    "many-small": [(1, b"tick %d" % i) for i in range(20)],
+    "over-max": [(2, b"y" * 250)],
+}
+for name, frames in ws_cases.items():
+    for server in (False, True):
+        s = stream(frames, server)
+        for plan_name, plan in (("whole", b"\xff\xff\xff\xff"), ("bytes", b"\x00\x00\x00\x00"),
+                                ("mixed", bytes([2, 6, 1, 4]))):
+            # utf8 on, max_msg 200 on "over-max" only (else none)
+            hdr = (1 if server else 0) | 2 | ((2 << 2) if name == "over-max" else 0)
+            write("ws_frame", "%s-%s-%s" % (name, "server" if server else "client", plan_name),
+                  bytes([hdr]) + plan + s)
+# the wrong side: masked to a client, unmasked to a server
+write("ws_frame", "masked-to-client", bytes([2]) + b"\xff" * 4 + stream([(1, b"Hello")], True))
+write("ws_frame", "unmasked-to-server", bytes([3]) + b"\xff" * 4 + stream([(1, b"Hello")], False))
+write("ws_frame", "len64-msb", bytes([2]) + b"\xff" * 4 + b"\x82\x7f\x80" + b"\x00" * 7)
+
+# ------------------------------------------------------------------ ws_handshake
+RESP = (b"HTTP/1.1 101 Switching Protocols\r\n"
+        b"Upgrade: websocket\r\n"
+        b"Connection: Upgrade\r\n"
+        b"Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n")
+REQ = (b"GET /chat HTTP/1.1\r\n"
+       b"Host: server.example.com\r\n"
+       b"Upgrade: websocket\r\n"
+       b"Connection: Upgrade\r\n"
+       b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+       b"Origin: http://example.com\r\n"
+       b"Sec-WebSocket-Protocol: chat, superchat\r\n"
+       b"Sec-WebSocket-Version: 13\r\n")
+hs_cases = {
+    "client-rfc": (0, RESP + b"\r\n"),
+    "client-rfc-frames-behind": (0, RESP + b"\r\n\x81\x05Hello"),
+    "client-proto-chat": (2, RESP + b"Sec-WebSocket-Protocol: chat\r\n\r\n"),
+    "client-proto-missing": (2, RESP + b"\r\n"),
+    "client-proto-unasked": (0, RESP + b"Sec-WebSocket-Protocol: chat\r\n\r\n"),
+    "client-extension": (0, RESP + b"Sec-WebSocket-Extensions: permessage-deflate\r\n\r\n"),
+    "client-wrong-accept": (0, RESP.replace(b"xOo=", b"xOx=") + b"\r\n"),
+    "client-400": (0, b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n"),
+    "client-http10": (0, RESP.replace(b"HTTP/1.1", b"HTTP/1.0") + b"\r\n"),
+    "client-conn-list": (0, RESP.replace(b"Connection: Upgrade", b"Connection: keep-alive, Upgrade") + b"\r\n"),
+    "client-case": (0, RESP.replace(b"Upgrade: websocket", b"uPGRADE:   WebSocket  ") + b"\r\n"),
+    "client-bad-line": (0, RESP + b"no colon here\r\n\r\n"),
+    "client-no-blank": (0, RESP),
+    "server-rfc": (1, REQ + b"\r\n"),
+    "server-rfc-frames-behind": (1, REQ + b"\r\n\x81\x85\x37\xfa\x21\x3d\x7f\x9f\x4d\x51\x58"),
+    "server-no-host": (1, REQ.replace(b"Host: server.example.com\r\n", b"") + b"\r\n"),
+    "server-version-8": (1, REQ.replace(b"Version: 13", b"Version: 8") + b"\r\n"),
+    "server-short-key": (1, REQ.replace(b"dGhlIHNhbXBsZSBub25jZQ==", b"dGhlIHNhbXBsZQ==") + b"\r\n"),
+    "server-post": (1, REQ.replace(b"GET ", b"POST ") + b"\r\n"),
+    "server-upgrade-list": (1, REQ.replace(b"Upgrade: websocket", b"Upgrade: h2c, websocket") + b"\r\n"),
+    "server-long-path": (1, REQ.replace(b"/chat", b"/" + b"p" * 300) + b"\r\n"),
+    "server-no-proto": (1, REQ.replace(b"Sec-WebSocket-Protocol: chat, superchat\r\n", b"") + b"\r\n"),
+}
+for name, (hdr, text) in hs_cases.items():
+    for plan_name, plan in (("whole", b"\xff\xff\xff\xff"), ("bytes", b"\x00\x00\x00\x00"),
+                            ("mixed", bytes([12, 1, 40, 3]))):
+        write("ws_handshake", "%s-%s" % (name, plan_name), bytes([hdr]) + plan + text)
+write("ws_handshake", "client-too-long", bytes([0]) + b"\xff" * 4 + b"HTTP/1.1 101 OK\r\nX: " + b"a" * 8300)
+
+# ------------------------------------------------------------------ tcp_input
+FIN, SYN, RST, PSH, ACK = 0x01, 0x02, 0x04, 0x08, 0x10
+FIX = 0x01 | 0x02 | 0x04 | 0x08  # addresses, lengths, checksums, relative seq/ack
+
+
+def tcp_frame(flags, seq=0, ack=0, payload=b"", opts=b"", win=65535):
+    while len(opts) % 4:
+        opts += b"\x01"
+    tcp = struct.pack(">HHIIBBHHH", 0, 0, seq & 0xFFFFFFFF, ack & 0xFFFFFFFF, (20 + len(opts)) // 4 << 4,
+                      flags, win, 0, 0) + opts + payload
+    ip = struct.pack(">BBHHHBBH4s4s", 0x45, 0, 20 + len(tcp), 1, 0x4000, 64, 6, 0, bytes(4), bytes(4))
+    return bytes(12) + b"\x08\x00" + ip + tcp
+
+
+def rec(frame, ctl=FIX):
+    return bytes([ctl]) + struct.pack(">H", len(frame)) + frame
+
+
+def action(a, adv=0):
+    return bytes([(adv << 5) | a, 0, 0])
+
+
+TS = b"\x01\x01\x08\x0a" + bytes(8)  # with ctl bit 4 the target fills it in
+SACK = b"\x01\x01\x05\x0a" + struct.pack(">II", 1000, 2000)
+payload = bytes((i * 7) & 0xFF for i in range(700))
+seqs = {
+    "data-in-order": [rec(tcp_frame(ACK | PSH, 0, 0, b"hello")), rec(tcp_frame(ACK | PSH, 5, 0, b"world"))],
+    "data-ooo": [rec(tcp_frame(ACK, 100, 0, payload[:100])), rec(tcp_frame(ACK, 0, 0, payload[:100])),
+                 rec(tcp_frame(ACK, 300, 0, payload[:50]))],
+    "data-ts": [rec(tcp_frame(ACK | PSH, 0, 0, b"timestamped", TS), FIX | 0x10)],
+    "fin": [rec(tcp_frame(FIN | ACK, 0, 0))],
+    "rst": [rec(tcp_frame(RST, 0, 0))],
+    "rst-in-window": [rec(tcp_frame(RST | ACK, 10, 0))],
+    "syn": [rec(tcp_frame(SYN, 0, 0, b"", b"\x02\x04\x05\xb4"))],
+    "sack-dupacks": [action(2)] + [rec(tcp_frame(ACK, 0, 0, b"", SACK)) for _ in range(4)],
+    "zero-window": [action(2), rec(tcp_frame(ACK, 0, 0, win=0)), action(0, 3), action(0, 3)],
+    "timers": [action(1), action(0, 2), action(0, 3), action(0, 3), action(3)],
+    "burst": [rec(tcp_frame(ACK, 0, 0, payload[:200]), FIX | 0x80), rec(tcp_frame(ACK, 200, 0, payload[:200]))],
+    "app-close-abort": [action(1), rec(tcp_frame(ACK, 0, 0)), action(3), action(4)],
+    "bad-csum": [rec(tcp_frame(ACK, 0, 0, b"x"), FIX & ~0x04)],
+    "bad-offset": [rec(tcp_frame(ACK, 0, 0)[:46] + b"\xf0" + tcp_frame(ACK, 0, 0)[47:])],
+}
+for state in range(11):
+    for name, records in seqs.items():
+        for opts in (0x07, 0x20 | 0x10 | 0x07):
+            write("tcp_input", "s%02d-%s-%02x" % (state, name, opts), bytes([state, opts]) + b"".join(records))
+# not TCP: ICMP echo, ARP, short and foreign frames
+icmp = struct.pack(">BBHHH", 8, 0, 0, 1, 1) + b"ping"
+ip = struct.pack(">BBHHHBBH4s4s", 0x45, 0, 20 + len(icmp), 1, 0, 64, 1, 0, bytes([10, 0, 0, 1]), bytes([10, 0, 0, 2]))
+arp = (b"\xff" * 6 + b"\x02\x00\x00\x00\x00\x01\x08\x06" + struct.pack(">HHBBH", 1, 0x0800, 6, 4, 1) +
+       b"\x02\x00\x00\x00\x00\x01" + bytes([10, 0, 0, 1]) + bytes(6) + bytes([10, 0, 0, 2]))
+write("tcp_input", "icmp-echo", bytes([4, 0]) + rec(b"\x02\x00\x00\x00\x00\x02\x02\x00\x00\x00\x00\x01\x08\x00" + ip + icmp, 0))
+write("tcp_input", "arp-request", bytes([4, 0]) + rec(arp, 0))
+write("tcp_input", "short-frames", bytes([4, 0]) + rec(b"\x00" * 10, 0) + rec(b"\x00" * 20, 1) + rec(tcp_frame(ACK)[:40], FIX))
+
+# ------------------------------------------------------------------ config
+for pattern in ("conf/*.json", "tests/conf-good/*.json", "tests/conf-bad/*.json"):
+    for p in sorted(glob.glob(os.path.join(top, pattern))):
+        with open(p, "rb") as f:
+            write("config", pattern.split("/")[-2] + "-" + os.path.basename(p), f.read())
