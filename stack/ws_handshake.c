@@ -78,7 +78,21 @@ gather(struct stk_ws_hs *h, const uint8_t *p, size_t n, size_t *used)
 	memcpy(h->buf + h->have, p, k);
 	h->have += k;
 	h->buf[h->have] = '\0';
-	e = strstr(h->buf + (before > 3 ? before - 3 : 0), "\r\n\r\n");
+	/* Found by fuzz_ws_handshake: the head was searched and parsed as a C
+	 * string, so a NUL byte in it hid the rest. Where the blank line was
+	 * found then depended on how the bytes were chunked, and the server
+	 * dereferenced NULL when its request line ended before a "\r\n" (a
+	 * NUL, then "\r\n\r\n" in a later chunk). HTTP has no NUL in a
+	 * head: refuse it, and search bytes, not strings. */
+	e = memmem(h->buf + (before > 3 ? before - 3 : 0), h->have - (before > 3 ? before - 3 : 0), "\r\n\r\n", 4);
+	{
+		size_t head_end = e != NULL ? (size_t)(e + 4 - h->buf) : h->have;
+
+		if (head_end > before && memchr(h->buf + before, '\0', head_end - before) != NULL) {
+			h->err = "NUL byte in the handshake head";
+			return -1;
+		}
+	}
 	if (e == NULL) {
 		if (h->have >= STK_WS_HS_MAX) {
 			h->err = "handshake head longer than 8 KiB";
