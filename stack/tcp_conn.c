@@ -418,8 +418,10 @@ stk_tcp_close(struct stk *st, struct stk_tcb *c)
 	st->now = st->ops.clock_ns(st->ops.ctx);
 	switch (c->state) {
 	case STK_TCP_SYN_SENT:
-		/* nothing synchronised yet: just go */
-		c->flags |= TF_DEAD;
+		/* nothing synchronised yet: just go, with the CLOSED event every
+		 * close ends in (found by fuzz_tcp_input: TF_DEAD was set first, so
+		 * the tcb was released without an event and the application, told
+		 * by stk/tcp.h that only abort is silent, went on using it) */
 		stk_tcb_finish(st, c, STK_EV_CLOSED, 0);
 		return 0;
 	case STK_TCP_SYN_RCVD:
