@@ -47,7 +47,16 @@ struct lcp_plugin {
 	void *reserved[4];            /* zero; room to grow without an ABI break */
 };
 
+#if defined(__clang__)
+/* clang's AddressSanitizer appends a redzone to every instrumented global and
+ * counts it in the ELF symbol's size, which the loader checks against the
+ * descriptor's size: in a clang ASan build (--enable-fuzzing) every plugin was
+ * refused ("symbol is 160 bytes, descriptor says 120"). The descriptor is not
+ * instrumented; gcc's ASan leaves symbol sizes alone. */
+#define LCP_PLUGIN_EXPORT __attribute__((visibility("default"), no_sanitize("address")))
+#else
 #define LCP_PLUGIN_EXPORT __attribute__((visibility("default")))
+#endif
 
 /* The fields every descriptor starts with. Use as:
  *   LCP_PLUGIN_EXPORT const struct lcp_plugin lcp_plugin_descriptor = {
