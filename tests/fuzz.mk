@@ -24,7 +24,8 @@
 #       at its first crash (libFuzzer's default).
 #   make fuzz-merge [FUZZ_TARGETS=...]
 #       minimise tests/fuzz/<target>/ + the work corpus back into
-#       tests/fuzz/<target>/ (-merge=1); crash-* reproducers are always kept
+#       tests/fuzz/<target>/ (-merge=1, on edge coverage: FUZZ_MERGE_FLAGS);
+#       crash-* reproducers are always kept
 # FUZZ_FLAGS adds libFuzzer options (e.g. FUZZ_FLAGS=-max_len=16384).
 
 FUZZ_ALL = ws_frame ws_handshake tcp_input config
@@ -32,6 +33,8 @@ FUZZ_TARGETS = $(FUZZ_ALL)
 FUZZ_SECONDS = 900
 FUZZ_WORKDIR = $(abs_top_builddir)/fuzz-work
 FUZZ_FLAGS =
+# merge on edges only (not hit-count buckets): a few hundred files per target
+FUZZ_MERGE_FLAGS = -use_counters=0
 
 fuzz_stk_cppflags = -I$(top_srcdir)/stack/include -I$(srcdir)/fuzz
 fuzz_stk_ldadd = $(top_builddir)/stack/libstk.la $(CRYPTO_LIBS)
@@ -130,7 +133,7 @@ fuzz-merge: $(addprefix fuzz/fuzz_,$(FUZZ_TARGETS))
 	@for t in $(FUZZ_TARGETS); do \
 	  w="$(FUZZ_WORKDIR)/$$t"; src="$(srcdir)/fuzz/$$t"; tmp="$$w/merged"; \
 	  rm -rf "$$tmp" && mkdir -p "$$tmp" "$$w/corpus" || exit 1; \
-	  ./fuzz/fuzz_$$t -merge=1 $(FUZZ_FLAGS) "$$tmp" "$$src" "$$w/corpus" > "$$w/merge.log" 2>&1 || \
+	  ./fuzz/fuzz_$$t -merge=1 $(FUZZ_MERGE_FLAGS) $(FUZZ_FLAGS) "$$tmp" "$$src" "$$w/corpus" > "$$w/merge.log" 2>&1 || \
 	    { echo "fuzz-merge $$t failed: $$w/merge.log"; exit 1; }; \
 	  cp -p "$$src"/crash-* "$$tmp"/ 2>/dev/null; \
 	  rm -f "$$src"/* && cp -p "$$tmp"/* "$$src"/ || exit 1; \
