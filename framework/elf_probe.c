@@ -69,12 +69,21 @@ probe_mem(const uint8_t *f, size_t fsize, struct lcp_probe *out, char *msg, size
 		snprintf(msg, len, "not a shared object: ELF headers out of bounds");
 		return -1;
 	}
+	/* f is page-aligned (mmap); the tables are read through struct pointers, so
+	 * their offsets must keep the structs aligned (UBSan found a fuzzed file with
+	 * e_shoff % 8 != 0 being read misaligned: undefined behaviour). Linkers
+	 * always align them; a file that does not is malformed. */
+	if (eh->e_shoff % _Alignof(Elf64_Shdr) != 0 || eh->e_phoff % _Alignof(Elf64_Phdr) != 0) {
+		snprintf(msg, len, "not a shared object: ELF headers misaligned");
+		return -1;
+	}
 	sh = (const void *)(f + eh->e_shoff);
 	for (unsigned i = 0; i < eh->e_shnum; i++)
 		if (sh[i].sh_type == SHT_DYNSYM)
 			dynsym = &sh[i];
 	if (dynsym == NULL || dynsym->sh_link >= eh->e_shnum ||
 	    dynsym->sh_entsize != sizeof(Elf64_Sym) ||
+	    dynsym->sh_offset % _Alignof(Elf64_Sym) != 0 || /* see the headers' alignment */
 	    !in_file(fsize, dynsym->sh_offset, dynsym->sh_size)) {
 		snprintf(msg, len, "no descriptor: no dynamic symbol table");
 		return -1;

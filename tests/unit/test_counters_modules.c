@@ -384,6 +384,10 @@ END_TEST
 START_TEST(batched_tick)
 {
 	struct t_mod m;
+	/* before create: the "earlier TSC" below must be earlier than the set's
+	 * clock however long create takes (t0 - iv was not when create and the
+	 * rdtsc after it were more than 2 intervals apart: a loaded machine, ASan) */
+	uint64_t tpre = rte_rdtsc();
 	void *set = t_batched(&m, "{\"every\": 1073741824, \"interval_us\": 100}");
 	const struct lcp_counters_ops *o = m.ops;
 	uint64_t us = rte_get_tsc_hz() / 1000000, iv = 100 * us;
@@ -391,7 +395,7 @@ START_TEST(batched_tick)
 	uint64_t t1 = t0 + 2 * iv;
 
 	o->add(set, 0, 0, 3);
-	o->tick(set, 0, t0 - iv); /* a TSC from before the set: never publishes */
+	o->tick(set, 0, tpre - iv); /* a TSC from before the set: never publishes */
 	t_assert_reads(o, set, 0, 0, "tick with an earlier TSC");
 	o->tick(set, 0, t1);
 	t_assert_reads(o, set, 0, 3, "tick 2 intervals after create");

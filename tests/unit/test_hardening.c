@@ -15,8 +15,12 @@
  *   config.c an lcore set given twice (-l, -c, --lcores) is refused by `lcpipe
  *     check`, as EAL 22.11 refuses it (9)
  *   loader.c check_stage_ops() refuses two ports with one name (10)
+ *   elf_probe.c refuses section headers or a .dynsym at an offset that is not a
+ *     multiple of 8 instead of reading them through misaligned struct pointers
+ *     (undefined behaviour; found by UBSan in `make check-sanitizers`) (11)
  */
 #include <check.h>
+#include <elf.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -198,6 +202,66 @@ START_TEST(loader_duplicate_port_name)
 }
 END_TEST
 
+/* 11: a copy of a good plugin with its section header table (what = 0) or its
+ * .dynsym (what = 1) moved to the end of the file, one byte off 8-byte alignment;
+ * before the fix the probe read them misaligned and accepted the file */
+START_TEST(probe_misaligned_tables)
+{
+	size_t len = 0;
+	char *orig = t_read(T_GOOD "/test_src.so", &len);
+	char *dir = t_scratch("bugs-align"), *path;
+	struct lcp_probe p;
+
+	ck_assert_ptr_nonnull(orig);
+	ck_assert(asprintf(&path, "%s/misaligned.so", dir) > 0);
+	for (int what = 0; what < 2; what++) {
+		Elf64_Ehdr eh;
+		Elf64_Shdr *sh;
+		size_t end = (len + 8) / 8 * 8 + 1, tlen;
+		uint64_t toff;
+		char *buf;
+
+		memcpy(&eh, orig, sizeof(eh));
+		ck_assert_uint_eq(eh.e_shentsize, sizeof(Elf64_Shdr));
+		sh = calloc(eh.e_shnum, sizeof(*sh));
+		ck_assert_ptr_nonnull(sh);
+		memcpy(sh, orig + eh.e_shoff, eh.e_shnum * sizeof(*sh));
+		if (what == 0) {
+			toff = eh.e_shoff;
+			tlen = eh.e_shnum * sizeof(Elf64_Shdr);
+			eh.e_shoff = end;
+		} else {
+			unsigned i = 0;
+
+			while (i < eh.e_shnum && sh[i].sh_type != SHT_DYNSYM)
+				i++;
+			ck_assert_uint_lt(i, eh.e_shnum);
+			toff = sh[i].sh_offset;
+			tlen = sh[i].sh_size;
+			sh[i].sh_offset = end;
+		}
+		buf = calloc(1, end + tlen);
+		ck_assert_ptr_nonnull(buf);
+		memcpy(buf, orig, len);
+		memcpy(buf + end, orig + toff, tlen);
+		memcpy(buf, &eh, sizeof(eh));
+		if (what == 1)
+			memcpy(buf + eh.e_shoff, sh, eh.e_shnum * sizeof(*sh));
+		t_write(path, buf, end + tlen);
+		ck_assert_msg(lcp_elf_probe(path, &p, msg, sizeof(msg)) == -1,
+			      "a plugin with its %s at a misaligned offset was accepted",
+			      what == 0 ? "section headers" : ".dynsym");
+		ck_assert_str_eq(msg, what == 0 ? "not a shared object: ELF headers misaligned"
+						: "no descriptor: no dynamic symbol table");
+		free(buf);
+		free(sh);
+	}
+	free(path);
+	free(dir);
+	free(orig);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -217,6 +281,7 @@ main(void)
 	tcase_add_test(tc, registry_get_empty_name);
 	tcase_add_test(tc, eal_lcore_option_twice);
 	tcase_add_test(tc, loader_duplicate_port_name);
+	tcase_add_test(tc, probe_misaligned_tables);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
