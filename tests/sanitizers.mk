@@ -1,5 +1,5 @@
 # tests/sanitizers.mk — `make check-sanitizers`: the L0 and L1 suites (unit/,
-# stack/, pools/, run/) in a build configured with --enable-sanitizers (ASan +
+# stack/, pools/, run/) and the fuzz corpus replays (fuzz/) in a build configured with --enable-sanitizers (ASan +
 # UBSan on everything we compile: liblcp, lcpipe, libstk, the plugins, the test
 # programs and test plugins). Not the L2 suites (kernel/: namespaces, real peers)
 # nor bench. Each test runs under tests/san-run.sh, which fails it on any
@@ -13,7 +13,7 @@
 # leaves some runs with none (seen: the demo's TCP + WebSocket handshake not done
 # in 0.5 s), so they would fail for time, not memory. The pipelines they run are
 # run by the other run/ tests.
-san_tests = $(filter-out run/ab.sh run/ab_pairs.sh,$(filter unit/% stack/% pools/% run/%,$(TESTS)))
+san_tests = $(filter-out run/ab.sh run/ab_pairs.sh,$(filter unit/% stack/% pools/% run/% fuzz/%,$(TESTS)))
 EXTRA_DIST += san-run.sh lsan.supp
 
 check-sanitizers:
