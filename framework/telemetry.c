@@ -23,6 +23,17 @@ static pthread_mutex_t lcp_tel_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct lcp_engine *lcp_tel_engine;
 static bool lcp_tel_registered;
 
+/* telemetry keys allow only [A-Za-z0-9_/]: anything else becomes '/' */
+static void
+tel_key(char *key, size_t len, const char *a, const char *b)
+{
+	snprintf(key, len, "%s%s%s", a, b ? "/" : "", b ? b : "");
+	for (char *p = key; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+		      *p == '_'))
+			*p = '/';
+}
+
 static int
 tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 {
@@ -87,30 +98,15 @@ tel_stage(const char *cmd, const char *params, struct rte_tel_data *d)
 			continue;
 		rte_tel_data_start_dict(d);
 		for (unsigned k = 0; k < sp->n_ctrs && k < RTE_TEL_MAX_DICT_ENTRIES; k++) {
-			/* telemetry keys allow only [A-Za-z0-9_/]: "in.in" -> "in/in" */
 			char key[RTE_TEL_MAX_STRING_LEN];
 
-			snprintf(key, sizeof(key), "%s", sp->ctr_names[k]);
-			for (char *p = key; *p; p++)
-				if (*p == '.')
-					*p = '/';
+			tel_key(key, sizeof(key), sp->ctr_names[k], NULL); /* "in.in" -> "in/in" */
 			rte_tel_data_add_dict_u64(d, key, lcp_stage_ctr(sp, k));
 		}
 		rc = 0;
 	}
 	pthread_mutex_unlock(&lcp_tel_lock);
 	return rc;
-}
-
-/* telemetry keys allow only [A-Za-z0-9_/]: anything else becomes '/' */
-static void
-tel_key(char *key, size_t len, const char *a, const char *b)
-{
-	snprintf(key, len, "%s%s%s", a, b ? "/" : "", b ? b : "");
-	for (char *p = key; *p; p++)
-		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-		      *p == '_'))
-			*p = '/';
 }
 
 static void
@@ -165,7 +161,7 @@ tel_memory(const char *cmd, const char *params, struct rte_tel_data *d)
 		char key[RTE_TEL_MAX_STRING_LEN];
 
 		tel_key(key, sizeof(key), lcp_stage_name(e->pools[k]->st), e->pools[k]->name);
-		rte_tel_data_add_dict_u64(p, key, e->pools[k]->ops->in_use(e->pools[k]->pool));
+		rte_tel_data_add_dict_u64(p, key, lcp_pool_in_use(e->pools[k]));
 	}
 	rte_tel_data_add_dict_container(d, "pools_in_use", p, 0);
 	rc = 0;
