@@ -33,6 +33,11 @@ struct lcp_ring_in {
 	const struct lcp_batch_ops *bops;
 	const char *batch_name;
 	unsigned last, avail;
+	/* resolved by the worker when it starts (after every stage's init):
+	 * the consumer's hot path then loads nothing through dst */
+	lcp_stage_process_t process; /* dst's process(), or the timed wrapper */
+	void *ctx;                   /* dst's ctx */
+	uint64_t *ctr;               /* &dst's row[ctr_in] when the counters module has rows */
 };
 
 /* on_full "block" of a link between lcores, per output port of the producer:

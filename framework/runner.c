@@ -82,6 +82,14 @@ lcp_process_timed(struct lcp_stage *d, unsigned port, void **objs, unsigned n)
 	tm_account(sp, rte_rdtsc() - t0, saved, n);
 }
 
+/* engine.stage_timing on a ring's consumer, with process()'s signature */
+static void
+ring_process_timed(struct lcp_stage *d, void *ctx, unsigned port, void **objs, unsigned n)
+{
+	RTE_SET_USED(ctx);
+	lcp_process_timed(d, port, objs, n);
+}
+
 unsigned
 lcp_poll_timed(struct lcp_stage *st)
 {
@@ -238,6 +246,15 @@ lcp_worker_main(void *arg)
 	unsigned busy_turns = 0;
 	bool stopped = false, was_busy = false;
 
+	/* what the ring path calls, resolved once: the stages' init has run */
+	for (unsigned i = 0; i < w->n_rins; i++) {
+		struct lcp_ring_in *ri = &w->rins[i];
+		struct lcp_stage *d = ri->dst;
+
+		ri->process = d->timed ? ring_process_timed : d->ops->process;
+		ri->ctx = d->ctx;
+		ri->ctr = d->ctr_row != NULL ? &d->ctr_row[ri->ctr_in] : NULL;
+	}
 	for (;;) {
 		uint32_t state = __atomic_load_n(&e->run_state, __ATOMIC_ACQUIRE);
 		unsigned work = 0;
@@ -260,7 +277,6 @@ lcp_worker_main(void *arg)
 		for (unsigned i = 0; i < w->n_rins; i++) {
 			struct lcp_ring_in *ri = &w->rins[i];
 			unsigned avail, n;
-			struct lcp_stage *d;
 
 			if (ri->dequeue_size != NULL) {
 				unsigned want = ri->dequeue_size(ri->batch, ri->last, ri->avail);
@@ -277,12 +293,12 @@ lcp_worker_main(void *arg)
 				continue;
 			if (unlikely(n + avail > ri->hwm))
 				__atomic_store_n(&ri->hwm, n + avail, __ATOMIC_RELAXED);
-			d = ri->dst;
-			lcp_ctr_add(d, ri->ctr_in, n);
-			if (unlikely(d->timed))
-				lcp_process_timed(d, ri->port, objs, n);
+			if (likely(ri->ctr != NULL))
+				__atomic_store_n(ri->ctr, __atomic_load_n(ri->ctr, __ATOMIC_RELAXED) + n,
+						 __ATOMIC_RELAXED);
 			else
-				d->ops->process(d, d->ctx, ri->port, objs, n);
+				ri->dst->ctr_add(ri->dst->ctrs, ri->dst->slot, ri->ctr_in, n);
+			ri->process(ri->dst, ri->ctx, ri->port, objs, n);
 			work += n;
 		}
 		if (w->n_sbufs != 0)
@@ -295,10 +311,14 @@ lcp_worker_main(void *arg)
 		 * turns; the turn that ends a busy run (the first idle one)
 		 * reads it and charges the whole interval to busy, so the only
 		 * error is one empty poll per busy->idle transition counted as
-		 * busy (documented in doc/architecture.md). */
+		 * busy (documented in doc/architecture.md). The turn and work
+		 * counts the control thread reads (stats, the drain's quiet
+		 * check) are published on the same turns: every idle turn, and
+		 * every LCP_TSC_EVERY-th busy one, so a busy turn stores
+		 * nothing shared. */
+		loops++;
 		if (work) {
 			work_total += work;
-			__atomic_store_n(&w->work, work_total, __ATOMIC_RELAXED);
 			was_busy = true;
 			if (unlikely(++busy_turns == LCP_TSC_EVERY)) {
 				t1 = rte_rdtsc();
@@ -306,6 +326,8 @@ lcp_worker_main(void *arg)
 				t0 = t1;
 				busy_turns = 0;
 				__atomic_store_n(&w->busy_cycles, busy, __ATOMIC_RELAXED);
+				__atomic_store_n(&w->work, work_total, __ATOMIC_RELAXED);
+				__atomic_store_n(&w->loops, loops, __ATOMIC_RELEASE);
 				if (w->n_tickers != 0)
 					tick_counters(w, t1);
 			}
@@ -321,12 +343,15 @@ lcp_worker_main(void *arg)
 				__atomic_store_n(&w->idle_cycles, idle, __ATOMIC_RELAXED);
 			}
 			t0 = t1;
+			__atomic_store_n(&w->work, work_total, __ATOMIC_RELAXED);
+			__atomic_store_n(&w->loops, loops, __ATOMIC_RELEASE);
 			if (w->n_tickers != 0)
 				tick_counters(w, t1);
 			rte_pause();
 		}
-		__atomic_store_n(&w->loops, ++loops, __ATOMIC_RELEASE);
 	}
+	__atomic_store_n(&w->work, work_total, __ATOMIC_RELAXED);
+	__atomic_store_n(&w->loops, loops, __ATOMIC_RELEASE);
 	t1 = rte_rdtsc();
 	if (was_busy)
 		busy += t1 - t0;

@@ -118,7 +118,7 @@ static const struct b1_case b1_cases[] = {
 	{"lcp", "lcp link: lcp_emit -> lcp_worker_main", PROD_EMIT, CONS_ENGINE},
 	{"emit_rawcons", "diag: lcp_emit -> raw dequeue", PROD_EMIT, CONS_RAW},
 	{"rawprod_worker", "diag: raw enqueue -> lcp_worker_main", PROD_RAW, CONS_ENGINE},
-	{"rawprod_copy", "diag: raw enqueue -> copy of worker loop", PROD_RAW, CONS_COPY},
+	{"rawprod_copy", "diag: raw enqueue -> previous worker loop", PROD_RAW, CONS_COPY},
 	{"rawprod_proto_worker", "proto: raw enqueue -> proto worker", PROD_RAW, CONS_PROTO},
 	{"proto_emit_rawcons", "proto: proto emit -> raw dequeue", PROD_PROTO, CONS_RAW},
 	{"proto_link", "proto: proto emit -> proto worker", PROD_PROTO, CONS_PROTO},
@@ -387,10 +387,13 @@ b1_cons_raw(struct b1 *b)
 }
 
 /* A copy of lcp_worker_main (framework/runner.c) reduced to what runs here (no
- * pollers, no STOP state). proto = false: as runner.c (rte_rdtsc() on idle
- * turns and every 64th busy one, the "<port>.in" counter through the strategy's
- * add()); it checks that the copy
- * costs what the real loop costs. proto = true: the recommended loop — the TSC
+ * pollers, no STOP state). proto = false: the loop as it was until 2026-11-30
+ * 17:45 UTC (rte_rdtsc() on idle turns and every 64th busy one; per turn
+ * process(), ctx and the counter reached through the destination stage, the
+ * "<port>.in" counter through the strategy's add(), the turn and work counts
+ * stored on every turn): the same-process "before" of that change, whose
+ * effect is otherwise lost in this host's run-to-run noise (doc/benchmarks.md).
+ * proto = true: the recommended loop — the TSC
  * read once every 64 turns, the elapsed cycles split into busy and idle by the
  * number of turns that did work, the counter added inline to a per-slot row. */
 #define B1_TSC_EVERY 64
@@ -660,6 +663,11 @@ b1_cross_once(struct b1 *b, const struct b1_case *c, unsigned burst, uint64_t no
 	bench_launch(b->lc_prod, b1_prod_main, b);
 	bench_launch(b->lc_cons, b1_cons_main, b);
 	bench_wait();
+	if (getenv("B1_TRACE") && c->cons == CONS_ENGINE)
+		fprintf(stderr, "trace %s b%u: loops/obj %.3f busy %.0f%% cyc/obj %.1f\n", c->name, burst,
+			(double)b->w->loops / (double)nobj,
+			100.0 * (double)b->w->busy_cycles / (double)(b->w->busy_cycles + b->w->idle_cycles + 1),
+			(double)b->cycles / (double)nobj);
 	if (rte_ring_count(b->r) != 0) {
 		fprintf(stderr, "b1: ring not empty after a repetition\n");
 		exit(1);
