@@ -60,7 +60,7 @@ fuzz_replay_ws_handshake_CFLAGS = $(AM_CFLAGS_COMMON)
 fuzz_replay_ws_handshake_LDADD = $(fuzz_stk_ldadd)
 fuzz_replay_ws_handshake_LDFLAGS = $(SAN_LDFLAGS)
 
-fuzz_replay_tcp_input_SOURCES = fuzz/fuzz_tcp_input.c fuzz/replay.c fuzz/fuzz_common.h
+fuzz_replay_tcp_input_SOURCES = fuzz/fuzz_tcp_input.c fuzz/replay.c fuzz/fuzz_common.h stack/wire.h
 fuzz_replay_tcp_input_CPPFLAGS = $(fuzz_stk_cppflags) $(call fuzz_corpus,tcp_input)
 fuzz_replay_tcp_input_CFLAGS = $(AM_CFLAGS_COMMON)
 fuzz_replay_tcp_input_LDADD = $(fuzz_stk_ldadd)
@@ -88,7 +88,7 @@ fuzz_fuzz_ws_handshake_CFLAGS = $(AM_CFLAGS_COMMON)
 fuzz_fuzz_ws_handshake_LDADD = $(fuzz_stk_ldadd)
 fuzz_fuzz_ws_handshake_LDFLAGS = $(FUZZ_LDFLAGS)
 
-fuzz_fuzz_tcp_input_SOURCES = fuzz/fuzz_tcp_input.c fuzz/fuzz_common.h
+fuzz_fuzz_tcp_input_SOURCES = fuzz/fuzz_tcp_input.c fuzz/fuzz_common.h stack/wire.h
 fuzz_fuzz_tcp_input_CPPFLAGS = $(fuzz_stk_cppflags)
 fuzz_fuzz_tcp_input_CFLAGS = $(AM_CFLAGS_COMMON)
 fuzz_fuzz_tcp_input_LDADD = $(fuzz_stk_ldadd)

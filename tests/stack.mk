@@ -23,7 +23,7 @@
 stack_check_cppflags = -I$(top_srcdir)/stack/include -I$(srcdir)/stack $(CHECK_CFLAGS)
 stack_check_cflags = $(AM_CFLAGS_COMMON)
 stack_check_ldadd = $(top_builddir)/stack/libstk.la $(CHECK_LIBS)
-stack_harness = stack/harness.c stack/harness.h
+stack_harness = stack/harness.c stack/harness.h stack/wire.h
 
 stack_tests = stack/test_arp stack/test_ip4 stack/test_tcp_in stack/test_tcp_out \
 	stack/test_tcp_timer stack/test_tcp_pair

@@ -4,7 +4,8 @@
  * triggers, tcp_out.c, tcp_timer.c, tcp_conn.c) with one connection driven into
  * a chosen state first. A self-contained fake environment (no Check, no
  * tests/stack/harness.c): exactly sized malloc'd buffers, a fake clock, a
- * seeded random source, counted allocations.
+ * seeded random source, counted allocations. Byte order and checksums come
+ * from tests/stack/wire.h, shared with the harness.
  *
  * Input:  byte 0  the state: 0 CLOSED (no socket), 1 LISTEN, 2 SYN_SENT,
  *                 3 SYN_RCVD, 4 ESTABLISHED, 5 FIN_WAIT_1, 6 FIN_WAIT_2,
@@ -52,6 +53,7 @@
 #include <stk/prot/tcp.h>
 
 #include "fuzz_common.h"
+#include "../stack/wire.h"
 
 #define OUR_IP 0x0a000002u  /* 10.0.0.2, host order */
 #define PEER_IP 0x0a000001u /* 10.0.0.1 */
@@ -91,56 +93,10 @@ struct f {
 	unsigned ntr;
 };
 
-static uint16_t
-g16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static uint32_t
-g32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-static void
-p16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static void
-p32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
-/* Internet checksum, independent of libstk's: sum big-endian 16-bit words */
-static uint32_t
-sum16(const uint8_t *p, size_t len, uint32_t s)
-{
-	uint64_t a = s;
-
-	while (len > 1) {
-		a += (uint32_t)p[0] << 8 | p[1];
-		p += 2;
-		len -= 2;
-	}
-	if (len)
-		a += (uint32_t)p[0] << 8;
-	while (a >> 16)
-		a = (a & 0xffff) + (a >> 16);
-	return (uint32_t)a;
-}
-
 static uint32_t
 pseudo(const uint8_t *ip, uint32_t l4len)
 {
-	return sum16(ip + 12, 8, 0) + STK_IPPROTO_TCP + l4len;
+	return wire_sum(ip + 12, 8, 0) + STK_IPPROTO_TCP + l4len;
 }
 
 static bool
@@ -240,15 +196,15 @@ op_tx(void *ctx, struct stk_buf *b, uint8_t *data, uint32_t len, uint32_t flags)
 		tot = g16(ip + 2);
 		FUZZ_CHECK(tot >= 20 && 14 + tot <= len);
 		FUZZ_CHECK(g32(ip + 12) == OUR_IP);
-		FUZZ_CHECK(sum16(ip, 20, 0) == 0xffff);
+		FUZZ_CHECK(wire_sum(ip, 20, 0) == 0xffff);
 		if (ip[9] == STK_IPPROTO_TCP) {
 			FUZZ_CHECK(tot >= 40);
-			FUZZ_CHECK(sum16(ip + 20, tot - 20, pseudo(ip, tot - 20)) == 0xffff);
+			FUZZ_CHECK(wire_sum(ip + 20, tot - 20, pseudo(ip, tot - 20)) == 0xffff);
 			if (g32(ip + 16) == PEER_IP)
 				peer_saw(f, ip + 20, tot - 20);
 		} else {
 			FUZZ_CHECK(ip[9] == STK_IPPROTO_ICMP);
-			FUZZ_CHECK(sum16(ip + 20, tot - 20, 0) == 0xffff);
+			FUZZ_CHECK(wire_sum(ip + 20, tot - 20, 0) == 0xffff);
 		}
 	} else {
 		FUZZ_CHECK(g16(data + 12) == STK_ETH_P_ARP);
@@ -439,9 +395,9 @@ seg(struct f *f, uint8_t flags, uint32_t seq, uint32_t ack, const uint8_t *opt_b
 	ip[9] = STK_IPPROTO_TCP;
 	p32(ip + 12, PEER_IP);
 	p32(ip + 16, OUR_IP);
-	p16(ip + 10, (uint16_t)~sum16(ip, 20, 0));
+	p16(ip + 10, (uint16_t)~wire_sum(ip, 20, 0));
 	p16(t + 16, 0);
-	p16(t + 16, (uint16_t)~sum16(t, 20 + ol + plen, pseudo(ip, 20 + ol + plen)));
+	p16(t + 16, (uint16_t)~wire_sum(t, 20 + ol + plen, pseudo(ip, 20 + ol + plen)));
 	inject(f, fr, 14 + 40 + ol + plen);
 }
 
@@ -515,10 +471,10 @@ fixup(struct f *f, uint8_t ctl, uint8_t *fr, uint32_t len)
 	}
 	if (ctl & 4) {
 		p16(ip + 10, 0);
-		p16(ip + 10, (uint16_t)~sum16(ip, ihl, 0));
+		p16(ip + 10, (uint16_t)~wire_sum(ip, ihl, 0));
 		if (l4 >= 18) {
 			p16(t + 16, 0);
-			p16(t + 16, (uint16_t)~sum16(t, l4, pseudo(ip, l4)));
+			p16(t + 16, (uint16_t)~wire_sum(t, l4, pseudo(ip, l4)));
 		}
 	}
 }

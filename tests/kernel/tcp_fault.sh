@@ -33,19 +33,8 @@ MIX='"drop": 0.01, "reorder": 0.01, "duplicate": 0.005, "corrupt": 0.001'
 # the fault stage between port and tcp. Sets CONF, RESULT, REPORT, LOG, GO.
 fault_conf() {
 	local tag=$1 seed=$2 app=$3 tcpo=${4:-}
-	N_RUN=$((N_RUN + 1))
-	CONF=$W/$tag.json
-	RESULT=$W/$tag.result.json
-	REPORT=$W/$tag.report.json
-	LOG=$W/$tag.log
-	GO=$W/$tag.go
-	rm -f "$RESULT" "$REPORT" "$GO"
-	cat >"$CONF" <<JSON
-{ "name": "$TEST_NAME $tag",
-  "eal": ["--no-huge", "--no-pci", "--no-shconf", "-m", "512", "-l", "0,1",
-          "--file-prefix=lcpt$$-$N_RUN", "--vdev=net_tap0,iface=$TAP"],
-  "engine": {"duration": $DURATION, "drain_timeout": 2.0, "mbufs": 32767},
-  "plugin_path": ["$PLUGDIR"],
+	conf_begin "$tag" result.json
+	{ conf_head "$tag" '"mbufs": 32767'; cat <<JSON
   "stages": [
     {"name": "port", "plugin": "port_ethdev", "lcore": 1, "options": {"device": "net_tap0"}},
     {"name": "fault", "plugin": "fault", "lcore": 1, "options": {"seed": $seed, $MIX}},
@@ -57,6 +46,7 @@ fault_conf() {
             "tcp.tx -> fault.b_in", "fault.b_out -> port.tx",
             "tcp.data -> app.in", "app.out -> tcp.app"] }
 JSON
+	} >"$CONF"
 }
 
 # the namespace's kernel counters we look at, "NAME VALUE" lines

@@ -186,22 +186,36 @@ show() {
 # ENGINE_OPTIONS are more JSON members for the tcp stage and the engine (with
 # topo_routed the tcp stage also gets "gateway").
 # Sets CONF, RESULT, REPORT, LOG, GO.
-tcp_conf() {
-	local tag=$1 app=$2 tcpo=${3:-} eng=${4:-}
+# conf_begin TAG RESULT_SUFFIX: the next run's files — CONF ($W/TAG.json),
+# RESULT ($W/TAG.RESULT_SUFFIX), REPORT, LOG, GO (stale ones removed) — and its
+# number N_RUN (the EAL file prefix)
+conf_begin() {
 	N_RUN=$((N_RUN + 1))
-	[ -n "$TCP_GW" ] && tcpo=${tcpo:+$tcpo, }$TCP_GW
-	CONF=$W/$tag.json
-	RESULT=$W/$tag.result.json
-	REPORT=$W/$tag.report.json
-	LOG=$W/$tag.log
-	GO=$W/$tag.go
+	CONF=$W/$1.json
+	RESULT=$W/$1.$2
+	REPORT=$W/$1.report.json
+	LOG=$W/$1.log
+	GO=$W/$1.go
 	rm -f "$RESULT" "$REPORT" "$GO"
-	cat >"$CONF" <<JSON
-{ "name": "$TEST_NAME $tag",
+}
+
+# conf_head TAG [ENGINE_OPTIONS]: on stdout, a config's start up to its stages:
+# name, EAL (no hugepages, lcores 0-1, net_tap0 on $TAP), engine, plugin path
+conf_head() {
+	cat <<JSON
+{ "name": "$TEST_NAME $1",
   "eal": ["--no-huge", "--no-pci", "--no-shconf", "-m", "512", "-l", "0,1",
           "--file-prefix=lcpt$$-$N_RUN", "--vdev=net_tap0,iface=$TAP"],
-  "engine": {"duration": $DURATION, "drain_timeout": 2.0${eng:+, $eng}},
+  "engine": {"duration": $DURATION, "drain_timeout": 2.0${2:+, $2}},
   "plugin_path": ["$PLUGDIR"],
+JSON
+}
+
+tcp_conf() {
+	local tag=$1 app=$2 tcpo=${3:-} eng=${4:-}
+	[ -n "$TCP_GW" ] && tcpo=${tcpo:+$tcpo, }$TCP_GW
+	conf_begin "$tag" result.json
+	{ conf_head "$tag" "$eng"; cat <<JSON
   "stages": [
     {"name": "port", "plugin": "port_ethdev", "lcore": 1, "options": {"device": "net_tap0"}},
     {"name": "tcp", "plugin": "tcp", "lcore": 1,
@@ -210,6 +224,7 @@ tcp_conf() {
      "options": {${app:+$app, }"result": "$RESULT", "start_file": "$GO"}}],
   "links": ["port.rx -> tcp.rx", "tcp.tx -> port.tx", "tcp.data -> app.in", "app.out -> tcp.app"] }
 JSON
+	} >"$CONF"
 }
 
 # run_lcpipe CONF REPORT LOG: lcpipe in the namespace, in the background, bounded

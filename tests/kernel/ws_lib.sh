@@ -35,19 +35,8 @@ export PYTHONDONTWRITEBYTECODE=1
 # unused by these stages).
 ws_conf() {
 	local tag=$1 wso=$2 hopt=${3:-} tcpo=${4:-} eng=${5:-}
-	N_RUN=$((N_RUN + 1))
-	CONF=$W/$tag.json
-	RESULT=$W/$tag.hash.json
-	REPORT=$W/$tag.report.json
-	LOG=$W/$tag.log
-	GO=$W/$tag.go
-	rm -f "$RESULT" "$REPORT" "$GO"
-	cat >"$CONF" <<JSON
-{ "name": "$TEST_NAME $tag",
-  "eal": ["--no-huge", "--no-pci", "--no-shconf", "-m", "512", "-l", "0,1",
-          "--file-prefix=lcpt$$-$N_RUN", "--vdev=net_tap0,iface=$TAP"],
-  "engine": {"duration": $DURATION, "drain_timeout": 2.0${eng:+, $eng}},
-  "plugin_path": ["$PLUGDIR"],
+	conf_begin "$tag" hash.json
+	{ conf_head "$tag" "$eng"; cat <<JSON
   "stages": [
     {"name": "port", "plugin": "port_ethdev", "lcore": 1, "options": {"device": "net_tap0"}},
     {"name": "tcp", "plugin": "tcp", "lcore": 1,
@@ -58,6 +47,7 @@ ws_conf() {
   "links": ["port.rx -> tcp.rx", "tcp.tx -> port.tx", "tcp.data -> ws.in", "ws.tx -> tcp.app",
             "ws.msg -> hash.in"] }
 JSON
+	} >"$CONF"
 }
 
 # server_start TAG CMD ARGS...: a server in the namespace, in the background,

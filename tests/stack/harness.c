@@ -4,6 +4,7 @@
  * application a DATA range outside its buffer fails the test that caused it.
  */
 #include "harness.h"
+#include "wire.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -86,30 +87,12 @@ h_fnv(uint64_t h, const uint8_t *p, size_t n)
 	return h;
 }
 
-static uint32_t
-h_sum(const void *data, size_t len, uint32_t sum)
-{
-	const uint8_t *p = data;
-	uint64_t s = sum;
-
-	while (len > 1) {
-		s += (uint32_t)p[0] << 8 | p[1];
-		p += 2;
-		len -= 2;
-	}
-	if (len)
-		s += (uint32_t)p[0] << 8;
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	return (uint32_t)s;
-}
-
 /* ones' complement of the folded sum; 0 over data that holds a valid checksum.
  * Computed big-endian, independently of libstk's helpers. Host-order result. */
 uint16_t
 h_csum(const void *data, size_t len, uint32_t sum)
 {
-	return (uint16_t)~h_sum(data, len, sum);
+	return (uint16_t)~wire_sum(data, len, sum);
 }
 
 static uint32_t
@@ -126,33 +109,9 @@ h_pseudo(uint32_t src_host, uint32_t dst_host, uint8_t proto, uint32_t l4len)
 	return s;
 }
 
-static uint16_t
-g16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
 
-static uint32_t
-g32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
 
-static void
-p16(uint8_t *p, uint16_t v)
-{
-	p[0] = v >> 8;
-	p[1] = v & 0xff;
-}
 
-static void
-p32(uint8_t *p, uint32_t v)
-{
-	p[0] = v >> 24;
-	p[1] = (v >> 16) & 0xff;
-	p[2] = (v >> 8) & 0xff;
-	p[3] = v & 0xff;
-}
 
 void
 h_fill_pat(uint8_t *dst, uint64_t off, uint32_t len)
@@ -327,7 +286,7 @@ pkt_validate(struct h *h, const struct h_pkt *k)
 		ck_assert_msg(k->is_tcp, "transmitted a malformed TCP header (%u bytes, hlen %u)",
 			      l4len, k->hlen);
 		if (k->txflags & STK_TX_TCP_CSUM) {
-			uint32_t ps = h_sum(NULL, 0, h_pseudo(k->ip_src, k->ip_dst, 6, l4len));
+			uint32_t ps = wire_sum(NULL, 0, h_pseudo(k->ip_src, k->ip_dst, 6, l4len));
 
 			ck_assert_msg(g16(f + 34 + 16) == (uint16_t)ps,
 				      "TCP checksum left to the port: field 0x%04x, pseudo-header "
