@@ -388,7 +388,7 @@ b1_cons_raw(struct b1 *b)
 
 /* A copy of lcp_worker_main (framework/runner.c) reduced to what runs here (no
  * pollers, no STOP state). proto = false: the loop as it was until 2026-11-30
- * 17:45 UTC (rte_rdtsc() on idle turns and every 64th busy one; per turn
+ * 16:57 UTC (rte_rdtsc() on idle turns and every 64th busy one; per turn
  * process(), ctx and the counter reached through the destination stage, the
  * "<port>.in" counter through the strategy's add(), the turn and work counts
  * stored on every turn): the same-process "before" of that change, whose
