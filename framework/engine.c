@@ -138,7 +138,8 @@ lcp_emit_drop(struct lcp_stage *st, const struct lcp_edge *e, void **objs, unsig
 	if (e->ring != NULL && sp->full != NULL && sp->full[e - sp->edges].block) {
 		unsigned k = lcp_ring_enqueue_wait(st, &sp->full[e - sp->edges], e->ring, objs, n);
 
-		lcp_ctr_add(st, e->ctr_out, k);
+		if (sp->count_ring_out) /* else read off the ring */
+			lcp_ctr_add(st, e->ctr_out, k);
 		objs += k;
 		n -= k;
 		if (n == 0)
@@ -305,6 +306,51 @@ build_batch(struct lcp_engine *e, struct lcp_stage_priv *sp, unsigned k, struct 
 	return 0;
 }
 
+static int
+add_ring_ctr(struct lcp_stage_priv *sp, unsigned idx, struct lcp_ring_in *ri, bool prod)
+{
+	struct lcp_ring_ctr *a = realloc(sp->rctr, (sp->n_rctr + 1) * sizeof(*a));
+
+	if (a == NULL)
+		return -ENOMEM;
+	sp->rctr = a;
+	a[sp->n_rctr++] = (struct lcp_ring_ctr){ .idx = idx, .ri = ri, .prod = prod };
+	return 0;
+}
+
+/* A ring link's "<out>.out" and "<in>.in" are read off the ring
+ * (lcp_ring_tally), not added per burst. Not the out count of a plugin built
+ * before ABI 1.4 on a link it enqueues to itself: its lcp_emit() adds it. */
+static int
+build_ring_ctrs(struct lcp_engine *e)
+{
+	for (unsigned li = 0; li < e->cfg->n_links; li++) {
+		struct lcp_ring_in *ri = e->ring_of_link[li];
+		const struct lcp_cfg_link *l = &e->cfg->links[li];
+		struct lcp_stage_priv *sp, *dp;
+
+		if (ri == NULL)
+			continue;
+		sp = e->stages[l->src];
+		dp = e->stages[l->dst];
+		if ((!sp->count_ring_out || (sp->sbuf != NULL && sp->sbuf[l->src_port] != NULL)) &&
+		    add_ring_ctr(sp, sp->edges[l->src_port].ctr_out, ri, true) < 0)
+			return -ENOMEM;
+		if (add_ring_ctr(dp, ri->ctr_in, ri, false) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* every ring's tally, so no 32-bit index wraps unseen (control loop) */
+void
+lcp_ring_tally_all(struct lcp_engine *e)
+{
+	for (unsigned w = 0; w < e->n_workers; w++)
+		for (unsigned r = 0; r < e->workers[w].n_rins; r++)
+			lcp_ring_tally(&e->workers[w].rins[r], NULL, NULL);
+}
+
 int
 lcp_engine_build(struct lcp_engine *e)
 {
@@ -402,6 +448,7 @@ lcp_engine_build(struct lcp_engine *e)
 		sp->pub.ops = cs->pf->desc->ops;
 		sp->pub.slot = w->slot;
 		sp->worker = w;
+		sp->count_ring_out = cs->pf->desc->abi_minor < 4;
 		if (c->eng.stage_timing) {
 			sp->tm = rte_zmalloc_socket("lcp_timing", sizeof(*sp->tm), RTE_CACHE_LINE_SIZE, socket);
 			if (sp->tm == NULL)
@@ -472,17 +519,40 @@ lcp_engine_build(struct lcp_engine *e)
 					ri->ctr_in = dp->ctr_in[l->dst_port];
 					ri->burst = l->burst;
 					ri->link = li;
+					ri->tally = rte_zmalloc_socket("lcp_ring_tally", sizeof(*ri->tally),
+								       RTE_CACHE_LINE_SIZE, dp->socket);
+					if (ri->tally == NULL)
+						return -1;
+					rte_spinlock_init(&ri->tally->lock);
 					if (build_batch(e, sp, k, ed, ri, l, li, dp->socket) < 0)
 						return -1;
 				}
 			}
 		}
 	}
-	/* ring_of_link pointers, now that the rins arrays are final */
+	/* the rins arrays are final: each into cache-aligned memory on its
+	 * worker's socket (the consumer reads its entry every turn; in the C
+	 * heap it would share lines with whatever the control thread allocates
+	 * next to it), then the ring_of_link pointers */
+	for (unsigned w = 0; w < e->n_workers; w++) {
+		struct lcp_worker *wk = &e->workers[w];
+		struct lcp_ring_in *a;
+
+		if (wk->n_rins == 0)
+			continue;
+		a = rte_zmalloc_socket("lcp_ring_in", wk->n_rins * sizeof(*a), RTE_CACHE_LINE_SIZE,
+				       (int)rte_lcore_to_socket_id(wk->lcore));
+		if (a == NULL)
+			return -1;
+		memcpy(a, wk->rins, wk->n_rins * sizeof(*a));
+		free(wk->rins);
+		wk->rins = a;
+		wk->rins_pinned = true;
+	}
 	for (unsigned w = 0; w < e->n_workers; w++)
 		for (unsigned r = 0; r < e->workers[w].n_rins; r++)
 			e->ring_of_link[e->workers[w].rins[r].link] = &e->workers[w].rins[r];
-	return 0;
+	return build_ring_ctrs(e);
 }
 
 int
@@ -524,6 +594,9 @@ free_ring_leftovers(struct lcp_engine *e)
 			unsigned n;
 
 			while ((n = rte_ring_sc_dequeue_burst(ri->r, objs, LCP_BURST_MAX, NULL)) > 0) {
+				rte_spinlock_lock(&ri->tally->lock);
+				ri->tally->leftover += n; /* not "<port>.in" */
+				rte_spinlock_unlock(&ri->tally->lock);
 				lcp_objs_free(ri->unit, objs, n);
 				dp->pub.ctr_add(dp->pub.ctrs, e->main_slot, dp->ctr_drop_shutdown, n);
 			}
@@ -569,6 +642,7 @@ engine_free(struct lcp_engine *e)
 		}
 		free(sp->sbuf);
 		free(sp->full);
+		free(sp->rctr);
 		rte_free(sp->tm);
 		rte_free(sp->edges);
 		rte_free(sp);
@@ -580,7 +654,12 @@ engine_free(struct lcp_engine *e)
 				e->workers[w].rins[r].bops->destroy(e->workers[w].rins[r].batch);
 		free(e->workers[w].stages);
 		free(e->workers[w].pollers);
-		free(e->workers[w].rins);
+		for (unsigned r = 0; r < e->workers[w].n_rins; r++)
+			rte_free(e->workers[w].rins[r].tally);
+		if (e->workers[w].rins_pinned)
+			rte_free(e->workers[w].rins);
+		else
+			free(e->workers[w].rins);
 		free(e->workers[w].sbufs);
 		free(e->workers[w].tickers);
 	}
@@ -652,7 +731,7 @@ lcp_engine_run(struct lcp_cfg *c, const struct lcp_run_opts *o)
 	int argc, status = 0, rc;
 	char **argv = eal_argv(c, &argc), **argv_copy;
 	double duration = o->duration >= 0 ? o->duration : c->eng.duration;
-	uint64_t next_tick, tick, end;
+	uint64_t next_tick, tick, end, wake, tally = (uint64_t)(LCP_TALLY_PERIOD_S * (double)rte_get_tsc_hz());
 
 	argv_copy = calloc((size_t)argc + 1, sizeof(*argv_copy));
 	memcpy(argv_copy, argv, (size_t)argc * sizeof(*argv));
@@ -723,6 +802,7 @@ lcp_engine_run(struct lcp_cfg *c, const struct lcp_run_opts *o)
 			e->stop_reason = "duration";
 			break;
 		}
+		lcp_ring_tally_all(e); /* ring counters' 32-bit indices: see LCP_TALLY_PERIOD_S */
 		if (now >= next_tick) {
 			lcp_stats_tick(e, false);
 			lcp_pools_sample(e);
@@ -730,7 +810,8 @@ lcp_engine_run(struct lcp_cfg *c, const struct lcp_run_opts *o)
 			if (next_tick <= now)
 				next_tick = now + tick;
 		}
-		control_sleep(e, RTE_MIN(next_tick, end));
+		wake = RTE_MIN(next_tick, end);
+		control_sleep(e, RTE_MIN(wake, now + tally));
 	}
 	lcp_engine_shutdown(e); /* drain, stop, wait for the lcores */
 	e->t_stop = rte_rdtsc();

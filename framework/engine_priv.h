@@ -6,6 +6,7 @@
 #include <rte_common.h>
 #include <rte_mempool.h>
 #include <rte_ring.h>
+#include <rte_spinlock.h>
 
 #include <lcp/stage_worker.h>
 #include <lcp/pool.h>
@@ -37,7 +38,59 @@ struct lcp_ring_in {
 	 * the consumer's hot path then loads nothing through dst */
 	lcp_stage_process_t process; /* dst's process(), or the timed wrapper */
 	void *ctx;                   /* dst's ctx */
-	uint64_t *ctr;               /* &dst's row[ctr_in] when the counters module has rows */
+	struct lcp_ring_tally *tally; /* the link's out / in counts (below) */
+};
+
+/* The link's "<out>.out" (producer) and "<in>.in" (consumer) counts are not
+ * added per burst: they are the ring's producer and consumer tail indices,
+ * widened from 32 to 64 bits by lcp_ring_tally() (the control loop calls it at
+ * least every LCP_TALLY_PERIOD_S, far more often than a ring can move 2^32
+ * objects). leftover: objects the control thread dequeued at teardown (counted
+ * as drop_shutdown, not as in). Its own cache line, away from what the
+ * consumer reads every turn: only readers write it. */
+struct lcp_ring_tally {
+	rte_spinlock_t lock;
+	uint32_t prod_seen, cons_seen;
+	uint64_t prod_total, cons_total;
+	uint64_t leftover;
+} __rte_cache_aligned;
+
+/* the longest the control loop sleeps between two lcp_ring_tally() of every
+ * ring: 2^32 objects through one ring take several seconds even at 1-2
+ * cycles per object */
+#define LCP_TALLY_PERIOD_S 0.5
+
+/* *total += how far a 32-bit index moved since *seen (mod 2^32) */
+static inline void
+lcp_tally_widen(uint64_t *total, uint32_t *seen, uint32_t now)
+{
+	*total += (uint32_t)(now - *seen);
+	*seen = now;
+}
+
+/* bring the link's totals up to the ring's indices; any thread */
+static inline void
+lcp_ring_tally(const struct lcp_ring_in *ri, uint64_t *enq, uint64_t *deq)
+{
+	struct lcp_ring_tally *t = ri->tally;
+
+	rte_spinlock_lock(&t->lock);
+	lcp_tally_widen(&t->prod_total, &t->prod_seen,
+			__atomic_load_n(&ri->r->prod.tail, __ATOMIC_ACQUIRE));
+	lcp_tally_widen(&t->cons_total, &t->cons_seen,
+			__atomic_load_n(&ri->r->cons.tail, __ATOMIC_ACQUIRE));
+	if (enq != NULL)
+		*enq = t->prod_total;
+	if (deq != NULL)
+		*deq = t->cons_total - t->leftover;
+	rte_spinlock_unlock(&t->lock);
+}
+
+/* a counter of a stage that is read off a ring (see struct lcp_ring_in) */
+struct lcp_ring_ctr {
+	unsigned idx;             /* the stage's counter index */
+	struct lcp_ring_in *ri;
+	bool prod;                /* "<out>.out" of the producer, else "<in>.in" */
 };
 
 /* on_full "block" of a link between lcores, per output port of the producer:
@@ -83,6 +136,7 @@ struct lcp_worker {
 	unsigned n_pollers;
 	struct lcp_ring_in *rins;
 	unsigned n_rins;
+	bool rins_pinned; /* rins moved to rte_zmalloc'd memory (else the C heap) */
 	struct lcp_stage_buf **sbufs; /* staged links fed by stages on this lcore */
 	unsigned n_sbufs;
 	struct lcp_stage **tickers;   /* stages whose counters module has tick() */
@@ -113,6 +167,10 @@ struct lcp_stage_priv {
 	struct lcp_edge_full *full;  /* per port, NULL unless a link blocks when full */
 	struct lcp_worker *worker;
 	struct lcp_timing *tm;       /* engine.stage_timing, else NULL */
+	struct lcp_ring_ctr *rctr;   /* counters read off rings, added to the module's */
+	unsigned n_rctr;
+	bool count_ring_out;         /* plugin built before ABI 1.4: its lcp_emit() adds
+				      * "<port>.out" on a ring link itself */
 };
 
 struct lcp_stats_prev {
@@ -168,6 +226,7 @@ void lcp_engine_flush_counters(struct lcp_engine *e);
 /* pool.c */
 json_t *lcp_pools_json(struct lcp_engine *e);
 void lcp_pools_sample(struct lcp_engine *e);
+void lcp_ring_tally_all(struct lcp_engine *e);
 
 /* stats.c */
 uint64_t lcp_stage_ctr(const struct lcp_stage_priv *sp, unsigned idx);

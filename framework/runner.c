@@ -171,10 +171,10 @@ lcp_stage_buf_flush(struct lcp_stage_buf *b)
 
 	if (n == 0)
 		return 0;
+	/* "<port>.out": read off the ring (lcp_ring_tally) */
 	k = rte_ring_sp_enqueue_burst(b->r, b->objs, n, NULL);
 	if (unlikely(k < n) && b->full != NULL)
 		k += lcp_ring_enqueue_wait(b->src, b->full, b->r, &b->objs[k], n - k);
-	lcp_ctr_add(b->src, b->e->ctr_out, k);
 	if (unlikely(k < n)) {
 		lcp_objs_free(b->e->unit, &b->objs[k], n - k);
 		lcp_ctr_add(b->src, b->e->ctr_drop, n - k);
@@ -253,7 +253,6 @@ lcp_worker_main(void *arg)
 
 		ri->process = d->timed ? ring_process_timed : d->ops->process;
 		ri->ctx = d->ctx;
-		ri->ctr = d->ctr_row != NULL ? &d->ctr_row[ri->ctr_in] : NULL;
 	}
 	for (;;) {
 		uint32_t state = __atomic_load_n(&e->run_state, __ATOMIC_ACQUIRE);
@@ -293,11 +292,7 @@ lcp_worker_main(void *arg)
 				continue;
 			if (unlikely(n + avail > ri->hwm))
 				__atomic_store_n(&ri->hwm, n + avail, __ATOMIC_RELAXED);
-			if (likely(ri->ctr != NULL))
-				__atomic_store_n(ri->ctr, __atomic_load_n(ri->ctr, __ATOMIC_RELAXED) + n,
-						 __ATOMIC_RELAXED);
-			else
-				ri->dst->ctr_add(ri->dst->ctrs, ri->dst->slot, ri->ctr_in, n);
+			/* "<port>.in" is the ring's consumer index (lcp_ring_tally) */
 			ri->process(ri->dst, ri->ctx, ri->port, objs, n);
 			work += n;
 		}

@@ -17,10 +17,22 @@
 #include "config.h"
 #include "engine_priv.h"
 
+/* the module's value, plus what rings count for it (a ring link's out and in:
+ * struct lcp_ring_in) */
 uint64_t
 lcp_stage_ctr(const struct lcp_stage_priv *sp, unsigned idx)
 {
-	return sp->cops->read(sp->pub.ctrs, idx);
+	uint64_t v = sp->cops->read(sp->pub.ctrs, idx);
+
+	for (unsigned i = 0; i < sp->n_rctr; i++) {
+		uint64_t enq, deq;
+
+		if (sp->rctr[i].idx != idx)
+			continue;
+		lcp_ring_tally(sp->rctr[i].ri, &enq, &deq);
+		v += sp->rctr[i].prod ? enq : deq;
+	}
+	return v;
 }
 
 static bool

@@ -20,6 +20,8 @@
  * publishes pending adds once `interval_us` has passed since the last publish,
  * not before; slots publish independently; flush() is exact.
  * sharded_*: the `shards` option's checks.
+ * ring_tally_wrap: the engine's ring-link counters (read off rte_ring's 32-bit
+ * indices, widened to 64 bits) across 2^32.
  *
  * EAL (--no-huge, --lcores=0@0,1@1,2@0: two worker lcores on a 2-CPU machine) is
  * initialised in each test's forked process (a checked fixture): EAL's worker
@@ -42,6 +44,8 @@
 #include <rte_pause.h>
 
 #include <lcp/lcp.h>
+
+#include "engine_priv.h" /* lcp_ring_tally */
 
 #include "testutil.h"
 
@@ -517,6 +521,59 @@ START_TEST(ops_shape)
 }
 END_TEST
 
+/* A ring link's out and in counts are read off the ring's 32-bit tail
+ * indices and widened (engine_priv.h: lcp_ring_tally). An empty ring whose
+ * indices all sit 256 below 2^32 (a state any ring reaches after that many
+ * objects) moves 768 objects in bursts of 32, tallied every 256: the totals
+ * must pass 2^32 exactly. Then 10 objects dequeued at teardown (leftover)
+ * count as enqueued but not as in. */
+START_TEST(ring_tally_wrap)
+{
+	const uint32_t base = 0xffffff00u;
+	struct rte_ring *r = rte_ring_create("t_tally", 1024, SOCKET_ID_ANY,
+					     RING_F_SP_ENQ | RING_F_SC_DEQ);
+	struct lcp_ring_in ri;
+	struct lcp_ring_tally tally;
+	void *objs[32];
+	uint64_t enq, deq, total = 5;
+	uint32_t seen = 0xfffffff0u;
+
+	lcp_tally_widen(&total, &seen, 0x10);
+	ck_assert_uint_eq(total, 5 + 0x20);
+	ck_assert_uint_eq(seen, 0x10);
+
+	ck_assert_ptr_nonnull(r);
+	memset(&ri, 0, sizeof(ri));
+	memset(&tally, 0, sizeof(tally));
+	rte_spinlock_init(&tally.lock);
+	ri.r = r;
+	ri.tally = &tally;
+	r->prod.head = r->prod.tail = r->cons.head = r->cons.tail = base;
+	lcp_ring_tally(&ri, &enq, &deq);
+	ck_assert_uint_eq(enq, base);
+	ck_assert_uint_eq(deq, base);
+	for (unsigned i = 0; i < RTE_DIM(objs); i++)
+		objs[i] = (void *)(uintptr_t)(i + 1);
+	for (unsigned round = 1; round <= 3; round++) {
+		for (unsigned k = 0; k < 256 / 32; k++) {
+			ck_assert_uint_eq(rte_ring_sp_enqueue_bulk(r, objs, 32, NULL), 32);
+			ck_assert_uint_eq(rte_ring_sc_dequeue_bulk(r, objs, 32, NULL), 32);
+		}
+		lcp_ring_tally(&ri, &enq, &deq);
+		ck_assert_uint_eq(enq, (uint64_t)base + 256 * round);
+		ck_assert_uint_eq(deq, (uint64_t)base + 256 * round);
+	}
+	ck_assert_uint_gt(enq, UINT32_MAX);
+	ck_assert_uint_eq(rte_ring_sp_enqueue_bulk(r, objs, 10, NULL), 10);
+	ck_assert_uint_eq(rte_ring_sc_dequeue_bulk(r, objs, 10, NULL), 10);
+	tally.leftover += 10; /* as free_ring_leftovers() does */
+	lcp_ring_tally(&ri, &enq, &deq);
+	ck_assert_uint_eq(enq, (uint64_t)base + 778);
+	ck_assert_uint_eq(deq, (uint64_t)base + 768);
+	rte_ring_free(r);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -538,6 +595,7 @@ main(void)
 	tcase_add_test(tb, batched_tick);
 	tcase_add_test(tb, batched_tick_zero);
 	tcase_add_test(tb, sharded_shards_option);
+	tcase_add_test(tb, ring_tally_wrap);
 	suite_add_tcase(s, tb);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

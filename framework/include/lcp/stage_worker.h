@@ -165,9 +165,11 @@ lcp_emit(struct lcp_stage *st, unsigned port, void **objs, unsigned n)
 		else
 			d->ops->process(d, d->ctx, e->dst_port, objs, n);
 	} else if (likely(e->ring != NULL)) {
+		/* "<port>.out" of a ring link is not added here (ABI 1.4): the
+		 * engine reads it off the ring's producer index, so the producer
+		 * stores nothing but the ring's own lines */
 		unsigned k = rte_ring_sp_enqueue_burst(e->ring, objs, n, NULL);
 
-		lcp_ctr_add(st, e->ctr_out, k);
 		if (unlikely(k < n))
 			lcp_emit_drop(st, e, objs + k, n - k);
 	} else {
