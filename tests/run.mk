@@ -56,6 +56,17 @@ run_plugins_sink_check_la_CFLAGS = $(RUN_PLUGIN_CFLAGS)
 run_plugins_sink_check_la_LDFLAGS = $(RUN_PLUGIN_LDFLAGS)
 run_plugins_sink_check_la_LIBADD = $(RUN_PLUGIN_LIBADD)
 
+# abi13_pass: a stage as built against the ABI 1.3 SDK (its lcp_emit() counts a
+# ring link's out itself), for run/abi_compat.sh
+RUN_TESTS += run/abi_compat.sh
+RUN_CONFS += run/conf/abi-compat.json
+check_LTLIBRARIES += run/plugins/abi13_pass.la
+run_plugins_abi13_pass_la_SOURCES = run/plugins/abi13_pass.c
+run_plugins_abi13_pass_la_CPPFLAGS = $(RUN_PLUGIN_CPPFLAGS)
+run_plugins_abi13_pass_la_CFLAGS = $(RUN_PLUGIN_CFLAGS)
+run_plugins_abi13_pass_la_LDFLAGS = $(RUN_PLUGIN_LDFLAGS)
+run_plugins_abi13_pass_la_LIBADD = $(RUN_PLUGIN_LIBADD)
+
 # msg_stall: a slow msg stage, for the backpressure tests (run/backpressure.sh)
 check_LTLIBRARIES += run/plugins/msg_stall.la
 run_plugins_msg_stall_la_SOURCES = run/plugins/msg_stall.c
