@@ -222,11 +222,12 @@ unsigned lcp_ring_enqueue_wait(struct lcp_stage *st, const struct lcp_edge_full 
 			       void **objs, unsigned n);
 /* publish every stage's counters from every slot (control thread, workers done) */
 void lcp_engine_flush_counters(struct lcp_engine *e);
+/* engine.c: lcp_ring_tally() of every ring link (the control loop) */
+void lcp_ring_tally_all(struct lcp_engine *e);
 
 /* pool.c */
 json_t *lcp_pools_json(struct lcp_engine *e);
 void lcp_pools_sample(struct lcp_engine *e);
-void lcp_ring_tally_all(struct lcp_engine *e);
 
 /* stats.c */
 uint64_t lcp_stage_ctr(const struct lcp_stage_priv *sp, unsigned idx);
