@@ -509,7 +509,16 @@ lcp_engine_build(struct lcp_engine *e)
 						return -1;
 					}
 					ed->ctr_drop = ed->ctr_out + 1;
-					w->rins = realloc(w->rins, (w->n_rins + 1) * sizeof(*w->rins));
+					/* cache-aligned, on the worker's socket: the consumer
+					 * reads its entry every turn; in the C heap it would
+					 * share lines with whatever the control thread
+					 * allocates next to it */
+					ri = rte_realloc_socket(w->rins, (w->n_rins + 1) * sizeof(*w->rins),
+								RTE_CACHE_LINE_SIZE,
+								(int)rte_lcore_to_socket_id(w->lcore));
+					if (ri == NULL)
+						return -1;
+					w->rins = ri;
 					ri = &w->rins[w->n_rins++];
 					memset(ri, 0, sizeof(*ri));
 					ri->r = ed->ring;
@@ -530,25 +539,7 @@ lcp_engine_build(struct lcp_engine *e)
 			}
 		}
 	}
-	/* the rins arrays are final: each into cache-aligned memory on its
-	 * worker's socket (the consumer reads its entry every turn; in the C
-	 * heap it would share lines with whatever the control thread allocates
-	 * next to it), then the ring_of_link pointers */
-	for (unsigned w = 0; w < e->n_workers; w++) {
-		struct lcp_worker *wk = &e->workers[w];
-		struct lcp_ring_in *a;
-
-		if (wk->n_rins == 0)
-			continue;
-		a = rte_zmalloc_socket("lcp_ring_in", wk->n_rins * sizeof(*a), RTE_CACHE_LINE_SIZE,
-				       (int)rte_lcore_to_socket_id(wk->lcore));
-		if (a == NULL)
-			return -1;
-		memcpy(a, wk->rins, wk->n_rins * sizeof(*a));
-		free(wk->rins);
-		wk->rins = a;
-		wk->rins_pinned = true;
-	}
+	/* ring_of_link pointers, now that the rins arrays are final */
 	for (unsigned w = 0; w < e->n_workers; w++)
 		for (unsigned r = 0; r < e->workers[w].n_rins; r++)
 			e->ring_of_link[e->workers[w].rins[r].link] = &e->workers[w].rins[r];
@@ -656,10 +647,7 @@ engine_free(struct lcp_engine *e)
 		free(e->workers[w].pollers);
 		for (unsigned r = 0; r < e->workers[w].n_rins; r++)
 			rte_free(e->workers[w].rins[r].tally);
-		if (e->workers[w].rins_pinned)
-			rte_free(e->workers[w].rins);
-		else
-			free(e->workers[w].rins);
+		rte_free(e->workers[w].rins);
 		free(e->workers[w].sbufs);
 		free(e->workers[w].tickers);
 	}

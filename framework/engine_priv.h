@@ -134,9 +134,8 @@ struct lcp_worker {
 	unsigned n_stages;
 	struct lcp_stage **pollers;
 	unsigned n_pollers;
-	struct lcp_ring_in *rins;
+	struct lcp_ring_in *rins;     /* rte_realloc'd, cache-aligned, on the lcore's socket */
 	unsigned n_rins;
-	bool rins_pinned; /* rins moved to rte_zmalloc'd memory (else the C heap) */
 	struct lcp_stage_buf **sbufs; /* staged links fed by stages on this lcore */
 	unsigned n_sbufs;
 	struct lcp_stage **tickers;   /* stages whose counters module has tick() */

@@ -59,7 +59,6 @@
 #include "bench_util.h"
 
 #define B1_RING_SIZE 1024 /* the engine's default engine.ring_size */
-#define B1_MAX_CASES 8
 
 static const unsigned b1_bursts[] = {1, 8, 32};
 

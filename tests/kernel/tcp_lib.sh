@@ -179,13 +179,6 @@ show() {
 	say "---"
 }
 
-# tcp_conf TAG APP_OPTIONS [TCP_OPTIONS] [ENGINE_OPTIONS]: write $W/TAG.json, the
-# whole config: port_ethdev on net_tap0 (iface lcpt0), the tcp stage at
-# 10.77.0.2/24, tcp_app with APP_OPTIONS (JSON members, without braces) plus
-# "result": $W/TAG.result.json and "start_file": $W/TAG.go; TCP_OPTIONS and
-# ENGINE_OPTIONS are more JSON members for the tcp stage and the engine (with
-# topo_routed the tcp stage also gets "gateway").
-# Sets CONF, RESULT, REPORT, LOG, GO.
 # conf_begin TAG RESULT_SUFFIX: the next run's files — CONF ($W/TAG.json),
 # RESULT ($W/TAG.RESULT_SUFFIX), REPORT, LOG, GO (stale ones removed) — and its
 # number N_RUN (the EAL file prefix)
@@ -211,6 +204,13 @@ conf_head() {
 JSON
 }
 
+# tcp_conf TAG APP_OPTIONS [TCP_OPTIONS] [ENGINE_OPTIONS]: write $W/TAG.json, the
+# whole config: port_ethdev on net_tap0 (iface lcpt0), the tcp stage at
+# 10.77.0.2/24, tcp_app with APP_OPTIONS (JSON members, without braces) plus
+# "result": $W/TAG.result.json and "start_file": $W/TAG.go; TCP_OPTIONS and
+# ENGINE_OPTIONS are more JSON members for the tcp stage and the engine (with
+# topo_routed the tcp stage also gets "gateway").
+# Sets CONF, RESULT, REPORT, LOG, GO.
 tcp_conf() {
 	local tag=$1 app=$2 tcpo=${3:-} eng=${4:-}
 	[ -n "$TCP_GW" ] && tcpo=${tcpo:+$tcpo, }$TCP_GW
