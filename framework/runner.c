@@ -236,15 +236,116 @@ lcp_engine_flush_counters(struct lcp_engine *e)
 		flush_counters_slot(e, s);
 }
 
+/* A worker's busy/idle accounting, kept in registers by the loops below.
+ *
+ * Without a TSC read on every busy turn (rte_rdtsc costs ~40 cycles here, as
+ * much as a burst-1 hop): idle turns read it every time (their cycles are
+ * spare, and it keeps t0 at the start of the next turn, so an idle->busy
+ * transition is exact); busy turns read it every LCP_TSC_EVERY turns; the turn
+ * that ends a busy run (the first idle one) reads it and charges the whole
+ * interval to busy, so the only error is one empty poll per busy->idle
+ * transition counted as busy (doc/architecture.md). The turn and work counts
+ * the control thread reads (stats, the drain's quiet check) are published on
+ * the same turns: every idle turn and every LCP_TSC_EVERY-th busy one, so a
+ * busy turn stores nothing shared. */
+struct lcp_wacct {
+	uint64_t t0, busy, idle, loops, work;
+	unsigned busy_turns;
+	bool was_busy;
+};
+
+static inline void
+wacct_publish(struct lcp_worker *w, const struct lcp_wacct *a)
+{
+	__atomic_store_n(&w->work, a->work, __ATOMIC_RELAXED);
+	__atomic_store_n(&w->loops, a->loops, __ATOMIC_RELEASE);
+}
+
+/* the end of a turn that did `work` objects */
+static __rte_always_inline void
+wacct_turn(struct lcp_worker *w, struct lcp_wacct *a, unsigned work)
+{
+	uint64_t t1;
+
+	a->loops++;
+	if (work) {
+		a->work += work;
+		a->was_busy = true;
+		if (likely(++a->busy_turns != LCP_TSC_EVERY))
+			return;
+		t1 = rte_rdtsc();
+		a->busy += t1 - a->t0;
+		a->t0 = t1;
+		a->busy_turns = 0;
+		__atomic_store_n(&w->busy_cycles, a->busy, __ATOMIC_RELAXED);
+		wacct_publish(w, a);
+		if (w->n_tickers != 0)
+			tick_counters(w, t1);
+		return;
+	}
+	t1 = rte_rdtsc();
+	if (a->was_busy) {
+		a->busy += t1 - a->t0;
+		a->busy_turns = 0;
+		a->was_busy = false;
+		__atomic_store_n(&w->busy_cycles, a->busy, __ATOMIC_RELAXED);
+	} else {
+		a->idle += t1 - a->t0;
+		__atomic_store_n(&w->idle_cycles, a->idle, __ATOMIC_RELAXED);
+	}
+	a->t0 = t1;
+	wacct_publish(w, a);
+	if (w->n_tickers != 0)
+		tick_counters(w, t1);
+	rte_pause();
+}
+
+/* The lcore of one input ring with the default batch, no source stage and no
+ * staged link — most lcores of a pipeline. The general loop below re-loads
+ * every field of every ring entry on every turn (the indirect process() call
+ * may change any memory); here they are locals, so the turn is the dequeue,
+ * the high-water compare, the call and two register adds, and a ring link
+ * costs what raw rte_ring does (B1, doc/benchmarks.md). Runs while the
+ * pipeline is RUNNING or DRAINing; at STOP it returns and the general loop
+ * takes over (stop(), the drain, exit). */
+static __rte_noinline void
+worker_one_ring(struct lcp_worker *w, struct lcp_wacct *acct)
+{
+	struct lcp_wacct a = *acct; /* a local: in registers across process() */
+	struct lcp_ring_in *ri = &w->rins[0];
+	struct rte_ring *r = ri->r;
+	const lcp_stage_process_t process = ri->process;
+	struct lcp_stage *const dst = ri->dst;
+	void *const ctx = ri->ctx;
+	const unsigned port = ri->port, burst = ri->burst;
+	const volatile uint32_t *state = &w->eng->run_state;
+	uint32_t hwm = ri->hwm;
+	void *objs[LCP_BURST_MAX];
+
+	while (likely(__atomic_load_n(state, __ATOMIC_ACQUIRE) < LCP_RUN_STOP)) {
+		unsigned avail, n = rte_ring_sc_dequeue_burst(r, objs, burst, &avail);
+
+		if (n != 0) {
+			if (unlikely(n + avail > hwm)) {
+				hwm = n + avail;
+				__atomic_store_n(&ri->hwm, hwm, __ATOMIC_RELAXED);
+			}
+			/* "<port>.in" is the ring's consumer index (lcp_ring_tally) */
+			process(dst, ctx, port, objs, n);
+		}
+		wacct_turn(w, &a, n);
+	}
+	*acct = a;
+}
+
 int
 lcp_worker_main(void *arg)
 {
 	struct lcp_worker *w = arg;
 	struct lcp_engine *e = w->eng;
 	void *objs[LCP_BURST_MAX];
-	uint64_t t0 = rte_rdtsc(), t1, busy = 0, idle = 0, loops = 0, work_total = 0;
-	unsigned busy_turns = 0;
-	bool stopped = false, was_busy = false;
+	struct lcp_wacct a = {.t0 = rte_rdtsc()};
+	bool stopped = false;
 
 	/* what the ring path calls, resolved once: the stages' init has run */
 	for (unsigned i = 0; i < w->n_rins; i++) {
@@ -254,6 +355,9 @@ lcp_worker_main(void *arg)
 		ri->process = d->timed ? ring_process_timed : d->ops->process;
 		ri->ctx = d->ctx;
 	}
+	if (w->n_rins == 1 && w->n_pollers == 0 && w->n_sbufs == 0 &&
+	    w->rins[0].dequeue_size == NULL)
+		worker_one_ring(w, &a);
 	for (;;) {
 		uint32_t state = __atomic_load_n(&e->run_state, __ATOMIC_ACQUIRE);
 		unsigned work = 0;
@@ -298,62 +402,15 @@ lcp_worker_main(void *arg)
 		}
 		if (w->n_sbufs != 0)
 			work += flush_staged(w, state);
-		/* Busy/idle accounting without a TSC read on every busy turn
-		 * (rte_rdtsc costs ~40 cycles here, as much as a burst-1 hop).
-		 * Idle turns read it every time: their cycles are spare, and it
-		 * keeps t0 at the start of the next turn, so an idle->busy
-		 * transition is exact. Busy turns read it every LCP_TSC_EVERY
-		 * turns; the turn that ends a busy run (the first idle one)
-		 * reads it and charges the whole interval to busy, so the only
-		 * error is one empty poll per busy->idle transition counted as
-		 * busy (documented in doc/architecture.md). The turn and work
-		 * counts the control thread reads (stats, the drain's quiet
-		 * check) are published on the same turns: every idle turn, and
-		 * every LCP_TSC_EVERY-th busy one, so a busy turn stores
-		 * nothing shared. */
-		loops++;
-		if (work) {
-			work_total += work;
-			was_busy = true;
-			if (unlikely(++busy_turns == LCP_TSC_EVERY)) {
-				t1 = rte_rdtsc();
-				busy += t1 - t0;
-				t0 = t1;
-				busy_turns = 0;
-				__atomic_store_n(&w->busy_cycles, busy, __ATOMIC_RELAXED);
-				__atomic_store_n(&w->work, work_total, __ATOMIC_RELAXED);
-				__atomic_store_n(&w->loops, loops, __ATOMIC_RELEASE);
-				if (w->n_tickers != 0)
-					tick_counters(w, t1);
-			}
-		} else {
-			t1 = rte_rdtsc();
-			if (was_busy) {
-				busy += t1 - t0;
-				busy_turns = 0;
-				was_busy = false;
-				__atomic_store_n(&w->busy_cycles, busy, __ATOMIC_RELAXED);
-			} else {
-				idle += t1 - t0;
-				__atomic_store_n(&w->idle_cycles, idle, __ATOMIC_RELAXED);
-			}
-			t0 = t1;
-			__atomic_store_n(&w->work, work_total, __ATOMIC_RELAXED);
-			__atomic_store_n(&w->loops, loops, __ATOMIC_RELEASE);
-			if (w->n_tickers != 0)
-				tick_counters(w, t1);
-			rte_pause();
-		}
+		wacct_turn(w, &a, work);
 	}
-	__atomic_store_n(&w->work, work_total, __ATOMIC_RELAXED);
-	__atomic_store_n(&w->loops, loops, __ATOMIC_RELEASE);
-	t1 = rte_rdtsc();
-	if (was_busy)
-		busy += t1 - t0;
+	wacct_publish(w, &a);
+	if (a.was_busy)
+		a.busy += rte_rdtsc() - a.t0;
 	else
-		idle += t1 - t0;
-	__atomic_store_n(&w->busy_cycles, busy, __ATOMIC_RELAXED);
-	__atomic_store_n(&w->idle_cycles, idle, __ATOMIC_RELAXED);
+		a.idle += rte_rdtsc() - a.t0;
+	__atomic_store_n(&w->busy_cycles, a.busy, __ATOMIC_RELAXED);
+	__atomic_store_n(&w->idle_cycles, a.idle, __ATOMIC_RELAXED);
 	/* whatever this lcore's counter slot holds privately becomes visible */
 	flush_counters_slot(e, w->slot);
 	return 0;

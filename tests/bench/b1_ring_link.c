@@ -103,7 +103,7 @@ static const struct lcp_stage_ops b1_prod_ops = {
 /* ---- the pieces, built as engine.c builds them ---- */
 
 enum b1_prod { PROD_RAW, PROD_EMIT, PROD_PROTO, PROD_RAWCTR };
-enum b1_cons { CONS_RAW, CONS_ENGINE, CONS_COPY, CONS_PROTO };
+enum b1_cons { CONS_RAW, CONS_ENGINE, CONS_COPY, CONS_PROTO, CONS_RAWSTATE };
 
 struct b1_case {
 	const char *name;  /* machine name */
@@ -122,6 +122,7 @@ static const struct b1_case b1_cases[] = {
 	{"proto_emit_rawcons", "proto: proto emit -> raw dequeue", PROD_PROTO, CONS_RAW},
 	{"proto_link", "proto: proto emit -> proto worker", PROD_PROTO, CONS_PROTO},
 	{"rawctr_rawcons", "diag: raw enqueue + 1 counter add -> raw dequeue", PROD_RAWCTR, CONS_RAW},
+	{"rawprod_rawstate", "diag: raw enqueue -> raw dequeue + run-state load", PROD_RAW, CONS_RAWSTATE},
 };
 #define B1_N_CASES (sizeof(b1_cases) / sizeof(b1_cases[0]))
 
@@ -410,6 +411,32 @@ b1_cons_raw(struct b1 *b)
 	return 0;
 }
 
+/* rawprod_rawstate: the anchor's consumer loop with one more load per turn
+ * (the engine's run state, as every worker loop checks it), in a function of
+ * its own. It does what the anchor does; what its ratio to the anchor moves
+ * by from one process to the next is this host's noise floor for two
+ * consumer loops of the same work (doc/benchmarks.md). */
+static __attribute__((noinline)) int
+b1_cons_rawstate(struct b1 *b)
+{
+	struct rte_ring *r = b->r;
+	struct b1_sink_ctx *c = b->sctx;
+	unsigned burst = b->w->rins[0].burst;
+	const volatile uint32_t *state = &b->eng->run_state;
+	void *objs[LCP_BURST_MAX];
+
+	while (*state < LCP_RUN_STOP) {
+		unsigned n = rte_ring_sc_dequeue_burst(r, objs, burst, NULL);
+
+		if (n == 0) {
+			rte_pause();
+			continue;
+		}
+		__atomic_store_n(&c->count, c->count + n, __ATOMIC_RELAXED);
+	}
+	return 0;
+}
+
 /* A copy of lcp_worker_main (framework/runner.c) reduced to what runs here (no
  * pollers, no STOP state). proto = false: the loop as it was until 2026-11-30
  * 16:57 UTC (rte_rdtsc() on idle turns and every 64th busy one; per turn
@@ -541,6 +568,9 @@ b1_cons_main(void *arg)
 		break;
 	case CONS_PROTO:
 		b1_worker_proto(b->w, b->proto_row[1]);
+		break;
+	case CONS_RAWSTATE:
+		b1_cons_rawstate(b);
 		break;
 	}
 	b->off_cons = bench_oncpu_offcpu(&oc);

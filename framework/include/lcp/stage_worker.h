@@ -155,9 +155,9 @@ lcp_emit(struct lcp_stage *st, unsigned port, void **objs, unsigned n)
 	const struct lcp_edge *e = &st->edges[port];
 	struct lcp_stage *d = e->dst;
 
-	if (unlikely(n == 0))
-		return;
 	if (likely(d != NULL)) {
+		if (unlikely(n == 0))
+			return;
 		lcp_ctr_add(st, e->ctr_out, n);
 		lcp_ctr_add(d, e->dst_ctr_in, n);
 		if (unlikely(d->timed))
@@ -167,12 +167,12 @@ lcp_emit(struct lcp_stage *st, unsigned port, void **objs, unsigned n)
 	} else if (likely(e->ring != NULL)) {
 		/* "<port>.out" of a ring link is not added here (ABI 1.4): the
 		 * engine reads it off the ring's producer index, so the producer
-		 * stores nothing but the ring's own lines */
+		 * stores nothing but the ring's own lines; n == 0 enqueues nothing */
 		unsigned k = rte_ring_sp_enqueue_burst(e->ring, objs, n, NULL);
 
 		if (unlikely(k < n))
 			lcp_emit_drop(st, e, objs + k, n - k);
-	} else {
+	} else if (n != 0) {
 		lcp_emit_drop(st, e, objs, n);
 	}
 }
