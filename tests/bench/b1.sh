@@ -27,7 +27,7 @@ echo
 echo "B1 cross lcore over $B1_PROCS processes: per process, the case's median cycles/object and ratio to raw (median of pairs)"
 python3 - "$tmp"/p*.out <<'PY'
 import json, statistics, sys
-cases = ["raw", "lcp", "rawprod_rawstate", "emit_rawcons", "rawctr_rawcons", "rawprod_worker", "rawprod_copy"]
+cases = ["raw", "lcp", "rawprod_rawstate", "rawprod_rawcall", "emit_rawcons", "rawctr_rawcons", "rawprod_worker", "rawprod_copy"]
 per = {}  # (case, burst) -> [(median, ratio)]
 for f in sys.argv[1:]:
     for line in open(f):

@@ -103,7 +103,7 @@ static const struct lcp_stage_ops b1_prod_ops = {
 /* ---- the pieces, built as engine.c builds them ---- */
 
 enum b1_prod { PROD_RAW, PROD_EMIT, PROD_PROTO, PROD_RAWCTR };
-enum b1_cons { CONS_RAW, CONS_ENGINE, CONS_COPY, CONS_PROTO, CONS_RAWSTATE };
+enum b1_cons { CONS_RAW, CONS_ENGINE, CONS_COPY, CONS_PROTO, CONS_RAWSTATE, CONS_RAWCALL };
 
 struct b1_case {
 	const char *name;  /* machine name */
@@ -123,6 +123,7 @@ static const struct b1_case b1_cases[] = {
 	{"proto_link", "proto: proto emit -> proto worker", PROD_PROTO, CONS_PROTO},
 	{"rawctr_rawcons", "diag: raw enqueue + 1 counter add -> raw dequeue", PROD_RAWCTR, CONS_RAW},
 	{"rawprod_rawstate", "diag: raw enqueue -> raw dequeue + run-state load", PROD_RAW, CONS_RAWSTATE},
+	{"rawprod_rawcall", "diag: raw enqueue -> raw dequeue + run-state + call", PROD_RAW, CONS_RAWCALL},
 };
 #define B1_N_CASES (sizeof(b1_cases) / sizeof(b1_cases[0]))
 
@@ -413,14 +414,20 @@ b1_cons_raw(struct b1 *b)
 
 /* rawprod_rawstate: the anchor's consumer loop with one more load per turn
  * (the engine's run state, as every worker loop checks it), in a function of
- * its own. It does what the anchor does; what its ratio to the anchor moves
- * by from one process to the next is this host's noise floor for two
- * consumer loops of the same work (doc/benchmarks.md). */
-static __attribute__((noinline)) int
-b1_cons_rawstate(struct b1 *b)
+ * its own: what its ratio to the anchor moves by is this host's noise floor for
+ * two consumer loops of the same work. rawprod_rawcall: the same loop calling
+ * the sink's process() through its pointer instead of doing its one store
+ * inline — what any consumer of a stage in another object file pays, and in
+ * some host states most of what lcp_worker_main costs over the anchor
+ * (doc/benchmarks.md). */
+static __rte_always_inline int
+b1_cons_rawloop(struct b1 *b, const bool call)
 {
 	struct rte_ring *r = b->r;
 	struct b1_sink_ctx *c = b->sctx;
+	struct lcp_stage *dst = b->w->rins[0].dst;
+	const lcp_stage_process_t process = dst->ops->process;
+	void *ctx = dst->ctx;
 	unsigned burst = b->w->rins[0].burst;
 	const volatile uint32_t *state = &b->eng->run_state;
 	void *objs[LCP_BURST_MAX];
@@ -432,9 +439,24 @@ b1_cons_rawstate(struct b1 *b)
 			rte_pause();
 			continue;
 		}
-		__atomic_store_n(&c->count, c->count + n, __ATOMIC_RELAXED);
+		if (call)
+			process(dst, ctx, 0, objs, n);
+		else
+			__atomic_store_n(&c->count, c->count + n, __ATOMIC_RELAXED);
 	}
 	return 0;
+}
+
+static __attribute__((noinline)) int
+b1_cons_rawstate(struct b1 *b)
+{
+	return b1_cons_rawloop(b, false);
+}
+
+static __attribute__((noinline)) int
+b1_cons_rawcall(struct b1 *b)
+{
+	return b1_cons_rawloop(b, true);
 }
 
 /* A copy of lcp_worker_main (framework/runner.c) reduced to what runs here (no
@@ -571,6 +593,9 @@ b1_cons_main(void *arg)
 		break;
 	case CONS_RAWSTATE:
 		b1_cons_rawstate(b);
+		break;
+	case CONS_RAWCALL:
+		b1_cons_rawcall(b);
 		break;
 	}
 	b->off_cons = bench_oncpu_offcpu(&oc);
