@@ -671,6 +671,17 @@ on_signal(int sig)
 	sem_post(&lcp_wake); /* async-signal-safe */
 }
 
+/* this thread's CPU time, seconds (the report's control_cpu_s) */
+static double
+thread_cpu_s(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		return 0;
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 /* sleep until abs_tsc (a TSC value) or until woken */
 static void
 control_sleep(struct lcp_engine *e, uint64_t abs_tsc)
@@ -719,7 +730,8 @@ lcp_engine_run(struct lcp_cfg *c, const struct lcp_run_opts *o)
 	int argc, status = 0, rc;
 	char **argv = eal_argv(c, &argc), **argv_copy;
 	double duration = o->duration >= 0 ? o->duration : c->eng.duration;
-	uint64_t next_tick, tick, end, wake, tally = (uint64_t)(LCP_TALLY_PERIOD_S * (double)rte_get_tsc_hz());
+	uint64_t next_tick, tick, end, wake, tally;
+	double cpu0;
 
 	argv_copy = calloc((size_t)argc + 1, sizeof(*argv_copy));
 	memcpy(argv_copy, argv, (size_t)argc * sizeof(*argv));
@@ -754,6 +766,7 @@ lcp_engine_run(struct lcp_cfg *c, const struct lcp_run_opts *o)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	lcp_telemetry_attach(e);
+	cpu0 = thread_cpu_s();
 	e->t_start = rte_rdtsc();
 	e->prev.tsc = e->t_start;
 	for (unsigned w = 0; w < e->n_workers; w++) {
@@ -769,6 +782,9 @@ lcp_engine_run(struct lcp_cfg *c, const struct lcp_run_opts *o)
 	lcp_log(NULL, LCP_LOG_INFO, "running \"%s\": %u stages on %u worker lcores%s", c->name,
 		e->n_stages, e->n_workers, duration > 0 ? "" : "; Ctrl-C stops");
 	tick = (uint64_t)((e->live ? 0.5 : c->eng.stats_interval) * (double)e->tsc_hz);
+	/* from the engine's TSC rate, known only after rte_eal_init() (computed
+	 * before it, this was 0 and the control loop never slept) */
+	tally = (uint64_t)(LCP_TALLY_PERIOD_S * (double)e->tsc_hz);
 	next_tick = e->t_start + tick;
 	end = duration > 0 ? e->t_start + (uint64_t)(duration * (double)e->tsc_hz) : UINT64_MAX;
 	/* The control loop sleeps until the next stats line or the end of the
@@ -801,6 +817,7 @@ lcp_engine_run(struct lcp_cfg *c, const struct lcp_run_opts *o)
 		wake = RTE_MIN(next_tick, end);
 		control_sleep(e, RTE_MIN(wake, now + tally));
 	}
+	e->control_cpu_s = thread_cpu_s() - cpu0;
 	lcp_engine_shutdown(e); /* drain, stop, wait for the lcores */
 	e->t_stop = rte_rdtsc();
 	if (e->live)

@@ -190,6 +190,7 @@ struct lcp_engine {
 	struct rte_mempool *pktpool[RTE_MAX_NUMA_NODES];
 	uint64_t tsc_hz;
 	uint64_t t_start, t_stop;
+	double control_cpu_s; /* the control thread's CPU time in the run loop */
 	const char *stop_reason;
 	const char *stop_request; /* set once by lcp_stage_request_stop() */
 	bool drained;

@@ -304,8 +304,9 @@ wacct_turn(struct lcp_worker *w, struct lcp_wacct *a, unsigned work)
  * staged link — most lcores of a pipeline. The general loop below re-loads
  * every field of every ring entry on every turn (the indirect process() call
  * may change any memory); here they are locals, so the turn is the dequeue,
- * the high-water compare, the call and two register adds, and a ring link
- * costs what raw rte_ring does (B1, doc/benchmarks.md). Runs while the
+ * the high-water compare, the call and two register adds: what a ring link
+ * adds to raw rte_ring is little more than the call of the stage (B1,
+ * doc/benchmarks.md). Runs while the
  * pipeline is RUNNING or DRAINing; at STOP it returns and the general loop
  * takes over (stop(), the drain, exit). */
 static __rte_noinline void

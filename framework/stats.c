@@ -180,6 +180,7 @@ lcp_stats_json(struct lcp_engine *e, bool final)
 	json_object_set_new(r, "tsc_hz", json_integer((json_int_t)e->tsc_hz));
 	json_object_set_new(r, "duration_s", json_real((double)(end - e->t_start) / (double)e->tsc_hz));
 	if (final) {
+		json_object_set_new(r, "control_cpu_s", json_real(e->control_cpu_s));
 		json_object_set_new(r, "stop_reason", json_string(e->stop_reason ? e->stop_reason : "?"));
 		json_object_set_new(r, "drained", json_boolean(e->drained));
 	}

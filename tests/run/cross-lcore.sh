@@ -25,6 +25,10 @@ rcheck "gen@1 -> sink@2" -D N=$N \
 	'ring("gen.out -> sink.in")["count"] == 0' \
 	'total_drops() == 0' \
 	'in_use == 0' 'r["leaked_objects"] == 0'
+# the control thread sleeps between its wake-ups (stats, ring tallies every
+# 0.5 s): a few ms of CPU in 1.5 s; one that never sleeps spends about all of it
+rcheck "control thread sleeps" \
+	'r["control_cpu_s"] < 0.25 * r["duration_s"]'
 
 step "(b) gen@1 -> wa@2 =(ring pair)=> wb@1 -> sink@2: two rings, in == out along the chain"
 mkconf pair-chain.json "$T/chain.json" LG=1 LA=2 LB=1 LS=2 COUNT=$N RATE=0 SIZE=100 \
