@@ -16,7 +16,9 @@
  *
  * Diagnostics (same interleaving) attribute the link's overhead to its parts:
  * lcp_emit + raw consumer; raw producer + lcp_worker_main; raw producer + a copy
- * of the worker loop (checks the copy behaves as the real one). Prototypes of the
+ * of the worker loop (since 17:02 UTC the loop before that day's changes); the
+ * raw consumer plus a run-state load (rawprod_rawstate), and plus an out-of-line
+ * call of the sink (rawprod_rawcall). Prototypes of the
  * changes doc/benchmarks.md recommends, measured the same way: "proto emit" is
  * lcp_emit forced inline with the counter added inline to a plain per-slot row
  * (no indirect call) and the drop path out of line; "proto worker" is the loop
