@@ -261,6 +261,22 @@ wacct_publish(struct lcp_worker *w, const struct lcp_wacct *a)
 	__atomic_store_n(&w->loops, a->loops, __ATOMIC_RELEASE);
 }
 
+/* the cycles since t0 (up to t1) to the run they end, busy or idle, published */
+static inline void
+wacct_charge(struct lcp_worker *w, struct lcp_wacct *a, uint64_t t1)
+{
+	if (a->was_busy) {
+		a->busy += t1 - a->t0;
+		a->busy_turns = 0;
+		a->was_busy = false;
+		__atomic_store_n(&w->busy_cycles, a->busy, __ATOMIC_RELAXED);
+	} else {
+		a->idle += t1 - a->t0;
+		__atomic_store_n(&w->idle_cycles, a->idle, __ATOMIC_RELAXED);
+	}
+	a->t0 = t1;
+}
+
 /* the end of a turn that did `work` objects */
 static __rte_always_inline void
 wacct_turn(struct lcp_worker *w, struct lcp_wacct *a, unsigned work)
@@ -284,16 +300,7 @@ wacct_turn(struct lcp_worker *w, struct lcp_wacct *a, unsigned work)
 		return;
 	}
 	t1 = rte_rdtsc();
-	if (a->was_busy) {
-		a->busy += t1 - a->t0;
-		a->busy_turns = 0;
-		a->was_busy = false;
-		__atomic_store_n(&w->busy_cycles, a->busy, __ATOMIC_RELAXED);
-	} else {
-		a->idle += t1 - a->t0;
-		__atomic_store_n(&w->idle_cycles, a->idle, __ATOMIC_RELAXED);
-	}
-	a->t0 = t1;
+	wacct_charge(w, a, t1);
 	wacct_publish(w, a);
 	if (w->n_tickers != 0)
 		tick_counters(w, t1);
@@ -306,9 +313,8 @@ wacct_turn(struct lcp_worker *w, struct lcp_wacct *a, unsigned work)
  * may change any memory); here they are locals, so the turn is the dequeue,
  * the high-water compare, the call and two register adds: what a ring link
  * adds to raw rte_ring is little more than the call of the stage (B1,
- * doc/benchmarks.md). Runs while the
- * pipeline is RUNNING or DRAINing; at STOP it returns and the general loop
- * takes over (stop(), the drain, exit). */
+ * doc/benchmarks.md). Runs while the pipeline is RUNNING or DRAINing; at STOP
+ * it returns and the general loop takes over (stop(), the drain, exit). */
 static __rte_noinline void
 worker_one_ring(struct lcp_worker *w, struct lcp_wacct *acct)
 {
@@ -405,13 +411,9 @@ lcp_worker_main(void *arg)
 			work += flush_staged(w, state);
 		wacct_turn(w, &a, work);
 	}
+	/* busy_cycles and idle_cycles are published whenever they change */
+	wacct_charge(w, &a, rte_rdtsc());
 	wacct_publish(w, &a);
-	if (a.was_busy)
-		a.busy += rte_rdtsc() - a.t0;
-	else
-		a.idle += rte_rdtsc() - a.t0;
-	__atomic_store_n(&w->busy_cycles, a.busy, __ATOMIC_RELAXED);
-	__atomic_store_n(&w->idle_cycles, a.idle, __ATOMIC_RELAXED);
 	/* whatever this lcore's counter slot holds privately becomes visible */
 	flush_counters_slot(e, w->slot);
 	return 0;
