@@ -29,6 +29,15 @@ kernel_plugins_tcp_app_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhe
 	-export-symbols-regex '^lcp_plugin_descriptor$$' $(SAN_LDFLAGS)
 kernel_plugins_tcp_app_la_LIBADD = $(top_builddir)/framework/liblcp.la $(DPDK_LIBS) $(CRYPTO_LIBS)
 
+# test-only plugin for port_kernel.sh: frames as mbuf chains (tx_socket)
+check_LTLIBRARIES += kernel/plugins/pkt_split.la
+kernel_plugins_pkt_split_la_SOURCES = kernel/plugins/pkt_split.c
+kernel_plugins_pkt_split_la_CPPFLAGS = -I$(top_srcdir)/framework/include
+kernel_plugins_pkt_split_la_CFLAGS = $(AM_CFLAGS_COMMON) $(DPDK_CFLAGS) -fvisibility=hidden
+kernel_plugins_pkt_split_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere \
+	-export-symbols-regex '^lcp_plugin_descriptor$$' $(SAN_LDFLAGS)
+kernel_plugins_pkt_split_la_LIBADD = $(top_builddir)/framework/liblcp.la $(DPDK_LIBS)
+
 # L2 WebSocket: the ws stage (plugins/ws) over the tcp stage against real
 # WebSocket servers in the namespace (tests/kernel/ws_lib.sh, built on
 # tcp_lib.sh): Debian's python3-websockets (ws_peer.py), Node's ws

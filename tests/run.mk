@@ -36,6 +36,8 @@ RUN_CONFS = \
 	run/conf/init-fail.json \
 	run/conf/start-fail.json \
 	run/conf/claim-twice.json \
+	run/conf/tx-socket-null.json \
+	run/conf/tx-socket-ring-pair.json \
 	run/conf/endless.json \
 	run/conf/batch.json \
 	run/conf/pools.json

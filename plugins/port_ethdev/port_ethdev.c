@@ -9,7 +9,9 @@
  *   port_ethdev_start     start the device, promiscuous mode
  *   port_ethdev_poll      rx_burst every rx queue, stamp the rx TSC, emit on "rx"
  *   port_ethdev_process   a burst on "tx": tx_burst on queue 0, bounded retries,
- *                         free and count the rest as drop_tx_full
+ *                         free and count the rest as drop_tx_full; with
+ *                         tx_socket (af_packet only), sendmmsg() on a packet
+ *                         socket of our own instead (port_ethdev_tx_socket_open)
  *   port_ethdev_stop      drain the rx queues (drop_rx_shutdown), read device drops
  *   port_ethdev_fini      stop and close the device, free the ring pair
  *
@@ -35,8 +37,12 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <linux/if_packet.h>
+#include <net/ethernet.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <rte_bus_vdev.h>
 #include <rte_cycles.h>
@@ -77,6 +83,8 @@ static const struct lcp_port_def port_ethdev_ports[] = {
 	X(TX_BYTES, "tx_bytes")                                                \
 	X(TX_RETRIES, "tx_retries")                                            \
 	X(DROP_TX_FULL, "drop_tx_full")                                        \
+	X(DROP_TX_ERROR, "drop_tx_error")                                      \
+	X(DROP_TX_SEGS, "drop_tx_segs")                                        \
 	X(DROP_RX_SHUTDOWN, "drop_rx_shutdown")                                \
 	X(DROP_HW_IMISSED, "drop_hw_imissed")                                  \
 	X(DROP_HW_IERRORS, "drop_hw_ierrors")                                  \
@@ -108,6 +116,7 @@ struct port_ethdev_conf {
 	const char *ring_pair;
 	uint32_t ring_side;
 	uint32_t ring_size;
+	bool tx_socket;
 };
 
 static const struct lcp_opt port_ethdev_opts[] = {
@@ -139,6 +148,8 @@ static const struct lcp_opt port_ethdev_opts[] = {
 		     "which end of the ring pair this stage is: 0 or 1 (the other stage takes the other)"),
 	LCP_OPT_UINT(struct port_ethdev_conf, ring_size, "ring_size", "1024", 64, 65536, 0,
 		     "slots in each ring of the pair, a power of two (one slot stays empty); set by the side created first"),
+	LCP_OPT_BOOL(struct port_ethdev_conf, tx_socket, "tx_socket", "false",
+		     "transmit with sendmmsg() on an AF_PACKET socket bound to the device's kernel interface instead of the driver's tx queue (net_af_packet only)"),
 	LCP_OPT_END,
 };
 
@@ -156,6 +167,7 @@ struct port_ethdev_ctx {
 	bool started;
 	bool promiscuous;
 	bool ring_pair;
+	int tx_fd; /* tx_socket: the AF_PACKET socket; -1 otherwise */
 	const struct rte_memzone *claim;
 	char name[RTE_ETH_NAME_MAX_LEN];  /* ethdev name, for logs */
 	char vdev[RTE_RING_NAMESIZE];     /* ring pair: our vdev, "net_ring_NAME<side>" */
@@ -194,6 +206,11 @@ port_ethdev_validate(const void *conf, char *msg, size_t msglen)
 	}
 	if ((c->ring_size & (c->ring_size - 1)) != 0) {
 		snprintf(msg, msglen, "ring_size %u is not a power of two", c->ring_size);
+		return -EINVAL;
+	}
+	if (rp && c->tx_socket) {
+		snprintf(msg, msglen, "tx_socket sends on an af_packet port's kernel interface; "
+			 "ring pair \"%s\" has none", c->ring_pair);
 		return -EINVAL;
 	}
 	if (!rp)
@@ -528,6 +545,55 @@ port_ethdev_configure(struct lcp_stage *st, struct port_ethdev_ctx *x,
 	return 0;
 }
 
+/* tx_socket: an AF_PACKET socket of protocol 0 (it receives nothing) bound to
+ * the kernel interface behind the port, with the qdisc bypassed. Why: the
+ * af_packet driver transmits through a PACKET_TX_RING, from which the kernel
+ * builds each skb as the link header plus page fragments pointing into the
+ * ring, marked zero-copy; on a veth (or a bridge, or loopback-like paths) the
+ * kernel must then copy those fragments into fresh pages before the frame
+ * can cross, and the receiver pulls its headers out of them again. A
+ * sendmmsg() on a plain packet socket builds one linear skb per frame below a
+ * page: one copy, no page allocation. Measured in doc/benchmarks.md (B8). */
+static int
+port_ethdev_tx_socket_open(struct lcp_stage *st, struct port_ethdev_ctx *x)
+{
+	struct rte_eth_dev_info info;
+	struct sockaddr_ll sll = { .sll_family = AF_PACKET };
+	int one = 1, rc;
+
+	/* only af_packet: its kernel interface is the wire side. A tap's kernel
+	 * interface is the other end of the wire (a frame sent there would come
+	 * back to the driver's rx), and others have none. */
+	rc = rte_eth_dev_info_get(x->port, &info);
+	if (rc != 0 || info.if_index == 0 || info.driver_name == NULL ||
+	    strcmp(info.driver_name, "net_af_packet") != 0) {
+		lcp_log(st, LCP_LOG_ERR, "tx_socket: %s (driver %s) is not an af_packet port; "
+			"tx_socket works only with net_af_packet", x->name,
+			rc == 0 && info.driver_name != NULL ? info.driver_name : "?");
+		return -ENOTSUP;
+	}
+	x->tx_fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
+	if (x->tx_fd < 0) {
+		rc = -errno;
+		lcp_log(st, LCP_LOG_ERR, "tx_socket: socket(AF_PACKET): %s", strerror(-rc));
+		return rc;
+	}
+	if (setsockopt(x->tx_fd, SOL_PACKET, PACKET_QDISC_BYPASS, &one, sizeof(one)) != 0)
+		lcp_log(st, LCP_LOG_WARNING, "tx_socket: PACKET_QDISC_BYPASS: %s", strerror(errno));
+	sll.sll_ifindex = (int)info.if_index;
+	if (bind(x->tx_fd, (struct sockaddr *)&sll, sizeof(sll)) != 0) {
+		rc = -errno;
+		lcp_log(st, LCP_LOG_ERR, "tx_socket: bind to ifindex %u: %s", info.if_index,
+			strerror(-rc));
+		close(x->tx_fd);
+		x->tx_fd = -1;
+		return rc;
+	}
+	lcp_log(st, LCP_LOG_INFO, "%s: transmitting with sendmmsg() on an AF_PACKET socket "
+		"(ifindex %u), not the driver's tx queue", x->name, info.if_index);
+	return 0;
+}
+
 /* Stop and close the device or remove our ring-pair vdev; returns the mbufs
  * freed from the ring pair. Used by fini and by a failing init. */
 static unsigned
@@ -554,6 +620,10 @@ port_ethdev_teardown(struct lcp_stage *st, struct port_ethdev_ctx *x)
 	}
 	x->configured = false;
 	x->ring_pair = false;
+	if (x->tx_fd >= 0) {
+		close(x->tx_fd);
+		x->tx_fd = -1;
+	}
 	if (x->claim != NULL) {
 		rte_memzone_free(x->claim);
 		x->claim = NULL;
@@ -587,6 +657,7 @@ port_ethdev_init(struct lcp_stage *st, const void *conf, void **ctx)
 	x->tx_retries = c->tx_retries;
 	x->promiscuous = c->promiscuous;
 	x->drain_budget = UINT64_MAX;
+	x->tx_fd = -1;
 
 	if (c->ring_pair != NULL && c->ring_pair[0] != '\0')
 		rc = port_ethdev_rp_create(st, x, c);
@@ -602,6 +673,11 @@ port_ethdev_init(struct lcp_stage *st, const void *conf, void **ctx)
 	rc = port_ethdev_configure(st, x, c);
 	if (rc != 0)
 		goto fail_port;
+	if (c->tx_socket) {
+		rc = port_ethdev_tx_socket_open(st, x);
+		if (rc != 0)
+			goto fail_port;
+	}
 	*ctx = x;
 	return 0;
 
@@ -681,6 +757,97 @@ port_ethdev_poll(struct lcp_stage *st, void *ctx)
 	return total;
 }
 
+#define PE_SOCK_MAX_SEGS 8 /* segments of one frame sent by tx_socket; more: drop_tx_segs */
+#define PE_SOCK_CHUNK 64    /* frames per sendmmsg() */
+
+struct pe_sock_tally {
+	unsigned sent, full, segs, err, tries;
+	uint64_t lost; /* bytes not sent */
+};
+
+/* tx_socket, up to PE_SOCK_CHUNK frames: one sendmmsg() call when the kernel
+ * takes them all; what it does not take for lack of room (EAGAIN, ENOBUFS) is
+ * retried like a full tx queue (tx_retries), then dropped as drop_tx_full; a
+ * frame it refuses (any other errno) is dropped as drop_tx_error and the rest
+ * go on. Every mbuf is freed here: the kernel copied what it sent. */
+static void
+port_ethdev_tx_socket_chunk(struct lcp_stage *st, struct port_ethdev_ctx *x,
+			    struct rte_mbuf **pkts, unsigned n, struct pe_sock_tally *t)
+{
+	struct mmsghdr m[PE_SOCK_CHUNK];
+	struct iovec iov[PE_SOCK_CHUNK][PE_SOCK_MAX_SEGS];
+	struct rte_mbuf *keep[PE_SOCK_CHUNK];
+	unsigned nm = 0, done = 0, tries = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		unsigned k = 0;
+
+		if (unlikely(pkts[i]->nb_segs > PE_SOCK_MAX_SEGS)) {
+			t->lost += rte_pktmbuf_pkt_len(pkts[i]);
+			t->segs++;
+			rte_pktmbuf_free(pkts[i]);
+			continue;
+		}
+		for (struct rte_mbuf *s = pkts[i]; s != NULL; s = s->next, k++) {
+			iov[nm][k].iov_base = rte_pktmbuf_mtod(s, void *);
+			iov[nm][k].iov_len = s->data_len;
+		}
+		m[nm] = (struct mmsghdr){ .msg_hdr = { .msg_iov = iov[nm], .msg_iovlen = k } };
+		keep[nm++] = pkts[i];
+	}
+	while (done < nm) {
+		int r = sendmmsg(x->tx_fd, m + done, nm - done, MSG_DONTWAIT);
+
+		if (r > 0) {
+			t->sent += (unsigned)r;
+			rte_pktmbuf_free_bulk(keep + done, (unsigned)r);
+			done += (unsigned)r;
+			continue;
+		}
+		if (r < 0 && errno != EAGAIN && errno != ENOBUFS && errno != EINTR) {
+			if (t->err++ == 0)
+				lcp_log(st, LCP_LOG_WARNING, "tx_socket: %s: sendmmsg: %s (a frame of %u "
+					"bytes dropped as drop_tx_error)", x->name, strerror(errno),
+					rte_pktmbuf_pkt_len(keep[done]));
+			t->lost += rte_pktmbuf_pkt_len(keep[done]);
+			rte_pktmbuf_free(keep[done]);
+			done++;
+			continue;
+		}
+		if (tries == x->tx_retries)
+			break;
+		tries++;
+		rte_pause();
+	}
+	t->tries += tries;
+	if (unlikely(done < nm)) {
+		for (unsigned i = done; i < nm; i++)
+			t->lost += rte_pktmbuf_pkt_len(keep[i]);
+		t->full += nm - done;
+		rte_pktmbuf_free_bulk(keep + done, nm - done);
+	}
+}
+
+static void
+port_ethdev_tx_socket(struct lcp_stage *st, struct port_ethdev_ctx *x, struct rte_mbuf **pkts,
+		      unsigned n, uint64_t bytes)
+{
+	struct pe_sock_tally t = { 0 };
+
+	for (unsigned i = 0; i < n; i += PE_SOCK_CHUNK)
+		port_ethdev_tx_socket_chunk(st, x, pkts + i, RTE_MIN(n - i, (unsigned)PE_SOCK_CHUNK), &t);
+	if (t.tries != 0)
+		lcp_count(st, PE_TX_RETRIES, t.tries);
+	if (unlikely(t.full != 0))
+		lcp_count(st, PE_DROP_TX_FULL, t.full);
+	if (unlikely(t.segs != 0))
+		lcp_count(st, PE_DROP_TX_SEGS, t.segs);
+	if (unlikely(t.err != 0))
+		lcp_count(st, PE_DROP_TX_ERROR, t.err);
+	lcp_count(st, PE_TX_PACKETS, t.sent);
+	lcp_count(st, PE_TX_BYTES, bytes - t.lost);
+}
+
 static void
 port_ethdev_process(struct lcp_stage *st, void *ctx, unsigned port, void **objs,
 		    unsigned n)
@@ -694,6 +861,10 @@ port_ethdev_process(struct lcp_stage *st, void *ctx, unsigned port, void **objs,
 	/* count bytes first: the driver may free what it took */
 	for (unsigned i = 0; i < n; i++)
 		bytes += rte_pktmbuf_pkt_len(pkts[i]);
+	if (x->tx_fd >= 0) {
+		port_ethdev_tx_socket(st, x, pkts, n, bytes);
+		return;
+	}
 	for (;;) {
 		unsigned want = RTE_MIN(n - sent, (unsigned)UINT16_MAX);
 

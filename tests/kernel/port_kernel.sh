@@ -8,6 +8,11 @@
 #       port_ethdev(af_packet on vA) -> sink_pcap: M frames captured, tshark reads
 #       them back with their sequence numbers.
 #   tap: gen -> port_ethdev(net_tap) -> the kernel's tap interface counts N.
+#   tx_socket: gen [-> pkt_split] -> port_ethdev(af_packet on vA, tx_socket):
+#       a raw socket on vB captures the frames: all N, in sequence order, IPv4
+#       and UDP checksums right (so every byte arrived), from single mbufs and
+#       from chains of 4 segments; chains of more than 8 segments are dropped
+#       and counted (drop_tx_segs), none reaches vB.
 set -u
 [ "$(id -u)" = 0 ] || { echo "SKIP: needs root"; exit 77; }
 command -v ip >/dev/null || { echo "SKIP: no iproute2"; exit 77; }
@@ -94,6 +99,102 @@ if [ -n "${TSHARK:-}" ] && [ -x "$TSHARK" ]; then
 	[ "$seqs" -eq $M ] || fail "tshark read $seqs distinct sequence numbers, expected $M"
 fi
 echo "ok: af_packet rx: $M kernel frames captured"
+
+# tx_socket: frames sent with sendmmsg() on a packet socket, captured on vB
+KPLUG=$top_builddir/tests/kernel/plugins/.libs # pkt_split (check_LTLIBRARIES)
+[ -e "$KPLUG/pkt_split.so" ] || fail "$KPLUG/pkt_split.so not built (make check builds it)"
+# txs_run TAG SPLIT_SEG (0 = no pkt_split) EXPECTED_FRAMES_ON_vB
+txs_run() {
+	local tag=$1 seg=$2 want=$3 split="" link='"g.out -> p.tx"'
+	if [ "$seg" != 0 ]; then
+		split=',{"name":"s","plugin":"pkt_split","lcore":1,"options":{"seg":'$seg'}}'
+		link='"g.out -> s.in", "s.out -> p.tx"'
+	fi
+	cat > "$W/$tag.json" <<JSON
+{ "eal": ["--no-huge","--no-pci","--no-shconf","-m","256","-l","0,1",
+          "--file-prefix=lcpk$$-$tag","--vdev=net_af_packet0,iface=vA"],
+  "engine": {"duration": 3, "drain_timeout": 1.0},
+  "plugin_path": ["$KPLUG"],
+  "stages": [
+    {"name":"g","plugin":"gen","lcore":1,"options":{"size":128,"count":$N,"rate":20000}},
+    {"name":"p","plugin":"port_ethdev","lcore":1,"options":{"device":"net_af_packet0","tx_socket":true}}$split],
+  "links": [$link] }
+JSON
+	rm -f "$W/$tag.ready"
+	nsx timeout 30 $PY - "$W/$tag.ready" "$W/$tag.cap" $N <<'PYEOF' &
+import socket, struct, sys, time
+ready, out, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0800))
+s.bind(("vB", 0))
+s.settimeout(0.5)
+open(ready, "w").close()
+def csum(b):
+    if len(b) % 2:
+        b += b"\0"
+    t = sum(struct.unpack("!%dH" % (len(b) // 2), b))
+    while t >> 16:
+        t = (t & 0xffff) + (t >> 16)
+    return t
+seqs, bad, idle = [], 0, 0
+while idle < 6:  # 3 s without a frame after the last one
+    try:
+        f = s.recv(4096)
+    except socket.timeout:
+        idle += 1
+        continue
+    idle = 0
+    ip = f[14:34]
+    if ip[9] != 17:
+        continue
+    udp = f[34:]
+    pseudo = ip[12:20] + struct.pack("!BBH", 0, 17, len(udp))
+    if len(f) != 128 or csum(ip) != 0xffff or csum(pseudo + udp) != 0xffff:
+        bad += 1
+        continue
+    seqs.append(struct.unpack("!Q", udp[8:16])[0])
+with open(out, "w") as fo:
+    fo.write("%d %d %d\n" % (len(seqs), bad, int(seqs == list(range(len(seqs))))))
+PYEOF
+	local cpid=$!
+	for _ in $(seq 100); do [ -e "$W/$tag.ready" ] && break; sleep 0.05; done
+	nsx timeout 60 "$LCPIPE" run "$W/$tag.json" --no-live --report "$W/$tag.r.json" > "$W/$tag.log" 2>&1 ||
+		{ cat "$W/$tag.log"; fail "$tag: run exited $?"; }
+	wait $cpid || fail "$tag: capture failed"
+	read -r got bad inorder < "$W/$tag.cap"
+	[ "$got" -eq "$want" ] && [ "$bad" -eq 0 ] && [ "$inorder" -eq 1 ] ||
+		{ cat "$W/$tag.log"; fail "$tag: vB captured $got good frames (expected $want), $bad bad, in order: $inorder"; }
+	grep -q "transmitting with sendmmsg() on an AF_PACKET socket" "$W/$tag.log" ||
+		{ cat "$W/$tag.log"; fail "$tag: port_ethdev did not say it uses tx_socket"; }
+}
+txs_run txs 0 $N
+$PY - "$W/txs.r.json" $N <<'PYEOF' || fail "tx_socket report"
+import json, sys
+r = json.load(open(sys.argv[1])); n = int(sys.argv[2])
+c = r["stages"]["p"]["counters"]
+assert c["tx_packets"] == n and c["tx_bytes"] == 128 * n, c
+assert c["drop_tx_full"] == 0 and c["drop_tx_error"] == 0 and c["drop_tx_segs"] == 0, c
+assert r["leaked_objects"] == 0
+PYEOF
+echo "ok: tx_socket: $N frames captured on vB, in order, checksums right"
+txs_run txs4 40 $N
+$PY - "$W/txs4.r.json" $N <<'PYEOF' || fail "tx_socket chains report"
+import json, sys
+r = json.load(open(sys.argv[1])); n = int(sys.argv[2])
+assert r["stages"]["s"]["counters"]["segs"] == 4 * n, r["stages"]["s"]["counters"]
+c = r["stages"]["p"]["counters"]
+assert c["tx_packets"] == n and c["tx_bytes"] == 128 * n and c["drop_tx_segs"] == 0, c
+assert r["leaked_objects"] == 0
+PYEOF
+echo "ok: tx_socket: $N frames of 4 segments captured on vB, in order, checksums right"
+txs_run txs13 10 0
+$PY - "$W/txs13.r.json" $N <<'PYEOF' || fail "tx_socket long chains report"
+import json, sys
+r = json.load(open(sys.argv[1])); n = int(sys.argv[2])
+c = r["stages"]["p"]["counters"]
+assert c["drop_tx_segs"] == n and c["tx_packets"] == 0 and c["tx_bytes"] == 0, c
+assert r["leaked_objects"] == 0
+PYEOF
+echo "ok: tx_socket: $N frames of 13 segments dropped as drop_tx_segs, none sent"
 
 # tap: lcpipe creates the tap interface inside the namespace
 cat > "$W/tap.json" <<JSON

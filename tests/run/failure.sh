@@ -8,7 +8,10 @@
 #  (b) two stages claiming one ethdev: the second is refused, naming the first;
 #  (c) a stage whose start fails (sink_pcap cannot create its file): exit 1;
 #  (d) a sink that really leaks mbufs: exit 3, leaked_objects and the pool's
-#      in_use say how many, the summary flags it (the leak check can fail).
+#      in_use say how many, the summary flags it (the leak check can fail);
+#  (e) port_ethdev's tx_socket on a device that is not af_packet (net_null):
+#      refused at init, naming the device and its driver; on a ring pair:
+#      refused by lcpipe check (exit 78).
 # After a startup failure the --report file must still be written, with the
 # mempool check: that is how "nothing leaked" is known.
 . "$(dirname "$0")/lib.sh"
@@ -66,4 +69,15 @@ if [ -f "$PLUGDIR/sink_check.so" ]; then
 else
 	say "NOTE: tests/run/plugins/sink_check.so not built: (d) skipped"
 fi
+step "(e) tx_socket on net_null0 (not af_packet): refused at init"
+mkconf tx-socket-null.json "$T/txs.json"
+lcrun txs "$T/txs.json" --duration 1 --no-live
+expect_rc 1 "tx_socket on net_null"
+expect_grep "$ERR" '\[port_ethdev:p\] (error: )?tx_socket: net_null0 \(driver net_null\) is not an af_packet port; tx_socket works only with net_af_packet' "the error names the device and its driver"
+startup_report "tx_socket on net_null"
+mkconf tx-socket-ring-pair.json "$T/txrp.json"
+RC=0
+"$LCPIPE" check "$T/txrp.json" >"$T/txrp.check" 2>&1 || RC=$?
+expect_rc 78 "lcpipe check: tx_socket on a ring pair"
+expect_grep "$T/txrp.check" '^error: stages\[1\]\.options: tx_socket sends on an af_packet port.s kernel interface; ring pair "rp" has none$' "check names the stage's options"
 finish
