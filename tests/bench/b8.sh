@@ -13,7 +13,8 @@
 #
 # Both clients use the very same veth end: the kernel client through the
 # kernel's TCP on 10.88.0.2; lcpipe through an AF_PACKET socket on that
-# interface (port_ethdev on net_af_packet0, qdisc_bypass=1), with its own IP
+# interface (port_ethdev on net_af_packet0, qdisc_bypass=1; transmitting with
+# port_ethdev's tx_socket unless B8_TX_SOCKET=0), with its own IP
 # (10.88.0.3, which the kernel does not have) and its own MAC, so the kernel
 # of that namespace drops lcpipe's frames as "other host" at once and never
 # answers for lcpipe's address. Offloads (TSO/GSO/GRO, tx and rx checksums)
@@ -41,7 +42,9 @@
 # B8_SERVERS ("block busy"), B8_CLIENTS ("kernel_block kernel_busy lcpipe"),
 # B8_RERUNS (2), B8_SERVER_CPU (0), B8_CLIENT_CPU (1), B8_AFP_ARGS (more
 # net_af_packet devargs, default "qdisc_bypass=1"), B8_EAL_LCORES (lcpipe's
-# EAL lcore option, default "-l 0,1"; for diagnostics only), BENCH_NICE,
+# EAL lcore option, default "-l 0,1"; for diagnostics only), B8_TX_SOCKET
+# (1: port_ethdev's tx_socket, sendmmsg() on a packet socket; 0: the af_packet
+# driver's TX ring), BENCH_NICE,
 # BENCH_QUIET_WAIT, LCPIPE (default: the build tree's framework/lcpipe),
 # B8_KEEP=1 (keep the work directory).
 set -eu
@@ -58,6 +61,8 @@ BENCH_RT=0 # nothing runs SCHED_FIFO here
 : "${B8_RERUNS:=2}"
 : "${B8_SERVER_CPU:=0}"
 : "${B8_CLIENT_CPU:=1}"
+: "${B8_TX_SOCKET:=1}"
+export B8_TX_SOCKET
 : "${B8_AFP_ARGS:=qdisc_bypass=1}"
 : "${B8_EAL_LCORES:=-l 0,1}" # a diagnostic knob: the placement B8 reports is -l 0,1
 : "${LCPIPE:=$BENCH_BUILDDIR/../framework/lcpipe}"
@@ -170,6 +175,8 @@ LC_LCORES_JSON=${LC_LCORES_JSON%, }
 [ "$B8_EAL_LCORES" = "-l 0,1" ] || echo "placement: lcpipe EAL $B8_EAL_LCORES (B8_EAL_LCORES; not the reported placement)"
 export RUNTIME_DIRECTORY=$tmp/rt
 mkdir -p "$RUNTIME_DIRECTORY"
+LC_PORT_OPTS=""
+[ "$B8_TX_SOCKET" = 1 ] && LC_PORT_OPTS=', "tx_socket": true'
 NLC=0
 lc_conf() { # server-mode -> $tmp/lc.N.json
 	NLC=$((NLC + 1))
@@ -181,7 +188,7 @@ lc_conf() { # server-mode -> $tmp/lc.N.json
   "engine": {"duration": 60, "drain_timeout": 1.0},
   "plugin_path": ["$PLUGDIR"],
   "stages": [
-    {"name": "port", "plugin": "port_ethdev", "lcore": 1, "options": {"device": "net_af_packet0"}},
+    {"name": "port", "plugin": "port_ethdev", "lcore": 1, "options": {"device": "net_af_packet0"$LC_PORT_OPTS}},
     {"name": "tcp", "plugin": "tcp", "lcore": 1,
      "options": {"ip": "$L_IP/24", "device": "net_af_packet0", "mac": "$L_MAC"}},
     {"name": "ws", "plugin": "ws", "lcore": 1,
@@ -232,7 +239,7 @@ drift() { # spin ref -> 1 when off by more than 10 %
 }
 
 echo "+ $(basename "$KC") --connect $S_IP:PORT --mode block|busy --count $B8_COUNT --warmup $B8_WARMUP --size $B8_SIZE  (ip netns exec $NSC taskset -c $B8_CLIENT_CPU)"
-echo "+ lcpipe run lc.N.json --no-live --report lc.N.report.json  (ip netns exec $NSC; EAL -l 0,1 --vdev=net_af_packet0,iface=$VC${B8_AFP_ARGS:+,$B8_AFP_ARGS})"
+echo "+ lcpipe run lc.N.json --no-live --report lc.N.report.json  (ip netns exec $NSC; EAL -l 0,1 --vdev=net_af_packet0,iface=$VC${B8_AFP_ARGS:+,$B8_AFP_ARGS}; port_ethdev tx_socket: $([ "$B8_TX_SOCKET" = 1 ] && echo "on (sendmmsg on a packet socket)" || echo "off (the driver's TX ring)"))"
 : >"$tmp/runs.tsv"
 t_start=$(date +%s)
 read -r -a CLIENTS <<<"$B8_CLIENTS"
@@ -282,7 +289,7 @@ echo "kernel TCP retransmissions during the runs: server netns $((RT_S1 - RT_S0)
 
 "$PY" - "$tmp" "$TSC_HZ" "$B8_COUNT" "$B8_WARMUP" "$B8_SIZE" "$B8_SERVERS" "$B8_CLIENTS" \
 	"$B8_SERVER_CPU" "$B8_CLIENT_CPU" <<'PY' || failed=$((failed + 1))
-import json, sys, statistics as stat
+import json, os, sys, statistics as stat
 tmp, hz, count, warmup, size = sys.argv[1], float(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
 servers, clients = sys.argv[6].split(), sys.argv[7].split()
 scpu, ccpu = sys.argv[8], sys.argv[9]
@@ -383,12 +390,13 @@ for srv in servers:
                           "median_p50_us": round(us(s["p50"]), 3), "reruns": g.get("rerun", 0),
                           "kept_noisy": g.get("noisy", 0), "failed": g.get("failed", 0),
                           "placement": {"server_cpu": int(scpu), "client_cpu": int(ccpu),
-                                        "lcpipe": "-l 0,1, stages on lcore 1"}}))
+                                        "lcpipe": "-l 0,1, stages on lcore 1"},
+                          "lcpipe_tx": "tx_socket" if os.environ.get("B8_TX_SOCKET") == "1" else "af_packet tx ring"}))
 
 # lcpipe's own split of its round trip
 print()
 print("Where the time goes (µs: median of per-run p50s / pooled p99 / pooled p99.9). tx_call: from the send stamp until the send returned -- lcpipe:")
-print("lcp_emit() of the probe (ws encode, tcp, port tx burst: af_packet's sendto(), inside which the kernel runs the veth and")
+print("lcp_emit() of the probe (ws encode, tcp, port tx: sendmmsg() with tx_socket, else af_packet's sendto() kick; inside either the kernel runs the veth and")
 print("the server side's TCP receive in softirq); kernel: send(). lcpipe only: wire = send stamp -> port rx stamp of the echo;")
 print("rx_path = port rx stamp -> ws_rtt (tcp, ws decode); rtt = wire + rx_path")
 for srv in servers:

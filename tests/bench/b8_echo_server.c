@@ -17,7 +17,11 @@
  *
  * Usage: b8_echo_server --listen A.B.C.D:PORT [--mode block|busy]
  *                       [--ready-file PATH] [--quiet]
- * Per connection, one JSON line on stdout: frames and bytes echoed, how it ended.
+ * Per connection, one JSON line on stdout: frames and bytes echoed, how it
+ * ended, and in TSC cycles the p50 / p99 of the server's own part of a round
+ * trip every client pays alike: its send() of the echoes ("send_*": the kernel's
+ * TCP transmit, the veth and, in softirq on this CPU, the client side's receive)
+ * and a turn ("turn_*": recv() return -> that send() returned).
  * Pin it with taskset; b8.sh does. */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -35,6 +39,7 @@
 #include <unistd.h>
 
 #include <stk/ws.h>
+#include "b8_hist.h"
 #include "kbench.h"
 
 #define SRV_BUF (1u << 20) /* largest frame accepted: a little under 1 MiB */
@@ -45,6 +50,8 @@ struct srv_conn {
 	uint8_t *in, *out;
 	size_t have, out_len;
 	uint64_t frames, bytes, pings, spins;
+	uint64_t t_in;             /* TSC when the recv() that brought these frames returned */
+	struct b8_hist send, turn; /* the echo's send() call; recv() return -> send() return */
 	const char *end;
 };
 
@@ -149,10 +156,15 @@ srv_frames(struct srv_conn *c)
 		off += h + 4 + len;
 	}
 	if (c->out_len > 0) {
+		uint64_t t0 = __rdtsc(), t1;
+
 		if (kb_send_all(c->fd, c->out, c->out_len) < 0) {
 			c->end = "send failed";
 			return 0;
 		}
+		t1 = __rdtsc();
+		b8_hist_add(&c->send, t1 - t0);
+		b8_hist_add(&c->turn, t1 - c->t_in);
 		c->out_len = 0;
 	}
 	memmove(c->in, c->in + off, c->have - off);
@@ -206,6 +218,8 @@ srv_serve(struct srv_conn *c)
 	setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	c->have = c->out_len = 0;
 	c->frames = c->bytes = c->pings = c->spins = 0;
+	b8_hist_reset(&c->send);
+	b8_hist_reset(&c->turn);
 	c->end = NULL;
 	if (srv_handshake(c) < 0)
 		return;
@@ -215,6 +229,7 @@ srv_serve(struct srv_conn *c)
 		ssize_t k = recv(c->fd, c->in + c->have, SRV_BUF - c->have, c->busy ? MSG_DONTWAIT : 0);
 
 		if (k > 0) {
+			c->t_in = __rdtsc();
 			c->have += (size_t)k;
 			if (!srv_frames(c))
 				return;
@@ -333,9 +348,11 @@ main(int argc, char **argv)
 		nconn++;
 		if (!quiet) {
 			printf("{\"conn\":%" PRIu64 ",\"mode\":\"%s\",\"frames\":%" PRIu64 ",\"bytes\":%" PRIu64
-			       ",\"pings\":%" PRIu64 ",\"empty_polls\":%" PRIu64 ",\"end\":\"%s\"}\n",
+			       ",\"pings\":%" PRIu64 ",\"empty_polls\":%" PRIu64 ",\"end\":\"%s\""
+			       ",\"send_p50\":%.1f,\"send_p99\":%.1f,\"turn_p50\":%.1f,\"turn_p99\":%.1f}\n",
 			       nconn, c.busy ? "busy" : "block", c.frames, c.bytes, c.pings, c.spins,
-			       c.end ? c.end : "?");
+			       c.end ? c.end : "?", b8_hist_pct(&c.send, 0.50), b8_hist_pct(&c.send, 0.99),
+			       b8_hist_pct(&c.turn, 0.50), b8_hist_pct(&c.turn, 0.99));
 			fflush(stdout);
 		}
 	}
