@@ -76,8 +76,9 @@ done
 [ -x "$PY" ] || { echo "SKIP: no /usr/bin/python3"; exit 77; }
 SRV=$BENCH_BUILDDIR/bench/b8_echo_server
 KC=$BENCH_BUILDDIR/bench/b8_kernel_client
+AFPTX=$BENCH_BUILDDIR/bench/b8_afp_tx
 PLUGDIR=$(cd "$BENCH_BUILDDIR/bench/plugins/.libs" 2>/dev/null && pwd || echo "$BENCH_BUILDDIR/bench/plugins/.libs")
-for f in "$SRV" "$KC" "$LCPIPE" "$PLUGDIR/ws_rtt.so"; do
+for f in "$SRV" "$KC" "$AFPTX" "$LCPIPE" "$PLUGDIR/ws_rtt.so"; do
 	[ -e "$f" ] || { echo "B8: $f is not built (make bench BENCH_ONLY=b8 builds it)"; exit 1; }
 done
 
@@ -166,6 +167,14 @@ echo "start:   $(date -u '+%Y-%m-%d %H:%M:%S UTC'); load $(cut -d' ' -f1-3 /proc
 REF0=$(for _ in 1 2 3 4 5; do spin 0; done | median)
 REF1=$(for _ in 1 2 3 4 5; do spin 1; done | median)
 echo "tsc:     $TSC_HZ Hz (calibrated against CLOCK_MONOTONIC_RAW); gate reference spin: CPU 0 $REF0, CPU 1 $REF1 cycles"
+# diagnostic: one small frame on the veth through af_packet's TX ring (what the
+# driver does) and through sendmmsg() (port_ethdev's tx_socket), alternated,
+# dropped at IP by the server namespace (bench/b8_afp_tx.c)
+S_MAC=$(ip -n "$NSS" -o link show "$VS" | sed -n 's/.*link\/ether \([0-9a-f:]*\).*/\1/p')
+AFP_TX=$(nsc nice -n "$BENCH_NICE" taskset -c "$B8_CLIENT_CPU" "$AFPTX" --iface "$VC" --dst-mac "$S_MAC" \
+	--count 20000 --size $((B8_SIZE + 60)))
+echo "afp tx:  $AFP_TX (cycles per $((B8_SIZE + 60))-byte frame on $VC, dropped at IP by the peer: ring = af_packet TX ring + sendto() kick, mmsg = sendmmsg())"
+echo "{\"bench\": \"B8\", \"case\": \"afp_tx\", \"tsc_hz\": $TSC_HZ, \"result\": $AFP_TX}"
 snmp_retrans() { ip netns exec "$1" awk '/^Tcp:/ { if (h) { print $13; exit } h = 1 }' /proc/net/snmp; }
 RT_S0=$(snmp_retrans "$NSS")
 RT_C0=$(snmp_retrans "$NSC")

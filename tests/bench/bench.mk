@@ -115,8 +115,13 @@ bench-b6-build:
 # lcpipe (port_ethdev on net_af_packet, tcp, ws, and the bench-only stage
 # ws_rtt, loaded through the config's plugin_path bench/plugins/.libs). The two
 # programs use libstk only for the WebSocket handshake (and its libcrypto).
+# b8_afp_tx: a diagnostic b8.sh runs once per run, the cost of one small frame
+# sent on the veth through af_packet's TX ring and through sendmmsg().
 # Built by bench-b8-build below only when b8 is in BENCH_ONLY.
-EXTRA_PROGRAMS += bench/b8_echo_server bench/b8_kernel_client
+EXTRA_PROGRAMS += bench/b8_echo_server bench/b8_kernel_client bench/b8_afp_tx
+bench_b8_afp_tx_SOURCES = bench/b8_afp_tx.c
+bench_b8_afp_tx_CFLAGS = $(AM_CFLAGS_COMMON)
+bench_b8_afp_tx_LDFLAGS = -no-install
 bench_b8_echo_server_SOURCES = bench/b8_echo_server.c bench/kbench.h
 bench_b8_echo_server_CPPFLAGS = -I$(top_srcdir)/stack/include
 bench_b8_echo_server_CFLAGS = $(AM_CFLAGS_COMMON)
@@ -139,7 +144,8 @@ bench_plugins_ws_rtt_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere
 bench_plugins_ws_rtt_la_LIBADD = $(top_builddir)/framework/liblcp.la $(DPDK_LIBS)
 
 EXTRA_DIST += bench/b8.sh
-CLEANFILES += bench/b8_echo_server$(EXEEXT) bench/b8_kernel_client$(EXEEXT) bench/plugins/ws_rtt.la bench-b8.log
+CLEANFILES += bench/b8_echo_server$(EXEEXT) bench/b8_kernel_client$(EXEEXT) bench/b8_afp_tx$(EXEEXT) \
+	bench/plugins/ws_rtt.la bench-b8.log
 clean-local: clean-bench-b8
 .PHONY: clean-bench-b8
 clean-bench-b8:
@@ -150,7 +156,7 @@ bench: bench-b8-build
 bench-b8-build:
 	@case " $(BENCH_ONLY) " in *" b8 "*) \
 		$(MAKE) $(AM_MAKEFLAGS) bench/b8_echo_server$(EXEEXT) bench/b8_kernel_client$(EXEEXT) \
-			bench/plugins/ws_rtt.la ;; \
+			bench/b8_afp_tx$(EXEEXT) bench/plugins/ws_rtt.la ;; \
 	esac
 
 # ---- B9: the counters strategies (plugins/counters_*) against each other ----
