@@ -578,13 +578,14 @@ port_ethdev_tx_socket_open(struct lcp_stage *st, struct port_ethdev_ctx *x)
 		lcp_log(st, LCP_LOG_ERR, "tx_socket: socket(AF_PACKET): %s", strerror(-rc));
 		return rc;
 	}
-	if (setsockopt(x->tx_fd, SOL_PACKET, PACKET_QDISC_BYPASS, &one, sizeof(one)) != 0)
-		lcp_log(st, LCP_LOG_WARNING, "tx_socket: PACKET_QDISC_BYPASS: %s", strerror(errno));
+	/* straight to the driver, as net_af_packet's qdisc_bypass=1 does (the
+	 * default): no qdisc layer, no queueing behind other traffic */
 	sll.sll_ifindex = (int)info.if_index;
-	if (bind(x->tx_fd, (struct sockaddr *)&sll, sizeof(sll)) != 0) {
+	if (setsockopt(x->tx_fd, SOL_PACKET, PACKET_QDISC_BYPASS, &one, sizeof(one)) != 0 ||
+	    bind(x->tx_fd, (struct sockaddr *)&sll, sizeof(sll)) != 0) {
 		rc = -errno;
-		lcp_log(st, LCP_LOG_ERR, "tx_socket: bind to ifindex %u: %s", info.if_index,
-			strerror(-rc));
+		lcp_log(st, LCP_LOG_ERR, "tx_socket: PACKET_QDISC_BYPASS and bind to ifindex %u: %s",
+			info.if_index, strerror(-rc));
 		close(x->tx_fd);
 		x->tx_fd = -1;
 		return rc;

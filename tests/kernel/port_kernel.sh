@@ -179,6 +179,9 @@ r = json.load(open(sys.argv[1])); n = int(sys.argv[2])
 c = r["stages"]["p"]["counters"]
 assert c["tx_packets"] == n and c["tx_bytes"] == 128 * n, c
 assert c["drop_tx_full"] == 0 and c["drop_tx_error"] == 0 and c["drop_tx_segs"] == 0, c
+# what the port sends must not come back to its own rx (the driver's socket
+# listens on the same interface)
+assert c["rx_packets"] == 0, "port received its own frames: %r" % c
 assert r["leaked_objects"] == 0
 PYEOF
 echo "ok: tx_socket: $N frames captured on vB, in order, checksums right"
