@@ -30,6 +30,8 @@
 #include <sys/random.h>
 #include <arpa/inet.h>
 
+#include <openssl/rand.h>
+
 #include <rte_cycles.h>
 #include <rte_errno.h>
 #include <rte_malloc.h>
@@ -38,6 +40,9 @@
 
 #include <lcp/lcp.h>
 #include <stk/ws.h>
+
+#define WS_RND_BYTES 4096u /* mask keys of 1,024 frames per CSPRNG call */
+#define WS_RND_LOW 512u    /* below this, poll()'s tick refills the buffer */
 
 enum { WS_P_IN, WS_P_TX, WS_P_MSG, WS_P_SEND };
 
@@ -85,7 +90,8 @@ static const struct lcp_port_def ws_ports[] = {
 	X(DROP_SEND_NOT_OPEN, "drop_send_not_open")                            \
 	X(DROP_AFTER_CLOSE, "drop_after_close")                                \
 	X(POOL_WAITS, "pool_waits")                                            \
-	X(POOL_WAIT_CYCLES, "pool_wait_cycles")
+	X(POOL_WAIT_CYCLES, "pool_wait_cycles")                                \
+	X(RAND_FALLBACKS, "rand_fallbacks")
 
 enum {
 #define X(e, s) WS_C_##e,
@@ -218,24 +224,43 @@ struct ws_ctx {
 	uint64_t max_msg;
 	bool check_utf8;
 	uint64_t hz_ms, next_tick;
-	uint8_t rnd[256];
-	unsigned n_rnd;
+	uint8_t rnd[WS_RND_BYTES]; /* CSPRNG output for mask keys and handshake keys */
+	unsigned n_rnd;            /* bytes of rnd not used yet (taken from the end) */
 	struct lcp_obuf tx;  /* commands and bytes to tcp */
 	struct lcp_obuf msg; /* decoded messages */
 };
 
 /* ---- helpers ---- */
 
+/* Mask keys (RFC 6455 5.3: unpredictable) come from OpenSSL's CSPRNG
+ * (RAND_bytes: a DRBG in user space, seeded and reseeded from the kernel), a
+ * whole buffer at a time: 1,024 frames' keys per refill, no system call on the
+ * send path. The buffer is topped up from poll()'s millisecond tick once it runs
+ * below WS_RND_LOW, so a frame pays for a refill only when more than ~900 go
+ * out within one tick. RAND_bytes failing falls back to getrandom()
+ * (rand_fallbacks); both failing (no entropy source at all) mixes the TSC into
+ * the old bytes, which is not unpredictable: logged as an error. */
+static void
+ws_rand_fill(struct ws_ctx *x)
+{
+	if (RAND_bytes(x->rnd, (int)sizeof(x->rnd)) != 1) {
+		lcp_count(x->st, WS_C_RAND_FALLBACKS, 1);
+		if (getrandom(x->rnd, sizeof(x->rnd), 0) != (ssize_t)sizeof(x->rnd)) {
+			lcp_log(x->st, LCP_LOG_ERR, "no random source (RAND_bytes and getrandom "
+				"failed): mask keys are predictable");
+			for (unsigned k = 0; k < sizeof(x->rnd); k++)
+				x->rnd[k] ^= (uint8_t)(rte_rdtsc() >> (k & 7));
+		}
+	}
+	x->n_rnd = sizeof(x->rnd);
+}
+
 static void
 ws_rand(struct ws_ctx *x, uint8_t *out, unsigned n)
 {
 	for (unsigned i = 0; i < n; i++) {
-		if (x->n_rnd == 0) {
-			if (getrandom(x->rnd, sizeof(x->rnd), 0) != (ssize_t)sizeof(x->rnd))
-				for (unsigned k = 0; k < sizeof(x->rnd); k++)
-					x->rnd[k] ^= (uint8_t)(rte_rdtsc() >> (k & 7));
-			x->n_rnd = sizeof(x->rnd);
-		}
+		if (unlikely(x->n_rnd == 0))
+			ws_rand_fill(x);
 		out[i] = x->rnd[--x->n_rnd];
 	}
 }
@@ -836,6 +861,8 @@ ws_poll(struct lcp_stage *st, void *ctx)
 	if (now < x->next_tick)
 		return 0;
 	x->next_tick = now + x->hz_ms;
+	if (x->n_rnd < WS_RND_LOW)
+		ws_rand_fill(x);
 	for (unsigned i = 0; i < x->n_conns; i++) {
 		struct ws_conn *c = &x->conns[i];
 

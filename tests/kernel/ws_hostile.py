@@ -35,7 +35,8 @@
 # --result FILE: JSON {"order", "cases": [{"case", "kind", "close_codes",
 # "subscription", "frames_after", "pongs", "dropped" ("fin" / "rst" /
 # "timeout" / "server-rst"), "elapsed_s", "error"}...], "idle_connections",
-# "after_done": [{"peer", "t", "state"}...], "error"}, written after every case
+# "after_done": [{"peer", "t", "state"}...], "mask_keys": [the 4-byte mask key of
+# every client frame read, hex], "error"}, written after every case
 # and at the end (PATH.tmp, renamed).
 import argparse
 import base64
@@ -51,6 +52,9 @@ import time
 
 GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 TEXT, BIN, CONT, CLOSE, PING, PONG = 1, 2, 0, 8, 9, 10
+
+
+MASK_KEYS = []  # the mask key of every client frame read, in order (hex)
 
 
 def frame(op, payload=b"", fin=True, rsv=0, mask=None, length=None, ext=None):
@@ -277,6 +281,7 @@ class Conn:
         if not b1 & 0x80:
             raise RuntimeError("unmasked frame from the client")
         key = self.need(4, deadline)
+        MASK_KEYS.append(key.hex())
         p = self.need(n, deadline)
         return b0 >> 7, b0 & 0x0F, bytes(c ^ key[i % 4] for i, c in enumerate(p))
 
@@ -436,6 +441,7 @@ def main():
     res = {"order": order, "cases": [], "idle_connections": 0, "after_done": [], "error": None}
 
     def write():
+        res["mask_keys"] = MASK_KEYS
         tmp = a.result + ".tmp"
         with open(tmp, "w") as f:
             json.dump(res, f, indent=1)

@@ -289,8 +289,9 @@ PY
 # failed handshake, dropped it at once; for the slowloris after the 1.5 s
 # handshake timeout), the pongs the server got for its pings, and the reason
 # the ws stage logged; overall, msg_hash's record holds exactly the expected
-# messages in order and no byte of any "BAD" payload, and the ws counters
-# moved by exactly the sum of the cases' expectations.
+# messages in order and no byte of any "BAD" payload, the ws counters moved by
+# exactly the sum of the cases' expectations, and no two client frames had the
+# same mask key.
 ws_hostile_check() {
 	pycheck "hostile cases" srv="$HOSTILE_JSON" res="$RESULT" rep="$REPORT" rec="$RECORD" log="$LOG" \
 		kdir="$KDIR" good="$GOOD_JSON" <<'PY' || show "$LOG" "$SRV_OUT" "$SRV_ERR"
@@ -341,6 +342,12 @@ for i, c in enumerate(served):
                   % (name, c.get("pings_from_client", 0)), c)
     check(why is not None and k["why"] in why, "%s: the ws stage logged why: %s" % (name, why), k["why"])
 check(len(whys) >= len(order), "the ws stage gave up %d connections (>= %d cases)" % (len(whys), len(order)), whys)
+# mask keys (RFC 6455 5.3: unpredictable): every client frame's key differs from
+# every other's (a repeat among a few dozen 32-bit keys from a working CSPRNG has
+# a chance of about 1e-6)
+keys = s.get("mask_keys", [])
+check(len(keys) >= 10 and len(set(keys)) == len(keys),
+      "%d client frames, %d distinct mask keys" % (len(keys), len(set(keys))), keys)
 # reconnect_min_ms 50 / reconnect_max_ms 200: the delay is 50 ms after a
 # connection that opened, else twice the previous one, at most 200 ms
 delays = [int(d) for d in re.findall(r"\[ws:ws\] warning: conn 0 \([^)]*\): .*; reconnecting in (\d+) ms", log)]
