@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <rte_mbuf.h>
 
@@ -55,26 +56,27 @@ static struct rte_mbuf *
 pkt_split_one(struct rte_mempool *mp, const struct rte_mbuf *m, uint32_t seg)
 {
 	uint32_t len = rte_pktmbuf_pkt_len(m), off = 0;
-	struct rte_mbuf *head = NULL, *tail = NULL;
+	struct rte_mbuf *head = NULL;
 
 	while (off < len) {
 		uint32_t k = RTE_MIN(seg, len - off);
 		struct rte_mbuf *s = rte_pktmbuf_alloc(mp);
+		void *dst;
+		const void *src;
 
 		if (s == NULL) {
 			rte_pktmbuf_free(head);
 			return NULL;
 		}
-		rte_memcpy(rte_pktmbuf_append(s, (uint16_t)k),
-			   rte_pktmbuf_read(m, off, k, rte_pktmbuf_mtod(s, void *)), k);
-		if (head == NULL) {
+		/* rte_pktmbuf_read copies into dst only when the bytes span segments */
+		dst = rte_pktmbuf_append(s, (uint16_t)k);
+		src = rte_pktmbuf_read(m, off, k, dst);
+		if (src != dst)
+			memcpy(dst, src, k);
+		if (head == NULL)
 			head = s;
-		} else {
-			tail->next = s;
-			head->nb_segs++;
-			head->pkt_len += k;
-		}
-		tail = s;
+		else
+			rte_pktmbuf_chain(head, s); /* at most 2048 segments: cannot fail */
 		off += k;
 	}
 	return head;
