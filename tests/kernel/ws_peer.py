@@ -138,6 +138,19 @@ def split_points(rng, payload, op):
     return out
 
 
+class PongCounting(websockets.WebSocketServerProtocol):
+    """Counts the pongs this connection sent: websockets answers a ping only
+    while the connection is OPEN, so the client's pings that arrive after our
+    close frame go unanswered — the client must have received exactly this many
+    pongs (the pongs precede the close frame on the wire)."""
+
+    pongs_sent = 0
+
+    async def pong(self, data=b""):
+        await super().pong(data)
+        self.pongs_sent += 1
+
+
 async def main():
     a = parse_args()
     res = {
@@ -214,6 +227,7 @@ async def main():
         res["client_close_code"] = ws.close_code
         res["client_close_reason"] = ws.close_reason
         res["pongs"] = sum(1 for w in waiters if w.done() and not w.cancelled() and w.exception() is None)
+        res["pongs_sent"] = ws.pongs_sent
         res["served"] = True
 
     held_gone = asyncio.Event()
@@ -233,7 +247,8 @@ async def main():
             done.set_result(None)
 
     async with websockets.serve(handler, "0.0.0.0", a.port, ping_interval=None, compression=None,
-                                max_size=2**20, close_timeout=10, write_limit=2**20):
+                                max_size=2**20, close_timeout=10, write_limit=2**20,
+                                create_protocol=PongCounting):
         if a.ready_file:
             with open(a.ready_file, "w") as f:
                 f.write("%d\n" % os.getpid())

@@ -126,7 +126,7 @@ function main() {
   const res = {
     connections: 0, served: false, subscription: null, path: null, sent: 0, bytes: 0, sha256: null,
     sha256_lens: null, text: 0, binary: 0, fragmented: 0, fragments: 0, pings: 0, pings_in_fragmented: 0,
-    pongs: 0, pong_mismatch: 0, boundary_sent: {}, min_len: null, max_len: null, client_close_code: null,
+    pongs: 0, pongs_sent: 0, pong_mismatch: 0, boundary_sent: {}, min_len: null, max_len: null, client_close_code: null,
     client_close_reason: null, send_s: null, error: null, split_utf8_fragments: 0,
   };
   let finished = false;
@@ -160,6 +160,11 @@ function main() {
     if (res.connections > 1) return; // a reconnect: held open, idle
     res.path = req.url;
     const pings = []; // payloads of the pings not yet answered, in order
+    // ws answers a ping (before emitting 'ping') only while the connection is
+    // OPEN: the client's pings that arrive after our close frame go unanswered.
+    // The client must have received exactly this many pongs (they precede the
+    // close frame on the wire).
+    ws.on('ping', () => { if (ws.readyState === ws.OPEN) res.pongs_sent++; });
     ws.on('pong', (data) => {
       const want = pings.shift();
       if (want !== undefined && Buffer.compare(want, data) === 0) res.pongs++;
