@@ -10,7 +10,6 @@
 # pong carried its ping's payload, in order, and some text fragment split a
 # UTF-8 character. Skips (77) without node on PATH or the ws module in
 # NODE_PATH (default /usr/share/nodejs, Debian's node-ws).
-# KNOWN FAILING until plugins/ws counts "msgs" / "msg_bytes" (see ws_lib.sh).
 . "$(dirname "$0")/ws_lib.sh"
 
 NODE=$(command -v node || command -v nodejs) || skip "no node on PATH"

@@ -18,7 +18,6 @@
 # pong_timeout_ms 20000: the peers run on a loaded 2-CPU machine)
 # were answered; leaked_objects == 0, every msg object released. The checks are
 # ws_check_transfer and ws_report_common in ws_lib.sh.
-# KNOWN FAILING until plugins/ws counts "msgs" / "msg_bytes" (see ws_lib.sh).
 . "$(dirname "$0")/ws_lib.sh"
 
 COUNT=${WS_PY_COUNT:-100000}

