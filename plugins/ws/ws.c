@@ -255,14 +255,15 @@ ws_rand_fill(struct ws_ctx *x)
 	x->n_rnd = sizeof(x->rnd);
 }
 
+/* n random bytes, n <= WS_RND_BYTES (4 for a mask key, 16 for a handshake
+ * key): one copy from the buffer, refilled first when it holds fewer */
 static void
 ws_rand(struct ws_ctx *x, uint8_t *out, unsigned n)
 {
-	for (unsigned i = 0; i < n; i++) {
-		if (unlikely(x->n_rnd == 0))
-			ws_rand_fill(x);
-		out[i] = x->rnd[--x->n_rnd];
-	}
+	if (unlikely(x->n_rnd < n))
+		ws_rand_fill(x);
+	x->n_rnd -= n;
+	memcpy(out, x->rnd + x->n_rnd, n);
 }
 
 static void
