@@ -32,9 +32,12 @@ t1=$(date +%s%N)
 server_wait 10
 expect_lc_rc 0
 [ "$SRV_RC" -eq 0 ] || { fail "ws_hostile.py exited $SRV_RC"; show "$SRV_OUT" "$SRV_ERR"; }
-say "lcpipe ran $(((t1 - t0) / 1000000)) ms (start to exit); the server started after $(((t_srv - t0) / 1000000)) ms"
+# how soon lcpipe ended after the server started is printed, not asserted (no
+# timing assertion in make check): that no attempt waited for the 5 s handshake
+# timeout is fail_handshake_timeout == 0 below
+say "lcpipe ran $(((t1 - t0) / 1000000)) ms (start to exit); the server started after $(((t_srv - t0) / 1000000)) ms; lcpipe ended $(((t1 - t_srv) / 1000000)) ms after it (300 ms of it after \"done\")"
 
-pycheck "refused" srv="$HOSTILE_JSON" res="$RESULT" rep="$REPORT" log="$LOG" t_run="$(((t1 - t_srv) / 1000000))" <<'PY' || show "$LOG" "$SRV_OUT" "$SRV_ERR"
+pycheck "refused" srv="$HOSTILE_JSON" res="$RESULT" rep="$REPORT" log="$LOG" <<'PY' || show "$LOG" "$SRV_OUT" "$SRV_ERR"
 s, h, rep = J("srv"), J("res"), J("rep")
 check(rep.get("stop_reason") == "msg_hash: done", "the run was ended by msg_hash (after \"done\")", rep.get("stop_reason"))
 cs = s.get("cases", [])
@@ -48,11 +51,6 @@ print("info: tcp: connects %s, resets %s, established %s" % (t.get("tcp_connects
 check(t.get("tcp_resets", 0) >= 1, "the kernel refused at least one connect (tcp_resets >= 1)", t.get("tcp_resets"))
 check(w.get("fail_tcp", 0) >= 1, "ws counted the refusals as tcp failures (fail_tcp >= 1)", w.get("fail_tcp"))
 check(w.get("fail_handshake_timeout") == 0, "no attempt waited for the 5 s handshake timeout", w.get("fail_handshake_timeout"))
-# how soon: information only (no timing assertion in make check) — the check
-# that no attempt waited for the handshake timeout is fail_handshake_timeout
-# above. With backoff <= 400 ms this is well under a second; waiting for the 5 s
-# handshake timeout instead, about 3 s or more.
-print("info: lcpipe ended %s ms after the server started (300 ms of it after \"done\")" % A["t_run"])
 PY
 ws_report_common
 finish
