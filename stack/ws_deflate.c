@@ -281,6 +281,16 @@ stk_ws_deflate(struct stk_ws_deflate *z, const uint8_t *in, size_t n, uint8_t *o
 
 	if (zs == NULL)
 		return -EIO;
+	if (n == 0) {
+		/* RFC 7692 7.2.3.6: an empty stored block's header; zlib would
+		 * refuse a second flush in a row */
+		if (cap < 1)
+			return -ENOSPC;
+		out[0] = 0x00;
+		z->msgs++;
+		z->out_bytes++;
+		return 1;
+	}
 	/* into out, then into spill: the 4 bytes we drop may stick out of cap */
 	zs->next_out = out;
 	zs->avail_out = (uInt)capz;

@@ -37,7 +37,7 @@ FUZZ_FLAGS =
 FUZZ_MERGE_FLAGS = -use_counters=0
 
 fuzz_stk_cppflags = -I$(top_srcdir)/stack/include -I$(srcdir)/fuzz
-fuzz_stk_ldadd = $(top_builddir)/stack/libstk.la $(CRYPTO_LIBS)
+fuzz_stk_ldadd = $(top_builddir)/stack/libstk.la $(CRYPTO_LIBS) $(ZLIB_LIBS)
 fuzz_lcp_cppflags = -I$(top_srcdir)/framework -I$(top_builddir)/framework \
 	-I$(top_srcdir)/framework/include -I$(top_builddir) -I$(srcdir)/fuzz $(JANSSON_CFLAGS)
 fuzz_lcp_ldadd = $(top_builddir)/framework/liblcp.la $(JANSSON_LIBS)
