@@ -506,7 +506,29 @@ if [ "$B12_CG" = 1 ] && [ -n "$VALGRIND" ] && [ -x "$VALGRIND" ] && [ -n "$CGCTL
 		read -r msgs segs bursts < <("$PY" -c 'import json,sys; r=json.load(open(sys.argv[1])); s=r["stages"]; print(s["metrics"]["counters"]["msgs"], s["tcp"]["counters"]["tcp_segs_in"], s["port"]["counters"]["rx_bursts"])' "$base.report.json")
 		echo "-- $size B: $msgs messages, $segs segments in, $bursts rx bursts with frames"
 		"$PY" "$REP" cg "$stream" "$msgs" "$segs" "$base.maps" "$idle" "$bursts" --bench "$ID" --report "$base.report.json" |
-			sed "s/\"case\": \"callgrind\"/\"case\": \"callgrind.lcpipe1.$size\"/" || failed=$((failed + 1))
+			sed -e "s/\"case\": \"callgrind\"/\"case\": \"callgrind.lcpipe1.$size\"/" \
+				-e "s/\"case\": \"callgrind_tls\"/\"case\": \"callgrind_tls.lcpipe1.$size\"/" | tee "$base.cg.txt" ||
+			failed=$((failed + 1))
+		[ "$TLS_DEF" = 1 ] || continue
+		# B14: the kernel client under callgrind on the same stream (its own dump of the stream)
+		base=$tmp/cgk.$size
+		start_server "$size" "$count" "$base" tls || { failed=$((failed + 1)); continue; }
+		echo "+ ip netns exec $NSC $VALGRIND --tool=callgrind $(basename "$KC") --connect $S_IP:$PORT $(kc_opts tls)  ($size B, $count messages)"
+		# shellcheck disable=SC2046 # kc_opts: words without blanks
+		if nsc "$VALGRIND" --tool=callgrind --callgrind-out-file="$base.cg.out" "$KC" --connect "$S_IP:$PORT" \
+			--tsc-hz "$TSC_HZ" --timeout-ms 120000 $(kc_opts tls) >"$base.client.json" 2>"$base.client.err" </dev/null &&
+			wait "$SRV_PID" && stream=$(grep -l 'Trigger: Client Request: stream' "$base.cg.out".* 2>/dev/null | head -1) &&
+			[ -n "$stream" ]; then
+			read -r msgs sbytes < <("$PY" -c 'import json,sys; c=json.loads(open(sys.argv[1]).readline()); print(c["msgs"], c["stream_bytes"])' "$base.client.json")
+			"$PY" "$REP" cgk "$stream" "$msgs" "$sbytes" "$tmp/cg.$size.cg.txt" --bench "$ID" |
+				sed "s/\"case\": \"callgrind_tls_kernel_client\"/\"case\": \"callgrind_tls_kernel_client.$size\"/" ||
+				failed=$((failed + 1))
+		else
+			echo "$ID: the kernel client's callgrind run at $size B failed: $(tail -n 3 "$base.client.err" "$base.server.err")"
+			kill -TERM "$SRV_PID" 2>/dev/null || true
+			wait "$SRV_PID" 2>/dev/null || true
+			failed=$((failed + 1))
+		fi
 	done
 else
 	echo "callgrind part skipped (B12_CG=$B12_CG, valgrind '${VALGRIND:-}', callgrind_control '${CGCTL:-}')"

@@ -15,9 +15,12 @@
  *   server is answered with a masked close (1000) and ends the run.
  *   --scan fixed replaces the tick scan by a parser that knows this feed's
  *   layout (symbol right after {"s":", "n": right after it): the minimal
- *   parser, a cheaper anchor than the same work lcpipe does. --hash mix
- *   gives the symbol table a full 64-bit finaliser (see kc_hash), to measure
- *   what metrics' hash costs on this feed's symbol names.
+ *   parser, a cheaper anchor than the same work lcpipe does. The symbol hash
+ *   is metrics' (a full 64-bit finaliser, MurmurHash3's fmix64); --hash fold
+ *   is metrics' hash before it had one (every symbol of this feed in 8 of
+ *   8192 home slots, ~500 instructions per tick of probing; see kc_hash).
+ *   --hash mix is the same as metrics (the name the finaliser had here
+ *   before metrics took it).
  *
  * The handshake is libstk's client side (stk_ws_client_request /
  * stk_ws_client_response, which checks Sec-WebSocket-Accept), followed by one
@@ -30,6 +33,11 @@
  * / messages: on-CPU cycles of this process, which on a veth excludes the
  * kernel's TCP receive work done in softirq on the sender's CPU (charged to
  * the server's process: see b12_feed_server.c).
+ *
+ * Under valgrind --tool=callgrind the stream is its own dump (zeroed at the
+ * first recv of the stream, dumped as "stream" at the close: B14 counts the
+ * client's user-space instructions per message with it); natively the two
+ * client requests are a few no-op instructions per run.
  *
  * Other uses:
  *   --calibrate     print the TSC rate against CLOCK_MONOTONIC_RAW (JSON)
@@ -53,7 +61,7 @@
  *
  * Usage: b12_kernel_client --connect A.B.C.D:PORT [--buf BYTES] [--tsc-hz HZ]
  *          [--rcvbuf BYTES] [--timeout-ms MS] [--scan metrics|fixed]
- *          [--hash metrics|mix] [--tls-ca PEM [--tls-suite NAME]
+ *          [--hash metrics|mix|fold] [--tls-ca PEM [--tls-suite NAME]
  *          [--tls-read-ahead 0|1]] [--deflate] | --calibrate | --spin
  * Exit 0 only when the stream ended with the server's close frame and no
  * sequence gap, duplicate or malformed tick was seen. Pin it with taskset. */
@@ -77,6 +85,16 @@
 #include <x86intrin.h>
 
 #include <zlib.h>
+#if defined(__has_include)
+#if __has_include(<valgrind/callgrind.h>)
+#include <valgrind/callgrind.h>
+#define KC_HAVE_CALLGRIND 1
+#endif
+#endif
+#ifndef KC_HAVE_CALLGRIND
+#define CALLGRIND_ZERO_STATS
+#define CALLGRIND_DUMP_STATS_AT(s) ((void)(s))
+#endif
 
 #include <stk/ws.h>
 #include "kbench.h"
@@ -124,11 +142,11 @@ struct kc_stats {
 static struct kc_sym kc_tab[KC_TABLE];
 static unsigned kc_nsyms;
 
-static bool kc_mix; /* --hash mix */
+static bool kc_fold; /* --hash fold */
 
-/* plugins/metrics' mt_hash (for connection 0); --hash mix adds a full 64-bit
- * finaliser (murmur3's fmix64), which the metrics hash lacks: symbols that
- * differ only in their last bytes ("SYM00042") share few home slots there */
+/* plugins/metrics' mt_hash (for connection 0), with its MurmurHash3 fmix64
+ * finaliser; --hash fold ends without it, as mt_hash did before: symbols that
+ * differ only in their last bytes ("SYM00042") then share few home slots */
 static inline uint64_t
 kc_hash(const uint64_t key[4], uint32_t len)
 {
@@ -139,15 +157,13 @@ kc_hash(const uint64_t key[4], uint32_t len)
 		h *= 0xff51afd7ed558ccdull;
 		h ^= h >> 32;
 	}
-	if (kc_mix) {
-		h ^= h >> 33;
-		h *= 0xff51afd7ed558ccdull;
-		h ^= h >> 33;
-		h *= 0xc4ceb9fe1a85ec53ull;
-		h ^= h >> 33;
-		return h;
-	}
-	return h ^ (h >> 29);
+	if (kc_fold)
+		return h ^ (h >> 29);
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ull;
+	return h ^ (h >> 33);
 }
 
 static inline void
@@ -487,9 +503,11 @@ main(int argc, char **argv)
 			break;
 		case 'H':
 			if (strcmp(optarg, "mix") == 0)
-				kc_mix = true;
+				kc_fold = false;
+			else if (strcmp(optarg, "fold") == 0)
+				kc_fold = true;
 			else if (strcmp(optarg, "metrics") != 0) {
-				fprintf(stderr, "b12_kernel_client: --hash metrics|mix\n");
+				fprintf(stderr, "b12_kernel_client: --hash metrics|mix|fold\n");
 				return 2;
 			}
 			break;
@@ -512,7 +530,7 @@ main(int argc, char **argv)
 			return kc_spin();
 		default:
 			fprintf(stderr, "usage: b12_kernel_client --connect A.B.C.D:PORT [--buf BYTES] [--tsc-hz HZ] "
-					"[--rcvbuf BYTES] [--timeout-ms MS] [--scan metrics|fixed] [--hash metrics|mix] "
+					"[--rcvbuf BYTES] [--timeout-ms MS] [--scan metrics|fixed] [--hash metrics|mix|fold] "
 					"[--tls-ca PEM [--tls-suite NAME] [--tls-read-ahead 0|1]] [--deflate] | --calibrate | --spin\n");
 			return 2;
 		}
@@ -636,6 +654,7 @@ main(int argc, char **argv)
 	struct rusage ru0, ru1;
 	uint64_t t0, t1, recvs = 0, rbytes = 0;
 
+	CALLGRIND_ZERO_STATS;
 	getrusage(RUSAGE_SELF, &ru0);
 	t0 = kb_now_ns();
 	for (;;) {
@@ -671,6 +690,7 @@ main(int argc, char **argv)
 	}
 	t1 = kb_now_ns();
 	getrusage(RUSAGE_SELF, &ru1);
+	CALLGRIND_DUMP_STATS_AT("stream");
 	if (close_code >= 0) {
 		uint8_t cc[2] = { 1000 >> 8, 1000 & 0xff };
 		size_t fl = kc_client_frame(fr, STK_WS_OP_CLOSE, cc, 2);
@@ -695,7 +715,7 @@ main(int argc, char **argv)
 	       ",\"bad_tick\":%" PRIu64 ",\"other_frames\":%" PRIu64 ",\"tls_version\":\"%s\",\"tls_cipher\":\"%s\","
 	       "\"tls_read_ahead\":%s,\"deflate\":%s,\"inflated\":%" PRIu64 ",\"deflate_bytes\":%" PRIu64
 	       ",\"close_code\":%d,\"end\":\"%s\",\"ok\":%s}\n",
-	       kc_fixed ? "fixed" : "metrics", kc_mix ? "mix" : "metrics", st.msgs, st.bytes, rbytes, recvs, bufsz, t1 - t0, ut, stime, ru1.ru_nvcsw - ru0.ru_nvcsw,
+	       kc_fixed ? "fixed" : "metrics", kc_fold ? "fold" : "metrics", st.msgs, st.bytes, rbytes, recvs, bufsz, t1 - t0, ut, stime, ru1.ru_nvcsw - ru0.ru_nvcsw,
 	       ru1.ru_nivcsw - ru0.ru_nivcsw, hz, st.msgs ? (double)(ut + stime) * 1e-6 * hz / (double)st.msgs : 0.0,
 	       st.ticks, st.symbols, st.in_order, st.gaps, st.gap_events, st.dups, st.non_tick, st.bad_tick,
 	       st.other_frames, io.ssl != NULL ? SSL_get_version(io.ssl) : "", io.ssl != NULL ? SSL_get_cipher_name(io.ssl) : "",

@@ -25,8 +25,10 @@ permessage-deflate, _ws: plain), checked per run and used to pair lcpipe with ke
           and that share of the run's on-CPU busy cycles per message (the
           sample window's figure, as for the runs above); "loop" is what no
           stage owns (the worker loop, empty polls inside busy turns).
-  cg      CALLGRIND_OUT MSGS SEGMENTS [MAPS|- [IDLE_OUT RX_BURSTS]]
+  cg      CALLGRIND_OUT MSGS SEGMENTS [MAPS|- [IDLE_OUT RX_BURSTS]] [--report LCPIPE_REPORT]
           (B14: then the same run split by what the instructions do; see cg_tls)
+  cgk     CALLGRIND_OUT MSGS PLAINTEXT_BYTES [LCPIPE_CG_OUTPUT]   (B14)
+          The kernel client's stream dump split the same way, beside lcpipe's
           Instructions per message of one single-lcore lcpipe run under
           callgrind (--toggle-collect=lcp_worker_main), by component: each
           function's own cost goes to its object (a stage plugin, liblcp, the
@@ -729,6 +731,7 @@ TLS_CATS = [
     ("sink", "sink_null"),
     ("framework", "liblcp: the worker loop"),
     ("counters", "counters_percore"),
+    ("client", "b12_kernel_client's own code: recv loop, frame parser, tick scan, sequence check (inlined into main)"),
     ("other", "anything else"),
 ]
 _AES_FN = re.compile(r"^(CRYPTO_gcm128|gcm_|aesni_|aes_|AES_|ossl_aes|ossl_gcm|vpaes|bsaes)")
@@ -772,6 +775,8 @@ def tls_cat(ob, fl, fn):
         return "openssl"
     if b.startswith("libz."):
         return "inflate"
+    if b.startswith("b12_kernel_client"):
+        return "inflate" if fl.endswith("ws_deflate.c") else "client"
     comp = component(ob)
     if comp is None:
         return None
@@ -946,6 +951,46 @@ def cg_tls(path, msgs, segs, idle_path, rx_bursts, report):
                       "categories": out}))
 
 
+def cmd_cgk(argv):
+    """B14: the kernel client's stream dump, split like lcpipe's (user space only: the kernel's TCP receive and
+    its copy into the socket buffer and out of it in recv() are not counted) and, with LCPIPE_TLS_JSON (the
+    callgrind_tls line of lcpipe's run at the same size), side by side"""
+    argv = take_bench(argv)
+    path, msgs, sbytes = argv[0], int(argv[1]), int(argv[2])
+    lc = None
+    if len(argv) > 3:
+        for line in open(argv[3]):
+            if line.startswith("{") and '"case": "callgrind_tls' in line:
+                lc = json.loads(line)
+    cats, _ = cg_tls_parse(path)
+    glue = cats.pop("_glue")
+    lcc = {c["category"]: c["ir_per_msg"] for c in lc["categories"]} if lc else {}
+    print()
+    print("%s callgrind, b12_kernel_client's stream (SSL_read on a kernel socket): %d messages, %d plaintext bytes"
+          % (BENCH, msgs, sbytes))
+    print("  %-14s %12s %10s %12s %14s  %s" % ("category", "Ir", "Ir/msg", "Ir/KiB pt", "lcpipe Ir/msg", "what"))
+    out = []
+    total = lct = 0.0
+    for cat, what in TLS_CATS:
+        ir = cats.get(cat, 0.0)
+        if abs(ir) < 0.5 and cat not in lcc:
+            continue
+        total += ir
+        lct += lcc.get(cat, 0.0)
+        print("  %-14s %12.0f %10.1f %12.1f %14s  %s" % (cat, ir, ir / msgs, ir / (sbytes / 1024.0),
+              "%.1f" % lcc[cat] if cat in lcc else "", what))
+        out.append({"category": cat, "ir": ir, "ir_per_msg": ir / msgs})
+    tcats = ("aes_gcm", "openssl", "openssl_err", "copy_bio", "copy_ssl", "tls_glue")
+    tls = sum(cats.get(c, 0.0) for c in tcats)
+    print("  %-14s %12.0f %10.1f %12.1f %14s  all TLS in user space" % ("tls", tls, tls / msgs, tls / (sbytes / 1024.0),
+          "%.1f" % lc["tls_ir_per_msg"] if lc else ""))
+    print("  %-14s %12.0f %10.1f %12s %14s" % ("all", total, total / msgs, "", "%.1f" % lc["ir_per_msg"] if lc else ""))
+    print(json.dumps({"bench": BENCH, "case": "callgrind_tls_kernel_client", "unit": "instructions", "messages": msgs,
+                      "plaintext_bytes": sbytes, "ir_per_msg": total / msgs, "tls_ir_per_msg": tls / msgs,
+                      "lcpipe_tls_ir_per_msg": lc["tls_ir_per_msg"] if lc else None, "categories": out}))
+    return 0
+
+
 def cmd_cg(argv):
     argv = take_bench(argv)
     path, msgs, segs = argv[0], int(argv[1]), int(argv[2])
@@ -1009,7 +1054,7 @@ def cmd_cg(argv):
 
 
 if __name__ == "__main__":
-    cmds = {"sample": cmd_sample, "report": cmd_report, "timing": cmd_timing, "cg": cmd_cg}
+    cmds = {"sample": cmd_sample, "report": cmd_report, "timing": cmd_timing, "cg": cmd_cg, "cgk": cmd_cgk}
     if len(sys.argv) < 2 or sys.argv[1] not in cmds:
         print(__doc__)
         sys.exit(2)
