@@ -92,7 +92,7 @@ B14) TLS_DEF=1 ;;
 *) echo "b12.sh: B12_ID must be B12 or B14"; exit 2 ;;
 esac
 ID=$B12_ID
-id=$(echo "$ID" | tr 'A-Z' 'a-z')
+id=$(echo "$ID" | tr '[:upper:]' '[:lower:]')
 : "${B12_SUITE:=TLS_AES_128_GCM_SHA256}"
 : "${B12_DEFLATE_LEVEL:=1}"
 
