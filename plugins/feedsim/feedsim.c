@@ -17,6 +17,10 @@
  *   feedsim_process  ACCEPTED -> handshake; DATA -> the upgrade request, then
  *                    client frames (ping -> pong, close -> close, text counted)
  *
+ * venue (feedsim_venue.c): the data and non-data messages of a real venue's
+ * public feed instead (Binance, Coinbase, Kraken, OKX, Bybit, Deribit); gap_every
+ * skips an update id now and then, in every mode, so gap detection can be tested.
+ *
  * Backpressure: SEND mbufs come from the stage's own pool ("send_mbufs"); the
  * tcp stage keeps each until its bytes are acknowledged, so an empty pool means
  * "the peer is behind" and generation waits. Keep send_mbufs * ~1.9 KB below
@@ -38,6 +42,8 @@
 
 #include <lcp/lcp.h>
 #include <stk/ws.h>
+
+#include "feedsim_venue.h"
 
 enum { FS_P_IN, FS_P_TX };
 
@@ -66,7 +72,9 @@ static const struct lcp_port_def fs_ports[] = {
 	X(FAIL_PROTOCOL, "fail_protocol")                                      \
 	X(DROP_TOO_MANY_CLIENTS, "drop_too_many_clients")                      \
 	X(DROP_NO_MBUF, "drop_no_mbuf")                                        \
-	X(EVENTS_OLD_CONN, "events_old_conn")
+	X(EVENTS_OLD_CONN, "events_old_conn")                                  \
+	X(VENUE_CTL_MSGS, "venue_ctl_msgs")                                    \
+	X(GAPS_INJECTED, "gaps_injected")
 
 enum {
 #define X(e, s) FS_C_##e,
@@ -95,6 +103,9 @@ struct fs_conf {
 	uint64_t seed;
 	bool close_when_done;
 	bool hash_payloads;
+	int venue;
+	uint32_t gap_every;
+	uint32_t heartbeat_every;
 };
 
 #define C struct fs_conf
@@ -119,6 +130,12 @@ static const struct lcp_opt fs_opts[] = {
 	LCP_OPT_BOOL(C, close_when_done, "close_when_done", "true", "after count messages, close with 1000"),
 	LCP_OPT_BOOL(C, hash_payloads, "hash_payloads", "false",
 		     "SHA-256 over the payloads sent to each client, logged when the client goes (integrity tests; hashes every byte)"),
+	LCP_OPT_ENUM(C, venue, "venue", "\"lcpipe\"", fs_venue_names, 0,
+		     "message shapes: lcpipe (the ticks above) or a venue's public feed: binance, coinbase, kraken, okx, bybit, deribit (doc/websocket.md)"),
+	LCP_OPT_UINT(C, gap_every, "gap_every", "0", 0, 1000000, 0,
+		     "skip an update id before message N+1, 2N+1, ... of each symbol to each client (gaps_injected; 0: never)"),
+	LCP_OPT_UINT(C, heartbeat_every, "heartbeat_every", "100", 0, 1000000, 0,
+		     "venues with heartbeats (coinbase, kraken, deribit): one after every Nth data message to a client (venue_ctl_msgs; 0: never)"),
 	LCP_OPT_END,
 };
 #undef C
@@ -154,6 +171,7 @@ struct fs_ctx {
 	uint64_t rng;
 	uint64_t hz, ns0, tsc0, per_msg; /* per_msg: tsc between messages at rate */
 	uint64_t ping_tsc;
+	unsigned seq_words; /* per (client, symbol): 1, FS_VENUE_WORDS in venue modes */
 	bool listening;
 	struct lcp_obuf tx; /* commands and bytes to tcp */
 	char pad[65536];
@@ -290,6 +308,12 @@ fs_tick(struct fs_ctx *x, struct fs_client *k, char *out, uint32_t size)
 	char *p = out;
 	uint32_t cents = 10000 + (uint32_t)(r % 1000);
 
+	if (unlikely(x->c.gap_every != 0)) { /* n counts messages; skip one id per gap_every */
+		if (n > 1 && (n - 1) % x->c.gap_every == 0)
+			lcp_count(x->st, FS_C_GAPS_INJECTED, 1);
+		n += (n - 1) / x->c.gap_every;
+	}
+
 	memcpy(p, "{\"s\":\"SYM", 9);
 	p += 9;
 	for (int d = 10000; d > 0; d /= 10)
@@ -384,6 +408,46 @@ fs_hash(struct fs_ctx *x, struct fs_client *k, const void *p, size_t len)
 	k->sha_bytes += len;
 }
 
+static uint64_t
+fs_now_ns(const struct fs_ctx *x)
+{
+	return x->ns0 + (uint64_t)((double)(rte_rdtsc() - x->tsc0) * 1e9 / (double)x->hz);
+}
+
+/* venue modes: a data message drawn like fs_tick's (symbol, then 64 random bits) */
+static size_t
+fs_venue_tick(struct fs_ctx *x, struct fs_client *k, char *out, uint32_t size, uint32_t *sym)
+{
+	struct fs_venue_in in = { .size = size, .gap_every = x->c.gap_every };
+	uint64_t gaps = 0;
+	size_t n;
+
+	in.sym = (uint32_t)(fs_rand(x) % x->c.symbols);
+	in.r = fs_rand(x);
+	in.ts_ns = fs_now_ns(x);
+	n = fs_venue_data(x->c.venue, k->seq + (size_t)in.sym * FS_VENUE_WORDS, &in, out, &gaps);
+	if (gaps != 0)
+		lcp_count(x->st, FS_C_GAPS_INJECTED, gaps);
+	*sym = in.sym;
+	return n;
+}
+
+/* venue modes: one of the venue's non-data messages to the client, whole */
+static void
+fs_venue_ctl(struct fs_ctx *x, struct fs_client *k, const char *p, size_t n)
+{
+	if (n == 0)
+		return;
+	if (unlikely(x->c.hash_payloads))
+		fs_hash(x, k, p, n);
+	fs_frame(x, k, STK_WS_OP_TEXT, true, p, n);
+	if (k->cur != NULL) {
+		fs_tx(x, k->cur);
+		k->cur = NULL;
+	}
+	lcp_count(x->st, FS_C_VENUE_CTL_MSGS, 1);
+}
+
 /* stream to one client; returns messages sent */
 static unsigned
 fs_stream(struct fs_ctx *x, struct fs_client *k, uint64_t now)
@@ -397,6 +461,7 @@ fs_stream(struct fs_ctx *x, struct fs_client *k, uint64_t now)
 		k->next_ping = now + x->ping_tsc;
 	}
 	while (n < x->c.batch) {
+		uint32_t sym = 0;
 		size_t len;
 
 		if (x->c.count && k->sent >= x->c.count) {
@@ -419,7 +484,10 @@ fs_stream(struct fs_ctx *x, struct fs_client *k, uint64_t now)
 			lcp_count(x->st, FS_C_SEND_POOL_EMPTY, 1);
 			break;
 		}
-		len = fs_tick(x, k, buf, fs_size(x));
+		if (likely(x->c.venue == FS_VENUE_LCPIPE))
+			len = fs_tick(x, k, buf, fs_size(x));
+		else
+			len = fs_venue_tick(x, k, buf, fs_size(x), &sym);
 		if (unlikely(x->c.hash_payloads))
 			fs_hash(x, k, buf, len);
 		if (x->c.fragment_every && (k->sent + 1) % x->c.fragment_every == 0) {
@@ -441,6 +509,11 @@ fs_stream(struct fs_ctx *x, struct fs_client *k, uint64_t now)
 		k->sent++;
 		bytes += len;
 		n++;
+		if (x->c.venue != FS_VENUE_LCPIPE && x->c.heartbeat_every != 0 &&
+		    k->sent % x->c.heartbeat_every == 0)
+			fs_venue_ctl(x, k, buf,
+				     fs_venue_heartbeat(x->c.venue, sym, k->seq + (size_t)sym * FS_VENUE_WORDS,
+							fs_now_ns(x), buf, sizeof(buf)));
 	}
 	if (k->cur != NULL) {
 		fs_tx(x, k->cur);
@@ -495,6 +568,12 @@ fs_client_frames(struct fs_ctx *x, struct fs_client *k, uint8_t *p, uint8_t *end
 		if (ev == STK_WS_DATA) {
 			if (o.last)
 				lcp_count(x->st, FS_C_CLIENT_MSGS, 1);
+			if (x->c.venue != FS_VENUE_LCPIPE && o.first && o.last) { /* whole in this chunk */
+				char r[1024];
+
+				fs_venue_ctl(x, k, r, fs_venue_reply(x->c.venue, o.data, o.len, fs_now_ns(x), r,
+								     sizeof(r)));
+			}
 			continue;
 		}
 		if (ev == STK_WS_CONTROL) {
@@ -549,7 +628,7 @@ fs_process(struct lcp_stage *st, void *ctx, unsigned port, void **objs, unsigned
 				fs_cmd(x, meta->conn, LCP_STREAM_CMD_ABORT);
 				break;
 			}
-			memset(f->seq, 0, x->c.symbols * sizeof(f->seq[0]));
+			memset(f->seq, 0, (size_t)x->c.symbols * x->seq_words * sizeof(f->seq[0]));
 			f->hs = rte_zmalloc("fs_hs", sizeof(*f->hs), 0);
 			if (f->hs == NULL) {
 				fs_cmd(x, meta->conn, LCP_STREAM_CMD_ABORT);
@@ -597,6 +676,11 @@ fs_process(struct lcp_stage *st, void *ctx, unsigned port, void **objs, unsigned
 				k->next_send = rte_rdtsc();
 				k->next_ping = k->next_send + x->ping_tsc;
 				lcp_count(st, FS_C_HANDSHAKES, 1);
+				if (x->c.venue != FS_VENUE_LCPIPE) {
+					char h[1024];
+
+					fs_venue_ctl(x, k, h, fs_venue_hello(x->c.venue, fs_now_ns(x), h, sizeof(h)));
+				}
 				p += used;
 			}
 			if (p < end)
@@ -725,8 +809,10 @@ fs_init(struct lcp_stage *st, const void *conf, void **ctx)
 	x->cl = rte_zmalloc_socket("feedsim_cl", c->max_clients * sizeof(*x->cl), 0, lcp_stage_socket(st));
 	if (x->cl == NULL)
 		goto nomem;
+	x->seq_words = c->venue == FS_VENUE_LCPIPE ? 1 : FS_VENUE_WORDS;
 	for (unsigned i = 0; i < c->max_clients; i++) {
-		x->cl[i].seq = rte_zmalloc_socket("feedsim_seq", c->symbols * sizeof(uint64_t), 0, lcp_stage_socket(st));
+		x->cl[i].seq = rte_zmalloc_socket("feedsim_seq", (size_t)c->symbols * x->seq_words * sizeof(uint64_t),
+						  0, lcp_stage_socket(st));
 		if (x->cl[i].seq == NULL)
 			goto nomem;
 	}
