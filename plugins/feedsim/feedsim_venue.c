@@ -446,7 +446,7 @@ fs_venue_data(int v, uint64_t *st, const struct fs_venue_in *in, char *out, uint
 
 /* ---- non-data messages ---- */
 
-#define FV_CTL_MIN 512 /* room the non-data messages need */
+#define FV_CTL_MIN FS_VENUE_CTL_MAX /* room the non-data messages need */
 
 size_t
 fs_venue_hello(int v, uint64_t ts_ns, char *out, size_t cap)

@@ -26,6 +26,7 @@ extern const char *const fs_venue_names[];
 
 #define FS_VENUE_WORDS 3   /* uint64_t of state per (client, symbol) */
 #define FS_VENUE_MAX 1024  /* bytes of a data message beyond its size target, at most */
+#define FS_VENUE_CTL_MAX 1024 /* bytes of a non-data message, at most */
 
 /* what one data message is made of */
 struct fs_venue_in {
@@ -43,7 +44,7 @@ struct fs_venue_in {
 size_t fs_venue_data(int v, uint64_t *st, const struct fs_venue_in *in, char *out, uint64_t *gaps);
 
 /* The message the venue sends right after the handshake (Kraken's status), into
- * out (cap bytes); 0: none. */
+ * out (cap bytes, at least FS_VENUE_CTL_MAX: less gives 0); 0: none. */
 size_t fs_venue_hello(int v, uint64_t ts_ns, char *out, size_t cap);
 
 /* The answer to a text message from the client (a subscription answer, a pong);

@@ -1,13 +1,12 @@
 #!/bin/bash
 # The exchange profiles (conf/exchanges/*.json, conf/exchanges/README.md).
-#   (a) every profile passes `lcpipe check`, and the schema; each names a venue
-#       that feedsim can simulate and each such venue has a profile. The profiles
-#       connect to wss:// URLs with DNS names: until the ws stage takes those,
-#       this part FAILS (on purpose, loudly: it is what says the profiles are not
-#       usable yet), while (b) still runs and reports.
+#   (a) every profile passes `lcpipe check` (wss:// URLs with DNS names) and the
+#       schema; each names a venue that feedsim can simulate and each such venue
+#       has a profile.
 #   (b) per venue, the profile's own metrics options (read out of its file) and
-#       subscription, on the one-process pipeline of conf/demo.json: feedsim with
-#       venue=X -> tcp -> ring pair -> tcp -> ws -> metrics. A clean feed: every
+#       subscription, on the one-process pipeline of conf/demo.json (the clean
+#       run, ws://) and conf/demo-wss.json (the gap run, wss:// with conf/tls/):
+#       feedsim with venue=X -> tcp -> ring pair -> tcp -> ws -> metrics. A clean feed: every
 #       data message arrives and is a tick (ticks == feedsim's msgs), every
 #       non-data message (subscription answers, status, heartbeats) is unselected
 #       (== feedsim's venue_ctl_msgs, whose number is also computed here), no gap,
@@ -42,9 +41,6 @@ for v in $VENUES; do
 	else
 		fail "lcpipe check conf/exchanges/$v.json refuses the profile:"
 		sed 's/^/    /' "$T/check-$v.out"
-		if grep -q 'wss:// is not supported\|expected ws://A.B.C.D' "$T/check-$v.out"; then
-			say "    (the ws stage does not take wss:// URLs with DNS names yet: this fails until it does)"
-		fi
 	fi
 done
 if "$PYTHON3" -c 'import jsonschema' 2>/dev/null; then
@@ -69,14 +65,22 @@ else
 	say "schema check not run: $PYTHON3 cannot import jsonschema (Debian: python3-jsonschema)"
 fi
 
-# mkvenue VENUE GAP_EVERY OUT: conf/demo.json with feedsim in venue mode and the
-# profile's subscription and metrics options; prints the number of subscribe lines
+# mkvenue VENUE GAP_EVERY OUT: conf/demo.json (conf/demo-wss.json when GAP_EVERY
+# is not 0) with feedsim in venue mode and the profile's subscription and metrics
+# options; prints the number of subscribe lines
 mkvenue() {
-	"$PYTHON3" - "$top_srcdir/conf/demo.json" "$EXCH/$1.json" "$1" "$2" "$3" "$N" "$SYMS" <<'PY'
-import json, sys
+	local base=$top_srcdir/conf/demo.json
+	[ "$2" = 0 ] || base=$top_srcdir/conf/demo-wss.json
+	"$PYTHON3" - "$base" "$EXCH/$1.json" "$1" "$2" "$3" "$N" "$SYMS" <<'PY'
+import json, os, sys
 demo, prof, venue, gap, out, n, syms = sys.argv[1:8]
 c = json.load(open(demo))
 p = json.load(open(prof))
+here = os.path.dirname(os.path.abspath(demo))
+for s in c["stages"]:
+    for k in ("tls_cert", "tls_key", "ca_file"):
+        if k in s.get("options", {}):
+            s["options"][k] = os.path.join(here, s["options"][k])
 pm = [s for s in p["stages"] if s["plugin"] == "metrics"]
 pw = [s for s in p["stages"] if s["plugin"] == "ws"]
 if len(pm) != 1 or len(pw) != 1:
@@ -101,7 +105,8 @@ for v in $VENUES; do
 	case $v in coinbase | kraken | deribit) hbs=$((N / HB)) ;; *) hbs=0 ;; esac
 	for g in 0 $GAP; do
 		tag=$v-$g
-		step "(b) $v, gap_every $g: the profile's metrics options on feedsim's $v feed"
+		case $g in 0) scheme=ws ;; *) scheme=wss ;; esac
+		step "(b) $v, gap_every $g, $scheme: the profile's metrics options on feedsim's $v feed"
 		lines=$(mkvenue "$v" "$g" "$T/$tag.json") || { fail "$tag: cannot write the config"; continue; }
 		new_prefix
 		# shellcheck disable=SC2046
@@ -127,6 +132,7 @@ for v in $VENUES; do
 		if [ "$g" = 0 ]; then
 			checks+=('ctr("exchange", "gaps_injected") == ctr("stats", "seq_gaps") == ctr("stats", "gap_events") == 0')
 		else
+			checks+=('ctr("feed", "tls_handshakes") == ctr("exchange", "tls_handshakes") == 1')
 			checks+=('ctr("stats", "seq_gaps") == ctr("stats", "gap_events") == ctr("exchange", "gaps_injected") > 0'
 				'(N - SYMS) / G - SYMS < ctr("stats", "seq_gaps") <= (N - SYMS) / G')
 		fi
