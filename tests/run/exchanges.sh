@@ -5,7 +5,8 @@
 #       has a profile.
 #   (b) per venue, the profile's own metrics options (read out of its file) and
 #       subscription, on the one-process pipeline of conf/demo.json (the clean
-#       run, ws://) and conf/demo-wss.json (the gap run, wss:// with conf/tls/):
+#       run, ws://) and conf/demo-wss.json (the gap run, wss:// with conf/tls/,
+#       and permessage-deflate: metrics reads the inflated messages):
 #       feedsim with venue=X -> tcp -> ring pair -> tcp -> ws -> metrics. A clean feed: every
 #       data message arrives and is a tick (ticks == feedsim's msgs), every
 #       non-data message (subscription answers, status, heartbeats) is unselected
@@ -88,15 +89,56 @@ if len(pm) != 1 or len(pw) != 1:
 for s in c["stages"]:
     if s["plugin"] == "feedsim":
         s["options"].update({"venue": venue, "gap_every": int(gap), "count": int(n),
+                             "deflate": gap != "0",
                              "sizes": "200:50,2000:40,6000:10",
                              "close_when_done": False, "symbols": int(syms)})
     elif s["plugin"] == "ws":
         s["options"]["subscribe"] = pw[0]["options"].get("subscribe", "")
     elif s["plugin"] == "metrics":
         s["options"] = dict(pm[0]["options"], log_buckets=False)
+c["engine"]["drain_timeout"] = 10.0
 json.dump(c, open(out, "w"), indent=1)
 print(len([l for l in pw[0]["options"].get("subscribe", "").split("\n") if l]))
 PY
+}
+
+# run_until TAG CONF WANT: lcpipe in the background until stage "stats" has seen
+# WANT messages (asked over DPDK telemetry every 50 ms), then SIGTERM: the run
+# ends when the feed is through, however slow the machine, and drains; sets RC
+run_until() {
+	local tag=$1 conf=$2 want=$3
+	# shellcheck disable=SC2046
+	lcstart "$tag" "$conf" --duration 600 --no-live -- $(eal_base) -l 0,1
+	if ! "$PYTHON3" - "$RTD/dpdk/$PFX/dpdk_telemetry.v2" "$want" "$PID" >"$T/$tag.poll" 2>&1 <<'PY'; then
+import json, os, socket, sys, time
+path, want, pid = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+seen, t0 = None, time.monotonic()
+while time.monotonic() - t0 < 25:
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        sys.exit("lcpipe ended before stats saw %d messages" % want)
+    try:
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        s.connect(path)
+        info = json.loads(s.recv(65536).decode())
+        s.send(b"/lcpipe/stage,stats")
+        seen = json.loads(s.recv(info.get("max_output_len", 65536)).decode())["/lcpipe/stage"]["msgs"]
+        s.close()
+        if seen >= want:
+            print("stats saw %d messages after %.2f s" % (seen, time.monotonic() - t0))
+            sys.exit(0)
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    time.sleep(0.05)
+sys.exit("stats saw %s of %d messages in 25 s" % (seen, want))
+PY
+		fail "$tag: $(tail -n 1 "$T/$tag.poll")"
+	else
+		say "$(cat "$T/$tag.poll")"
+	fi
+	kill -TERM "$PID" 2>/dev/null
+	lcwait
 }
 
 for v in $VENUES; do
@@ -109,8 +151,7 @@ for v in $VENUES; do
 		step "(b) $v, gap_every $g, $scheme: the profile's metrics options on feedsim's $v feed"
 		lines=$(mkvenue "$v" "$g" "$T/$tag.json") || { fail "$tag: cannot write the config"; continue; }
 		new_prefix
-		# shellcheck disable=SC2046
-		lcrun "$tag" "$T/$tag.json" --duration 3 --no-live -- $(eal_base) -l 0,1
+		run_until "$tag" "$T/$tag.json" $((N + lines + hello + hbs))
 		expect_rc 0 "$tag"
 		checks=(
 			'r["drained"] == True'
@@ -132,7 +173,8 @@ for v in $VENUES; do
 		if [ "$g" = 0 ]; then
 			checks+=('ctr("exchange", "gaps_injected") == ctr("stats", "seq_gaps") == ctr("stats", "gap_events") == 0')
 		else
-			checks+=('ctr("feed", "tls_handshakes") == ctr("exchange", "tls_handshakes") == 1')
+			checks+=('ctr("feed", "tls_handshakes") == ctr("exchange", "tls_handshakes") == 1'
+				'ctr("feed", "deflate_opens") == 1' 'ctr("feed", "msgs_inflated") >= ctr("exchange", "msgs_deflated") > N / 2')
 			checks+=('ctr("stats", "seq_gaps") == ctr("stats", "gap_events") == ctr("exchange", "gaps_injected") > 0'
 				'(N - SYMS) / G - SYMS < ctr("stats", "seq_gaps") <= (N - SYMS) / G')
 		fi
