@@ -33,9 +33,10 @@
 #include "feedsim_venue.h"
 
 const char *const fs_venue_names[] = {
-	[FS_VENUE_LCPIPE] = "lcpipe", [FS_VENUE_BINANCE] = "binance", [FS_VENUE_COINBASE] = "coinbase",
-	[FS_VENUE_KRAKEN] = "kraken", [FS_VENUE_OKX] = "okx",	      [FS_VENUE_BYBIT] = "bybit",
-	[FS_VENUE_DERIBIT] = "deribit", NULL,
+	[FS_VENUE_LCPIPE] = "lcpipe",	  [FS_VENUE_BINANCE] = "binance",
+	[FS_VENUE_COINBASE] = "coinbase", [FS_VENUE_KRAKEN] = "kraken",
+	[FS_VENUE_OKX] = "okx",		  [FS_VENUE_BYBIT] = "bybit",
+	[FS_VENUE_DERIBIT] = "deribit",	  NULL,
 };
 
 /* ---- appending (the callers size the buffers) ---- */
@@ -155,8 +156,8 @@ enum { FV_LVL_PQ, FV_LVL_OKX, FV_LVL_DERIBIT };
 /* price levels from cents going away from the touch (dir -1 bids, +1 asks):
  * one, then more while the message stays below limit bytes */
 static void
-fv_levels(struct fv *b, const char *out, size_t limit, uint32_t cents, int dir, uint32_t qty, int style,
-	  bool first_change)
+fv_levels(struct fv *b, const char *out, size_t limit, uint32_t cents, int dir, uint32_t qty,
+	  int style, bool first_change)
 {
 	for (unsigned i = 0;; i++) {
 		uint32_t c = (uint32_t)((int)cents + dir * (int)i);
@@ -218,7 +219,7 @@ fv_start(const struct fs_venue_in *in)
 static size_t
 fv_binance(uint64_t *st, const struct fs_venue_in *in, char *out, uint64_t *gaps)
 {
-	struct fv b = { out };
+	struct fv b = {out};
 	uint32_t cents = 10000 + (uint32_t)(in->r % 1000);
 	uint64_t first, last;
 	bool gap = fv_next(st, in, gaps);
@@ -238,7 +239,8 @@ fv_binance(uint64_t *st, const struct fs_venue_in *in, char *out, uint64_t *gaps
 	fv_s(&b, ",\"u\":");
 	fv_u(&b, last);
 	fv_s(&b, ",\"b\":[");
-	fv_levels(&b, out, in->size, cents, -1, 100 * (1 + (uint32_t)(in->r >> 32) % 50), FV_LVL_PQ, false);
+	fv_levels(&b, out, in->size, cents, -1, 100 * (1 + (uint32_t)(in->r >> 32) % 50), FV_LVL_PQ,
+		  false);
 	fv_s(&b, "],\"a\":[");
 	fv_levels(&b, out, 0, cents + 1, 1, 100, FV_LVL_PQ, false);
 	fv_s(&b, "]}}");
@@ -248,7 +250,7 @@ fv_binance(uint64_t *st, const struct fs_venue_in *in, char *out, uint64_t *gaps
 static size_t
 fv_coinbase(uint64_t *st, const struct fs_venue_in *in, char *out, uint64_t *gaps)
 {
-	struct fv b = { out };
+	struct fv b = {out};
 	uint32_t cents = 10000 + (uint32_t)(in->r % 1000);
 	bool gap = fv_next(st, in, gaps), first = st[0] == 1;
 
@@ -258,13 +260,15 @@ fv_coinbase(uint64_t *st, const struct fs_venue_in *in, char *out, uint64_t *gap
 	}
 	st[1] += 1 + gap;
 	st[2] += 1 + ((in->r >> 40) & 7);
-	fv_s(&b, first ? "{\"type\":\"last_match\",\"trade_id\":" : "{\"type\":\"match\",\"trade_id\":");
+	fv_s(&b, first ? "{\"type\":\"last_match\",\"trade_id\":"
+		       : "{\"type\":\"match\",\"trade_id\":");
 	fv_u(&b, st[1]);
 	fv_s(&b, ",\"maker_order_id\":\"");
 	fv_uuid(&b, in->r, st[2]);
 	fv_s(&b, "\",\"taker_order_id\":\"");
 	fv_uuid(&b, in->r * 0x9e3779b97f4a7c15ull, st[1]);
-	fv_s(&b, (in->r >> 20) & 1 ? "\",\"side\":\"sell\",\"size\":\"" : "\",\"side\":\"buy\",\"size\":\"");
+	fv_s(&b, (in->r >> 20) & 1 ? "\",\"side\":\"sell\",\"size\":\""
+				   : "\",\"side\":\"buy\",\"size\":\"");
 	fv_price(&b, 1 + (uint32_t)(in->r >> 32) % 5000);
 	fv_s(&b, "\",\"price\":\"");
 	fv_price(&b, cents);
@@ -281,7 +285,7 @@ fv_coinbase(uint64_t *st, const struct fs_venue_in *in, char *out, uint64_t *gap
 static size_t
 fv_kraken(uint64_t *st, const struct fs_venue_in *in, char *out, uint64_t *gaps)
 {
-	struct fv b = { out };
+	struct fv b = {out};
 	uint32_t cents = 10000 + (uint32_t)(in->r % 1000);
 	unsigned n = 1 + (unsigned)((in->r >> 40) % 3);
 	bool gap = fv_next(st, in, gaps);
@@ -293,7 +297,8 @@ fv_kraken(uint64_t *st, const struct fs_venue_in *in, char *out, uint64_t *gaps)
 	for (unsigned i = 0; i < n; i++) {
 		fv_s(&b, i ? ",{\"symbol\":\"" : "{\"symbol\":\"");
 		fv_sym(&b, FS_VENUE_KRAKEN, in->sym);
-		fv_s(&b, (in->r >> (20 + i)) & 1 ? "\",\"side\":\"sell\",\"price\":" : "\",\"side\":\"buy\",\"price\":");
+		fv_s(&b, (in->r >> (20 + i)) & 1 ? "\",\"side\":\"sell\",\"price\":"
+						 : "\",\"side\":\"buy\",\"price\":");
 		fv_price(&b, cents + i);
 		fv_s(&b, ",\"qty\":");
 		fv_price(&b, 1 + (uint32_t)(in->r >> 32) % 5000 + i);
@@ -310,7 +315,7 @@ fv_kraken(uint64_t *st, const struct fs_venue_in *in, char *out, uint64_t *gaps)
 static size_t
 fv_okx(uint64_t *st, const struct fs_venue_in *in, char *out, uint64_t *gaps)
 {
-	struct fv b = { out };
+	struct fv b = {out};
 	uint32_t cents = 10000 + (uint32_t)(in->r % 1000);
 	bool gap = fv_next(st, in, gaps), first = st[0] == 1;
 	bool idle = !first && ((in->r >> 48) & 31) == 0; /* no change: seqId == prevSeqId */
@@ -331,8 +336,8 @@ fv_okx(uint64_t *st, const struct fs_venue_in *in, char *out, uint64_t *gaps)
 	fv_s(&b, first ? "\"},\"action\":\"snapshot\",\"data\":[{\"asks\":["
 		       : "\"},\"action\":\"update\",\"data\":[{\"asks\":[");
 	if (!idle) {
-		fv_levels(&b, out, in->size, cents + 1, 1, 100 * (1 + (uint32_t)(in->r >> 32) % 50), FV_LVL_OKX,
-			  false);
+		fv_levels(&b, out, in->size, cents + 1, 1, 100 * (1 + (uint32_t)(in->r >> 32) % 50),
+			  FV_LVL_OKX, false);
 		fv_s(&b, "],\"bids\":[");
 		fv_levels(&b, out, 0, cents, -1, 100, FV_LVL_OKX, false);
 	} else {
@@ -356,7 +361,7 @@ fv_okx(uint64_t *st, const struct fs_venue_in *in, char *out, uint64_t *gaps)
 static size_t
 fv_bybit(uint64_t *st, const struct fs_venue_in *in, char *out, uint64_t *gaps)
 {
-	struct fv b = { out };
+	struct fv b = {out};
 	uint32_t cents = 10000 + (uint32_t)(in->r % 1000);
 	uint64_t ms = in->ts_ns / 1000000;
 	bool gap = fv_next(st, in, gaps), first = st[0] == 1;
@@ -373,7 +378,8 @@ fv_bybit(uint64_t *st, const struct fs_venue_in *in, char *out, uint64_t *gaps)
 	fv_s(&b, ",\"data\":{\"s\":\"");
 	fv_sym(&b, FS_VENUE_BYBIT, in->sym);
 	fv_s(&b, "\",\"b\":[");
-	fv_levels(&b, out, in->size, cents, -1, 100 * (1 + (uint32_t)(in->r >> 32) % 50), FV_LVL_PQ, false);
+	fv_levels(&b, out, in->size, cents, -1, 100 * (1 + (uint32_t)(in->r >> 32) % 50), FV_LVL_PQ,
+		  false);
 	fv_s(&b, "],\"a\":[");
 	fv_levels(&b, out, 0, cents + 1, 1, 100, FV_LVL_PQ, false);
 	fv_s(&b, "],\"u\":");
@@ -389,7 +395,7 @@ fv_bybit(uint64_t *st, const struct fs_venue_in *in, char *out, uint64_t *gaps)
 static size_t
 fv_deribit(uint64_t *st, const struct fs_venue_in *in, char *out, uint64_t *gaps)
 {
-	struct fv b = { out };
+	struct fv b = {out};
 	uint32_t cents = 10000 + (uint32_t)(in->r % 1000);
 	bool gap = fv_next(st, in, gaps), first = st[0] == 1;
 	uint64_t prev = st[1], id;
@@ -402,7 +408,8 @@ fv_deribit(uint64_t *st, const struct fs_venue_in *in, char *out, uint64_t *gaps
 		id = prev + 1 + ((in->r >> 40) & 3);
 	}
 	st[1] = id;
-	fv_s(&b, "{\"jsonrpc\":\"2.0\",\"method\":\"subscription\",\"params\":{\"channel\":\"book.");
+	fv_s(&b,
+	     "{\"jsonrpc\":\"2.0\",\"method\":\"subscription\",\"params\":{\"channel\":\"book.");
 	fv_sym(&b, FS_VENUE_DERIBIT, in->sym);
 	fv_s(&b, first ? ".100ms\",\"data\":{\"type\":\"snapshot\",\"timestamp\":"
 		       : ".100ms\",\"data\":{\"type\":\"change\",\"timestamp\":");
@@ -416,7 +423,8 @@ fv_deribit(uint64_t *st, const struct fs_venue_in *in, char *out, uint64_t *gaps
 	fv_s(&b, "\",\"change_id\":");
 	fv_u(&b, id);
 	fv_s(&b, ",\"bids\":[");
-	fv_levels(&b, out, in->size, cents, -1, 10 * (1 + (uint32_t)(in->r >> 32) % 50), FV_LVL_DERIBIT, first);
+	fv_levels(&b, out, in->size, cents, -1, 10 * (1 + (uint32_t)(in->r >> 32) % 50),
+		  FV_LVL_DERIBIT, first);
 	fv_s(&b, "],\"asks\":[");
 	fv_levels(&b, out, 0, cents + 1, 1, 20, FV_LVL_DERIBIT, first);
 	fv_s(&b, "]}}}");
@@ -451,11 +459,12 @@ fs_venue_data(int v, uint64_t *st, const struct fs_venue_in *in, char *out, uint
 size_t
 fs_venue_hello(int v, uint64_t ts_ns, char *out, size_t cap)
 {
-	struct fv b = { out };
+	struct fv b = {out};
 
 	if (cap < FV_CTL_MIN || v != FS_VENUE_KRAKEN)
 		return 0;
-	fv_s(&b, "{\"channel\":\"status\",\"type\":\"update\",\"data\":[{\"version\":\"2.0.0\",\"system\":\"online\",\"api_version\":\"v2\",\"connection_id\":");
+	fv_s(&b, "{\"channel\":\"status\",\"type\":\"update\",\"data\":[{\"version\":\"2.0.0\","
+		 "\"system\":\"online\",\"api_version\":\"v2\",\"connection_id\":");
 	fv_u(&b, 1000000000000000000ull + ts_ns % 1000000000000000000ull);
 	fv_s(&b, "}]}");
 	return (size_t)(b.p - out);
@@ -487,7 +496,7 @@ fv_has(const uint8_t *msg, size_t len, const char *s)
 size_t
 fs_venue_reply(int v, const uint8_t *msg, size_t len, uint64_t ts_ns, char *out, size_t cap)
 {
-	struct fv b = { out };
+	struct fv b = {out};
 	uint64_t id = fv_find_uint(msg, len, "\"id\"");
 
 	if (cap < FV_CTL_MIN)
@@ -499,7 +508,8 @@ fs_venue_reply(int v, const uint8_t *msg, size_t len, uint64_t ts_ns, char *out,
 		fv_s(&b, "}");
 		break;
 	case FS_VENUE_COINBASE:
-		fv_s(&b, "{\"type\":\"subscriptions\",\"channels\":[{\"name\":\"matches\",\"product_ids\":[\"");
+		fv_s(&b, "{\"type\":\"subscriptions\",\"channels\":[{\"name\":\"matches\","
+			 "\"product_ids\":[\"");
 		fv_sym(&b, FS_VENUE_COINBASE, 0);
 		fv_s(&b, "\"]},{\"name\":\"heartbeat\",\"product_ids\":[\"");
 		fv_sym(&b, FS_VENUE_COINBASE, 0);
@@ -509,7 +519,8 @@ fs_venue_reply(int v, const uint8_t *msg, size_t len, uint64_t ts_ns, char *out,
 		if (fv_has(msg, len, "\"ping\"")) {
 			fv_s(&b, "{\"method\":\"pong\",\"time_in\":\"");
 		} else {
-			fv_s(&b, "{\"method\":\"subscribe\",\"result\":{\"channel\":\"trade\",\"snapshot\":false,\"symbol\":\"");
+			fv_s(&b, "{\"method\":\"subscribe\",\"result\":{\"channel\":\"trade\","
+				 "\"snapshot\":false,\"symbol\":\"");
 			fv_sym(&b, FS_VENUE_KRAKEN, 0);
 			fv_s(&b, "\"},\"success\":true,\"time_in\":\"");
 		}
@@ -528,9 +539,12 @@ fs_venue_reply(int v, const uint8_t *msg, size_t len, uint64_t ts_ns, char *out,
 		fv_s(&b, "\"},\"connId\":\"a4d3ae55\"}");
 		break;
 	case FS_VENUE_BYBIT:
-		fv_s(&b, fv_has(msg, len, "\"ping\"")
-				 ? "{\"success\":true,\"ret_msg\":\"pong\",\"conn_id\":\"cejreaspqfh3sjdnldmg-p\",\"req_id\":\"\",\"op\":\"ping\"}"
-				 : "{\"success\":true,\"ret_msg\":\"\",\"conn_id\":\"cejreaspqfh3sjdnldmg-p\",\"req_id\":\"\",\"op\":\"subscribe\"}");
+		fv_s(&b,
+		     fv_has(msg, len, "\"ping\"")
+			     ? "{\"success\":true,\"ret_msg\":\"pong\",\"conn_id\":"
+			       "\"cejreaspqfh3sjdnldmg-p\",\"req_id\":\"\",\"op\":\"ping\"}"
+			     : "{\"success\":true,\"ret_msg\":\"\",\"conn_id\":"
+			       "\"cejreaspqfh3sjdnldmg-p\",\"req_id\":\"\",\"op\":\"subscribe\"}");
 		break;
 	case FS_VENUE_DERIBIT:
 		fv_s(&b, "{\"jsonrpc\":\"2.0\",\"id\":");
@@ -552,7 +566,7 @@ fs_venue_reply(int v, const uint8_t *msg, size_t len, uint64_t ts_ns, char *out,
 size_t
 fs_venue_heartbeat(int v, uint32_t sym, const uint64_t *st, uint64_t ts_ns, char *out, size_t cap)
 {
-	struct fv b = { out };
+	struct fv b = {out};
 
 	if (cap < FV_CTL_MIN)
 		return 0;
@@ -572,7 +586,8 @@ fs_venue_heartbeat(int v, uint32_t sym, const uint64_t *st, uint64_t ts_ns, char
 		fv_s(&b, "{\"channel\":\"heartbeat\"}");
 		break;
 	case FS_VENUE_DERIBIT:
-		fv_s(&b, "{\"jsonrpc\":\"2.0\",\"method\":\"heartbeat\",\"params\":{\"type\":\"heartbeat\"}}");
+		fv_s(&b, "{\"jsonrpc\":\"2.0\",\"method\":\"heartbeat\",\"params\":{\"type\":"
+			 "\"heartbeat\"}}");
 		break;
 	default:
 		return 0;

@@ -24,16 +24,16 @@ enum fs_venue {
 /* the option's choices, in enum order, NULL-terminated */
 extern const char *const fs_venue_names[];
 
-#define FS_VENUE_WORDS 3   /* uint64_t of state per (client, symbol) */
-#define FS_VENUE_MAX 1024  /* bytes of a data message beyond its size target, at most */
+#define FS_VENUE_WORDS 3      /* uint64_t of state per (client, symbol) */
+#define FS_VENUE_MAX 1024     /* bytes of a data message beyond its size target, at most */
 #define FS_VENUE_CTL_MAX 1024 /* bytes of a non-data message, at most */
 
 /* what one data message is made of */
 struct fs_venue_in {
-	uint32_t sym;       /* symbol index */
-	uint64_t r;         /* 64 random bits */
-	uint64_t ts_ns;     /* exchange time, ns since the epoch */
-	uint32_t size;      /* size target (book venues add price levels up to it) */
+	uint32_t sym;	    /* symbol index */
+	uint64_t r;	    /* 64 random bits */
+	uint64_t ts_ns;	    /* exchange time, ns since the epoch */
+	uint32_t size;	    /* size target (book venues add price levels up to it) */
 	uint32_t gap_every; /* skip an update id before message N+1, 2N+1, ... (0: never) */
 };
 

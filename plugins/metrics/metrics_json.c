@@ -61,7 +61,7 @@ metrics_json_compile(struct metrics_json_paths *ps, const char *const *paths, un
 		snprintf(err, errlen, "more than %d paths", METRICS_JSON_MAX_PATHS);
 		return -EINVAL;
 	}
-	t[0] = (struct mj_tmp){ .parent = -1, .leaf = -1 };
+	t[0] = (struct mj_tmp){.parent = -1, .leaf = -1};
 	for (unsigned i = 0; i < n; i++) {
 		const char *p = paths[i];
 		size_t plen = strlen(p);
@@ -69,7 +69,8 @@ metrics_json_compile(struct metrics_json_paths *ps, const char *const *paths, un
 		unsigned depth = 0;
 
 		if (plen == 0 || plen > METRICS_JSON_NAME_MAX) {
-			snprintf(err, errlen, "path \"%s\": 1 to %d bytes", p, METRICS_JSON_NAME_MAX);
+			snprintf(err, errlen, "path \"%s\": 1 to %d bytes", p,
+				 METRICS_JSON_NAME_MAX);
 			return -EINVAL;
 		}
 		while (*p) {
@@ -82,24 +83,28 @@ metrics_json_compile(struct metrics_json_paths *ps, const char *const *paths, un
 				return -EINVAL;
 			}
 			if (++depth > METRICS_JSON_MAX_DEPTH) {
-				snprintf(err, errlen, "path \"%s\": more than %d components", paths[i],
-					 METRICS_JSON_MAX_DEPTH);
+				snprintf(err, errlen, "path \"%s\": more than %d components",
+					 paths[i], METRICS_JSON_MAX_DEPTH);
 				return -EINVAL;
 			}
 			if (t[cur].leaf >= 0) {
-				snprintf(err, errlen, "path \"%s\" goes inside another path's value", paths[i]);
+				snprintf(err, errlen,
+					 "path \"%s\" goes inside another path's value", paths[i]);
 				return -EINVAL;
 			}
 			for (unsigned k = 1; k < nt && c < 0; k++)
-				if (t[k].parent == cur && t[k].len == len && memcmp(t[k].name, p, len) == 0)
+				if (t[k].parent == cur && t[k].len == len &&
+				    memcmp(t[k].name, p, len) == 0)
 					c = (int)k;
 			if (c < 0) {
 				if (nt == METRICS_JSON_MAX_NODES) {
-					snprintf(err, errlen, "paths: more than %d components in all",
+					snprintf(err, errlen,
+						 "paths: more than %d components in all",
 						 METRICS_JSON_MAX_NODES - 1);
 					return -EINVAL;
 				}
-				t[nt] = (struct mj_tmp){ .parent = cur, .name = p, .len = len, .leaf = -1 };
+				t[nt] = (struct mj_tmp){
+					.parent = cur, .name = p, .len = len, .leaf = -1};
 				t[cur].n_children++;
 				c = (int)nt++;
 			}
@@ -344,7 +349,8 @@ mj_array(struct mj_walk *w, const struct metrics_json_node *nd, const uint8_t *p
 			}
 		}
 		if (last != NULL) {
-			mj_clear(w, last->below); /* the last element's values, not an earlier one's */
+			mj_clear(w,
+				 last->below); /* the last element's values, not an earlier one's */
 			after = mj_value(w, last, v);
 			if (after == NULL)
 				return NULL;
@@ -425,7 +431,7 @@ void
 metrics_json_walk(const struct metrics_json_paths *ps, const uint8_t *p, const uint8_t *end,
 		  struct metrics_json_span *out)
 {
-	struct mj_walk w = { .ps = ps, .end = end, .out = out };
+	struct mj_walk w = {.ps = ps, .end = end, .out = out};
 
 	for (unsigned s = 0; s < ps->n_slots; s++)
 		out[s].kind = METRICS_JSON_NONE;

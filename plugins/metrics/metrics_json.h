@@ -12,10 +12,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define METRICS_JSON_MAX_PATHS 8   /* paths per set */
-#define METRICS_JSON_MAX_DEPTH 8   /* components per path */
-#define METRICS_JSON_MAX_NODES 40  /* trie nodes, the root included */
-#define METRICS_JSON_NAME_MAX 31   /* bytes of a path */
+#define METRICS_JSON_MAX_PATHS 8  /* paths per set */
+#define METRICS_JSON_MAX_DEPTH 8  /* components per path */
+#define METRICS_JSON_MAX_NODES 40 /* trie nodes, the root included */
+#define METRICS_JSON_NAME_MAX 31  /* bytes of a path */
 
 enum metrics_json_kind {
 	METRICS_JSON_NONE = 0, /* the path is not in the message */
@@ -34,11 +34,11 @@ struct metrics_json_span {
 /* A trie node: one path component. Children are consecutive in node[]. */
 struct metrics_json_node {
 	uint8_t name_off, name_len; /* the component in names[] */
-	int32_t index;              /* an array index: >= 0, -1 the last element; INT32_MIN: none */
-	int8_t leaf;                /* capture slot, or -1 for an inner node */
-	uint8_t first, n;           /* children: node[first .. first + n - 1] */
-	uint8_t under_last;         /* this node or an ancestor is a "-1" component */
-	uint32_t below;             /* slots captured at or below this node (bit mask) */
+	int32_t index;		    /* an array index: >= 0, -1 the last element; INT32_MIN: none */
+	int8_t leaf;		    /* capture slot, or -1 for an inner node */
+	uint8_t first, n;	    /* children: node[first .. first + n - 1] */
+	uint8_t under_last;	    /* this node or an ancestor is a "-1" component */
+	uint32_t below;		    /* slots captured at or below this node (bit mask) */
 };
 
 struct metrics_json_paths {

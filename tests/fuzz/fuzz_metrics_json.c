@@ -10,31 +10,31 @@
  *
  * Invariants, for each slot the walk filled: the span lies inside the message;
  * a string span sits between two quotes; an object span starts with '{', an array
- * span with '[', and both end with a closing bracket of either kind; a literal is not empty and holds no
- * blank, quote, comma, colon, bracket or brace. The same message walked twice
- * gives the same spans (the walk keeps no state).
+ * span with '[', and both end with a closing bracket of either kind; a literal is not empty and
+ * holds no blank, quote, comma, colon, bracket or brace. The same message walked twice gives the
+ * same spans (the walk keeps no state).
  */
 #include "fuzz_common.h"
 
 #include "metrics_json.h"
 
 static const char *const fj_sets[][METRICS_JSON_MAX_PATHS + 1] = {
-	{ "data.s", "data.u", "data.U", "data.e", NULL },
-	{ "product_id", "trade_id", "type", NULL },
-	{ "data.0.symbol", "data.-1.trade_id", "data.0.trade_id", "channel", "type", NULL },
-	{ "arg.instId", "data.0.seqId", "data.0.prevSeqId", "action", NULL },
-	{ "data.s", "data.u", "topic", "type", NULL },
-	{ "params.data.instrument_name", "params.data.change_id", "params.data.prev_change_id",
-	  "params.channel", "params.data.type", NULL },
-	{ "0", "1.0", "1.-1.k", "2.a.b.c.d.e.f", "1.-1.j.-1", "x", "-1", NULL },
+	{"data.s", "data.u", "data.U", "data.e", NULL},
+	{"product_id", "trade_id", "type", NULL},
+	{"data.0.symbol", "data.-1.trade_id", "data.0.trade_id", "channel", "type", NULL},
+	{"arg.instId", "data.0.seqId", "data.0.prevSeqId", "action", NULL},
+	{"data.s", "data.u", "topic", "type", NULL},
+	{"params.data.instrument_name", "params.data.change_id", "params.data.prev_change_id",
+	 "params.channel", "params.data.type", NULL},
+	{"0", "1.0", "1.-1.k", "2.a.b.c.d.e.f", "1.-1.j.-1", "x", "-1", NULL},
 };
 #define FJ_NSETS (sizeof(fj_sets) / sizeof(fj_sets[0]))
 
 static int
 fj_delim(uint8_t c)
 {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '"' || c == ',' || c == ':' ||
-	       c == '[' || c == ']' || c == '{' || c == '}';
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '"' || c == ',' ||
+	       c == ':' || c == '[' || c == ']' || c == '{' || c == '}';
 }
 
 int
@@ -54,7 +54,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 			while (fj_sets[s][k] != NULL)
 				k++;
-			if (metrics_json_compile(&ps[s], fj_sets[s], k, slot, err, sizeof(err)) != 0) {
+			if (metrics_json_compile(&ps[s], fj_sets[s], k, slot, err, sizeof(err)) !=
+			    0) {
 				fprintf(stderr, "path set %u: %s\n", s, err);
 				__builtin_trap();
 			}
@@ -77,13 +78,16 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(o->p >= m && o->p + o->len <= m + n);
 		switch (o->kind) {
 		case METRICS_JSON_STRING:
-			FUZZ_CHECK(o->p > m && o->p[-1] == '"' && o->p + o->len < m + n && o->p[o->len] == '"');
+			FUZZ_CHECK(o->p > m && o->p[-1] == '"' && o->p + o->len < m + n &&
+				   o->p[o->len] == '"');
 			break;
 		case METRICS_JSON_OBJECT: /* brackets are counted, not matched: "{]" is a value */
-			FUZZ_CHECK(o->len >= 2 && o->p[0] == '{' && (o->p[o->len - 1] == '}' || o->p[o->len - 1] == ']'));
+			FUZZ_CHECK(o->len >= 2 && o->p[0] == '{' &&
+				   (o->p[o->len - 1] == '}' || o->p[o->len - 1] == ']'));
 			break;
 		case METRICS_JSON_ARRAY:
-			FUZZ_CHECK(o->len >= 2 && o->p[0] == '[' && (o->p[o->len - 1] == '}' || o->p[o->len - 1] == ']'));
+			FUZZ_CHECK(o->len >= 2 && o->p[0] == '[' &&
+				   (o->p[o->len - 1] == '}' || o->p[o->len - 1] == ']'));
 			break;
 		case METRICS_JSON_LITERAL:
 			FUZZ_CHECK(o->len >= 1);

@@ -33,7 +33,8 @@ compile_ok(unsigned n, ...)
 	for (unsigned i = 0; i < n; i++)
 		p[i] = va_arg(ap, const char *);
 	va_end(ap);
-	ck_assert_msg(metrics_json_compile(&ps, p, n, slot, err, sizeof(err)) == 0, "compile: %s", err);
+	ck_assert_msg(metrics_json_compile(&ps, p, n, slot, err, sizeof(err)) == 0, "compile: %s",
+		      err);
 }
 
 /* walk a copy of s in a buffer of exactly its length (ASan/valgrind see any over-read) */
@@ -61,8 +62,9 @@ is(unsigned i, int kind, const char *v)
 	const struct metrics_json_span *o = &out[slot[i]];
 
 	if (v == NULL) {
-		ck_assert_msg(o->kind == METRICS_JSON_NONE, "path %u: captured \"%.*s\", expected nothing", i,
-			      (int)o->len, (const char *)o->p);
+		ck_assert_msg(o->kind == METRICS_JSON_NONE,
+			      "path %u: captured \"%.*s\", expected nothing", i, (int)o->len,
+			      (const char *)o->p);
 		return;
 	}
 	ck_assert_msg(o->kind == kind, "path %u: kind %d, expected %d", i, o->kind, kind);
@@ -76,8 +78,10 @@ is(unsigned i, int kind, const char *v)
 START_TEST(binance_combined)
 {
 	compile_ok(4, "data.s", "data.u", "data.U", "data.e");
-	walk("{\"stream\":\"btcusdt@depth@100ms\",\"data\":{\"e\":\"depthUpdate\",\"E\":1700000000000,"
-	     "\"s\":\"BTCUSDT\",\"U\":157,\"u\":160,\"b\":[[\"0.0024\",\"10\"]],\"a\":[[\"0.0026\",\"100\"]]}}");
+	walk("{\"stream\":\"btcusdt@depth@100ms\",\"data\":{\"e\":\"depthUpdate\",\"E\":"
+	     "1700000000000,"
+	     "\"s\":\"BTCUSDT\",\"U\":157,\"u\":160,\"b\":[[\"0.0024\",\"10\"]],\"a\":[[\"0.0026\","
+	     "\"100\"]]}}");
 	is(0, S, "BTCUSDT");
 	is(1, L, "160");
 	is(2, L, "157");
@@ -92,15 +96,19 @@ END_TEST
 START_TEST(okx_first_element)
 {
 	compile_ok(4, "arg.instId", "data.0.seqId", "data.0.prevSeqId", "action");
-	walk("{\"arg\":{\"channel\":\"books\",\"instId\":\"BTC-USDT\"},\"action\":\"update\",\"data\":[{"
-	     "\"asks\":[[\"8476.98\",\"415\",\"0\",\"13\"],[\"8477\",\"7\",\"0\",\"2\"]],\"bids\":[],"
-	     "\"ts\":\"1597026383085\",\"checksum\":-855196043,\"prevSeqId\":123456,\"seqId\":123457}]}");
+	walk("{\"arg\":{\"channel\":\"books\",\"instId\":\"BTC-USDT\"},\"action\":\"update\","
+	     "\"data\":[{"
+	     "\"asks\":[[\"8476.98\",\"415\",\"0\",\"13\"],[\"8477\",\"7\",\"0\",\"2\"]],\"bids\":["
+	     "],"
+	     "\"ts\":\"1597026383085\",\"checksum\":-855196043,\"prevSeqId\":123456,\"seqId\":"
+	     "123457}]}");
 	is(0, S, "BTC-USDT");
 	is(1, L, "123457");
 	is(2, L, "123456");
 	is(3, S, "update");
 	/* the subscription ack: arg but no data */
-	walk("{\"event\":\"subscribe\",\"arg\":{\"channel\":\"books\",\"instId\":\"BTC-USDT\"},\"connId\":\"a4d3ae55\"}");
+	walk("{\"event\":\"subscribe\",\"arg\":{\"channel\":\"books\",\"instId\":\"BTC-USDT\"},"
+	     "\"connId\":\"a4d3ae55\"}");
 	is(0, S, "BTC-USDT");
 	is(1, S, NULL);
 	is(3, S, NULL);
@@ -114,8 +122,11 @@ START_TEST(kraken_last_element)
 {
 	compile_ok(4, "channel", "data.0.symbol", "data.0.trade_id", "data.-1.trade_id");
 	walk("{\"channel\":\"trade\",\"type\":\"update\",\"data\":["
-	     "{\"symbol\":\"BTC/USD\",\"side\":\"buy\",\"price\":64000.1,\"qty\":0.5,\"trade_id\":101,\"timestamp\":\"x\"},"
-	     "{\"symbol\":\"BTC/USD\",\"side\":\"sell\",\"price\":64000.2,\"qty\":[1,[2]],\"trade_id\":102},"
+	     "{\"symbol\":\"BTC/"
+	     "USD\",\"side\":\"buy\",\"price\":64000.1,\"qty\":0.5,\"trade_id\":101,\"timestamp\":"
+	     "\"x\"},"
+	     "{\"symbol\":\"BTC/"
+	     "USD\",\"side\":\"sell\",\"price\":64000.2,\"qty\":[1,[2]],\"trade_id\":102},"
 	     "{\"symbol\":\"BTC/USD\",\"note\":\"]}[{\\\"\",\"trade_id\":103}]}");
 	is(0, S, "trade");
 	is(1, S, "BTC/USD");
@@ -137,7 +148,8 @@ START_TEST(kraken_last_element)
 	is(0, S, "heartbeat");
 	is(1, S, "X"); /* "0" on an object is a key */
 	/* the ack has "channel" one level down: not the top-level channel */
-	walk("{\"method\":\"subscribe\",\"result\":{\"channel\":\"trade\",\"symbol\":\"BTC/USD\"},\"success\":true}");
+	walk("{\"method\":\"subscribe\",\"result\":{\"channel\":\"trade\",\"symbol\":\"BTC/"
+	     "USD\"},\"success\":true}");
 	is(0, S, NULL);
 }
 END_TEST
@@ -149,7 +161,8 @@ START_TEST(first_wins_escapes_blanks)
 	is(0, L, "1");
 	is(1, S, "x");
 	/* escaped quotes in keys and values, a key that looks like a wanted one inside a string */
-	walk(" {\r\n \"k\\\"a\" : \"\\\"a\\\":9\" ,\n\t\"a\" :\t\"v\\\\\" , \"b\" : { \"c\" : -3.5e2 } } ");
+	walk(" {\r\n \"k\\\"a\" : \"\\\"a\\\":9\" ,\n\t\"a\" :\t\"v\\\\\" , \"b\" : { \"c\" : "
+	     "-3.5e2 } } ");
 	is(0, S, "v\\\\");
 	is(1, L, "-3.5e2");
 	/* objects and arrays as values of a path */
