@@ -104,16 +104,17 @@ PY
 
 # run_until TAG CONF WANT: lcpipe in the background until stage "stats" has seen
 # WANT messages (asked over DPDK telemetry every 50 ms), then SIGTERM: the run
-# ends when the feed is through, however slow the machine, and drains; sets RC
+# ends when the feed is through, however slow the machine (sanitizers), and
+# drains; sets RC. A run that never gets there is stopped after 60 s.
 run_until() {
 	local tag=$1 conf=$2 want=$3
 	# shellcheck disable=SC2046
-	lcstart "$tag" "$conf" --duration 600 --no-live -- $(eal_base) -l 0,1
-	if ! "$PYTHON3" - "$RTD/dpdk/$PFX/dpdk_telemetry.v2" "$want" "$PID" >"$T/$tag.poll" 2>&1 <<'PY'; then
+	LCP_TIMEOUT=70 lcstart "$tag" "$conf" --duration 600 --no-live -- $(eal_base) -l 0,1
+	if ! "$PYTHON3" - "$RTD/dpdk/$PFX/dpdk_telemetry.v2" "$want" "$PID" 60 >"$T/$tag.poll" 2>&1 <<'PY'; then
 import json, os, socket, sys, time
-path, want, pid = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+path, want, pid, limit = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
 seen, t0 = None, time.monotonic()
-while time.monotonic() - t0 < 25:
+while time.monotonic() - t0 < limit:
     try:
         os.kill(pid, 0)
     except OSError:
@@ -131,7 +132,7 @@ while time.monotonic() - t0 < 25:
     except (OSError, ValueError, KeyError, TypeError):
         pass
     time.sleep(0.05)
-sys.exit("stats saw %s of %d messages in 25 s" % (seen, want))
+sys.exit("stats saw %s of %d messages in %.0f s" % (seen, want, limit))
 PY
 		fail "$tag: $(tail -n 1 "$T/$tag.poll")"
 	else
