@@ -60,7 +60,9 @@ server_start() {
 	SRV_ERR=$W/$tag.server.err
 	rm -f "$W/$tag.ready"
 	say "+ $(basename "$1") $(printf '%s ' "${@:2}")"
-	nsx "$@" --ready-file "$W/$tag.ready" >"$SRV_OUT" 2>"$SRV_ERR" </dev/null &
+	# not through nsx: $! must be the server itself (a function run in the
+	# background is a subshell, and stopping that would leave the server)
+	ip netns exec "$NS" "$@" --ready-file "$W/$tag.ready" >"$SRV_OUT" 2>"$SRV_ERR" </dev/null &
 	SRV_PID=$!
 	PIDS="$PIDS $SRV_PID"
 	while [ $n -gt 0 ] && [ ! -e "$W/$tag.ready" ]; do
