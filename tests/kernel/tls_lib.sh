@@ -27,7 +27,7 @@
 #     WebSocket server on 127.0.0.1:UPSTREAM_PORT (proxy_pass, HTTP/1.1,
 #     Upgrade / Connection passed on); its access log ($NGINX_ACCESS) has one
 #     JSON line per request: status, request, ssl_protocol, ssl_cipher,
-#     ssl_session_reused, ssl_server_name, upstream_addr, the extensions
+#     ssl_session_reused, ssl_server_name, ssl_alpn_protocol, upstream_addr, the extensions
 #     offered. Sets NGINX_PID, NGINX_ACCESS, NGINX_ERR.
 #   sserver_start TAG PORT ARGS...: `openssl s_server -accept PORT` with the
 #     good certificate and ARGS (e.g. -tls1_3, -www; -quiet added without
@@ -181,6 +181,7 @@ http {
 	log_format lcp escape=json '{"status": "\$status", "request": "\$request", '
 		'"ssl_protocol": "\$ssl_protocol", "ssl_cipher": "\$ssl_cipher", '
 		'"ssl_session_reused": "\$ssl_session_reused", "ssl_server_name": "\$ssl_server_name", '
+		'"ssl_alpn_protocol": "\$ssl_alpn_protocol", '
 		'"upstream_addr": "\$upstream_addr", "extensions": "\$http_sec_websocket_extensions"}';
 	access_log $NGINX_ACCESS lcp;
 	map \$http_upgrade \$connection_upgrade {

@@ -17,13 +17,14 @@
 #     only, no deflate, by IP): the client received every message the server
 #     sent (count, SHA-256 of the payloads, SHA-256 of the (opcode, length)
 #     sequence), the close 1000; both ends saw the configured version; the
-#     server saw SNI feed.example.test by name and none by IP literal; the
-#     extension agreed exactly when offered; the session resumed on a second
+#     server saw SNI feed.example.test by name and none by IP literal, and
+#     selected ALPN http/1.1 (offered as lcpipe does); the extension agreed
+#     exactly when offered; the session resumed on a second
 #     connection (1.2 and 1.3);
 #   - ws_peer_node.js: the same two transfers and resumptions;
 #   - nginx on 443 in front of the plain ws_peer.py (deflate): the transfer by
 #     name without a port (443), one 101 in nginx's log with TLSv1.3, SNI
-#     feed.example.test and the upstream 127.0.0.1:8765, permessage-deflate
+#     feed.example.test, ALPN http/1.1 and the upstream 127.0.0.1:8765, permessage-deflate
 #     agreed end to end, the session resumed;
 #   - ws_peer.py with the wrong-host, expired and unknown-CA certificates: the
 #     client's verification fails with the matching reason, by name and by IP;
@@ -96,6 +97,7 @@ else:
     t = conn.get("tls") or {}
     check(t.get("version") == ver and t.get("resumed") is False, "the server negotiated %s (a full handshake)" % ver, t)
     check(t.get("sni") == (None if A["sni"] == "-" else A["sni"]), "the server got SNI %s" % A["sni"], t.get("sni"))
+    check(t.get("alpn") == "http/1.1", "the server selected ALPN http/1.1", t.get("alpn"))
 check(conn.get("extensions") == (["permessage-deflate"] if defl else []),
       "permessage-deflate %s" % ("agreed" if defl else "neither offered nor agreed"),
       (conn.get("offered_extensions"), conn.get("extensions")))
@@ -194,8 +196,8 @@ if command -v nginx >/dev/null; then
 up = [l for l in J("acc") if l.get("status") == "101"]
 check(len(up) == 1, "one upgrade (101) through nginx", J("acc"))
 u = up[0] if up else {}
-check(u.get("ssl_protocol") == "TLSv1.3" and u.get("ssl_server_name") == "feed.example.test",
-      "nginx: TLSv1.3, SNI feed.example.test", u)
+check(u.get("ssl_protocol") == "TLSv1.3" and u.get("ssl_server_name") == "feed.example.test"
+      and u.get("ssl_alpn_protocol") == "http/1.1", "nginx: TLSv1.3, SNI feed.example.test, ALPN http/1.1", u)
 check(u.get("upstream_addr") == "127.0.0.1:8765" and "permessage-deflate" in u.get("extensions", ""),
       "nginx passed the upgrade (with the deflate offer) to 127.0.0.1:8765", u)
 conn = (J("srv").get("conns") or [{}])[0]

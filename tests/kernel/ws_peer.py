@@ -39,7 +39,8 @@
 # SHA-256s and counts over all N transfers in order, the last close code);
 # "conns", per connection: the request's Host, the extensions offered and
 # agreed, and with TLS the version, cipher, SNI (null when the client sent
-# none) and whether the session was resumed. Exit 0 when the
+# none), the ALPN protocol selected (http/1.1 offered; null: none) and
+# whether the session was resumed. Exit 0 when the
 # transfer completed (the test asserts on the numbers), 1 on an error, 2 when
 # nothing connected within --timeout.
 import argparse
@@ -91,6 +92,7 @@ def tls_context(a):
     ctx.load_cert_chain(a.tls_cert, a.tls_key)
     ctx.minimum_version = TLS_VERSIONS[a.tls_min]
     ctx.maximum_version = TLS_VERSIONS[a.tls_max]
+    ctx.set_alpn_protocols(["http/1.1"])  # as HTTP servers do
 
     def sni(sslobj, name, _ctx):
         sslobj.lcp_sni = name
@@ -108,7 +110,8 @@ def conn_info(ws):
     if so is not None:
         c = so.cipher()
         info["tls"] = {"version": so.version(), "cipher": c[0] if c else None,
-                       "resumed": so.session_reused, "sni": getattr(so, "lcp_sni", None)}
+                       "resumed": so.session_reused, "sni": getattr(so, "lcp_sni", None),
+                       "alpn": so.selected_alpn_protocol()}
     return info
 
 

@@ -26,7 +26,7 @@
 // --result FILE: JSON with the same fields as ws_peer.py's (with --serve N, the
 // SHA-256s and counts over all N transfers, the last close code; "conns": per
 // connection Host, extensions offered / agreed, TLS version, cipher, SNI,
-// resumed). Exit 0 when the transfers completed, 1 on an error, 2 when nothing
+// ALPN protocol selected (https' default: http/1.1), resumed). Exit 0 when the transfers completed, 1 on an error, 2 when nothing
 // connected within --timeout.
 'use strict';
 
@@ -200,7 +200,7 @@ function main() {
       offered_extensions: req.headers['sec-websocket-extensions'] ? [req.headers['sec-websocket-extensions']] : [],
       extensions: ws.extensions ? ws.extensions.split(',').map((e) => e.split(';')[0].trim()).filter((e) => e) : [],
       tls: sock.getProtocol ? { version: sock.getProtocol(), cipher: c ? c.standardName || c.name : null,
-        resumed: sock.isSessionReused(), sni: sock.servername || null } : null,
+        resumed: sock.isSessionReused(), sni: sock.servername || null, alpn: sock.alpnProtocol || null } : null,
     });
     if (res.connections > a.serve || finished) return; // a reconnect: held open, idle
     let served = false;

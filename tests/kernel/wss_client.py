@@ -54,6 +54,7 @@ def context(a):
         ctx.load_default_certs()
     ctx.minimum_version = VERSIONS[a.tls_min]
     ctx.maximum_version = VERSIONS[a.tls_max]
+    ctx.set_alpn_protocols(["http/1.1"])  # as lcpipe's ws stage does
     return ctx
 
 
