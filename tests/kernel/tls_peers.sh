@@ -29,7 +29,9 @@
 #   - ws_peer.py with the wrong-host, expired and unknown-CA certificates: the
 #     client's verification fails with the matching reason, by name and by IP;
 #     with verification off (insecure) or the server name overridden to the
-#     certificate's, the wrong-host one is accepted;
+#     certificate's, the wrong-host one is accepted; the server got the
+#     refusing client's alert (bad_certificate, certificate_expired,
+#     unknown_ca) and no WebSocket connection;
 #   - openssl s_server: -tls1_2 / -tls1_3 -www answer "HTTP/1.0 200 ok" over
 #     that version (and resume); a client that wants the other version gets a
 #     protocol_version alert; no shared cipher (1.2: only a NULL cipher; 1.3:
@@ -207,12 +209,15 @@ else
 	say "note: no nginx (Debian: nginx): the proxy not checked"
 fi
 
-# 4. ws_peer.py with the bad certificates
+# 4. ws_peer.py with the bad certificates (each ends by itself after 8 s
+# without a WebSocket connection: exit 2, its result lists the alerts it got)
 port=9450
+bad_pids=""
 for bad in WRONG EXPIRED UNKNOWN; do
 	eval "cert=\$TLS_${bad}_CERT key=\$TLS_${bad}_KEY"
 	server_start "bad-$bad" "$PY" "$KDIR/ws_peer.py" --port $port --count 1 --result "$W/bad-$bad.json" \
-		--timeout $DURATION --tls-cert "$cert" --tls-key "$key" || finish
+		--timeout 8 --tls-cert "$cert" --tls-key "$key" || finish
+	bad_pids="$bad_pids $SRV_PID"
 	client "$W/bad-$bad.name.json" probe $TLS_HOST $port --ca "$TLS_CA"
 	client "$W/bad-$bad.ip.json" probe $K_IP $port --ca "$TLS_CA"
 	case $bad in
@@ -233,9 +238,20 @@ for bad in WRONG EXPIRED UNKNOWN; do
 		probe_check "unknown CA, by IP" "$W/bad-$bad.ip.json" verify "unable to get local issuer certificate"
 		;;
 	esac
-	tls_stop "$SRV_PID"
 	port=$((port + 1))
 done
+set -- $bad_pids
+for bad in WRONG EXPIRED UNKNOWN; do
+	wait_or_stop "$1" 15 "ws_peer.py ($bad)"
+	shift
+	[ "$WAIT_RC" -eq 2 ] && ok "ws_peer.py ($bad): no WebSocket connection (exit 2)" ||
+		fail "ws_peer.py ($bad) exited $WAIT_RC, expected 2 (no WebSocket connection)"
+done
+pycheck "the clients' alerts" w="$W/bad-WRONG.json" e="$W/bad-EXPIRED.json" u="$W/bad-UNKNOWN.json" <<'PY'
+for k, want in (("w", "BAD_CERTIFICATE"), ("e", "CERTIFICATE_EXPIRED"), ("u", "UNKNOWN_CA")):
+    al = [a for a in J(k).get("alerts_rx", []) if a != "CLOSE_NOTIFY"]
+    check(al == [want, want], "%s: the server got %s from both refusing clients" % (A[k].rsplit("/", 1)[-1], want), al)
+PY
 
 # 5. openssl s_server edge cases
 sserver_start s12 9460 -www -tls1_2 || finish

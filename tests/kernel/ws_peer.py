@@ -40,7 +40,9 @@
 # "conns", per connection: the request's Host, the extensions offered and
 # agreed, and with TLS the version, cipher, SNI (null when the client sent
 # none), the ALPN protocol selected (http/1.1 offered; null: none) and
-# whether the session was resumed. Exit 0 when the
+# whether the session was resumed; with TLS, "alerts_rx": the alerts the
+# clients sent (e.g. CLOSE_NOTIFY, BAD_CERTIFICATE, UNKNOWN_CA, also from
+# handshakes that failed; absent where CPython has no _msg_callback). Exit 0 when the
 # transfer completed (the test asserts on the numbers), 1 on an error, 2 when
 # nothing connected within --timeout.
 import argparse
@@ -85,9 +87,10 @@ def parse_args():
     return a
 
 
-def tls_context(a):
+def tls_context(a, res):
     """the server's SSLContext: the certificate, TLS --tls-min..--tls-max, the
-    client's SNI kept on the connection's SSLObject (sni_callback)"""
+    client's SNI kept on the connection's SSLObject (sni_callback), the alerts
+    received in res["alerts_rx"] (CPython's _msg_callback, where it exists)"""
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.load_cert_chain(a.tls_cert, a.tls_key)
     ctx.minimum_version = TLS_VERSIONS[a.tls_min]
@@ -98,6 +101,14 @@ def tls_context(a):
         sslobj.lcp_sni = name
 
     ctx.sni_callback = sni
+    if hasattr(ctx, "_msg_callback") and hasattr(ssl, "_TLSContentType"):
+        res["alerts_rx"] = []
+
+        def msg(_conn, direction, _version, content_type, msg_type, _data):
+            if direction == "read" and content_type == ssl._TLSContentType.ALERT:
+                res["alerts_rx"].append(getattr(msg_type, "name", str(msg_type)))
+
+        ctx._msg_callback = msg
     return ctx
 
 
@@ -303,7 +314,7 @@ async def main():
 
     async with websockets.serve(handler, "0.0.0.0", a.port, ping_interval=None,
                                 compression="deflate" if a.deflate else None,
-                                ssl=tls_context(a) if a.tls_cert else None,
+                                ssl=tls_context(a, res) if a.tls_cert else None,
                                 max_size=2**20, close_timeout=10, write_limit=2**20,
                                 create_protocol=PongCounting):
         if a.ready_file:
