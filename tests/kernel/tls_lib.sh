@@ -248,3 +248,168 @@ json_lines() {
 	"$PY" -c 'import json, sys
 print(json.dumps([json.loads(l) for l in open(sys.argv[1]) if l.strip()]))' "$1"
 }
+
+# --- lcpipe's ws stage against these peers (the wss_*.sh tests) -------------
+
+# wss_run: run the last ws_conf'ed lcpipe in the namespace, bring the tap up,
+# wait for lcpipe; it must exit 0
+wss_run() {
+	run_lcpipe "$CONF" "$REPORT" "$LOG"
+	tap_up || finish
+	lcpipe_wait
+	expect_lc_rc 0
+}
+
+# srv_term [PID]: end a ws_peer.py (default: the last server) with SIGTERM,
+# which it answers by writing its result and exiting (2: no WebSocket
+# connection); sets SRV_RC
+srv_term() {
+	local p=${1:-$SRV_PID}
+	kill -TERM "$p" 2>/dev/null
+	wait_or_stop "$p" 10 "ws_peer.py"
+	SRV_RC=$WAIT_RC
+}
+
+# TLS_CHECK_PRE: the Python the checks below share: the ws stage's counters w
+# (from the report rep), its log lines, the conn 0 failure reasons it logged
+TLS_CHECK_PRE='import re
+rep = J("rep")
+w = rep.get("stages", {}).get("ws", {}).get("counters", {})
+log = open(A["log"], errors="replace").read()
+whys = re.findall(r"\[ws:ws\] warning: conn 0 \([^)]*\): (.*); reconnecting in", log)
+tls_fails = {k: v for k, v in w.items() if k.startswith("tls_fail_")}
+print("info: ws counters: " + ", ".join("%s %s" % (k, v) for k, v in sorted(w.items()) if v))
+'
+
+# wss_tls_check WHAT NAME=VALUE...: the TLS side of a run that opened
+# (after ws_check_transfer or wss_hash_check); NAMEs:
+#   version  TLSv1.2 / TLSv1.3: every handshake's (lcpipe's log, the server's view)
+#   handshakes  tls_handshakes == opens == this; resumed  tls_resumed == this
+#   srv      the ws_peer result: per connection the same version, SNI sni
+#            (- for none), ALPN http/1.1, Host host, resumed for all but the
+#            first when resumed > 0; no alert from lcpipe but close_notify
+#   nginx    instead of srv's TLS view: nginx's access log as a JSON array (the
+#            101s: version, SNI, ALPN, the sessions reused)
+#   deflate  0 (default): tls_bytes_rx > msg_bytes (every payload byte came
+#            through TLS, plus framing and records)
+#   named    1: the URL's host is a name, resolved before every connect
+#            (resolves == connects, no fail_resolve); 0: an IPv4 literal,
+#            never resolved
+wss_tls_check() {
+	local what=$1
+	shift
+	pycheck "$what: TLS" rep="$REPORT" log="$LOG" "$@" <<PY || show "$LOG"
+$TLS_CHECK_PRE
+hs, rs, ver = int(A["handshakes"]), int(A.get("resumed", "0")), A["version"]
+check(w.get("tls_handshakes") == hs and w.get("opens") == hs,
+      "tls_handshakes == opens == %d" % hs, (w.get("tls_handshakes"), w.get("opens")))
+check(w.get("tls_resumed") == rs, "tls_resumed == %d" % rs, w.get("tls_resumed"))
+if A.get("named") == "1":
+    check(w.get("resolves", 0) >= 1 and w.get("resolves") == w.get("connects") and w.get("fail_resolve", 0) == 0,
+          "the name resolved before each of the %s connects (/etc/netns hosts)" % w.get("connects"),
+          (w.get("resolves"), w.get("connects"), w.get("fail_resolve")))
+elif A.get("named") == "0":
+    check(w.get("resolves", 0) == 0 and w.get("fail_resolve", 0) == 0, "an IPv4 literal: nothing resolved",
+          (w.get("resolves"), w.get("fail_resolve")))
+check(all(v == 0 for v in tls_fails.values()) and len(tls_fails) >= 5, "every tls_fail_* counter is 0", tls_fails)
+check(w.get("tls_records_rx", 0) > 0 and w.get("tls_records_tx", 0) > 0 and w.get("tls_bytes_tx", 0) > 0,
+      "TLS records both ways", {k: w.get(k) for k in ("tls_records_rx", "tls_records_tx", "tls_bytes_tx")})
+if A.get("deflate", "0") == "0":
+    check(w.get("tls_bytes_rx", 0) > w.get("msg_bytes", 1 << 62), "tls_bytes_rx %s > msg_bytes %s"
+          % (w.get("tls_bytes_rx"), w.get("msg_bytes")))
+opened = re.findall(r"\[ws:ws\] conn 0: (TLSv1\.[23]) (\S+?)(, resumed)?(, ALPN http/1\.1)?\$", log, re.M)
+check(len(opened) == hs and all(o[0] == ver for o in opened), "lcpipe logged %d %s handshake(s)" % (hs, ver), opened)
+check(sum(1 for o in opened if o[2]) == rs and all(o[3] for o in opened),
+      "lcpipe logged %d resumed, ALPN http/1.1 on each" % rs, opened)
+if "srv" in A:
+    s = J("srv")
+    conns = s.get("conns", [])
+    sni = None if A.get("sni", "-") == "-" else A["sni"]
+    check(len(conns) == hs, "the server saw %d WebSocket connection(s)" % hs, len(conns))
+    for i, c in enumerate(conns):
+        t = c.get("tls") or {}
+        check(t.get("version") == ver and t.get("sni") == sni and t.get("alpn") == "http/1.1",
+              "server, connection %d: %s, SNI %s, ALPN http/1.1" % (i, ver, sni), t)
+        check(t.get("resumed") is (rs > 0 and i > 0), "server, connection %d: %s" % (i, "resumed" if rs > 0 and i > 0
+              else "a full handshake"), t.get("resumed"))
+        if "host" in A:
+            check(c.get("host") == A["host"], "server, connection %d: Host %s" % (i, A["host"]), c.get("host"))
+    if "alerts_rx" in s:
+        check(all(a == "CLOSE_NOTIFY" for a in s["alerts_rx"]), "lcpipe sent no alert but close_notify",
+              s["alerts_rx"])
+if "nginx" in A:
+    up = [l for l in J("nginx") if l.get("status") == "101"]
+    check(len(up) == hs, "nginx logged %d upgrade(s) (101)" % hs, J("nginx"))
+    check(all(l.get("ssl_protocol") == ver and l.get("ssl_server_name") == A.get("sni")
+              and l.get("ssl_alpn_protocol") == "http/1.1" for l in up),
+          "nginx: %s, SNI %s, ALPN http/1.1 on each" % (ver, A.get("sni")), up)
+    check([l.get("ssl_session_reused") for l in up] == ["."] + ["r" if rs else "."] * (hs - 1),
+          "nginx: sessions reused: %s" % [l.get("ssl_session_reused") for l in up])
+PY
+}
+
+# wss_hash_check WHAT SERVER_JSON COUNT OPENS: a short transfer's checks (when
+# ws_check_transfer's, made for long ones, are more than needed): msg_hash got
+# the COUNT messages the server sent (bytes, SHA-256 of the payloads and of the
+# (opcode, length) sequence) over OPENS connection(s), the run ended by msg_hash
+wss_hash_check() {
+	pycheck "$1: messages" srv="$2" res="$RESULT" rep="$REPORT" count="$3" opens="$4" <<'PY' || show "$LOG" "$SRV_ERR"
+s, h, rep = J("srv"), J("res"), J("rep")
+n, k = int(A["count"]), int(A["opens"])
+w = rep.get("stages", {}).get("ws", {}).get("counters", {})
+check(rep.get("stop_reason") == "msg_hash: done", "the run was ended by msg_hash", rep.get("stop_reason"))
+check(s.get("served") is True and s.get("error") is None and s.get("sent") == n,
+      "the server sent its %d messages" % n, (s.get("served"), s.get("error"), s.get("sent")))
+check(h.get("msgs") == n and h.get("bytes") == s.get("bytes"), "msg_hash: %s messages, %s bytes == sent"
+      % (h.get("msgs"), h.get("bytes")), s.get("bytes"))
+check(h.get("sha256") == s.get("sha256") and h.get("sha256_lens") == s.get("sha256_lens"),
+      "msg_hash: payload and (opcode, length) SHA-256 == the server's", (h.get("sha256"), s.get("sha256")))
+check(w.get("opens") == k, "ws opens == %d" % k, w.get("opens"))
+PY
+}
+
+# wss_refused_check WHAT NAME=VALUE...: a run in which no connection opened,
+# every attempt failed the same way; NAMEs:
+#   counter  the ws counter each attempt bumped (tls_fail_verify, ..., or
+#            fail_handshake: TLS opened, then the upgrade failed), >= 1; every
+#            other fail_* and tls_fail_* counter 0; opens 0; nothing delivered
+#   why      text in every failure reason lcpipe logged for conn 0 (as many
+#            as the counter says)
+#   handshakes  tls_handshakes == this (default 0)
+#   version  with handshakes: lcpipe logged that version for each
+#   srv      a ws_peer result: no WebSocket connection; with alert: every
+#            alert it got (but close_notify) is that one, at least one
+#   sserver  s_server's stderr, which must contain sserver_says
+wss_refused_check() {
+	local what=$1
+	shift
+	pycheck "$what: refused" rep="$REPORT" log="$LOG" res="$RESULT" "$@" <<PY || show "$LOG"
+$TLS_CHECK_PRE
+ctr, hs = A["counter"], int(A.get("handshakes", "0"))
+h = J("res")
+check(w.get(ctr, 0) >= 1, "%s == %s (>= 1)" % (ctr, w.get(ctr)), w.get(ctr))
+others = {k: v for k, v in w.items() if (k.startswith("fail_") or k.startswith("tls_fail_")) and k != ctr and v}
+check(not others, "no other failure counted", others)
+check(w.get("opens") == 0 and w.get("msgs") == 0 and h.get("msgs") == 0, "no connection opened, nothing delivered",
+      (w.get("opens"), w.get("msgs"), h.get("msgs")))
+check(w.get("tls_handshakes") == hs, "tls_handshakes == %d" % hs, w.get("tls_handshakes"))
+mine = [x for x in whys if A["why"].lower() in x.lower()]
+check(len(whys) > 0 and len(mine) == len(whys) and len(whys) == w.get(ctr),
+      "lcpipe logged %d failure(s), each: ...%s..." % (len(whys), A["why"]), whys[:4])
+print("info: lcpipe's reason: " + (whys[0] if whys else "none"))
+if hs and "version" in A:
+    opened = re.findall(r"\[ws:ws\] conn 0: (TLSv1\.[23]) ", log)
+    check(len(opened) == hs and all(v == A["version"] for v in opened), "lcpipe logged %d %s handshake(s)"
+          % (hs, A["version"]), opened)
+if "srv" in A:
+    s = J("srv")
+    check(s.get("connections") == 0, "the server got no WebSocket connection", s.get("connections"))
+    if "alert" in A:
+        al = [a for a in s.get("alerts_rx", []) if a != "CLOSE_NOTIFY"]
+        check(len(al) >= 1 and all(a == A["alert"] for a in al),
+              "the server got lcpipe's alert %s (%d times)" % (A["alert"], len(al)), al[:6])
+if "sserver" in A:
+    err = open(A["sserver"], errors="replace").read()
+    check(A["sserver_says"] in err, "s_server: %s" % A["sserver_says"], err[-600:])
+PY
+}

@@ -103,11 +103,13 @@ check("leak" not in log.lower(), "no leak reported in the log", [l for l in log.
 PY
 }
 
-# ws_check_transfer SERVER_JSON COUNT SUB: the checks of a whole transfer from a
-# ws_peer server (ws_peer.py or ws_peer_node.js; their result files have the
-# same fields) against msg_hash's result ($RESULT) and the report ($REPORT)
+# ws_check_transfer SERVER_JSON COUNT SUB [OPENS]: the checks of a whole
+# transfer from a ws_peer server (ws_peer.py or ws_peer_node.js; their result
+# files have the same fields) against msg_hash's result ($RESULT) and the
+# report ($REPORT); OPENS (default 1): the connections that carried it (a
+# server with --serve OPENS; COUNT is then the total)
 ws_check_transfer() {
-	pycheck "messages" srv="$1" res="$RESULT" rep="$REPORT" count="$2" sub="$3" <<'PY' || show "$LOG" "$SRV_ERR"
+	pycheck "messages" srv="$1" res="$RESULT" rep="$REPORT" count="$2" sub="$3" opens="${4:-1}" <<'PY' || show "$LOG" "$SRV_ERR"
 s, h, rep = J("srv"), J("res"), J("rep")
 n = int(A["count"])
 print("info: server: %s messages, %s bytes, %s fragmented, %s pings (%s inside fragmented messages), sent in %s s"
@@ -163,7 +165,8 @@ if "split_utf8_fragments" in s:
 check(w.get("closes_rx", 0) >= 1, "ws closes_rx >= 1", w.get("closes_rx"))
 fails = {k: v for k, v in w.items() if k.startswith("fail_")}
 check(len(fails) >= 7 and all(v == 0 for v in fails.values()), "every ws fail_* counter is 0", fails)
-check(w.get("opens") == 1 and w.get("subscribes_tx") == 1, "ws: one open, one subscription",
+k = int(A["opens"])
+check(w.get("opens") == k and w.get("subscribes_tx") == k, "ws: %d open(s), as many subscriptions" % k,
       (w.get("opens"), w.get("subscribes_tx")))
 # our pings (every 200 ms): the server answers those it reads before its close
 # frame and counts its answers (pongs_sent; a ping read after it goes

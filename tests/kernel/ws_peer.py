@@ -44,13 +44,16 @@
 # clients sent (e.g. CLOSE_NOTIFY, BAD_CERTIFICATE, UNKNOWN_CA, also from
 # handshakes that failed; absent where CPython has no _msg_callback). Exit 0 when the
 # transfer completed (the test asserts on the numbers), 1 on an error, 2 when
-# nothing connected within --timeout.
+# nothing connected within --timeout or before a SIGTERM (which ends the
+# server at once, result written: "terminated": true; e.g. after a run in
+# which every client refused the handshake).
 import argparse
 import asyncio
 import hashlib
 import json
 import os
 import random
+import signal
 import ssl
 import struct
 import sys
@@ -317,6 +320,15 @@ async def main():
                                 ssl=tls_context(a, res) if a.tls_cert else None,
                                 max_size=2**20, close_timeout=10, write_limit=2**20,
                                 create_protocol=PongCounting):
+        def terminate():
+            res["terminated"] = True
+            if not done.done():
+                if res["connections"] > 0:
+                    res["error"] = res["error"] or "terminated: transfer not done"
+                done.set_result(None)
+            held_gone.set()
+
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, terminate)
         if a.ready_file:
             with open(a.ready_file, "w") as f:
                 f.write("%d\n" % os.getpid())
