@@ -65,7 +65,10 @@ EXTRA_DIST += $(WS_KERNEL_TESTS) kernel/ws_lib.sh kernel/ws_peer.py kernel/ws_pe
 # and Python's ssl; openssl verify / s_client), without lcpipe.
 TLS_KERNEL_TESTS = \
 	kernel/tls_peers.sh \
-	kernel/wss_python.sh
+	kernel/wss_python.sh \
+	kernel/wss_node.sh \
+	kernel/wss_nginx.sh \
+	kernel/wss_sserver.sh
 TESTS += $(TLS_KERNEL_TESTS)
 EXTRA_DIST += $(TLS_KERNEL_TESTS) kernel/tls_lib.sh kernel/wss_client.py
 

@@ -375,32 +375,37 @@ PY
 #            other fail_* and tls_fail_* counter 0; opens 0; nothing delivered
 #   why      text in every failure reason lcpipe logged for conn 0 (as many
 #            as the counter says)
-#   handshakes  tls_handshakes == this (default 0)
-#   version  with handshakes: lcpipe logged that version for each
+#   handshakes  tls_handshakes == this (default 0), or "each": one per
+#            failure counted (TLS opened every time, then the upgrade failed)
+#   version, cipher  with handshakes: lcpipe logged that version (cipher) for each
 #   srv      a ws_peer result: no WebSocket connection; with alert: every
 #            alert it got (but close_notify) is that one, at least one
-#   sserver  s_server's stderr, which must contain sserver_says
+#   sserver  s_server's stderr, which must contain sserver_says (when not empty)
 wss_refused_check() {
 	local what=$1
 	shift
 	pycheck "$what: refused" rep="$REPORT" log="$LOG" res="$RESULT" "$@" <<PY || show "$LOG"
 $TLS_CHECK_PRE
-ctr, hs = A["counter"], int(A.get("handshakes", "0"))
+ctr = A["counter"]
+hs = w.get(ctr, 0) if A.get("handshakes") == "each" else int(A.get("handshakes", "0"))
 h = J("res")
 check(w.get(ctr, 0) >= 1, "%s == %s (>= 1)" % (ctr, w.get(ctr)), w.get(ctr))
 others = {k: v for k, v in w.items() if (k.startswith("fail_") or k.startswith("tls_fail_")) and k != ctr and v}
 check(not others, "no other failure counted", others)
 check(w.get("opens") == 0 and w.get("msgs") == 0 and h.get("msgs") == 0, "no connection opened, nothing delivered",
       (w.get("opens"), w.get("msgs"), h.get("msgs")))
-check(w.get("tls_handshakes") == hs, "tls_handshakes == %d" % hs, w.get("tls_handshakes"))
+check(w.get("tls_handshakes") == hs and w.get("tls_resumed", 0) <= hs, "tls_handshakes == %d" % hs,
+      (w.get("tls_handshakes"), w.get("tls_resumed")))
 mine = [x for x in whys if A["why"].lower() in x.lower()]
 check(len(whys) > 0 and len(mine) == len(whys) and len(whys) == w.get(ctr),
       "lcpipe logged %d failure(s), each: ...%s..." % (len(whys), A["why"]), whys[:4])
 print("info: lcpipe's reason: " + (whys[0] if whys else "none"))
 if hs and "version" in A:
-    opened = re.findall(r"\[ws:ws\] conn 0: (TLSv1\.[23]) ", log)
-    check(len(opened) == hs and all(v == A["version"] for v in opened), "lcpipe logged %d %s handshake(s)"
+    opened = re.findall(r"\[ws:ws\] conn 0: (TLSv1\.[23]) (\S+?)(,|\$)", log, re.M)
+    check(len(opened) == hs and all(o[0] == A["version"] for o in opened), "lcpipe logged %d %s handshake(s)"
           % (hs, A["version"]), opened)
+    if "cipher" in A:
+        check(all(o[1] == A["cipher"] for o in opened), "each with %s" % A["cipher"], opened)
 if "srv" in A:
     s = J("srv")
     check(s.get("connections") == 0, "the server got no WebSocket connection", s.get("connections"))
@@ -408,7 +413,7 @@ if "srv" in A:
         al = [a for a in s.get("alerts_rx", []) if a != "CLOSE_NOTIFY"]
         check(len(al) >= 1 and all(a == A["alert"] for a in al),
               "the server got lcpipe's alert %s (%d times)" % (A["alert"], len(al)), al[:6])
-if "sserver" in A:
+if A.get("sserver_says"):
     err = open(A["sserver"], errors="replace").read()
     check(A["sserver_says"] in err, "s_server: %s" % A["sserver_says"], err[-600:])
 PY
