@@ -17,6 +17,7 @@ RUN_TESTS = \
 	run/sink-pcap.sh \
 	run/demo.sh \
 	run/wss.sh \
+	run/deflate.sh \
 	run/batch.sh \
 	run/timing.sh \
 	run/pools.sh \

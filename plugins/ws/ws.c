@@ -303,6 +303,9 @@ ws_init(struct lcp_stage *st, const void *conf, void **ctx)
 	x->rc_max = c->reconnect_max_ms;
 	x->max_msg = c->max_msg;
 	x->check_utf8 = c->check_utf8;
+	x->deflate = c->deflate;
+	x->pmd_offer = (struct stk_ws_pmd){ .on = true, .server_max_window_bits = (uint8_t)c->deflate_window_bits,
+					    .server_no_context_takeover = c->deflate_no_context_takeover };
 	x->hz_ms = rte_get_tsc_hz() / 1000;
 	x->asm_size = c->assembly_size;
 	x->asm_heap_fallback = c->on_pool_empty == WS_POOL_EMPTY_HEAP;
@@ -369,6 +372,8 @@ ws_fini(struct lcp_stage *st, void *ctx)
 	for (unsigned i = 0; i < x->n_conns; i++) {
 		rte_free(x->conns[i].hs);
 		ws_asm_release(x, &x->conns[i]);
+		if (x->conns[i].pmd_on)
+			stk_ws_inflate_fini(&x->conns[i].inf);
 	}
 	ws_tls_fini(x);
 	for (unsigned i = 0; i < x->tx.n; i++)

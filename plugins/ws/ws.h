@@ -80,6 +80,10 @@ enum { WS_P_IN, WS_P_TX, WS_P_MSG, WS_P_SEND };
 	X(TLS_RECORDS_TX, "tls_records_tx")                                    \
 	X(TLS_BYTES_RX, "tls_bytes_rx")                                        \
 	X(TLS_BYTES_TX, "tls_bytes_tx")                                        \
+	X(DEFLATE_OPENS, "deflate_opens")                                      \
+	X(MSGS_INFLATED, "msgs_inflated")                                      \
+	X(DEFLATE_BYTES_RX, "deflate_bytes_rx")                                \
+	X(INFLATED_BYTES, "inflated_bytes")                                    \
 	X(RESOLVES, "resolves")                                                \
 	X(FAIL_RESOLVE, "fail_resolve")
 
@@ -110,6 +114,9 @@ struct ws_conf {
 	const char *tls_server_name;
 	const char *tls_ciphers, *tls_ciphersuites;
 	bool tls_resume;
+	bool deflate;
+	uint32_t deflate_window_bits;
+	bool deflate_no_context_takeover;
 };
 
 enum { WS_POOL_EMPTY_DROP = 0, WS_POOL_EMPTY_HEAP = 1 };
@@ -149,6 +156,9 @@ struct ws_conn {
 	uint64_t t_reconnect;
 	uint32_t backoff_ms;
 	uint64_t msgs, bytes, opens;
+	/* permessage-deflate, when the server accepted it */
+	bool pmd_on;
+	struct stk_ws_inflate inf;
 	/* TLS (wss://) */
 	struct stk_tls *t;     /* this attempt's session */
 	void *ticket;          /* the last session ticket, across reconnects */
@@ -198,6 +208,10 @@ struct ws_ctx {
 	unsigned n_rnd;            /* bytes of rnd not used yet (taken from the end) */
 	struct lcp_obuf tx;  /* commands and bytes to tcp */
 	struct lcp_obuf msg; /* decoded messages */
+	/* permessage-deflate */
+	bool deflate;                 /* offer it */
+	struct stk_ws_pmd pmd_offer;
+	uint8_t zscratch[4096];       /* where a dropped compressed message is inflated */
 	/* TLS */
 	struct stk_tls_ctx *tls;
 	char server_name[254];        /* tls_server_name; "": each URL's host */

@@ -65,6 +65,12 @@ const struct lcp_opt ws_opts[] = {
 		       "wss: TLS 1.3 cipher suites (OpenSSL syntax; default OpenSSL's)"),
 	LCP_OPT_BOOL(C, tls_resume, "tls_resume", "true",
 		     "wss: resume with the server's session ticket when reconnecting"),
+	LCP_OPT_BOOL(C, deflate, "deflate", "true",
+		     "offer permessage-deflate (RFC 7692); compressed messages are inflated into assembly buffers, max_msg bounding the inflated size"),
+	LCP_OPT_UINT(C, deflate_window_bits, "deflate_window_bits", "0", 0, 15, 0,
+		     "ask the server for server_max_window_bits (9..15; 0: do not ask, the server picks up to 15): the inflater's window memory"),
+	LCP_OPT_BOOL(C, deflate_no_context_takeover, "deflate_no_context_takeover", "false",
+		     "ask the server for server_no_context_takeover (each message compressed on its own)"),
 	LCP_OPT_END,
 };
 #undef C
@@ -207,6 +213,11 @@ ws_validate(const void *conf, char *msg, size_t msglen)
 	if (c->tls_min_version > c->tls_max_version) {
 		snprintf(msg, msglen, "tls_min_version %s is above tls_max_version %s",
 			 ws_tls_versions[c->tls_min_version], ws_tls_versions[c->tls_max_version]);
+		return -1;
+	}
+	if (c->deflate_window_bits != 0 && c->deflate_window_bits < 9) {
+		snprintf(msg, msglen, "deflate_window_bits %u: 0 or 9..15 (zlib cannot inflate with an 8-bit window)",
+			 c->deflate_window_bits);
 		return -1;
 	}
 	if (c->tls_server_name[0] && strlen(c->tls_server_name) > 253) {

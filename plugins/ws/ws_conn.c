@@ -42,6 +42,9 @@ ws_schedule_reconnect(struct ws_ctx *x, struct ws_conn *c, const char *why)
 	}
 	stk_tls_free(c->t); /* the ticket stays for the next attempt */
 	c->t = NULL;
+	if (c->pmd_on)
+		stk_ws_inflate_fini(&c->inf);
+	c->pmd_on = false;
 	ws_asm_release(x, c);
 	c->state = WC_IDLE;
 	c->tcp = 0;
@@ -172,7 +175,8 @@ ws_upgrade(struct ws_ctx *x, struct ws_conn *c)
 	}
 	ws_rand(x, raw, 16);
 	stk_ws_key(raw, key);
-	n = stk_ws_client_request(c->hs, req, sizeof(req), c->hosthdr, c->path, key, x->protocol, x->extra);
+	n = stk_ws_client_request_pmd(c->hs, req, sizeof(req), c->hosthdr, c->path, key, x->protocol, x->extra,
+				      x->deflate ? &x->pmd_offer : NULL);
 	if (n < 0) {
 		ws_fail(x, c, 0, "the upgrade request does not fit 6 KiB");
 		return;
@@ -184,16 +188,28 @@ ws_upgrade(struct ws_ctx *x, struct ws_conn *c)
 void
 ws_on_open(struct ws_ctx *x, struct ws_conn *c)
 {
+	struct stk_ws_pmd pmd = c->hs->pmd;
+
 	rte_free(c->hs);
 	c->hs = NULL;
 	c->state = WC_OPEN;
 	c->opens++;
 	c->backoff_ms = x->rc_min;
 	stk_ws_dec_init(&c->dec, false, x->max_msg, x->check_utf8);
+	if (pmd.on) {
+		if (stk_ws_inflate_init(&c->inf, &pmd, false, x->max_msg, x->check_utf8) != 0) {
+			ws_fail(x, c, STK_WS_CLOSE_INTERNAL, "no memory for an inflater");
+			return;
+		}
+		c->pmd_on = true;
+		stk_ws_dec_pmd(&c->dec, true);
+		lcp_count(x->st, WS_C_DEFLATE_OPENS, 1);
+	}
 	c->t_ping = x->ping_ms ? ws_now() + x->ping_ms * x->hz_ms : 0;
 	lcp_count(x->st, WS_C_OPENS, 1);
 	c->session_start = true;
-	lcp_log(x->st, LCP_LOG_INFO, "conn %u: open %s%s%s", c->idx, c->tls ? "wss://" : "ws://", c->hosthdr, c->path);
+	lcp_log(x->st, LCP_LOG_INFO, "conn %u: open %s%s%s%s", c->idx, c->tls ? "wss://" : "ws://", c->hosthdr, c->path,
+		pmd.on ? " (permessage-deflate)" : "");
 	ws_subscribe(x, c);
 }
 
