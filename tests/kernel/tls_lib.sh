@@ -288,10 +288,14 @@ print("info: ws counters: " + ", ".join("%s %s" % (k, v) for k, v in sorted(w.it
 #   srv      the ws_peer result: per connection the same version, SNI sni
 #            (- for none), ALPN http/1.1, Host host, resumed for all but the
 #            first when resumed > 0; no alert from lcpipe but close_notify
-#   nginx    instead of srv's TLS view: nginx's access log as a JSON array (the
-#            101s: version, SNI, ALPN, the sessions reused)
-#   deflate  0 (default): tls_bytes_rx > msg_bytes (every payload byte came
-#            through TLS, plus framing and records)
+#   nginx    nginx's access log as a JSON array (the 101s: version, SNI, ALPN,
+#            the sessions reused, the extensions offered), instead of srv's
+#            TLS view (the server behind nginx has none)
+#   deflate  on: permessage-deflate offered and agreed on every connection
+#            (deflate_opens, messages inflated; the server's view); off: not
+#            offered ("deflate": false); declined (default): offered, the
+#            server said no. Unless on: tls_bytes_rx > msg_bytes (every
+#            payload byte came through TLS, plus framing and records)
 #   named    1: the URL's host is a name, resolved before every connect
 #            (resolves == connects, no fail_resolve); 0: an IPv4 literal,
 #            never resolved
@@ -314,7 +318,14 @@ elif A.get("named") == "0":
 check(all(v == 0 for v in tls_fails.values()) and len(tls_fails) >= 5, "every tls_fail_* counter is 0", tls_fails)
 check(w.get("tls_records_rx", 0) > 0 and w.get("tls_records_tx", 0) > 0 and w.get("tls_bytes_tx", 0) > 0,
       "TLS records both ways", {k: w.get(k) for k in ("tls_records_rx", "tls_records_tx", "tls_bytes_tx")})
-if A.get("deflate", "0") == "0":
+dfl = A.get("deflate", "declined")
+if dfl == "on":
+    check(w.get("deflate_opens") == hs and w.get("msgs_inflated", 0) > 0 and w.get("deflate_bytes_rx", 0) > 0
+          and w.get("inflated_bytes", 0) > 0, "permessage-deflate on each open (deflate_opens == %d), messages inflated" % hs,
+          {k: w.get(k) for k in ("deflate_opens", "msgs_inflated", "deflate_bytes_rx", "inflated_bytes")})
+else:
+    check(w.get("deflate_opens", 0) == 0 and w.get("msgs_inflated", 0) == 0, "no permessage-deflate (%s)" % dfl,
+          (w.get("deflate_opens"), w.get("msgs_inflated")))
     check(w.get("tls_bytes_rx", 0) > w.get("msg_bytes", 1 << 62), "tls_bytes_rx %s > msg_bytes %s"
           % (w.get("tls_bytes_rx"), w.get("msg_bytes")))
 opened = re.findall(r"\[ws:ws\] conn 0: (TLSv1\.[23]) (\S+?)(, resumed)?(, ALPN http/1\.1)?\$", log, re.M)
@@ -327,13 +338,19 @@ if "srv" in A:
     sni = None if A.get("sni", "-") == "-" else A["sni"]
     check(len(conns) == hs, "the server saw %d WebSocket connection(s)" % hs, len(conns))
     for i, c in enumerate(conns):
-        t = c.get("tls") or {}
-        check(t.get("version") == ver and t.get("sni") == sni and t.get("alpn") == "http/1.1",
-              "server, connection %d: %s, SNI %s, ALPN http/1.1" % (i, ver, sni), t)
-        check(t.get("resumed") is (rs > 0 and i > 0), "server, connection %d: %s" % (i, "resumed" if rs > 0 and i > 0
-              else "a full handshake"), t.get("resumed"))
+        if "nginx" not in A:
+            t = c.get("tls") or {}
+            check(t.get("version") == ver and t.get("sni") == sni and t.get("alpn") == "http/1.1",
+                  "server, connection %d: %s, SNI %s, ALPN http/1.1" % (i, ver, sni), t)
+            check(t.get("resumed") is (rs > 0 and i > 0), "server, connection %d: %s" % (i, "resumed" if rs > 0 and i > 0
+                  else "a full handshake"), t.get("resumed"))
         if "host" in A:
             check(c.get("host") == A["host"], "server, connection %d: Host %s" % (i, A["host"]), c.get("host"))
+        offered = any("permessage-deflate" in h for h in c.get("offered_extensions") or [])
+        check(offered == (dfl != "off") and c.get("extensions") == (["permessage-deflate"] if dfl == "on" else []),
+              "server, connection %d: permessage-deflate %s" % (i, {"on": "offered and agreed", "off": "not offered",
+                                                                   "declined": "offered, not agreed"}[dfl]),
+              (c.get("offered_extensions"), c.get("extensions")))
     if "alerts_rx" in s:
         check(all(a == "CLOSE_NOTIFY" for a in s["alerts_rx"]), "lcpipe sent no alert but close_notify",
               s["alerts_rx"])
@@ -345,6 +362,9 @@ if "nginx" in A:
           "nginx: %s, SNI %s, ALPN http/1.1 on each" % (ver, A.get("sni")), up)
     check([l.get("ssl_session_reused") for l in up] == ["."] + ["r" if rs else "."] * (hs - 1),
           "nginx: sessions reused: %s" % [l.get("ssl_session_reused") for l in up])
+    check(all(("permessage-deflate" in l.get("extensions", "")) == (dfl != "off") for l in up),
+          "nginx: the offer passed on %s permessage-deflate" % ("without" if dfl == "off" else "with"),
+          [l.get("extensions") for l in up])
 PY
 }
 

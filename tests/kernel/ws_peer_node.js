@@ -21,8 +21,11 @@
 // messages); later connections (the client reconnects) are held open, idle.
 // wss:// with --tls-cert / --tls-key: the ws server on an https server
 // (https.createServer) with that certificate, TLS --tls-min .. --tls-max (1.2
-// or 1.3; Node's session tickets on); --deflate 1: permessage-deflate offered
-// (ws's perMessageDeflate: true, messages from 1 KiB on compressed), else off.
+// or 1.3; Node's session tickets on); --deflate 1: permessage-deflate accepted
+// (ws's perMessageDeflate: true: every message compressed, one context for
+// the connection); --deflate 2: with server_no_context_takeover, which makes
+// ws compress only messages of 1 KiB and more (its threshold), so compressed
+// and plain messages alternate; 0 (default): off.
 // --result FILE: JSON with the same fields as ws_peer.py's (with --serve N, the
 // SHA-256s and counts over all N transfers, the last close code; "conns": per
 // connection Host, extensions offered / agreed, TLS version, cipher, SNI,
@@ -50,7 +53,7 @@ function parseArgs(argv) {
     if (k === undefined || i + 1 >= argv.length) {
       process.stderr.write('usage: ws_peer_node.js --port P --result FILE [--count N] [--seed S] ' +
         '[--frag-every K] [--ping-every K] [--expect-sub TEXT] [--ready-file F] [--timeout S] [--serve N] ' +
-        '[--tls-cert PEM --tls-key PEM [--tls-min 1.2|1.3] [--tls-max 1.2|1.3]] [--deflate 0|1]\n');
+        '[--tls-cert PEM --tls-key PEM [--tls-min 1.2|1.3] [--tls-max 1.2|1.3]] [--deflate 0|1|2]\n');
       process.exit(64);
     }
     a[k] = strings.includes(k) ? argv[i + 1] : Number(argv[i + 1]);
@@ -150,7 +153,8 @@ function main() {
   const sha = crypto.createHash('sha256');
   const shaLens = crypto.createHash('sha256');
   let sendNs = 0n;
-  const wsOpts = { perMessageDeflate: a.deflate ? true : false, maxPayload: 1 << 20 };
+  const wsOpts = { perMessageDeflate: a.deflate === 2 ? { serverNoContextTakeover: true } : a.deflate === 1,
+    maxPayload: 1 << 20 };
   let httpsServer = null;
   let wss;
   if (a.tlsCert) {

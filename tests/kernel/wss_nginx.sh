@@ -8,8 +8,9 @@
 # twice (--serve 2: it closes with 1000, nginx passes that on, the ws stage
 # reconnects through nginx and resumes its TLS session there):
 #   v13  wss://feed.example.test/feed: the name (resolved through
-#        /etc/netns/$NS/hosts) and no port, so 443; TLS 1.3
-#   v12  the same with tls_max_version 1.2
+#        /etc/netns/$NS/hosts) and no port, so 443; TLS 1.3; ws_peer.py with
+#        permessage-deflate, agreed end to end through nginx
+#   v12  the same with tls_max_version 1.2 and "deflate": false (not offered)
 # Asserts for each: byte-exact delivery of both transfers through the proxy
 # (ws_check_transfer: count, bytes, SHA-256 of the payloads and of the
 # (opcode, length) sequence, pings and pongs both ways, the close 1000, no
@@ -32,11 +33,12 @@ WS_SUB='"subscribe": "{\"op\":\"subscribe\",\"channel\":\"ticks\"}"'
 WS_XFER='"ping_interval_ms": 200, "pong_timeout_ms": 20000, "reconnect_min_ms": 2000, "reconnect_max_ms": 2000'
 DURATION=75
 
-# transfer TAG WS_OPTIONS: ws_peer.py and nginx, one lcpipe run, nginx stopped
+# transfer TAG WS_OPTIONS: ws_peer.py (deflate on) and nginx, one lcpipe run,
+# nginx stopped
 transfer() {
 	local tag=$1 wso=$2
 	server_start "$tag" "$PY" "$KDIR/ws_peer.py" --port $UP --count "$COUNT" --seed 9 --expect-sub "$SUB" \
-		--serve 2 --result "$W/$tag.server.json" --timeout $((DURATION + 10)) || finish
+		--serve 2 --result "$W/$tag.server.json" --timeout $((DURATION + 10)) --deflate || finish
 	nginx_start "$tag" 443 $UP || finish
 	ws_conf "$tag" "$WS_SUB, $WS_XFER, $wso" '"expect": '$((2 * COUNT))', "linger_ms": 300'
 	wss_run
@@ -57,13 +59,15 @@ PY
 
 transfer v13 '"url": "wss://'$TLS_HOST'/feed", "ca_file": "'$TLS_CA'"'
 ws_check_transfer "$W/v13.server.json" $((2 * COUNT)) "$SUB" 2
-wss_tls_check v13 nginx="$W/v13.access.json" version=TLSv1.3 handshakes=2 resumed=1 sni=$TLS_HOST named=1
+wss_tls_check v13 nginx="$W/v13.access.json" srv="$W/v13.server.json" version=TLSv1.3 handshakes=2 resumed=1 \
+	sni=$TLS_HOST named=1 deflate=on
 host_check v13
 ws_report_common
 
-transfer v12 '"url": "wss://'$TLS_HOST'/feed", "ca_file": "'$TLS_CA'", "tls_max_version": "1.2"'
+transfer v12 '"url": "wss://'$TLS_HOST'/feed", "ca_file": "'$TLS_CA'", "tls_max_version": "1.2", "deflate": false'
 ws_check_transfer "$W/v12.server.json" $((2 * COUNT)) "$SUB" 2
-wss_tls_check v12 nginx="$W/v12.access.json" version=TLSv1.2 handshakes=2 resumed=1 sni=$TLS_HOST named=1
+wss_tls_check v12 nginx="$W/v12.access.json" srv="$W/v12.server.json" version=TLSv1.2 handshakes=2 resumed=1 \
+	sni=$TLS_HOST named=1 deflate=off
 host_check v12
 ws_report_common
 finish

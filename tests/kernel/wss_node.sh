@@ -5,10 +5,15 @@
 # ws_node.sh (WSS_NODE_COUNT messages, default 20 000, fragments cut at random
 # byte offsets, pings between fragments), served twice (--serve 2: the
 # server closes with 1000, the ws stage reconnects and resumes its session):
-#   v13  server TLS 1.3 only, wss://feed.example.test:8443/feed (resolved
-#        through /etc/netns/$NS/hosts), ca_file
-#   v12  server 1.2..1.3, tls_max_version 1.2, wss://10.77.0.1:8443/feed (the
-#        certificate's IP SAN, no SNI), ca_path
+#   v13  server TLS 1.3 only, permessage-deflate with
+#        server_no_context_takeover (ws then compresses only messages of 1 KiB
+#        and more: compressed and plain ones alternate, each compressed one
+#        from a fresh context), wss://feed.example.test:8443/feed (resolved
+#        through /etc/netns/$NS/hosts), ca_file: deflate agreed on both
+#        connections, messages inflated and zero-copy ones alike
+#   v12  server 1.2..1.3 (deflate on), tls_max_version 1.2, "deflate": false,
+#        wss://10.77.0.1:8443/feed (the certificate's IP SAN, no SNI),
+#        ca_path: deflate not offered
 # Asserts for each: byte-exact delivery of both transfers (ws_check_transfer:
 # count, bytes, SHA-256 of the payloads and of the (opcode, length) sequence,
 # every pong with its ping's payload, UTF-8 split across fragments, no
@@ -46,14 +51,16 @@ transfer() {
 	[ "$SRV_RC" -eq 0 ] || { fail "ws_peer_node.js exited $SRV_RC"; show "$SRV_OUT" "$SRV_ERR"; }
 }
 
-transfer v13 "--tls-min 1.3" '"url": "wss://'$TLS_HOST:$PORT'/feed", "ca_file": "'$TLS_CA'"'
+transfer v13 "--tls-min 1.3 --deflate 2" '"url": "wss://'$TLS_HOST:$PORT'/feed", "ca_file": "'$TLS_CA'"'
 ws_check_transfer "$W/v13.server.json" $((2 * COUNT)) "$SUB" 2
 wss_tls_check v13 srv="$W/v13.server.json" version=TLSv1.3 handshakes=2 resumed=1 sni=$TLS_HOST \
-	host=$TLS_HOST:$PORT named=1
+	host=$TLS_HOST:$PORT named=1 deflate=on
 ws_report_common
 
-transfer v12 "" '"url": "wss://'$K_IP:$PORT'/feed", "ca_path": "'$TLS_CAPATH'", "tls_max_version": "1.2"'
+transfer v12 "--deflate 1" \
+	'"url": "wss://'$K_IP:$PORT'/feed", "ca_path": "'$TLS_CAPATH'", "tls_max_version": "1.2", "deflate": false'
 ws_check_transfer "$W/v12.server.json" $((2 * COUNT)) "$SUB" 2
-wss_tls_check v12 srv="$W/v12.server.json" version=TLSv1.2 handshakes=2 resumed=1 sni=- host=$K_IP:$PORT named=0
+wss_tls_check v12 srv="$W/v12.server.json" version=TLSv1.2 handshakes=2 resumed=1 sni=- host=$K_IP:$PORT named=0 \
+	deflate=off
 ws_report_common
 finish

@@ -5,8 +5,9 @@
 # 10.77.0.1; a wrong-host, an expired and an unknown-CA one), feed.example.test
 # resolved by lcpipe through /etc/netns/$NS/hosts.
 # Runs and what each asserts:
-#   v13    server TLS 1.3 only, wss://feed.example.test:8443/feed (the name),
-#          ca_file, tls_min_version 1.3; the server sends WSS_PY_COUNT (default
+#   v13    server TLS 1.3 only, permessage-deflate on (it compresses every
+#          message), wss://feed.example.test:8443/feed (the name), ca_file,
+#          tls_min_version 1.3; the server sends WSS_PY_COUNT (default
 #          20 000) messages of mixed sizes, closes (1000), the ws stage
 #          reconnects and gets them again (--serve 2): byte-exact delivery of
 #          both (ws_check_transfer: count, bytes, SHA-256 of the payloads and
@@ -16,13 +17,16 @@
 #          lcpipe logged TLSv1.3 and ALPN http/1.1; the server saw TLSv1.3, SNI
 #          feed.example.test, Host feed.example.test:8443, a full handshake
 #          then a resumed one, and no alert but close_notify from lcpipe; the
-#          name was resolved (/etc/netns hosts) before each connect
-#   v12    server 1.2..1.3, tls_max_version 1.2, wss://10.77.0.1:8443/feed (an
-#          IPv4 literal: the certificate's IP SAN is verified, no SNI sent),
+#          name was resolved (/etc/netns hosts) before each connect;
+#          permessage-deflate agreed on both connections, messages inflated
+#   v12    server 1.2..1.3 (deflate on), tls_max_version 1.2, "deflate":
+#          false, wss://10.77.0.1:8443/feed (an IPv4 literal: the
+#          certificate's IP SAN is verified, no SNI sent, nothing resolved),
 #          ca_path (the hashed CA directory): as v13 over TLSv1.2 (resumption
-#          from a TLS 1.2 ticket)
+#          from a TLS 1.2 ticket), permessage-deflate not offered
 #   noresume  tls_resume false: two full handshakes (tls_resumed 0, the
-#          server resumed none), both transfers byte-exact
+#          server resumed none), both transfers byte-exact; the server
+#          (without deflate) declined lcpipe's permessage-deflate offer
 #   wrong / expired / unknown  the server's certificate names another host /
 #          has expired / comes from a CA lcpipe does not trust: every attempt
 #          refused (tls_fail_verify >= 1, opens 0, no other failure, no TLS
@@ -66,17 +70,18 @@ transfer() {
 	[ "$SRV_RC" -eq 0 ] || { fail "ws_peer.py exited $SRV_RC"; show "$SRV_OUT" "$SRV_ERR"; }
 }
 
-transfer v13 "--tls-cert $TLS_SERVER_CERT --tls-key $TLS_SERVER_KEY --tls-min 1.3" \
+transfer v13 "--tls-cert $TLS_SERVER_CERT --tls-key $TLS_SERVER_KEY --tls-min 1.3 --deflate" \
 	'"url": "wss://'$TLS_HOST:$PORT'/feed", '"$CA"', "tls_min_version": "1.3"'
 ws_check_transfer "$W/v13.server.json" $((2 * COUNT)) "$SUB" 2
 wss_tls_check v13 srv="$W/v13.server.json" version=TLSv1.3 handshakes=2 resumed=1 sni=$TLS_HOST host=$TLS_HOST:$PORT \
-	named=1
+	named=1 deflate=on
 ws_report_common
 
-transfer v12 "--tls-cert $TLS_SERVER_CERT --tls-key $TLS_SERVER_KEY" \
-	'"url": "wss://'$K_IP:$PORT'/feed", "ca_path": "'$TLS_CAPATH'", "tls_max_version": "1.2"'
+transfer v12 "--tls-cert $TLS_SERVER_CERT --tls-key $TLS_SERVER_KEY --deflate" \
+	'"url": "wss://'$K_IP:$PORT'/feed", "ca_path": "'$TLS_CAPATH'", "tls_max_version": "1.2", "deflate": false'
 ws_check_transfer "$W/v12.server.json" $((2 * COUNT)) "$SUB" 2
-wss_tls_check v12 srv="$W/v12.server.json" version=TLSv1.2 handshakes=2 resumed=1 sni=- host=$K_IP:$PORT named=0
+wss_tls_check v12 srv="$W/v12.server.json" version=TLSv1.2 handshakes=2 resumed=1 sni=- host=$K_IP:$PORT named=0 \
+	deflate=off
 ws_report_common
 
 # the short runs: fewer messages
