@@ -21,9 +21,9 @@
 #     certificate TLS_<NAME>_CERT / TLS_<NAME>_KEY for SERVER, WRONG, EXPIRED,
 #     UNKNOWN
 #   wait_listen PORT PID: up to 10 s for a TCP listener on PORT in the namespace
-#   nginx_start TAG PORT UPSTREAM_PORT [CERT KEY]: nginx (Debian's, no root
-#     prefix of its own: config, pid, logs and temp paths under $W/TAG.nginx,
-#     `daemon off`, one process) terminating TLS on PORT in front of a plain
+#   nginx_start TAG PORT UPSTREAM_PORT [CERT KEY]: Debian's nginx on a prefix
+#     of its own ($W/TAG.nginx: config, pid, logs and temp paths; `daemon
+#     off`, one process, nothing of /etc/nginx) terminating TLS on PORT in front of a plain
 #     WebSocket server on 127.0.0.1:UPSTREAM_PORT (proxy_pass, HTTP/1.1,
 #     Upgrade / Connection passed on); its access log ($NGINX_ACCESS) has one
 #     JSON line per request: status, request, ssl_protocol, ssl_cipher,
@@ -38,6 +38,12 @@
 #     continues the process before stopping it).
 #   tls_stop PID: stop a server this file started (SIGCONT, then stop_pid)
 #   json_lines FILE: the JSON lines of FILE as a JSON array (for pycheck)
+#   for lcpipe against these peers (see each function): wss_run (the last
+#     ws_conf'ed run, exit 0), srv_term (a ws_peer.py ended with SIGTERM,
+#     result written), wss_tls_check (a run that opened: TLS counters, the
+#     version, resumption, SNI, ALPN, deflate, from lcpipe's and the server's
+#     side), wss_hash_check (a short transfer byte-exact), wss_refused_check
+#     (a run in which every attempt failed under one counter, with its reason)
 # Skips (77) without the openssl CLI.
 
 command -v openssl >/dev/null || skip "no openssl CLI"
