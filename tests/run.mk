@@ -18,6 +18,7 @@ RUN_TESTS = \
 	run/demo.sh \
 	run/wss.sh \
 	run/deflate.sh \
+	run/ws-defaults.sh \
 	run/batch.sh \
 	run/timing.sh \
 	run/pools.sh \
