@@ -48,6 +48,8 @@ enum { WS_P_IN, WS_P_TX, WS_P_MSG, WS_P_SEND };
 	X(OPENS, "opens")                                                      \
 	X(RECONNECTS, "reconnects")                                            \
 	X(SUBSCRIBES_TX, "subscribes_tx")                                      \
+	X(SUBSCRIBE_RETRIES, "subscribe_retries")                              \
+	X(FAIL_STALE, "fail_stale")                                            \
 	X(CLOSES_RX, "closes_rx")                                              \
 	X(CLOSES_TX, "closes_tx")                                              \
 	X(FAIL_HANDSHAKE, "fail_handshake")                                    \
@@ -100,8 +102,10 @@ struct ws_conf {
 	const char *subscribe;
 	const char *protocol;
 	const char *headers;
-	uint32_t ping_interval_ms, pong_timeout_ms, handshake_timeout_ms;
+	uint32_t ping_interval_ms, pong_timeout_ms, stale_timeout_ms, handshake_timeout_ms;
 	uint32_t reconnect_min_ms, reconnect_max_ms;
+	bool reconnect_jitter;
+	uint32_t reconnect_reset_ms, subscribe_interval_ms;
 	uint32_t max_msg;
 	bool check_utf8;
 	uint32_t msgs;
@@ -154,6 +158,10 @@ struct ws_conn {
 	uint64_t t_deadline;   /* handshake deadline (tsc) */
 	uint64_t t_ping, t_pong; /* next ping; pong deadline (0: none due) */
 	uint64_t t_reconnect;
+	uint64_t t_opened;     /* when it opened (tsc): the backoff starts over after reconnect_reset_ms */
+	uint64_t t_last_msg;   /* the last message delivered (tsc): the stale-feed watchdog */
+	uint64_t t_sub;        /* the next subscription message is due (0: none left) */
+	const char *sub_next;  /* the next subscription line to send */
 	uint32_t backoff_ms;
 	uint64_t msgs, bytes, opens;
 	/* permessage-deflate, when the server accepted it */
@@ -201,6 +209,8 @@ struct ws_ctx {
 	char extra[4096];
 	char protocol[64];
 	uint32_t ping_ms, pong_ms, hs_ms, rc_min, rc_max;
+	uint32_t stale_ms, rc_reset_ms, sub_ms;
+	bool rc_jitter;
 	uint64_t max_msg;
 	bool check_utf8;
 	uint64_t hz_ms, next_tick;
@@ -264,6 +274,7 @@ void ws_on_open(struct ws_ctx *x, struct ws_conn *c);
 bool ws_next_addr(struct ws_ctx *x, struct ws_conn *c, const char *why);
 void ws_on_resolved(struct ws_ctx *x, struct ws_conn *c);
 void ws_subscribe(struct ws_ctx *x, struct ws_conn *c);
+unsigned ws_conn_timers(struct ws_ctx *x, struct ws_conn *c, uint64_t now);
 
 /* ws_tls.c */
 int ws_tls_init(struct ws_ctx *x, const struct ws_conf *c);

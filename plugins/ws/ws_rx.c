@@ -105,6 +105,7 @@ ws_emit_msg(struct ws_ctx *x, struct ws_conn *c, struct lcp_msg *m)
 {
 	c->msgs++;
 	c->bytes += m->len;
+	c->t_last_msg = m->rx_tsc != 0 ? m->rx_tsc : ws_now(); /* the stale-feed watchdog */
 	lcp_count(x->st, WS_C_MSGS, 1);
 	lcp_count(x->st, WS_C_MSG_BYTES, m->len);
 	lcp_obuf_put(x->st, &x->msg, m);
