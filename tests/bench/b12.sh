@@ -53,6 +53,9 @@
 # Ratios: per round, lcpipe / kernel for the receiver alone and for receiver +
 # the feed server of the same run; median of the per-round ratios.
 #
+# The ws stage runs without pings, stale-feed watchdog or a short handshake
+# deadline (the feed server answers no pings; runs under valgrind are slow).
+#
 # Then (B12_TIMING=1) one lcpipe1 run per size with engine.stage_timing: each
 # stage's own cycles per message, natively (b12_report.py timing).
 # Then (B12_CG=1, valgrind present) one single-lcore lcpipe run per size under
@@ -285,7 +288,8 @@ lc_conf() { # case -> $tmp/lc.N.json (sets LC_CONF, LC_PFX)
      "options": {"ip": "$L_IP/24", "device": "net_af_packet0", "mac": "$L_MAC"}},
     {"name": "ws", "plugin": "ws", "lcore": $st2,
      "options": {"url": "$url", "subscribe": "$id subscribe",
-                 "reconnect_min_ms": 3600000, "reconnect_max_ms": 3600000$tls}},
+                 "reconnect_min_ms": 3600000, "reconnect_max_ms": 3600000, "ping_interval_ms": 0,
+                 "stale_timeout_ms": 0, "handshake_timeout_ms": 60000$tls}},
     {"name": "metrics", "plugin": "metrics", "lcore": $st2, "options": {"log_buckets": false}},
     {"name": "sink", "plugin": "sink_null", "lcore": $st2}],
   "links": ["port.rx -> tcp.rx", "tcp.tx -> port.tx", $ring"ws.tx -> tcp.app",
