@@ -12,6 +12,9 @@
  *   ws_process   events and payload from tcp: CONNECTED -> GET; DATA ->
  *                handshake response, then frames (stk_ws_dec_next) -> msgs;
  *                PEER_CLOSED / CLOSED / RESET / TIMEOUT / ERROR -> reconnect
+ *   ws_linger    shutdown: close 1001 on every open connection, TCP close on
+ *                those still in their upgrade; done once each has the
+ *                server's close frame and its TCP closed (WC_CLOSING), or gave up
  *
  * A message wholly inside one TCP segment is handed on by reference: its
  * lcp_msg points into the segment's mbuf, whose reference count it holds. A
@@ -80,6 +83,9 @@ static const struct lcp_port_def ws_ports[] = {
 	X(FAIL_1007, "fail_bad_utf8_1007")                                     \
 	X(FAIL_1009, "fail_too_big_1009")                                      \
 	X(FAIL_TCP, "fail_tcp")                                                \
+	X(FAIL_CLOSE_UNFINISHED, "fail_close_unfinished")                      \
+	X(STOP_CLOSES, "stop_closes")                                          \
+	X(STOP_CLOSES_ANSWERED, "stop_closes_answered")                        \
 	X(DROP_NO_MSG, "drop_no_msg")                                          \
 	X(DROP_NO_MBUF, "drop_no_mbuf")                                        \
 	X(DROP_ASSEMBLY_NOMEM, "drop_assembly_nomem")                          \
@@ -172,6 +178,8 @@ struct ws_conn {
 	char path[256];
 	uint8_t state;
 	bool close_sent;
+	bool close_rcvd;       /* WC_CLOSING: the server's close frame came (or none is due) */
+	bool fin_sent;         /* WC_CLOSING: our CLOSE went to tcp */
 	bool session_start;    /* the next msg is the first since the open */
 	uint32_t tcp;          /* the tcp stage's connection id; 0 = none */
 	uint32_t gen;          /* connection attempt (see ws_cookie) */
@@ -224,6 +232,7 @@ struct ws_ctx {
 	uint64_t max_msg;
 	bool check_utf8;
 	uint64_t hz_ms, next_tick;
+	bool stopping;             /* the linger began: no new connection, close the open ones */
 	uint8_t rnd[WS_RND_BYTES]; /* CSPRNG output for mask keys and handshake keys */
 	unsigned n_rnd;            /* bytes of rnd not used yet (taken from the end) */
 	struct lcp_obuf tx;  /* commands and bytes to tcp */
@@ -415,6 +424,11 @@ ws_schedule_reconnect(struct ws_ctx *x, struct ws_conn *c, const char *why)
 	c->close_sent = false;
 	c->t_pong = 0;
 	c->t_reconnect = ws_now() + c->backoff_ms * x->hz_ms;
+	if (x->stopping) {
+		lcp_log(x->st, LCP_LOG_WARNING, "conn %u (%s%s): %s; not reconnecting (stopping)", c->idx, c->host,
+			c->path, why);
+		return;
+	}
 	lcp_log(x->st, LCP_LOG_WARNING, "conn %u (%s%s): %s; reconnecting in %u ms", c->idx, c->host, c->path, why,
 		c->backoff_ms);
 	c->backoff_ms = c->backoff_ms * 2 > x->rc_max ? x->rc_max : c->backoff_ms * 2;
@@ -443,6 +457,81 @@ ws_fail(struct ws_ctx *x, struct ws_conn *c, uint16_t code, const char *why)
 		lcp_log(x->st, LCP_LOG_WARNING, "conn %u: close %u: %s", c->idx, code, why);
 	lcp_count(x->st, WS_C_RECONNECTS, 1);
 	ws_schedule_reconnect(x, c, why);
+}
+
+/* ---- closing at shutdown (WC_CLOSING) ---- */
+
+/* our side of TCP: CLOSE (a FIN after what is queued), once; without an mbuf
+ * it is tried again at the next linger call */
+static void
+ws_close_tcp(struct ws_ctx *x, struct ws_conn *c)
+{
+	struct rte_mbuf *m;
+
+	if (c->fin_sent || c->tcp == 0)
+		return;
+	m = ws_cmd(x, c, LCP_STREAM_CMD_CLOSE);
+	if (m == NULL)
+		return;
+	ws_tx(x, m);
+	c->fin_sent = true;
+}
+
+/* the end of a connection closed at shutdown: why == NULL when the close
+ * handshake and the TCP close both completed */
+static void
+ws_close_done(struct ws_ctx *x, struct ws_conn *c, const char *why)
+{
+	if (why == NULL)
+		lcp_log(x->st, LCP_LOG_INFO, "conn %u (%s%s): closed (close handshake and TCP close complete)", c->idx,
+			c->host, c->path);
+	else
+		lcp_log(x->st, LCP_LOG_WARNING, "conn %u (%s%s): close not completed: %s", c->idx, c->host, c->path,
+			why);
+	if (c->hs != NULL) {
+		rte_free(c->hs);
+		c->hs = NULL;
+	}
+	ws_asm_release(x, c);
+	c->state = WC_IDLE;
+	c->tcp = 0;
+	c->gen++;
+	c->close_sent = c->close_rcvd = c->fin_sent = false;
+	c->t_pong = c->t_ping = 0;
+}
+
+/* the pipeline is stopping: an open connection sends close 1001 and waits for
+ * the server's close frame, then closes TCP; one in its upgrade closes TCP */
+static void
+ws_close_stopping(struct ws_ctx *x, struct ws_conn *c)
+{
+	if (c->state == WC_HANDSHAKE) {
+		rte_free(c->hs);
+		c->hs = NULL;
+		c->state = WC_CLOSING;
+		c->close_rcvd = true; /* no close frame on a connection never opened */
+		c->fin_sent = false;
+		lcp_log(x->st, LCP_LOG_INFO, "conn %u: stopping during the upgrade: closing TCP", c->idx);
+		ws_close_tcp(x, c);
+		return;
+	}
+	c->state = WC_CLOSING;
+	c->close_rcvd = c->fin_sent = false;
+	c->t_pong = c->t_ping = 0;
+	if (!c->close_sent) {
+		uint8_t pl[2] = { STK_WS_CLOSE_GOING_AWAY >> 8, STK_WS_CLOSE_GOING_AWAY & 0xff };
+
+		if (ws_send_frame(x, c, STK_WS_OP_CLOSE, pl, 2)) {
+			lcp_count(x->st, WS_C_CLOSES_TX, 1);
+			lcp_count(x->st, WS_C_STOP_CLOSES, 1);
+			c->close_sent = true;
+			lcp_log(x->st, LCP_LOG_INFO, "conn %u: stopping: close 1001 sent", c->idx);
+			return;
+		}
+		/* no mbuf for the close frame (counted): TCP's close is all there is */
+		c->close_rcvd = true;
+		ws_close_tcp(x, c);
+	}
 }
 
 static void
@@ -633,6 +722,15 @@ ws_frames(struct ws_ctx *x, struct ws_conn *c, struct rte_mbuf *seg, uint8_t *p,
 				char why[96];
 
 				lcp_count(x->st, WS_C_CLOSES_RX, 1);
+				if (c->state == WC_CLOSING) {
+					/* the answer to our close 1001: TCP goes next */
+					lcp_count(x->st, WS_C_STOP_CLOSES_ANSWERED, 1);
+					c->close_rcvd = true;
+					lcp_log(x->st, LCP_LOG_INFO, "conn %u: the server answered our close with %u",
+						c->idx, o.close_code);
+					ws_close_tcp(x, c);
+					return;
+				}
 				snprintf(why, sizeof(why), "server closed with %u", o.close_code);
 				if (!c->close_sent) {
 					uint8_t pl[2] = { (uint8_t)(o.close_code >> 8), (uint8_t)o.close_code };
@@ -642,6 +740,14 @@ ws_frames(struct ws_ctx *x, struct ws_conn *c, struct rte_mbuf *seg, uint8_t *p,
 						      o.close_code == STK_WS_CLOSE_NO_STATUS ? 0 : 2);
 					lcp_count(x->st, WS_C_CLOSES_TX, 1);
 					c->close_sent = true;
+				}
+				if (x->stopping) {
+					/* a close from the server while we stop: wait for TCP too */
+					c->state = WC_CLOSING;
+					c->close_rcvd = true;
+					c->fin_sent = false;
+					ws_close_tcp(x, c);
+					return;
 				}
 				{
 					struct rte_mbuf *cm = ws_cmd(x, c, LCP_STREAM_CMD_CLOSE);
@@ -682,6 +788,14 @@ ws_current(const struct ws_conn *c, const struct lcp_stream_meta *meta)
 	if (c->state == WC_IDLE || (meta->user >> 16) != (c->gen & 0xffff))
 		return false;
 	return c->tcp == 0 || meta->conn == 0 || meta->conn == c->tcp;
+}
+
+/* how far the server got with its upgrade response, for the log */
+static const char *
+ws_hs_progress(const struct ws_conn *c)
+{
+	return c->hs == NULL || c->hs->have == 0 ? "before answering the upgrade"
+						 : "in the middle of its upgrade response";
 }
 
 static void
@@ -739,6 +853,18 @@ ws_on_data(struct ws_ctx *x, struct ws_conn *c, struct rte_mbuf *m)
 		lcp_log(x->st, LCP_LOG_INFO, "conn %u: open %s%s", c->idx, c->host, c->path);
 		ws_subscribe(x, c);
 		p += used;
+	}
+	if (c->state == WC_CLOSING) {
+		/* stopping: frames up to the server's close are still read (and
+		 * delivered); after it, data is dropped; on a connection closed in
+		 * its upgrade, what comes is the late response (no message) */
+		if (!c->close_rcvd) {
+			if (p < end)
+				ws_frames(x, c, m, p, end);
+		} else {
+			lcp_count(x->st, c->close_sent ? WS_C_DROP_AFTER_CLOSE : WS_C_EVENTS_OLD_CONN, 1);
+		}
+		return;
 	}
 	if (c->state != WC_OPEN || c->close_sent) {
 		lcp_count(x->st, WS_C_DROP_AFTER_CLOSE, 1);
@@ -809,24 +935,71 @@ ws_process(struct lcp_stage *st, void *ctx, unsigned port, void **objs, unsigned
 			ws_on_data(x, c, m);
 			break;
 		case LCP_STREAM_EV_CONNECTED:
-			if (c->state == WC_CONNECTING)
+			if (c->state == WC_CONNECTING && x->stopping) {
+				/* connected while we stop: no upgrade, just TCP's close */
+				c->tcp = meta->conn;
+				c->state = WC_CLOSING;
+				c->close_rcvd = true;
+				c->fin_sent = false;
+				lcp_log(st, LCP_LOG_INFO, "conn %u: connected while stopping: closing TCP", c->idx);
+				ws_close_tcp(x, c);
+			} else if (c->state == WC_CONNECTING) {
 				ws_on_connected(x, c, meta->conn);
+			}
 			break;
 		case LCP_STREAM_EV_PEER_CLOSED:
-			if (c->state != WC_IDLE) {
+			if (c->state == WC_CLOSING) {
+				if (!c->close_rcvd)
+					lcp_log(st, LCP_LOG_WARNING,
+						"conn %u: the server closed TCP before answering our close (1006)", c->idx);
+				c->close_rcvd = true;
+				ws_close_tcp(x, c);
+			} else if (c->state != WC_IDLE) {
 				struct rte_mbuf *cm = ws_cmd(x, c, LCP_STREAM_CMD_CLOSE);
+				char why[128];
 
 				if (cm != NULL)
 					ws_tx(x, cm);
 				lcp_count(st, WS_C_RECONNECTS, 1);
-				ws_schedule_reconnect(x, c, "the server closed TCP without a close frame (1006)");
+				if (c->state == WC_HANDSHAKE) {
+					/* the upgrade never completed: a failed handshake */
+					lcp_count(st, WS_C_FAIL_HANDSHAKE, 1);
+					snprintf(why, sizeof(why), "handshake failed: the server closed TCP (FIN) %s",
+						 ws_hs_progress(c));
+					ws_schedule_reconnect(x, c, why);
+				} else {
+					ws_schedule_reconnect(x, c, "the server closed TCP without a close frame (1006)");
+				}
 			}
 			break;
 		case LCP_STREAM_EV_CLOSED:
-			break; /* after our close: reconnect already scheduled */
+			if (c->state == WC_CLOSING)
+				ws_close_done(x, c, c->close_rcvd ? NULL : "TCP closed before the server's close frame");
+			break; /* otherwise after our close: reconnect already scheduled */
 		case LCP_STREAM_EV_RESET:
 		case LCP_STREAM_EV_TIMEOUT:
 		case LCP_STREAM_EV_ERROR:
+			if (c->state == WC_CLOSING) {
+				char why[96];
+
+				snprintf(why, sizeof(why), "tcp %s (%s)", lcp_stream_ev_name(meta->ev),
+					 strerror(meta->reason));
+				if (meta->ev != LCP_STREAM_EV_ERROR)
+					lcp_count(st, WS_C_FAIL_TCP, 1);
+				ws_close_done(x, c, why);
+				break;
+			}
+			if (c->state == WC_HANDSHAKE && meta->ev == LCP_STREAM_EV_RESET) {
+				char why[128];
+
+				/* the server reset TCP in the middle of the upgrade */
+				lcp_count(st, WS_C_FAIL_HANDSHAKE, 1);
+				lcp_count(st, WS_C_RECONNECTS, 1);
+				snprintf(why, sizeof(why), "handshake failed: the server reset TCP %s",
+					 ws_hs_progress(c));
+				ws_schedule_reconnect(x, c, why);
+				break;
+			}
 			if (meta->ev == LCP_STREAM_EV_ERROR && meta->conn != 0 && c->state != WC_CONNECTING &&
 			    meta->conn == c->tcp) {
 				/* at shutdown the tcp stage may have reset first */
@@ -1070,6 +1243,32 @@ nomem:
 	return -ENOMEM;
 }
 
+/* The shutdown (engine.linger): on every turn until it returns 0. Open
+ * connections send close 1001 (ws_close_stopping), those in their upgrade close
+ * TCP; each is done when the server's close frame came and TCP closed
+ * (ws_close_done), or it gave up. No connection opens any more (ws_poll). */
+static unsigned
+ws_linger(struct lcp_stage *st, void *ctx, bool last)
+{
+	struct ws_ctx *x = ctx;
+	unsigned n = 0;
+
+	RTE_SET_USED(st);
+	RTE_SET_USED(last);
+	x->stopping = true;
+	for (unsigned i = 0; i < x->n_conns; i++) {
+		struct ws_conn *c = &x->conns[i];
+
+		if (c->state == WC_OPEN || c->state == WC_HANDSHAKE)
+			ws_close_stopping(x, c);
+		else if (c->state == WC_CLOSING && c->close_rcvd)
+			ws_close_tcp(x, c); /* when an mbuf was missing before */
+		n += c->state != WC_IDLE;
+	}
+	ws_flush(x);
+	return n;
+}
+
 static void
 ws_stop(struct lcp_stage *st, void *ctx)
 {
@@ -1083,8 +1282,16 @@ ws_stop(struct lcp_stage *st, void *ctx)
 		if (c->state == WC_OPEN && !c->close_sent) {
 			uint8_t pl[2] = { STK_WS_CLOSE_GOING_AWAY >> 8, STK_WS_CLOSE_GOING_AWAY & 0xff };
 
-			ws_send_frame(x, c, STK_WS_OP_CLOSE, pl, 2);
+			if (ws_send_frame(x, c, STK_WS_OP_CLOSE, pl, 2)) {
+				lcp_count(st, WS_C_CLOSES_TX, 1);
+				lcp_count(st, WS_C_STOP_CLOSES, 1);
+			}
 			c->close_sent = true;
+		} else if (c->state == WC_CLOSING) {
+			lcp_count(st, WS_C_FAIL_CLOSE_UNFINISHED, 1);
+			lcp_log(st, LCP_LOG_WARNING, "conn %u: close not finished when the pipeline stopped (%s): "
+				"waiting for %s", c->idx, "engine.linger",
+				!c->close_rcvd ? "the server's close frame" : "TCP to close");
 		}
 	}
 	ws_flush(x);
@@ -1119,6 +1326,7 @@ static const struct lcp_stage_ops ws_ops = {
 	.process = ws_process,
 	.stop = ws_stop,
 	.fini = ws_fini,
+	.linger = ws_linger,
 };
 
 LCP_PLUGIN_EXPORT const struct lcp_plugin lcp_plugin_descriptor = {
