@@ -514,6 +514,8 @@ fs_client_frames(struct fs_ctx *x, struct fs_client *k, uint8_t *p, uint8_t *end
 				lcp_count(x->st, FS_C_PONGS_RX, 1);
 			} else {
 				lcp_count(x->st, FS_C_CLOSES_RX, 1);
+				lcp_log(x->st, LCP_LOG_INFO, "client 0x%x: close %u from the client%s", k->conn,
+					o.close_code, k->state == FC_CLOSING ? " (the answer to ours)" : "");
 				if (k->state != FC_CLOSING)
 					fs_close_frame(x, k, o.close_code == STK_WS_CLOSE_NO_STATUS ? STK_WS_CLOSE_NORMAL
 												     : o.close_code);
