@@ -471,8 +471,8 @@ lcp_engine_build(struct lcp_engine *e)
 			w->pollers = realloc(w->pollers, (w->n_pollers + 1) * sizeof(*w->pollers));
 			w->pollers[w->n_pollers++] = &sp->pub;
 		}
-		/* before 1.5 the field was reserved: never read it from older plugins */
-		if (cs->pf->desc->abi_minor >= 5 && sp->pub.ops->linger != NULL) {
+		/* before 1.6 the field was reserved: never read it from older plugins */
+		if (cs->pf->desc->abi_minor >= 6 && sp->pub.ops->linger != NULL) {
 			sp->linger = sp->pub.ops->linger;
 			sp->linger_n = LCP_LINGER_UNSEEN;
 			w->lingerers = realloc(w->lingerers, (w->n_lingerers + 1) * sizeof(*w->lingerers));

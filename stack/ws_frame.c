@@ -8,7 +8,9 @@
  *                                       gathered byte-wise), checks, payload
  *                                       pieces unmasked in place, control
  *                                       frames assembled (<= 125 bytes)
- *   stk_ws_hdr / stk_ws_mask            encode
+ *   stk_ws_dec_pmd                      permessage-deflate negotiated: RSV1
+ *                                       allowed on a data message's first frame
+ *   stk_ws_hdr / stk_ws_hdr_rsv / stk_ws_mask  encode
  *   stk_ws_close_code_valid             RFC 6455 7.4.1 / 7.4.2
  *
  * Hand-written rather than wslay (libwslay-dev): wslay copies every frame
@@ -28,6 +30,12 @@ stk_ws_dec_init(struct stk_ws_dec *d, bool server, uint64_t max_msg, bool check_
 	d->max_msg = max_msg;
 	d->check_utf8 = check_utf8;
 	d->state = D_HDR;
+}
+
+void
+stk_ws_dec_pmd(struct stk_ws_dec *d, bool on)
+{
+	d->pmd = on;
 }
 
 bool
@@ -52,6 +60,7 @@ fail(struct stk_ws_dec *d, struct stk_ws_out *o, uint16_t code, const char *why)
 	d->err_code = code;
 	o->close_code = code;
 	o->reason = why;
+	o->compressed = false;
 	o->data = NULL;
 	o->len = 0;
 	return STK_WS_ERROR;
@@ -82,9 +91,15 @@ stk_ws_mask(uint8_t *p, size_t n, const uint8_t key[4], unsigned off)
 size_t
 stk_ws_hdr(uint8_t *out, unsigned opcode, bool fin, uint64_t len, const uint8_t *mask)
 {
+	return stk_ws_hdr_rsv(out, opcode, fin, 0, len, mask);
+}
+
+size_t
+stk_ws_hdr_rsv(uint8_t *out, unsigned opcode, bool fin, unsigned rsv, uint64_t len, const uint8_t *mask)
+{
 	size_t h = 2;
 
-	out[0] = (uint8_t)((fin ? 0x80 : 0) | (opcode & 0x0f));
+	out[0] = (uint8_t)((fin ? 0x80 : 0) | (rsv & 0x70) | (opcode & 0x0f));
 	if (len < 126) {
 		out[1] = (uint8_t)len;
 	} else if (len <= 0xffff) {
@@ -114,8 +129,16 @@ header(struct stk_ws_dec *d, const uint8_t *h, struct stk_ws_out *o)
 	uint64_t len;
 	unsigned k = 2;
 
-	if (b0 & 0x70)
-		return fail(d, o, STK_WS_CLOSE_PROTOCOL, "RSV bits set without a negotiated extension");
+	if (b0 & 0x30)
+		return fail(d, o, STK_WS_CLOSE_PROTOCOL, "RSV2 or RSV3 set (no extension defines them)");
+	if (b0 & 0x40) {
+		if (!d->pmd)
+			return fail(d, o, STK_WS_CLOSE_PROTOCOL, "RSV1 set without a negotiated extension");
+		if (op >= 0x8)
+			return fail(d, o, STK_WS_CLOSE_PROTOCOL, "RSV1 on a control frame");
+		if (op == STK_WS_OP_CONT)
+			return fail(d, o, STK_WS_CLOSE_PROTOCOL, "RSV1 on a continuation frame");
+	}
 	d->fin = b0 >> 7;
 	d->masked = b1 >> 7;
 	if (d->masked != d->server)
@@ -159,6 +182,7 @@ header(struct stk_ws_dec *d, const uint8_t *h, struct stk_ws_out *o)
 			return fail(d, o, STK_WS_CLOSE_PROTOCOL, "new message inside a fragmented one");
 		d->msg_op = op;
 		d->msg_first = true;
+		d->msg_z = (b0 & 0x40) != 0;
 		d->msg_len = 0;
 		d->utf8 = STK_UTF8_ACCEPT;
 	} else {
@@ -179,6 +203,7 @@ control_done(struct stk_ws_dec *d, struct stk_ws_out *o)
 	o->data = d->ctl;
 	o->len = d->ctl_len;
 	o->first = o->last = true;
+	o->compressed = false;
 	o->reason = NULL;
 	o->close_code = 0;
 	if (d->opcode == STK_WS_OP_CLOSE) {
@@ -289,7 +314,7 @@ stk_ws_dec_next_slow(struct stk_ws_dec *d, uint8_t **pp, uint8_t *end, struct st
 			}
 			d->remaining -= n;
 			last = d->fin && d->remaining == 0;
-			if (d->msg_op == STK_WS_OP_TEXT && d->check_utf8) {
+			if (d->msg_op == STK_WS_OP_TEXT && d->check_utf8 && !d->msg_z) {
 				d->utf8 = stk_utf8_validate(d->utf8, p, n);
 				if (d->utf8 == STK_UTF8_REJECT || (last && d->utf8 != STK_UTF8_ACCEPT)) {
 					*pp = p + n;
@@ -305,6 +330,7 @@ stk_ws_dec_next_slow(struct stk_ws_dec *d, uint8_t **pp, uint8_t *end, struct st
 			o->opcode = d->msg_op;
 			o->first = d->msg_first;
 			o->last = last;
+			o->compressed = d->msg_z;
 			o->data = p;
 			o->len = n;
 			o->reason = NULL;
@@ -336,6 +362,7 @@ stk_ws_dec_next_slow(struct stk_ws_dec *d, uint8_t **pp, uint8_t *end, struct st
 		}
 		default:
 			*pp = end;
+			o->compressed = false;
 			o->close_code = d->err_code;
 			o->reason = d->err;
 			o->data = NULL;

@@ -4,13 +4,20 @@
  *   stk_ws_key / stk_ws_accept_for   Sec-WebSocket-Key and -Accept (SHA-1 and
  *                                    base64 from libcrypto)
  *   stk_ws_client_request            the GET
+ *   stk_ws_client_request[_pmd]      the GET (with our permessage-deflate offer)
  *   stk_ws_client_response           resumable: gather the head (bounded by
  *                                    STK_WS_HS_MAX), then require 101, Upgrade,
- *                                    Connection, the right Accept, the asked
- *                                    subprotocol (or none) and no extension
+ *                                    Connection, the right Accept, one of the
+ *                                    asked subprotocols (or none) and no
+ *                                    extension but an acceptable answer to our
+ *                                    offer (ws_pmd.c)
+ *   stk_ws_server_init               our permessage-deflate settings
  *   stk_ws_server_request            resumable: GET, HTTP/1.1, Host, Upgrade,
- *                                    Connection, Version 13, a 16-byte key
+ *                                    Connection, Version 13, a 16-byte key, a
+ *                                    token list as subprotocols, well-formed
+ *                                    extensions (the first acceptable offer)
  *   stk_ws_server_response / reject  101 or 400
+ * Header names must be tokens with the colon right after them (RFC 9112 5.1).
  */
 #include <stdio.h>
 #include <string.h>
@@ -18,7 +25,7 @@
 
 #include <openssl/evp.h>
 
-#include <stk/ws.h>
+#include "ws_priv.h"
 
 static const char ws_guid[] = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
 
@@ -46,11 +53,28 @@ int
 stk_ws_client_request(struct stk_ws_hs *h, char *out, size_t cap, const char *host, const char *path,
 		      const char *key, const char *protocol, const char *extra)
 {
+	return stk_ws_client_request_pmd(h, out, cap, host, path, key, protocol, extra, NULL);
+}
+
+int
+stk_ws_client_request_pmd(struct stk_ws_hs *h, char *out, size_t cap, const char *host, const char *path,
+			  const char *key, const char *protocol, const char *extra,
+			  const struct stk_ws_pmd *offer)
+{
+	char ext[192] = "";
 	int n;
 
 	memset(h, 0, sizeof(*h));
 	stk_ws_accept_for(key, h->accept);
+	if (protocol != NULL && protocol[0] != '\0' &&
+	    (strlen(protocol) >= sizeof(h->protocol) || !ws_token_list_valid(protocol)))
+		return -1;
 	snprintf(h->protocol, sizeof(h->protocol), "%s", protocol != NULL ? protocol : "");
+	if (offer != NULL && offer->on) {
+		if (ws_pmd_offer_line(offer, ext, sizeof(ext)) < 0)
+			return -1;
+		h->pmd_want = *offer;
+	}
 	n = snprintf(out, cap,
 		     "GET %s HTTP/1.1\r\n"
 		     "Host: %s\r\n"
@@ -59,10 +83,10 @@ stk_ws_client_request(struct stk_ws_hs *h, char *out, size_t cap, const char *ho
 		     "Sec-WebSocket-Key: %s\r\n"
 		     "Sec-WebSocket-Version: 13\r\n"
 		     "%s%s%s"
-		     "%s"
+		     "%s%s"
 		     "\r\n",
 		     path[0] ? path : "/", host, key, h->protocol[0] ? "Sec-WebSocket-Protocol: " : "", h->protocol,
-		     h->protocol[0] ? "\r\n" : "", extra != NULL ? extra : "");
+		     h->protocol[0] ? "\r\n" : "", ext, extra != NULL ? extra : "");
 	return n < 0 || (size_t)n >= cap ? -1 : n;
 }
 
@@ -136,10 +160,13 @@ has_token(const char *v, const char *tok)
 }
 
 struct hdrs {
-	const char *upgrade, *connection, *accept, *protocol, *extensions, *key, *version, *host;
+	const char *upgrade, *connection, *accept, *protocol, *key, *version, *host;
+	const char *ext[WS_EXT_LINES]; /* every Sec-WebSocket-Extensions line */
+	unsigned next;
 };
 
-/* split "Name: value\r\n" lines after the first; values NUL-terminated in place */
+/* split "Name: value\r\n" lines after the first; values NUL-terminated in
+ * place; -1 a malformed line, -2 too many extension lines */
 static int
 parse_headers(char *s, struct hdrs *hd)
 {
@@ -151,11 +178,10 @@ parse_headers(char *s, struct hdrs *hd)
 			return -1;
 		*eol = '\0';
 		colon = strchr(s, ':');
-		if (colon == NULL)
+		if (colon == NULL || !stk_ws_is_token(s, (size_t)(colon - s)))
 			return -1;
 		ns = s;
 		ne = colon;
-		trim(&ns, &ne);
 		vs = colon + 1;
 		ve = eol;
 		trim(&vs, &ve);
@@ -168,7 +194,11 @@ parse_headers(char *s, struct hdrs *hd)
 		H("Connection", connection);
 		H("Sec-WebSocket-Accept", accept);
 		H("Sec-WebSocket-Protocol", protocol);
-		H("Sec-WebSocket-Extensions", extensions);
+		else if (strcasecmp(ns, "Sec-WebSocket-Extensions") == 0) {
+			if (hd->next == WS_EXT_LINES)
+				return -2;
+			hd->ext[hd->next++] = vs;
+		}
 		H("Sec-WebSocket-Key", key);
 		H("Sec-WebSocket-Version", version);
 		H("Host", host);
@@ -196,8 +226,8 @@ stk_ws_client_response(struct stk_ws_hs *h, const uint8_t *p, size_t n, size_t *
 		h->err = "status is not 101 Switching Protocols";
 		return -1;
 	}
-	if (parse_headers(line_end + 2, &hd) < 0) {
-		h->err = "malformed header line";
+	if ((rc = parse_headers(line_end + 2, &hd)) < 0) {
+		h->err = rc == -2 ? "too many Sec-WebSocket-Extensions lines" : "malformed header line";
 		return -1;
 	}
 	if (hd.upgrade == NULL || strcasecmp(hd.upgrade, "websocket") != 0) {
@@ -212,12 +242,13 @@ stk_ws_client_response(struct stk_ws_hs *h, const uint8_t *p, size_t n, size_t *
 		h->err = "Sec-WebSocket-Accept is missing or wrong";
 		return -1;
 	}
-	if (hd.extensions != NULL && hd.extensions[0] != '\0') {
-		h->err = "the server chose an extension we did not offer";
+	if (ws_pmd_client_check(h, hd.ext, hd.next) < 0)
 		return -1;
-	}
+	/* one token, one of those we asked for */
 	if (h->protocol[0] == '\0' ? hd.protocol != NULL
-				    : (hd.protocol == NULL || strcmp(hd.protocol, h->protocol) != 0)) {
+				    : (hd.protocol == NULL || !stk_ws_is_token(hd.protocol, strlen(hd.protocol)) ||
+				       !ws_token_list_has(h->protocol, hd.protocol, strlen(hd.protocol)))) {
+		memset(&h->pmd, 0, sizeof(h->pmd));
 		h->err = "Sec-WebSocket-Protocol does not match what we asked for";
 		return -1;
 	}
@@ -243,8 +274,8 @@ stk_ws_server_request(struct stk_ws_hs *h, const uint8_t *p, size_t n, size_t *u
 		return -1;
 	}
 	snprintf(h->path, sizeof(h->path), "%.*s", (int)(sp2 - sp1 - 1), sp1 + 1);
-	if (parse_headers(line_end + 2, &hd) < 0) {
-		h->err = "malformed header line";
+	if ((rc = parse_headers(line_end + 2, &hd)) < 0) {
+		h->err = rc == -2 ? "too many Sec-WebSocket-Extensions lines" : "malformed header line";
 		return -1;
 	}
 	if (hd.host == NULL) {
@@ -269,17 +300,38 @@ stk_ws_server_request(struct stk_ws_hs *h, const uint8_t *p, size_t n, size_t *u
 		h->err = "Sec-WebSocket-Key is not the base64 of 16 bytes";
 		return -1;
 	}
+	/* a comma-separated list of tokens, short enough to keep whole ("" = none) */
+	if (hd.protocol != NULL && hd.protocol[0] != '\0' &&
+	    (!ws_token_list_valid(hd.protocol) || strlen(hd.protocol) >= sizeof(h->protocol))) {
+		h->err = strlen(hd.protocol) >= sizeof(h->protocol) ? "Sec-WebSocket-Protocol longer than 63 bytes"
+								      : "Sec-WebSocket-Protocol is not a list of tokens";
+		return -1;
+	}
+	if (ws_pmd_server_pick(h, hd.ext, hd.next) < 0)
+		return -1;
 	snprintf(h->key, sizeof(h->key), "%s", hd.key);
 	snprintf(h->protocol, sizeof(h->protocol), "%s", hd.protocol != NULL ? hd.protocol : "");
 	return 1;
 }
 
+void
+stk_ws_server_init(struct stk_ws_hs *h, const struct stk_ws_pmd *settings)
+{
+	memset(h, 0, sizeof(*h));
+	if (settings != NULL)
+		h->pmd_want = *settings;
+}
+
 int
 stk_ws_server_response(const struct stk_ws_hs *h, char *out, size_t cap, const char *protocol)
 {
-	char acc[29];
+	char acc[29], ext[192] = "";
 	int n;
 
+	if (protocol != NULL && protocol[0] != '\0' && !stk_ws_is_token(protocol, strlen(protocol)))
+		return -1;
+	if (h->pmd.on && ws_pmd_response_line(&h->pmd, &h->pmd_offer, ext, sizeof(ext)) < 0)
+		return -1;
 	stk_ws_accept_for(h->key, acc);
 	n = snprintf(out, cap,
 		     "HTTP/1.1 101 Switching Protocols\r\n"
@@ -287,9 +339,10 @@ stk_ws_server_response(const struct stk_ws_hs *h, char *out, size_t cap, const c
 		     "Connection: Upgrade\r\n"
 		     "Sec-WebSocket-Accept: %s\r\n"
 		     "%s%s%s"
+		     "%s"
 		     "\r\n",
 		     acc, protocol && protocol[0] ? "Sec-WebSocket-Protocol: " : "", protocol ? protocol : "",
-		     protocol && protocol[0] ? "\r\n" : "");
+		     protocol && protocol[0] ? "\r\n" : "", ext);
 	return n < 0 || (size_t)n >= cap ? -1 : n;
 }
 

@@ -5,7 +5,11 @@
 #   fuzz/fuzz_ws_frame      WebSocket frame decoder (+ encoder round trip), client
 #                           and server side, whole vs re-chunked feeds
 #   fuzz/fuzz_ws_handshake  HTTP upgrade response (client) / request (server)
-#                           parsers, whole vs re-chunked feeds
+#                           parsers with permessage-deflate offers and answers,
+#                           whole vs re-chunked feeds, round trips
+#   fuzz/fuzz_ws_inflate    permessage-deflate inflater on arbitrary messages,
+#                           whole vs re-chunked input and output, the inflated-
+#                           size limit, deflate round trip
 #   fuzz/fuzz_tcp_input     Ethernet/IPv4/TCP frames into a connection in any TCP
 #                           state, fake clock, leak check at destroy
 #   fuzz/fuzz_config        lcp_cfg_load() on the input as JSON, build-tree plugins
@@ -28,7 +32,7 @@
 #       crash-* reproducers are always kept
 # FUZZ_FLAGS adds libFuzzer options (e.g. FUZZ_FLAGS=-max_len=16384).
 
-FUZZ_ALL = ws_frame ws_handshake tcp_input config
+FUZZ_ALL = ws_frame ws_handshake ws_inflate tcp_input config
 FUZZ_TARGETS = $(FUZZ_ALL)
 FUZZ_SECONDS = 900
 FUZZ_WORKDIR = $(abs_top_builddir)/fuzz-work
@@ -37,14 +41,15 @@ FUZZ_FLAGS =
 FUZZ_MERGE_FLAGS = -use_counters=0
 
 fuzz_stk_cppflags = -I$(top_srcdir)/stack/include -I$(srcdir)/fuzz
-fuzz_stk_ldadd = $(top_builddir)/stack/libstk.la $(CRYPTO_LIBS)
+fuzz_stk_ldadd = $(top_builddir)/stack/libstk.la $(CRYPTO_LIBS) $(ZLIB_LIBS)
 fuzz_lcp_cppflags = -I$(top_srcdir)/framework -I$(top_builddir)/framework \
 	-I$(top_srcdir)/framework/include -I$(top_builddir) -I$(srcdir)/fuzz $(JANSSON_CFLAGS)
 fuzz_lcp_ldadd = $(top_builddir)/framework/liblcp.la $(JANSSON_LIBS)
 fuzz_corpus = -DFUZZ_CORPUS_DIR='"$(abs_srcdir)/fuzz/$(1)"'
 
 # ---- replay: every build ----
-fuzz_replays = fuzz/replay_ws_frame fuzz/replay_ws_handshake fuzz/replay_tcp_input fuzz/replay_config
+fuzz_replays = fuzz/replay_ws_frame fuzz/replay_ws_handshake fuzz/replay_ws_inflate fuzz/replay_tcp_input \
+	fuzz/replay_config
 check_PROGRAMS += $(fuzz_replays)
 TESTS += $(fuzz_replays)
 
@@ -60,6 +65,12 @@ fuzz_replay_ws_handshake_CFLAGS = $(AM_CFLAGS_COMMON)
 fuzz_replay_ws_handshake_LDADD = $(fuzz_stk_ldadd)
 fuzz_replay_ws_handshake_LDFLAGS = $(SAN_LDFLAGS)
 
+fuzz_replay_ws_inflate_SOURCES = fuzz/fuzz_ws_inflate.c fuzz/replay.c fuzz/fuzz_common.h
+fuzz_replay_ws_inflate_CPPFLAGS = $(fuzz_stk_cppflags) $(call fuzz_corpus,ws_inflate)
+fuzz_replay_ws_inflate_CFLAGS = $(AM_CFLAGS_COMMON)
+fuzz_replay_ws_inflate_LDADD = $(fuzz_stk_ldadd)
+fuzz_replay_ws_inflate_LDFLAGS = $(SAN_LDFLAGS)
+
 fuzz_replay_tcp_input_SOURCES = fuzz/fuzz_tcp_input.c fuzz/replay.c fuzz/fuzz_common.h stack/wire.h
 fuzz_replay_tcp_input_CPPFLAGS = $(fuzz_stk_cppflags) $(call fuzz_corpus,tcp_input)
 fuzz_replay_tcp_input_CFLAGS = $(AM_CFLAGS_COMMON)
@@ -74,7 +85,8 @@ fuzz_replay_config_LDFLAGS = $(SAN_LDFLAGS)
 
 # ---- libFuzzer binaries: --enable-fuzzing ----
 if ENABLE_FUZZING
-noinst_PROGRAMS += fuzz/fuzz_ws_frame fuzz/fuzz_ws_handshake fuzz/fuzz_tcp_input fuzz/fuzz_config
+noinst_PROGRAMS += fuzz/fuzz_ws_frame fuzz/fuzz_ws_handshake fuzz/fuzz_ws_inflate fuzz/fuzz_tcp_input \
+	fuzz/fuzz_config
 endif
 fuzz_fuzz_ws_frame_SOURCES = fuzz/fuzz_ws_frame.c fuzz/fuzz_common.h
 fuzz_fuzz_ws_frame_CPPFLAGS = $(fuzz_stk_cppflags)
@@ -87,6 +99,12 @@ fuzz_fuzz_ws_handshake_CPPFLAGS = $(fuzz_stk_cppflags)
 fuzz_fuzz_ws_handshake_CFLAGS = $(AM_CFLAGS_COMMON)
 fuzz_fuzz_ws_handshake_LDADD = $(fuzz_stk_ldadd)
 fuzz_fuzz_ws_handshake_LDFLAGS = $(FUZZ_LDFLAGS)
+
+fuzz_fuzz_ws_inflate_SOURCES = fuzz/fuzz_ws_inflate.c fuzz/fuzz_common.h
+fuzz_fuzz_ws_inflate_CPPFLAGS = $(fuzz_stk_cppflags)
+fuzz_fuzz_ws_inflate_CFLAGS = $(AM_CFLAGS_COMMON)
+fuzz_fuzz_ws_inflate_LDADD = $(fuzz_stk_ldadd)
+fuzz_fuzz_ws_inflate_LDFLAGS = $(FUZZ_LDFLAGS)
 
 fuzz_fuzz_tcp_input_SOURCES = fuzz/fuzz_tcp_input.c fuzz/fuzz_common.h stack/wire.h
 fuzz_fuzz_tcp_input_CPPFLAGS = $(fuzz_stk_cppflags)

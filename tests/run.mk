@@ -16,6 +16,7 @@ RUN_TESTS = \
 	run/failure.sh \
 	run/sink-pcap.sh \
 	run/demo.sh \
+	run/wss.sh \
 	run/batch.sh \
 	run/timing.sh \
 	run/pools.sh \

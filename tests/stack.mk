@@ -98,9 +98,15 @@ check-valgrind-stack: $(stack_tests)
 #   stack/test_utf8          Check: stk_utf8_validate on every scalar value,
 #                            overlongs, surrogates, > U+10FFFF, truncation, any
 #                            split, the 8-byte ASCII fast path, a reference model
-stack_ws_ldadd = $(top_builddir)/stack/libstk.la $(CRYPTO_LIBS) $(CHECK_LIBS)
+#   stack/test_ws_deflate    Check: permessage-deflate (RFC 7692): 7.2.3 byte
+#                            examples, context takeover, window bits 8..15 (zlib
+#                            as reference inflater), any input / output chunking,
+#                            round trips, bombs against the inflated-size limit,
+#                            corrupt data, UTF-8 of inflated text, decoder +
+#                            inflater, the negotiation matrix both sides
+stack_ws_ldadd = $(top_builddir)/stack/libstk.la $(CRYPTO_LIBS) $(ZLIB_LIBS) $(CHECK_LIBS)
 
-stack_tests += stack/test_ws_frame stack/test_ws_handshake stack/test_utf8
+stack_tests += stack/test_ws_frame stack/test_ws_handshake stack/test_utf8 stack/test_ws_deflate
 
 stack_test_ws_frame_SOURCES = stack/test_ws_frame.c
 stack_test_ws_frame_CPPFLAGS = $(stack_check_cppflags)
@@ -116,3 +122,23 @@ stack_test_utf8_SOURCES = stack/test_utf8.c
 stack_test_utf8_CPPFLAGS = $(stack_check_cppflags)
 stack_test_utf8_CFLAGS = $(stack_check_cflags)
 stack_test_utf8_LDADD = $(stack_ws_ldadd)
+
+stack_test_ws_deflate_SOURCES = stack/test_ws_deflate.c
+stack_test_ws_deflate_CPPFLAGS = $(stack_check_cppflags) $(ZLIB_CFLAGS)
+stack_test_ws_deflate_CFLAGS = $(stack_check_cflags)
+stack_test_ws_deflate_LDADD = $(stack_ws_ldadd)
+
+# TLS (stack/tls.c): a client and a server session on in-memory queues, the test
+# PKI made at start with libcrypto (stack/tls_certs.c). Appended to stack_tests.
+#
+#   stack/test_tls   Check: TLS 1.2 and 1.3 exchanges exact under every chunking,
+#                    ALPN, counters, IP literals, verification failures (wrong
+#                    host, expired, unknown CA) and insecure, ca_path, ticket
+#                    resumption, version mismatch, garbage, refused tx,
+#                    close_notify, timeout, configuration errors
+stack_tests += stack/test_tls
+
+stack_test_tls_SOURCES = stack/test_tls.c stack/tls_certs.c stack/tls_certs.h
+stack_test_tls_CPPFLAGS = $(stack_check_cppflags) $(SSL_CFLAGS) $(CRYPTO_CFLAGS)
+stack_test_tls_CFLAGS = $(stack_check_cflags)
+stack_test_tls_LDADD = $(top_builddir)/stack/libstk.la $(SSL_LIBS) $(CRYPTO_LIBS) $(CHECK_LIBS)

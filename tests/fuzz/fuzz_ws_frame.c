@@ -6,6 +6,8 @@
  * Input:  byte 0      bit 0: server side (frames must be masked), else client
  *                     bit 1: check UTF-8
  *                     bits 2-3: max_msg 0 (none) / 16 / 200 / 70000
+ *                     bit 4: permessage-deflate negotiated (RSV1 allowed on
+ *                            a data message's first frame)
  *         bytes 1..4  chunk plan (fuzz_common.h): sizes 1..64 or "the rest"
  *         the rest    the byte stream from the peer
  *
@@ -13,8 +15,9 @@
  * chunk in its own exactly sized buffer). Invariants (trap on failure):
  *   - NEED_MORE only when the whole chunk was consumed; the cursor stays inside
  *     the chunk; DATA and CONTROL pieces lie inside the chunk / within 125 bytes
- *   - DATA pieces: `first` exactly on a message's first piece, one opcode per
- *     message, message size within max_msg
+ *   - DATA pieces: `first` exactly on a message's first piece, one opcode and
+ *     one `compressed` per message (never without bit 4), message size within
+ *     max_msg
  *   - CONTROL close: code 1005 without payload, else a valid code
  *   - ERROR: 1002, 1007 or 1009, and the decoder keeps returning it
  *   - both feeds give the same complete messages, control frames and error code;
@@ -22,7 +25,8 @@
  *     chunk delivered of the failing message is a prefix of what the chunks
  *     delivered (valid bytes before a bad UTF-8 byte may go out chunk by chunk)
  *   - every complete message and control frame, encoded again as one frame
- *     (masked on the server side), decodes to the same bytes
+ *     (masked on the server side, RSV1 when compressed), decodes to the same
+ *     bytes and flag
  */
 #include <stdbool.h>
 
@@ -37,10 +41,11 @@ struct wlog {
 	size_t mlen, mcap;
 	bool in_msg;
 	uint8_t msg_op;
+	bool msg_z;
 	bool err;
 	uint16_t err_code;
 	bool roundtrip; /* re-encode what completes */
-	bool server, utf8;
+	bool server, utf8, pmd;
 	uint64_t max_msg;
 };
 
@@ -67,13 +72,14 @@ log_put(struct wlog *L, const void *p, size_t n)
 
 /* encode one frame (FIN) and decode it with a fresh decoder of the same kind */
 static void
-roundtrip(const struct wlog *L, unsigned op, const uint8_t *data, size_t len, uint16_t close_code)
+roundtrip(const struct wlog *L, unsigned op, bool z, const uint8_t *data, size_t len, uint16_t close_code)
 {
 	static const uint8_t key[4] = { 0x37, 0xfa, 0x21, 0x3d };
 	struct stk_ws_dec d;
 	struct stk_ws_out o;
 	uint8_t *f = fuzz_xmalloc(STK_WS_MAX_HDR + len), *p, *end;
-	size_t h = stk_ws_hdr(f, op, true, len, L->server ? key : NULL);
+	size_t h = z ? stk_ws_hdr_rsv(f, op, true, STK_WS_RSV1, len, L->server ? key : NULL)
+		     : stk_ws_hdr(f, op, true, len, L->server ? key : NULL);
 	enum stk_ws_ev ev;
 
 	FUZZ_CHECK(h >= 2 && h <= STK_WS_MAX_HDR);
@@ -82,6 +88,7 @@ roundtrip(const struct wlog *L, unsigned op, const uint8_t *data, size_t len, ui
 	if (L->server)
 		stk_ws_mask(f + h, len, key, 0);
 	stk_ws_dec_init(&d, L->server, L->max_msg, L->utf8);
+	stk_ws_dec_pmd(&d, L->pmd);
 	p = f;
 	end = f + h + len;
 	ev = stk_ws_dec_next(&d, &p, end, &o);
@@ -92,7 +99,7 @@ roundtrip(const struct wlog *L, unsigned op, const uint8_t *data, size_t len, ui
 			FUZZ_CHECK(o.close_code == close_code);
 	} else {
 		FUZZ_CHECK(ev == STK_WS_DATA);
-		FUZZ_CHECK(o.opcode == op && o.first && o.last);
+		FUZZ_CHECK(o.opcode == op && o.first && o.last && o.compressed == z);
 	}
 	FUZZ_CHECK(o.len == len);
 	FUZZ_CHECK(len == 0 || memcmp(o.data, data, len) == 0);
@@ -107,12 +114,15 @@ on_data(struct wlog *L, const struct stk_ws_out *o)
 {
 	FUZZ_CHECK(o->opcode == STK_WS_OP_TEXT || o->opcode == STK_WS_OP_BINARY);
 	FUZZ_CHECK(o->first == !L->in_msg);
+	FUZZ_CHECK(L->pmd || !o->compressed);
 	if (o->first) {
 		L->in_msg = true;
 		L->msg_op = o->opcode;
+		L->msg_z = o->compressed;
 		L->mlen = 0;
 	} else {
 		FUZZ_CHECK(o->opcode == L->msg_op);
+		FUZZ_CHECK(o->compressed == L->msg_z);
 	}
 	grow(&L->msg, &L->mcap, L->mlen + o->len);
 	if (o->len)
@@ -122,13 +132,14 @@ on_data(struct wlog *L, const struct stk_ws_out *o)
 		FUZZ_CHECK(L->mlen <= L->max_msg);
 	if (o->last) {
 		uint64_t n = L->mlen;
+		uint8_t opz = (uint8_t)(L->msg_op | (L->msg_z ? 0x80 : 0));
 
 		log_put(L, "M", 1);
-		log_put(L, &L->msg_op, 1);
+		log_put(L, &opz, 1);
 		log_put(L, &n, sizeof(n));
 		log_put(L, L->msg, L->mlen);
 		if (L->roundtrip)
-			roundtrip(L, L->msg_op, L->msg, L->mlen, 0);
+			roundtrip(L, L->msg_op, L->msg_z, L->msg, L->mlen, 0);
 		L->in_msg = false;
 		L->mlen = 0;
 	}
@@ -155,7 +166,7 @@ on_control(struct wlog *L, const struct stk_ws_out *o)
 	log_put(L, &n, 1);
 	log_put(L, o->data, o->len);
 	if (L->roundtrip)
-		roundtrip(L, o->opcode, o->data, o->len, o->close_code);
+		roundtrip(L, o->opcode, false, o->data, o->len, o->close_code);
 }
 
 /* decode one chunk to the end */
@@ -225,6 +236,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	whole.server = cut.server = data[0] & 1;
 	whole.utf8 = cut.utf8 = (data[0] >> 1) & 1;
 	whole.max_msg = cut.max_msg = max_msgs[(data[0] >> 2) & 3];
+	whole.pmd = cut.pmd = (data[0] >> 4) & 1;
 	whole.roundtrip = true;
 	memcpy(plan.sel, data + 1, FUZZ_NCHUNK);
 	s = data + 1 + FUZZ_NCHUNK;
@@ -232,12 +244,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	/* one chunk (the decoder unmasks in place: a private copy) */
 	stk_ws_dec_init(&d, whole.server, whole.max_msg, whole.utf8);
+	stk_ws_dec_pmd(&d, whole.pmd);
 	buf = fuzz_dup(s, n);
 	feed(&d, buf, n, &whole);
 	free(buf);
 
 	/* the chunk plan */
 	stk_ws_dec_init(&d, cut.server, cut.max_msg, cut.utf8);
+	stk_ws_dec_pmd(&d, cut.pmd);
 	for (off = 0; off < n;) {
 		size_t k = fuzz_chunk_next(&plan, n - off);
 

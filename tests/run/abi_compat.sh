@@ -10,7 +10,7 @@
 # full (the plugin's partial enqueues then go on in the engine, which counts
 # them for a 1.3 plugin). Each time: the plugin's out == what gen sent == what
 # the sink counted in == frames checked in order. The plugin's ops also fill the
-# slot that became the linger op in ABI 1.5: the engine never calls it for a 1.3
+# slot that became the linger op in ABI 1.6: the engine never calls it for a 1.3
 # plugin (linger_calls 0, nothing lingered: linger_s 0).
 . "$(dirname "$0")/lib.sh"
 

@@ -54,6 +54,16 @@
  *                        per message, control frames are not messages
  *   error_sticky         after ERROR every call returns ERROR with the same
  *                        code and consumes the input; dec_init starts afresh
+ *   pmd_rsv1             permessage-deflate negotiated (stk_ws_dec_pmd): RSV1
+ *                        text/binary messages (fragmented, with a ping inside,
+ *                        empty, 16/64-bit lengths) mixed with plain ones under
+ *                        every chunking, client and server: `compressed` on
+ *                        every piece of exactly those messages, no UTF-8 check
+ *                        on their bytes; the same stream without the
+ *                        extension -> 1002
+ *   pmd_rsv_errors       with the extension: RSV1 on ping / close /
+ *                        continuation, RSV2 / RSV3 in any combination -> 1002;
+ *                        max_msg counts a compressed message's wire bytes
  */
 #include <check.h>
 #include <inttypes.h>
@@ -305,6 +315,7 @@ struct script {
 	uint64_t rng;
 	bool in_msg;
 	uint8_t op;
+	bool z; /* the message is compressed (RSV1 on its first frame) */
 	struct sbuf cur;
 	struct mrange r;
 	unsigned nmsg;
@@ -346,12 +357,14 @@ sc_data(struct script *sc, unsigned op, bool fin, const void *pl, size_t len, in
 	const uint8_t *key = sc_key(sc, k);
 	uint64_t ps;
 
+	/* op may carry RSV1 (0x40): a compressed message */
 	t_frame(&sc->s, (uint8_t)((fin ? 0x80 : 0) | op), len, form, key, pl, len);
 	ps = sc->s.len - len;
-	if (op != OP_CONT) {
+	if ((op & 0x0f) != OP_CONT) {
 		REQUIRE(!sc->in_msg, "not true: !sc->in_msg");
 		sc->in_msg = true;
-		sc->op = (uint8_t)op;
+		sc->op = (uint8_t)(op & 0x0f);
+		sc->z = (op & 0x40) != 0;
 		sc->cur.len = 0;
 		memset(&sc->r, 0, sizeof(sc->r));
 		sc->r.ps = UINT64_MAX;
@@ -367,7 +380,7 @@ sc_data(struct script *sc, unsigned op, bool fin, const void *pl, size_t len, in
 	}
 	sb_put(&sc->cur, pl, len);
 	if (fin) {
-		ts_msg(&sc->x, sc->op, sc->cur.p, sc->cur.len);
+		ts_msg(&sc->x, (uint8_t)(sc->op | (sc->z ? 0x80 : 0)), sc->cur.p, sc->cur.len);
 		REQUIRE(sc->nmsg < MAXM, "not true: sc->nmsg < MAXM");
 		sc->m[sc->nmsg++] = sc->r;
 		sc->in_msg = false;
@@ -396,6 +409,7 @@ struct run {
 	struct sbuf cur; /* message being assembled */
 	bool in_msg;
 	uint8_t op;
+	bool z;
 	unsigned nmsg;
 	bool whole[MAXM]; /* message i came as one first && last event */
 	uint64_t *cst;	  /* stream offsets of the non-empty chunks */
@@ -406,11 +420,16 @@ struct run {
 	unsigned ndata, nctl;
 };
 
+/* permessage-deflate negotiated for the decoders run_init makes (the pmd_*
+ * tests set it and clear it again: CK_FORK=no runs every test in one process) */
+static bool run_pmd;
+
 static void
 run_init(struct run *r, bool server, uint64_t max_msg, bool utf8, size_t cap)
 {
 	memset(r, 0, sizeof(*r));
 	stk_ws_dec_init(&r->d, server, max_msg, utf8);
+	stk_ws_dec_pmd(&r->d, run_pmd);
 	gb_init(&r->g, cap);
 }
 
@@ -489,12 +508,17 @@ run_chunk(struct run *r, const uint8_t *src, uint64_t off, size_t n)
 			if (o.first) {
 				r->in_msg = true;
 				r->op = o.opcode;
+				r->z = o.compressed;
 				r->cur.len = 0;
 			} else {
 				REQUIRE(o.opcode == r->op,
 					"DATA opcode %u inside a message of opcode %u", o.opcode,
 					r->op);
+				REQUIRE(o.compressed == r->z,
+					"DATA compressed=%d inside a message with compressed=%d",
+					o.compressed, r->z);
 			}
+			REQUIRE(!o.compressed || run_pmd, "compressed DATA without the extension");
 			sb_put(&r->cur, o.data, o.len);
 			if (o.len && doff + o.len > r->data_end)
 				r->data_end = doff + o.len;
@@ -502,7 +526,8 @@ run_chunk(struct run *r, const uint8_t *src, uint64_t off, size_t n)
 			if (o.last) {
 				REQUIRE(r->nmsg < MAXM, "not true: r->nmsg < MAXM");
 				r->whole[r->nmsg++] = o.first;
-				ts_msg(&r->t, r->op, r->cur.p, r->cur.len);
+				ts_msg(&r->t, (uint8_t)(r->op | (r->z ? 0x80 : 0)), r->cur.p,
+				       r->cur.len);
 				r->in_msg = false;
 			}
 			break;
@@ -1825,6 +1850,111 @@ START_TEST(error_sticky)
 }
 END_TEST
 
+/* ================= permessage-deflate: RSV1 ================= */
+/* compressed (RSV1) and plain messages mixed: the bytes of a compressed text
+ * message are not UTF-8 */
+static void
+build_pmd(struct script *sc)
+{
+	uint8_t z[400];
+
+	fill_bin(z, sizeof(z), 77);
+	z[3] = 0xff; /* never valid UTF-8 */
+	sc_data(sc, 0x40 | OP_TEXT, true, z, 40, L_AUTO);
+	sc_data(sc, OP_TEXT, true, "plain", 5, L_AUTO);
+	sc_data(sc, 0x40 | OP_BIN, false, z + 40, 30, L_AUTO);
+	sc_ctl(sc, OP_PING, "p", 1);
+	sc_data(sc, OP_CONT, false, NULL, 0, L_AUTO);
+	sc_data(sc, OP_CONT, true, z + 70, 200, L_16);
+	sc_data(sc, 0x40 | OP_TEXT, false, z + 270, 3, L_AUTO);
+	sc_data(sc, OP_CONT, true, z, 126, L_AUTO);
+	sc_data(sc, 0x40 | OP_BIN, true, NULL, 0, L_AUTO);
+	sc_data(sc, OP_BIN, true, z, 16, L_AUTO);
+	sc_data(sc, 0x40 | OP_TEXT, true, z + 100, 300, L_64);
+	sc_ctl(sc, OP_CLOSE, "\x03\xe8", 2);
+}
+
+START_TEST(pmd_rsv1)
+{
+	run_pmd = true;
+	for (int server = 0; server < 2; server++) {
+		struct script sc;
+		char what[64];
+
+		sc_init(&sc, server, 0x5eed + (uint64_t)server);
+		build_pmd(&sc);
+		/* every chunking: the inline fast path and the state machine agree */
+		for (size_t c = 1; c <= sc.s.len; c++) {
+			struct run r;
+
+			run_init(&r, server, 1000, true, sc.s.len);
+			feed_fixed(&r, sc.s.p, sc.s.len, c);
+			snprintf(what, sizeof(what), "pmd %s, chunks of %zu", server ? "server" : "client",
+				 c);
+			check_script(&r, &sc, what);
+			run_free(&r);
+		}
+		/* without the extension: 1002 at the first compressed frame */
+		run_pmd = false;
+		expect_err("RSV1 without the extension", &sc.s, server, 0, true, 1002, 0, 0);
+		run_pmd = true;
+		sc_free(&sc);
+	}
+	run_pmd = false;
+}
+END_TEST
+
+START_TEST(pmd_rsv_errors)
+{
+	static const uint8_t rsv23[] = {0x20, 0x10, 0x30, 0x60, 0x50, 0x70};
+	struct sbuf s = {0};
+	uint64_t at;
+	uint8_t b[120];
+
+	fill_bin(b, sizeof(b), 5);
+	run_pmd = true;
+	for (int server = 0; server < 2; server++) {
+		s.len = 0;
+		prefix(&s, server);
+		at = t_frame(&s, 0xc9, 2, L_AUTO, SK(server), "hi", 2);
+		expect_err("RSV1 on a ping", &s, server, 0, true, 1002, at, 1);
+		s.len = 0;
+		prefix(&s, server);
+		at = t_frame(&s, 0xc8, 2, L_AUTO, SK(server), "\x03\xe8", 2);
+		expect_err("RSV1 on a close", &s, server, 0, true, 1002, at, 1);
+		s.len = 0;
+		prefix(&s, server);
+		t_frame(&s, 0x42, 3, L_AUTO, SK(server), "abc", 3);
+		at = t_frame(&s, 0xc0, 3, L_AUTO, SK(server), "def", 3);
+		expect_err("RSV1 on a continuation", &s, server, 0, true, 1002, at, 1);
+		s.len = 0;
+		prefix(&s, server);
+		t_frame(&s, 0x02, 3, L_AUTO, SK(server), "abc", 3);
+		at = t_frame(&s, 0xc0, 3, L_AUTO, SK(server), "def", 3);
+		expect_err("RSV1 on the continuation of a plain message", &s, server, 0, true, 1002, at,
+			   1);
+		for (size_t i = 0; i < sizeof(rsv23); i++) {
+			s.len = 0;
+			prefix(&s, server);
+			at = t_frame(&s, 0x81 | rsv23[i], 5, L_AUTO, SK(server), "Hello", 5);
+			expect_err("RSV2/RSV3 with the extension", &s, server, 0, true, 1002, at, 1);
+		}
+		/* the wire size of a compressed message counts against max_msg */
+		s.len = 0;
+		prefix(&s, server);
+		t_frame(&s, 0x41, 60, L_AUTO, SK(server), b, 60);
+		at = t_frame(&s, 0x80, 41, L_AUTO, SK(server), b + 60, 41);
+		expect_err("compressed 60 + 41 bytes, max_msg 100", &s, server, 100, true, 1009, at, 1);
+		s.len = 0;
+		prefix(&s, server);
+		at = t_frame(&s, 0xc2, 101, L_AUTO, SK(server), b, 101);
+		expect_err("compressed 101 bytes, max_msg 100", &s, server, 100, true, 1009, at, 1);
+	}
+	run_pmd = false;
+	sb_free(&s);
+}
+END_TEST
+
 static Suite *
 ws_frame_suite(void)
 {
@@ -1844,6 +1974,7 @@ ws_frame_suite(void)
 	tcase_add_test(tc, whole_in_one_chunk);
 	tcase_add_test(tc, masked_splits);
 	tcase_add_test(tc, control_interleaved);
+	tcase_add_test(tc, pmd_rsv1);
 	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);
 
@@ -1866,6 +1997,7 @@ ws_frame_suite(void)
 	tcase_add_test(tc, err_utf8_text);
 	tcase_add_test(tc, utf8_in_messages);
 	tcase_add_test(tc, error_sticky);
+	tcase_add_test(tc, pmd_rsv_errors);
 	tcase_set_timeout(tc, 30);
 	suite_add_tcase(s, tc);
 	return s;

@@ -7,7 +7,7 @@
  *   poll    worker lcore, every loop turn, if not NULL (sources, timers)
  *   process worker lcore, a burst arriving on an input port
  *   linger  worker lcore, every turn once the pipeline is stopping, if not NULL
- *           (ABI 1.5): close what you hold open, say how much is still closing
+ *           (ABI 1.6): close what you hold open, say how much is still closing
  *   stop    worker lcore, after the pipeline has drained: flush what you hold
  *   fini    control thread, once; release everything. Runs for every stage whose
  *           init succeeded — also when its own start or another stage's init or
@@ -72,7 +72,7 @@ typedef unsigned (*lcp_stage_poll_t)(struct lcp_stage *st, void *ctx);
  * owns them now: it emits, frees (counting a drop) or keeps each one. */
 typedef void (*lcp_stage_process_t)(struct lcp_stage *st, void *ctx, unsigned port,
 				    void **objs, unsigned n);
-/* linger (ABI 1.5, optional): from the first turn of the shutdown (DRAIN) on,
+/* linger (ABI 1.6, optional): from the first turn of the shutdown (DRAIN) on,
  * the worker calls it on every turn, before any stage's stop(); everything
  * else keeps running meanwhile (polls, rings, timers). The first call is the
  * notice: begin closing what the stage holds open (send a WebSocket close,
@@ -102,8 +102,8 @@ struct lcp_stage_ops {
 	lcp_stage_process_t process;   /* required if the stage has an input port */
 	lcp_stage_stop_t stop;         /* optional */
 	lcp_stage_fini_t fini;         /* optional */
-	lcp_stage_linger_t linger;     /* optional, ABI 1.5 (read only from plugins
-					* built for 1.5 or later) */
+	lcp_stage_linger_t linger;     /* optional, ABI 1.6 (read only from plugins
+					* built for 1.6 or later) */
 	void *reserved[3];
 };
 

@@ -18,19 +18,26 @@
  *                   1007 bad UTF-8, 1009 too big) and reason; the decoder stays
  *                   in the error state
  *   STK_WS_NEED_MORE everything given was consumed
- * Limits checked: RSV bits (no extension is ever negotiated), reserved opcodes,
+ * Limits checked: RSV bits (RSV1 only on the first frame of a data message, and
+ * only when permessage-deflate was negotiated: stk_ws_dec_pmd()), reserved opcodes,
  * control frames over 125 bytes or fragmented, continuation without a start, a
  * new message inside a fragmented one, masking (a client must receive unmasked
  * frames, a server masked ones), 64-bit lengths with the top bit set, message
  * size over max_msg (checked at each frame header, before any payload), UTF-8 of
  * text messages across fragments and of close reasons, close codes. Non-minimal
- * length encodings are accepted. */
+ * length encodings are accepted. Compressed messages (RSV1) are handed on as
+ * wire bytes with `compressed` set: max_msg applies to those bytes, UTF-8 is not
+ * checked on them (stk_ws_inflate does it on the inflated text).
+ *
+ * permessage-deflate (RFC 7692): stk_ws_pmd_* negotiation through the handshake
+ * functions below, stk_ws_inflate_* / stk_ws_deflate_* per connection (zlib). */
 #ifndef STK_WS_H
 #define STK_WS_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -81,6 +88,7 @@ enum stk_ws_ev {
 struct stk_ws_out {
 	uint8_t opcode;    /* DATA: the message's (TEXT/BINARY); CONTROL: the frame's */
 	bool first, last;  /* DATA */
+	bool compressed;   /* DATA: the message has RSV1 (permessage-deflate), on every piece */
 	uint8_t *data;
 	size_t len;
 	uint16_t close_code; /* CONTROL close: the peer's code (1005 when absent); ERROR: ours */
@@ -92,6 +100,7 @@ struct stk_ws_dec {
 	uint64_t max_msg;     /* 0 = no limit */
 	bool server;          /* we are the server: frames must be masked */
 	bool check_utf8;
+	bool pmd;             /* permessage-deflate negotiated: RSV1 allowed on a message's first frame */
 	/* frame */
 	uint8_t state;        /* 0: between frames (the inline fast path relies on it) */
 	uint8_t hlen, hneed;
@@ -103,6 +112,7 @@ struct stk_ws_dec {
 	/* message */
 	uint8_t msg_op;       /* 0: no data message in progress */
 	bool msg_first;       /* the next data piece is the message's first */
+	bool msg_z;           /* the message in progress is compressed (RSV1) */
 	uint64_t msg_len;
 	uint32_t utf8;
 	/* control frame assembly */
@@ -113,6 +123,8 @@ struct stk_ws_dec {
 };
 
 void stk_ws_dec_init(struct stk_ws_dec *d, bool server, uint64_t max_msg, bool check_utf8);
+/* After stk_ws_dec_init: permessage-deflate was negotiated (on) or not. */
+void stk_ws_dec_pmd(struct stk_ws_dec *d, bool on);
 /* The resumable state machine behind stk_ws_dec_next(). */
 enum stk_ws_ev stk_ws_dec_next_slow(struct stk_ws_dec *d, uint8_t **p, uint8_t *end, struct stk_ws_out *o);
 
@@ -130,15 +142,17 @@ stk_ws_dec_next(struct stk_ws_dec *d, uint8_t **pp, uint8_t *end, struct stk_ws_
 	size_t avail = (size_t)(end - p);
 
 	if (__builtin_expect(d->state == 0 && d->hlen == 0 && !d->server && avail >= 2, 1)) {
-		unsigned b0 = p[0], b1 = p[1], op = b0 & 0x0fu;
+		unsigned b0 = p[0], b1 = p[1], op = b0 & 0x0fu, rsv = b0 & 0x70u;
 		bool fin = b0 & 0x80u, cont = op == STK_WS_OP_CONT;
 
-		if ((b0 & 0x70u) == 0 && b1 <= 126 &&
+		/* RSV1 alone, negotiated, on a first frame: a compressed message */
+		if ((rsv == 0 || (rsv == 0x40u && d->pmd && !cont)) && b1 <= 126 &&
 		    (cont ? d->msg_op != 0 : (op == STK_WS_OP_TEXT || op == STK_WS_OP_BINARY) && d->msg_op == 0)) {
 			size_t len = b1, h = 2;
 			uint64_t total;
 			unsigned mop = cont ? d->msg_op : op;
 			uint32_t u = cont ? d->utf8 : STK_UTF8_ACCEPT;
+			bool z = cont ? d->msg_z : rsv != 0;
 
 			if (b1 == 126) {
 				if (avail < 4)
@@ -149,7 +163,7 @@ stk_ws_dec_next(struct stk_ws_dec *d, uint8_t **pp, uint8_t *end, struct stk_ws_
 			total = (cont ? d->msg_len : 0) + len;
 			if (avail - h < len || (d->max_msg != 0 && total > d->max_msg) || (len == 0 && !fin))
 				goto slow;
-			if (mop == STK_WS_OP_TEXT && d->check_utf8) {
+			if (mop == STK_WS_OP_TEXT && d->check_utf8 && !z) {
 				uint64_t acc = 0;
 
 				/* short ASCII pieces (fragments, tiny ticks) without a call:
@@ -175,6 +189,7 @@ stk_ws_dec_next(struct stk_ws_dec *d, uint8_t **pp, uint8_t *end, struct stk_ws_
 			o->opcode = (uint8_t)mop;
 			o->first = cont ? d->msg_first : true;
 			o->last = fin;
+			o->compressed = z;
 			o->data = p + h;
 			o->len = len;
 			o->reason = NULL;
@@ -183,6 +198,7 @@ stk_ws_dec_next(struct stk_ws_dec *d, uint8_t **pp, uint8_t *end, struct stk_ws_
 			} else {
 				d->msg_op = (uint8_t)mop;
 				d->msg_first = false;
+				d->msg_z = z;
 				d->msg_len = total;
 				d->utf8 = u;
 			}
@@ -201,8 +217,41 @@ bool stk_ws_close_code_valid(unsigned code);
 /* Frame header for a payload of len bytes; mask = NULL for an unmasked
  * (server) frame, else the 4-byte key to announce. Returns its length (2..14). */
 size_t stk_ws_hdr(uint8_t *out, unsigned opcode, bool fin, uint64_t len, const uint8_t *mask);
+#define STK_WS_RSV1 0x40u /* permessage-deflate: the message is compressed */
+#define STK_WS_RSV2 0x20u
+#define STK_WS_RSV3 0x10u
+/* stk_ws_hdr with RSV bits (STK_WS_RSV1 on the first frame of a compressed
+ * message; bits outside 0x70 are ignored) */
+size_t stk_ws_hdr_rsv(uint8_t *out, unsigned opcode, bool fin, unsigned rsv, uint64_t len, const uint8_t *mask);
 /* XOR n bytes with key, starting at key byte `off` (0..3, for resuming) */
 void stk_ws_mask(uint8_t *p, size_t n, const uint8_t key[4], unsigned off);
+
+/* ---- permessage-deflate parameters (RFC 7692 7.1) ---- */
+/* One struct, three uses:
+ *  - client offer (stk_ws_client_request_pmd): on = offer the extension;
+ *    client_max_window_bits 0 = offer the parameter without a value (the server
+ *    may pick any 8..15 for our compressor), 8..15 = offer that value (we
+ *    compress with at most that); server_max_window_bits 0 = not offered,
+ *    8..15 = ask the server to compress with at most that; the two flags are
+ *    offered as given.
+ *  - server settings (stk_ws_server_init): on = accept offers;
+ *    server_max_window_bits 0 or 15 = compress with up to 15 bits, 8..14 = at
+ *    most that (stated in every response); client_max_window_bits 0 or 15 = no
+ *    wish, 8..14 = ask the client for at most that (only when the client offered
+ *    the parameter, as RFC 7692 requires); the flags: always put in the response.
+ *  - negotiated (stk_ws_hs.pmd after the handshake): on = in use; both window
+ *    bits concrete (8..15, 15 when not stated); the flags as agreed. Give it to
+ *    stk_ws_dec_pmd(), stk_ws_inflate_init(), stk_ws_deflate_init().
+ * Window 8: zlib's raw deflate cannot make an 8-bit window. When 8 is agreed
+ * for our own compressor, stk_ws_deflate compresses with run-length matches only
+ * (Z_RLE: every match is at distance 1), which stays inside any window. Our
+ * inflater always runs with at least 9 bits (a larger window decodes a smaller
+ * one's stream; zlib-based peers that agreed to 8 compress with 9). */
+struct stk_ws_pmd {
+	bool on;
+	uint8_t client_max_window_bits, server_max_window_bits;
+	bool client_no_context_takeover, server_no_context_takeover;
+};
 
 /* ---- handshake (RFC 6455 4) ---- */
 #define STK_WS_HS_MAX 8192 /* longest request/response head accepted */
@@ -211,30 +260,136 @@ struct stk_ws_hs {
 	size_t have;
 	char buf[STK_WS_HS_MAX + 1];
 	char accept[32];      /* client: the Sec-WebSocket-Accept we expect */
-	char protocol[64];    /* client: the one subprotocol we asked for ("" = none); server: what was asked */
+	char protocol[64];    /* client: the subprotocol(s) we asked for ("" = none); server: what was asked */
 	/* server side, after a request parsed */
 	char path[256];
 	char key[32];
 	const char *err;      /* why it failed */
+	/* permessage-deflate: client: our offer; server: our settings (stk_ws_server_init) */
+	struct stk_ws_pmd pmd_want;
+	/* after a 1 (accepted): what was negotiated (pmd.on false: no extension) */
+	struct stk_ws_pmd pmd;
+	/* server, after a 1 with pmd.on: the client's offer we accepted (client
+	 * form: window bits 0 = not stated) */
+	struct stk_ws_pmd pmd_offer;
 };
 
 /* client: base64 of 16 random bytes (the caller supplies them from a CSPRNG) */
 void stk_ws_key(const uint8_t raw[16], char out[25]);
 /* base64(SHA-1(key + GUID)) */
 void stk_ws_accept_for(const char *key, char out[29]);
-/* client: write the GET request; extra = "Name: value\r\n"... or NULL.
- * Prepares h for the response. Returns the length, or -1 if cap is too small. */
+/* client: write the GET request; protocol = one subprotocol or a comma
+ * separated list of them (tokens), or NULL; extra = "Name: value\r\n"... or NULL.
+ * Prepares h for the response. Returns the length, or -1 if cap is too small
+ * or protocol is not a list of tokens. No extension is offered. */
 int stk_ws_client_request(struct stk_ws_hs *h, char *out, size_t cap, const char *host, const char *path,
 			  const char *key, const char *protocol, const char *extra);
+/* client: the same, offering permessage-deflate as `offer` says (NULL or
+ * !offer->on: no offer). -1 also for window bits outside 0, 8..15. */
+int stk_ws_client_request_pmd(struct stk_ws_hs *h, char *out, size_t cap, const char *host, const char *path,
+			      const char *key, const char *protocol, const char *extra,
+			      const struct stk_ws_pmd *offer);
 /* client: feed response bytes. Returns 0 = need more, 1 = accepted (*used =
- * bytes of the head; what follows is frame data), -1 = failed (h->err). */
+ * bytes of the head; what follows is frame data; h->pmd = what was
+ * negotiated), -1 = failed (h->err). Without an offer any extension in the
+ * response fails; with one, only permessage-deflate with parameters valid and
+ * consistent with the offer (RFC 7692 7.1) is accepted. */
 int stk_ws_client_response(struct stk_ws_hs *h, const uint8_t *p, size_t n, size_t *used);
-/* server: feed request bytes; same returns; on 1, h->path, h->key, h->protocol */
+/* server: clear h and set our permessage-deflate settings (NULL: none), before
+ * the first stk_ws_server_request. A zeroed h is the same as settings NULL. */
+void stk_ws_server_init(struct stk_ws_hs *h, const struct stk_ws_pmd *settings);
+/* server: feed request bytes; same returns; on 1, h->path, h->key, h->protocol,
+ * and h->pmd: the first permessage-deflate offer acceptable under
+ * h->pmd_want (pmd.on false when none). A malformed Sec-WebSocket-Protocol or
+ * Sec-WebSocket-Extensions fails the request (-1); offers of other extensions
+ * and unacceptable offers are declined. */
 int stk_ws_server_request(struct stk_ws_hs *h, const uint8_t *p, size_t n, size_t *used);
-/* server: the 101 response for h (after stk_ws_server_request returned 1) */
+/* server: the 101 response for h (after stk_ws_server_request returned 1),
+ * with the Sec-WebSocket-Extensions line when h->pmd.on. protocol: the one
+ * subprotocol chosen (a token) or NULL; -1 when cap is too small or protocol is
+ * not a token. */
 int stk_ws_server_response(const struct stk_ws_hs *h, char *out, size_t cap, const char *protocol);
 /* server: a 400 response with a reason line */
 int stk_ws_server_reject(char *out, size_t cap, const char *why);
+/* is [p, p+n) a token (RFC 9110 5.6.2: 1*tchar)? */
+bool stk_ws_is_token(const char *p, size_t n);
+
+/* ---- permessage-deflate data (RFC 7692 7.2), zlib ---- */
+/* Inflater: one per connection, for the peer's compressed messages. init
+ * allocates the z_stream (zlib allocates its window at the first message);
+ * nothing is allocated per message (inflateReset). The caller owns the output
+ * memory: stk_ws_inflate writes into [*out, out_end) and says when it needs
+ * more room. Inflated bytes per message are limited to max_msg (0 = none):
+ * output stops at the limit and the message fails with 1009 as soon as one
+ * byte more would come, so a decompression bomb costs at most max_msg bytes.
+ * Fields are public for reading (counters, error); the rest is the inflater's. */
+struct stk_ws_inflate {
+	void *zs;               /* z_stream */
+	uint64_t max_msg;       /* inflated bytes per message, 0 = no limit */
+	bool check_utf8;        /* validate text messages (STK_WS_Z_TEXT) */
+	bool reset_each;        /* the peer's no_context_takeover: fresh stream per message */
+	uint8_t window_bits;    /* what inflate runs with (9..15) */
+	uint8_t state;
+	bool pend;              /* bytes fed since the message start or a stream end */
+	uint8_t tail;           /* bytes of 00 00 ff ff fed at the message end */
+	uint8_t scratch;        /* where a byte past max_msg goes (never to the caller) */
+	uint32_t utf8;
+	uint64_t msg_in, msg_out;      /* this message: compressed bytes fed, inflated bytes out */
+	uint64_t in_bytes, out_bytes;  /* all messages: compressed bytes fed, inflated bytes out */
+	uint64_t msgs;                 /* messages completed */
+	const char *err;        /* STK_WS_Z_ERROR: why (static) */
+	const char *zerr;       /* zlib's message for corrupt data (static), or NULL */
+	uint16_t err_code;      /* STK_WS_Z_ERROR: 1007 corrupt data or bad UTF-8, 1009 too big, 1011 zlib failure */
+};
+
+enum stk_ws_zr {
+	STK_WS_Z_ERROR = -1, /* z->err_code, z->err; sticky: every later call returns it */
+	STK_WS_Z_MORE = 0,   /* all input consumed, the message goes on (not LAST) */
+	STK_WS_Z_SPACE = 1,  /* the output is full: call again with more room and the rest of the input */
+	STK_WS_Z_END = 2,    /* LAST: the message is complete (z->msg_out bytes in all) */
+};
+#define STK_WS_Z_LAST 1u /* this is the message's last piece (stk_ws_out.last) */
+#define STK_WS_Z_TEXT 2u /* the message is text (checked as UTF-8 when check_utf8) */
+
+/* neg: what was negotiated (neg->on must be set); server: we are the server
+ * (the peer is the client: its window bits and no_context_takeover apply).
+ * Returns 0, -EINVAL or -ENOMEM. */
+int stk_ws_inflate_init(struct stk_ws_inflate *z, const struct stk_ws_pmd *neg, bool server, uint64_t max_msg,
+			bool check_utf8);
+/* Inflate a piece of a compressed message (the DATA pieces of one message, in
+ * order, any chunking, empty pieces allowed): consumes from *in up to in_end,
+ * writes from *out up to out_end, advancing both. With STK_WS_Z_LAST the
+ * message's end is processed (the 00 00 ff ff tail of RFC 7692 7.2.2 appended
+ * internally). Returns enum stk_ws_zr; on SPACE grow or replace the output and
+ * call again with the same flags (an empty output region is fine: SPACE). A
+ * compressed message of zero bytes is an empty message. */
+int stk_ws_inflate(struct stk_ws_inflate *z, const uint8_t **in, const uint8_t *in_end, unsigned flags,
+		   uint8_t **out, uint8_t *out_end);
+/* free the z_stream; z may be zeroed or already finished */
+void stk_ws_inflate_fini(struct stk_ws_inflate *z);
+
+/* Deflater: one per connection, for our outgoing messages. */
+struct stk_ws_deflate {
+	void *zs;               /* z_stream */
+	bool reset_each;        /* our no_context_takeover */
+	uint8_t window_bits;    /* agreed window for our compressor (8..15) */
+	uint64_t in_bytes, out_bytes, msgs; /* all messages: bytes in, payload bytes out */
+};
+/* neg: negotiated; server: we are the server (our window bits and
+ * no_context_takeover are the server_* ones). level: zlib level 0..9 or -1
+ * (default 6); mem_level 1..9 or 0 (default 8). Returns 0, -EINVAL, -ENOMEM. */
+int stk_ws_deflate_init(struct stk_ws_deflate *z, const struct stk_ws_pmd *neg, bool server, int level,
+			int mem_level);
+/* an output capacity with which stk_ws_deflate never fails for n input bytes */
+size_t stk_ws_deflate_bound(const struct stk_ws_deflate *z, size_t n);
+/* Compress one whole message into out[0..cap): the payload of an RSV1 message
+ * (trailing 00 00 ff ff removed, RFC 7692 7.2.1). Returns its length, or
+ * -ENOSPC when cap is too small (the stream is reset: nothing of this message
+ * is in the context; send it uncompressed or retry), -EIO on a zlib failure.
+ * A message compressed here must be sent (the context includes it); messages
+ * sent uncompressed do not pass through here. */
+ssize_t stk_ws_deflate(struct stk_ws_deflate *z, const uint8_t *in, size_t n, uint8_t *out, size_t cap);
+void stk_ws_deflate_fini(struct stk_ws_deflate *z);
 
 #ifdef __cplusplus
 }

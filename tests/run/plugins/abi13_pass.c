@@ -4,7 +4,7 @@
  * lcp_emit(), which added "<port>.out" itself on a link to another lcore (ABI
  * 1.4 moved that count to the engine, which reads it off the ring). The engine
  * must count such a plugin's ring-link out exactly once (run/abi_compat.sh).
- * Its ops also fill the slot that was reserved before ABI 1.5 and is the
+ * Its ops also fill the slot that was reserved before ABI 1.6 and is the
  * linger op since: the engine must not read it from a 1.3 plugin (counted in
  * "linger_calls", which must stay 0).
  *
