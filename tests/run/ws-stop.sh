@@ -3,8 +3,9 @@
 # pipeline (feedsim -> tcp -> net_ring pair -> tcp -> ws -> metrics, in
 # process) ended by --duration, by SIGTERM, with its stages in the order of
 # conf/demo.json (each tcp before its application), reversed (each application
-# before its tcp), and with the client's ws on another lcore than its tcp (ring
-# links both ways). Each time both sides close with 1001 during the engine's
+# before its tcp), with the client's ws on another lcore than its tcp (ring
+# links both ways), and over TLS (conf/demo-wss.json: the close frames inside
+# TLS, then close_notify, then FIN). Each time both sides close with 1001 during the engine's
 # linger, before any stop(): ws sent its close (closes_tx, stop_closes) and got
 # the server's answer (stop_closes_answered, closes_rx), feedsim sent its own
 # 1001 (closes) and logged the client's 1001, each TCP connection closed with
@@ -17,11 +18,14 @@ for p in tcp ws feedsim metrics port_ethdev sink_null; do
 	[ -f "$top_builddir/plugins/$p/.libs/$p.so" ] || skip "plugins/$p not built"
 done
 
-# variant CONF_OUT ORDER: conf/demo.json with its stages in ORDER (demo,
-# reversed, split) and the exchange's rate limited (the close goes out while
-# ticks are in flight, without a 2-CPU machine spending the run flat out)
+# variant CONF_OUT ORDER: conf/demo.json (conf/demo-wss.json for wss) with its
+# stages in ORDER (demo, reversed, split, wss: as in the file) and the
+# exchange's rate limited (the close goes out while ticks are in flight,
+# without a 2-CPU machine spending the run flat out)
 variant() {
-	"$PYTHON3" - "$top_srcdir/conf/demo.json" "$1" "$2" <<'PY' || fail "cannot write the $2 config"
+	local src=$top_srcdir/conf/demo.json
+	[ "$2" = wss ] && src=$top_srcdir/conf/demo-wss.json
+	"$PYTHON3" - "$src" "$1" "$2" <<'PY' || fail "cannot write the $2 config"
 import json, sys
 c = json.load(open(sys.argv[1]))
 order = sys.argv[3]
@@ -66,12 +70,16 @@ clean_stop() {
 	expect_nogrep "$ERR" 'connection\(s\) still open reset|still closing after' "$1: nothing reset at stop"
 }
 
-for order in demo reversed split; do
+# the wss config's tls/ paths are relative to its directory
+mkdir -p "$T/cfg"
+ln -s "$top_srcdir/conf/tls" "$T/cfg/tls"
+
+for order in demo reversed split wss; do
 	step "($order) --duration 1.5"
-	variant "$T/$order.json" $order
+	variant "$T/cfg/$order.json" $order
 	new_prefix
 	# shellcheck disable=SC2046
-	lcrun "$order" "$T/$order.json" --duration 1.5 --no-live -- $(eal_base) --lcores=0@0,1@1,2@0
+	lcrun "$order" "$T/cfg/$order.json" --duration 1.5 --no-live -- $(eal_base) --lcores=0@0,1@1,2@0
 	expect_rc 0 "$order"
 	clean_stop "$order, duration" duration
 done
