@@ -488,15 +488,18 @@ wait_quiet(struct lcp_engine *e, uint64_t deadline, bool need_stopped)
 	}
 }
 
-/* The linger: until every stage with a linger op answered 0 after a quiet
- * window (what they answer then is not about to change: nothing is in a ring
- * or being processed, and each was asked again during the window), or the
- * deadline. After each quiet window, a stage whose fellow linger stages all
- * answered 0 gets `last`. Returns what the linger ops still report. */
+/* The linger, in two rounds, until the deadline at most. A round ends when
+ * every stage with a linger op answered 0 after a quiet window (what they
+ * answer then is not about to change: nothing is in a ring or being processed,
+ * and each was asked again during the window, in a turn that began after the
+ * window did). After the first, every linger op is called with last = true
+ * (the applications are done: a transport closes what nobody closed), and the
+ * second round waits for those. Returns what the linger ops still report. */
 static uint64_t
 wait_linger(struct lcp_engine *e, uint64_t deadline)
 {
 	uint64_t left = 0;
+	bool last = false;
 	char list[512];
 	size_t o = 0;
 
@@ -508,14 +511,14 @@ wait_linger(struct lcp_engine *e, uint64_t deadline)
 				if (e->stages[i]->linger != NULL &&
 				    __atomic_load_n(&e->stages[i]->linger_n, __ATOMIC_RELAXED) != 0)
 					busy++;
-			if (busy == 0)
+			if (busy == 0 && last)
 				return 0;
-			for (unsigned i = 0; i < e->n_stages; i++) {
-				struct lcp_stage_priv *sp = e->stages[i];
-				uint32_t n = __atomic_load_n(&sp->linger_n, __ATOMIC_RELAXED);
-
-				if (sp->linger != NULL && busy - (n != 0) == 0)
-					__atomic_store_n(&sp->linger_last, 1, __ATOMIC_RELEASE);
+			if (busy == 0) {
+				last = true;
+				for (unsigned i = 0; i < e->n_stages; i++)
+					if (e->stages[i]->linger != NULL)
+						__atomic_store_n(&e->stages[i]->linger_last, 1, __ATOMIC_RELEASE);
+				continue; /* the next window's answers are those to last */
 			}
 		}
 		if (rte_rdtsc() > deadline)

@@ -620,8 +620,9 @@ tcp_process(struct lcp_stage *st, void *ctx, unsigned port, void **objs, unsigne
 /* The shutdown's linger: the applications close their connections (a
  * WebSocket close, then CLOSE); until they are done this stage only counts the
  * connections whose FIN is out, so the engine waits for their peers. Once every
- * other lingering stage is done (last), what nobody closed gets a FIN, and the
- * count covers every connection until it is CLOSED or in TIME_WAIT. */
+ * lingering stage is done (last: the engine's second round), what nobody
+ * closed gets a FIN, and the count covers every connection until it is CLOSED
+ * or in TIME_WAIT. */
 static unsigned
 tcp_linger(struct lcp_stage *st, void *ctx, bool last)
 {

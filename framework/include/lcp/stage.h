@@ -78,11 +78,12 @@ typedef void (*lcp_stage_process_t)(struct lcp_stage *st, void *ctx, unsigned po
  * notice: begin closing what the stage holds open (send a WebSocket close,
  * a FIN) — once per connection; stop opening new ones. Return how many are
  * still closing, 0 when done (a stage whose count reached 0 should not go back
- * above it). `last` becomes true once every other stage with a linger op
- * returned 0 while the pipeline was quiet: a stage that carries other stages'
- * connections (a transport) closes what nobody closed then. The engine waits
- * until every linger op returns 0 or engine.linger seconds pass, then stop()
- * runs whatever is left (a transport resets it). */
+ * above it). `last` becomes true once every stage with a linger op returned 0
+ * while the pipeline was quiet (the applications are done): a stage that
+ * carries other stages' connections (a transport) closes what nobody closed
+ * then, and the engine waits for every linger op to return 0 again. All of it
+ * within engine.linger seconds; then stop() runs, whatever is left (a
+ * transport resets it). */
 typedef unsigned (*lcp_stage_linger_t)(struct lcp_stage *st, void *ctx, bool last);
 typedef void (*lcp_stage_stop_t)(struct lcp_stage *st, void *ctx);
 typedef void (*lcp_stage_fini_t)(struct lcp_stage *st, void *ctx);
