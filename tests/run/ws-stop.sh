@@ -12,6 +12,11 @@
 # FINs (tcp_closed on both stacks) and nothing was reset (tcp_rst_out,
 # tcp_rst_in, stop_resets 0 on both stacks), the linger ended with nothing left
 # (linger_left 0), drained, no fail_* counter moved, nothing leaked.
+# Then connections that no application closes (tcp_app, which has no linger
+# op, sending a file at 200 Mbit/s to a tcp_app receiving it, over two tcp
+# stages): in the linger's second round each tcp stage sends a FIN on its end
+# (stop_fins 1 on both), both close, nothing is reset (tcp_rst_out,
+# stop_resets 0), nothing is left when the linger ends.
 . "$(dirname "$0")/lib.sh"
 
 for p in tcp ws feedsim metrics port_ethdev sink_null; do
@@ -83,6 +88,31 @@ for order in demo reversed split wss; do
 	expect_rc 0 "$order"
 	clean_stop "$order, duration" duration
 done
+
+step "(tcp_app) connections no application closes: FIN from the tcp stages"
+APPDIR=$top_builddir/tests/kernel/plugins/.libs # tcp_app (check_LTLIBRARIES)
+if [ -e "$APPDIR/tcp_app.so" ]; then
+	head -c 67108864 /dev/urandom >"$T/big.bin"
+	mkconf fault-xfer.json "$T/apps.json" APPDIR="$APPDIR" DURATION=1.5 FAULT_A='{}' FAULT_B='{}' \
+		APP_A="{\"mode\": \"send\", \"connect\": \"10.98.0.2:7000\", \"file\": \"$T/big.bin\", \"rate_mbps\": 200}" \
+		APP_B="{\"mode\": \"recv\", \"listen\": 7000}"
+	lcrun apps "$T/apps.json" --no-live
+	expect_rc 0 "tcp_app"
+	rcheck "tcp_app, duration" \
+		'r["stop_reason"] == "duration"' \
+		'r["drained"] == True' \
+		'r["linger_left"] == 0' \
+		'ctr("tcp_a", "stop_fins") == 1' \
+		'ctr("tcp_b", "stop_fins") == 1' \
+		'ctr("tcp_a", "tcp_closed") == 1' \
+		'ctr("tcp_b", "tcp_closed") == 1' \
+		'ctr("tcp_a", "tcp_rst_out") + ctr("tcp_a", "tcp_rst_in") + ctr("tcp_a", "stop_resets") == 0' \
+		'ctr("tcp_b", "tcp_rst_out") + ctr("tcp_b", "tcp_rst_in") + ctr("tcp_b", "stop_resets") == 0' \
+		'r["leaked_objects"] == 0'
+	expect_grep "$ERR" '\[tcp:tcp_a\] stopping: FIN on 1 connection\(s\) no application closed' "tcp_a FINs its connection"
+else
+	fail "tcp_app.so not built (make check builds it): $APPDIR"
+fi
 
 step "(demo) SIGTERM once messages flow"
 variant "$T/sig.json" demo
