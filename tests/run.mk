@@ -17,6 +17,8 @@ RUN_TESTS = \
 	run/sink-pcap.sh \
 	run/demo.sh \
 	run/wss.sh \
+	run/deflate.sh \
+	run/ws-defaults.sh \
 	run/batch.sh \
 	run/timing.sh \
 	run/pools.sh \

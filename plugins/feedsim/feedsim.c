@@ -84,7 +84,10 @@ static const struct lcp_port_def fs_ports[] = {
 	X(TLS_RESUMED, "tls_resumed")                                          \
 	X(TLS_FAIL_ALERT, "tls_fail_alert")                                    \
 	X(TLS_FAIL_PROTOCOL, "tls_fail_protocol")                              \
-	X(TLS_FAIL_TX, "tls_fail_tx")
+	X(TLS_FAIL_TX, "tls_fail_tx")                                          \
+	X(DEFLATE_CLIENTS, "deflate_clients")                                  \
+	X(MSGS_DEFLATED, "msgs_deflated")                                      \
+	X(DEFLATED_BYTES, "deflated_bytes")
 
 enum {
 #define X(e, s) FS_C_##e,
@@ -116,6 +119,10 @@ struct fs_conf {
 	const char *tls_cert, *tls_key;
 	int tls_min_version, tls_max_version;
 	const char *tls_ciphers, *tls_ciphersuites;
+	bool deflate;
+	int32_t deflate_level;
+	uint32_t deflate_window_bits;
+	bool deflate_no_context_takeover;
 };
 
 static const char *const fs_tls_versions[] = { "1.2", "1.3", NULL };
@@ -151,6 +158,13 @@ static const struct lcp_opt fs_opts[] = {
 		       "wss: TLS 1.2 cipher list (OpenSSL syntax; default OpenSSL's)"),
 	LCP_OPT_STRING(C, tls_ciphersuites, "tls_ciphersuites", "\"\"", 0, 1023, 0,
 		       "wss: TLS 1.3 cipher suites (OpenSSL syntax; default OpenSSL's)"),
+	LCP_OPT_BOOL(C, deflate, "deflate", "false",
+		     "accept a client's permessage-deflate offer (RFC 7692) and compress every message"),
+	LCP_OPT_INT(C, deflate_level, "deflate_level", "-1", -1, 9, 0, "zlib level (-1: zlib's default, 6)"),
+	LCP_OPT_UINT(C, deflate_window_bits, "deflate_window_bits", "15", 8, 15, 0,
+		     "server_max_window_bits: the largest window our compressor uses"),
+	LCP_OPT_BOOL(C, deflate_no_context_takeover, "deflate_no_context_takeover", "false",
+		     "server_no_context_takeover: compress every message on its own"),
 	LCP_OPT_END,
 };
 #undef C
@@ -174,6 +188,8 @@ struct fs_client {
 	uint64_t next_ping;
 	struct rte_mbuf *cur; /* SEND mbuf being filled */
 	struct stk_tls *t;    /* wss */
+	bool pmd_on;          /* permessage-deflate negotiated */
+	struct stk_ws_deflate def;
 	uint8_t *pt;          /* wss: plaintext staged for the next record */
 	size_t pt_n;
 	EVP_MD_CTX *sha;      /* hash_payloads: SHA-256 of the payloads sent */
@@ -194,6 +210,9 @@ struct fs_ctx {
 	uint64_t ping_tsc;
 	bool listening;
 	struct stk_tls_ctx *tls; /* wss */
+	struct stk_ws_pmd pmd;   /* our permessage-deflate settings */
+	uint8_t *zbuf;           /* a compressed message */
+	size_t zcap;
 	struct lcp_obuf tx; /* commands and bytes to tcp */
 	char pad[65536];
 };
@@ -451,10 +470,10 @@ fs_size(struct fs_ctx *x)
 }
 
 static void
-fs_frame(struct fs_ctx *x, struct fs_client *k, unsigned op, bool fin, const void *p, size_t n)
+fs_frame(struct fs_ctx *x, struct fs_client *k, unsigned op, bool fin, unsigned rsv, const void *p, size_t n)
 {
 	uint8_t h[STK_WS_MAX_HDR];
-	size_t hl = stk_ws_hdr(h, op, fin, n, NULL);
+	size_t hl = stk_ws_hdr_rsv(h, op, fin, rsv, n, NULL);
 
 	fs_put(x, k, h, hl);
 	fs_put(x, k, p, n);
@@ -506,8 +525,10 @@ static unsigned
 fs_stream(struct fs_ctx *x, struct fs_client *k, uint64_t now)
 {
 	char buf[70000];
-	unsigned n = 0;
+	unsigned n = 0, rsv;
 	uint64_t bytes = 0;
+	const uint8_t *wire;
+	size_t wlen;
 
 	if (x->ping_tsc && now >= k->next_ping) {
 		fs_ping(x, k);
@@ -539,21 +560,38 @@ fs_stream(struct fs_ctx *x, struct fs_client *k, uint64_t now)
 		len = fs_tick(x, k, buf, fs_size(x));
 		if (unlikely(x->c.hash_payloads))
 			fs_hash(x, k, buf, len);
+		wire = (const uint8_t *)buf;
+		wlen = len;
+		rsv = 0;
+		if (k->pmd_on) {
+			/* permessage-deflate: the message's payload compressed; a message
+			 * that would not fit the buffer goes out as it is */
+			ssize_t z = stk_ws_deflate(&k->def, (const uint8_t *)buf, len, x->zbuf, x->zcap);
+
+			if (z >= 0) {
+				wire = x->zbuf;
+				wlen = (size_t)z;
+				rsv = STK_WS_RSV1;
+				lcp_count(x->st, FS_C_MSGS_DEFLATED, 1);
+				lcp_count(x->st, FS_C_DEFLATED_BYTES, wlen);
+			}
+		}
 		if (x->c.fragment_every && (k->sent + 1) % x->c.fragment_every == 0) {
-			size_t per = len / x->c.fragments + 1, off = 0;
+			size_t per = wlen / x->c.fragments + 1, off = 0;
 
-			for (unsigned f = 0; off < len || f == 0; f++) {
-				size_t m = len - off < per ? len - off : per;
-				bool last = off + m >= len;
+			for (unsigned f = 0; off < wlen || f == 0; f++) {
+				size_t m = wlen - off < per ? wlen - off : per;
+				bool last = off + m >= wlen;
 
-				fs_frame(x, k, f == 0 ? STK_WS_OP_TEXT : STK_WS_OP_CONT, last, buf + off, m);
+				fs_frame(x, k, f == 0 ? STK_WS_OP_TEXT : STK_WS_OP_CONT, last, f == 0 ? rsv : 0,
+					 wire + off, m);
 				off += m;
 				if (f == 0 && x->ping_tsc)
 					fs_ping(x, k); /* a control frame inside the message */
 			}
 			lcp_count(x->st, FS_C_FRAGMENTED, 1);
 		} else {
-			fs_frame(x, k, STK_WS_OP_TEXT, true, buf, len);
+			fs_frame(x, k, STK_WS_OP_TEXT, true, rsv, wire, wlen);
 		}
 		if (unlikely(k->state == FC_FREE))
 			return n; /* TLS failed: the client is gone */
@@ -606,6 +644,9 @@ fs_drop(struct fs_ctx *x, struct fs_client *k)
 	stk_tls_free(k->t);
 	k->t = NULL;
 	k->pt_n = 0;
+	if (k->pmd_on)
+		stk_ws_deflate_fini(&k->def);
+	k->pmd_on = false;
 	k->state = FC_FREE;
 }
 
@@ -680,9 +721,19 @@ fs_on_plain(struct fs_ctx *x, struct fs_client *k, uint8_t *p, uint8_t *end)
 		fs_put_ctl(x, k, resp, (size_t)rn);
 		if (k->state == FC_FREE)
 			return; /* TLS failed sending it */
+		stk_ws_dec_init(&k->dec, true, 1 << 20, true);
+		if (k->hs->pmd.on) {
+			if (stk_ws_deflate_init(&k->def, &k->hs->pmd, true, x->c.deflate_level, 0) == 0) {
+				k->pmd_on = true;
+				lcp_count(x->st, FS_C_DEFLATE_CLIENTS, 1);
+			} else {
+				lcp_log(x->st, LCP_LOG_ERR, "client 0x%x: cannot start a compressor: messages go uncompressed",
+					k->conn);
+			}
+			stk_ws_dec_pmd(&k->dec, true); /* its own messages may come compressed */
+		}
 		rte_free(k->hs);
 		k->hs = NULL;
-		stk_ws_dec_init(&k->dec, true, 1 << 20, true);
 		k->state = FC_STREAM;
 		k->next_send = rte_rdtsc();
 		k->next_ping = k->next_send + x->ping_tsc;
@@ -768,6 +819,7 @@ fs_process(struct lcp_stage *st, void *ctx, unsigned port, void **objs, unsigned
 				fs_cmd(x, meta->conn, LCP_STREAM_CMD_ABORT);
 				break;
 			}
+			stk_ws_server_init(f->hs, x->c.deflate ? &x->pmd : NULL);
 			f->conn = meta->conn;
 			f->state = FC_HANDSHAKE;
 			f->sent = 0;
@@ -1007,6 +1059,15 @@ fs_init(struct lcp_stage *st, const void *conf, void **ctx)
 		goto fail;
 	}
 	memset(x->pad, 'a', sizeof(x->pad));
+	x->pmd = (struct stk_ws_pmd){ .on = true, .server_max_window_bits = (uint8_t)c->deflate_window_bits,
+				      .server_no_context_takeover = c->deflate_no_context_takeover };
+	if (c->deflate) {
+		/* the largest tick (sizes <= 65536) compressed, with zlib's worst case */
+		x->zcap = 65536 + 65536 / 1000 + 64;
+		x->zbuf = rte_malloc_socket("feedsim_z", x->zcap, 0, lcp_stage_socket(st));
+		if (x->zbuf == NULL)
+			goto nomem;
+	}
 	x->rng = c->seed * 0x9e3779b97f4a7c15ull + 1;
 	x->hz = rte_get_tsc_hz();
 	clock_gettime(CLOCK_REALTIME, &ts);
@@ -1025,6 +1086,8 @@ fail:
 			rte_free(x->cl[i].pt);
 		}
 	stk_tls_ctx_free(x->tls);
+	rte_free(x->zbuf);
+	rte_mempool_free(x->send);
 	rte_free(x->cl);
 	rte_free(x);
 	return rc;
@@ -1041,6 +1104,7 @@ fs_fini(struct lcp_stage *st, void *ctx)
 		rte_free(x->cl[i].pt);
 	}
 	stk_tls_ctx_free(x->tls);
+	rte_free(x->zbuf);
 	for (unsigned i = 0; i < x->tx.n; i++)
 		rte_pktmbuf_free(x->tx.objs[i]);
 	if (rte_mempool_in_use_count(x->send) != 0)

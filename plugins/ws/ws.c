@@ -269,20 +269,7 @@ ws_poll(struct lcp_stage *st, void *ctx)
 			}
 			break;
 		case WC_OPEN:
-			if (c->t_pong != 0 && now >= c->t_pong) {
-				lcp_count(st, WS_C_FAIL_PONG_TIMEOUT, 1);
-				ws_fail(x, c, STK_WS_CLOSE_GOING_AWAY, "pong timeout");
-				work++;
-			} else if (c->t_ping != 0 && now >= c->t_ping) {
-				uint64_t tsc = now;
-
-				c->t_ping = now + x->ping_ms * x->hz_ms;
-				if (c->t_pong == 0)
-					c->t_pong = now + x->pong_ms * x->hz_ms;
-				if (ws_send_frame(x, c, STK_WS_OP_PING, (const uint8_t *)&tsc, sizeof(tsc)))
-					lcp_count(st, WS_C_PINGS_TX, 1);
-				work++;
-			}
+			work += ws_conn_timers(x, c, now);
 			break;
 		default:
 			break;
@@ -360,8 +347,15 @@ ws_init(struct lcp_stage *st, const void *conf, void **ctx)
 	x->hs_ms = c->handshake_timeout_ms;
 	x->rc_min = c->reconnect_min_ms;
 	x->rc_max = c->reconnect_max_ms;
+	x->rc_jitter = c->reconnect_jitter;
+	x->rc_reset_ms = c->reconnect_reset_ms;
+	x->stale_ms = c->stale_timeout_ms;
+	x->sub_ms = c->subscribe_interval_ms;
 	x->max_msg = c->max_msg;
 	x->check_utf8 = c->check_utf8;
+	x->deflate = c->deflate;
+	x->pmd_offer = (struct stk_ws_pmd){ .on = true, .server_max_window_bits = (uint8_t)c->deflate_window_bits,
+					    .server_no_context_takeover = c->deflate_no_context_takeover };
 	x->hz_ms = rte_get_tsc_hz() / 1000;
 	x->asm_size = c->assembly_size;
 	x->asm_heap_fallback = c->on_pool_empty == WS_POOL_EMPTY_HEAP;
@@ -462,6 +456,8 @@ ws_fini(struct lcp_stage *st, void *ctx)
 	for (unsigned i = 0; i < x->n_conns; i++) {
 		rte_free(x->conns[i].hs);
 		ws_asm_release(x, &x->conns[i]);
+		if (x->conns[i].pmd_on)
+			stk_ws_inflate_fini(&x->conns[i].inf);
 	}
 	ws_tls_fini(x);
 	for (unsigned i = 0; i < x->tx.n; i++)

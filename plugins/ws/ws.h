@@ -48,6 +48,8 @@ enum { WS_P_IN, WS_P_TX, WS_P_MSG, WS_P_SEND };
 	X(OPENS, "opens")                                                      \
 	X(RECONNECTS, "reconnects")                                            \
 	X(SUBSCRIBES_TX, "subscribes_tx")                                      \
+	X(SUBSCRIBE_RETRIES, "subscribe_retries")                              \
+	X(FAIL_STALE, "fail_stale")                                            \
 	X(CLOSES_RX, "closes_rx")                                              \
 	X(CLOSES_TX, "closes_tx")                                              \
 	X(FAIL_HANDSHAKE, "fail_handshake")                                    \
@@ -80,6 +82,10 @@ enum { WS_P_IN, WS_P_TX, WS_P_MSG, WS_P_SEND };
 	X(TLS_RECORDS_TX, "tls_records_tx")                                    \
 	X(TLS_BYTES_RX, "tls_bytes_rx")                                        \
 	X(TLS_BYTES_TX, "tls_bytes_tx")                                        \
+	X(DEFLATE_OPENS, "deflate_opens")                                      \
+	X(MSGS_INFLATED, "msgs_inflated")                                      \
+	X(DEFLATE_BYTES_RX, "deflate_bytes_rx")                                \
+	X(INFLATED_BYTES, "inflated_bytes")                                    \
 	X(RESOLVES, "resolves")                                                \
 	X(FAIL_RESOLVE, "fail_resolve")                                        \
 	X(STOP_CLOSES, "stop_closes")                                          \
@@ -99,8 +105,10 @@ struct ws_conf {
 	const char *subscribe;
 	const char *protocol;
 	const char *headers;
-	uint32_t ping_interval_ms, pong_timeout_ms, handshake_timeout_ms;
+	uint32_t ping_interval_ms, pong_timeout_ms, stale_timeout_ms, handshake_timeout_ms;
 	uint32_t reconnect_min_ms, reconnect_max_ms;
+	bool reconnect_jitter;
+	uint32_t reconnect_reset_ms, subscribe_interval_ms;
 	uint32_t max_msg;
 	bool check_utf8;
 	uint32_t msgs;
@@ -113,6 +121,9 @@ struct ws_conf {
 	const char *tls_server_name;
 	const char *tls_ciphers, *tls_ciphersuites;
 	bool tls_resume;
+	bool deflate;
+	uint32_t deflate_window_bits;
+	bool deflate_no_context_takeover;
 };
 
 enum { WS_POOL_EMPTY_DROP = 0, WS_POOL_EMPTY_HEAP = 1 };
@@ -154,8 +165,15 @@ struct ws_conn {
 	uint64_t t_deadline;   /* handshake deadline (tsc) */
 	uint64_t t_ping, t_pong; /* next ping; pong deadline (0: none due) */
 	uint64_t t_reconnect;
+	uint64_t t_opened;     /* when it opened (tsc): the backoff starts over after reconnect_reset_ms */
+	uint64_t t_last_msg;   /* the last message delivered (tsc): the stale-feed watchdog */
+	uint64_t t_sub;        /* the next subscription message is due (0: none left) */
+	const char *sub_next;  /* the next subscription line to send */
 	uint32_t backoff_ms;
 	uint64_t msgs, bytes, opens;
+	/* permessage-deflate, when the server accepted it */
+	bool pmd_on;
+	struct stk_ws_inflate inf;
 	/* TLS (wss://) */
 	struct stk_tls *t;     /* this attempt's session */
 	void *ticket;          /* the last session ticket, across reconnects */
@@ -198,6 +216,8 @@ struct ws_ctx {
 	char extra[4096];
 	char protocol[64];
 	uint32_t ping_ms, pong_ms, hs_ms, rc_min, rc_max;
+	uint32_t stale_ms, rc_reset_ms, sub_ms;
+	bool rc_jitter;
 	uint64_t max_msg;
 	bool check_utf8;
 	uint64_t hz_ms, next_tick;
@@ -206,6 +226,10 @@ struct ws_ctx {
 	unsigned n_rnd;            /* bytes of rnd not used yet (taken from the end) */
 	struct lcp_obuf tx;  /* commands and bytes to tcp */
 	struct lcp_obuf msg; /* decoded messages */
+	/* permessage-deflate */
+	bool deflate;                 /* offer it */
+	struct stk_ws_pmd pmd_offer;
+	uint8_t zscratch[4096];       /* where a dropped compressed message is inflated */
 	/* TLS */
 	struct stk_tls_ctx *tls;
 	char server_name[254];        /* tls_server_name; "": each URL's host */
@@ -258,6 +282,7 @@ void ws_on_open(struct ws_ctx *x, struct ws_conn *c);
 bool ws_next_addr(struct ws_ctx *x, struct ws_conn *c, const char *why);
 void ws_on_resolved(struct ws_ctx *x, struct ws_conn *c);
 void ws_subscribe(struct ws_ctx *x, struct ws_conn *c);
+unsigned ws_conn_timers(struct ws_ctx *x, struct ws_conn *c, uint64_t now);
 void ws_close_stopping(struct ws_ctx *x, struct ws_conn *c);
 void ws_close_fin(struct ws_ctx *x, struct ws_conn *c);
 void ws_close_done(struct ws_ctx *x, struct ws_conn *c, const char *why);

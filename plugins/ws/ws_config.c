@@ -27,15 +27,23 @@ const struct lcp_opt ws_opts[] = {
 	LCP_OPT_STRING(C, protocol, "protocol", "\"\"", 0, 63, 0, "Sec-WebSocket-Protocol to ask for"),
 	LCP_OPT_STRING(C, headers, "headers", "\"\"", 0, 4095, 0,
 		       "extra request headers, \"Name: value\" lines separated by \\n"),
-	LCP_OPT_UINT(C, ping_interval_ms, "ping_interval_ms", "0", 0, 3600000, 0,
+	LCP_OPT_UINT(C, ping_interval_ms, "ping_interval_ms", "15000", 0, 3600000, 0,
 		     "send a ping this often on an open connection (0: never)"),
-	LCP_OPT_UINT(C, pong_timeout_ms, "pong_timeout_ms", "5000", 1, 3600000, 0,
-		     "a ping unanswered this long fails the connection (then reconnect)"),
+	LCP_OPT_UINT(C, pong_timeout_ms, "pong_timeout_ms", "10000", 1, 3600000, 0,
+		     "a ping unanswered this long fails the connection (fail_pong_timeout, then reconnect)"),
+	LCP_OPT_UINT(C, stale_timeout_ms, "stale_timeout_ms", "60000", 0, 86400000, 0,
+		     "an open connection that delivers no message this long is closed (1001) and re-opened (fail_stale; 0: never)"),
 	LCP_OPT_UINT(C, handshake_timeout_ms, "handshake_timeout_ms", "5000", 1, 3600000, 0,
 		     "connect + upgrade must finish within this"),
 	LCP_OPT_UINT(C, reconnect_min_ms, "reconnect_min_ms", "100", 1, 3600000, 0,
-		     "first reconnect delay; doubles per failure"),
-	LCP_OPT_UINT(C, reconnect_max_ms, "reconnect_max_ms", "10000", 1, 3600000, 0, "reconnect delay cap"),
+		     "first reconnect backoff; doubles per failure"),
+	LCP_OPT_UINT(C, reconnect_max_ms, "reconnect_max_ms", "10000", 1, 3600000, 0, "reconnect backoff cap"),
+	LCP_OPT_BOOL(C, reconnect_jitter, "reconnect_jitter", "true",
+		     "full jitter: each delay is drawn uniformly from [reconnect_min_ms, backoff] (false: the backoff itself)"),
+	LCP_OPT_UINT(C, reconnect_reset_ms, "reconnect_reset_ms", "10000", 0, 86400000, 0,
+		     "the backoff starts over only after a connection stayed open this long (a server that accepts and kicks at once is not hammered)"),
+	LCP_OPT_UINT(C, subscribe_interval_ms, "subscribe_interval_ms", "200", 0, 60000, 0,
+		     "pacing of the subscription messages after an open: one, then one per interval (0: all at once)"),
 	LCP_OPT_UINT(C, max_msg, "max_msg", "16777216", 125, 1073741824, 0,
 		     "largest message accepted; more fails the connection with 1009"),
 	LCP_OPT_BOOL(C, check_utf8, "check_utf8", "true", "validate text messages (1007 on invalid UTF-8)"),
@@ -65,6 +73,12 @@ const struct lcp_opt ws_opts[] = {
 		       "wss: TLS 1.3 cipher suites (OpenSSL syntax; default OpenSSL's)"),
 	LCP_OPT_BOOL(C, tls_resume, "tls_resume", "true",
 		     "wss: resume with the server's session ticket when reconnecting"),
+	LCP_OPT_BOOL(C, deflate, "deflate", "true",
+		     "offer permessage-deflate (RFC 7692); compressed messages are inflated into assembly buffers, max_msg bounding the inflated size"),
+	LCP_OPT_UINT(C, deflate_window_bits, "deflate_window_bits", "0", 0, 15, 0,
+		     "ask the server for server_max_window_bits (9..15; 0: do not ask, the server picks up to 15): the inflater's window memory"),
+	LCP_OPT_BOOL(C, deflate_no_context_takeover, "deflate_no_context_takeover", "false",
+		     "ask the server for server_no_context_takeover (each message compressed on its own)"),
 	LCP_OPT_END,
 };
 #undef C
@@ -207,6 +221,11 @@ ws_validate(const void *conf, char *msg, size_t msglen)
 	if (c->tls_min_version > c->tls_max_version) {
 		snprintf(msg, msglen, "tls_min_version %s is above tls_max_version %s",
 			 ws_tls_versions[c->tls_min_version], ws_tls_versions[c->tls_max_version]);
+		return -1;
+	}
+	if (c->deflate_window_bits != 0 && c->deflate_window_bits < 9) {
+		snprintf(msg, msglen, "deflate_window_bits %u: 0 or 9..15 (zlib cannot inflate with an 8-bit window)",
+			 c->deflate_window_bits);
 		return -1;
 	}
 	if (c->tls_server_name[0] && strlen(c->tls_server_name) > 253) {

@@ -7,9 +7,13 @@
  *                         false when none is left
  *   ws_on_connected       tcp CONNECTED: TLS (ws_tls.c) or the upgrade
  *   ws_upgrade            HANDSHAKE: the GET, Host carrying the URL's name
- *   ws_on_open            the 101 accepted: OPEN, subscriptions
+ *   ws_on_open            the 101 accepted: OPEN, subscriptions start
+ *   ws_conn_timers        OPEN: pong deadline, pings, paced subscriptions,
+ *                         the stale-feed watchdog
  *   ws_fail               close frame (if open) and FIN, or RST; reconnect
- *   ws_schedule_reconnect IDLE after the backoff, doubled per failure
+ *   ws_schedule_reconnect IDLE for a delay drawn from the backoff (full
+ *                         jitter), which doubles per failure and starts over
+ *                         only after a connection stayed open reconnect_reset_ms
  *   ws_close_tcp          close_notify first when TLS is up, then CLOSE / ABORT
  *   ws_close_stopping     the shutdown (ws_linger): close 1001 on an open
  *                         connection, TCP's close on one in its TLS or upgrade
@@ -39,26 +43,48 @@ ws_close_tcp(struct ws_ctx *x, struct ws_conn *c, bool abort)
 void
 ws_schedule_reconnect(struct ws_ctx *x, struct ws_conn *c, const char *why)
 {
+	uint64_t now;
+	uint32_t delay;
+
 	if (c->hs != NULL) {
 		rte_free(c->hs);
 		c->hs = NULL;
 	}
 	stk_tls_free(c->t); /* the ticket stays for the next attempt */
 	c->t = NULL;
+	if (c->pmd_on)
+		stk_ws_inflate_fini(&c->inf);
+	c->pmd_on = false;
 	ws_asm_release(x, c);
 	c->state = WC_IDLE;
 	c->tcp = 0;
 	c->gen++; /* whatever the old attempt still reports is stale from now on */
 	c->close_sent = false;
 	c->t_pong = 0;
-	c->t_reconnect = ws_now() + c->backoff_ms * x->hz_ms;
+	c->t_sub = 0;
+	now = ws_now();
+	/* a connection that stayed up long enough proves the server takes us:
+	 * start the backoff over; one kicked at once keeps it growing */
+	if (c->t_opened != 0 && now - c->t_opened >= (uint64_t)x->rc_reset_ms * x->hz_ms)
+		c->backoff_ms = x->rc_min;
+	c->t_opened = 0;
+	delay = c->backoff_ms;
+	if (x->rc_jitter && c->backoff_ms > x->rc_min) {
+		uint8_t r[4];
+		uint32_t u;
+
+		ws_rand(x, r, sizeof(r));
+		memcpy(&u, r, sizeof(u));
+		delay = x->rc_min + u % (c->backoff_ms - x->rc_min + 1);
+	}
+	c->t_reconnect = now + delay * x->hz_ms;
 	if (x->stopping) {
 		lcp_log(x->st, LCP_LOG_WARNING, "conn %u (%s%s): %s; not reconnecting (stopping)", c->idx, c->host,
 			c->path, why);
 		return;
 	}
 	lcp_log(x->st, LCP_LOG_WARNING, "conn %u (%s%s): %s; reconnecting in %u ms", c->idx, c->host, c->path, why,
-		c->backoff_ms);
+		delay);
 	c->backoff_ms = c->backoff_ms * 2 > x->rc_max ? x->rc_max : c->backoff_ms * 2;
 }
 
@@ -180,7 +206,8 @@ ws_upgrade(struct ws_ctx *x, struct ws_conn *c)
 	}
 	ws_rand(x, raw, 16);
 	stk_ws_key(raw, key);
-	n = stk_ws_client_request(c->hs, req, sizeof(req), c->hosthdr, c->path, key, x->protocol, x->extra);
+	n = stk_ws_client_request_pmd(c->hs, req, sizeof(req), c->hosthdr, c->path, key, x->protocol, x->extra,
+				      x->deflate ? &x->pmd_offer : NULL);
 	if (n < 0) {
 		ws_fail(x, c, 0, "the upgrade request does not fit 6 KiB");
 		return;
@@ -192,40 +219,99 @@ ws_upgrade(struct ws_ctx *x, struct ws_conn *c)
 void
 ws_on_open(struct ws_ctx *x, struct ws_conn *c)
 {
+	struct stk_ws_pmd pmd = c->hs->pmd;
+
 	rte_free(c->hs);
 	c->hs = NULL;
 	c->state = WC_OPEN;
 	c->opens++;
-	c->backoff_ms = x->rc_min;
+	c->t_opened = c->t_last_msg = ws_now();
 	stk_ws_dec_init(&c->dec, false, x->max_msg, x->check_utf8);
+	if (pmd.on) {
+		if (stk_ws_inflate_init(&c->inf, &pmd, false, x->max_msg, x->check_utf8) != 0) {
+			ws_fail(x, c, STK_WS_CLOSE_INTERNAL, "no memory for an inflater");
+			return;
+		}
+		c->pmd_on = true;
+		stk_ws_dec_pmd(&c->dec, true);
+		lcp_count(x->st, WS_C_DEFLATE_OPENS, 1);
+	}
 	c->t_ping = x->ping_ms ? ws_now() + x->ping_ms * x->hz_ms : 0;
 	lcp_count(x->st, WS_C_OPENS, 1);
 	c->session_start = true;
-	lcp_log(x->st, LCP_LOG_INFO, "conn %u: open %s%s%s", c->idx, c->tls ? "wss://" : "ws://", c->hosthdr, c->path);
+	lcp_log(x->st, LCP_LOG_INFO, "conn %u: open %s%s%s%s", c->idx, c->tls ? "wss://" : "ws://", c->hosthdr, c->path,
+		pmd.on ? " (permessage-deflate)" : "");
+	c->sub_next = x->subscribe;
 	ws_subscribe(x, c);
 }
 
-/* the subscription messages, one text frame per line; one that cannot be sent
- * fails the connection, so that the next open sends them all again */
+/* The subscription messages, one text frame per line, from c->sub_next: the
+ * first at once, then one per subscribe_interval_ms (all at once with 0), from
+ * poll's tick. A line that cannot be sent (no mbuf) is retried at the next
+ * tick (subscribe_retries), never counted as sent. */
 void
 ws_subscribe(struct ws_ctx *x, struct ws_conn *c)
 {
-	const char *p = x->subscribe;
+	const char *p = c->sub_next;
 
+	c->t_sub = 0;
 	while (p != NULL && *p) {
 		const char *nl = strchr(p, '\n');
 		size_t n = nl ? (size_t)(nl - p) : strlen(p);
 
 		if (n > 0) {
 			if (!ws_send_frame(x, c, STK_WS_OP_TEXT, (const uint8_t *)p, n)) {
-				if (c->state == WC_OPEN)
-					ws_fail(x, c, STK_WS_CLOSE_INTERNAL, "a subscription could not be sent");
+				if (c->state != WC_OPEN)
+					return; /* TLS failed: the connection is gone */
+				lcp_count(x->st, WS_C_SUBSCRIBE_RETRIES, 1);
+				c->sub_next = p;
+				c->t_sub = ws_now() + x->hz_ms;
 				return;
 			}
 			lcp_count(x->st, WS_C_SUBSCRIBES_TX, 1);
 		}
 		p = nl ? nl + 1 : NULL;
+		if (n > 0 && x->sub_ms != 0 && p != NULL && *p) {
+			c->sub_next = p;
+			c->t_sub = ws_now() + (uint64_t)x->sub_ms * x->hz_ms;
+			return;
+		}
 	}
+	c->sub_next = NULL;
+}
+
+/* an open connection's timers, from poll's millisecond tick; work done */
+unsigned
+ws_conn_timers(struct ws_ctx *x, struct ws_conn *c, uint64_t now)
+{
+	if (c->t_pong != 0 && now >= c->t_pong) {
+		lcp_count(x->st, WS_C_FAIL_PONG_TIMEOUT, 1);
+		ws_fail(x, c, STK_WS_CLOSE_GOING_AWAY, "pong timeout");
+		return 1;
+	}
+	if (x->stale_ms != 0 && now - c->t_last_msg >= (uint64_t)x->stale_ms * x->hz_ms && now > c->t_last_msg) {
+		char why[96];
+
+		snprintf(why, sizeof(why), "no message for %u ms (stale feed)", x->stale_ms);
+		lcp_count(x->st, WS_C_FAIL_STALE, 1);
+		ws_fail(x, c, STK_WS_CLOSE_GOING_AWAY, why);
+		return 1;
+	}
+	if (c->t_sub != 0 && now >= c->t_sub) {
+		ws_subscribe(x, c);
+		return 1;
+	}
+	if (c->t_ping != 0 && now >= c->t_ping) {
+		uint64_t tsc = now;
+
+		c->t_ping = now + x->ping_ms * x->hz_ms;
+		if (c->t_pong == 0)
+			c->t_pong = now + x->pong_ms * x->hz_ms;
+		if (ws_send_frame(x, c, STK_WS_OP_PING, (const uint8_t *)&tsc, sizeof(tsc)))
+			lcp_count(x->st, WS_C_PINGS_TX, 1);
+		return 1;
+	}
+	return 0;
 }
 
 /* CLOSING: our side of TCP (close_notify first over TLS, then the FIN), once */
@@ -255,12 +341,15 @@ ws_close_done(struct ws_ctx *x, struct ws_conn *c, const char *why)
 	}
 	stk_tls_free(c->t);
 	c->t = NULL;
+	if (c->pmd_on)
+		stk_ws_inflate_fini(&c->inf);
+	c->pmd_on = false;
 	ws_asm_release(x, c);
 	c->state = WC_IDLE;
 	c->tcp = 0;
 	c->gen++;
 	c->close_sent = c->close_rcvd = c->fin_sent = false;
-	c->t_pong = c->t_ping = 0;
+	c->t_pong = c->t_ping = c->t_sub = c->t_opened = 0;
 }
 
 /* The shutdown: an open connection sends close 1001 and waits for the

@@ -105,11 +105,138 @@ ws_emit_msg(struct ws_ctx *x, struct ws_conn *c, struct lcp_msg *m)
 {
 	c->msgs++;
 	c->bytes += m->len;
+	c->t_last_msg = m->rx_tsc != 0 ? m->rx_tsc : ws_now(); /* the stale-feed watchdog */
 	lcp_count(x->st, WS_C_MSGS, 1);
 	lcp_count(x->st, WS_C_MSG_BYTES, m->len);
 	lcp_obuf_put(x->st, &x->msg, m);
 }
 
+
+/* the assembly buffer of a message that spans buffers: one of the pool first
+ * (most such messages are small, and a pool is what the strategy measures); none
+ * left: the heap with on_pool_empty "heap", else the message is skipped
+ * (drop_assembly_pool_empty; asm_drop unless this was its last piece) */
+static bool
+ws_asm_start(struct ws_ctx *x, struct ws_conn *c, bool last)
+{
+	c->asm_buf = ws_pool_get(x, x->asm_pool);
+	if (c->asm_buf != NULL) {
+		c->asm_kind = WS_ASM_POOL;
+		c->asm_cap = x->asm_size;
+		return true;
+	}
+	if (x->asm_heap_fallback)
+		return true; /* ws_asm_grow allocates */
+	lcp_count(x->st, WS_C_DROP_ASSEMBLY_POOL_EMPTY, 1);
+	c->asm_drop = !last;
+	return false;
+}
+
+/* room for need bytes: longer than a pool buffer grows on the heap (doubling,
+ * up to max_msg); false after failing the connection */
+static bool
+ws_asm_grow(struct ws_ctx *x, struct ws_conn *c, size_t need)
+{
+	size_t cap = c->asm_cap ? c->asm_cap * 2 : 4096;
+	uint8_t *nb;
+
+	while (cap < need)
+		cap *= 2;
+	if (cap > x->max_msg)
+		cap = x->max_msg;
+	nb = cap > c->asm_cap ? rte_malloc("ws_asm", cap, 0) : NULL;
+	if (nb == NULL) {
+		lcp_count(x->st, WS_C_DROP_ASSEMBLY_NOMEM, 1);
+		ws_fail(x, c, STK_WS_CLOSE_INTERNAL, "no memory to assemble a message");
+		return false;
+	}
+	if (c->asm_len > 0)
+		memcpy(nb, c->asm_buf, c->asm_len);
+	ws_asm_free(x, c->asm_kind, c->asm_buf);
+	c->asm_buf = nb;
+	c->asm_kind = WS_ASM_HEAP;
+	c->asm_cap = cap;
+	return true;
+}
+
+/* the assembled (or inflated) message out; the msg owns the buffer */
+static void
+ws_asm_emit(struct ws_ctx *x, struct ws_conn *c, uint64_t tsc, bool inflated)
+{
+	struct lcp_msg *m = ws_msg_new(x, c, c->asm_op, c->asm_buf, c->asm_len, tsc);
+
+	if (m == NULL) {
+		ws_asm_release(x, c);
+		return;
+	}
+	m->backing[1] = c->asm_buf;
+	((struct ws_msg *)m)->asm_kind = c->asm_kind;
+	lcp_count(x->st, inflated ? WS_C_MSGS_INFLATED
+		  : c->asm_kind == WS_ASM_HEAP ? WS_C_MSGS_ASSEMBLED_HEAP : WS_C_MSGS_ASSEMBLED, 1);
+	c->asm_buf = NULL;
+	c->asm_kind = WS_ASM_NONE;
+	c->asm_len = c->asm_cap = 0;
+	ws_emit_msg(x, c, m);
+}
+
+/* a piece of a compressed message (permessage-deflate): inflated into the
+ * assembly buffer, grown as the inflater asks; a message without a buffer is
+ * inflated into scratch space and dropped, so that the shared context stays
+ * whole. The inflater bounds the message at max_msg (1009 as soon as it is
+ * crossed). false after failing the connection. */
+static bool
+ws_inflate_piece(struct ws_ctx *x, struct ws_conn *c, const struct stk_ws_out *o, uint64_t tsc)
+{
+	const uint8_t *in = o->data, *ie = o->data + o->len;
+	unsigned fl = (o->last ? STK_WS_Z_LAST : 0) | (c->asm_op == STK_WS_OP_TEXT ? STK_WS_Z_TEXT : 0);
+
+	lcp_count(x->st, WS_C_DEFLATE_BYTES_RX, o->len);
+	if (o->first && c->asm_buf == NULL && !ws_asm_start(x, c, false))
+		c->asm_drop = true;
+	for (;;) {
+		uint8_t *out, *oe, *o0;
+		int r;
+
+		if (c->asm_drop) {
+			out = x->zscratch;
+			oe = out + sizeof(x->zscratch);
+		} else {
+			if (c->asm_len == c->asm_cap) {
+				if (c->asm_cap >= x->max_msg) { /* the inflater stops at max_msg first */
+					lcp_count(x->st, WS_C_FAIL_1009, 1);
+					ws_fail(x, c, STK_WS_CLOSE_TOO_BIG, "inflated message over max_msg");
+					return false;
+				}
+				if (!ws_asm_grow(x, c, c->asm_cap + 1))
+					return false;
+			}
+			out = c->asm_buf + c->asm_len;
+			oe = c->asm_buf + c->asm_cap;
+		}
+		o0 = out;
+		r = stk_ws_inflate(&c->inf, &in, ie, fl, &out, oe);
+		lcp_count(x->st, WS_C_INFLATED_BYTES, (uint64_t)(out - o0));
+		if (!c->asm_drop)
+			c->asm_len += (size_t)(out - o0);
+		if (r == STK_WS_Z_SPACE)
+			continue;
+		if (r == STK_WS_Z_ERROR) {
+			lcp_count(x->st, c->inf.err_code == STK_WS_CLOSE_TOO_BIG ? WS_C_FAIL_1009
+					 : c->inf.err_code == STK_WS_CLOSE_BAD_DATA ? WS_C_FAIL_1007
+										    : WS_C_FAIL_1002,
+				  1);
+			ws_fail(x, c, c->inf.err_code, c->inf.err);
+			return false;
+		}
+		if (r == STK_WS_Z_END) {
+			if (c->asm_drop)
+				c->asm_drop = false;
+			else
+				ws_asm_emit(x, c, tsc, true);
+		}
+		return true;
+	}
+}
 
 /* frames in [p, end) of segment m */
 static void
@@ -125,7 +252,7 @@ ws_frames(struct ws_ctx *x, struct ws_conn *c, struct rte_mbuf *seg, uint8_t *p,
 		if (likely(ev == STK_WS_DATA)) {
 			struct lcp_msg *m;
 
-			if (likely(o.first && o.last)) {
+			if (likely(o.first && o.last && !o.compressed)) {
 				/* wholly inside this segment: by reference */
 				m = ws_msg_new(x, c, o.opcode, o.data, o.len, tsc);
 				if (m == NULL)
@@ -141,63 +268,24 @@ ws_frames(struct ws_ctx *x, struct ws_conn *c, struct rte_mbuf *seg, uint8_t *p,
 				c->asm_op = o.opcode;
 				c->asm_drop = false;
 			}
+			if (o.compressed) {
+				if (!ws_inflate_piece(x, c, &o, tsc))
+					return;
+				continue;
+			}
 			if (c->asm_drop) { /* the message had no buffer: skip its rest */
 				if (o.last)
 					c->asm_drop = false;
 				continue;
 			}
-			if (c->asm_buf == NULL) {
-				/* a pool buffer first: most messages that span segments
-				 * are small, and a pool is what the strategy measures */
-				c->asm_buf = ws_pool_get(x, x->asm_pool);
-				if (c->asm_buf != NULL) {
-					c->asm_kind = WS_ASM_POOL;
-					c->asm_cap = x->asm_size;
-				} else if (!x->asm_heap_fallback) {
-					lcp_count(x->st, WS_C_DROP_ASSEMBLY_POOL_EMPTY, 1);
-					c->asm_drop = !o.last;
-					continue;
-				}
-			}
-			if (c->asm_len + o.len > c->asm_cap) {
-				/* longer than a pool buffer: grow on the heap */
-				size_t cap = c->asm_cap ? c->asm_cap * 2 : 4096;
-				uint8_t *nb;
-
-				while (cap < c->asm_len + o.len)
-					cap *= 2;
-				if (cap > x->max_msg)
-					cap = x->max_msg;
-				nb = rte_malloc("ws_asm", cap, 0);
-				if (nb == NULL) {
-					lcp_count(x->st, WS_C_DROP_ASSEMBLY_NOMEM, 1);
-					ws_fail(x, c, STK_WS_CLOSE_INTERNAL, "no memory to assemble a message");
-					return;
-				}
-				if (c->asm_len > 0)
-					memcpy(nb, c->asm_buf, c->asm_len);
-				ws_asm_free(x, c->asm_kind, c->asm_buf);
-				c->asm_buf = nb;
-				c->asm_kind = WS_ASM_HEAP;
-				c->asm_cap = cap;
-			}
+			if (c->asm_buf == NULL && !ws_asm_start(x, c, o.last))
+				continue;
+			if (c->asm_len + o.len > c->asm_cap && !ws_asm_grow(x, c, c->asm_len + o.len))
+				return;
 			memcpy(c->asm_buf + c->asm_len, o.data, o.len);
 			c->asm_len += o.len;
-			if (o.last) {
-				m = ws_msg_new(x, c, c->asm_op, c->asm_buf, c->asm_len, tsc);
-				if (m == NULL) {
-					ws_asm_release(x, c);
-					continue;
-				}
-				m->backing[1] = c->asm_buf; /* the msg owns the buffer now */
-				((struct ws_msg *)m)->asm_kind = c->asm_kind;
-				lcp_count(x->st, c->asm_kind == WS_ASM_HEAP ? WS_C_MSGS_ASSEMBLED_HEAP
-									     : WS_C_MSGS_ASSEMBLED, 1);
-				c->asm_buf = NULL;
-				c->asm_kind = WS_ASM_NONE;
-				c->asm_len = c->asm_cap = 0;
-				ws_emit_msg(x, c, m);
-			}
+			if (o.last)
+				ws_asm_emit(x, c, tsc, false);
 			continue;
 		}
 		if (ev == STK_WS_CONTROL) {

@@ -219,7 +219,8 @@ def response(key, variant=None):
     elif variant == "NO_CONNECTION":
         del lines[2]
     elif variant == "EXTENSION":
-        lines.append("Sec-WebSocket-Extensions: permessage-deflate")
+        # not the permessage-deflate the ws stage offers: one it never does
+        lines.append("Sec-WebSocket-Extensions: x-webkit-deflate-frame")
     elif variant == "PROTOCOL":
         lines.append("Sec-WebSocket-Protocol: chat")
     elif variant == "HTTP10":
