@@ -437,11 +437,17 @@ ws_stop(struct lcp_stage *st, void *ctx)
 				lcp_count(st, WS_C_CLOSES_TX, 1);
 				lcp_count(st, WS_C_STOP_CLOSES, 1);
 			}
-		} else if (c->state == WC_CLOSING) {
+		} else if (c->state == WC_CLOSING && c->close_sent) {
+			/* a WebSocket close handshake that did not finish */
 			lcp_count(st, WS_C_FAIL_CLOSE_UNFINISHED, 1);
 			lcp_log(st, LCP_LOG_WARNING,
 				"conn %u: close not finished when the pipeline stopped (engine.linger): waiting for %s",
 				c->idx, !c->close_rcvd ? "the server's close frame" : "TCP to close");
+		} else if (c->state == WC_CLOSING) {
+			/* closed in its handshake: no WebSocket session to end */
+			lcp_log(st, LCP_LOG_WARNING,
+				"conn %u: TCP close (in the handshake) not finished when the pipeline stopped (engine.linger)",
+				c->idx);
 		}
 	}
 	ws_flush(x);
