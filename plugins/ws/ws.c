@@ -146,6 +146,12 @@ ws_process(struct lcp_stage *st, void *ctx, unsigned port, void **objs, unsigned
 				ws_close_tcp(x, c, false);
 				lcp_count(st, WS_C_RECONNECTS, 1);
 				ws_schedule_reconnect(x, c, why);
+			} else if (c->state == WC_TLS) {
+				/* the TLS handshake never completed: a TLS failure */
+				lcp_count(st, WS_C_TLS_FAIL_PROTOCOL, 1);
+				ws_close_tcp(x, c, false);
+				lcp_count(st, WS_C_RECONNECTS, 1);
+				ws_schedule_reconnect(x, c, "TLS handshake failed: the server closed TCP (FIN) during it");
 			} else if (c->state != WC_IDLE) {
 				ws_close_tcp(x, c, false);
 				lcp_count(st, WS_C_RECONNECTS, 1);
@@ -167,6 +173,13 @@ ws_process(struct lcp_stage *st, void *ctx, unsigned port, void **objs, unsigned
 				if (meta->ev != LCP_STREAM_EV_ERROR)
 					lcp_count(st, WS_C_FAIL_TCP, 1);
 				ws_close_done(x, c, why);
+				break;
+			}
+			if (c->state == WC_TLS && meta->ev == LCP_STREAM_EV_RESET) {
+				/* the server reset TCP in the middle of the TLS handshake */
+				lcp_count(st, WS_C_TLS_FAIL_PROTOCOL, 1);
+				lcp_count(st, WS_C_RECONNECTS, 1);
+				ws_schedule_reconnect(x, c, "TLS handshake failed: the server reset TCP during it");
 				break;
 			}
 			if (c->state == WC_HANDSHAKE && meta->ev == LCP_STREAM_EV_RESET) {
