@@ -110,30 +110,35 @@ stk_ws_inflate(struct stk_ws_inflate *z, const uint8_t **in, const uint8_t *in_e
 		z->state = Z_ST_MSG;
 		z->msg_in = z->msg_out = 0;
 		z->pend = false;
+		z->full = false;
 		z->tail = 0;
 		z->utf8 = STK_UTF8_ACCEPT;
 	}
 	for (;;) {
-		bool feeding_tail, scratch;
+		bool feeding_tail = false, drain = false, scratch;
 		size_t room = (size_t)(out_end - *out), avail_in, got_in, got_out;
 		uint64_t lim = z->max_msg ? z->max_msg - z->msg_out : UINT64_MAX;
 		int rc;
 
 		if (*in < in_end) {
-			feeding_tail = false;
 			avail_in = (size_t)(in_end - *in);
 			zs->next_in = (Bytef *)(uintptr_t)*in;
 		} else if (last && z->pend && z->tail < 4) {
 			feeding_tail = true;
 			avail_in = 4u - z->tail;
 			zs->next_in = (Bytef *)(uintptr_t)(tail4 + z->tail);
+		} else if (last && z->full) {
+			/* the last call filled its output: what zlib still holds */
+			drain = true;
+			avail_in = 0;
+			zs->next_in = (Bytef *)(uintptr_t)tail4;
 		} else if (last) {
 			return msg_end(z, text);
 		} else {
 			return STK_WS_Z_MORE;
 		}
-		if (room == 0)
-			return STK_WS_Z_SPACE;
+		if (room == 0 && lim != 0)
+			return STK_WS_Z_SPACE; /* at the limit no room is needed: see scratch */
 		if (avail_in > UINT32_MAX)
 			avail_in = UINT32_MAX;
 		zs->avail_in = (uInt)avail_in;
@@ -158,6 +163,7 @@ stk_ws_inflate(struct stk_ws_inflate *z, const uint8_t **in, const uint8_t *in_e
 			rc = inflate(zs, Z_SYNC_FLUSH);
 			got_in = ai - zs->avail_in;
 			got_out = ao - zs->avail_out;
+			z->full = zs->avail_out == 0;
 		}
 		if (scratch && got_out != 0)
 			return zfail(z, STK_WS_CLOSE_TOO_BIG, "inflated message over the size limit", NULL);
@@ -203,7 +209,7 @@ stk_ws_inflate(struct stk_ws_inflate *z, const uint8_t **in, const uint8_t *in_e
 		default:
 			return zfail(z, STK_WS_CLOSE_INTERNAL, "inflate failed", zs->msg);
 		}
-		if (got_in == 0 && got_out == 0 && rc != Z_STREAM_END) {
+		if (!drain && got_in == 0 && got_out == 0 && rc != Z_STREAM_END) {
 			if (zs->avail_out == 0)
 				continue; /* full: SPACE or the limit probe next round */
 			/* input left, room left, no progress: cannot happen with zlib */

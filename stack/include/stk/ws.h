@@ -331,6 +331,7 @@ struct stk_ws_inflate {
 	uint8_t window_bits;    /* what inflate runs with (9..15) */
 	uint8_t state;
 	bool pend;              /* bytes fed since the message start or a stream end */
+	bool full;              /* the last inflate() filled its output: it may hold more */
 	uint8_t tail;           /* bytes of 00 00 ff ff fed at the message end */
 	uint8_t scratch;        /* where a byte past max_msg goes (never to the caller) */
 	uint32_t utf8;
