@@ -44,12 +44,15 @@ stk_ws_inflate_init(struct stk_ws_inflate *z, const struct stk_ws_pmd *neg, bool
 	z_stream *zs;
 
 	memset(z, 0, sizeof(*z));
-	if (!neg->on || bits > 15)
+	if (!neg->on || (bits != 0 && (bits < 8 || bits > 15)))
 		return -EINVAL;
-	/* at least 9: a larger window inflates a smaller one's stream, and zlib
-	 * based peers that agreed to 8 compress with 9 */
-	if (bits < 9)
-		bits = 9;
+	/* Always 15 bits, whatever was agreed: a larger window inflates a
+	 * smaller one's stream, and zlib checks a back reference against its
+	 * window plus the output of the current call, so with a smaller window
+	 * whether a peer's reference beyond the agreed window fails would depend
+	 * on how the caller cuts its output. With 15 bits it is decided by the
+	 * stream alone (a reference before the stream's start fails). */
+	bits = 15;
 	zs = calloc(1, sizeof(*zs));
 	if (zs == NULL)
 		return -ENOMEM;

@@ -245,8 +245,10 @@ void stk_ws_mask(uint8_t *p, size_t n, const uint8_t key[4], unsigned off);
  * Window 8: zlib's raw deflate cannot make an 8-bit window. When 8 is agreed
  * for our own compressor, stk_ws_deflate compresses with run-length matches only
  * (Z_RLE: every match is at distance 1), which stays inside any window. Our
- * inflater always runs with at least 9 bits (a larger window decodes a smaller
- * one's stream; zlib-based peers that agreed to 8 compress with 9). */
+ * inflater always runs with 15 bits (a larger window decodes a smaller one's
+ * stream, zlib-based peers that agreed to 8 compress with 9, and a reference
+ * beyond the agreed window is then accepted whatever the output chunking,
+ * instead of failing or not depending on it): about 40 KiB per inflater. */
 struct stk_ws_pmd {
 	bool on;
 	uint8_t client_max_window_bits, server_max_window_bits;
@@ -328,7 +330,7 @@ struct stk_ws_inflate {
 	uint64_t max_msg;       /* inflated bytes per message, 0 = no limit */
 	bool check_utf8;        /* validate text messages (STK_WS_Z_TEXT) */
 	bool reset_each;        /* the peer's no_context_takeover: fresh stream per message */
-	uint8_t window_bits;    /* what inflate runs with (9..15) */
+	uint8_t window_bits;    /* what inflate runs with (15, see struct stk_ws_pmd) */
 	uint8_t state;
 	bool pend;              /* bytes fed since the message start or a stream end */
 	bool full;              /* the last inflate() filled its output: it may hold more */
