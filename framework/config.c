@@ -212,6 +212,7 @@ lcp_strategy_ref_load(struct lcp_cfg *c, json_t *v, const char *path, struct lcp
 	snprintf(p, sizeof(p), "%s.options", path);
 	lcp_opt_apply(ref->pf->desc->options, ref->pf->desc->conf_size, ref->options, ref->conf, p,
 		      errs, c->keep);
+	lcp_opt_paths(ref->pf->desc->options, ref->conf, c->dir, c->keep);
 }
 
 static const uint32_t lcp_strategy_kind_ids[] = { LCP_KIND_COUNTERS, LCP_KIND_POOL, LCP_KIND_BATCH };
@@ -321,6 +322,7 @@ load_stage(struct lcp_cfg *c, unsigned i, json_t *s, struct lcp_errs *errs)
 		st->conf = calloc(1, d->conf_size + 1);
 		snprintf(p, sizeof(p), "%s.options", path);
 		lcp_opt_apply(d->options, d->conf_size, st->options, st->conf, p, errs, c->keep);
+		lcp_opt_paths(d->options, st->conf, c->dir, c->keep);
 		if (errs->n == before && ops->validate != NULL) {
 			char msg[512] = "";
 

@@ -32,6 +32,9 @@ int lcp_log_level(void);
  * bytes, zeroed first). Errors go to errs prefixed with path. Strings in conf
  * point into obj or into values appended to keep (a JSON array kept alive as
  * long as conf). Returns the number of errors added. */
+/* LCP_OPT_F_PATH strings of a filled conf made absolute against base (the
+ * config file's directory; NULL: left as they are), kept alive by keep */
+void lcp_opt_paths(const struct lcp_opt *tbl, void *conf, const char *base, json_t *keep);
 unsigned lcp_opt_apply(const struct lcp_opt *tbl, size_t conf_size, json_t *obj, void *conf,
 		       const char *path, struct lcp_errs *errs, json_t *keep);
 /* check a table itself (plugin defect); returns 0 or -1 with msg */

@@ -226,6 +226,30 @@ lcp_opt_apply(const struct lcp_opt *tbl, size_t conf_size, json_t *obj, void *co
 	return errs->n - before;
 }
 
+void
+lcp_opt_paths(const struct lcp_opt *tbl, void *conf, const char *base, json_t *keep)
+{
+	if (base == NULL)
+		return; /* the embedded config: the working directory */
+	for (const struct lcp_opt *o = tbl; o && o->name; o++) {
+		const char **field = (const char **)((char *)conf + o->offset);
+		json_t *abs;
+		char *p;
+
+		if (o->type != LCP_OPT_STRING || !(o->flags & LCP_OPT_F_PATH) || *field == NULL || (*field)[0] == '\0' ||
+		    (*field)[0] == '/')
+			continue;
+		if (asprintf(&p, "%s/%s", base, *field) < 0)
+			continue;
+		abs = json_string(p);
+		free(p);
+		if (abs == NULL)
+			continue;
+		json_array_append_new(keep, abs);
+		*field = json_string_value(abs);
+	}
+}
+
 int
 lcp_opt_table_check(const struct lcp_opt *tbl, size_t conf_size, char *msg, size_t len)
 {

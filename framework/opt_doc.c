@@ -130,6 +130,8 @@ md_opts(struct lcp_sbuf *b, const struct lcp_opt *tbl)
 				lcp_sbuf_addf(b, "%s`%s`", i ? ", " : "", o->choices[i]);
 		lcp_sbuf_addf(b, " | ");
 		md_escape(b, o->doc);
+		if (o->flags & LCP_OPT_F_PATH)
+			lcp_sbuf_addf(b, " (a relative path is taken from the config file's directory)");
 		lcp_sbuf_addf(b, " |\n");
 	}
 	lcp_sbuf_addf(b, "\n");
@@ -232,7 +234,17 @@ schema_opts(const struct lcp_opt *tbl)
 		}
 		if (dv)
 			json_object_set_new(p, "default", dv);
-		json_object_set_new(p, "description", json_string(o->doc ? o->doc : ""));
+		if (o->flags & LCP_OPT_F_PATH) {
+			char *d = NULL;
+
+			if (asprintf(&d, "%s (a relative path is taken from the config file's directory)",
+				     o->doc ? o->doc : "") >= 0) {
+				json_object_set_new(p, "description", json_string(d));
+				free(d);
+			}
+		} else {
+			json_object_set_new(p, "description", json_string(o->doc ? o->doc : ""));
+		}
 		json_object_set_new(props, o->name, p);
 		if (o->flags & LCP_OPT_F_REQUIRED)
 			json_array_append_new(req, json_string(o->name));

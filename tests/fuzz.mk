@@ -10,6 +10,8 @@
 #   fuzz/fuzz_ws_inflate    permessage-deflate inflater on arbitrary messages,
 #                           whole vs re-chunked input and output, the inflated-
 #                           size limit, deflate round trip
+#   fuzz/fuzz_tls_input     TLS receive path (stack/tls.c): a client or a server
+#                           session fed arbitrary records in any chunking
 #   fuzz/fuzz_tcp_input     Ethernet/IPv4/TCP frames into a connection in any TCP
 #                           state, fake clock, leak check at destroy
 #   fuzz/fuzz_config        lcp_cfg_load() on the input as JSON, build-tree plugins
@@ -32,7 +34,7 @@
 #       crash-* reproducers are always kept
 # FUZZ_FLAGS adds libFuzzer options (e.g. FUZZ_FLAGS=-max_len=16384).
 
-FUZZ_ALL = ws_frame ws_handshake ws_inflate tcp_input config
+FUZZ_ALL = ws_frame ws_handshake ws_inflate tls_input tcp_input config
 FUZZ_TARGETS = $(FUZZ_ALL)
 FUZZ_SECONDS = 900
 FUZZ_WORKDIR = $(abs_top_builddir)/fuzz-work
@@ -48,7 +50,7 @@ fuzz_lcp_ldadd = $(top_builddir)/framework/liblcp.la $(JANSSON_LIBS)
 fuzz_corpus = -DFUZZ_CORPUS_DIR='"$(abs_srcdir)/fuzz/$(1)"'
 
 # ---- replay: every build ----
-fuzz_replays = fuzz/replay_ws_frame fuzz/replay_ws_handshake fuzz/replay_ws_inflate fuzz/replay_tcp_input \
+fuzz_replays = fuzz/replay_ws_frame fuzz/replay_ws_handshake fuzz/replay_ws_inflate fuzz/replay_tls_input fuzz/replay_tcp_input \
 	fuzz/replay_config
 check_PROGRAMS += $(fuzz_replays)
 TESTS += $(fuzz_replays)
@@ -64,6 +66,14 @@ fuzz_replay_ws_handshake_CPPFLAGS = $(fuzz_stk_cppflags) $(call fuzz_corpus,ws_h
 fuzz_replay_ws_handshake_CFLAGS = $(AM_CFLAGS_COMMON)
 fuzz_replay_ws_handshake_LDADD = $(fuzz_stk_ldadd)
 fuzz_replay_ws_handshake_LDFLAGS = $(SAN_LDFLAGS)
+
+fuzz_tls_sources = fuzz/fuzz_tls_input.c stack/tls_certs.c stack/tls_certs.h fuzz/fuzz_common.h
+fuzz_tls_ldadd = $(top_builddir)/stack/libstk.la $(SSL_LIBS) $(CRYPTO_LIBS) $(ZLIB_LIBS)
+fuzz_replay_tls_input_SOURCES = $(fuzz_tls_sources) fuzz/replay.c
+fuzz_replay_tls_input_CPPFLAGS = $(fuzz_stk_cppflags) $(SSL_CFLAGS) $(call fuzz_corpus,tls_input)
+fuzz_replay_tls_input_CFLAGS = $(AM_CFLAGS_COMMON)
+fuzz_replay_tls_input_LDADD = $(fuzz_tls_ldadd)
+fuzz_replay_tls_input_LDFLAGS = $(SAN_LDFLAGS)
 
 fuzz_replay_ws_inflate_SOURCES = fuzz/fuzz_ws_inflate.c fuzz/replay.c fuzz/fuzz_common.h
 fuzz_replay_ws_inflate_CPPFLAGS = $(fuzz_stk_cppflags) $(call fuzz_corpus,ws_inflate)
@@ -85,7 +95,7 @@ fuzz_replay_config_LDFLAGS = $(SAN_LDFLAGS)
 
 # ---- libFuzzer binaries: --enable-fuzzing ----
 if ENABLE_FUZZING
-noinst_PROGRAMS += fuzz/fuzz_ws_frame fuzz/fuzz_ws_handshake fuzz/fuzz_ws_inflate fuzz/fuzz_tcp_input \
+noinst_PROGRAMS += fuzz/fuzz_ws_frame fuzz/fuzz_ws_handshake fuzz/fuzz_ws_inflate fuzz/fuzz_tls_input fuzz/fuzz_tcp_input \
 	fuzz/fuzz_config
 endif
 fuzz_fuzz_ws_frame_SOURCES = fuzz/fuzz_ws_frame.c fuzz/fuzz_common.h
@@ -99,6 +109,12 @@ fuzz_fuzz_ws_handshake_CPPFLAGS = $(fuzz_stk_cppflags)
 fuzz_fuzz_ws_handshake_CFLAGS = $(AM_CFLAGS_COMMON)
 fuzz_fuzz_ws_handshake_LDADD = $(fuzz_stk_ldadd)
 fuzz_fuzz_ws_handshake_LDFLAGS = $(FUZZ_LDFLAGS)
+
+fuzz_fuzz_tls_input_SOURCES = $(fuzz_tls_sources)
+fuzz_fuzz_tls_input_CPPFLAGS = $(fuzz_stk_cppflags) $(SSL_CFLAGS)
+fuzz_fuzz_tls_input_CFLAGS = $(AM_CFLAGS_COMMON)
+fuzz_fuzz_tls_input_LDADD = $(fuzz_tls_ldadd)
+fuzz_fuzz_tls_input_LDFLAGS = $(FUZZ_LDFLAGS)
 
 fuzz_fuzz_ws_inflate_SOURCES = fuzz/fuzz_ws_inflate.c fuzz/fuzz_common.h
 fuzz_fuzz_ws_inflate_CPPFLAGS = $(fuzz_stk_cppflags)

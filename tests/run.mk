@@ -16,6 +16,9 @@ RUN_TESTS = \
 	run/failure.sh \
 	run/sink-pcap.sh \
 	run/demo.sh \
+	run/wss.sh \
+	run/deflate.sh \
+	run/ws-defaults.sh \
 	run/batch.sh \
 	run/timing.sh \
 	run/pools.sh \

@@ -127,3 +127,18 @@ stack_test_ws_deflate_SOURCES = stack/test_ws_deflate.c
 stack_test_ws_deflate_CPPFLAGS = $(stack_check_cppflags) $(ZLIB_CFLAGS)
 stack_test_ws_deflate_CFLAGS = $(stack_check_cflags)
 stack_test_ws_deflate_LDADD = $(stack_ws_ldadd)
+
+# TLS (stack/tls.c): a client and a server session on in-memory queues, the test
+# PKI made at start with libcrypto (stack/tls_certs.c). Appended to stack_tests.
+#
+#   stack/test_tls   Check: TLS 1.2 and 1.3 exchanges exact under every chunking,
+#                    ALPN, counters, IP literals, verification failures (wrong
+#                    host, expired, unknown CA) and insecure, ca_path, ticket
+#                    resumption, version mismatch, garbage, refused tx,
+#                    close_notify, timeout, configuration errors
+stack_tests += stack/test_tls
+
+stack_test_tls_SOURCES = stack/test_tls.c stack/tls_certs.c stack/tls_certs.h
+stack_test_tls_CPPFLAGS = $(stack_check_cppflags) $(SSL_CFLAGS) $(CRYPTO_CFLAGS)
+stack_test_tls_CFLAGS = $(stack_check_cflags)
+stack_test_tls_LDADD = $(top_builddir)/stack/libstk.la $(SSL_LIBS) $(CRYPTO_LIBS) $(CHECK_LIBS)

@@ -14,8 +14,14 @@
  *
  *   feedsim_poll     LISTEN at first call; per streaming client: as many
  *                    messages as the rate, the batch and the send pool allow
- *   feedsim_process  ACCEPTED -> handshake; DATA -> the upgrade request, then
+ *   feedsim_process  ACCEPTED -> TLS (tls_cert and tls_key given: wss) or the
+ *                    handshake; DATA -> TLS records, the upgrade request, then
  *                    client frames (ping -> pong, close -> close, text counted)
+ *
+ * wss: a TLS server session per client (stk/tls.h) on this lcore. Frames are
+ * staged as plaintext (up to 16 KiB, one TLS record) and encrypted when the
+ * stage is full, at the end of a client's batch and after control frames; the
+ * records go out in SEND mbufs of the send pool.
  *
  * Backpressure: SEND mbufs come from the stage's own pool ("send_mbufs"); the
  * tcp stage keeps each until its bytes are acknowledged, so an empty pool means
@@ -37,7 +43,10 @@
 #include <openssl/evp.h>
 
 #include <lcp/lcp.h>
+#include <stk/tls.h>
 #include <stk/ws.h>
+
+#define FS_PT_MAX 16384 /* plaintext staged per TLS record */
 
 enum { FS_P_IN, FS_P_TX };
 
@@ -66,7 +75,15 @@ static const struct lcp_port_def fs_ports[] = {
 	X(FAIL_PROTOCOL, "fail_protocol")                                      \
 	X(DROP_TOO_MANY_CLIENTS, "drop_too_many_clients")                      \
 	X(DROP_NO_MBUF, "drop_no_mbuf")                                        \
-	X(EVENTS_OLD_CONN, "events_old_conn")
+	X(EVENTS_OLD_CONN, "events_old_conn")                                  \
+	X(TLS_HANDSHAKES, "tls_handshakes")                                    \
+	X(TLS_RESUMED, "tls_resumed")                                          \
+	X(TLS_FAIL_ALERT, "tls_fail_alert")                                    \
+	X(TLS_FAIL_PROTOCOL, "tls_fail_protocol")                              \
+	X(TLS_FAIL_TX, "tls_fail_tx")                                          \
+	X(DEFLATE_CLIENTS, "deflate_clients")                                  \
+	X(MSGS_DEFLATED, "msgs_deflated")                                      \
+	X(DEFLATED_BYTES, "deflated_bytes")
 
 enum {
 #define X(e, s) FS_C_##e,
@@ -95,7 +112,16 @@ struct fs_conf {
 	uint64_t seed;
 	bool close_when_done;
 	bool hash_payloads;
+	const char *tls_cert, *tls_key;
+	int tls_min_version, tls_max_version;
+	const char *tls_ciphers, *tls_ciphersuites;
+	bool deflate;
+	int32_t deflate_level;
+	uint32_t deflate_window_bits;
+	bool deflate_no_context_takeover;
 };
+
+static const char *const fs_tls_versions[] = { "1.2", "1.3", NULL };
 
 #define C struct fs_conf
 static const struct lcp_opt fs_opts[] = {
@@ -119,15 +145,34 @@ static const struct lcp_opt fs_opts[] = {
 	LCP_OPT_BOOL(C, close_when_done, "close_when_done", "true", "after count messages, close with 1000"),
 	LCP_OPT_BOOL(C, hash_payloads, "hash_payloads", "false",
 		     "SHA-256 over the payloads sent to each client, logged when the client goes (integrity tests; hashes every byte)"),
+	LCP_OPT_STRING(C, tls_cert, "tls_cert", "\"\"", 0, 4095, LCP_OPT_F_PATH,
+		       "serve wss: the certificate chain, a PEM file (with tls_key)"),
+	LCP_OPT_STRING(C, tls_key, "tls_key", "\"\"", 0, 4095, LCP_OPT_F_PATH, "serve wss: the private key, a PEM file"),
+	LCP_OPT_ENUM(C, tls_min_version, "tls_min_version", "\"1.2\"", fs_tls_versions, 0, "wss: lowest TLS version"),
+	LCP_OPT_ENUM(C, tls_max_version, "tls_max_version", "\"1.3\"", fs_tls_versions, 0, "wss: highest TLS version"),
+	LCP_OPT_STRING(C, tls_ciphers, "tls_ciphers", "\"\"", 0, 1023, 0,
+		       "wss: TLS 1.2 cipher list (OpenSSL syntax; default OpenSSL's)"),
+	LCP_OPT_STRING(C, tls_ciphersuites, "tls_ciphersuites", "\"\"", 0, 1023, 0,
+		       "wss: TLS 1.3 cipher suites (OpenSSL syntax; default OpenSSL's)"),
+	LCP_OPT_BOOL(C, deflate, "deflate", "false",
+		     "accept a client's permessage-deflate offer (RFC 7692) and compress every message"),
+	LCP_OPT_INT(C, deflate_level, "deflate_level", "-1", -1, 9, 0, "zlib level (-1: zlib's default, 6)"),
+	LCP_OPT_UINT(C, deflate_window_bits, "deflate_window_bits", "15", 8, 15, 0,
+		     "server_max_window_bits: the largest window our compressor uses"),
+	LCP_OPT_BOOL(C, deflate_no_context_takeover, "deflate_no_context_takeover", "false",
+		     "server_no_context_takeover: compress every message on its own"),
 	LCP_OPT_END,
 };
 #undef C
 
-enum { FC_FREE = 0, FC_HANDSHAKE, FC_STREAM, FC_CLOSING };
+enum { FC_FREE = 0, FC_TLS, FC_HANDSHAKE, FC_STREAM, FC_CLOSING };
 
 #define FS_MAX_SIZES 16
 
+struct fs_ctx;
+
 struct fs_client {
+	struct fs_ctx *x;
 	uint8_t state;
 	bool frag_pending_ping;
 	uint32_t conn;
@@ -138,6 +183,11 @@ struct fs_client {
 	uint64_t next_send; /* tsc (rate limit) */
 	uint64_t next_ping;
 	struct rte_mbuf *cur; /* SEND mbuf being filled */
+	struct stk_tls *t;    /* wss */
+	bool pmd_on;          /* permessage-deflate negotiated */
+	struct stk_ws_deflate def;
+	uint8_t *pt;          /* wss: plaintext staged for the next record */
+	size_t pt_n;
 	EVP_MD_CTX *sha;      /* hash_payloads: SHA-256 of the payloads sent */
 	uint64_t sha_bytes;
 };
@@ -155,6 +205,10 @@ struct fs_ctx {
 	uint64_t hz, ns0, tsc0, per_msg; /* per_msg: tsc between messages at rate */
 	uint64_t ping_tsc;
 	bool listening;
+	struct stk_tls_ctx *tls; /* wss */
+	struct stk_ws_pmd pmd;   /* our permessage-deflate settings */
+	uint8_t *zbuf;           /* a compressed message */
+	size_t zcap;
 	struct lcp_obuf tx; /* commands and bytes to tcp */
 	char pad[65536];
 };
@@ -209,10 +263,22 @@ fs_cmd(struct fs_ctx *x, uint32_t conn, unsigned cmd)
 	fs_tx(x, m);
 }
 
-/* append bytes to the client's stream; false when the send pool ran dry
+/* FIN on the client's connection, after close_notify when TLS is up */
+static void
+fs_close(struct fs_ctx *x, struct fs_client *k)
+{
+	if (k->t != NULL && stk_tls_is_open(k->t)) {
+		if (k->pt_n == 0 || stk_tls_write(k->t, k->pt, k->pt_n) == 0)
+			stk_tls_close(k->t);
+		k->pt_n = 0;
+	}
+	fs_cmd(x, k->conn, LCP_STREAM_CMD_CLOSE);
+}
+
+/* append bytes to the client's TCP stream; false when the send pool ran dry
  * (what was appended stays appended: the caller must not care, see below) */
 static bool
-fs_put(struct fs_ctx *x, struct fs_client *k, const void *src, size_t n)
+fs_put_raw(struct fs_ctx *x, struct fs_client *k, const void *src, size_t n)
 {
 	const uint8_t *p = src;
 
@@ -239,10 +305,76 @@ fs_put(struct fs_ctx *x, struct fs_client *k, const void *src, size_t n)
 	return true;
 }
 
-/* bytes that must go out whole (handshake, control): from the command pool */
+static void fs_tls_failed(struct fs_ctx *x, struct fs_client *k);
+
+/* wss: encrypt the staged plaintext */
+static bool
+fs_pt_flush(struct fs_ctx *x, struct fs_client *k)
+{
+	if (k->pt_n == 0)
+		return true;
+	if (stk_tls_write(k->t, k->pt, k->pt_n) != 0) {
+		k->pt_n = 0;
+		fs_tls_failed(x, k);
+		return false;
+	}
+	k->pt_n = 0;
+	return true;
+}
+
+/* append bytes to the client's WebSocket stream: to TCP, or staged for TLS */
+static bool
+fs_put(struct fs_ctx *x, struct fs_client *k, const void *src, size_t n)
+{
+	const uint8_t *p = src;
+
+	if (k->t == NULL)
+		return fs_put_raw(x, k, src, n);
+	while (n > 0) {
+		size_t room = FS_PT_MAX - k->pt_n;
+
+		if (room == 0) {
+			if (!fs_pt_flush(x, k))
+				return false;
+			continue;
+		}
+		if (room > n)
+			room = n;
+		memcpy(k->pt + k->pt_n, p, room);
+		k->pt_n += room;
+		p += room;
+		n -= room;
+	}
+	return true;
+}
+
+static int
+fs_tls_tx(void *user, const uint8_t *p, size_t n)
+{
+	struct fs_client *k = user;
+
+	if (!fs_put_raw(k->x, k, p, n))
+		return -1;
+	/* a record's last mbuf goes out with it: records are whole already */
+	if (k->cur != NULL) {
+		fs_tx(k->x, k->cur);
+		k->cur = NULL;
+	}
+	return 0;
+}
+
+static const struct stk_tls_ops fs_tls_ops = { .tx = fs_tls_tx };
+
+/* bytes that must go out whole (handshake, control): from the command pool,
+ * or with TLS in a record of their own, sent now */
 static void
 fs_put_ctl(struct fs_ctx *x, struct fs_client *k, const void *src, size_t n)
 {
+	if (k->t != NULL) {
+		if (fs_put(x, k, src, n))
+			fs_pt_flush(x, k);
+		return;
+	}
 	if (k->cur != NULL) {
 		fs_tx(x, k->cur);
 		k->cur = NULL;
@@ -334,10 +466,10 @@ fs_size(struct fs_ctx *x)
 }
 
 static void
-fs_frame(struct fs_ctx *x, struct fs_client *k, unsigned op, bool fin, const void *p, size_t n)
+fs_frame(struct fs_ctx *x, struct fs_client *k, unsigned op, bool fin, unsigned rsv, const void *p, size_t n)
 {
 	uint8_t h[STK_WS_MAX_HDR];
-	size_t hl = stk_ws_hdr(h, op, fin, n, NULL);
+	size_t hl = stk_ws_hdr_rsv(h, op, fin, rsv, n, NULL);
 
 	fs_put(x, k, h, hl);
 	fs_put(x, k, p, n);
@@ -389,8 +521,10 @@ static unsigned
 fs_stream(struct fs_ctx *x, struct fs_client *k, uint64_t now)
 {
 	char buf[70000];
-	unsigned n = 0;
+	unsigned n = 0, rsv;
 	uint64_t bytes = 0;
+	const uint8_t *wire;
+	size_t wlen;
 
 	if (x->ping_tsc && now >= k->next_ping) {
 		fs_ping(x, k);
@@ -422,26 +556,47 @@ fs_stream(struct fs_ctx *x, struct fs_client *k, uint64_t now)
 		len = fs_tick(x, k, buf, fs_size(x));
 		if (unlikely(x->c.hash_payloads))
 			fs_hash(x, k, buf, len);
+		wire = (const uint8_t *)buf;
+		wlen = len;
+		rsv = 0;
+		if (k->pmd_on) {
+			/* permessage-deflate: the message's payload compressed; a message
+			 * that would not fit the buffer goes out as it is */
+			ssize_t z = stk_ws_deflate(&k->def, (const uint8_t *)buf, len, x->zbuf, x->zcap);
+
+			if (z >= 0) {
+				wire = x->zbuf;
+				wlen = (size_t)z;
+				rsv = STK_WS_RSV1;
+				lcp_count(x->st, FS_C_MSGS_DEFLATED, 1);
+				lcp_count(x->st, FS_C_DEFLATED_BYTES, wlen);
+			}
+		}
 		if (x->c.fragment_every && (k->sent + 1) % x->c.fragment_every == 0) {
-			size_t per = len / x->c.fragments + 1, off = 0;
+			size_t per = wlen / x->c.fragments + 1, off = 0;
 
-			for (unsigned f = 0; off < len || f == 0; f++) {
-				size_t m = len - off < per ? len - off : per;
-				bool last = off + m >= len;
+			for (unsigned f = 0; off < wlen || f == 0; f++) {
+				size_t m = wlen - off < per ? wlen - off : per;
+				bool last = off + m >= wlen;
 
-				fs_frame(x, k, f == 0 ? STK_WS_OP_TEXT : STK_WS_OP_CONT, last, buf + off, m);
+				fs_frame(x, k, f == 0 ? STK_WS_OP_TEXT : STK_WS_OP_CONT, last, f == 0 ? rsv : 0,
+					 wire + off, m);
 				off += m;
 				if (f == 0 && x->ping_tsc)
 					fs_ping(x, k); /* a control frame inside the message */
 			}
 			lcp_count(x->st, FS_C_FRAGMENTED, 1);
 		} else {
-			fs_frame(x, k, STK_WS_OP_TEXT, true, buf, len);
+			fs_frame(x, k, STK_WS_OP_TEXT, true, rsv, wire, wlen);
 		}
+		if (unlikely(k->state == FC_FREE))
+			return n; /* TLS failed: the client is gone */
 		k->sent++;
 		bytes += len;
 		n++;
 	}
+	if (k->t != NULL && !fs_pt_flush(x, k))
+		return n;
 	if (k->cur != NULL) {
 		fs_tx(x, k->cur);
 		k->cur = NULL;
@@ -482,6 +637,12 @@ fs_drop(struct fs_ctx *x, struct fs_client *k)
 	k->cur = NULL;
 	rte_free(k->hs);
 	k->hs = NULL;
+	stk_tls_free(k->t);
+	k->t = NULL;
+	k->pt_n = 0;
+	if (k->pmd_on)
+		stk_ws_deflate_fini(&k->def);
+	k->pmd_on = false;
 	k->state = FC_FREE;
 }
 
@@ -512,7 +673,7 @@ fs_client_frames(struct fs_ctx *x, struct fs_client *k, uint8_t *p, uint8_t *end
 				if (k->state != FC_CLOSING)
 					fs_close_frame(x, k, o.close_code == STK_WS_CLOSE_NO_STATUS ? STK_WS_CLOSE_NORMAL
 												     : o.close_code);
-				fs_cmd(x, k->conn, LCP_STREAM_CMD_CLOSE);
+				fs_close(x, k);
 				fs_drop(x, k);
 				return;
 			}
@@ -521,9 +682,105 @@ fs_client_frames(struct fs_ctx *x, struct fs_client *k, uint8_t *p, uint8_t *end
 		lcp_count(x->st, FS_C_FAIL_PROTOCOL, 1);
 		lcp_log(x->st, LCP_LOG_WARNING, "client 0x%x: close %u: %s", k->conn, o.close_code, o.reason);
 		fs_close_frame(x, k, o.close_code);
-		fs_cmd(x, k->conn, LCP_STREAM_CMD_CLOSE);
+		fs_close(x, k);
 		fs_drop(x, k);
 		return;
+	}
+}
+
+/* the client's plaintext: the upgrade request, then its frames */
+static void
+fs_on_plain(struct fs_ctx *x, struct fs_client *k, uint8_t *p, uint8_t *end)
+{
+	if (k->state == FC_HANDSHAKE) {
+		size_t used = 0;
+		int rc = stk_ws_server_request(k->hs, p, (size_t)(end - p), &used);
+		char resp[512];
+		int rn;
+
+		if (rc < 0) {
+			lcp_count(x->st, FS_C_FAIL_HANDSHAKE, 1);
+			lcp_log(x->st, LCP_LOG_WARNING, "client 0x%x: bad upgrade request: %s", k->conn, k->hs->err);
+			rn = stk_ws_server_reject(resp, sizeof(resp), k->hs->err);
+			if (rn > 0)
+				fs_put_ctl(x, k, resp, (size_t)rn);
+			fs_close(x, k);
+			fs_drop(x, k);
+			return;
+		}
+		if (rc == 0)
+			return;
+		rn = stk_ws_server_response(k->hs, resp, sizeof(resp), NULL);
+		fs_put_ctl(x, k, resp, (size_t)rn);
+		if (k->state == FC_FREE)
+			return; /* TLS failed sending it */
+		stk_ws_dec_init(&k->dec, true, 1 << 20, true);
+		if (k->hs->pmd.on) {
+			if (stk_ws_deflate_init(&k->def, &k->hs->pmd, true, x->c.deflate_level, 0) == 0) {
+				k->pmd_on = true;
+				lcp_count(x->st, FS_C_DEFLATE_CLIENTS, 1);
+			} else {
+				lcp_log(x->st, LCP_LOG_ERR, "client 0x%x: cannot start a compressor: messages go uncompressed",
+					k->conn);
+			}
+			stk_ws_dec_pmd(&k->dec, true); /* its own messages may come compressed */
+		}
+		rte_free(k->hs);
+		k->hs = NULL;
+		k->state = FC_STREAM;
+		k->next_send = rte_rdtsc();
+		k->next_ping = k->next_send + x->ping_tsc;
+		lcp_count(x->st, FS_C_HANDSHAKES, 1);
+		p += used;
+	}
+	if (p < end && k->state != FC_FREE)
+		fs_client_frames(x, k, p, end);
+}
+
+static void
+fs_tls_failed(struct fs_ctx *x, struct fs_client *k)
+{
+	enum stk_tls_fail f = stk_tls_failure(k->t);
+
+	lcp_count(x->st, f == STK_TLS_FAIL_ALERT ? FS_C_TLS_FAIL_ALERT
+			 : f == STK_TLS_FAIL_TX  ? FS_C_TLS_FAIL_TX
+						  : FS_C_TLS_FAIL_PROTOCOL,
+		  1);
+	lcp_log(x->st, LCP_LOG_WARNING, "client 0x%x: TLS %s: %s", k->conn, stk_tls_fail_name(f), stk_tls_error(k->t));
+	fs_cmd(x, k->conn, f == STK_TLS_FAIL_TX ? LCP_STREAM_CMD_ABORT : LCP_STREAM_CMD_CLOSE);
+	fs_drop(x, k);
+}
+
+/* wss: a segment of ciphertext; plaintext read into a buffer of this lcore's
+ * stack (feedsim parses the client's few bytes there) */
+static void
+fs_tls_data(struct fs_ctx *x, struct fs_client *k, struct rte_mbuf *m)
+{
+	struct stk_tls *t = k->t;
+	uint8_t buf[4096];
+	int r = stk_tls_input(t, rte_pktmbuf_mtod(m, const uint8_t *), m->data_len);
+	ssize_t n;
+
+	if (r == STK_TLS_FAILED) {
+		fs_tls_failed(x, k);
+		return;
+	}
+	if (r == STK_TLS_OPENED) {
+		k->state = FC_HANDSHAKE;
+		lcp_count(x->st, FS_C_TLS_HANDSHAKES, 1);
+		if (stk_tls_resumed(t))
+			lcp_count(x->st, FS_C_TLS_RESUMED, 1);
+	}
+	while ((n = stk_tls_read(t, buf, sizeof(buf))) > 0) {
+		fs_on_plain(x, k, buf, buf + n);
+		if (k->t != t)
+			return; /* dropped */
+	}
+	if (n == STK_TLS_CLOSED) {
+		fs_close(x, k);
+		fs_drop(x, k);
+	} else if (n == STK_TLS_FAILED) {
+		fs_tls_failed(x, k);
 	}
 }
 
@@ -555,57 +812,36 @@ fs_process(struct lcp_stage *st, void *ctx, unsigned port, void **objs, unsigned
 				fs_cmd(x, meta->conn, LCP_STREAM_CMD_ABORT);
 				break;
 			}
+			stk_ws_server_init(f->hs, x->c.deflate ? &x->pmd : NULL);
 			f->conn = meta->conn;
 			f->state = FC_HANDSHAKE;
 			f->sent = 0;
 			f->cur = NULL;
+			f->pt_n = 0;
 			lcp_count(st, FS_C_CLIENTS, 1);
-			break;
-		}
-		case LCP_STREAM_EV_DATA: {
-			uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *), *end = p + m->data_len;
-
-			if (k == NULL) {
-				lcp_count(st, FS_C_EVENTS_OLD_CONN, 1);
-				break;
-			}
-			if (k->state == FC_HANDSHAKE) {
-				size_t used = 0;
-				int rc = stk_ws_server_request(k->hs, p, m->data_len, &used);
-				char resp[512];
-				int rn;
-
-				if (rc < 0) {
-					lcp_count(st, FS_C_FAIL_HANDSHAKE, 1);
-					lcp_log(st, LCP_LOG_WARNING, "client 0x%x: bad upgrade request: %s", k->conn,
-						k->hs->err);
-					rn = stk_ws_server_reject(resp, sizeof(resp), k->hs->err);
-					if (rn > 0)
-						fs_put_ctl(x, k, resp, (size_t)rn);
-					fs_cmd(x, k->conn, LCP_STREAM_CMD_CLOSE);
-					fs_drop(x, k);
+			if (x->tls != NULL) {
+				f->t = stk_tls_new(x->tls, &fs_tls_ops, f, NULL, NULL);
+				if (f->t == NULL) {
+					lcp_log(st, LCP_LOG_ERR, "client 0x%x: no memory for a TLS session", f->conn);
+					fs_cmd(x, meta->conn, LCP_STREAM_CMD_ABORT);
+					fs_drop(x, f);
 					break;
 				}
-				if (rc == 0)
-					break;
-				rn = stk_ws_server_response(k->hs, resp, sizeof(resp), NULL);
-				fs_put_ctl(x, k, resp, (size_t)rn);
-				rte_free(k->hs);
-				k->hs = NULL;
-				stk_ws_dec_init(&k->dec, true, 1 << 20, true);
-				k->state = FC_STREAM;
-				k->next_send = rte_rdtsc();
-				k->next_ping = k->next_send + x->ping_tsc;
-				lcp_count(st, FS_C_HANDSHAKES, 1);
-				p += used;
+				f->state = FC_TLS;
 			}
-			if (p < end)
-				fs_client_frames(x, k, p, end);
 			break;
 		}
+		case LCP_STREAM_EV_DATA:
+			if (k == NULL)
+				lcp_count(st, FS_C_EVENTS_OLD_CONN, 1);
+			else if (k->t != NULL)
+				fs_tls_data(x, k, m);
+			else
+				fs_on_plain(x, k, rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_mtod(m, uint8_t *) + m->data_len);
+			break;
 		case LCP_STREAM_EV_PEER_CLOSED:
 			if (k != NULL) {
-				fs_cmd(x, k->conn, LCP_STREAM_CMD_CLOSE);
+				fs_close(x, k);
 				fs_drop(x, k);
 			}
 			break;
@@ -697,7 +933,50 @@ fs_parse_sizes(const char *s, struct fs_ctx *x, char *msg, size_t len)
 static int
 fs_validate(const void *conf, char *msg, size_t msglen)
 {
-	return fs_parse_sizes(((const struct fs_conf *)conf)->sizes, NULL, msg, msglen);
+	const struct fs_conf *c = conf;
+
+	if (!c->tls_cert[0] != !c->tls_key[0]) {
+		snprintf(msg, msglen, "tls_cert and tls_key go together (wss needs both)");
+		return -1;
+	}
+	if (c->tls_min_version > c->tls_max_version) {
+		snprintf(msg, msglen, "tls_min_version %s is above tls_max_version %s",
+			 fs_tls_versions[c->tls_min_version], fs_tls_versions[c->tls_max_version]);
+		return -1;
+	}
+	return fs_parse_sizes(c->sizes, NULL, msg, msglen);
+}
+
+/* wss: the server context and every client's plaintext stage */
+static int
+fs_tls_init(struct fs_ctx *x, const struct fs_conf *c)
+{
+	struct stk_tls_conf tc = {
+		.server = true,
+		.cert_file = c->tls_cert,
+		.key_file = c->tls_key,
+		.min_version = (uint16_t)(STK_TLS_V12 + c->tls_min_version),
+		.max_version = (uint16_t)(STK_TLS_V12 + c->tls_max_version),
+		.ciphers = c->tls_ciphers,
+		.ciphersuites = c->tls_ciphersuites,
+		.resume = true,
+		.alpn = true,
+	};
+	char err[256];
+
+	if (!c->tls_cert[0])
+		return 0;
+	x->tls = stk_tls_ctx_new(&tc, err, sizeof(err));
+	if (x->tls == NULL) {
+		lcp_log(x->st, LCP_LOG_ERR, "TLS: %s", err);
+		return -EINVAL;
+	}
+	for (unsigned i = 0; i < x->max_clients; i++) {
+		x->cl[i].pt = rte_malloc_socket("feedsim_pt", FS_PT_MAX, 0, lcp_stage_socket(x->st));
+		if (x->cl[i].pt == NULL)
+			return -ENOMEM;
+	}
+	return 0;
 }
 
 static int
@@ -707,6 +986,7 @@ fs_init(struct lcp_stage *st, const void *conf, void **ctx)
 	struct fs_ctx *x;
 	char name[RTE_MEMPOOL_NAMESIZE], msg[256];
 	struct timespec ts;
+	int rc = -ENOMEM;
 
 	x = rte_zmalloc_socket("feedsim", sizeof(*x), RTE_CACHE_LINE_SIZE, lcp_stage_socket(st));
 	if (x == NULL)
@@ -726,19 +1006,32 @@ fs_init(struct lcp_stage *st, const void *conf, void **ctx)
 	if (x->cl == NULL)
 		goto nomem;
 	for (unsigned i = 0; i < c->max_clients; i++) {
+		x->cl[i].x = x;
 		x->cl[i].seq = rte_zmalloc_socket("feedsim_seq", c->symbols * sizeof(uint64_t), 0, lcp_stage_socket(st));
 		if (x->cl[i].seq == NULL)
 			goto nomem;
 	}
+	rc = fs_tls_init(x, c);
+	if (rc < 0)
+		goto fail;
 	snprintf(name, sizeof(name), "fss_%.20s", lcp_stage_name(st));
 	x->send = rte_pktmbuf_pool_create(name, c->send_mbufs, 0, RTE_MBUF_PRIV_ALIGN, 2048 + RTE_PKTMBUF_HEADROOM,
 					  lcp_stage_socket(st));
 	if (x->send == NULL) {
 		lcp_log(st, LCP_LOG_ERR, "cannot create the send pool (%u mbufs): %s", c->send_mbufs,
 			rte_strerror(rte_errno));
-		goto nomem;
+		goto fail;
 	}
 	memset(x->pad, 'a', sizeof(x->pad));
+	x->pmd = (struct stk_ws_pmd){ .on = true, .server_max_window_bits = (uint8_t)c->deflate_window_bits,
+				      .server_no_context_takeover = c->deflate_no_context_takeover };
+	if (c->deflate) {
+		/* the largest tick (sizes <= 65536) compressed, with zlib's worst case */
+		x->zcap = 65536 + 65536 / 1000 + 64;
+		x->zbuf = rte_malloc_socket("feedsim_z", x->zcap, 0, lcp_stage_socket(st));
+		if (x->zbuf == NULL)
+			goto nomem;
+	}
 	x->rng = c->seed * 0x9e3779b97f4a7c15ull + 1;
 	x->hz = rte_get_tsc_hz();
 	clock_gettime(CLOCK_REALTIME, &ts);
@@ -749,12 +1042,19 @@ fs_init(struct lcp_stage *st, const void *conf, void **ctx)
 	*ctx = x;
 	return 0;
 nomem:
+	rc = -ENOMEM;
+fail:
 	if (x->cl != NULL)
-		for (unsigned i = 0; i < c->max_clients; i++)
+		for (unsigned i = 0; i < c->max_clients; i++) {
 			rte_free(x->cl[i].seq);
+			rte_free(x->cl[i].pt);
+		}
+	stk_tls_ctx_free(x->tls);
+	rte_free(x->zbuf);
+	rte_mempool_free(x->send);
 	rte_free(x->cl);
 	rte_free(x);
-	return -ENOMEM;
+	return rc;
 }
 
 static void
@@ -765,7 +1065,10 @@ fs_fini(struct lcp_stage *st, void *ctx)
 	for (unsigned i = 0; i < x->max_clients; i++) {
 		fs_drop(x, &x->cl[i]);
 		rte_free(x->cl[i].seq);
+		rte_free(x->cl[i].pt);
 	}
+	stk_tls_ctx_free(x->tls);
+	rte_free(x->zbuf);
 	for (unsigned i = 0; i < x->tx.n; i++)
 		rte_pktmbuf_free(x->tx.objs[i]);
 	if (rte_mempool_in_use_count(x->send) != 0)
@@ -788,7 +1091,7 @@ static const struct lcp_stage_ops fs_ops = {
 LCP_PLUGIN_EXPORT const struct lcp_plugin lcp_plugin_descriptor = {
 	LCP_PLUGIN_HEADER(LCP_KIND_STAGE, "feedsim"),
 	.version = "1.0.0",
-	.summary = "exchange simulator: WebSocket server on the tcp stage streaming JSON ticks",
+	.summary = "exchange simulator: WebSocket server (ws or wss) on the tcp stage streaming JSON ticks",
 	.options = fs_opts,
 	.conf_size = sizeof(struct fs_conf),
 	.ops = &fs_ops,

@@ -104,8 +104,8 @@ CASES = {
     # framing violations -> 1002
     "masked_frame": violation(1002, frame(TEXT, b"BAD masked server frame", mask=b"\x11\x22\x33\x44"),
                               "masked frame from the server"),
-    "rsv1": violation(1002, frame(TEXT, b"BAD rsv1", rsv=4), "RSV bits set"),
-    "rsv3": violation(1002, frame(BIN, b"BAD rsv3", rsv=1), "RSV bits set"),
+    "rsv1": violation(1002, frame(TEXT, b"BAD rsv1", rsv=4), "RSV1 set without a negotiated extension"),
+    "rsv3": violation(1002, frame(BIN, b"BAD rsv3", rsv=1), "RSV2 or RSV3 set"),
     "opcode_3": violation(1002, frame(0x3, b"BAD reserved data opcode 3"), "reserved data opcode"),
     "opcode_0xb": violation(1002, frame(0xB, b"BAD reserved control opcode 0xB"), "reserved control opcode"),
     "control_126": violation(1002, frame(PING, b"BAD" + b"p" * 123), "control frame payload over 125 bytes"),
@@ -182,7 +182,7 @@ CASES = {
     "no_pong": case("frame", 1001, None, no_pong=True, ctr={"fail_pong_timeout": 1, "closes_tx": 1},
                     why="pong timeout"),
     # handshake
-    "slowloris": case("handshake", None, None, ctr={"fail_handshake_timeout": 1}, why="connect/upgrade timed out"),
+    "slowloris": case("handshake", None, None, ctr={"fail_handshake_timeout": 1}, why="upgrade timed out"),
     "handshake_200": bad_handshake("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", "status is not 101"),
     "handshake_wrong_accept": bad_handshake("WRONG_ACCEPT", "Sec-WebSocket-Accept is missing or wrong"),
     "handshake_no_upgrade": bad_handshake("NO_UPGRADE", "Upgrade is not websocket"),
@@ -216,7 +216,8 @@ def response(key, variant=None):
     elif variant == "NO_CONNECTION":
         del lines[2]
     elif variant == "EXTENSION":
-        lines.append("Sec-WebSocket-Extensions: permessage-deflate")
+        # not the permessage-deflate the ws stage offers: one it never does
+        lines.append("Sec-WebSocket-Extensions: x-webkit-deflate-frame")
     elif variant == "PROTOCOL":
         lines.append("Sec-WebSocket-Protocol: chat")
     elif variant == "HTTP10":

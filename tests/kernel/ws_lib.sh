@@ -212,7 +212,8 @@ print(sum(len(CASES[c]["msgs"]) for c in sys.argv[2].split(",") + ["done"] if c)
 		--timeout $((DURATION + 10)) --linger "$linger" || finish
 	ws_conf "$tag" '"url": "'$url'", "subscribe": "sub", "max_msg": 65536,
   "handshake_timeout_ms": 1500, "ping_interval_ms": 500, "pong_timeout_ms": 2000,
-  "reconnect_min_ms": 50, "reconnect_max_ms": 200' \
+  "reconnect_min_ms": 50, "reconnect_max_ms": 200, "reconnect_jitter": false, "reconnect_reset_ms": 0,
+  "stale_timeout_ms": 0' \
 		"$expect"', "linger_ms": 300, "record": "'"$RECORD"'"'
 	t0=$(date +%s%N)
 	run_lcpipe "$CONF" "$REPORT" "$LOG"

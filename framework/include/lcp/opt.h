@@ -30,6 +30,8 @@ enum lcp_opt_type {
 
 /* flags */
 #define LCP_OPT_F_REQUIRED 0x1u /* no default: the user must give it */
+#define LCP_OPT_F_PATH 0x2u     /* STRING: a file or directory; a relative path is
+				 * taken from the config file's directory (ABI 1.5) */
 
 struct lcp_opt {
 	const char *name;

@@ -1,0 +1,203 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * ws_tls.c — wss://: TLS (stk/tls.h) between the tcp stage's stream and the
+ * WebSocket stream, on the worker lcore, no kernel socket.
+ *
+ *   ws_tls_init     the stage's TLS context from the options (when any URL is
+ *                   wss://): trust store, versions, ciphers, tickets, ALPN
+ *   ws_tls_start    tcp CONNECTED: a session (SNI and the verified name: the
+ *                   URL's host or tls_server_name; the connection's ticket),
+ *                   ClientHello; state TLS
+ *   ws_tls_data     a tcp DATA segment: ciphertext in, plaintext out into
+ *                   mbufs of the stage's pool, each handed to ws_on_plain() as
+ *                   a stream buffer (messages inside it are zero copy from
+ *                   there on); the handshake's end starts the upgrade
+ *   ws_tls_failed   count the reason, close (the alert goes out first), reconnect
+ *   ws_tls_publish  record and byte counts into the stage's counters
+ *
+ * Copies on the receive path: the segment into OpenSSL's record buffer (our
+ * BIO hands it the segment, stack/tls.c), decryption in place there, the
+ * plaintext into the mbuf (SSL_read). No allocation per record: a read that
+ * finds nothing keeps its mbuf for the next one (x->spare). */
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_mbuf.h>
+
+#include "ws.h"
+
+static int
+ws_tls_tx(void *user, const uint8_t *p, size_t n)
+{
+	struct ws_conn *c = user;
+
+	return ws_send_bytes(c->x, c, p, n) ? 0 : -1;
+}
+
+static const struct stk_tls_ops ws_tls_ops = { .tx = ws_tls_tx };
+
+int
+ws_tls_init(struct ws_ctx *x, const struct ws_conf *c)
+{
+	struct stk_tls_conf tc = {
+		.ca_file = c->ca_file,
+		.ca_path = c->ca_path,
+		.insecure = c->insecure,
+		.min_version = (uint16_t)(STK_TLS_V12 + c->tls_min_version),
+		.max_version = (uint16_t)(STK_TLS_V12 + c->tls_max_version),
+		.ciphers = c->tls_ciphers,
+		.ciphersuites = c->tls_ciphersuites,
+		.resume = c->tls_resume,
+		.alpn = true,
+	};
+	bool any = false;
+	char err[256];
+
+	for (unsigned i = 0; i < x->n_conns; i++)
+		any |= x->conns[i].tls;
+	if (!any)
+		return 0;
+	x->tls = stk_tls_ctx_new(&tc, err, sizeof(err));
+	if (x->tls == NULL) {
+		lcp_log(x->st, LCP_LOG_ERR, "TLS: %s", err);
+		return -EINVAL;
+	}
+	snprintf(x->server_name, sizeof(x->server_name), "%s", c->tls_server_name);
+	if (c->insecure)
+		lcp_log(x->st, LCP_LOG_WARNING, "insecure: the wss:// servers' certificates and names are NOT verified");
+	return 0;
+}
+
+bool
+ws_tls_start(struct ws_ctx *x, struct ws_conn *c)
+{
+	c->state = WC_TLS;
+	c->t = stk_tls_new(x->tls, &ws_tls_ops, c, x->server_name[0] ? x->server_name : c->host,
+			   &c->ticket);
+	if (c->t == NULL) {
+		ws_fail(x, c, 0, "no memory for a TLS session");
+		return false;
+	}
+	if (stk_tls_start(c->t) != 0) {
+		ws_tls_failed(x, c);
+		return false;
+	}
+	return true;
+}
+
+void
+ws_tls_failed(struct ws_ctx *x, struct ws_conn *c)
+{
+	static const unsigned ctr[] = {
+		[STK_TLS_FAIL_NONE] = WS_C_TLS_FAIL_PROTOCOL,  [STK_TLS_FAIL_VERIFY] = WS_C_TLS_FAIL_VERIFY,
+		[STK_TLS_FAIL_ALERT] = WS_C_TLS_FAIL_ALERT,     [STK_TLS_FAIL_TIMEOUT] = WS_C_TLS_FAIL_TIMEOUT,
+		[STK_TLS_FAIL_PROTOCOL] = WS_C_TLS_FAIL_PROTOCOL, [STK_TLS_FAIL_TX] = WS_C_TLS_FAIL_TX,
+	};
+	enum stk_tls_fail f = stk_tls_failure(c->t);
+	char why[320];
+
+	lcp_count(x->st, ctr[f], 1);
+	snprintf(why, sizeof(why), "TLS %s (%s): %s", c->state == WC_TLS ? "handshake failed" : "failed",
+		 stk_tls_fail_name(f), stk_tls_error(c->t));
+	/* FIN after whatever alert OpenSSL queued; RST when nothing can be sent */
+	ws_close_tcp(x, c, f == STK_TLS_FAIL_TX || f == STK_TLS_FAIL_TIMEOUT);
+	lcp_count(x->st, WS_C_RECONNECTS, 1);
+	ws_schedule_reconnect(x, c, why);
+}
+
+static void
+ws_tls_opened(struct ws_ctx *x, struct ws_conn *c)
+{
+	bool resumed = stk_tls_resumed(c->t);
+
+	lcp_count(x->st, WS_C_TLS_HANDSHAKES, 1);
+	if (resumed)
+		lcp_count(x->st, WS_C_TLS_RESUMED, 1);
+	lcp_log(x->st, LCP_LOG_INFO, "conn %u: %s %s%s%s", c->idx, stk_tls_version(c->t), stk_tls_cipher(c->t),
+		resumed ? ", resumed" : "", stk_tls_alpn(c->t)[0] ? ", ALPN http/1.1" : "");
+	ws_upgrade(x, c);
+}
+
+void
+ws_tls_data(struct ws_ctx *x, struct ws_conn *c, struct rte_mbuf *seg)
+{
+	uint32_t gen = c->gen;
+	int r = stk_tls_input(c->t, rte_pktmbuf_mtod(seg, const uint8_t *), seg->data_len);
+
+	if (r == STK_TLS_FAILED) {
+		ws_tls_failed(x, c);
+		return;
+	}
+	if (r == STK_TLS_OPENED) {
+		ws_tls_opened(x, c);
+		if (c->gen != gen)
+			return;
+	}
+	for (;;) {
+		struct rte_mbuf *pm = x->spare != NULL ? x->spare : rte_pktmbuf_alloc(x->pkt);
+		ssize_t n;
+
+		x->spare = NULL;
+		if (pm == NULL) {
+			/* the plaintext cannot wait outside the TLS stream: end the connection */
+			lcp_count(x->st, WS_C_DROP_NO_MBUF, 1);
+			ws_fail(x, c, 0, "no mbuf for TLS plaintext");
+			return;
+		}
+		n = stk_tls_read(c->t, rte_pktmbuf_mtod(pm, uint8_t *), rte_pktmbuf_tailroom(pm));
+		if (n <= 0) {
+			x->spare = pm;
+			if (n == STK_TLS_CLOSED) {
+				ws_close_tcp(x, c, false);
+				lcp_count(x->st, WS_C_RECONNECTS, 1);
+				ws_schedule_reconnect(x, c, c->state == WC_OPEN ?
+					"the server ended TLS (close_notify) without a close frame (1006)" :
+					"the server ended TLS (close_notify) during the upgrade");
+			} else if (n == STK_TLS_FAILED) {
+				ws_tls_failed(x, c);
+			}
+			return;
+		}
+		pm->data_len = (uint16_t)n;
+		pm->pkt_len = (uint32_t)n;
+		lcp_mbuf_set_rx_tsc(pm, lcp_mbuf_rx_tsc(seg));
+		ws_on_plain(x, c, pm);
+		rte_pktmbuf_free(pm); /* messages hold their own references */
+		if (c->gen != gen || c->t == NULL)
+			return;
+	}
+}
+
+void
+ws_tls_publish(struct ws_ctx *x)
+{
+	const struct stk_tls_stats *s;
+
+	if (x->tls == NULL)
+		return;
+	s = stk_tls_ctx_stats(x->tls);
+	if (s->records_rx != x->tls_pub.records_rx)
+		lcp_count(x->st, WS_C_TLS_RECORDS_RX, s->records_rx - x->tls_pub.records_rx);
+	if (s->records_tx != x->tls_pub.records_tx)
+		lcp_count(x->st, WS_C_TLS_RECORDS_TX, s->records_tx - x->tls_pub.records_tx);
+	if (s->bytes_rx != x->tls_pub.bytes_rx)
+		lcp_count(x->st, WS_C_TLS_BYTES_RX, s->bytes_rx - x->tls_pub.bytes_rx);
+	if (s->bytes_tx != x->tls_pub.bytes_tx)
+		lcp_count(x->st, WS_C_TLS_BYTES_TX, s->bytes_tx - x->tls_pub.bytes_tx);
+	x->tls_pub = *s;
+}
+
+void
+ws_tls_fini(struct ws_ctx *x)
+{
+	for (unsigned i = 0; i < x->n_conns; i++) {
+		stk_tls_free(x->conns[i].t);
+		x->conns[i].t = NULL;
+		stk_tls_ticket_free(x->conns[i].ticket);
+		x->conns[i].ticket = NULL;
+	}
+	if (x->spare != NULL)
+		rte_pktmbuf_free(x->spare);
+	x->spare = NULL;
+	stk_tls_ctx_free(x->tls);
+	x->tls = NULL;
+}

@@ -1,0 +1,198 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * ws_tx.c — what the ws stage sends to the tcp stage.
+ *
+ *   ws_cmd          an empty command mbuf (CONNECT, CLOSE, ABORT, SEND)
+ *   ws_send_bytes   bytes as SEND mbufs, all taken before any is sent
+ *   ws_send         the WebSocket stream's bytes: plain, or through TLS
+ *   ws_send_frame   a masked client frame
+ *   ws_send_msgs    msgs from the "send" port, one frame each
+ *   ws_rand         mask and handshake keys from a CSPRNG buffer
+ */
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include <openssl/rand.h>
+
+#include <rte_malloc.h>
+#include <rte_mempool.h>
+
+#include "ws.h"
+
+/* Mask keys (RFC 6455 5.3: unpredictable) come from OpenSSL's CSPRNG
+ * (RAND_bytes: a DRBG in user space, seeded and reseeded from the kernel), a
+ * whole buffer at a time: 1,024 frames' keys per refill, no system call on the
+ * send path. The buffer is topped up from poll()'s millisecond tick once it runs
+ * below WS_RND_LOW, so a frame pays for a refill only when more than ~900 go
+ * out within one tick. RAND_bytes failing falls back to getrandom()
+ * (rand_fallbacks); both failing (no entropy source at all) mixes the TSC into
+ * the old bytes, which is not unpredictable: logged as an error. */
+void
+ws_rand_fill(struct ws_ctx *x)
+{
+	if (RAND_bytes(x->rnd, (int)sizeof(x->rnd)) != 1) {
+		lcp_count(x->st, WS_C_RAND_FALLBACKS, 1);
+		if (getrandom(x->rnd, sizeof(x->rnd), 0) != (ssize_t)sizeof(x->rnd)) {
+			lcp_log(x->st, LCP_LOG_ERR, "no random source (RAND_bytes and getrandom "
+				"failed): mask keys are predictable");
+			for (unsigned k = 0; k < sizeof(x->rnd); k++)
+				x->rnd[k] ^= (uint8_t)(rte_rdtsc() >> (k & 7));
+		}
+	}
+	x->n_rnd = sizeof(x->rnd);
+}
+
+/* n random bytes, n <= WS_RND_BYTES (4 for a mask key, 16 for a handshake
+ * key): one copy from the buffer, refilled first when it holds fewer */
+void
+ws_rand(struct ws_ctx *x, uint8_t *out, unsigned n)
+{
+	if (unlikely(x->n_rnd < n))
+		ws_rand_fill(x);
+	x->n_rnd -= n;
+	memcpy(out, x->rnd + x->n_rnd, n);
+}
+
+void
+ws_flush(struct ws_ctx *x)
+{
+	while (x->tx.n || x->msg.n) {
+		lcp_obuf_flush(x->st, &x->tx);
+		lcp_obuf_flush(x->st, &x->msg);
+	}
+}
+
+void
+ws_tx(struct ws_ctx *x, struct rte_mbuf *m)
+{
+	lcp_obuf_put(x->st, &x->tx, m);
+}
+
+struct rte_mbuf *
+ws_cmd(struct ws_ctx *x, struct ws_conn *c, unsigned cmd)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(x->pkt);
+	struct lcp_stream_meta *meta;
+
+	if (m == NULL) {
+		lcp_count(x->st, WS_C_DROP_NO_MBUF, 1);
+		lcp_log(x->st, LCP_LOG_ERR, "conn %u: no mbuf for a %s command", c->idx, lcp_stream_ev_name(cmd));
+		return NULL;
+	}
+	lcp_mbuf_set_rx_tsc(m, 0);
+	meta = lcp_stream_meta(m);
+	memset(meta, 0, sizeof(*meta));
+	meta->ev = (uint16_t)cmd;
+	meta->conn = c->tcp;
+	meta->user = ws_cookie(c);
+	meta->addr = c->ip;
+	meta->port = c->port;
+	return m;
+}
+
+/* bytes on the connection: one SEND per mbuf-full. All mbufs are taken before
+ * any is sent, so a shortage never puts half a frame on the wire. */
+bool
+ws_send_bytes(struct ws_ctx *x, struct ws_conn *c, const uint8_t *p, size_t n)
+{
+	struct rte_mbuf *ms[64];
+	size_t room = (size_t)(rte_pktmbuf_data_room_size(x->pkt) - RTE_PKTMBUF_HEADROOM);
+	unsigned k = (unsigned)((n + room - 1) / room);
+
+	if (k > 64 || rte_pktmbuf_alloc_bulk(x->pkt, ms, k) != 0) {
+		lcp_count(x->st, WS_C_DROP_NO_MBUF, 1);
+		lcp_log(x->st, LCP_LOG_ERR, "conn %u: no mbufs for %zu bytes: not sent", c->idx, n);
+		return false;
+	}
+	for (unsigned i = 0; i < k; i++) {
+		struct rte_mbuf *m = ms[i];
+		struct lcp_stream_meta *meta = lcp_stream_meta(m);
+		size_t q = n < room ? n : room;
+
+		lcp_mbuf_set_rx_tsc(m, 0);
+		memset(meta, 0, sizeof(*meta));
+		meta->ev = LCP_STREAM_CMD_SEND;
+		meta->conn = c->tcp;
+		meta->user = ws_cookie(c);
+		meta->addr = c->ip;
+		meta->port = c->port;
+		memcpy(rte_pktmbuf_append(m, (uint16_t)q), p, q);
+		ws_tx(x, m);
+		p += q;
+		n -= q;
+	}
+	return true;
+}
+
+/* bytes of the WebSocket stream: as they are, or through the TLS session */
+bool
+ws_send(struct ws_ctx *x, struct ws_conn *c, const uint8_t *p, size_t n)
+{
+	if (c->t == NULL)
+		return ws_send_bytes(x, c, p, n);
+	if (stk_tls_write(c->t, p, n) == 0)
+		return true;
+	ws_tls_failed(x, c);
+	return false;
+}
+
+/* a client frame: masked with a fresh key (RFC 6455 5.3); false if not sent.
+ * Without TLS a frame that fits one mbuf is built in it; otherwise (and always
+ * with TLS, whose records are written from a buffer) it is built in one. */
+bool
+ws_send_frame(struct ws_ctx *x, struct ws_conn *c, unsigned op, const uint8_t *p, size_t n)
+{
+	uint8_t key[4], hdr[STK_WS_MAX_HDR], local[2048];
+	size_t h;
+	uint8_t *tmp;
+	bool ok;
+
+	ws_rand(x, key, 4);
+	h = stk_ws_hdr(hdr, op, true, n, key);
+	if (c->t == NULL && h + n <= (size_t)(rte_pktmbuf_data_room_size(x->pkt) - RTE_PKTMBUF_HEADROOM)) {
+		struct rte_mbuf *m = ws_cmd(x, c, LCP_STREAM_CMD_SEND);
+		uint8_t *d;
+
+		if (m == NULL)
+			return false;
+		d = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(h + n));
+		memcpy(d, hdr, h);
+		memcpy(d + h, p, n);
+		stk_ws_mask(d + h, n, key, 0);
+		ws_tx(x, m);
+		return true;
+	}
+	tmp = h + n <= sizeof(local) ? local : rte_malloc("ws_frame", h + n, 0);
+	if (tmp == NULL) {
+		lcp_count(x->st, WS_C_DROP_NO_MBUF, 1);
+		return false;
+	}
+	memcpy(tmp, hdr, h);
+	memcpy(tmp + h, p, n);
+	stk_ws_mask(tmp + h, n, key, 0);
+	ok = ws_send(x, c, tmp, h + n);
+	if (tmp != local)
+		rte_free(tmp);
+	return ok;
+}
+
+void
+ws_send_msgs(struct ws_ctx *x, struct lcp_msg **ms, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		struct lcp_msg *m = ms[i];
+
+		if (m->conn_id < x->n_conns && x->conns[m->conn_id].state == WC_OPEN &&
+		    !x->conns[m->conn_id].close_sent) {
+			if (ws_send_frame(x, &x->conns[m->conn_id],
+					  m->opcode == STK_WS_OP_BINARY ? STK_WS_OP_BINARY : STK_WS_OP_TEXT, m->data,
+					  m->len))
+				lcp_count(x->st, WS_C_MSGS_SENT, 1);
+		} else {
+			lcp_count(x->st, WS_C_DROP_SEND_NOT_OPEN, 1);
+		}
+		lcp_msg_free(m);
+	}
+	ws_flush(x);
+}
+
