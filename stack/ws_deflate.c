@@ -46,13 +46,12 @@ stk_ws_inflate_init(struct stk_ws_inflate *z, const struct stk_ws_pmd *neg, bool
 	memset(z, 0, sizeof(*z));
 	if (!neg->on || (bits != 0 && (bits < 8 || bits > 15)))
 		return -EINVAL;
-	/* Always 15 bits, whatever was agreed: a larger window inflates a
-	 * smaller one's stream, and zlib checks a back reference against its
-	 * window plus the output of the current call, so with a smaller window
-	 * whether a peer's reference beyond the agreed window fails would depend
-	 * on how the caller cuts its output. With 15 bits it is decided by the
-	 * stream alone (a reference before the stream's start fails). */
-	bits = 15;
+	if (bits == 0)
+		bits = 15;
+	/* at least 9: a larger window inflates a smaller one's stream, and zlib
+	 * based peers that agreed to 8 compress with 9 */
+	if (bits < 9)
+		bits = 9;
 	zs = calloc(1, sizeof(*zs));
 	if (zs == NULL)
 		return -ENOMEM;
@@ -88,7 +87,7 @@ msg_end(struct stk_ws_inflate *z, bool text)
 {
 	z_stream *zs = z->zs;
 
-	if (z->pend && !(zs->data_type & 128))
+	if (z->pend && !z->boundary)
 		return zfail(z, STK_WS_CLOSE_BAD_DATA, "compressed message does not end on a deflate block boundary",
 			     NULL);
 	if (text && z->check_utf8 && z->utf8 != STK_UTF8_ACCEPT)
@@ -167,6 +166,10 @@ stk_ws_inflate(struct stk_ws_inflate *z, const uint8_t **in, const uint8_t *in_e
 			got_in = ai - zs->avail_in;
 			got_out = ao - zs->avail_out;
 			z->full = zs->avail_out == 0;
+			/* between blocks (zlib's mode TYPE); a call that cannot move
+			 * leaves TYPE for TYPEDO, so only calls that moved count */
+			if (got_in != 0 || got_out != 0)
+				z->boundary = (zs->data_type & 128) != 0;
 		}
 		if (scratch && got_out != 0)
 			return zfail(z, STK_WS_CLOSE_TOO_BIG, "inflated message over the size limit", NULL);

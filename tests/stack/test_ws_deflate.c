@@ -17,11 +17,13 @@
  *   window_bits        8..15: our deflater's output inflates with a raw zlib
  *                      inflater of exactly that window (8 too: run-length
  *                      matches); a far back reference to an inflater that
- *                      agreed to 9 bits is inflated under any output regions
- *                      (ours runs with 15 bits)
+ *                      agreed to 9 bits: 1007 in small output regions, right
+ *                      bytes in one
  *   chunking           every input chunk size 1..len with output regions of 1,
  *                      2, 3, 7, 64 bytes and one region: same bytes, same
- *                      counters
+ *                      counters; whole input into regions of every size 1..300;
+ *                      a fuzzer's message whose tail-taking call fills its
+ *                      region (the end takes one more call)
  *   round_trips        seeded random, repetitive and text messages 0..200 KB,
  *                      both directions, cap = stk_ws_deflate_bound; cap too
  *                      small -> -ENOSPC and the stream stays in step
@@ -496,7 +498,7 @@ START_TEST(window_bits)
 			if (bits >= 12)
 				REQUIRE(c.len < 3300, "window %u: the match was not used (%zu bytes)", bits, c.len);
 			inf_init(&f, &neg, !server, 0, false, 8192);
-			ck_assert_uint_eq(f.z.window_bits, 15);
+			ck_assert_uint_eq(f.z.window_bits, bits < 9 ? 9 : bits);
 			ck_assert_int_eq(inf_msg(&f, c.p, c.len, false, 999, 0), STK_WS_Z_END);
 			ck_assert_mem_eq(f.got.p, msg, sizeof(msg));
 			inf_free(&f);
@@ -510,22 +512,23 @@ START_TEST(window_bits)
 			stk_ws_deflate_fini(&d);
 		}
 	/* a 15-bit stream with a far match, to an inflater that agreed to 9
-	 * bits: accepted, whatever the output regions (the inflater runs with 15
-	 * bits, so the outcome does not depend on them) */
+	 * bits: 1007 when the output comes in small regions; with one region
+	 * zlib can copy from it, and the bytes are right */
 	{
 		struct stk_ws_deflate d;
 		struct stk_ws_pmd n15 = neg_of(15, 15, false, false), n9 = neg_of(15, 9, false, false);
+		struct inf f;
 
 		ck_assert_int_eq(stk_ws_deflate_init(&d, &n15, true, 9, 0), 0);
 		defl(&d, msg, sizeof(msg), &c);
-		for (size_t oc = 0; oc <= 3; oc++) {
-			struct inf f;
-
-			inf_init(&f, &n9, false, 0, false, 8192);
-			ck_assert_int_eq(inf_msg(&f, c.p, c.len, false, 64, oc * 300), STK_WS_Z_END);
-			ck_assert_mem_eq(f.got.p, msg, sizeof(msg));
-			inf_free(&f);
-		}
+		inf_init(&f, &n9, false, 0, false, 8192);
+		ck_assert_int_eq(inf_msg(&f, c.p, c.len, false, 64, 7), STK_WS_Z_ERROR);
+		ck_assert_uint_eq(f.z.err_code, 1007);
+		inf_free(&f);
+		inf_init(&f, &n9, false, 0, false, 8192);
+		ck_assert_int_eq(inf_msg(&f, c.p, c.len, false, c.len, 0), STK_WS_Z_END);
+		ck_assert_mem_eq(f.got.p, msg, sizeof(msg));
+		inf_free(&f);
 		stk_ws_deflate_fini(&d);
 	}
 	/* invalid arguments */
@@ -576,6 +579,62 @@ START_TEST(chunking)
 				"counters");
 			inf_free(&f);
 		}
+	/* found by fuzz_ws_inflate: the call that takes the tail fills its
+	 * region exactly; the end is then one more call, which must not lose
+	 * "between blocks" */
+	{
+		static const uint8_t fz[] = { 0xec, 0xc1, 0x31, 0x01, 0x00, 0x00, 0x00, 0xc2, 0xa0, 0xf5, 0x4f, 0x6d,
+					      0x0d, 0x0f, 0xa0, 0x00, 0x00, 0x00, 0x00, 0x2e, 0x00, 0x00, 0x00, 0x0c };
+		struct stk_ws_pmd neg = neg_of(15, 15, true, false);
+		struct inf f;
+		size_t whole;
+
+		inf_init(&f, &neg, true, 0, true, 64);
+		ck_assert_int_eq(inf_msg(&f, fz, sizeof(fz), true, sizeof(fz), 0), STK_WS_Z_END);
+		whole = f.got.len;
+		ck_assert_uint_eq(whole, 7359);
+		inf_free(&f);
+		inf_init(&f, &neg, true, 0, true, 64);
+		ck_assert_int_eq(inf_msg(&f, fz, sizeof(fz), true, sizeof(fz), 11), STK_WS_Z_END);
+		ck_assert_uint_eq(f.got.len, whole);
+		inf_free(&f);
+	}
+	/* runs of zeros (long matches), whole, into regions of every size */
+	for (size_t n = 200; n <= 3000; n += 700) {
+		static uint8_t run[3000];
+		struct stk_ws_deflate dz;
+		struct sbuf cz = { 0 };
+
+		fill(run, n, D_ZERO, 0);
+		ck_assert_int_eq(stk_ws_deflate_init(&dz, &neg_default, true, 9, 0), 0);
+		defl(&dz, run, n, &cz);
+		for (size_t oc = 1; oc <= 300; oc++) {
+			struct inf f;
+			int rc;
+
+			inf_init(&f, &neg_default, false, 0, false, cz.len);
+			rc = inf_msg(&f, cz.p, cz.len, false, cz.len, oc);
+			REQUIRE(rc == STK_WS_Z_END && f.got.len == n, "%zu zeros, out %zu: rc %d (%s)", n, oc, rc,
+				f.z.err ? f.z.err : "");
+			inf_free(&f);
+		}
+		stk_ws_deflate_fini(&dz);
+		sb_free(&cz);
+	}
+	/* the two text messages, whole, into regions of every size */
+	for (size_t oc = 1; oc <= 300; oc++) {
+		struct inf f;
+		int rc;
+
+		inf_init(&f, &neg_default, false, 0, true, c1.len);
+		rc = inf_msg(&f, c1.p, c1.len, true, c1.len, oc);
+		REQUIRE(rc == STK_WS_Z_END && f.got.len == sizeof(msg), "whole, out %zu: rc %d (%s)", oc, rc,
+			f.z.err ? f.z.err : "");
+		rc = inf_msg(&f, c2.p, c2.len, true, c2.len, oc);
+		REQUIRE(rc == STK_WS_Z_END && f.got.len == sizeof(msg), "whole 2, out %zu: rc %d (%s)", oc, rc,
+			f.z.err ? f.z.err : "");
+		inf_free(&f);
+	}
 	sb_free(&c1);
 	sb_free(&c2);
 }

@@ -245,10 +245,12 @@ void stk_ws_mask(uint8_t *p, size_t n, const uint8_t key[4], unsigned off);
  * Window 8: zlib's raw deflate cannot make an 8-bit window. When 8 is agreed
  * for our own compressor, stk_ws_deflate compresses with run-length matches only
  * (Z_RLE: every match is at distance 1), which stays inside any window. Our
- * inflater always runs with 15 bits (a larger window decodes a smaller one's
- * stream, zlib-based peers that agreed to 8 compress with 9, and a reference
- * beyond the agreed window is then accepted whatever the output chunking,
- * instead of failing or not depending on it): about 40 KiB per inflater. */
+ * inflater runs with the agreed window, at least 9 bits (a larger window
+ * decodes a smaller one's stream; zlib-based peers that agreed to 8 compress
+ * with 9). zlib checks a back reference against its window plus what the
+ * current call has written, so a misbehaving peer's reference beyond the
+ * agreed window fails (1007) or inflates correctly depending on how large the
+ * caller's output regions are; what is inflated is always right. */
 struct stk_ws_pmd {
 	bool on;
 	uint8_t client_max_window_bits, server_max_window_bits;
@@ -330,10 +332,11 @@ struct stk_ws_inflate {
 	uint64_t max_msg;       /* inflated bytes per message, 0 = no limit */
 	bool check_utf8;        /* validate text messages (STK_WS_Z_TEXT) */
 	bool reset_each;        /* the peer's no_context_takeover: fresh stream per message */
-	uint8_t window_bits;    /* what inflate runs with (15, see struct stk_ws_pmd) */
+	uint8_t window_bits;    /* what inflate runs with (9..15, see struct stk_ws_pmd) */
 	uint8_t state;
 	bool pend;              /* bytes fed since the message start or a stream end */
 	bool full;              /* the last inflate() filled its output: it may hold more */
+	bool boundary;          /* the stream is between deflate blocks */
 	uint8_t tail;           /* bytes of 00 00 ff ff fed at the message end */
 	uint8_t scratch;        /* where a byte past max_msg goes (never to the caller) */
 	uint32_t utf8;
