@@ -779,6 +779,21 @@ START_TEST(bomb)
 		struct sbuf m = { 0 };
 
 		make_bomb(&m, 100);
+		/* a region of exactly the limit: one call ends the message, no room
+		 * asked for at the limit */
+		for (int d = -1; d <= 0; d++) {
+			uint8_t *buf = malloc(out), *op = buf;
+			const uint8_t *in = m.p;
+			int rc;
+
+			inf_init(&f, &neg, true, out + (uint64_t)(int64_t)d, false, 64);
+			rc = stk_ws_inflate(&f.z, &in, m.p + m.len, STK_WS_Z_LAST, &op, buf + out + d);
+			REQUIRE(d == 0 ? rc == STK_WS_Z_END : rc == STK_WS_Z_ERROR && f.z.err_code == 1009,
+				"region = limit %+d: rc %d", d, rc);
+			ck_assert_uint_eq((size_t)(op - buf), out + (uint64_t)(int64_t)d);
+			inf_free(&f);
+			free(buf);
+		}
 		for (int d = -1; d <= 1; d++) {
 			for (size_t oc = 1; oc <= 3; oc++) {
 				int rc;

@@ -367,8 +367,9 @@ int stk_ws_inflate_init(struct stk_ws_inflate *z, const struct stk_ws_pmd *neg, 
  * writes from *out up to out_end, advancing both. With STK_WS_Z_LAST the
  * message's end is processed (the 00 00 ff ff tail of RFC 7692 7.2.2 appended
  * internally). Returns enum stk_ws_zr; on SPACE grow or replace the output and
- * call again with the same flags (an empty output region is fine: SPACE). A
- * compressed message of zero bytes is an empty message. */
+ * call again with the same flags (an empty region is fine: SPACE, except once
+ * the message has max_msg bytes out: then no room is needed, the call returns
+ * END or ERROR 1009). A compressed message of zero bytes is an empty message. */
 int stk_ws_inflate(struct stk_ws_inflate *z, const uint8_t **in, const uint8_t *in_end, unsigned flags,
 		   uint8_t **out, uint8_t *out_end);
 /* free the z_stream; z may be zeroed or already finished */
