@@ -15,6 +15,8 @@
 #   fuzz/fuzz_tcp_input     Ethernet/IPv4/TCP frames into a connection in any TCP
 #                           state, fake clock, leak check at destroy
 #   fuzz/fuzz_config        lcp_cfg_load() on the input as JSON, build-tree plugins
+#   fuzz/fuzz_metrics_json  the metrics stage's path walk (plugins/metrics/
+#                           metrics_json.c), the six venue path sets and more
 #
 # Every build (gcc, no libFuzzer): fuzz/replay_<target> is the same target with
 # tests/fuzz/replay.c as main(); `make check` runs it over every file of
@@ -34,7 +36,7 @@
 #       crash-* reproducers are always kept
 # FUZZ_FLAGS adds libFuzzer options (e.g. FUZZ_FLAGS=-max_len=16384).
 
-FUZZ_ALL = ws_frame ws_handshake ws_inflate tls_input tcp_input config
+FUZZ_ALL = ws_frame ws_handshake ws_inflate tls_input tcp_input config metrics_json
 FUZZ_TARGETS = $(FUZZ_ALL)
 FUZZ_SECONDS = 900
 FUZZ_WORKDIR = $(abs_top_builddir)/fuzz-work
@@ -47,11 +49,13 @@ fuzz_stk_ldadd = $(top_builddir)/stack/libstk.la $(CRYPTO_LIBS) $(ZLIB_LIBS)
 fuzz_lcp_cppflags = -I$(top_srcdir)/framework -I$(top_builddir)/framework \
 	-I$(top_srcdir)/framework/include -I$(top_builddir) -I$(srcdir)/fuzz $(JANSSON_CFLAGS)
 fuzz_lcp_ldadd = $(top_builddir)/framework/liblcp.la $(JANSSON_LIBS)
+fuzz_mj_cppflags = -I$(top_srcdir)/plugins/metrics -I$(srcdir)/fuzz
+fuzz_mj_ldadd = $(top_builddir)/plugins/metrics/libmetrics_json.la
 fuzz_corpus = -DFUZZ_CORPUS_DIR='"$(abs_srcdir)/fuzz/$(1)"'
 
 # ---- replay: every build ----
 fuzz_replays = fuzz/replay_ws_frame fuzz/replay_ws_handshake fuzz/replay_ws_inflate fuzz/replay_tls_input fuzz/replay_tcp_input \
-	fuzz/replay_config
+	fuzz/replay_config fuzz/replay_metrics_json
 check_PROGRAMS += $(fuzz_replays)
 TESTS += $(fuzz_replays)
 
@@ -93,10 +97,16 @@ fuzz_replay_config_CFLAGS = $(AM_CFLAGS_COMMON)
 fuzz_replay_config_LDADD = $(fuzz_lcp_ldadd)
 fuzz_replay_config_LDFLAGS = $(SAN_LDFLAGS)
 
+fuzz_replay_metrics_json_SOURCES = fuzz/fuzz_metrics_json.c fuzz/replay.c fuzz/fuzz_common.h
+fuzz_replay_metrics_json_CPPFLAGS = $(fuzz_mj_cppflags) $(call fuzz_corpus,metrics_json)
+fuzz_replay_metrics_json_CFLAGS = $(AM_CFLAGS_COMMON)
+fuzz_replay_metrics_json_LDADD = $(fuzz_mj_ldadd)
+fuzz_replay_metrics_json_LDFLAGS = $(SAN_LDFLAGS)
+
 # ---- libFuzzer binaries: --enable-fuzzing ----
 if ENABLE_FUZZING
 noinst_PROGRAMS += fuzz/fuzz_ws_frame fuzz/fuzz_ws_handshake fuzz/fuzz_ws_inflate fuzz/fuzz_tls_input fuzz/fuzz_tcp_input \
-	fuzz/fuzz_config
+	fuzz/fuzz_config fuzz/fuzz_metrics_json
 endif
 fuzz_fuzz_ws_frame_SOURCES = fuzz/fuzz_ws_frame.c fuzz/fuzz_common.h
 fuzz_fuzz_ws_frame_CPPFLAGS = $(fuzz_stk_cppflags)
@@ -133,6 +143,12 @@ fuzz_fuzz_config_CPPFLAGS = $(fuzz_lcp_cppflags)
 fuzz_fuzz_config_CFLAGS = $(AM_CFLAGS_COMMON)
 fuzz_fuzz_config_LDADD = $(fuzz_lcp_ldadd)
 fuzz_fuzz_config_LDFLAGS = $(FUZZ_LDFLAGS)
+
+fuzz_fuzz_metrics_json_SOURCES = fuzz/fuzz_metrics_json.c fuzz/fuzz_common.h
+fuzz_fuzz_metrics_json_CPPFLAGS = $(fuzz_mj_cppflags)
+fuzz_fuzz_metrics_json_CFLAGS = $(AM_CFLAGS_COMMON)
+fuzz_fuzz_metrics_json_LDADD = $(fuzz_mj_ldadd)
+fuzz_fuzz_metrics_json_LDFLAGS = $(FUZZ_LDFLAGS)
 
 EXTRA_DIST += fuzz/README.md fuzz/mkseeds.py $(addprefix fuzz/,$(FUZZ_ALL))
 

@@ -56,6 +56,22 @@ TESTS += $(WS_KERNEL_TESTS)
 EXTRA_DIST += $(WS_KERNEL_TESTS) kernel/ws_lib.sh kernel/ws_peer.py kernel/ws_peer_node.js \
 	kernel/ws_hostile.py
 
+# L2 TLS: the ws stage's wss:// client against real TLS servers
+# (tests/kernel/tls_lib.sh: a test CA and server certificates made with the
+# openssl CLI, feed.example.test in /etc/netns/NS/hosts): ws_peer.py and
+# ws_peer_node.js with --tls-cert, nginx terminating TLS in front of
+# ws_peer.py, openssl s_server for handshake edge cases. tls_peers.sh checks
+# those peers first against kernel clients (wss_client.py: python3-websockets
+# and Python's ssl; openssl verify / s_client), without lcpipe.
+TLS_KERNEL_TESTS = \
+	kernel/tls_peers.sh \
+	kernel/wss_python.sh \
+	kernel/wss_node.sh \
+	kernel/wss_nginx.sh \
+	kernel/wss_sserver.sh
+TESTS += $(TLS_KERNEL_TESTS)
+EXTRA_DIST += $(TLS_KERNEL_TESTS) kernel/tls_lib.sh kernel/wss_client.py
+
 check_LTLIBRARIES += kernel/plugins/msg_hash.la
 kernel_plugins_msg_hash_la_SOURCES = kernel/plugins/msg_hash.c
 kernel_plugins_msg_hash_la_CPPFLAGS = -I$(top_srcdir)/framework/include

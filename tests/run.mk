@@ -83,7 +83,11 @@ run_plugins_msg_stall_la_LIBADD = $(RUN_PLUGIN_LIBADD)
 # metrics (plugins/metrics) fed by tick_src, a test-only msg source (JSON ticks with
 # injected gaps, duplicates and non-ticks, counted so the test compares exactly)
 RUN_TESTS += run/metrics.sh
-RUN_CONFS += run/conf/metrics.json
+RUN_CONFS += run/conf/metrics.json run/conf/metrics-lines.json
+
+# the exchange profiles (conf/exchanges/): lcpipe check on each, and each one's
+# metrics options against feedsim's simulation of its venue (run/exchanges.sh)
+RUN_TESTS += run/exchanges.sh
 check_LTLIBRARIES += run/plugins/tick_src.la
 run_plugins_tick_src_la_SOURCES = run/plugins/tick_src.c
 run_plugins_tick_src_la_CPPFLAGS = $(RUN_PLUGIN_CPPFLAGS)

@@ -9,6 +9,8 @@
 #                         conf/default.json, plugin_path, EAL override)
 #   unit/test_hardening   Check: defects these tests found (now fixed), each kept
 #                         fixed (see the file's header)
+#   unit/test_metrics_json Check: the metrics stage's path walk (plugins/metrics/
+#                         metrics_json.c) on venue message shapes and broken input
 #   unit/loader_cli.sh    the same refusals through `lcpipe list-plugins` / `check`
 #   unit/conf_corpus.sh   tests/conf-bad/*.json -> exact `error:` lines (*.expect),
 #                         exit 78; tests/conf-good/*.json -> exit 0
@@ -280,6 +282,15 @@ unit_test_config_SOURCES = unit/test_config.c unit/testutil.h
 unit_test_config_CPPFLAGS = $(unit_check_cppflags)
 unit_test_config_CFLAGS = $(AM_CFLAGS_COMMON)
 unit_test_config_LDADD = $(unit_check_ldadd)
+# the metrics stage's path walk: the plugin's convenience library (no DPDK in it)
+if HAVE_CHECK
+check_PROGRAMS += unit/test_metrics_json
+TESTS += unit/test_metrics_json
+endif
+unit_test_metrics_json_SOURCES = unit/test_metrics_json.c
+unit_test_metrics_json_CPPFLAGS = -I$(top_srcdir)/plugins/metrics $(CHECK_CFLAGS)
+unit_test_metrics_json_CFLAGS = $(AM_CFLAGS_COMMON)
+unit_test_metrics_json_LDADD = $(top_builddir)/plugins/metrics/libmetrics_json.la $(CHECK_LIBS)
 unit_test_hardening_SOURCES = unit/test_hardening.c unit/testutil.h
 unit_test_hardening_CPPFLAGS = $(unit_check_cppflags)
 unit_test_hardening_CFLAGS = $(AM_CFLAGS_COMMON)

@@ -23,6 +23,10 @@
  * stage is full, at the end of a client's batch and after control frames; the
  * records go out in SEND mbufs of the send pool.
  *
+ * venue (feedsim_venue.c): the data and non-data messages of a real venue's
+ * public feed instead (Binance, Coinbase, Kraken, OKX, Bybit, Deribit); gap_every
+ * skips an update id now and then, in every mode, so gap detection can be tested.
+ *
  * Backpressure: SEND mbufs come from the stage's own pool ("send_mbufs"); the
  * tcp stage keeps each until its bytes are acknowledged, so an empty pool means
  * "the peer is behind" and generation waits. Keep send_mbufs * ~1.9 KB below
@@ -45,6 +49,8 @@
 #include <lcp/lcp.h>
 #include <stk/tls.h>
 #include <stk/ws.h>
+
+#include "feedsim_venue.h"
 
 #define FS_PT_MAX 16384 /* plaintext staged per TLS record */
 
@@ -83,7 +89,9 @@ static const struct lcp_port_def fs_ports[] = {
 	X(TLS_FAIL_TX, "tls_fail_tx")                                          \
 	X(DEFLATE_CLIENTS, "deflate_clients")                                  \
 	X(MSGS_DEFLATED, "msgs_deflated")                                      \
-	X(DEFLATED_BYTES, "deflated_bytes")
+	X(DEFLATED_BYTES, "deflated_bytes")                                    \
+	X(VENUE_CTL_MSGS, "venue_ctl_msgs")                                    \
+	X(GAPS_INJECTED, "gaps_injected")
 
 enum {
 #define X(e, s) FS_C_##e,
@@ -119,6 +127,9 @@ struct fs_conf {
 	int32_t deflate_level;
 	uint32_t deflate_window_bits;
 	bool deflate_no_context_takeover;
+	int venue;
+	uint32_t gap_every;
+	uint32_t heartbeat_every;
 };
 
 static const char *const fs_tls_versions[] = { "1.2", "1.3", NULL };
@@ -161,6 +172,12 @@ static const struct lcp_opt fs_opts[] = {
 		     "server_max_window_bits: the largest window our compressor uses"),
 	LCP_OPT_BOOL(C, deflate_no_context_takeover, "deflate_no_context_takeover", "false",
 		     "server_no_context_takeover: compress every message on its own"),
+	LCP_OPT_ENUM(C, venue, "venue", "\"lcpipe\"", fs_venue_names, 0,
+		     "message shapes: lcpipe (the ticks above) or a venue's public feed: binance, coinbase, kraken, okx, bybit, deribit (doc/websocket.md)"),
+	LCP_OPT_UINT(C, gap_every, "gap_every", "0", 0, 1000000, 0,
+		     "skip an update id before message N+1, 2N+1, ... of each symbol to each client (gaps_injected; 0: never)"),
+	LCP_OPT_UINT(C, heartbeat_every, "heartbeat_every", "100", 0, 1000000, 0,
+		     "venues with heartbeats (coinbase, kraken, deribit): one after every Nth data message to a client (venue_ctl_msgs; 0: never)"),
 	LCP_OPT_END,
 };
 #undef C
@@ -204,6 +221,7 @@ struct fs_ctx {
 	uint64_t rng;
 	uint64_t hz, ns0, tsc0, per_msg; /* per_msg: tsc between messages at rate */
 	uint64_t ping_tsc;
+	unsigned seq_words; /* per (client, symbol): 1, FS_VENUE_WORDS in venue modes */
 	bool listening;
 	struct stk_tls_ctx *tls; /* wss */
 	struct stk_ws_pmd pmd;   /* our permessage-deflate settings */
@@ -422,6 +440,12 @@ fs_tick(struct fs_ctx *x, struct fs_client *k, char *out, uint32_t size)
 	char *p = out;
 	uint32_t cents = 10000 + (uint32_t)(r % 1000);
 
+	if (unlikely(x->c.gap_every != 0)) { /* n counts messages; skip one id per gap_every */
+		if (n > 1 && (n - 1) % x->c.gap_every == 0)
+			lcp_count(x->st, FS_C_GAPS_INJECTED, 1);
+		n += (n - 1) / x->c.gap_every;
+	}
+
 	memcpy(p, "{\"s\":\"SYM", 9);
 	p += 9;
 	for (int d = 10000; d > 0; d /= 10)
@@ -516,6 +540,48 @@ fs_hash(struct fs_ctx *x, struct fs_client *k, const void *p, size_t len)
 	k->sha_bytes += len;
 }
 
+static uint64_t
+fs_now_ns(const struct fs_ctx *x)
+{
+	return x->ns0 + (uint64_t)((double)(rte_rdtsc() - x->tsc0) * 1e9 / (double)x->hz);
+}
+
+/* venue modes: a data message drawn like fs_tick's (symbol, then 64 random bits) */
+static size_t
+fs_venue_tick(struct fs_ctx *x, struct fs_client *k, char *out, uint32_t size, uint32_t *sym)
+{
+	struct fs_venue_in in = { .size = size, .gap_every = x->c.gap_every };
+	uint64_t gaps = 0;
+	size_t n;
+
+	in.sym = (uint32_t)(fs_rand(x) % x->c.symbols);
+	in.r = fs_rand(x);
+	in.ts_ns = fs_now_ns(x);
+	n = fs_venue_data(x->c.venue, k->seq + (size_t)in.sym * FS_VENUE_WORDS, &in, out, &gaps);
+	if (gaps != 0)
+		lcp_count(x->st, FS_C_GAPS_INJECTED, gaps);
+	*sym = in.sym;
+	return n;
+}
+
+/* venue modes: one of the venue's non-data messages (n <= FS_VENUE_CTL_MAX),
+ * a text frame that goes out whole, now */
+static void
+fs_venue_ctl(struct fs_ctx *x, struct fs_client *k, const char *p, size_t n)
+{
+	uint8_t f[STK_WS_MAX_HDR + FS_VENUE_CTL_MAX];
+	size_t h;
+
+	if (n == 0 || n > FS_VENUE_CTL_MAX)
+		return;
+	if (unlikely(x->c.hash_payloads))
+		fs_hash(x, k, p, n);
+	h = stk_ws_hdr(f, STK_WS_OP_TEXT, true, n, NULL);
+	memcpy(f + h, p, n);
+	fs_put_ctl(x, k, f, h + n);
+	lcp_count(x->st, FS_C_VENUE_CTL_MSGS, 1);
+}
+
 /* stream to one client; returns messages sent */
 static unsigned
 fs_stream(struct fs_ctx *x, struct fs_client *k, uint64_t now)
@@ -531,6 +597,7 @@ fs_stream(struct fs_ctx *x, struct fs_client *k, uint64_t now)
 		k->next_ping = now + x->ping_tsc;
 	}
 	while (n < x->c.batch) {
+		uint32_t sym = 0;
 		size_t len;
 
 		if (x->c.count && k->sent >= x->c.count) {
@@ -553,7 +620,10 @@ fs_stream(struct fs_ctx *x, struct fs_client *k, uint64_t now)
 			lcp_count(x->st, FS_C_SEND_POOL_EMPTY, 1);
 			break;
 		}
-		len = fs_tick(x, k, buf, fs_size(x));
+		if (likely(x->c.venue == FS_VENUE_LCPIPE))
+			len = fs_tick(x, k, buf, fs_size(x));
+		else
+			len = fs_venue_tick(x, k, buf, fs_size(x), &sym);
 		if (unlikely(x->c.hash_payloads))
 			fs_hash(x, k, buf, len);
 		wire = (const uint8_t *)buf;
@@ -594,6 +664,16 @@ fs_stream(struct fs_ctx *x, struct fs_client *k, uint64_t now)
 		k->sent++;
 		bytes += len;
 		n++;
+		if (x->c.venue != FS_VENUE_LCPIPE && x->c.heartbeat_every != 0 &&
+		    k->sent % x->c.heartbeat_every == 0) {
+			char hb[FS_VENUE_CTL_MAX];
+
+			fs_venue_ctl(x, k, hb,
+				     fs_venue_heartbeat(x->c.venue, sym, k->seq + (size_t)sym * FS_VENUE_WORDS,
+							fs_now_ns(x), hb, sizeof(hb)));
+			if (unlikely(k->state == FC_FREE))
+				return n; /* TLS failed */
+		}
 	}
 	if (k->t != NULL && !fs_pt_flush(x, k))
 		return n;
@@ -656,6 +736,14 @@ fs_client_frames(struct fs_ctx *x, struct fs_client *k, uint8_t *p, uint8_t *end
 		if (ev == STK_WS_DATA) {
 			if (o.last)
 				lcp_count(x->st, FS_C_CLIENT_MSGS, 1);
+			if (x->c.venue != FS_VENUE_LCPIPE && o.first && o.last) { /* whole in this chunk */
+				char r[FS_VENUE_CTL_MAX];
+
+				fs_venue_ctl(x, k, r, fs_venue_reply(x->c.venue, o.data, o.len, fs_now_ns(x), r,
+								     sizeof(r)));
+				if (k->state == FC_FREE)
+					return; /* TLS failed */
+			}
 			continue;
 		}
 		if (ev == STK_WS_CONTROL) {
@@ -732,6 +820,11 @@ fs_on_plain(struct fs_ctx *x, struct fs_client *k, uint8_t *p, uint8_t *end)
 		k->next_ping = k->next_send + x->ping_tsc;
 		lcp_count(x->st, FS_C_HANDSHAKES, 1);
 		p += used;
+		if (x->c.venue != FS_VENUE_LCPIPE) {
+			char h[FS_VENUE_CTL_MAX];
+
+			fs_venue_ctl(x, k, h, fs_venue_hello(x->c.venue, fs_now_ns(x), h, sizeof(h)));
+		}
 	}
 	if (p < end && k->state != FC_FREE)
 		fs_client_frames(x, k, p, end);
@@ -806,7 +899,7 @@ fs_process(struct lcp_stage *st, void *ctx, unsigned port, void **objs, unsigned
 				fs_cmd(x, meta->conn, LCP_STREAM_CMD_ABORT);
 				break;
 			}
-			memset(f->seq, 0, x->c.symbols * sizeof(f->seq[0]));
+			memset(f->seq, 0, (size_t)x->c.symbols * x->seq_words * sizeof(f->seq[0]));
 			f->hs = rte_zmalloc("fs_hs", sizeof(*f->hs), 0);
 			if (f->hs == NULL) {
 				fs_cmd(x, meta->conn, LCP_STREAM_CMD_ABORT);
@@ -1005,9 +1098,11 @@ fs_init(struct lcp_stage *st, const void *conf, void **ctx)
 	x->cl = rte_zmalloc_socket("feedsim_cl", c->max_clients * sizeof(*x->cl), 0, lcp_stage_socket(st));
 	if (x->cl == NULL)
 		goto nomem;
+	x->seq_words = c->venue == FS_VENUE_LCPIPE ? 1 : FS_VENUE_WORDS;
 	for (unsigned i = 0; i < c->max_clients; i++) {
 		x->cl[i].x = x;
-		x->cl[i].seq = rte_zmalloc_socket("feedsim_seq", c->symbols * sizeof(uint64_t), 0, lcp_stage_socket(st));
+		x->cl[i].seq = rte_zmalloc_socket("feedsim_seq", (size_t)c->symbols * x->seq_words * sizeof(uint64_t),
+						  0, lcp_stage_socket(st));
 		if (x->cl[i].seq == NULL)
 			goto nomem;
 	}

@@ -7,7 +7,13 @@
  *                    {"s":"SYM0042","n":12345,...}: the symbol and sequence fields are
  *                    found by one scan over the JSON strings (no JSON library), the
  *                    last sequence number per (conn_id, symbol) is kept in an
- *                    open-addressing table
+ *                    open-addressing table. Venue shapes (paths mode, any of the
+ *                    options seq_first_field, seq_prev_field, select_field,
+ *                    reset_field, or a dotted symbol/seq field): the fields are
+ *                    paths from the top level ("data.s", "data.0.seqId") captured
+ *                    by one walk (metrics_json.c), messages are selected by a
+ *                    field's value, and a sequence may be a range (first, last) or
+ *                    a chain (prev, this)
  *   latency          rx TSC (msg->rx_tsc) to this stage, in a log-linear histogram
  *                    of 150 buckets published live as counters lat_b000..lat_b149;
  *                    at stop p50/p99/p99.9/max are added once (gauges) and one
@@ -36,6 +42,8 @@
 #include <rte_malloc.h>
 
 #include <lcp/lcp.h>
+
+#include "metrics_json.h"
 
 enum { MT_P_IN, MT_P_OUT };
 
@@ -91,6 +99,8 @@ static const struct lcp_port_def metrics_ports[] = {
 	X(SESSIONS, "sessions")                                                \
 	X(NO_RX_TSC, "no_rx_tsc")                                              \
 	X(LAT_FUTURE, "lat_future")                                            \
+	X(UNSELECTED, "unselected")                                            \
+	X(SEQ_RESETS, "seq_resets")                                            \
 	MT_BUCKETS(X)                                                          \
 	X(LAT_SAMPLES, "lat_samples")                                          \
 	X(LAT_P50_NS, "lat_p50_ns")                                            \
@@ -129,6 +139,8 @@ _Static_assert(MT_LAT_FUTURE - MT_TICKS == 12, "the per-burst block is contiguou
 #define MT_FIELD_MAX 31     /* field name length */
 #define MT_SYM_MAX 31       /* symbol length */
 #define MT_SYMBOLS_MAX (1u << 20)
+#define MT_VALUES_MAX 8     /* values of select_value / reset_value */
+#define MT_VALUE_LEN 255    /* their total length */
 
 struct metrics_conf {
 	uint32_t max_conns;
@@ -136,6 +148,12 @@ struct metrics_conf {
 	uint32_t sample;
 	const char *seq_field;
 	const char *symbol_field;
+	const char *seq_first_field;
+	const char *seq_prev_field;
+	const char *select_field;
+	const char *select_value;
+	const char *reset_field;
+	const char *reset_value;
 	bool naive;
 	bool log_buckets;
 };
@@ -148,9 +166,21 @@ static const struct lcp_opt metrics_opts[] = {
 	LCP_OPT_UINT(struct metrics_conf, sample, "sample", "1", 1, 1000000000, 0,
 		     "latency of every Nth message (the 1st, N+1th, ...); 1 = every message"),
 	LCP_OPT_STRING(struct metrics_conf, seq_field, "seq_field", "\"n\"", 1, MT_FIELD_MAX, 0,
-		       "JSON key of a tick's sequence number (an unsigned decimal)"),
+		       "JSON key of a tick's sequence number (an unsigned decimal); in paths mode a path such as \"data.u\" (the last update id of a range), a number or a string of digits"),
 	LCP_OPT_STRING(struct metrics_conf, symbol_field, "symbol_field", "\"s\"", 1, MT_FIELD_MAX, 0,
-		       "JSON key of a tick's symbol (a string of at most 31 bytes)"),
+		       "JSON key of a tick's symbol (a string of at most 31 bytes); in paths mode a path such as \"data.s\" or \"arg.instId\""),
+	LCP_OPT_STRING(struct metrics_conf, seq_first_field, "seq_first_field", "\"\"", 0, MT_FIELD_MAX, 0,
+		       "path of the first update id a message covers (Binance \"U\"): it must be the last message's seq_field + 1; \"\" = single numbers; sets paths mode"),
+	LCP_OPT_STRING(struct metrics_conf, seq_prev_field, "seq_prev_field", "\"\"", 0, MT_FIELD_MAX, 0,
+		       "path of the sequence number of the message before (OKX \"prevSeqId\", Deribit \"prev_change_id\"): it must equal the last seq_field; \"\" = off; sets paths mode"),
+	LCP_OPT_STRING(struct metrics_conf, select_field, "select_field", "\"\"", 0, MT_FIELD_MAX, 0,
+		       "path of a field whose value picks the messages that are ticks (\"e\", \"type\", \"channel\"); the others count under unselected; \"\" = every message; sets paths mode"),
+	LCP_OPT_STRING(struct metrics_conf, select_value, "select_value", "\"\"", 0, MT_VALUE_LEN, 0,
+		       "values of select_field that pick a message, comma-separated, a trailing * matches a prefix (\"depthUpdate\", \"snapshot,update\", \"orderbook.*\")"),
+	LCP_OPT_STRING(struct metrics_conf, reset_field, "reset_field", "\"\"", 0, MT_FIELD_MAX, 0,
+		       "path of a field whose value marks a message (a snapshot) that restarts its symbol's sequence (seq_resets) instead of being judged; \"\" = off; sets paths mode"),
+	LCP_OPT_STRING(struct metrics_conf, reset_value, "reset_value", "\"\"", 0, MT_VALUE_LEN, 0,
+		       "values of reset_field that restart the sequence, as select_value (\"snapshot\")"),
 	LCP_OPT_BOOL(struct metrics_conf, naive, "naive", "false",
 		     "measure the slow way (rte_rdtsc, counter adds and a memmem per field for every message), to measure what that costs"),
 	LCP_OPT_BOOL(struct metrics_conf, log_buckets, "log_buckets", "true",
@@ -170,19 +200,182 @@ metrics_check_field(const char *what, const char *f, char *msg, size_t msglen)
 	return 0;
 }
 
+/* ---- paths mode: options ---- */
+
+enum { MT_SEQ_PLAIN, MT_SEQ_RANGE, MT_SEQ_PREV };
+
+/* select_value / reset_value: comma-separated, a trailing '*' for a prefix */
+struct mt_values {
+	unsigned n;
+	uint8_t off[MT_VALUES_MAX], len[MT_VALUES_MAX];
+	bool prefix[MT_VALUES_MAX];
+	char buf[MT_VALUE_LEN + 1];
+};
+
+static int
+mt_values_parse(const char *what, const char *s, struct mt_values *v, char *msg, size_t msglen)
+{
+	size_t o = 0;
+
+	memset(v, 0, sizeof(*v));
+	snprintf(v->buf, sizeof(v->buf), "%s", s);
+	for (;;) {
+		const char *e = strchr(s + o, ',');
+		size_t len = e ? (size_t)(e - s - o) : strlen(s + o);
+		bool prefix = len > 0 && s[o + len - 1] == '*';
+
+		if (len == 0) {
+			snprintf(msg, msglen, "%s \"%s\": an empty value", what, s);
+			return -EINVAL;
+		}
+		if (v->n == MT_VALUES_MAX) {
+			snprintf(msg, msglen, "%s \"%s\": more than %d values", what, s, MT_VALUES_MAX);
+			return -EINVAL;
+		}
+		if (memchr(s + o, '*', len - prefix) != NULL) {
+			snprintf(msg, msglen, "%s \"%s\": '*' only at the end of a value (a prefix)", what, s);
+			return -EINVAL;
+		}
+		v->off[v->n] = (uint8_t)o;
+		v->len[v->n] = (uint8_t)(len - prefix);
+		v->prefix[v->n] = prefix;
+		v->n++;
+		if (e == NULL)
+			return 0;
+		o += len + 1;
+	}
+}
+
+static bool
+mt_paths_wanted(const struct metrics_conf *c)
+{
+	return c->seq_first_field[0] != '\0' || c->seq_prev_field[0] != '\0' ||
+	       c->select_field[0] != '\0' || c->reset_field[0] != '\0' ||
+	       strchr(c->symbol_field, '.') != NULL || strchr(c->seq_field, '.') != NULL;
+}
+
+/* the paths of a conf, in slot order: symbol, seq, first/prev, select, reset */
+enum { MT_PATH_SYM, MT_PATH_SEQ, MT_PATH_LO, MT_PATH_SEL, MT_PATH_RESET, MT_N_PATHS };
+
+struct mt_pathconf {
+	const char *path[MT_N_PATHS]; /* NULL: not configured */
+	unsigned slot[MT_N_PATHS];
+	struct metrics_json_paths pj;
+	struct mt_values sel, reset;
+	unsigned seq_mode;
+};
+
+static int
+mt_paths_build(const struct metrics_conf *c, struct mt_pathconf *pc, char *msg, size_t msglen)
+{
+	const char *list[MT_N_PATHS];
+	unsigned idx[MT_N_PATHS], n = 0, slot[MT_N_PATHS];
+	char err[160];
+	static const char *const names[MT_N_PATHS] = { "symbol_field", "seq_field", NULL, "select_field",
+						       "reset_field" };
+
+	memset(pc, 0, sizeof(*pc));
+	pc->path[MT_PATH_SYM] = c->symbol_field;
+	pc->path[MT_PATH_SEQ] = c->seq_field;
+	pc->seq_mode = MT_SEQ_PLAIN;
+	if (c->seq_first_field[0] != '\0' && c->seq_prev_field[0] != '\0') {
+		snprintf(msg, msglen, "seq_first_field and seq_prev_field are both set: a message's sequence is a range (first, last) or a chain (prev, this), not both");
+		return -EINVAL;
+	}
+	if (c->seq_first_field[0] != '\0') {
+		pc->path[MT_PATH_LO] = c->seq_first_field;
+		pc->seq_mode = MT_SEQ_RANGE;
+	} else if (c->seq_prev_field[0] != '\0') {
+		pc->path[MT_PATH_LO] = c->seq_prev_field;
+		pc->seq_mode = MT_SEQ_PREV;
+	}
+	if ((c->select_field[0] == '\0') != (c->select_value[0] == '\0')) {
+		snprintf(msg, msglen, "select_field and select_value go together (\"%s\", \"%s\")",
+			 c->select_field, c->select_value);
+		return -EINVAL;
+	}
+	if ((c->reset_field[0] == '\0') != (c->reset_value[0] == '\0')) {
+		snprintf(msg, msglen, "reset_field and reset_value go together (\"%s\", \"%s\")",
+			 c->reset_field, c->reset_value);
+		return -EINVAL;
+	}
+	if (c->select_field[0] != '\0') {
+		pc->path[MT_PATH_SEL] = c->select_field;
+		if (mt_values_parse("select_value", c->select_value, &pc->sel, msg, msglen) != 0)
+			return -EINVAL;
+	}
+	if (c->reset_field[0] != '\0') {
+		pc->path[MT_PATH_RESET] = c->reset_field;
+		if (mt_values_parse("reset_value", c->reset_value, &pc->reset, msg, msglen) != 0)
+			return -EINVAL;
+	}
+	if (pc->path[MT_PATH_LO] != NULL) {
+		const char *lo = pc->seq_mode == MT_SEQ_RANGE ? "seq_first_field" : "seq_prev_field";
+
+		if (strcmp(pc->path[MT_PATH_LO], c->seq_field) == 0 ||
+		    strcmp(pc->path[MT_PATH_LO], c->symbol_field) == 0) {
+			snprintf(msg, msglen, "%s \"%s\" is also the symbol or sequence field", lo,
+				 pc->path[MT_PATH_LO]);
+			return -EINVAL;
+		}
+	}
+	for (unsigned k = 0; k < MT_N_PATHS; k++) {
+		if (pc->path[k] != NULL) {
+			idx[n] = k;
+			list[n++] = pc->path[k];
+		}
+	}
+	if (metrics_json_compile(&pc->pj, list, n, slot, err, sizeof(err)) != 0) {
+		for (unsigned i = 0; i < n; i++) {
+			char q[MT_FIELD_MAX + 8];
+
+			snprintf(q, sizeof(q), "path \"%s\"", list[i]);
+			if (strncmp(err, q, strlen(q)) == 0) {
+				const char *what = names[idx[i]] ? names[idx[i]]
+					: pc->seq_mode == MT_SEQ_RANGE ? "seq_first_field" : "seq_prev_field";
+
+				snprintf(msg, msglen, "%s: %s", what, err);
+				return -EINVAL;
+			}
+		}
+		snprintf(msg, msglen, "paths: %s", err);
+		return -EINVAL;
+	}
+	for (unsigned i = 0; i < n; i++)
+		pc->slot[idx[i]] = slot[i];
+	return 0;
+}
+
 static int
 metrics_validate(const void *conf, char *msg, size_t msglen)
 {
 	const struct metrics_conf *c = conf;
+	struct mt_pathconf pc;
 
 	if (metrics_check_field("seq_field", c->seq_field, msg, msglen) != 0 ||
-	    metrics_check_field("symbol_field", c->symbol_field, msg, msglen) != 0)
+	    metrics_check_field("symbol_field", c->symbol_field, msg, msglen) != 0 ||
+	    metrics_check_field("seq_first_field", c->seq_first_field, msg, msglen) != 0 ||
+	    metrics_check_field("seq_prev_field", c->seq_prev_field, msg, msglen) != 0 ||
+	    metrics_check_field("select_field", c->select_field, msg, msglen) != 0 ||
+	    metrics_check_field("reset_field", c->reset_field, msg, msglen) != 0)
 		return -EINVAL;
 	if (strcmp(c->seq_field, c->symbol_field) == 0) {
 		snprintf(msg, msglen, "seq_field and symbol_field are both \"%s\"", c->seq_field);
 		return -EINVAL;
 	}
-	return 0;
+	if (!mt_paths_wanted(c)) {
+		if (c->select_value[0] != '\0' || c->reset_value[0] != '\0') {
+			snprintf(msg, msglen, "%s without %s", c->select_value[0] ? "select_value" : "reset_value",
+				 c->select_value[0] ? "select_field" : "reset_field");
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (c->naive) {
+		snprintf(msg, msglen, "naive measures the default tick shape: it does not take paths, select_*, reset_* or seq_first/prev_field");
+		return -EINVAL;
+	}
+	return mt_paths_build(c, &pc, msg, msglen);
 }
 
 /* ---- the context ---- */
@@ -229,6 +422,15 @@ struct metrics_ctx {
 	uint64_t hz;
 	char naive_pat[5][MT_FIELD_MAX + 4]; /* naive: "\"s\":" ... */
 	size_t naive_pat_len[5];
+
+	/* paths mode (mt_pathconf): read per message when paths is set */
+	bool paths;
+	bool has_lo, has_sel, has_reset;
+	unsigned seq_mode;
+	unsigned sl_sym, sl_seq, sl_lo, sl_sel, sl_reset; /* capture slots */
+	struct mt_values sel, reset;
+	struct metrics_json_paths pj;
+	uint64_t unselected, seq_resets;
 };
 
 /* ---- the latency histogram ----
@@ -320,6 +522,40 @@ mt_hash(uint64_t conn, const uint64_t key[4], uint32_t len)
 	return h ^ (h >> 33);
 }
 
+/* the entry of (conn, symbol), or the free slot where it belongs (len == 0) */
+static __rte_always_inline struct mt_sym *
+mt_lookup(struct metrics_ctx *x, uint64_t conn, const uint64_t key[4], uint32_t len)
+{
+	uint64_t i = mt_hash(conn, key, len) & x->mask;
+	struct mt_sym *e;
+
+	for (;;) {
+		e = &x->tab[i];
+		if (e->len == 0 ||
+		    (e->len == len && e->conn == conn && e->key[0] == key[0] && e->key[1] == key[1] &&
+		     e->key[2] == key[2] && e->key[3] == key[3]))
+			return e;
+		i = (i + 1) & x->mask;
+	}
+}
+
+/* a new (conn, symbol) into the free slot e; MT_SYMBOLS or MT_SYMBOL_TABLE_FULL */
+static __rte_always_inline unsigned
+mt_insert(struct metrics_ctx *x, struct mt_sym *e, uint64_t conn, const uint64_t key[4],
+	  uint32_t len, uint64_t seq, uint32_t ep)
+{
+	/* a free slot: the table always has one (twice as many slots as symbols) */
+	if (unlikely(x->n_syms >= x->max_syms))
+		return MT_SYMBOL_TABLE_FULL;
+	memcpy(e->key, key, sizeof(e->key));
+	e->conn = conn;
+	e->last = seq;
+	e->len = len;
+	e->epoch = ep;
+	x->n_syms++;
+	return MT_SYMBOLS;
+}
+
 /* Track sequence number seq of (conn, symbol); returns the outcome's counter
  * (MT_SYMBOLS: a new symbol, MT_SEQ_IN_ORDER, MT_SEQ_GAPS: a gap of *missing,
  * MT_SEQ_DUPS, MT_SEQ_RESYNCS: first tick of a new session, MT_SYMBOL_TABLE_FULL). */
@@ -365,6 +601,63 @@ mt_track(struct metrics_ctx *x, uint64_t conn, const uint64_t key[4], uint32_t l
 	e->epoch = ep;
 	x->n_syms++;
 	return MT_SYMBOLS;
+}
+
+/* paths mode: as mt_track, for a sequence that is a number (seq), a range
+ * (lo = its first id, seq its last) or a chain (lo = the previous message's
+ * number); reset: a snapshot that restarts the sequence (MT_SEQ_RESETS). */
+static __rte_always_inline unsigned
+mt_track_paths(struct metrics_ctx *x, uint64_t conn, const uint64_t key[4], uint32_t len,
+	       uint64_t seq, uint64_t lo, bool reset, uint64_t *missing)
+{
+	uint32_t ep = x->epoch[conn % MT_EPOCHS];
+	struct mt_sym *e = mt_lookup(x, conn, key, len);
+	uint64_t last;
+
+	if (e->len == 0)
+		return mt_insert(x, e, conn, key, len, seq, ep);
+	last = e->last;
+	if (unlikely(e->epoch != ep)) {
+		e->epoch = ep;
+		e->last = seq;
+		return MT_SEQ_RESYNCS;
+	}
+	if (unlikely(reset)) {
+		e->last = seq;
+		return MT_SEQ_RESETS;
+	}
+	switch (x->seq_mode) {
+	case MT_SEQ_RANGE: /* lo <= seq */
+		if (likely(lo > last)) {
+			e->last = seq;
+			if (likely(lo - last == 1))
+				return MT_SEQ_IN_ORDER;
+			*missing = lo - last - 1;
+			return MT_SEQ_GAPS;
+		}
+		if (seq > last)
+			e->last = seq; /* an overlap: some ids again, some new */
+		return MT_SEQ_DUPS;
+	case MT_SEQ_PREV:
+		if (likely(lo == last)) {
+			e->last = seq;
+			return MT_SEQ_IN_ORDER;
+		}
+		if (seq <= last)
+			return MT_SEQ_DUPS;
+		e->last = seq;
+		*missing = 1; /* the chain broke: one message or more */
+		return MT_SEQ_GAPS;
+	default:
+		if (likely(seq > last)) {
+			e->last = seq;
+			if (likely(seq - last == 1))
+				return MT_SEQ_IN_ORDER;
+			*missing = seq - last - 1;
+			return MT_SEQ_GAPS;
+		}
+		return MT_SEQ_DUPS;
+	}
 }
 
 /* ---- the tick scan ----
@@ -481,6 +774,88 @@ mt_scan(const struct metrics_ctx *x, const uint8_t *p, const uint8_t *end, uint6
 	return MT_SCAN_NON_TICK;
 }
 
+/* ---- paths mode: one message ---- */
+
+/* a captured number: a JSON number or a string of digits, unsigned, integral */
+static __rte_always_inline bool
+mt_span_uint(const struct metrics_json_span *sp, uint64_t *v)
+{
+	const uint8_t *end = sp->p + sp->len;
+
+	if (sp->kind != METRICS_JSON_LITERAL && sp->kind != METRICS_JSON_STRING)
+		return false;
+	return mt_uint(sp->p, end, v) == end;
+}
+
+/* a captured symbol: a string (or a number) of 1 .. 31 bytes */
+static __rte_always_inline bool
+mt_span_symbol(const struct metrics_json_span *sp, uint64_t key[4], uint32_t *len)
+{
+	if ((sp->kind != METRICS_JSON_STRING && sp->kind != METRICS_JSON_LITERAL) || sp->len == 0 ||
+	    sp->len > MT_SYM_MAX)
+		return false;
+	key[0] = key[1] = key[2] = key[3] = 0;
+	memcpy(key, sp->p, sp->len);
+	*len = sp->len;
+	return true;
+}
+
+static __rte_always_inline bool
+mt_span_match(const struct mt_values *v, const struct metrics_json_span *sp)
+{
+	if (sp->kind != METRICS_JSON_STRING && sp->kind != METRICS_JSON_LITERAL)
+		return false;
+	for (unsigned i = 0; i < v->n; i++) {
+		if ((v->prefix[i] ? sp->len >= v->len[i] : sp->len == v->len[i]) &&
+		    memcmp(sp->p, v->buf + v->off[i], v->len[i]) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* classify and track one message; c[] is the per-burst block, ext[0]
+ * unselected, ext[1] seq_resets */
+static __rte_always_inline void
+mt_paths_msg(struct metrics_ctx *x, const struct lcp_msg *m, uint64_t *c, uint64_t *ext)
+{
+	struct metrics_json_span sp[METRICS_JSON_MAX_PATHS];
+	uint64_t key[4], seq = 0, lo = 0, missing = 0;
+	uint32_t len = 0;
+	bool reset = false;
+	unsigned r;
+
+	metrics_json_walk(&x->pj, m->data, m->data + m->len, sp);
+	if (x->has_sel && !mt_span_match(&x->sel, &sp[x->sl_sel])) {
+		ext[0]++;
+		return;
+	}
+	if (x->has_reset)
+		reset = mt_span_match(&x->reset, &sp[x->sl_reset]);
+	if (sp[x->sl_sym].kind == METRICS_JSON_NONE || sp[x->sl_seq].kind == METRICS_JSON_NONE ||
+	    (x->has_lo && !reset && sp[x->sl_lo].kind == METRICS_JSON_NONE)) {
+		/* selected but incomplete is malformed; unselected traffic is not a tick */
+		c[MT_L(x->has_sel ? MT_BAD_TICK : MT_NON_TICK)]++;
+		return;
+	}
+	if (!mt_span_symbol(&sp[x->sl_sym], key, &len) || !mt_span_uint(&sp[x->sl_seq], &seq) ||
+	    (x->has_lo && !reset &&
+	     (!mt_span_uint(&sp[x->sl_lo], &lo) || (x->seq_mode == MT_SEQ_RANGE && lo > seq)))) {
+		c[MT_L(MT_BAD_TICK)]++;
+		return;
+	}
+	c[MT_L(MT_TICKS)]++;
+	r = mt_track_paths(x, m->conn_id, key, len, seq, lo, reset, &missing);
+	if (r == MT_SEQ_RESETS) {
+		ext[1]++;
+		return;
+	}
+	c[MT_L(r)]++;
+	if (unlikely(r == MT_SEQ_GAPS)) {
+		c[MT_L(MT_GAP_EVENTS)]++;
+		c[MT_L(MT_SEQ_GAPS)] += missing - 1;
+	}
+}
+
 /* ---- process ---- */
 
 static __rte_always_inline void
@@ -504,11 +879,14 @@ mt_first_last(struct metrics_ctx *x, uint64_t now, uint64_t msgs, uint64_t bytes
 	x->last_tsc = now;
 }
 
-static void
-metrics_process_fast(struct lcp_stage *st, struct metrics_ctx *x, void **objs, unsigned n)
+/* one burst; paths is a constant: the default (scan) and the paths mode each get
+ * their own copy of the loop */
+static __rte_always_inline void
+metrics_burst(struct lcp_stage *st, struct metrics_ctx *x, void **objs, unsigned n, const bool paths)
 {
 	uint64_t now = rte_rdtsc(); /* once per burst */
 	uint64_t c[MT_NLOCAL] = { 0 };
+	uint64_t ext[2] = { 0, 0 };
 	uint64_t bytes = 0, run_conn = 0, run_msgs = 0, run_bytes = 0;
 
 	for (unsigned i = 0; i < n; i++) {
@@ -536,6 +914,10 @@ metrics_process_fast(struct lcp_stage *st, struct metrics_ctx *x, void **objs, u
 			mt_sample(st, x, m->rx_tsc, now, c);
 		}
 
+		if (paths) {
+			mt_paths_msg(x, m, c, ext);
+			continue;
+		}
 		r = m->len != 0 ? mt_scan(x, m->data, m->data + m->len, key, &len, &seq)
 				: MT_SCAN_NON_TICK;
 		if (unlikely(r != MT_SCAN_TICK)) {
@@ -566,6 +948,26 @@ metrics_process_fast(struct lcp_stage *st, struct metrics_ctx *x, void **objs, u
 	x->dups += c[MT_L(MT_SEQ_DUPS)];
 	x->sessions += c[MT_L(MT_SESSIONS)];
 	x->resyncs += c[MT_L(MT_SEQ_RESYNCS)];
+	if (paths) {
+		if (ext[0] != 0)
+			lcp_count(st, MT_UNSELECTED, ext[0]);
+		if (ext[1] != 0)
+			lcp_count(st, MT_SEQ_RESETS, ext[1]);
+		x->unselected += ext[0];
+		x->seq_resets += ext[1];
+	}
+}
+
+static void
+metrics_process_fast(struct lcp_stage *st, struct metrics_ctx *x, void **objs, unsigned n)
+{
+	metrics_burst(st, x, objs, n, false);
+}
+
+static __rte_noinline void
+metrics_process_paths(struct lcp_stage *st, struct metrics_ctx *x, void **objs, unsigned n)
+{
+	metrics_burst(st, x, objs, n, true);
 }
 
 /* naive: what the fast path avoids — a TSC read, counter adds and five memmem
@@ -649,10 +1051,14 @@ metrics_process(struct lcp_stage *st, void *ctx, unsigned port, void **objs, uns
 	struct metrics_ctx *x = ctx;
 
 	RTE_SET_USED(port); /* one input */
-	if (likely(!x->naive))
-		metrics_process_fast(st, x, objs, n);
-	else
+	if (likely(!x->naive)) {
+		if (!x->paths)
+			metrics_process_fast(st, x, objs, n);
+		else
+			metrics_process_paths(st, x, objs, n);
+	} else {
 		metrics_process_naive(st, x, objs, n);
+	}
 	if (x->out_linked)
 		lcp_emit(st, MT_P_OUT, objs, n);
 	else
@@ -726,6 +1132,43 @@ metrics_init(struct lcp_stage *st, const void *conf, void **ctx)
 		x->naive_pat_len[k] = strlen(x->naive_pat[k]);
 	}
 	x->hz = rte_get_tsc_hz();
+	if (mt_paths_wanted(c)) {
+		struct mt_pathconf pc;
+		char msg[256];
+		static const char *const modes[] = { [MT_SEQ_PLAIN] = "",
+						     [MT_SEQ_RANGE] = "a range from",
+						     [MT_SEQ_PREV] = "a chain after" };
+
+		if (mt_paths_build(c, &pc, msg, sizeof(msg)) != 0) { /* validate() passed it */
+			lcp_log(st, LCP_LOG_ERR, "%s", msg);
+			rte_free(x->tab);
+			rte_free(x);
+			return -EINVAL;
+		}
+		x->paths = true;
+		x->pj = pc.pj;
+		x->seq_mode = pc.seq_mode;
+		x->sl_sym = pc.slot[MT_PATH_SYM];
+		x->sl_seq = pc.slot[MT_PATH_SEQ];
+		x->has_lo = pc.path[MT_PATH_LO] != NULL;
+		x->sl_lo = pc.slot[MT_PATH_LO];
+		x->has_sel = pc.path[MT_PATH_SEL] != NULL;
+		x->sl_sel = pc.slot[MT_PATH_SEL];
+		x->sel = pc.sel;
+		x->has_reset = pc.path[MT_PATH_RESET] != NULL;
+		x->sl_reset = pc.slot[MT_PATH_RESET];
+		x->reset = pc.reset;
+		if (x->has_lo)
+			snprintf(msg, sizeof(msg), " (%s %s)", modes[x->seq_mode], pc.path[MT_PATH_LO]);
+		else
+			msg[0] = '\0';
+		lcp_log(st, LCP_LOG_INFO,
+			"paths from the top level: symbol %s, sequence %s%s; ticks: %s%s%s; restarts: %s%s%s",
+			c->symbol_field, c->seq_field, msg, x->has_sel ? c->select_field : "every message",
+			x->has_sel ? " = " : "", x->has_sel ? c->select_value : "",
+			x->has_reset ? c->reset_field : "new sessions only", x->has_reset ? " = " : "",
+			x->has_reset ? c->reset_value : "");
+	}
 	if (c->log_buckets)
 		mt_log_buckets(st, x);
 	*ctx = x;
@@ -768,7 +1211,7 @@ metrics_stop(struct lcp_stage *st, void *ctx)
 {
 	struct metrics_ctx *x = ctx;
 	uint64_t total = 0, p50 = 0, p99 = 0, p999 = 0, pmax = 0;
-	char rate[48] = "n/a", mbs[32] = "n/a", sess[80];
+	char rate[48] = "n/a", mbs[32] = "n/a", sess[80], pth[80] = "";
 
 	for (unsigned b = 0; b < MT_NB; b++)
 		total += x->hist[b];
@@ -793,11 +1236,15 @@ metrics_stop(struct lcp_stage *st, void *ctx)
 	}
 	snprintf(sess, sizeof(sess), ", sessions %" PRIu64 " (sequences restarted %" PRIu64 ")", x->sessions,
 		 x->resyncs);
+	if (x->paths)
+		snprintf(pth, sizeof(pth), ", unselected %" PRIu64 ", snapshots restarting %" PRIu64,
+			 x->unselected, x->seq_resets);
 	lcp_log(st, LCP_LOG_INFO,
-		"%" PRIu64 " messages (%s), %s MB/s, latency p50 %.2fµs p99 %.2fµs p99.9 %.2fµs max %.2fµs (%" PRIu64 " samples), sequence gaps %" PRIu64 " (events %" PRIu64 "), duplicates %" PRIu64 ", symbols %" PRIu32 "%s%s",
+		"%" PRIu64 " messages (%s), %s MB/s, latency p50 %.2fµs p99 %.2fµs p99.9 %.2fµs max %.2fµs (%" PRIu64 " samples), sequence gaps %" PRIu64 " (events %" PRIu64 "), duplicates %" PRIu64 ", symbols %" PRIu32 "%s%s%s",
 		x->msgs, rate, mbs, (double)p50 / 1e3, (double)p99 / 1e3, (double)p999 / 1e3,
 		(double)pmax / 1e3, total, x->gaps, x->gap_events, x->dups, x->n_syms,
-		x->n_syms >= x->max_syms ? " (table full)" : "", x->sessions ? sess : "");}
+		x->n_syms >= x->max_syms ? " (table full)" : "", x->sessions ? sess : "", pth);
+}
 
 static void
 metrics_fini(struct lcp_stage *st, void *ctx)

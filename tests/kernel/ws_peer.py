@@ -3,7 +3,10 @@
 # Debian's python3-websockets (10.x, the legacy asyncio API), run with
 # /usr/bin/python3 inside the test's network namespace.
 #
-# Serves ws://0.0.0.0:PORT/. On the first connection it waits for the client's
+# Serves ws://0.0.0.0:PORT/ (wss:// with --tls-cert / --tls-key: an
+# ssl.SSLContext with that certificate, TLS --tls-min .. --tls-max, 1.2 or 1.3,
+# session tickets on; permessage-deflate with --deflate, websockets' default
+# extension, else none). On the first connection it waits for the client's
 # subscription message (a text message; recorded, and checked against
 # --expect-sub), then sends --count messages of mixed sizes and types:
 #   - first, every boundary size (0, 1, 125, 126, 127, 65535, 65536 bytes) as
@@ -20,24 +23,38 @@
 # (--pace-ms: a pause after each message, to make the transfer last, e.g. next
 # to a hostile connection in ws_hostile.sh), then closes the connection itself
 # (1000, "done") and waits for the client's
-# close frame. Later connections (the client reconnects) are held open, idle,
-# until the client goes (with --linger S the server itself stays up to S
-# seconds after the transfer, until such a connection is dropped).
+# close frame. With --serve N the first N connections get that transfer each
+# (the same messages: a client that reconnects after the server's close gets
+# it again, e.g. to resume its TLS session). Later connections (the client
+# reconnects) are held open, idle, until the client goes (with --linger S the
+# server itself stays up to S seconds after the transfer, until such a
+# connection is dropped).
 #
 # --result FILE (JSON, written when the first connection is done): the SHA-256
 # of all payloads in order (text as UTF-8), the SHA-256 of the (opcode, length)
 # sequence (1 byte opcode + 4 bytes length little-endian per message, as
 # msg_hash's "sha256_lens"), counts (messages, bytes, text, binary, fragmented,
 # fragments, pings, pongs received for them), the sizes at the boundaries sent,
-# the subscription received and the client's close code. Exit 0 when the
+# the subscription received and the client's close code (with --serve N: the
+# SHA-256s and counts over all N transfers in order, the last close code);
+# "conns", per connection: the request's Host, the extensions offered and
+# agreed, and with TLS the version, cipher, SNI (null when the client sent
+# none), the ALPN protocol selected (http/1.1 offered; null: none) and
+# whether the session was resumed; with TLS, "alerts_rx": the alerts the
+# clients sent (e.g. CLOSE_NOTIFY, BAD_CERTIFICATE, UNKNOWN_CA, also from
+# handshakes that failed; absent where CPython has no _msg_callback). Exit 0 when the
 # transfer completed (the test asserts on the numbers), 1 on an error, 2 when
-# nothing connected within --timeout.
+# nothing connected within --timeout or before a SIGTERM (which ends the
+# server at once, result written: "terminated": true; e.g. after a run in
+# which every client refused the handshake).
 import argparse
 import asyncio
 import hashlib
 import json
 import os
 import random
+import signal
+import ssl
 import struct
 import sys
 import time
@@ -45,6 +62,7 @@ import time
 import websockets
 
 BOUNDARY = [0, 1, 125, 126, 127, 65535, 65536]
+TLS_VERSIONS = {"1.2": ssl.TLSVersion.TLSv1_2, "1.3": ssl.TLSVersion.TLSv1_3}
 
 
 def parse_args():
@@ -60,7 +78,55 @@ def parse_args():
     ap.add_argument("--timeout", type=float, default=60.0)
     ap.add_argument("--pace-ms", type=float, default=0.0)
     ap.add_argument("--linger", type=float, default=0.0)
-    return ap.parse_args()
+    ap.add_argument("--serve", type=int, default=1, help="connections that get the transfer")
+    ap.add_argument("--tls-cert", default=None, help="PEM certificate (chain): serve wss://")
+    ap.add_argument("--tls-key", default=None, help="PEM private key of --tls-cert")
+    ap.add_argument("--tls-min", choices=sorted(TLS_VERSIONS), default="1.2")
+    ap.add_argument("--tls-max", choices=sorted(TLS_VERSIONS), default="1.3")
+    ap.add_argument("--deflate", action="store_true", help="offer permessage-deflate (websockets' default)")
+    a = ap.parse_args()
+    if (a.tls_cert is None) != (a.tls_key is None):
+        ap.error("--tls-cert and --tls-key go together")
+    return a
+
+
+def tls_context(a, res):
+    """the server's SSLContext: the certificate, TLS --tls-min..--tls-max, the
+    client's SNI kept on the connection's SSLObject (sni_callback), the alerts
+    received in res["alerts_rx"] (CPython's _msg_callback, where it exists)"""
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(a.tls_cert, a.tls_key)
+    ctx.minimum_version = TLS_VERSIONS[a.tls_min]
+    ctx.maximum_version = TLS_VERSIONS[a.tls_max]
+    ctx.set_alpn_protocols(["http/1.1"])  # as HTTP servers do
+
+    def sni(sslobj, name, _ctx):
+        sslobj.lcp_sni = name
+
+    ctx.sni_callback = sni
+    if hasattr(ctx, "_msg_callback") and hasattr(ssl, "_TLSContentType"):
+        res["alerts_rx"] = []
+
+        def msg(_conn, direction, _version, content_type, msg_type, _data):
+            if direction == "read" and content_type == ssl._TLSContentType.ALERT:
+                res["alerts_rx"].append(getattr(msg_type, "name", str(msg_type)))
+
+        ctx._msg_callback = msg
+    return ctx
+
+
+def conn_info(ws):
+    """what a connection negotiated: Host, extensions offered / agreed, TLS"""
+    info = {"host": ws.request_headers.get("Host"),
+            "offered_extensions": ws.request_headers.get_all("Sec-WebSocket-Extensions"),
+            "extensions": [e.name for e in ws.extensions], "tls": None}
+    so = ws.transport.get_extra_info("ssl_object")
+    if so is not None:
+        c = so.cipher()
+        info["tls"] = {"version": so.version(), "cipher": c[0] if c else None,
+                       "resumed": so.session_reused, "sni": getattr(so, "lcp_sni", None),
+                       "alpn": so.selected_alpn_protocol()}
+    return info
 
 
 class Gen:
@@ -158,8 +224,10 @@ async def main():
         "sha256": None, "sha256_lens": None, "text": 0, "binary": 0, "fragmented": 0, "fragments": 0,
         "pings": 0, "pings_in_fragmented": 0, "pongs": 0, "boundary_sent": {}, "min_len": None,
         "max_len": None, "client_close_code": None, "client_close_reason": None, "send_s": None,
-        "error": None,
+        "error": None, "served_conns": 0, "pongs_sent": 0, "conns": [],
     }
+    # over every transfer (--serve N), in order
+    sha, sha_lens = hashlib.sha256(), hashlib.sha256()
     done = asyncio.get_running_loop().create_future()
     ping_rng = random.Random(a.seed + 1)
     ping_no = [0]
@@ -174,7 +242,6 @@ async def main():
     async def serve_one(ws):
         gen = Gen(a.seed, a.frag_every)
         frag_rng = random.Random(a.seed + 2)
-        sha, sha_lens = hashlib.sha256(), hashlib.sha256()
         waiters = []
         sub = await asyncio.wait_for(ws.recv(), a.timeout)
         res["subscription"] = sub if isinstance(sub, str) else repr(sub)
@@ -220,21 +287,23 @@ async def main():
                 # write buffer is below its high-water mark, and a reader
                 # starved for seconds leaves the client's pings unanswered
                 await asyncio.sleep(0)
-        res["send_s"] = round(time.monotonic() - t0, 3)
+        res["send_s"] = round(time.monotonic() - t0 + (res["send_s"] or 0), 3)
         res["sha256"] = sha.hexdigest()
         res["sha256_lens"] = sha_lens.hexdigest()
         await ws.close(1000, "done")
         res["client_close_code"] = ws.close_code
         res["client_close_reason"] = ws.close_reason
-        res["pongs"] = sum(1 for w in waiters if w.done() and not w.cancelled() and w.exception() is None)
-        res["pongs_sent"] = ws.pongs_sent
-        res["served"] = True
+        res["pongs"] += sum(1 for w in waiters if w.done() and not w.cancelled() and w.exception() is None)
+        res["pongs_sent"] += ws.pongs_sent
+        res["served_conns"] += 1
+        res["served"] = res["served_conns"] == a.serve
 
     held_gone = asyncio.Event()
 
     async def handler(ws, path):
         res["connections"] += 1
-        if res["connections"] > 1:
+        res["conns"].append(conn_info(ws))
+        if res["connections"] > a.serve or done.done():
             await ws.wait_closed()  # a reconnect: hold it, idle
             held_gone.set()
             return
@@ -243,12 +312,23 @@ async def main():
             await serve_one(ws)
         except Exception as e:  # noqa: BLE001 - reported in the result
             res["error"] = "%s: %s" % (type(e).__name__, e)
-        if not done.done():
+        if (res["served"] or res["error"] is not None) and not done.done():
             done.set_result(None)
 
-    async with websockets.serve(handler, "0.0.0.0", a.port, ping_interval=None, compression=None,
+    async with websockets.serve(handler, "0.0.0.0", a.port, ping_interval=None,
+                                compression="deflate" if a.deflate else None,
+                                ssl=tls_context(a, res) if a.tls_cert else None,
                                 max_size=2**20, close_timeout=10, write_limit=2**20,
                                 create_protocol=PongCounting):
+        def terminate():
+            res["terminated"] = True
+            if not done.done():
+                if res["connections"] > 0:
+                    res["error"] = res["error"] or "terminated: transfer not done"
+                done.set_result(None)
+            held_gone.set()
+
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, terminate)
         if a.ready_file:
             with open(a.ready_file, "w") as f:
                 f.write("%d\n" % os.getpid())

@@ -17,34 +17,53 @@
 //   - a ping (unique payload, 4..125 bytes) every --ping-every messages; the
 //     pongs are matched against the pings in order;
 //   - then close(1000, "done"), and the client's close code is recorded.
-// Later connections (the client reconnects) are held open, idle.
-// --result FILE: JSON with the same fields as ws_peer.py's. Exit 0 when the
-// transfer completed, 1 on an error, 2 when nothing connected within --timeout.
+// With --serve N the first N connections get that transfer each (the same
+// messages); later connections (the client reconnects) are held open, idle.
+// wss:// with --tls-cert / --tls-key: the ws server on an https server
+// (https.createServer) with that certificate, TLS --tls-min .. --tls-max (1.2
+// or 1.3; Node's session tickets on); --deflate 1: permessage-deflate accepted
+// (ws's perMessageDeflate: true: every message compressed, one context for
+// the connection); --deflate 2: with server_no_context_takeover, which makes
+// ws compress only messages of 1 KiB and more (its threshold), so compressed
+// and plain messages alternate; 0 (default): off.
+// --result FILE: JSON with the same fields as ws_peer.py's (with --serve N, the
+// SHA-256s and counts over all N transfers, the last close code; "conns": per
+// connection Host, extensions offered / agreed, TLS version, cipher, SNI,
+// ALPN protocol selected (https' default: http/1.1), resumed). Exit 0 when the transfers completed, 1 on an error, 2 when nothing
+// connected within --timeout.
 'use strict';
 
 const crypto = require('crypto');
 const fs = require('fs');
+const https = require('https');
 const { WebSocketServer } = require('ws');
 
 const BOUNDARY = [0, 1, 125, 126, 127, 65535, 65536];
 
 function parseArgs(argv) {
   const a = { port: 0, count: 1000, seed: 1, fragEvery: 10, pingEvery: 50, expectSub: null, result: null,
-    readyFile: null, timeout: 60 };
+    readyFile: null, timeout: 60, serve: 1, tlsCert: null, tlsKey: null, tlsMin: '1.2', tlsMax: '1.3', deflate: 0 };
   const names = { '--port': 'port', '--count': 'count', '--seed': 'seed', '--frag-every': 'fragEvery',
     '--ping-every': 'pingEvery', '--expect-sub': 'expectSub', '--result': 'result', '--ready-file': 'readyFile',
-    '--timeout': 'timeout' };
+    '--timeout': 'timeout', '--serve': 'serve', '--tls-cert': 'tlsCert', '--tls-key': 'tlsKey', '--tls-min': 'tlsMin',
+    '--tls-max': 'tlsMax', '--deflate': 'deflate' };
+  const strings = ['expectSub', 'result', 'readyFile', 'tlsCert', 'tlsKey', 'tlsMin', 'tlsMax'];
   for (let i = 2; i < argv.length; i += 2) {
     const k = names[argv[i]];
     if (k === undefined || i + 1 >= argv.length) {
       process.stderr.write('usage: ws_peer_node.js --port P --result FILE [--count N] [--seed S] ' +
-        '[--frag-every K] [--ping-every K] [--expect-sub TEXT] [--ready-file F] [--timeout S]\n');
+        '[--frag-every K] [--ping-every K] [--expect-sub TEXT] [--ready-file F] [--timeout S] [--serve N] ' +
+        '[--tls-cert PEM --tls-key PEM [--tls-min 1.2|1.3] [--tls-max 1.2|1.3]] [--deflate 0|1|2]\n');
       process.exit(64);
     }
-    a[k] = ['expectSub', 'result', 'readyFile'].includes(k) ? argv[i + 1] : Number(argv[i + 1]);
+    a[k] = strings.includes(k) ? argv[i + 1] : Number(argv[i + 1]);
   }
   if (!a.port || !a.result) {
     process.stderr.write('--port and --result are required\n');
+    process.exit(64);
+  }
+  if (!a.tlsCert !== !a.tlsKey || !['1.2', '1.3'].includes(a.tlsMin) || !['1.2', '1.3'].includes(a.tlsMax)) {
+    process.stderr.write('--tls-cert and --tls-key go together; --tls-min / --tls-max: 1.2 or 1.3\n');
     process.exit(64);
   }
   return a;
@@ -127,10 +146,24 @@ function main() {
     connections: 0, served: false, subscription: null, path: null, sent: 0, bytes: 0, sha256: null,
     sha256_lens: null, text: 0, binary: 0, fragmented: 0, fragments: 0, pings: 0, pings_in_fragmented: 0,
     pongs: 0, pongs_sent: 0, pong_mismatch: 0, boundary_sent: {}, min_len: null, max_len: null, client_close_code: null,
-    client_close_reason: null, send_s: null, error: null, split_utf8_fragments: 0,
+    client_close_reason: null, send_s: null, error: null, split_utf8_fragments: 0, served_conns: 0, conns: [],
   };
   let finished = false;
-  const wss = new WebSocketServer({ host: '0.0.0.0', port: a.port, perMessageDeflate: false, maxPayload: 1 << 20 });
+  // over every transfer (--serve N), in order
+  const sha = crypto.createHash('sha256');
+  const shaLens = crypto.createHash('sha256');
+  let sendNs = 0n;
+  const wsOpts = { perMessageDeflate: a.deflate === 2 ? { serverNoContextTakeover: true } : a.deflate === 1,
+    maxPayload: 1 << 20 };
+  let httpsServer = null;
+  let wss;
+  if (a.tlsCert) {
+    httpsServer = https.createServer({ cert: fs.readFileSync(a.tlsCert), key: fs.readFileSync(a.tlsKey),
+      minVersion: 'TLSv' + a.tlsMin, maxVersion: 'TLSv' + a.tlsMax });
+    wss = new WebSocketServer({ server: httpsServer, ...wsOpts });
+  } else {
+    wss = new WebSocketServer({ host: '0.0.0.0', port: a.port, ...wsOpts });
+  }
 
   function finish(code) {
     if (finished) return;
@@ -140,6 +173,7 @@ function main() {
     fs.renameSync(tmp, a.result);
     for (const c of wss.clients) c.terminate();
     wss.close();
+    if (httpsServer) httpsServer.close();
     process.exitCode = code;
     setTimeout(() => process.exit(code), 200).unref();
   }
@@ -150,14 +184,30 @@ function main() {
     finish(res.connections === 0 ? 2 : 1);
   }, a.timeout * 1000);
 
-  wss.on('listening', () => {
+  const ready = () => {
     if (a.readyFile) fs.writeFileSync(a.readyFile, process.pid + '\n');
-  });
+  };
+  if (httpsServer) {
+    httpsServer.on('error', (e) => { res.error = 'server: ' + e.message; finish(1); });
+    httpsServer.listen(a.port, '0.0.0.0', ready);
+  } else {
+    wss.on('listening', ready);
+  }
   wss.on('error', (e) => { res.error = 'server: ' + e.message; finish(1); });
 
   wss.on('connection', (ws, req) => {
     res.connections++;
-    if (res.connections > 1) return; // a reconnect: held open, idle
+    const sock = req.socket;
+    const c = sock.getProtocol ? sock.getCipher() : null;
+    res.conns.push({
+      host: req.headers.host || null,
+      offered_extensions: req.headers['sec-websocket-extensions'] ? [req.headers['sec-websocket-extensions']] : [],
+      extensions: ws.extensions ? ws.extensions.split(',').map((e) => e.split(';')[0].trim()).filter((e) => e) : [],
+      tls: sock.getProtocol ? { version: sock.getProtocol(), cipher: c ? c.standardName || c.name : null,
+        resumed: sock.isSessionReused(), sni: sock.servername || null, alpn: sock.alpnProtocol || null } : null,
+    });
+    if (res.connections > a.serve || finished) return; // a reconnect: held open, idle
+    let served = false;
     res.path = req.url;
     const pings = []; // payloads of the pings not yet answered, in order
     // ws answers a ping (before emitting 'ping') only while the connection is
@@ -174,9 +224,11 @@ function main() {
     ws.on('close', (code, reason) => {
       res.client_close_code = code;
       res.client_close_reason = reason.toString();
-      if (!res.served && !res.error) res.error = 'the client closed before the transfer was done (' + code + ')';
-      clearTimeout(timer);
-      finish(res.served && !res.error ? 0 : 1);
+      if (!served && !res.error) res.error = 'the client closed before the transfer was done (' + code + ')';
+      if (res.served || res.error) {
+        clearTimeout(timer);
+        finish(res.served && !res.error ? 0 : 1);
+      }
     });
     const pr = prng(a.seed + 1);
     let pingNo = 0;
@@ -204,8 +256,6 @@ function main() {
     async function run() {
       const gen = new Gen(a.seed, a.fragEvery);
       const fr = prng(a.seed + 2);
-      const sha = crypto.createHash('sha256');
-      const shaLens = crypto.createHash('sha256');
       const t0 = process.hrtime.bigint();
       let nFrag = 0;
       const sent = (cb) => new Promise((resolve, reject) => cb((e) => (e ? reject(e) : resolve())));
@@ -254,10 +304,13 @@ function main() {
         res.max_len = res.max_len === null ? payload.length : Math.max(res.max_len, payload.length);
         if (a.pingEvery > 0 && i % a.pingEvery === a.pingEvery - 1) ping(false);
       }
-      res.send_s = Number(process.hrtime.bigint() - t0) / 1e9;
-      res.sha256 = sha.digest('hex');
-      res.sha256_lens = shaLens.digest('hex');
-      res.served = true;
+      sendNs += process.hrtime.bigint() - t0;
+      res.send_s = Number(sendNs) / 1e9;
+      res.sha256 = sha.copy().digest('hex');
+      res.sha256_lens = shaLens.copy().digest('hex');
+      served = true;
+      res.served_conns++;
+      res.served = res.served_conns === a.serve;
       ws.close(1000, 'done'); // the 'close' event (the client's close frame) writes the result
     }
   });

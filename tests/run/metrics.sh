@@ -13,6 +13,16 @@
 #   (d) a symbol table smaller than the symbols: symbol_table_full
 #   (e) configurable field names; the default names on that traffic see no tick
 #   (f) lcpipe check refuses bad field names
+# Paths mode (venue shapes; msg_src sends crafted messages, one per line of a
+# file, each line's expected outcome written beside it):
+#   (g) (a)'s traffic again in paths mode (top-level "s"/"n", all selected): the
+#       walk finds what the scan finds, through the escaped-key traps
+#   (h) Binance-shaped ranges: nested paths, selection, numbers as strings,
+#       gaps, duplicates, overlaps, malformed ranges and symbols
+#   (i) OKX-shaped chains: the first array element, prev == last, restarts by
+#       snapshot, a sequence reset to a lower number
+#   (j) Bybit-shaped: a prefix selection, snapshot restarts, the first key wins
+#   (k) lcpipe check refuses contradictory or malformed paths options
 . "$(dirname "$0")/lib.sh"
 
 [ -f "$PLUGDIR/tick_src.so" ] || skip "test plugin $PLUGDIR/tick_src.so not built"
@@ -170,4 +180,149 @@ mkconf metrics.json "$T/f2.json" LSRC=1 LM=1 LINKS="$LINK_DIRECT" SINK="$(sink_o
 RC=$?
 OUT=$T/f2.out ERR=$T/f2.out expect_rc 78 "(f2) a quote in a field name"
 expect_grep "$T/f2.out" 'seq_field "a"b": a key with a quote' "(f2) says why"
+
+# ---- paths mode ----
+[ -f "$PLUGDIR/msg_src.so" ] || { fail "test plugin $PLUGDIR/msg_src.so not built"; finish; }
+
+N=200000
+step "(g) (a)'s traffic in paths mode: select_field s, any value"
+mkconf metrics.json "$T/g.json" LSRC=1 LM=2 LINKS="$LINK_RING" SINK="$(sink_on 2)" \
+	SRC_OPTS='{"count": '$N', "symbols": 64, "conns": 6, "gap_every": 97, "gap_size": 3, "dup_every": 101, "layout": "mixed", "pad": 40}' \
+	M_OPTS='{"max_conns": 4, "select_field": "s", "select_value": "*", "log_buckets": false}'
+lcrun g "$T/g.json" --duration 20 --no-live
+expect_rc 0 "(g)"
+mapfile -t cc < <(conn_checks 4)
+rcheck "(g) paths mode on the simulator's ticks" $(defs $N 1 0) "${common[@]}" "${cc[@]}" \
+	'ctr("src", "injected_gaps") > 0' 'ctr("m", "symbols") == 64' \
+	'ctr("m", "unselected") == ctr("m", "seq_resets") == 0'
+expect_grep "$ERR" '\[metrics:m\] paths from the top level: symbol s, sequence n; ticks: s = \*; restarts: new sessions only' \
+	"(g) the paths are logged"
+expect_grep "$ERR" "\\[metrics:m\\] $N messages .*symbols 64, unselected 0, snapshots restarting 0\$" "(g) summary line"
+
+# lines_case TAG M_OPTS FILE: the lines of FILE ("#" lines dropped, the outcome
+# column after " ## " cut off) through metrics, one message each; sets LINES_N
+lines_case() {
+	local tag=$1 opts=$2 src=$3
+	sed -e '/^#/d' -e 's/ ## .*$//' "$src" >"$T/$tag.lines"
+	LINES_N=$(wc -l <"$T/$tag.lines")
+	mkconf metrics-lines.json "$T/$tag.json" LINES="$T/$tag.lines" COUNT="$LINES_N" M_OPTS="$opts"
+	lcrun "$tag" "$T/$tag.json" --duration 20 --no-live
+	expect_rc 0 "($tag)"
+}
+# -D W_<outcome>=how many lines of FILE name that outcome in their column
+outcomes() {
+	local k
+	for k in unselected bad symbols in_order gap dup reset; do
+		printf '%s\n' -D "W_$k=$(grep -c " ## $k" "$1")"
+	done
+}
+paths_common=(
+	'ctr("m", "msgs") == N'
+	'ctr("m", "unselected") == W_unselected'
+	'ctr("m", "bad_tick") == W_bad'
+	'ctr("m", "non_tick") == 0'
+	'ctr("m", "ticks") == N - W_unselected - W_bad'
+	'ctr("m", "symbols") == W_symbols'
+	'ctr("m", "seq_in_order") == W_in_order'
+	'ctr("m", "gap_events") == W_gap'
+	'ctr("m", "seq_dups") == W_dup'
+	'ctr("m", "seq_resets") == W_reset'
+	'ctr("m", "seq_resyncs") == 0'
+	'ctr("m", "symbols") + ctr("m", "seq_in_order") + ctr("m", "gap_events") + ctr("m", "seq_dups") + ctr("m", "seq_resets") == ctr("m", "ticks")'
+	'in_use == 0'
+)
+
+step "(h) Binance-shaped: data.s, data.U .. data.u, select data.e = depthUpdate"
+cat >"$T/h.src" <<'LINES'
+# each line: a message ## what metrics must make of it
+{"result":null,"id":1} ## unselected: the SUBSCRIBE answer
+{"stream":"aaa@depth","data":{"e":"depthUpdate","E":1,"s":"AAA","U":1,"u":3,"b":[["1","2"]],"a":[]}} ## symbols
+{"stream":"aaa@depth","data":{"e":"depthUpdate","E":2,"s":"AAA","U":4,"u":4,"b":[],"a":[]}} ## in_order
+{"stream":"aaa@depth","data":{"e":"depthUpdate","s":"AAA","U":"7","u":"9"}} ## gap of 2 (5, 6), numbers as strings
+{"stream":"aaa@depth","data":{"e":"depthUpdate","s":"AAA","U":8,"u":9}} ## dup: all seen
+{"stream":"aaa@depth","data":{"e":"depthUpdate","s":"AAA","U":9,"u":12}} ## dup: an overlap, last becomes 12
+{"stream":"aaa@depth","data":{"e":"depthUpdate","s":"AAA","U":13,"u":13}} ## in_order
+{ "data" : { "s" : "AAA" , "U" : 14 , "u" : 14 , "e" : "depthUpdate" } , "stream" : "x" } ## in_order: blanks, e last
+{"stream":"aaa@aggTrade","data":{"e":"aggTrade","s":"AAA","U":1,"u":1}} ## unselected: another event
+{"stream":"bbb@depth","data":{"e":"depthUpdate","s":"BBB","u":5}} ## bad: no U
+{"stream":"bbb@depth","data":{"e":"depthUpdate","s":"BBB","U":6,"u":5}} ## bad: U > u
+{"stream":"bbb@depth","data":{"e":"depthUpdate","s":"BBB","U":-1,"u":5}} ## bad: negative
+{"stream":"bbb@depth","data":{"e":"depthUpdate","s":"BBB","U":1.5,"u":5}} ## bad: a fraction
+{"stream":"bbb@depth","data":{"e":"depthUpdate","s":"BBB","U":"1 ","u":5}} ## bad: a blank in the string
+{"e":"depthUpdate","s":"CCC","U":1,"u":1} ## unselected: the raw stream's shape has no data.e
+{"stream":"bbb@depth","data":{"e":"depthUpdate","s":"BBB","U":10,"u":11}} ## symbols
+{"stream":"bbb@depth","data":{"e":"depthUpdate","s":"BBB","U":13,"u":14}} ## gap of 1 (12)
+not json ## unselected
+ ## unselected: empty
+{"stream":"aaa@depth","data":{"e":"depthUpdate","s":"AAA","U":15,"u":20,"b":[["1","2"],["3","]\"4"]],"a":[]}} ## in_order
+{"stream":"x@depth","data":{"e":"depthUpdate","s":"","U":1,"u":1}} ## bad: an empty symbol
+{"stream":"x@depth","data":{"e":"depthUpdate","s":"0123456789012345678901234567890123","U":1,"u":1}} ## bad: a symbol of 34 bytes
+{"stream":"x@depth","data":{"e":"depthUpdate","s":{"a":1},"U":1,"u":1}} ## bad: a symbol that is an object
+LINES
+lines_case h '{"symbol_field": "data.s", "seq_field": "data.u", "seq_first_field": "data.U", "select_field": "data.e", "select_value": "depthUpdate", "log_buckets": false}' "$T/h.src"
+# shellcheck disable=SC2046
+rcheck "(h) ranges" -D N="$LINES_N" $(outcomes "$T/h.src") "${paths_common[@]}" 'ctr("m", "seq_gaps") == 3'
+expect_grep "$ERR" 'paths from the top level: symbol data.s, sequence data.u \(a range from data.U\); ticks: data.e = depthUpdate; restarts: new sessions only' \
+	"(h) the paths are logged"
+
+step "(i) OKX-shaped: arg.instId, data.0.prevSeqId -> data.0.seqId, snapshots restart"
+cat >"$T/i.src" <<'LINES'
+{"event":"subscribe","arg":{"channel":"books","instId":"X-1"},"connId":"a4d3ae55"} ## unselected: the ack
+{"arg":{"channel":"books","instId":"X-1"},"action":"snapshot","data":[{"asks":[["8476.98","415","0","13"]],"bids":[],"ts":"1","checksum":-8,"prevSeqId":-1,"seqId":100}]} ## symbols
+{"arg":{"channel":"books","instId":"X-1"},"action":"update","data":[{"asks":[["1","2","0","1"]],"bids":[],"ts":"2","checksum":5,"prevSeqId":100,"seqId":107}]} ## in_order: ids jump
+{"arg":{"channel":"books","instId":"X-1"},"action":"update","data":[{"asks":[],"bids":[],"ts":"3","checksum":5,"prevSeqId":107,"seqId":107}]} ## in_order: no change, seqId == prevSeqId
+{"arg":{"channel":"books","instId":"X-1"},"action":"update","data":[{"asks":[],"bids":[],"prevSeqId":120,"seqId":130}]} ## gap: the chain broke
+{"arg":{"channel":"books","instId":"X-1"},"action":"update","data":[{"asks":[],"bids":[],"prevSeqId":107,"seqId":120}]} ## dup: late
+{"arg":{"channel":"books","instId":"X-1"},"action":"update","data":[{"asks":[],"bids":[],"prevSeqId":130,"seqId":5}]} ## in_order: a sequence reset to a lower number
+{"arg":{"channel":"books","instId":"X-1"},"action":"snapshot","data":[{"asks":[],"bids":[],"prevSeqId":-1,"seqId":50}]} ## reset
+{"arg":{"channel":"books","instId":"X-1"},"action":"update","data":[{"prevSeqId":50,"seqId":51}]} ## in_order
+{"arg":{"channel":"books","instId":"X-1"},"action":"update","data":[{"seqId":52}]} ## bad: no prevSeqId
+{"arg":{"channel":"books","instId":"X-1"},"action":"update","data":[{"prevSeqId":"abc","seqId":52}]} ## bad: not a number
+{"arg":{"channel":"books","instId":"X-2"},"action":"update","data":[{"prevSeqId":7,"seqId":9}]} ## symbols: no snapshot first
+{"op":"error","code":"60012"} ## unselected
+{"arg":{"channel":"books","instId":"X-2"},"action":"update","data":[]} ## bad: no data element
+{"arg":{"channel":"books","instId":"X-2"},"action":"update","data":[{"prevSeqId":"9","seqId":"12"},{"prevSeqId":1,"seqId":2}]} ## in_order: element 0 only
+{"arg":{"channel":"books","instId":"X-2"},"action":"snapshot","data":[{"seqId":1}]} ## reset: a snapshot needs no prevSeqId
+LINES
+lines_case i '{"symbol_field": "arg.instId", "seq_field": "data.0.seqId", "seq_prev_field": "data.0.prevSeqId", "select_field": "action", "select_value": "snapshot,update", "reset_field": "action", "reset_value": "snapshot", "log_buckets": false}' "$T/i.src"
+# shellcheck disable=SC2046
+rcheck "(i) chains" -D N="$LINES_N" $(outcomes "$T/i.src") "${paths_common[@]}" 'ctr("m", "seq_gaps") == ctr("m", "gap_events")'
+expect_grep "$ERR" 'sequence data.0.seqId \(a chain after data.0.prevSeqId\); ticks: action = snapshot,update; restarts: action = snapshot' \
+	"(i) the paths are logged"
+
+step "(j) Bybit-shaped: data.s, data.u, select topic = orderbook.*, snapshots restart"
+cat >"$T/j.src" <<'LINES'
+{"success":true,"ret_msg":"","conn_id":"c1","req_id":"","op":"subscribe"} ## unselected
+{"topic":"orderbook.50.AAA","type":"snapshot","ts":1,"data":{"s":"AAA","b":[["1","2"]],"a":[],"u":1,"seq":900},"cts":1} ## symbols
+{"topic":"orderbook.50.AAA","type":"delta","ts":2,"data":{"s":"AAA","b":[],"a":[["3","4"]],"u":2,"seq":905},"cts":2} ## in_order
+{"topic":"orderbook.50.AAA","type":"delta","ts":3,"data":{"s":"AAA","b":[],"a":[],"u":"4","seq":907},"cts":3} ## gap
+{"topic":"orderbook.50.AAA","type":"delta","ts":4,"data":{"s":"AAA","b":[],"a":[],"u":4,"seq":907},"cts":4} ## dup
+{"topic":"publicTrade.AAA","type":"snapshot","ts":5,"data":[{"s":"AAA","i":"1"}]} ## unselected: another topic
+{"topic":"orderbook","type":"delta","data":{"s":"AAA","u":5}} ## unselected: shorter than the prefix
+{"topic":"orderbook.50.AAA","type":"snapshot","ts":6,"data":{"s":"AAA","b":[],"a":[],"u":1,"seq":950},"cts":6} ## reset: u = 1 after a restart of theirs
+{"topic":"orderbook.50.AAA","type":"delta","ts":7,"data":{"s":"AAA","b":[],"a":[],"u":2,"seq":951},"cts":7} ## in_order
+{"topic":"orderbook.50.AAA","type":"delta","data":{"s":"AAA","u":3},"data":{"s":"AAA","u":99}} ## in_order: the first data wins
+{"success":true,"ret_msg":"pong","conn_id":"c1","op":"ping"} ## unselected
+LINES
+lines_case j '{"symbol_field": "data.s", "seq_field": "data.u", "select_field": "topic", "select_value": "orderbook.*", "reset_field": "type", "reset_value": "snapshot", "log_buckets": false}' "$T/j.src"
+# shellcheck disable=SC2046
+rcheck "(j) prefix selection, restarts" -D N="$LINES_N" $(outcomes "$T/j.src") "${paths_common[@]}" 'ctr("m", "seq_gaps") == 1'
+
+step "(k) lcpipe check refuses contradictory or malformed paths options"
+k_refuses() { # TAG M_OPTS REGEX
+	mkconf metrics-lines.json "$T/k$1.json" LINES=/dev/null COUNT=1 M_OPTS="$2"
+	"$LCPIPE" check "$T/k$1.json" >"$T/k$1.out" 2>&1
+	RC=$?
+	OUT=$T/k$1.out ERR=$T/k$1.out expect_rc 78 "(k$1) refused"
+	expect_grep "$T/k$1.out" "$3" "(k$1) says why"
+}
+k_refuses 1 '{"seq_first_field": "U", "seq_prev_field": "pu"}' 'stages\[1\]\.options: seq_first_field and seq_prev_field are both set'
+k_refuses 2 '{"select_field": "e"}' 'select_field and select_value go together \("e", ""\)'
+k_refuses 3 '{"reset_value": "snapshot"}' 'reset_value without reset_field'
+k_refuses 4 '{"symbol_field": "data..s"}' 'symbol_field: path "data\.\.s": an empty component'
+k_refuses 5 '{"symbol_field": "data", "seq_field": "data.u"}' "seq_field: path \"data\\.u\" goes inside another path's value"
+k_refuses 6 '{"select_field": "e", "select_value": "a*b"}' "select_value \"a\\*b\": '\\*' only at the end"
+k_refuses 7 '{"select_field": "e", "select_value": "a,,b"}' 'select_value "a,,b": an empty value'
+k_refuses 8 '{"naive": true, "select_field": "e", "select_value": "x"}' 'naive measures the default tick shape'
+k_refuses 9 '{"seq_field": "d.u", "seq_first_field": "d.u"}' 'seq_first_field "d\.u" is also the symbol or sequence field'
 finish

@@ -27,10 +27,14 @@
  * one line each: "conn opcode rx_tsc hex(payload)\n" (the hex is empty for an
  * empty payload), so a test can compare what a sink wrote with what was sent.
  * With `stop` (default), the stage asks the engine to end the run once all
- * `count` messages are out. Built only for `make check` (tests/run.mk). */
+ * `count` messages are out. With `lines` set, message i is instead line
+ * i % (lines in the file) of that file, as text, without its LF (the metrics
+ * tests feed crafted venue messages this way). Built only for `make check`
+ * (tests/run.mk). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <rte_common.h>
@@ -75,6 +79,7 @@ struct msg_src_conf {
 	uint64_t conn_base;
 	const char *kinds;
 	const char *manifest;
+	const char *lines;
 	uint32_t msgs;
 	bool stop;
 };
@@ -89,6 +94,8 @@ static const struct lcp_opt msg_src_opts[] = {
 		       "payload kinds to cycle through, one letter each (see msg_src.c)"),
 	LCP_OPT_STRING(C, manifest, "manifest", "\"\"", 0, 4095, 0,
 		       "record every message in this file (conn opcode rx_tsc hex)"),
+	LCP_OPT_STRING(C, lines, "lines", "\"\"", 0, 4095, 0,
+		       "a file: message i is its line i % lines, as text (kinds ignored)"),
 	LCP_OPT_UINT(C, msgs, "msgs", "511", 63, 65535, 0, "msg objects in the pool"),
 	LCP_OPT_BOOL(C, stop, "stop", "true", "end the run once every message is out"),
 	LCP_OPT_END,
@@ -107,7 +114,49 @@ struct msg_src_ctx {
 	FILE *manifest;
 	uint64_t i; /* next message number */
 	bool done;
+	char *text;          /* lines: the file, LFs replaced by NULs */
+	size_t *line;        /* offsets of its lines */
+	size_t n_lines;
 };
+
+static int
+msg_src_read_lines(struct lcp_stage *st, struct msg_src_ctx *x)
+{
+	FILE *f = fopen(x->conf.lines, "r");
+	long sz;
+
+	if (f == NULL || fseek(f, 0, SEEK_END) != 0 || (sz = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
+		lcp_log(st, LCP_LOG_ERR, "cannot read %s: %s", x->conf.lines, strerror(errno));
+		if (f != NULL)
+			fclose(f);
+		return -EIO;
+	}
+	x->text = malloc((size_t)sz + 1);
+	x->line = malloc(((size_t)sz + 1) * sizeof(*x->line));
+	if (x->text == NULL || x->line == NULL || fread(x->text, 1, (size_t)sz, f) != (size_t)sz) {
+		fclose(f);
+		return -ENOMEM;
+	}
+	fclose(f);
+	x->text[sz] = '\n';
+	for (size_t o = 0; o < (size_t)sz;) {
+		char *e = memchr(x->text + o, '\n', (size_t)sz + 1 - o);
+
+		*e = '\0';
+		if ((size_t)(e - x->text) - o >= MSG_SRC_MAX) {
+			lcp_log(st, LCP_LOG_ERR, "%s: line %zu is longer than %u bytes", x->conf.lines,
+				x->n_lines + 1, MSG_SRC_MAX - 1);
+			return -EINVAL;
+		}
+		x->line[x->n_lines++] = o;
+		o = (size_t)(e - x->text) + 1;
+	}
+	if (x->n_lines == 0) {
+		lcp_log(st, LCP_LOG_ERR, "%s: no lines", x->conf.lines);
+		return -EINVAL;
+	}
+	return 0;
+}
 
 static int
 msg_src_validate(const void *conf, char *msg, size_t msglen)
@@ -220,6 +269,13 @@ msg_src_init(struct lcp_stage *st, const void *conf, void **ctx)
 		rte_free(x);
 		return -ENOMEM;
 	}
+	if (x->conf.lines[0] != '\0' && msg_src_read_lines(st, x) != 0) {
+		free(x->text);
+		free(x->line);
+		rte_mempool_free(x->pool);
+		rte_free(x);
+		return -EINVAL;
+	}
 	*ctx = x;
 	return 0;
 }
@@ -274,7 +330,15 @@ msg_src_poll(struct lcp_stage *st, void *ctx)
 		m->pool = x->pool;
 		m->pub.conn_id = x->conf.conn_base + x->i % x->conf.conns;
 		m->pub.rx_tsc = tsc;
-		m->pub.len = msg_src_fill(m->data, x->i, x->conf.kinds[x->i % nk], &m->pub.opcode);
+		if (x->n_lines != 0) {
+			const char *l = x->text + x->line[x->i % x->n_lines];
+
+			m->pub.len = (uint32_t)strlen(l);
+			memcpy(m->data, l, m->pub.len);
+			m->pub.opcode = 1;
+		} else {
+			m->pub.len = msg_src_fill(m->data, x->i, x->conf.kinds[x->i % nk], &m->pub.opcode);
+		}
 		m->pub.data = m->data;
 		m->pub.flags = 0;
 		m->pub.release = msg_src_release;
@@ -312,6 +376,8 @@ msg_src_fini(struct lcp_stage *st, void *ctx)
 		return;
 	if (x->manifest != NULL)
 		fclose(x->manifest);
+	free(x->text);
+	free(x->line);
 	in_use = rte_mempool_in_use_count(x->pool);
 	if (in_use != 0)
 		lcp_log(st, LCP_LOG_ERR, "%u msg objects were never released: leaving the pool for the leak check",

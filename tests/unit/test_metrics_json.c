@@ -1,0 +1,296 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * test_metrics_json.c — the metrics stage's path walk (plugins/metrics/metrics_json.c),
+ * no EAL: compiled with the plugin's source file.
+ *
+ * metrics_json_compile(): slots (shared by equal paths), each refusal with its
+ * message. metrics_json_walk(): the venue shapes the profiles in conf/exchanges/
+ * read (nested objects, the first and the last element of an array, numbers as
+ * strings), first occurrence wins, keys at the wrong depth are not taken, escapes
+ * and blanks, the stop once everything is captured (garbage after it is never
+ * read), truncated and malformed input (what came before stays), top-level
+ * arrays, every message fed from a buffer that ends exactly at its last byte.
+ */
+#include <check.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "metrics_json.h"
+
+static struct metrics_json_paths ps;
+static unsigned slot[METRICS_JSON_MAX_PATHS];
+static struct metrics_json_span out[METRICS_JSON_MAX_PATHS];
+static char keep[8192]; /* the text the spans of the last walk point into */
+
+static void
+compile_ok(unsigned n, ...)
+{
+	const char *p[METRICS_JSON_MAX_PATHS + 1];
+	char err[200] = "";
+	va_list ap;
+
+	va_start(ap, n);
+	for (unsigned i = 0; i < n; i++)
+		p[i] = va_arg(ap, const char *);
+	va_end(ap);
+	ck_assert_msg(metrics_json_compile(&ps, p, n, slot, err, sizeof(err)) == 0, "compile: %s",
+		      err);
+}
+
+/* walk a copy of s in a buffer of exactly its length (ASan/valgrind see any over-read) */
+static void
+walk(const char *s)
+{
+	size_t n = strlen(s);
+	uint8_t *b = malloc(n ? n : 1);
+
+	ck_assert_ptr_nonnull(b);
+	memcpy(b, s, n);
+	metrics_json_walk(&ps, b, b + n, out);
+	ck_assert_uint_lt(n, sizeof(keep));
+	memcpy(keep, b, n);
+	for (unsigned i = 0; i < ps.n_slots; i++)
+		if (out[i].kind != METRICS_JSON_NONE)
+			out[i].p = (const uint8_t *)keep + (out[i].p - b);
+	free(b);
+}
+
+/* path i captured as kind with text v (NULL: not captured) */
+static void
+is(unsigned i, int kind, const char *v)
+{
+	const struct metrics_json_span *o = &out[slot[i]];
+
+	if (v == NULL) {
+		ck_assert_msg(o->kind == METRICS_JSON_NONE,
+			      "path %u: captured \"%.*s\", expected nothing", i, (int)o->len,
+			      (const char *)o->p);
+		return;
+	}
+	ck_assert_msg(o->kind == kind, "path %u: kind %d, expected %d", i, o->kind, kind);
+	ck_assert_msg(o->len == strlen(v) && memcmp(o->p, v, o->len) == 0,
+		      "path %u: \"%.*s\", expected \"%s\"", i, (int)o->len, (const char *)o->p, v);
+}
+
+#define S METRICS_JSON_STRING
+#define L METRICS_JSON_LITERAL
+
+START_TEST(binance_combined)
+{
+	compile_ok(4, "data.s", "data.u", "data.U", "data.e");
+	walk("{\"stream\":\"btcusdt@depth@100ms\",\"data\":{\"e\":\"depthUpdate\",\"E\":"
+	     "1700000000000,"
+	     "\"s\":\"BTCUSDT\",\"U\":157,\"u\":160,\"b\":[[\"0.0024\",\"10\"]],\"a\":[[\"0.0026\","
+	     "\"100\"]]}}");
+	is(0, S, "BTCUSDT");
+	is(1, L, "160");
+	is(2, L, "157");
+	is(3, S, "depthUpdate");
+	/* the raw stream has the same keys at the top: not taken for data.* */
+	walk("{\"e\":\"depthUpdate\",\"s\":\"BTCUSDT\",\"U\":1,\"u\":2}");
+	is(0, S, NULL);
+	is(1, S, NULL);
+}
+END_TEST
+
+START_TEST(okx_first_element)
+{
+	compile_ok(4, "arg.instId", "data.0.seqId", "data.0.prevSeqId", "action");
+	walk("{\"arg\":{\"channel\":\"books\",\"instId\":\"BTC-USDT\"},\"action\":\"update\","
+	     "\"data\":[{"
+	     "\"asks\":[[\"8476.98\",\"415\",\"0\",\"13\"],[\"8477\",\"7\",\"0\",\"2\"]],\"bids\":["
+	     "],"
+	     "\"ts\":\"1597026383085\",\"checksum\":-855196043,\"prevSeqId\":123456,\"seqId\":"
+	     "123457}]}");
+	is(0, S, "BTC-USDT");
+	is(1, L, "123457");
+	is(2, L, "123456");
+	is(3, S, "update");
+	/* the subscription ack: arg but no data */
+	walk("{\"event\":\"subscribe\",\"arg\":{\"channel\":\"books\",\"instId\":\"BTC-USDT\"},"
+	     "\"connId\":\"a4d3ae55\"}");
+	is(0, S, "BTC-USDT");
+	is(1, S, NULL);
+	is(3, S, NULL);
+	/* only element 0 counts for .0. */
+	walk("{\"data\":[{\"x\":1},{\"seqId\":5}]}");
+	is(1, S, NULL);
+}
+END_TEST
+
+START_TEST(kraken_last_element)
+{
+	compile_ok(4, "channel", "data.0.symbol", "data.0.trade_id", "data.-1.trade_id");
+	walk("{\"channel\":\"trade\",\"type\":\"update\",\"data\":["
+	     "{\"symbol\":\"BTC/"
+	     "USD\",\"side\":\"buy\",\"price\":64000.1,\"qty\":0.5,\"trade_id\":101,\"timestamp\":"
+	     "\"x\"},"
+	     "{\"symbol\":\"BTC/"
+	     "USD\",\"side\":\"sell\",\"price\":64000.2,\"qty\":[1,[2]],\"trade_id\":102},"
+	     "{\"symbol\":\"BTC/USD\",\"note\":\"]}[{\\\"\",\"trade_id\":103}]}");
+	is(0, S, "trade");
+	is(1, S, "BTC/USD");
+	is(2, L, "101");
+	is(3, L, "103");
+	/* one element: first and last are the same */
+	walk("{\"channel\":\"trade\",\"data\":[{\"symbol\":\"ETH/USD\",\"trade_id\":7}]}");
+	is(2, L, "7");
+	is(3, L, "7");
+	/* the last element has no trade_id: nothing, not an earlier element's */
+	walk("{\"channel\":\"trade\",\"data\":[{\"trade_id\":7},{\"symbol\":\"ETH/USD\"}]}");
+	is(2, L, "7");
+	is(3, L, NULL);
+	/* an empty array, and data that is not an array */
+	walk("{\"channel\":\"trade\",\"data\":[]}");
+	is(1, S, NULL);
+	is(3, L, NULL);
+	walk("{\"channel\":\"heartbeat\",\"data\":{\"0\":{\"symbol\":\"X\"}}}");
+	is(0, S, "heartbeat");
+	is(1, S, "X"); /* "0" on an object is a key */
+	/* the ack has "channel" one level down: not the top-level channel */
+	walk("{\"method\":\"subscribe\",\"result\":{\"channel\":\"trade\",\"symbol\":\"BTC/"
+	     "USD\"},\"success\":true}");
+	is(0, S, NULL);
+}
+END_TEST
+
+START_TEST(first_wins_escapes_blanks)
+{
+	compile_ok(2, "a", "b.c");
+	walk("{\"a\":1,\"a\":2,\"b\":{\"c\":\"x\"},\"b\":{\"c\":\"y\"}}");
+	is(0, L, "1");
+	is(1, S, "x");
+	/* escaped quotes in keys and values, a key that looks like a wanted one inside a string */
+	walk(" {\r\n \"k\\\"a\" : \"\\\"a\\\":9\" ,\n\t\"a\" :\t\"v\\\\\" , \"b\" : { \"c\" : "
+	     "-3.5e2 } } ");
+	is(0, S, "v\\\\");
+	is(1, L, "-3.5e2");
+	/* objects and arrays as values of a path */
+	walk("{\"a\":{\"x\":[1,2]},\"b\":{\"c\":[true,{\"d\":null}]}}");
+	is(0, METRICS_JSON_OBJECT, "{\"x\":[1,2]}");
+	is(1, METRICS_JSON_ARRAY, "[true,{\"d\":null}]");
+	walk("{\"b\":{\"c\":null},\"a\":false}");
+	is(0, L, "false");
+	is(1, L, "null");
+}
+END_TEST
+
+START_TEST(stops_when_done)
+{
+	compile_ok(2, "x", "y");
+	/* once x and y are captured the rest is never read, garbage or not */
+	walk("{\"x\":1,\"y\":\"2\",\"z\":[[[[ \x01 not json");
+	is(0, L, "1");
+	is(1, S, "2");
+}
+END_TEST
+
+START_TEST(malformed_keeps_what_came_before)
+{
+	compile_ok(2, "x", "y");
+	walk("{\"x\":1,\"q\":[1,2,\"y\":3}");
+	is(0, L, "1");
+	is(1, L, NULL);
+	walk("{\"x\":\"unterminated");
+	is(0, L, NULL);
+	walk("{\"x\" 1, \"y\":2}");
+	is(0, L, NULL);
+	is(1, L, NULL);
+	walk("");
+	is(0, L, NULL);
+	walk("\"x\"");
+	is(0, L, NULL);
+	walk("{\"x\":");
+	is(0, L, NULL);
+	walk("{\"x\":1");
+	is(0, L, "1");
+	walk("{\"x\":12");
+	is(0, L, "12"); /* a number cut by the end of the message is taken as sent */
+	walk("{\"q\":{\"y\":[}}],\"x\":5}");
+	is(0, L, NULL); /* brackets are counted, not matched */
+}
+END_TEST
+
+START_TEST(top_level_array)
+{
+	compile_ok(2, "1.0", "1.-1.k");
+	walk("[17,[\"sym\",{\"k\":1},{\"k\":2}],\"tail\"]");
+	is(0, S, "sym");
+	is(1, L, "2");
+}
+END_TEST
+
+START_TEST(slots_shared)
+{
+	compile_ok(4, "type", "data.u", "type", "data.s");
+	ck_assert_uint_eq(ps.n_slots, 3);
+	ck_assert_uint_eq(slot[0], slot[2]);
+	ck_assert_uint_ne(slot[1], slot[3]);
+	walk("{\"type\":\"delta\",\"data\":{\"s\":\"A\",\"u\":9}}");
+	is(0, S, "delta");
+	is(2, S, "delta");
+	is(3, S, "A");
+}
+END_TEST
+
+static void
+compile_bad(const char *want, unsigned n, ...)
+{
+	const char *p[METRICS_JSON_MAX_PATHS + 2];
+	char err[200] = "";
+	va_list ap;
+
+	va_start(ap, n);
+	for (unsigned i = 0; i < n; i++)
+		p[i] = va_arg(ap, const char *);
+	va_end(ap);
+	ck_assert_int_lt(metrics_json_compile(&ps, p, n, slot, err, sizeof(err)), 0);
+	ck_assert_str_eq(err, want);
+}
+
+START_TEST(refusals)
+{
+	compile_bad("path \"a..b\": an empty component", 1, "a..b");
+	compile_bad("path \"a.\": an empty component", 1, "a.");
+	compile_bad("path \".a\": an empty component", 1, ".a");
+	compile_bad("path \"\": 1 to 31 bytes", 1, "");
+	compile_bad("path \"a.b.c.d.e.f.g.h.i\": more than 8 components", 1, "a.b.c.d.e.f.g.h.i");
+	compile_bad("path \"data\" is a prefix of another path", 2, "data.s", "data");
+	compile_bad("path \"data.s\" goes inside another path's value", 2, "data", "data.s");
+	compile_bad("more than 8 paths", 9, "a", "b", "c", "d", "e", "f", "g", "h", "i");
+	compile_bad("paths: more than 39 components in all", 6, "a1.b1.c1.d1.e1.f1.g1.h1",
+		    "a2.b2.c2.d2.e2.f2.g2.h2", "a3.b3.c3.d3.e3.f3.g3.h3", "a4.b4.c4.d4.e4.f4.g4.h4",
+		    "a5.b5.c5.d5.e5.f5.g5.h5", "a6");
+}
+END_TEST
+
+static Suite *
+mj_suite(void)
+{
+	Suite *s = suite_create("metrics_json");
+	TCase *t = tcase_create("walk");
+
+	tcase_add_test(t, binance_combined);
+	tcase_add_test(t, okx_first_element);
+	tcase_add_test(t, kraken_last_element);
+	tcase_add_test(t, first_wins_escapes_blanks);
+	tcase_add_test(t, stops_when_done);
+	tcase_add_test(t, malformed_keeps_what_came_before);
+	tcase_add_test(t, top_level_array);
+	tcase_add_test(t, slots_shared);
+	tcase_add_test(t, refusals);
+	suite_add_tcase(s, t);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(mj_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
