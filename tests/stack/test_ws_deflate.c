@@ -326,7 +326,7 @@ expect_msg(const uint8_t *pre, size_t pn, const uint8_t *m, size_t n, const void
 			rc = inf_msg(&f, m, n, true, ic, oc);
 			REQUIRE(rc == STK_WS_Z_END, "%s (pieces of %zu, out %zu): rc %d (%s)", what, ic, oc, rc,
 				f.z.err ? f.z.err : "");
-			REQUIRE(f.got.len == wn && memcmp(f.got.p, want, wn) == 0,
+			REQUIRE(f.got.len == wn && (wn == 0 || memcmp(f.got.p, want, wn) == 0),
 				"%s (pieces of %zu, out %zu): %zu bytes out", what, ic, oc, f.got.len);
 			inf_free(&f);
 		}
@@ -677,7 +677,7 @@ START_TEST(round_trips)
 					     (size_t)(rnd(&seed) % 3) * 1000);
 				REQUIRE(rc == STK_WS_Z_END, "cfg %d server %d message %d (%zu bytes, kind %d): rc %d %s",
 					cfg, server, i, n, kind, rc, f.z.err ? f.z.err : "");
-				REQUIRE(f.got.len == n && memcmp(f.got.p, msg, n) == 0, "message %d differs", i);
+				REQUIRE(f.got.len == n && (n == 0 || memcmp(f.got.p, msg, n) == 0), "message %d differs", i);
 			}
 			ck_assert_uint_eq(f.z.msgs, 24);
 			ck_assert_uint_eq(d.msgs, 24);
