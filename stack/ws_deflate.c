@@ -24,7 +24,7 @@
 
 enum { Z_ST_IDLE = 0, Z_ST_MSG, Z_ST_ERR };
 
-static const uint8_t tail4[4] = { 0x00, 0x00, 0xff, 0xff };
+static const uint8_t tail4[4] = {0x00, 0x00, 0xff, 0xff};
 
 static int
 zfail(struct stk_ws_inflate *z, uint16_t code, const char *why, const char *zmsg)
@@ -37,8 +37,8 @@ zfail(struct stk_ws_inflate *z, uint16_t code, const char *why, const char *zmsg
 }
 
 int
-stk_ws_inflate_init(struct stk_ws_inflate *z, const struct stk_ws_pmd *neg, bool server, uint64_t max_msg,
-		    bool check_utf8)
+stk_ws_inflate_init(struct stk_ws_inflate *z, const struct stk_ws_pmd *neg, bool server,
+		    uint64_t max_msg, bool check_utf8)
 {
 	unsigned bits = server ? neg->client_max_window_bits : neg->server_max_window_bits;
 	z_stream *zs;
@@ -88,8 +88,8 @@ msg_end(struct stk_ws_inflate *z, bool text)
 	z_stream *zs = z->zs;
 
 	if (z->pend && !z->boundary)
-		return zfail(z, STK_WS_CLOSE_BAD_DATA, "compressed message does not end on a deflate block boundary",
-			     NULL);
+		return zfail(z, STK_WS_CLOSE_BAD_DATA,
+			     "compressed message does not end on a deflate block boundary", NULL);
 	if (text && z->check_utf8 && z->utf8 != STK_UTF8_ACCEPT)
 		return zfail(z, STK_WS_CLOSE_BAD_DATA, "inflated text is not valid UTF-8", NULL);
 	if (z->reset_each)
@@ -100,8 +100,8 @@ msg_end(struct stk_ws_inflate *z, bool text)
 }
 
 int
-stk_ws_inflate(struct stk_ws_inflate *z, const uint8_t **in, const uint8_t *in_end, unsigned flags, uint8_t **out,
-	       uint8_t *out_end)
+stk_ws_inflate(struct stk_ws_inflate *z, const uint8_t **in, const uint8_t *in_end, unsigned flags,
+	       uint8_t **out, uint8_t *out_end)
 {
 	z_stream *zs = z->zs;
 	bool last = flags & STK_WS_Z_LAST, text = flags & STK_WS_Z_TEXT;
@@ -172,7 +172,8 @@ stk_ws_inflate(struct stk_ws_inflate *z, const uint8_t **in, const uint8_t *in_e
 				z->boundary = (zs->data_type & 128) != 0;
 		}
 		if (scratch && got_out != 0)
-			return zfail(z, STK_WS_CLOSE_TOO_BIG, "inflated message over the size limit", NULL);
+			return zfail(z, STK_WS_CLOSE_TOO_BIG,
+				     "inflated message over the size limit", NULL);
 		if (feeding_tail) {
 			z->tail = (uint8_t)(z->tail + got_in);
 		} else {
@@ -189,7 +190,8 @@ stk_ws_inflate(struct stk_ws_inflate *z, const uint8_t **in, const uint8_t *in_e
 					*out += got_out;
 					z->msg_out += got_out;
 					z->out_bytes += got_out;
-					return zfail(z, STK_WS_CLOSE_BAD_DATA, "inflated text is not valid UTF-8", NULL);
+					return zfail(z, STK_WS_CLOSE_BAD_DATA,
+						     "inflated text is not valid UTF-8", NULL);
 				}
 			}
 			*out += got_out;
@@ -226,7 +228,8 @@ stk_ws_inflate(struct stk_ws_inflate *z, const uint8_t **in, const uint8_t *in_e
 
 /* ---- deflate ---- */
 int
-stk_ws_deflate_init(struct stk_ws_deflate *z, const struct stk_ws_pmd *neg, bool server, int level, int mem_level)
+stk_ws_deflate_init(struct stk_ws_deflate *z, const struct stk_ws_pmd *neg, bool server, int level,
+		    int mem_level)
 {
 	unsigned bits = server ? neg->server_max_window_bits : neg->client_max_window_bits;
 	int strategy = Z_DEFAULT_STRATEGY, zbits;
@@ -235,7 +238,8 @@ stk_ws_deflate_init(struct stk_ws_deflate *z, const struct stk_ws_pmd *neg, bool
 	memset(z, 0, sizeof(*z));
 	if (bits == 0)
 		bits = 15;
-	if (!neg->on || bits < 8 || bits > 15 || level < -1 || level > 9 || mem_level < 0 || mem_level > 9)
+	if (!neg->on || bits < 8 || bits > 15 || level < -1 || level > 9 || mem_level < 0 ||
+	    mem_level > 9)
 		return -EINVAL;
 	zbits = (int)bits;
 	if (bits == 8) {
@@ -247,7 +251,8 @@ stk_ws_deflate_init(struct stk_ws_deflate *z, const struct stk_ws_pmd *neg, bool
 	zs = calloc(1, sizeof(*zs));
 	if (zs == NULL)
 		return -ENOMEM;
-	if (deflateInit2(zs, level, Z_DEFLATED, -zbits, mem_level ? mem_level : 8, strategy) != Z_OK) {
+	if (deflateInit2(zs, level, Z_DEFLATED, -zbits, mem_level ? mem_level : 8, strategy) !=
+	    Z_OK) {
 		free(zs);
 		return -ENOMEM;
 	}

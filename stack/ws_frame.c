@@ -95,7 +95,8 @@ stk_ws_hdr(uint8_t *out, unsigned opcode, bool fin, uint64_t len, const uint8_t 
 }
 
 size_t
-stk_ws_hdr_rsv(uint8_t *out, unsigned opcode, bool fin, unsigned rsv, uint64_t len, const uint8_t *mask)
+stk_ws_hdr_rsv(uint8_t *out, unsigned opcode, bool fin, unsigned rsv, uint64_t len,
+	       const uint8_t *mask)
 {
 	size_t h = 2;
 
@@ -130,10 +131,12 @@ header(struct stk_ws_dec *d, const uint8_t *h, struct stk_ws_out *o)
 	unsigned k = 2;
 
 	if (b0 & 0x30)
-		return fail(d, o, STK_WS_CLOSE_PROTOCOL, "RSV2 or RSV3 set (no extension defines them)");
+		return fail(d, o, STK_WS_CLOSE_PROTOCOL,
+			    "RSV2 or RSV3 set (no extension defines them)");
 	if (b0 & 0x40) {
 		if (!d->pmd)
-			return fail(d, o, STK_WS_CLOSE_PROTOCOL, "RSV1 set without a negotiated extension");
+			return fail(d, o, STK_WS_CLOSE_PROTOCOL,
+				    "RSV1 set without a negotiated extension");
 		if (op >= 0x8)
 			return fail(d, o, STK_WS_CLOSE_PROTOCOL, "RSV1 on a control frame");
 		if (op == STK_WS_OP_CONT)

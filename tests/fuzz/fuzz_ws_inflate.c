@@ -63,8 +63,8 @@ put(struct side *s, const uint8_t *p, size_t n)
 
 /* one message m[0..n); ic / oc: chunk plans, NULL = one piece / one region */
 static int
-inflate_msg(struct side *s, const uint8_t *m, size_t n, bool text, uint64_t limit, struct fuzz_chunks *ic,
-	    struct fuzz_chunks *oc)
+inflate_msg(struct side *s, const uint8_t *m, size_t n, bool text, uint64_t limit,
+	    struct fuzz_chunks *ic, struct fuzz_chunks *oc)
 {
 	size_t off = 0;
 
@@ -113,7 +113,8 @@ inflate_msg(struct side *s, const uint8_t *m, size_t n, bool text, uint64_t limi
 			FUZZ_CHECK(rc == STK_WS_Z_ERROR);
 			FUZZ_CHECK(s->z.err != NULL);
 			FUZZ_CHECK(s->z.err_code == 1007 || s->z.err_code == 1009);
-			FUZZ_CHECK(stk_ws_inflate(&s->z, &q, m, STK_WS_Z_LAST, &bp, &b + 1) == STK_WS_Z_ERROR);
+			FUZZ_CHECK(stk_ws_inflate(&s->z, &q, m, STK_WS_Z_LAST, &bp, &b + 1) ==
+				   STK_WS_Z_ERROR);
 			return rc;
 		}
 		off += k;
@@ -123,8 +124,8 @@ inflate_msg(struct side *s, const uint8_t *m, size_t n, bool text, uint64_t limi
 }
 
 static void
-roundtrip(const struct stk_ws_pmd *neg, bool server, bool text, uint64_t limit, struct stk_ws_deflate *d,
-	  struct side *c, const struct side *a)
+roundtrip(const struct stk_ws_pmd *neg, bool server, bool text, uint64_t limit,
+	  struct stk_ws_deflate *d, struct side *c, const struct side *a)
 {
 	size_t cap = stk_ws_deflate_bound(d, a->len);
 	uint8_t *buf = fuzz_xmalloc(cap);
@@ -142,10 +143,10 @@ roundtrip(const struct stk_ws_pmd *neg, bool server, bool text, uint64_t limit, 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct fuzz_chunks ic = { { 0 }, 0 }, oc = { { 0 }, 0 };
-	struct stk_ws_pmd neg = { .on = true };
-	struct side a = { 0 }, b = { 0 }, c = { 0 };
-	struct stk_ws_deflate d = { 0 };
+	struct fuzz_chunks ic = {{0}, 0}, oc = {{0}, 0};
+	struct stk_ws_pmd neg = {.on = true};
+	struct side a = {0}, b = {0}, c = {0};
+	struct stk_ws_deflate d = {0};
 	bool server, text, utf8, again;
 	unsigned bits;
 	uint64_t limit, fed = 0;
@@ -192,9 +193,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			/* zlib checks a back reference against its window plus what
 			 * the current call wrote: beyond the agreed window it may pass
 			 * in one large region and fail in small ones (stk/ws.h) */
-			FUZZ_CHECK(ra == STK_WS_Z_END && rb == STK_WS_Z_ERROR && b.z.err_code == 1007 &&
-				   b.z.zerr != NULL && strcmp(b.z.zerr, "invalid distance too far back") == 0);
-			FUZZ_CHECK(b.len <= a.len && (b.len == 0 || memcmp(a.out, b.out, b.len) == 0));
+			FUZZ_CHECK(ra == STK_WS_Z_END && rb == STK_WS_Z_ERROR &&
+				   b.z.err_code == 1007 && b.z.zerr != NULL &&
+				   strcmp(b.z.zerr, "invalid distance too far back") == 0);
+			FUZZ_CHECK(b.len <= a.len &&
+				   (b.len == 0 || memcmp(a.out, b.out, b.len) == 0));
 			break;
 		}
 		if (ra == STK_WS_Z_END) {

@@ -100,7 +100,7 @@ struct stk_ws_dec {
 	uint64_t max_msg;     /* 0 = no limit */
 	bool server;          /* we are the server: frames must be masked */
 	bool check_utf8;
-	bool pmd;             /* permessage-deflate negotiated: RSV1 allowed on a message's first frame */
+	bool pmd;             /* permessage-deflate: RSV1 allowed on a message's first frame */
 	/* frame */
 	uint8_t state;        /* 0: between frames (the inline fast path relies on it) */
 	uint8_t hlen, hneed;
@@ -222,7 +222,8 @@ size_t stk_ws_hdr(uint8_t *out, unsigned opcode, bool fin, uint64_t len, const u
 #define STK_WS_RSV3 0x10u
 /* stk_ws_hdr with RSV bits (STK_WS_RSV1 on the first frame of a compressed
  * message; bits outside 0x70 are ignored) */
-size_t stk_ws_hdr_rsv(uint8_t *out, unsigned opcode, bool fin, unsigned rsv, uint64_t len, const uint8_t *mask);
+size_t stk_ws_hdr_rsv(uint8_t *out, unsigned opcode, bool fin, unsigned rsv, uint64_t len,
+		      const uint8_t *mask);
 /* XOR n bytes with key, starting at key byte `off` (0..3, for resuming) */
 void stk_ws_mask(uint8_t *p, size_t n, const uint8_t key[4], unsigned off);
 
@@ -264,7 +265,7 @@ struct stk_ws_hs {
 	size_t have;
 	char buf[STK_WS_HS_MAX + 1];
 	char accept[32];      /* client: the Sec-WebSocket-Accept we expect */
-	char protocol[64];    /* client: the subprotocol(s) we asked for ("" = none); server: what was asked */
+	char protocol[64];    /* client: subprotocol(s) asked for ("" = none); server: those asked */
 	/* server side, after a request parsed */
 	char path[256];
 	char key[32];
@@ -290,9 +291,9 @@ int stk_ws_client_request(struct stk_ws_hs *h, char *out, size_t cap, const char
 			  const char *key, const char *protocol, const char *extra);
 /* client: the same, offering permessage-deflate as `offer` says (NULL or
  * !offer->on: no offer). -1 also for window bits outside 0, 8..15. */
-int stk_ws_client_request_pmd(struct stk_ws_hs *h, char *out, size_t cap, const char *host, const char *path,
-			      const char *key, const char *protocol, const char *extra,
-			      const struct stk_ws_pmd *offer);
+int stk_ws_client_request_pmd(struct stk_ws_hs *h, char *out, size_t cap, const char *host,
+			      const char *path, const char *key, const char *protocol,
+			      const char *extra, const struct stk_ws_pmd *offer);
 /* client: feed response bytes. Returns 0 = need more, 1 = accepted (*used =
  * bytes of the head; what follows is frame data; h->pmd = what was
  * negotiated), -1 = failed (h->err). Without an offer any extension in the
@@ -345,13 +346,13 @@ struct stk_ws_inflate {
 	uint64_t msgs;                 /* messages completed */
 	const char *err;        /* STK_WS_Z_ERROR: why (static) */
 	const char *zerr;       /* zlib's message for corrupt data (static), or NULL */
-	uint16_t err_code;      /* STK_WS_Z_ERROR: 1007 corrupt data or bad UTF-8, 1009 too big, 1011 zlib failure */
+	uint16_t err_code;      /* 1007 corrupt or bad UTF-8, 1009 too big, 1011 zlib failed */
 };
 
 enum stk_ws_zr {
 	STK_WS_Z_ERROR = -1, /* z->err_code, z->err; sticky: every later call returns it */
 	STK_WS_Z_MORE = 0,   /* all input consumed, the message goes on (not LAST) */
-	STK_WS_Z_SPACE = 1,  /* the output is full: call again with more room and the rest of the input */
+	STK_WS_Z_SPACE = 1,  /* output full: call again with more room and the rest of the input */
 	STK_WS_Z_END = 2,    /* LAST: the message is complete (z->msg_out bytes in all) */
 };
 #define STK_WS_Z_LAST 1u /* this is the message's last piece (stk_ws_out.last) */
@@ -360,8 +361,8 @@ enum stk_ws_zr {
 /* neg: what was negotiated (neg->on must be set); server: we are the server
  * (the peer is the client: its window bits and no_context_takeover apply).
  * Returns 0, -EINVAL or -ENOMEM. */
-int stk_ws_inflate_init(struct stk_ws_inflate *z, const struct stk_ws_pmd *neg, bool server, uint64_t max_msg,
-			bool check_utf8);
+int stk_ws_inflate_init(struct stk_ws_inflate *z, const struct stk_ws_pmd *neg, bool server,
+			uint64_t max_msg, bool check_utf8);
 /* Inflate a piece of a compressed message (the DATA pieces of one message, in
  * order, any chunking, empty pieces allowed): consumes from *in up to in_end,
  * writes from *out up to out_end, advancing both. With STK_WS_Z_LAST the
@@ -370,8 +371,8 @@ int stk_ws_inflate_init(struct stk_ws_inflate *z, const struct stk_ws_pmd *neg, 
  * call again with the same flags (an empty region is fine: SPACE, except once
  * the message has max_msg bytes out: then no room is needed, the call returns
  * END or ERROR 1009). A compressed message of zero bytes is an empty message. */
-int stk_ws_inflate(struct stk_ws_inflate *z, const uint8_t **in, const uint8_t *in_end, unsigned flags,
-		   uint8_t **out, uint8_t *out_end);
+int stk_ws_inflate(struct stk_ws_inflate *z, const uint8_t **in, const uint8_t *in_end,
+		   unsigned flags, uint8_t **out, uint8_t *out_end);
 /* free the z_stream; z may be zeroed or already finished */
 void stk_ws_inflate_fini(struct stk_ws_inflate *z);
 
@@ -385,8 +386,8 @@ struct stk_ws_deflate {
 /* neg: negotiated; server: we are the server (our window bits and
  * no_context_takeover are the server_* ones). level: zlib level 0..9 or -1
  * (default 6); mem_level 1..9 or 0 (default 8). Returns 0, -EINVAL, -ENOMEM. */
-int stk_ws_deflate_init(struct stk_ws_deflate *z, const struct stk_ws_pmd *neg, bool server, int level,
-			int mem_level);
+int stk_ws_deflate_init(struct stk_ws_deflate *z, const struct stk_ws_pmd *neg, bool server,
+			int level, int mem_level);
 /* an output capacity with which stk_ws_deflate never fails for n input bytes */
 size_t stk_ws_deflate_bound(const struct stk_ws_deflate *z, size_t n);
 /* Compress one whole message into out[0..cap): the payload of an RSV1 message
@@ -395,7 +396,8 @@ size_t stk_ws_deflate_bound(const struct stk_ws_deflate *z, size_t n);
  * is in the context; send it uncompressed or retry), -EIO on a zlib failure.
  * A message compressed here must be sent (the context includes it); messages
  * sent uncompressed do not pass through here. */
-ssize_t stk_ws_deflate(struct stk_ws_deflate *z, const uint8_t *in, size_t n, uint8_t *out, size_t cap);
+ssize_t stk_ws_deflate(struct stk_ws_deflate *z, const uint8_t *in, size_t n, uint8_t *out,
+		       size_t cap);
 void stk_ws_deflate_fini(struct stk_ws_deflate *z);
 
 #ifdef __cplusplus
