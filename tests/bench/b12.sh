@@ -53,12 +53,24 @@
 # Ratios: per round, lcpipe / kernel for the receiver alone and for receiver +
 # the feed server of the same run; median of the per-round ratios.
 #
+# The ws stage runs without pings, stale-feed watchdog or a short handshake
+# deadline (the feed server answers no pings; runs under valgrind are slow).
+#
 # Then (B12_TIMING=1) one lcpipe1 run per size with engine.stage_timing: each
 # stage's own cycles per message, natively (b12_report.py timing).
 # Then (B12_CG=1, valgrind present) one single-lcore lcpipe run per size under
 # callgrind (--toggle-collect=lcp_worker_main; an idle dump, then a stream
 # dump), split by component with b12_report.py cg: instructions per message
 # per stage, empty polling turns removed.
+#
+# B14 (wss) runs this script through b14.sh with B12_ID=B14: the feed server
+# serves TLS (OpenSSL SSL_write, one suite for everyone: B12_SUITE), with a CA
+# and a server certificate for its address made here by the openssl CLI, and
+# the receivers speak wss: the kernel client SSL_read on its kernel socket,
+# lcpipe's ws stage a wss:// URL with ca_file. A case's suffix picks its
+# stream: none = TLS, _z = TLS + permessage-deflate (server compresses, both
+# receivers inflate), _ws = plain ws (B12's stream, the same-run reference for
+# what TLS costs). Ratios then pair lcpipe and kernel cases of the same stream.
 #
 # Knobs: B12_ROUNDS (5), B12_SIZES ("64 256 1024"), B12_CASES ("kernel
 # kernel_min lcpipe1 lcpipe2"), B12_MB (frame megabytes per run, 96: the
@@ -68,11 +80,24 @@
 # setsockopt: cubic, Linux's default; this VM's default is bbr, whose pacing
 # would shape the feed, and a namespace may not pick cubic by sysctl), B12_AFP_ARGS (net_af_packet devargs, "qdisc_bypass=1,framecnt=2048":
 # a ring larger than the tcp stage's 1 MiB window), B12_TIMING (1), B12_CG (1), B12_CG_MB (8), B12_CG_IDLE (1 s),
-# BENCH_NICE, BENCH_QUIET_WAIT, LCPIPE, B12_KEEP=1 (keep the work directory).
+# BENCH_NICE, BENCH_QUIET_WAIT, LCPIPE, B12_KEEP=1 (keep the work directory);
+# B12_ID (B12; B14 from b14.sh), B12_SUITE (TLS_AES_128_GCM_SHA256: a TLS 1.3
+# suite, or a TLS 1.2 cipher name, which pins TLS 1.2), B12_DEFLATE_LEVEL (1).
 set -eu
 . "$(dirname "$0")/common.sh"
 # shellcheck disable=SC2034 # read by bench_header
 BENCH_RT=0 # nothing runs SCHED_FIFO here
+
+: "${B12_ID:=B12}"
+case $B12_ID in
+B12) TLS_DEF=0 ;;
+B14) TLS_DEF=1 ;;
+*) echo "b12.sh: B12_ID must be B12 or B14"; exit 2 ;;
+esac
+ID=$B12_ID
+id=$(echo "$ID" | tr '[:upper:]' '[:lower:]')
+: "${B12_SUITE:=TLS_AES_128_GCM_SHA256}"
+: "${B12_DEFLATE_LEVEL:=1}"
 
 : "${B12_ROUNDS:=5}"
 : "${B12_SIZES:=64 256 1024}"
@@ -94,25 +119,32 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 REP=$HERE/b12_report.py
 
 bench_need_cpus 2
-[ "$(id -u)" = 0 ] || { echo "SKIP: B12 needs root (network namespaces, veth, af_packet)"; exit 77; }
+[ "$(id -u)" = 0 ] || { echo "SKIP: $ID needs root (network namespaces, veth, af_packet)"; exit 77; }
 for t in ip ethtool taskset; do
 	command -v "$t" >/dev/null || { echo "SKIP: no $t (Debian: iproute2, ethtool, util-linux)"; exit 77; }
 done
+if [ "$TLS_DEF" = 1 ]; then
+	command -v openssl >/dev/null || { echo "SKIP: no openssl CLI (Debian: openssl)"; exit 77; }
+fi
 [ -x "$PY" ] || { echo "SKIP: no /usr/bin/python3"; exit 77; }
 SRV=$BENCH_BUILDDIR/bench/b12_feed_server
 KC=$BENCH_BUILDDIR/bench/b12_kernel_client
 LIBTOOL=$BENCH_BUILDDIR/../libtool
 for f in "$SRV" "$KC" "$LCPIPE"; do
-	[ -e "$f" ] || { echo "B12: $f is not built (make bench BENCH_ONLY=b12 builds it)"; exit 1; }
+	[ -e "$f" ] || { echo "$ID: $f is not built (make bench BENCH_ONLY=$id builds it)"; exit 1; }
 done
-[ "$B12_SERVER_CPU" != "$B12_CLIENT_CPU" ] || { echo "B12: B12_SERVER_CPU and B12_CLIENT_CPU must differ"; exit 2; }
+[ "$B12_SERVER_CPU" != "$B12_CLIENT_CPU" ] || { echo "$ID: B12_SERVER_CPU and B12_CLIENT_CPU must differ"; exit 2; }
 
-bench_header B12 "whole pipeline rx -> tcp -> ws -> metrics -> sink: lcpipe on 1 and 2 lcores vs a kernel-socket client"
-tmp=$(mktemp -d /tmp/lcpb12.XXXXXX)
-NSS=lcpb12s-$$
-NSC=lcpb12c-$$
-VS=b12s$$
-VC=b12c$$
+if [ "$ID" = B14 ]; then
+	bench_header B14 "wss receive: lcpipe (ws stage with TLS on its worker lcore) vs a kernel-socket OpenSSL client"
+else
+	bench_header B12 "whole pipeline rx -> tcp -> ws -> metrics -> sink: lcpipe on 1 and 2 lcores vs a kernel-socket client"
+fi
+tmp=$(mktemp -d "/tmp/lcp$id.XXXXXX")
+NSS=lcp${id}s-$$
+NSC=lcp${id}c-$$
+VS=${id}s$$
+VC=${id}c$$
 S_IP=10.89.0.1
 K_IP=10.89.0.2
 L_IP=10.89.0.3
@@ -131,8 +163,8 @@ cleanup() {
 	done
 	ip netns del "$NSS" 2>/dev/null || true
 	ip netns del "$NSC" 2>/dev/null || true
-	if [ "${B12_KEEP:-0}" = 1 ]; then
-		echo "B12_KEEP=1: keeping $tmp"
+	if [ "${B12_KEEP:-0}" = 1 ] || [ "${B14_KEEP:-0}" = 1 ]; then
+		echo "${ID}_KEEP=1: keeping $tmp"
 	else
 		rm -rf "$tmp"
 	fi
@@ -169,6 +201,37 @@ if [ "$(cat /proc/sys/kernel/sched_autogroup_enabled 2>/dev/null || echo 0)" = 1
 	echo "sched:   autogroup on: nice $BENCH_NICE acts only within this session; other sessions' tasks share the CPUs fairly"
 fi
 
+# the stream of a case: its suffix (_z: TLS + permessage-deflate, _ws: plain);
+# no suffix: TLS in B14, plain in B12
+mode_of() {
+	case $1 in
+	*_z) echo z ;;
+	*_ws) echo ws ;;
+	*) [ "$TLS_DEF" = 1 ] && echo tls || echo ws ;;
+	esac
+}
+recv_of() { local c=${1%_z}; echo "${c%_ws}"; }
+TLSD=$tmp/tls
+if [ "$TLS_DEF" = 1 ]; then
+	# a CA and a server certificate for the feed's address (IP SAN), P-256 keys
+	mkdir -p "$TLSD"
+	(
+		cd "$TLSD"
+		openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj "/CN=lcpipe $ID test CA" \
+			-addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign" \
+			-keyout ca.key -out ca.pem
+		openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=$S_IP" -keyout server.key -out server.csr
+		printf 'subjectAltName=IP:%s\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n' "$S_IP" >ext.cnf
+		openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 -extfile ext.cnf -out server.pem
+	) >"$tmp/openssl.log" 2>&1 || { echo "$ID: openssl could not make the certificates: $(tail -3 "$tmp/openssl.log")"; exit 1; }
+	case $B12_SUITE in
+	TLS_*) TLS_VER=1.3 ;;
+	*) TLS_VER=1.2 ;;
+	esac
+	echo "tls:     TLS $TLS_VER, suite $B12_SUITE forced on every end (server, kernel client, lcpipe's ws); certificate: P-256 ECDSA for IP $S_IP, signed by a CA made in $TLSD (openssl $(openssl version | cut -d' ' -f2)); no session tickets"
+	echo "         permessage-deflate (_z cases): the server compresses every message (libstk's deflater, zlib level $B12_DEFLATE_LEVEL, context takeover, 15-bit window), before the stream"
+fi
+
 TSC_HZ=$(taskset -c "$B12_CLIENT_CPU" "$KC" --calibrate | sed -n 's/.*"tsc_hz":\([0-9]*\).*/\1/p')
 spin() { taskset -c "$1" "$KC" --spin | sed -n 's/.*"spin_cycles":\([0-9]*\).*/\1/p'; }
 median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
@@ -191,11 +254,22 @@ export RUNTIME_DIRECTORY=$tmp/rt
 mkdir -p "$RUNTIME_DIRECTORY"
 NLC=0
 lc_conf() { # case -> $tmp/lc.N.json (sets LC_CONF, LC_PFX)
-	local lcores ring='' st2=1 timing=false
+	local lcores ring='' st2=1 timing=false url="ws://$S_IP:$PORT/$id" tls='' md
 	NLC=$((NLC + 1))
-	LC_PFX=lcpb12-$$-$NLC
+	LC_PFX=lcp$id-$$-$NLC
 	LC_CONF=$tmp/lc.$NLC.json
-	case $1 in
+	md=$(mode_of "$1")
+	if [ "$md" != ws ]; then
+		url="wss://$S_IP:$PORT/$id"
+		tls=", \"ca_file\": \"$TLSD/ca.pem\", \"tls_min_version\": \"$TLS_VER\", \"tls_max_version\": \"$TLS_VER\""
+		if [ "$TLS_VER" = 1.3 ]; then
+			tls="$tls, \"tls_ciphersuites\": \"$B12_SUITE\""
+		else
+			tls="$tls, \"tls_ciphers\": \"$B12_SUITE\""
+		fi
+	fi
+	[ "$md" = z ] && tls="$tls, \"deflate\": true"
+	case $(recv_of "$1") in
 	lcpipe1) lcores='"-l", "0,1"' ;;
 	lcpipe2) lcores='"--lcores=0@0,1@1,2@0"'; st2=2; ring='{"from": "tcp.data", "to": "ws.in", "ring_size": 16384}, ' ;;
 	cg) lcores='"-l", "0,1"' ;;
@@ -203,7 +277,7 @@ lc_conf() { # case -> $tmp/lc.N.json (sets LC_CONF, LC_PFX)
 	esac
 	[ -n "$ring" ] || ring='"tcp.data -> ws.in", '
 	cat >"$LC_CONF" <<JSON
-{ "name": "B12 $1",
+{ "name": "$ID $1",
   "eal": ["--no-huge", "--no-pci", "--no-shconf", "-m", "256", $lcores,
           "--file-prefix=$LC_PFX", "--vdev=net_af_packet0,iface=$VC${B12_AFP_ARGS:+,$B12_AFP_ARGS}",
           "--log-level=lib.eal:error"],
@@ -213,8 +287,9 @@ lc_conf() { # case -> $tmp/lc.N.json (sets LC_CONF, LC_PFX)
     {"name": "tcp", "plugin": "tcp", "lcore": 1,
      "options": {"ip": "$L_IP/24", "device": "net_af_packet0", "mac": "$L_MAC"}},
     {"name": "ws", "plugin": "ws", "lcore": $st2,
-     "options": {"url": "ws://$S_IP:$PORT/b12", "subscribe": "b12 subscribe",
-                 "reconnect_min_ms": 3600000, "reconnect_max_ms": 3600000}},
+     "options": {"url": "$url", "subscribe": "$id subscribe",
+                 "reconnect_min_ms": 3600000, "reconnect_max_ms": 3600000, "ping_interval_ms": 0,
+                 "stale_timeout_ms": 0, "handshake_timeout_ms": 60000$tls}},
     {"name": "metrics", "plugin": "metrics", "lcore": $st2, "options": {"log_buckets": false}},
     {"name": "sink", "plugin": "sink_null", "lcore": $st2}],
   "links": ["port.rx -> tcp.rx", "tcp.tx -> port.tx", $ring"ws.tx -> tcp.app",
@@ -222,39 +297,59 @@ lc_conf() { # case -> $tmp/lc.N.json (sets LC_CONF, LC_PFX)
 JSON
 }
 
-# start_server SIZE COUNT BASE [--go-file F] -> SRV_PID
+# the feed server's and the kernel client's options for a stream mode
+srv_opts() {
+	case $1 in
+	tls) echo "--tls-cert $TLSD/server.pem --tls-key $TLSD/server.key --tls-suite $B12_SUITE" ;;
+	z) echo "--tls-cert $TLSD/server.pem --tls-key $TLSD/server.key --tls-suite $B12_SUITE --deflate --deflate-level $B12_DEFLATE_LEVEL" ;;
+	esac
+}
+kc_opts() {
+	case $1 in
+	tls) echo "--tls-ca $TLSD/ca.pem --tls-suite $B12_SUITE" ;;
+	z) echo "--tls-ca $TLSD/ca.pem --tls-suite $B12_SUITE --deflate" ;;
+	esac
+}
+
+# start_server SIZE COUNT BASE MODE [--go-file F] -> SRV_PID
 start_server() {
-	local size=$1 count=$2 base=$3
-	shift 3
+	local size=$1 count=$2 base=$3 md=$4
+	shift 4
 	rm -f "$base.ready"
+	# shellcheck disable=SC2046 # srv_opts: words without blanks
+	set -- "$@" $(srv_opts "$md")
 	# not through nss(): $! must be the process that becomes the server
 	ip netns exec "$NSS" nice -n "$BENCH_NICE" taskset -c "$B12_SERVER_CPU" "$SRV" --listen "$S_IP:$PORT" \
 		--size "$size" --count "$count" --symbols "$B12_SYMBOLS" --opcode "$B12_OPCODE" --ready-file "$base.ready" \
 		--cc "$B12_CC" --timeout-ms 60000 "$@" >"$base.server.json" 2>"$base.server.err" </dev/null &
 	SRV_PID=$!
 	PIDS="$PIDS $SRV_PID"
-	for _ in $(seq 200); do [ -e "$base.ready" ] && return 0; sleep 0.02; done
-	echo "B12: the feed server did not start: $(cat "$base.server.err")"
+	# with --deflate the server compresses the run's messages before it listens
+	for _ in $(seq 3000); do [ -e "$base.ready" ] && return 0; kill -0 "$SRV_PID" 2>/dev/null || break; sleep 0.02; done
+	echo "$ID: the feed server did not start: $(cat "$base.server.err")"
 	return 1
 }
 
 # run_one SIZE CASE BASE: one run; 0 = ok
 run_one() {
-	local size=$1 cs=$2 base=$3 rc=0 count lp sp
+	local size=$1 cs=$2 base=$3 rc=0 count lp sp md
 	count=$(count_of "$size")
-	case $cs in
-	lcpipe* | timing) start_server "$size" "$count" "$base" --go-file "$base.go" || return 1 ;;
-	*) start_server "$size" "$count" "$base" || return 1 ;;
+	md=$(mode_of "$cs")
+	case $(recv_of "$cs") in
+	lcpipe* | timing) start_server "$size" "$count" "$base" "$md" --go-file "$base.go" || return 1 ;;
+	*) start_server "$size" "$count" "$base" "$md" || return 1 ;;
 	esac
-	case $cs in
+	case $(recv_of "$cs") in
 	kernel | kernel_min)
 		local opt=()
-		[ "$cs" = kernel_min ] && opt=(--scan fixed --hash mix)
+		[ "$(recv_of "$cs")" = kernel_min ] && opt=(--scan fixed --hash mix)
+		# shellcheck disable=SC2207 # kc_opts: words without blanks
+		opt+=($(kc_opts "$md"))
 		nsc nice -n "$BENCH_NICE" taskset -c "$B12_CLIENT_CPU" "$KC" --connect "$S_IP:$PORT" --tsc-hz "$TSC_HZ" \
 			"${opt[@]}" >"$base.client.json" 2>"$base.client.err" </dev/null || rc=$?
 		wait "$SRV_PID" || rc=$((rc + 100))
 		if [ $rc != 0 ]; then
-			echo "B12: $cs at $size B failed ($rc): $(cat "$base.client.err" "$base.server.err" 2>/dev/null | head -5)"
+			echo "$ID: $cs at $size B failed ($rc): $(cat "$base.client.err" "$base.server.err" 2>/dev/null | head -5)"
 			return 1
 		fi
 		;;
@@ -274,7 +369,7 @@ run_one() {
 		kill -TERM "$lp" 2>/dev/null || true
 		wait "$lp" || rc=$((rc + 1))
 		if [ $rc != 0 ] || ! [ -s "$base.report.json" ]; then
-			echo "B12: $cs at $size B failed ($rc): server: $(head -c 300 "$base.server.err"); sampler: $(head -c 300 "$base.sample.err") $(head -c 300 "$base.sample.json")"
+			echo "$ID: $cs at $size B failed ($rc): server: $(head -c 300 "$base.server.err"); sampler: $(head -c 300 "$base.sample.err") $(head -c 300 "$base.sample.json")"
 			echo "     lcpipe log ($base.log), last 15 lines:"
 			tail -n 15 "$base.log"
 			return 1
@@ -284,8 +379,13 @@ run_one() {
 	return 0
 }
 
-echo "+ ip netns exec $NSS taskset -c $B12_SERVER_CPU $(basename "$SRV") --listen $S_IP:$PORT --size SIZE --count N --symbols $B12_SYMBOLS --opcode $B12_OPCODE --cc $B12_CC [--go-file R.go]"
-echo "+ ip netns exec $NSC taskset -c $B12_CLIENT_CPU $(basename "$KC") --connect $S_IP:$PORT --tsc-hz $TSC_HZ [--scan fixed --hash mix]"
+SRV_X='' KC_X=''
+if [ "$TLS_DEF" = 1 ]; then
+	SRV_X=" $(srv_opts tls) [--deflate --deflate-level $B12_DEFLATE_LEVEL] (_ws cases: none of these)"
+	KC_X=" $(kc_opts tls) [--deflate] (_ws cases: none of these)"
+fi
+echo "+ ip netns exec $NSS taskset -c $B12_SERVER_CPU $(basename "$SRV") --listen $S_IP:$PORT --size SIZE --count N --symbols $B12_SYMBOLS --opcode $B12_OPCODE --cc $B12_CC [--go-file R.go]$SRV_X"
+echo "+ ip netns exec $NSC taskset -c $B12_CLIENT_CPU $(basename "$KC") --connect $S_IP:$PORT --tsc-hz $TSC_HZ [--scan fixed --hash mix]$KC_X"
 echo "+ ip netns exec $NSC lcpipe run lc.N.json --no-live --report R.report.json  (EAL --vdev=net_af_packet0,iface=$VC,$B12_AFP_ARGS)"
 echo "+ b12_report.py sample --sock-dir \$RUNTIME_DIRECTORY/dpdk/PREFIX --pid LCPIPE_PID --server-pid SERVER_PID --go-file R.go --out R.sample.json  (lcpipe runs: the server waits for R.go)"
 : >"$tmp/runs.tsv"
@@ -332,26 +432,33 @@ done
 RT_S1=$(snmp_retrans "$NSS")
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg); $(($(date +%s) - t_start)) s"
 echo "kernel TCP retransmissions by the feed servers during the runs: $((RT_S1 - RT_S0))"
-"$PY" "$REP" report "$tmp" "$TSC_HZ" || failed=$((failed + 1))
+"$PY" "$REP" report "$tmp" "$TSC_HZ" --bench "$ID" || failed=$((failed + 1))
 
 # ---- per stage, natively: engine.stage_timing ----
 # lcpipe1's pipeline once more per size with "stage_timing": true (two TSC reads
 # per process()/poll() call, so not in the runs above): each stage's own cycles
 # per message (nested same-lcore calls subtracted), scaled to on-CPU cycles by
 # the sampler's window like the runs above.
+# One run per size and per stream of the lcpipe1 cases (B14: TLS, and TLS +
+# deflate when a _z case ran).
 if [ "${B12_TIMING:-1}" = 1 ]; then
 	echo
-	echo "==== B12 per stage: lcpipe1 with engine.stage_timing, one run per size"
+	echo "==== $ID per stage: lcpipe1 with engine.stage_timing, one run per size"
 	: >"$tmp/timing.tsv"
+	tcases=timing
+	case " $B12_CASES " in *" lcpipe1_z "*) tcases="$tcases timing_z" ;; esac
+	[ "$TLS_DEF" = 1 ] && case " $B12_CASES " in *" lcpipe1_ws "*) tcases="$tcases timing_ws" ;; esac
 	for size in $B12_SIZES; do
-		base=$tmp/timing.$size
-		if run_one "$size" timing "$base"; then
-			printf '%s\t%s\n' "$size" "$base" >>"$tmp/timing.tsv"
-		else
-			failed=$((failed + 1))
-		fi
+		for tc in $tcases; do
+			base=$tmp/$tc.$size
+			if run_one "$size" "$tc" "$base"; then
+				printf '%s\t%s\t%s\n' "$size" "$base" "lcpipe1${tc#timing}" >>"$tmp/timing.tsv"
+			else
+				failed=$((failed + 1))
+			fi
+		done
 	done
-	"$PY" "$REP" timing "$tmp/timing.tsv" "$TSC_HZ" || failed=$((failed + 1))
+	"$PY" "$REP" timing "$tmp/timing.tsv" "$TSC_HZ" --bench "$ID" || failed=$((failed + 1))
 fi
 
 # ---- callgrind: instructions per message per stage, single lcore ----
@@ -365,11 +472,11 @@ CGCTL=$(command -v callgrind_control || true)
 : "${B12_CG_IDLE:=1}"
 if [ "$B12_CG" = 1 ] && [ -n "$VALGRIND" ] && [ -x "$VALGRIND" ] && [ -n "$CGCTL" ] && [ -x "$LIBTOOL" ]; then
 	echo
-	echo "==== B12 callgrind: lcpipe1 under valgrind --tool=callgrind --toggle-collect=lcp_worker_main, $B12_CG_MB MB of frames per size"
+	echo "==== $ID callgrind: lcpipe1 under valgrind --tool=callgrind --toggle-collect=lcp_worker_main, $B12_CG_MB MB of frames per size"
 	for size in $B12_SIZES; do
 		base=$tmp/cg.$size
 		count=$((B12_CG_MB * 1000000 / (size + (size < 126 ? 2 : 4))))
-		start_server "$size" "$count" "$base" --go-file "$base.go" --sub-file "$base.sub" || { failed=$((failed + 1)); continue; }
+		start_server "$size" "$count" "$base" "$(mode_of cg)" --go-file "$base.go" --sub-file "$base.sub" || { failed=$((failed + 1)); continue; }
 		lc_conf cg 900
 		echo "+ ip netns exec $NSC libtool --mode=execute $VALGRIND --tool=callgrind --toggle-collect=lcp_worker_main lcpipe run lc.$NLC.json ($size B, $count messages)"
 		ip netns exec "$NSC" "$LIBTOOL" --mode=execute "$VALGRIND" --tool=callgrind --callgrind-out-file="$base.cg.out" \
@@ -396,17 +503,39 @@ if [ "$B12_CG" = 1 ] && [ -n "$VALGRIND" ] && [ -x "$VALGRIND" ] && [ -n "$CGCTL
 		idle=$(grep -l 'Trigger: Client Request: idle\|Trigger: dump idle' "$base.cg.out".* 2>/dev/null | head -1)
 		stream=$(grep -l 'Trigger: Client Request: stream\|Trigger: dump stream' "$base.cg.out".* 2>/dev/null | head -1)
 		if [ $rc != 0 ] || ! [ -s "$base.report.json" ] || [ -z "$idle" ] || [ -z "$stream" ]; then
-			echo "B12: the callgrind run at $size B failed; log: $(tail -n 5 "$base.log")"
+			echo "$ID: the callgrind run at $size B failed; log: $(tail -n 5 "$base.log")"
 			failed=$((failed + 1))
 			continue
 		fi
 		read -r msgs segs bursts < <("$PY" -c 'import json,sys; r=json.load(open(sys.argv[1])); s=r["stages"]; print(s["metrics"]["counters"]["msgs"], s["tcp"]["counters"]["tcp_segs_in"], s["port"]["counters"]["rx_bursts"])' "$base.report.json")
 		echo "-- $size B: $msgs messages, $segs segments in, $bursts rx bursts with frames"
-		"$PY" "$REP" cg "$stream" "$msgs" "$segs" "$base.maps" "$idle" "$bursts" |
-			sed "s/\"case\": \"callgrind\"/\"case\": \"callgrind.lcpipe1.$size\"/" || failed=$((failed + 1))
+		"$PY" "$REP" cg "$stream" "$msgs" "$segs" "$base.maps" "$idle" "$bursts" --bench "$ID" --report "$base.report.json" |
+			sed -e "s/\"case\": \"callgrind\"/\"case\": \"callgrind.lcpipe1.$size\"/" \
+				-e "s/\"case\": \"callgrind_tls\"/\"case\": \"callgrind_tls.lcpipe1.$size\"/" | tee "$base.cg.txt" ||
+			failed=$((failed + 1))
+		[ "$TLS_DEF" = 1 ] || continue
+		# B14: the kernel client under callgrind on the same stream (its own dump of the stream)
+		base=$tmp/cgk.$size
+		start_server "$size" "$count" "$base" tls || { failed=$((failed + 1)); continue; }
+		echo "+ ip netns exec $NSC $VALGRIND --tool=callgrind $(basename "$KC") --connect $S_IP:$PORT $(kc_opts tls)  ($size B, $count messages)"
+		# shellcheck disable=SC2046 # kc_opts: words without blanks
+		if nsc "$VALGRIND" --tool=callgrind --callgrind-out-file="$base.cg.out" "$KC" --connect "$S_IP:$PORT" \
+			--tsc-hz "$TSC_HZ" --timeout-ms 120000 $(kc_opts tls) >"$base.client.json" 2>"$base.client.err" </dev/null &&
+			wait "$SRV_PID" && stream=$(grep -l 'Trigger: Client Request: stream' "$base.cg.out".* 2>/dev/null | head -1) &&
+			[ -n "$stream" ]; then
+			read -r msgs sbytes < <("$PY" -c 'import json,sys; c=json.loads(open(sys.argv[1]).readline()); print(c["msgs"], c["stream_bytes"])' "$base.client.json")
+			"$PY" "$REP" cgk "$stream" "$msgs" "$sbytes" "$tmp/cg.$size.cg.txt" --bench "$ID" |
+				sed "s/\"case\": \"callgrind_tls_kernel_client\"/\"case\": \"callgrind_tls_kernel_client.$size\"/" ||
+				failed=$((failed + 1))
+		else
+			echo "$ID: the kernel client's callgrind run at $size B failed: $(tail -n 3 "$base.client.err" "$base.server.err")"
+			kill -TERM "$SRV_PID" 2>/dev/null || true
+			wait "$SRV_PID" 2>/dev/null || true
+			failed=$((failed + 1))
+		fi
 	done
 else
 	echo "callgrind part skipped (B12_CG=$B12_CG, valgrind '${VALGRIND:-}', callgrind_control '${CGCTL:-}')"
 fi
-[ "$failed" = 0 ] || { echo "B12: $failed run(s) or check(s) failed"; exit 1; }
+[ "$failed" = 0 ] || { echo "$ID: $failed run(s) or check(s) failed"; exit 1; }
 exit 0

@@ -44,10 +44,28 @@
  * lcpipe run before the stream starts). --sub-file PATH: created when the
  * subscription has arrived.
  *
+ * wss (B14): --tls-cert PEM --tls-key PEM [--tls-suite NAME] serves TLS on the
+ * accepted socket with OpenSSL (SSL_accept, then the handshake, the stream and
+ * the close all through SSL_read / SSL_write; kbench_tls.h): one version and
+ * one suite (default TLS_AES_128_GCM_SHA256, TLS 1.3), no session tickets.
+ * Each pass's buffer goes to one SSL_write, which cuts it into 16 KiB records.
+ * The rusage window then includes the encryption.
+ *
+ * permessage-deflate (B14): --deflate [--deflate-level N] accepts the client's
+ * offer (server_max_window_bits 15, context takeover; the client must offer
+ * and must not ask for less) and sends every message compressed (RSV1), with
+ * libstk's deflater (stk_ws_deflate, as feedsim does; zlib level N, default
+ * 1). The whole run's compressed frames are made before listening, from the
+ * same buffer passes as above (compression is ~1-10 us a message: done on
+ * the fly it would pace the feed far below the receivers), and then streamed
+ * --buf bytes per send. Reported: compressed payload bytes and the time the
+ * compression took (outside the rusage window).
+ *
  * Usage: b12_feed_server --listen A.B.C.D:PORT --size BYTES --count N
  *          [--symbols N] [--opcode binary|text] [--buf BYTES]
  *          [--ready-file PATH] [--go-file PATH] [--sub-file PATH] [--cc NAME]
- *          [--timeout-ms MS] */
+ *          [--timeout-ms MS] [--tls-cert PEM --tls-key PEM [--tls-suite NAME]]
+ *          [--deflate [--deflate-level N]] */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
@@ -68,6 +86,7 @@
 
 #include <stk/ws.h>
 #include "kbench.h"
+#include "kbench_tls.h"
 
 
 /* wait until fd is readable, at most ms; 1 = readable, 0 = timeout, -1 = error */
@@ -81,6 +100,13 @@ fs_wait_in(int fd, unsigned ms)
 		rc = poll(&pf, 1, (int)ms);
 	while (rc < 0 && errno == EINTR);
 	return rc;
+}
+
+/* wait for input on io: 1 = readable (or plaintext already inside OpenSSL), 0 = timeout, -1 = error */
+static int
+fs_wait_io(const struct kb_io *io, unsigned ms)
+{
+	return kb_io_pending(io) ? 1 : fs_wait_in(io->fd, ms);
 }
 
 /* add d to the sequence number of frame f (flen bytes) whose last digit is
@@ -117,6 +143,84 @@ fs_seq_add(uint8_t *f, size_t flen, size_t *last, unsigned *w, uint64_t d)
 		i++;
 	}
 	return 0;
+}
+
+/* --deflate: the whole run's messages, each compressed with libstk's deflater
+ * (context takeover, 15-bit window), as RSV1 frames into *out (malloc'd,
+ * *outlen bytes; *zpayload compressed payload bytes). The frames come from the
+ * template buffer's passes exactly as the plain stream sends them (and the
+ * template's sequence numbers are advanced on the way). 0, or -1 with a
+ * message on stderr. */
+static int
+fs_precompress(uint8_t *buf, size_t flen, size_t hlen, size_t nfr, size_t rounds, size_t *nlast, unsigned *nw,
+	       uint64_t count, unsigned opcode, int level, uint8_t **out, size_t *outlen, uint64_t *zpayload)
+{
+	const struct stk_ws_pmd neg = { .on = true, .client_max_window_bits = 15, .server_max_window_bits = 15 };
+	struct stk_ws_deflate z;
+	size_t size = flen - hlen, cap, len = 0, bound;
+	uint64_t done = 0, pass = 0;
+	uint8_t *o;
+
+	if (stk_ws_deflate_init(&z, &neg, true, level, 0) != 0) {
+		fprintf(stderr, "b12_feed_server: deflate init failed\n");
+		return -1;
+	}
+	bound = stk_ws_deflate_bound(&z, size);
+	cap = (size_t)count * (size / 4 + 16) + bound + 16;
+	o = malloc(cap);
+	if (o == NULL) {
+		perror("b12_feed_server: deflate buffer");
+		return -1;
+	}
+	while (done < count) {
+		size_t k = count - done < nfr ? (size_t)(count - done) : nfr;
+
+		for (size_t j = 0; j < k; j++) {
+			uint8_t *f = buf + j * flen;
+			ssize_t zl;
+
+			if (pass > 0 && fs_seq_add(f, flen, &nlast[j], &nw[j], rounds) < 0) {
+				fprintf(stderr, "b12_feed_server: --size %zu leaves no room for %u-digit sequence numbers\n",
+					size, nw[j] + 1);
+				goto fail;
+			}
+			if (cap - len < bound + 16) {
+				uint8_t *no = realloc(o, cap * 2);
+
+				if (no == NULL) {
+					perror("b12_feed_server: deflate buffer");
+					goto fail;
+				}
+				o = no;
+				cap *= 2;
+			}
+			/* compress after a 10-byte gap, then put the header right before it */
+			zl = stk_ws_deflate(&z, f + hlen, size, o + len + 10, cap - len - 10);
+			if (zl < 0) {
+				fprintf(stderr, "b12_feed_server: deflate failed (%zd)\n", zl);
+				goto fail;
+			}
+			{
+				uint8_t h[10];
+				size_t hl = stk_ws_hdr_rsv(h, opcode, true, STK_WS_RSV1, (uint64_t)zl, NULL);
+
+				memmove(o + len + hl, o + len + 10, (size_t)zl);
+				memcpy(o + len, h, hl);
+				len += hl + (size_t)zl;
+			}
+			*zpayload += (uint64_t)zl;
+		}
+		done += k;
+		pass++;
+	}
+	stk_ws_deflate_fini(&z);
+	*out = o;
+	*outlen = len;
+	return 0;
+fail:
+	stk_ws_deflate_fini(&z);
+	free(o);
+	return -1;
 }
 
 /* the client frames in [p, p+n): 1 = a data frame was seen (*data), a close
@@ -171,9 +275,22 @@ main(int argc, char **argv)
 		{ "sub-file", required_argument, NULL, 'u' },
 		{ "cc", required_argument, NULL, 'c' },
 		{ "timeout-ms", required_argument, NULL, 't' },
+		{ "tls-cert", required_argument, NULL, 'C' },
+		{ "tls-key", required_argument, NULL, 'K' },
+		{ "tls-suite", required_argument, NULL, 'T' },
+		{ "deflate", no_argument, NULL, 'D' },
+		{ "deflate-level", required_argument, NULL, 'L' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *listen_at = NULL, *ready = NULL, *go = NULL, *cc = NULL, *sub = NULL;
+	const char *tls_cert = NULL, *tls_key = NULL, *tls_suite = "TLS_AES_128_GCM_SHA256";
+	bool deflate = false;
+	int deflate_level = 1;
+	uint8_t *zbuf = NULL;
+	size_t zlen = 0;
+	uint64_t zpayload = 0, deflate_ns = 0;
+	SSL_CTX *tls_ctx = NULL;
+	struct kb_io io = { .fd = -1 };
 	char cc_used[16] = "?";
 	unsigned long size = 64, symbols = 100, bufmin = 65536, timeout_ms = 30000;
 	unsigned long long count = 0;
@@ -224,10 +341,26 @@ main(int argc, char **argv)
 		case 't':
 			timeout_ms = strtoul(optarg, NULL, 0);
 			break;
+		case 'C':
+			tls_cert = optarg;
+			break;
+		case 'K':
+			tls_key = optarg;
+			break;
+		case 'T':
+			tls_suite = optarg;
+			break;
+		case 'D':
+			deflate = true;
+			break;
+		case 'L':
+			deflate_level = atoi(optarg);
+			break;
 		default:
 			fprintf(stderr, "usage: b12_feed_server --listen A.B.C.D:PORT --size BYTES --count N "
 					"[--symbols N] [--opcode binary|text] [--buf BYTES] [--ready-file PATH] "
-					"[--go-file PATH] [--sub-file PATH] [--cc NAME] [--timeout-ms MS]\n");
+					"[--go-file PATH] [--sub-file PATH] [--cc NAME] [--timeout-ms MS] "
+					"[--tls-cert PEM --tls-key PEM [--tls-suite NAME]] [--deflate [--deflate-level N]]\n");
 			return 2;
 		}
 	}
@@ -237,6 +370,10 @@ main(int argc, char **argv)
 	    bufmin < 1 || bufmin > (64ul << 20)) {
 		fprintf(stderr, "b12_feed_server: --listen and --count > 0 are required; --size 50..65535; "
 				"--symbols 1..99999; --buf 1..64 MiB\n");
+		return 2;
+	}
+	if ((tls_cert == NULL) != (tls_key == NULL) || deflate_level < 0 || deflate_level > 9) {
+		fprintf(stderr, "b12_feed_server: --tls-cert and --tls-key go together; --deflate-level 0..9\n");
 		return 2;
 	}
 	if ((count + symbols - 1) / symbols >= 10000000000ull) {
@@ -292,6 +429,17 @@ main(int argc, char **argv)
 		nlast[j] = hlen + strlen("{\"s\":\"SYM00000\",\"n\":") + nw[j] - 1;
 	}
 
+	if (deflate) {
+		uint64_t z0 = kb_now_ns();
+
+		if (fs_precompress(buf, flen, hlen, nfr, rounds, nlast, nw, count, opcode, deflate_level, &zbuf, &zlen,
+				   &zpayload) < 0)
+			return 1;
+		deflate_ns = kb_now_ns() - z0;
+	}
+	if (tls_cert != NULL && (tls_ctx = kb_tls_server_ctx(tls_cert, tls_key, tls_suite)) == NULL)
+		return 1;
+
 	lfd = socket(AF_INET, SOCK_STREAM, 0);
 	if (lfd < 0) {
 		perror("b12_feed_server: socket");
@@ -330,12 +478,31 @@ main(int argc, char **argv)
 		cc_used[strcspn(cc_used, "\n")] = '\0';
 	}
 
+	io.fd = fd;
+	if (tls_ctx != NULL) {
+		/* blocking TLS reads must not wait for ever on a stalled client */
+		struct timeval tv = { .tv_sec = (time_t)(timeout_ms / 1000),
+				      .tv_usec = (suseconds_t)(timeout_ms % 1000) * 1000 };
+
+		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		io.ssl = SSL_new(tls_ctx);
+		if (io.ssl == NULL || SSL_set_fd(io.ssl, fd) != 1 || SSL_accept(io.ssl) != 1) {
+			fprintf(stderr, "b12_feed_server: TLS handshake failed: %s\n", kb_tls_err());
+			return 1;
+		}
+	}
+
 	/* handshake */
+	if (deflate) {
+		const struct stk_ws_pmd set = { .on = true, .server_max_window_bits = 15 };
+
+		stk_ws_server_init(&hs, &set);
+	}
 	for (int rc = 0; rc == 0;) {
 		ssize_t k;
 		size_t used = 0;
 
-		if (fs_wait_in(fd, (unsigned)timeout_ms) != 1 || (k = recv(fd, in, sizeof(in), 0)) <= 0) {
+		if (fs_wait_io(&io, (unsigned)timeout_ms) != 1 || (k = kb_io_recv(&io, in, sizeof(in))) <= 0) {
 			fprintf(stderr, "b12_feed_server: no upgrade request\n");
 			return 1;
 		}
@@ -345,7 +512,7 @@ main(int argc, char **argv)
 			int n = stk_ws_server_reject(resp, sizeof(resp), hs.err ? hs.err : "bad request");
 
 			if (n > 0)
-				(void)kb_send_all(fd, (const uint8_t *)resp, (size_t)n);
+				(void)kb_io_send_all(&io, resp, (size_t)n);
 			fprintf(stderr, "b12_feed_server: bad upgrade request: %s\n", hs.err ? hs.err : "?");
 			return 1;
 		}
@@ -355,7 +522,12 @@ main(int argc, char **argv)
 
 			have = (size_t)k - used;
 			memmove(in, in + used, have);
-			if (n < 0 || kb_send_all(fd, (const uint8_t *)resp, (size_t)n) < 0) {
+			if (deflate && (!hs.pmd.on || hs.pmd.server_max_window_bits != 15 || hs.pmd.server_no_context_takeover)) {
+				fprintf(stderr, "b12_feed_server: --deflate: the client did not offer permessage-deflate with "
+						"a 15-bit server window and context takeover (the frames are compressed that way)\n");
+				return 1;
+			}
+			if (n < 0 || kb_io_send_all(&io, resp, (size_t)n) < 0) {
 				fprintf(stderr, "b12_feed_server: cannot send the 101 response\n");
 				return 1;
 			}
@@ -373,8 +545,8 @@ main(int argc, char **argv)
 			have -= used;
 			if (data || cl)
 				break;
-			if (have == sizeof(in) || fs_wait_in(fd, (unsigned)timeout_ms) != 1 ||
-			    (k = recv(fd, in + have, sizeof(in) - have, 0)) <= 0) {
+			if (have == sizeof(in) || fs_wait_io(&io, (unsigned)timeout_ms) != 1 ||
+			    (k = kb_io_recv(&io, in + have, sizeof(in) - have)) <= 0) {
 				fprintf(stderr, "b12_feed_server: no subscription from the client\n");
 				return 1;
 			}
@@ -412,6 +584,17 @@ main(int argc, char **argv)
 
 	getrusage(RUSAGE_SELF, &ru0);
 	t0 = kb_now_ns();
+	for (size_t off = 0; deflate && off < zlen; passes++) {
+		size_t k = zlen - off < blen ? zlen - off : blen;
+
+		if (kb_io_send_all(&io, zbuf + off, k) < 0) {
+			fprintf(stderr, "b12_feed_server: send failed after %zu of %zu bytes: %s %s\n", off, zlen,
+				strerror(errno), io.ssl != NULL ? kb_tls_err() : "");
+			return 1;
+		}
+		off += k;
+		sent = count;
+	}
 	while (sent < count) {
 		size_t k = count - sent < nfr ? (size_t)(count - sent) : nfr;
 
@@ -422,9 +605,9 @@ main(int argc, char **argv)
 						size, nw[j] + 1);
 					return 2;
 				}
-		if (kb_send_all(fd, buf, k * flen) < 0) {
-			fprintf(stderr, "b12_feed_server: send failed after %" PRIu64 " messages: %s\n", sent,
-				strerror(errno));
+		if (kb_io_send_all(&io, buf, k * flen) < 0) {
+			fprintf(stderr, "b12_feed_server: send failed after %" PRIu64 " messages: %s %s\n", sent,
+				strerror(errno), io.ssl != NULL ? kb_tls_err() : "");
 			return 1;
 		}
 		sent += k;
@@ -434,7 +617,7 @@ main(int argc, char **argv)
 	{
 		uint8_t cf[4] = { 0x80 | STK_WS_OP_CLOSE, 2, 1000 >> 8, 1000 & 0xff };
 
-		if (kb_send_all(fd, cf, sizeof(cf)) < 0) {
+		if (kb_io_send_all(&io, cf, sizeof(cf)) < 0) {
 			fprintf(stderr, "b12_feed_server: cannot send the close frame\n");
 			return 1;
 		}
@@ -445,11 +628,11 @@ main(int argc, char **argv)
 		ssize_t k;
 		size_t used;
 
-		if (fs_wait_in(fd, (unsigned)timeout_ms) != 1) {
+		if (fs_wait_io(&io, (unsigned)timeout_ms) != 1) {
 			end = "timeout waiting for the client's close";
 			break;
 		}
-		k = recv(fd, in + have, sizeof(in) - have, 0);
+		k = kb_io_recv(&io, in + have, sizeof(in) - have);
 		if (k <= 0) {
 			end = k == 0 ? "eof" : "recv failed";
 			break;
@@ -471,18 +654,26 @@ main(int argc, char **argv)
 
 	memset(&ti, 0, sizeof(ti));
 	(void)getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &til);
-	close(fd);
 	printf("{\"bench\":\"B12\",\"role\":\"feed_server\",\"size\":%lu,\"opcode\":\"%s\",\"symbols\":%lu,"
 	       "\"msgs\":%" PRIu64 ",\"payload_bytes\":%" PRIu64 ",\"frame_bytes\":%" PRIu64 ",\"buf_bytes\":%zu,"
 	       "\"passes\":%" PRIu64 ",\"wall_ns\":%" PRIu64 ",\"send_ns\":%" PRIu64 ",\"utime_us\":%" PRIu64
 	       ",\"stime_us\":%" PRIu64 ",\"nvcsw\":%ld,\"nivcsw\":%ld,\"tcp_data_segs_out\":%u,"
 	       "\"tcp_segs_out\":%u,\"tcp_total_retrans\":%u,\"tcp_snd_mss\":%u,\"tcp_rtt_us\":%u,"
-	       "\"tcp_cc\":\"%s\",\"end\":\"%s\",\"complete\":%s}\n",
+	       "\"tcp_cc\":\"%s\",\"tls_version\":\"%s\",\"tls_cipher\":\"%s\",\"deflate\":%s,"
+	       "\"deflate_level\":%d,\"wire_payload_bytes\":%" PRIu64 ",\"wire_frame_bytes\":%" PRIu64
+	       ",\"deflate_ns\":%" PRIu64 ",\"end\":\"%s\",\"complete\":%s}\n",
 	       size, opcode == STK_WS_OP_TEXT ? "text" : "binary", symbols, sent, sent * size, sent * flen, blen,
 	       passes, t1 - t0, t_sent - t0, kb_tv_us(ru1.ru_utime) - kb_tv_us(ru0.ru_utime),
 	       kb_tv_us(ru1.ru_stime) - kb_tv_us(ru0.ru_stime), ru1.ru_nvcsw - ru0.ru_nvcsw,
 	       ru1.ru_nivcsw - ru0.ru_nivcsw, ti.tcpi_data_segs_out, ti.tcpi_segs_out, ti.tcpi_total_retrans,
-	       ti.tcpi_snd_mss, ti.tcpi_rtt, cc_used, end, closed ? "true" : "false");
+	       ti.tcpi_snd_mss, ti.tcpi_rtt, cc_used, io.ssl != NULL ? SSL_get_version(io.ssl) : "",
+	       io.ssl != NULL ? SSL_get_cipher_name(io.ssl) : "", deflate ? "true" : "false", deflate_level,
+	       deflate ? zpayload : sent * size, deflate ? (uint64_t)zlen : sent * flen, deflate_ns, end,
+	       closed ? "true" : "false");
+	SSL_free(io.ssl);
+	SSL_CTX_free(tls_ctx);
+	close(fd);
+	free(zbuf);
 	free(buf);
 	free(nlast);
 	free(nw);

@@ -15,9 +15,12 @@
  *   server is answered with a masked close (1000) and ends the run.
  *   --scan fixed replaces the tick scan by a parser that knows this feed's
  *   layout (symbol right after {"s":", "n": right after it): the minimal
- *   parser, a cheaper anchor than the same work lcpipe does. --hash mix
- *   gives the symbol table a full 64-bit finaliser (see kc_hash), to measure
- *   what metrics' hash costs on this feed's symbol names.
+ *   parser, a cheaper anchor than the same work lcpipe does. The symbol hash
+ *   is metrics' (a full 64-bit finaliser, MurmurHash3's fmix64); --hash fold
+ *   is metrics' hash before it had one (every symbol of this feed in 8 of
+ *   8192 home slots, ~500 instructions per tick of probing; see kc_hash).
+ *   --hash mix is the same as metrics (the name the finaliser had here
+ *   before metrics took it).
  *
  * The handshake is libstk's client side (stk_ws_client_request /
  * stk_ws_client_response, which checks Sec-WebSocket-Accept), followed by one
@@ -31,15 +34,35 @@
  * kernel's TCP receive work done in softirq on the sender's CPU (charged to
  * the server's process: see b12_feed_server.c).
  *
+ * Under valgrind --tool=callgrind the stream is its own dump (zeroed at the
+ * first recv of the stream, dumped as "stream" at the close: B14 counts the
+ * client's user-space instructions per message with it); natively the two
+ * client requests are a few no-op instructions per run.
+ *
  * Other uses:
  *   --calibrate     print the TSC rate against CLOCK_MONOTONIC_RAW (JSON)
  *   --spin          the noise gate's spin loop (the same loop as B8's):
  *                   median TSC cycles of 7 runs of a fixed dependent
  *                   multiply-add chain (≈ 0.5 ms each), JSON
  *
+ * wss (B14): --tls-ca PEM [--tls-suite NAME] [--tls-read-ahead 0|1] runs TLS
+ * on the connected socket with OpenSSL (SSL_set_fd, SSL_connect verifying the
+ * chain against PEM and the server's IP address; kbench_tls.h), and then
+ * everything above goes through SSL_read / SSL_write: SSL_read into the same
+ * buffer, at most one record's plaintext (16 KiB) per call. One version and
+ * one suite (default TLS_AES_128_GCM_SHA256, TLS 1.3). Read-ahead (default
+ * on) lets OpenSSL read up to its record buffer per recv() instead of a
+ * header and a body per record.
+ *
+ * permessage-deflate (B14): --deflate offers it (client_max_window_bits);
+ * every RSV1 message is inflated with zlib (raw inflate, one stream for the
+ * connection: context takeover; the 00 00 ff ff tail appended, RFC 7692
+ * 7.2.2) into a 128 KiB buffer, and the tick scan runs on the inflated bytes.
+ *
  * Usage: b12_kernel_client --connect A.B.C.D:PORT [--buf BYTES] [--tsc-hz HZ]
  *          [--rcvbuf BYTES] [--timeout-ms MS] [--scan metrics|fixed]
- *          [--hash metrics|mix] | --calibrate | --spin
+ *          [--hash metrics|mix|fold] [--tls-ca PEM [--tls-suite NAME]
+ *          [--tls-read-ahead 0|1]] [--deflate] | --calibrate | --spin
  * Exit 0 only when the stream ended with the server's close frame and no
  * sequence gap, duplicate or malformed tick was seen. Pin it with taskset. */
 #include <arpa/inet.h>
@@ -47,6 +70,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -60,8 +84,21 @@
 #include <unistd.h>
 #include <x86intrin.h>
 
+#include <zlib.h>
+#if defined(__has_include)
+#if __has_include(<valgrind/callgrind.h>)
+#include <valgrind/callgrind.h>
+#define KC_HAVE_CALLGRIND 1
+#endif
+#endif
+#ifndef KC_HAVE_CALLGRIND
+#define CALLGRIND_ZERO_STATS
+#define CALLGRIND_DUMP_STATS_AT(s) ((void)(s))
+#endif
+
 #include <stk/ws.h>
 #include "kbench.h"
+#include "kbench_tls.h"
 
 #define KC_SYM_MAX 31
 #define KC_TABLE (1u << 13) /* slots: twice the 4096 symbols metrics tracks by default */
@@ -99,16 +136,17 @@ struct kc_sym {
 struct kc_stats {
 	uint64_t msgs, bytes, ticks, non_tick, bad_tick, symbols, table_full;
 	uint64_t in_order, gaps, gap_events, dups, other_frames;
+	uint64_t inflated, zbytes; /* messages inflated, their compressed payload bytes */
 };
 
 static struct kc_sym kc_tab[KC_TABLE];
 static unsigned kc_nsyms;
 
-static bool kc_mix; /* --hash mix */
+static bool kc_fold; /* --hash fold */
 
-/* plugins/metrics' mt_hash (for connection 0); --hash mix adds a full 64-bit
- * finaliser (murmur3's fmix64), which the metrics hash lacks: symbols that
- * differ only in their last bytes ("SYM00042") share few home slots there */
+/* plugins/metrics' mt_hash (for connection 0), with its MurmurHash3 fmix64
+ * finaliser; --hash fold ends without it, as mt_hash did before: symbols that
+ * differ only in their last bytes ("SYM00042") then share few home slots */
 static inline uint64_t
 kc_hash(const uint64_t key[4], uint32_t len)
 {
@@ -119,15 +157,13 @@ kc_hash(const uint64_t key[4], uint32_t len)
 		h *= 0xff51afd7ed558ccdull;
 		h ^= h >> 32;
 	}
-	if (kc_mix) {
-		h ^= h >> 33;
-		h *= 0xff51afd7ed558ccdull;
-		h ^= h >> 33;
-		h *= 0xc4ceb9fe1a85ec53ull;
-		h ^= h >> 33;
-		return h;
-	}
-	return h ^ (h >> 29);
+	if (kc_fold)
+		return h ^ (h >> 29);
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ull;
+	return h ^ (h >> 33);
 }
 
 static inline void
@@ -312,6 +348,49 @@ kc_message(struct kc_stats *s, const uint8_t *p, size_t n)
 	kc_track(s, key, len, seq);
 }
 
+/* ---- permessage-deflate: zlib, one raw inflate stream for the connection ---- */
+static z_stream kc_zs;
+static bool kc_z_on, kc_z_reset;
+static uint8_t kc_zout[1u << 17];
+static const char *kc_err;
+
+static inline int
+kc_inflate_step(const uint8_t *p, size_t n)
+{
+	int r;
+
+	kc_zs.next_in = (Bytef *)(uintptr_t)p;
+	kc_zs.avail_in = (uInt)n;
+	r = inflate(&kc_zs, Z_SYNC_FLUSH);
+	if ((r != Z_OK && r != Z_BUF_ERROR) || kc_zs.avail_in != 0) {
+		kc_err = r == Z_OK || r == Z_BUF_ERROR ? "an inflated message larger than 128 KiB" : "corrupt deflate data";
+		return -1;
+	}
+	return 0;
+}
+
+/* one compressed message: inflate, then the tick scan on the result */
+static inline int
+kc_inflate(struct kc_stats *s, const uint8_t *p, size_t n)
+{
+	static const uint8_t tail[4] = { 0x00, 0x00, 0xff, 0xff };
+
+	if (!kc_z_on) {
+		kc_err = "a compressed message without permessage-deflate";
+		return -1;
+	}
+	kc_zs.next_out = kc_zout;
+	kc_zs.avail_out = sizeof(kc_zout);
+	if (kc_inflate_step(p, n) < 0 || kc_inflate_step(tail, sizeof(tail)) < 0)
+		return -1;
+	if (kc_z_reset)
+		inflateReset(&kc_zs);
+	s->inflated++;
+	s->zbytes += n;
+	kc_message(s, kc_zout, sizeof(kc_zout) - kc_zs.avail_out);
+	return 0;
+}
+
 /* whole frames in [p, p+n): messages counted; returns the bytes consumed, or
  * (size_t)-1 on a protocol error; *close_code when a close frame came */
 static size_t
@@ -325,8 +404,10 @@ kc_frames(struct kc_stats *s, const uint8_t *p, size_t n, int *close_code)
 		uint64_t len = f[1] & 0x7f;
 		size_t h = 2;
 
-		if (__builtin_expect(f[1] & 0x80, 0))
-			return (size_t)-1; /* masked frame from a server */
+		if (__builtin_expect(f[1] & 0x80, 0)) {
+			kc_err = "protocol error (masked frame from the server)";
+			return (size_t)-1;
+		}
 		if (len == 126) {
 			if (n - off < 4)
 				break;
@@ -343,7 +424,12 @@ kc_frames(struct kc_stats *s, const uint8_t *p, size_t n, int *close_code)
 		if (n - off < h + len)
 			break;
 		if (__builtin_expect((op == STK_WS_OP_BINARY || op == STK_WS_OP_TEXT) && (b0 & 0x80), 1)) {
-			kc_message(s, f + h, (size_t)len);
+			if (__builtin_expect(b0 & STK_WS_RSV1, 0)) {
+				if (kc_inflate(s, f + h, (size_t)len) < 0)
+					return (size_t)-1;
+			} else {
+				kc_message(s, f + h, (size_t)len);
+			}
 		} else if (op == STK_WS_OP_CLOSE) {
 			*close_code = len >= 2 ? (f[h] << 8) | f[h + 1] : 1005;
 			return off + h + (size_t)len;
@@ -368,6 +454,10 @@ main(int argc, char **argv)
 		{ "hash", required_argument, NULL, 'H' },
 		{ "calibrate", no_argument, NULL, 'C' },
 		{ "spin", no_argument, NULL, 'S' },
+		{ "tls-ca", required_argument, NULL, 'A' },
+		{ "tls-suite", required_argument, NULL, 'T' },
+		{ "tls-read-ahead", required_argument, NULL, 'R' },
+		{ "deflate", no_argument, NULL, 'D' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *at = NULL;
@@ -381,6 +471,10 @@ main(int argc, char **argv)
 	size_t have = 0;
 	int o, fd, n, close_code = -1;
 	const char *end = "close";
+	const char *tls_ca = NULL, *tls_suite = "TLS_AES_128_GCM_SHA256";
+	bool read_ahead = true, deflate = false;
+	SSL_CTX *tls_ctx = NULL;
+	struct kb_io io = { .fd = -1 };
 
 	while ((o = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (o) {
@@ -409,11 +503,25 @@ main(int argc, char **argv)
 			break;
 		case 'H':
 			if (strcmp(optarg, "mix") == 0)
-				kc_mix = true;
+				kc_fold = false;
+			else if (strcmp(optarg, "fold") == 0)
+				kc_fold = true;
 			else if (strcmp(optarg, "metrics") != 0) {
-				fprintf(stderr, "b12_kernel_client: --hash metrics|mix\n");
+				fprintf(stderr, "b12_kernel_client: --hash metrics|mix|fold\n");
 				return 2;
 			}
+			break;
+		case 'A':
+			tls_ca = optarg;
+			break;
+		case 'T':
+			tls_suite = optarg;
+			break;
+		case 'R':
+			read_ahead = atoi(optarg) != 0;
+			break;
+		case 'D':
+			deflate = true;
 			break;
 		case 'C':
 			printf("{\"bench\":\"B12\",\"tsc_hz\":%.0f}\n", kb_calibrate_hz());
@@ -422,7 +530,8 @@ main(int argc, char **argv)
 			return kc_spin();
 		default:
 			fprintf(stderr, "usage: b12_kernel_client --connect A.B.C.D:PORT [--buf BYTES] [--tsc-hz HZ] "
-					"[--rcvbuf BYTES] [--timeout-ms MS] [--scan metrics|fixed] [--hash metrics|mix] | --calibrate | --spin\n");
+					"[--rcvbuf BYTES] [--timeout-ms MS] [--scan metrics|fixed] [--hash metrics|mix|fold] "
+					"[--tls-ca PEM [--tls-suite NAME] [--tls-read-ahead 0|1]] [--deflate] | --calibrate | --spin\n");
 			return 2;
 		}
 	}
@@ -454,6 +563,9 @@ main(int argc, char **argv)
 	}
 	if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw))
 		memset(raw, 0x3c, sizeof(raw));
+	signal(SIGPIPE, SIG_IGN); /* OpenSSL writes with plain send() */
+	if (tls_ca != NULL && (tls_ctx = kb_tls_client_ctx(tls_ca, tls_suite, read_ahead)) == NULL)
+		return 1;
 
 	fd = socket(AF_INET, SOCK_STREAM, 0);
 	if (fd < 0) {
@@ -474,15 +586,30 @@ main(int argc, char **argv)
 		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	}
 
+	io.fd = fd;
+	if (tls_ctx != NULL) {
+		io.ssl = SSL_new(tls_ctx);
+		if (io.ssl == NULL || SSL_set_fd(io.ssl, fd) != 1 ||
+		    X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(io.ssl), host) != 1 || SSL_connect(io.ssl) != 1) {
+			fprintf(stderr, "b12_kernel_client: TLS handshake failed: %s (verify: %s)\n", kb_tls_err(),
+				io.ssl != NULL ? X509_verify_cert_error_string(SSL_get_verify_result(io.ssl)) : "-");
+			return 1;
+		}
+	}
+
 	/* handshake */
 	stk_ws_key(raw, key);
-	n = stk_ws_client_request(&hs, req, sizeof(req), at, "/b12", key, NULL, NULL);
-	if (n < 0 || kb_send_all(fd, req, (size_t)n) < 0) {
+	{
+		const struct stk_ws_pmd offer = { .on = deflate };
+
+		n = stk_ws_client_request_pmd(&hs, req, sizeof(req), at, "/b12", key, NULL, NULL, &offer);
+	}
+	if (n < 0 || kb_io_send_all(&io, req, (size_t)n) < 0) {
 		perror("b12_kernel_client: upgrade request");
 		return 1;
 	}
 	for (;;) {
-		ssize_t k = recv(fd, buf + have, bufsz - have, 0);
+		ssize_t k = kb_io_recv(&io, buf + have, bufsz - have);
 		size_t used = 0;
 		int rc;
 
@@ -501,10 +628,23 @@ main(int argc, char **argv)
 			break;
 		}
 	}
+	if (deflate) {
+		if (!hs.pmd.on) {
+			fprintf(stderr, "b12_kernel_client: --deflate: the server declined permessage-deflate\n");
+			return 1;
+		}
+		if (inflateInit2(&kc_zs, -(int)(hs.pmd.server_max_window_bits < 9 ? 9 : hs.pmd.server_max_window_bits)) !=
+		    Z_OK) {
+			fprintf(stderr, "b12_kernel_client: inflateInit2 failed\n");
+			return 1;
+		}
+		kc_z_on = true;
+		kc_z_reset = hs.pmd.server_no_context_takeover;
+	}
 	{
 		size_t fl = kc_client_frame(fr, STK_WS_OP_TEXT, "b12 subscribe", 13);
 
-		if (kb_send_all(fd, fr, fl) < 0) {
+		if (kb_io_send_all(&io, fr, fl) < 0) {
 			perror("b12_kernel_client: subscribe");
 			return 1;
 		}
@@ -514,6 +654,7 @@ main(int argc, char **argv)
 	struct rusage ru0, ru1;
 	uint64_t t0, t1, recvs = 0, rbytes = 0;
 
+	CALLGRIND_ZERO_STATS;
 	getrusage(RUSAGE_SELF, &ru0);
 	t0 = kb_now_ns();
 	for (;;) {
@@ -523,7 +664,7 @@ main(int argc, char **argv)
 		if (have > 0) {
 			used = kc_frames(&st, buf, have, &close_code);
 			if (used == (size_t)-1) {
-				end = "protocol error (masked frame from the server)";
+				end = kc_err;
 				break;
 			}
 			if (close_code >= 0)
@@ -537,27 +678,26 @@ main(int argc, char **argv)
 				break;
 			}
 		}
-		k = recv(fd, buf + have, bufsz - have, 0);
+		k = kb_io_recv(&io, buf + have, bufsz - have);
 		if (k > 0) {
 			recvs++;
 			rbytes += (uint64_t)k;
 			have += (size_t)k;
 			continue;
 		}
-		if (k < 0 && errno == EINTR)
-			continue;
 		end = k == 0 ? "eof before the close frame" : "recv failed or timed out";
 		break;
 	}
 	t1 = kb_now_ns();
 	getrusage(RUSAGE_SELF, &ru1);
+	CALLGRIND_DUMP_STATS_AT("stream");
 	if (close_code >= 0) {
 		uint8_t cc[2] = { 1000 >> 8, 1000 & 0xff };
 		size_t fl = kc_client_frame(fr, STK_WS_OP_CLOSE, cc, 2);
 
-		(void)kb_send_all(fd, fr, fl);
+		(void)kb_io_send_all(&io, fr, fl);
 		shutdown(fd, SHUT_WR);
-		while (recv(fd, buf, bufsz, 0) > 0)
+		while (kb_io_recv(&io, buf, bufsz) > 0)
 			;
 	}
 	close(fd);
@@ -565,18 +705,26 @@ main(int argc, char **argv)
 	uint64_t ut = kb_tv_us(ru1.ru_utime) - kb_tv_us(ru0.ru_utime);
 	uint64_t stime = kb_tv_us(ru1.ru_stime) - kb_tv_us(ru0.ru_stime);
 	bool ok = close_code == 1000 && st.gaps == 0 && st.dups == 0 && st.bad_tick == 0 && st.non_tick == 0 &&
-		  st.table_full == 0 && st.other_frames == 0;
+		  st.table_full == 0 && st.other_frames == 0 && (!deflate || st.inflated == st.msgs);
 
 	printf("{\"bench\":\"B12\",\"role\":\"kernel_client\",\"scan\":\"%s\",\"hash\":\"%s\",\"msgs\":%" PRIu64 ",\"payload_bytes\":%" PRIu64
 	       ",\"stream_bytes\":%" PRIu64 ",\"recvs\":%" PRIu64 ",\"buf\":%lu,\"wall_ns\":%" PRIu64
 	       ",\"utime_us\":%" PRIu64 ",\"stime_us\":%" PRIu64 ",\"nvcsw\":%ld,\"nivcsw\":%ld,\"tsc_hz\":%.0f,"
 	       "\"cpu_cycles_per_msg\":%.2f,\"ticks\":%" PRIu64 ",\"symbols\":%" PRIu64 ",\"seq_in_order\":%" PRIu64
 	       ",\"seq_gaps\":%" PRIu64 ",\"gap_events\":%" PRIu64 ",\"seq_dups\":%" PRIu64 ",\"non_tick\":%" PRIu64
-	       ",\"bad_tick\":%" PRIu64 ",\"other_frames\":%" PRIu64 ",\"close_code\":%d,\"end\":\"%s\",\"ok\":%s}\n",
-	       kc_fixed ? "fixed" : "metrics", kc_mix ? "mix" : "metrics", st.msgs, st.bytes, rbytes, recvs, bufsz, t1 - t0, ut, stime, ru1.ru_nvcsw - ru0.ru_nvcsw,
+	       ",\"bad_tick\":%" PRIu64 ",\"other_frames\":%" PRIu64 ",\"tls_version\":\"%s\",\"tls_cipher\":\"%s\","
+	       "\"tls_read_ahead\":%s,\"deflate\":%s,\"inflated\":%" PRIu64 ",\"deflate_bytes\":%" PRIu64
+	       ",\"close_code\":%d,\"end\":\"%s\",\"ok\":%s}\n",
+	       kc_fixed ? "fixed" : "metrics", kc_fold ? "fold" : "metrics", st.msgs, st.bytes, rbytes, recvs, bufsz, t1 - t0, ut, stime, ru1.ru_nvcsw - ru0.ru_nvcsw,
 	       ru1.ru_nivcsw - ru0.ru_nivcsw, hz, st.msgs ? (double)(ut + stime) * 1e-6 * hz / (double)st.msgs : 0.0,
 	       st.ticks, st.symbols, st.in_order, st.gaps, st.gap_events, st.dups, st.non_tick, st.bad_tick,
-	       st.other_frames, close_code, end, ok ? "true" : "false");
+	       st.other_frames, io.ssl != NULL ? SSL_get_version(io.ssl) : "", io.ssl != NULL ? SSL_get_cipher_name(io.ssl) : "",
+	       io.ssl != NULL && read_ahead ? "true" : "false", kc_z_on ? "true" : "false", st.inflated, st.zbytes,
+	       close_code, end, ok ? "true" : "false");
+	SSL_free(io.ssl);
+	SSL_CTX_free(tls_ctx);
+	if (kc_z_on)
+		inflateEnd(&kc_zs);
 	free(buf);
 	return ok ? 0 : 1;
 }

@@ -1,6 +1,9 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""b12_report.py -- the Python half of B12 (tests/bench/b12.sh, doc/benchmarks.md "B12").
+"""b12_report.py -- the Python half of B12 and B14 (tests/bench/b12.sh, b14.sh; doc/benchmarks.md
+"B12", "B14"). Every subcommand takes --bench B12|B14 (default B12): the JSON lines' "bench", the
+targets, and for B14 the stream of each case from its suffix (none: TLS, _z: TLS +
+permessage-deflate, _ws: plain), checked per run and used to pair lcpipe with kernel cases.
 
   sample  --sock-dir D --pid P --server-pid S --go-file G --out F [--interval SEC]
           Around one lcpipe run: connect to its DPDK telemetry socket
@@ -16,13 +19,16 @@
           Reads DIR/runs.tsv and each run's files, checks them, prints the tables
           and one JSON line per result; exit 1 when a check fails.
   timing  TSV TSC_HZ
-          Per stage, from lcpipe1 runs with engine.stage_timing (TSV: size and
-          run base per line): each stage's own TSC cycles (the report's timing)
+          Per stage, from lcpipe1 runs with engine.stage_timing (TSV: size, run
+          base and optionally the case per line): each stage's own TSC cycles (the report's timing)
           per message and per segment, its share of the worker's busy cycles,
           and that share of the run's on-CPU busy cycles per message (the
           sample window's figure, as for the runs above); "loop" is what no
           stage owns (the worker loop, empty polls inside busy turns).
-  cg      CALLGRIND_OUT MSGS SEGMENTS [MAPS|- [IDLE_OUT RX_BURSTS]]
+  cg      CALLGRIND_OUT MSGS SEGMENTS [MAPS|- [IDLE_OUT RX_BURSTS]] [--report LCPIPE_REPORT]
+          (B14: then the same run split by what the instructions do; see cg_tls)
+  cgk     CALLGRIND_OUT MSGS PLAINTEXT_BYTES [LCPIPE_CG_OUTPUT]   (B14)
+          The kernel client's stream dump split the same way, beside lcpipe's
           Instructions per message of one single-lcore lcpipe run under
           callgrind (--toggle-collect=lcp_worker_main), by component: each
           function's own cost goes to its object (a stage plugin, liblcp, the
@@ -48,6 +54,34 @@ import socket
 import statistics as stat
 import sys
 import time
+
+
+BENCH = "B12"
+REPORT = None
+
+
+def take_bench(argv):
+    """argv without its --bench X (sets BENCH) and --report FILE (cg: the run's lcpipe report)"""
+    global BENCH, REPORT
+    out = []
+    it = iter(argv)
+    for a in it:
+        if a == "--bench":
+            BENCH = next(it)
+        elif a == "--report":
+            REPORT = next(it)
+        else:
+            out.append(a)
+    return out
+
+
+def mode_of(case):
+    """the stream of a case: tls, z (TLS + permessage-deflate) or ws (plain)"""
+    if case.endswith("_z"):
+        return "z"
+    if case.endswith("_ws"):
+        return "ws"
+    return "tls" if BENCH == "B14" else "ws"
 
 
 # ---------------------------------------------------------------- sample
@@ -190,7 +224,9 @@ def q13(v):
 
 
 def cmd_report(argv):
+    argv = take_bench(argv)
     tmp, hz = argv[0], float(argv[1])
+    suites = {}   # (TLS version, cipher) the feed server negotiated -> runs
     runs = [l.rstrip("\n").split("\t") for l in open(os.path.join(tmp, "runs.tsv")) if l.strip()]
     bad = 0
     res = {}      # (round, size, case) -> figures
@@ -213,6 +249,18 @@ def cmd_report(argv):
         if not srv.get("complete"):
             print("FAIL: %s: the feed server did not see the client's close (%s)" % (base, srv.get("end")))
             bad += 1
+        md = mode_of(case)
+        f["mode"] = md
+        if md != "ws":
+            k = (srv.get("tls_version", ""), srv.get("tls_cipher", ""))
+            suites[k] = suites.get(k, 0) + 1
+            if not k[1]:
+                print("FAIL: %s: no TLS on the feed (%s)" % (base, k))
+                bad += 1
+        if (md == "z") != bool(srv.get("deflate")):
+            print("FAIL: %s: the feed server's deflate is %s for a %s case" % (base, srv.get("deflate"), md))
+            bad += 1
+        f["wire_bytes_per_msg"] = srv.get("wire_frame_bytes", srv["frame_bytes"]) / srv["msgs"]
         if case.startswith("kernel"):
             kc = load_json_line(base + ".client.json")
             f["client"] = kc
@@ -222,6 +270,13 @@ def cmd_report(argv):
             if not kc["ok"] or kc["msgs"] != srv["msgs"] or kc["seq_in_order"] != srv["msgs"] - srv["symbols"]:
                 print("FAIL: %s: kernel client: ok=%s msgs %d (sent %d), in order %d, gaps %d, dups %d"
                       % (base, kc["ok"], kc["msgs"], srv["msgs"], kc["seq_in_order"], kc["seq_gaps"], kc["seq_dups"]))
+                bad += 1
+            if md != "ws" and (kc.get("tls_cipher") != srv.get("tls_cipher") or kc.get("tls_version") != srv.get("tls_version")):
+                print("FAIL: %s: kernel client TLS %s %s, server %s %s" % (base, kc.get("tls_version"), kc.get("tls_cipher"),
+                      srv.get("tls_version"), srv.get("tls_cipher")))
+                bad += 1
+            if md == "z" and kc.get("inflated") != kc["msgs"]:
+                print("FAIL: %s: kernel client inflated %s of %d messages" % (base, kc.get("inflated"), kc["msgs"]))
                 bad += 1
         else:
             rep = json.load(open(base + ".report.json"))
@@ -249,6 +304,12 @@ def cmd_report(argv):
                     problems.append("metrics %s = %d" % (k, mc[k]))
             if mc["symbols"] != srv["symbols"]:
                 problems.append("metrics symbols %d != %d" % (mc["symbols"], srv["symbols"]))
+            if md != "ws" and wc.get("tls_handshakes") != 1:
+                problems.append("ws tls_handshakes = %s (want 1)" % wc.get("tls_handshakes"))
+            if md == "z" and wc.get("msgs_inflated") != msgs:
+                problems.append("ws msgs_inflated = %s of %d" % (wc.get("msgs_inflated"), msgs))
+            if md != "ws":
+                f["tls_records"] = wc.get("tls_records_rx", 0)
             # frames the tcp stage refused or could not answer are re-sent by the
             # feed's TCP (the stream stays whole: metrics checks it); anything
             # else dropped fails the run
@@ -293,6 +354,7 @@ def cmd_report(argv):
         if k[2] not in cases:
             cases.append(k[2])
     order = ["kernel", "kernel_min", "lcpipe1", "lcpipe2"]
+    order = [c + sfx for sfx in ("", "_z", "_ws") for c in order]
     cases = [c for c in order if c in cases] + [c for c in cases if c not in order]
     rounds = sorted({k[0] for k in res})
     ghz = hz / 1e9
@@ -301,7 +363,7 @@ def cmd_report(argv):
         return stat.median(vals) if vals else float("nan")
 
     print()
-    print("B12 per run: receiver cycles/msg (kernel: getrusage user+sys x TSC; lcpipe: on-CPU busy, see below),")
+    print(BENCH + " per run: receiver cycles/msg (kernel: getrusage user+sys x TSC; lcpipe: on-CPU busy, see below),")
     print("feed server cycles/msg, msgs/s (server: first send -> client's close), 1448-byte segments sent, retransmissions")
     print("%-5s %5s %-10s %10s %10s %10s %10s %9s %8s %7s %s" % ("round", "size", "case", "receiver", "server", "sum",
           "Mmsg/s", "segs", "retrans", "noisy", "lcpipe: per lcore busy-on-CPU cyc/msg (busy ratio, off-CPU share); wall busy cyc/msg"))
@@ -320,8 +382,14 @@ def cmd_report(argv):
                       f["sum_cyc"], f["rate"] / 1e6, f["segs"], f["retrans"], "noisy" if f["noisy"] else "", extra))
 
     print()
-    print("B12 summary (medians over runs; TSC %.4f GHz). receiver = cycles per message in the receiving process:" % ghz)
+    print(BENCH + " summary (medians over runs; TSC %.4f GHz). receiver = cycles per message in the receiving process:" % ghz)
     print("  kernel, kernel_min: b12_kernel_client's user+sys CPU time (getrusage) x TSC rate / messages")
+    if suites:
+        print("  TLS (the feed server's SSL_get_version / SSL_get_cipher_name, every TLS run): " +
+              ", ".join("%s %s (%d runs)" % (v, c, n) for (v, c), n in sorted(suites.items())))
+        if len(suites) > 1:
+            print("FAIL: the runs did not all negotiate the same TLS version and suite")
+            bad += 1
     print("  lcpipe1/2: per worker lcore, its thread's on-CPU time (schedstat) x its busy share (telemetry busy/idle")
     print("             cycles) over the sample window, summed over lcores, / messages in the window")
     print("server = b12_feed_server's user+sys CPU per message (on a veth the receiver side's kernel work partly runs there)")
@@ -370,7 +438,7 @@ def cmd_report(argv):
                 size, c, s["runs"], s["min"], s["med"], "(%.1f-%.1f)" % (q1, q3),
                 "%.1f" % s["user"] if "user" in s else "", "%.1f" % s["sys"] if "sys" in s else "",
                 s["server"], s["sum"], s["rate"] / 1e6, "%.1f" % s["wall_busy"] if "wall_busy" in s else "", s["retrans"]))
-            j = {"bench": "B12", "case": "%s.%d" % (c, size), "unit": "cycles/message", "tsc_hz": hz, "size": size,
+            j = {"bench": BENCH, "case": "%s.%d" % (c, size), "unit": "cycles/message", "tsc_hz": hz, "size": size,
                  "messages_per_run": s["count"], "runs": s["runs"], "receiver_min": s["min"], "receiver_median": s["med"],
                  "receiver_q1": q1, "receiver_q3": q3, "server_median": s["server"], "sum_median": s["sum"],
                  "msgs_per_s_median": s["rate"], "segments_per_run": s["segs"], "retransmissions": s["retrans"],
@@ -406,13 +474,18 @@ def cmd_report(argv):
 
     # ratios, per round
     print()
-    print("B12 ratios lcpipe / kernel path, cycles per message: median of per-round ratios (min-max, pairs)")
+    print(BENCH + " ratios lcpipe / kernel path, cycles per message: median of per-round ratios (min-max, pairs)")
     print("  'receiver' = lcpipe's worker lcores / the kernel client process alone;")
     print("  'with server' = (lcpipe + the feed server of its run) / (kernel client + the feed server of its run)")
-    targets = {64: 1 / 3.0, 1024: 1 / 5.0}
+    if BENCH == "B14":
+        print("  (B14: lcpipe and kernel cases of the same stream: TLS, TLS + deflate (_z), plain ws (_ws))")
     for size in sizes:
         for lc in [c for c in cases if c.startswith("lcpipe")]:
-            for an in [c for c in cases if c.startswith("kernel")]:
+            for an in [c for c in cases if c.startswith("kernel") and (BENCH == "B12" or mode_of(c) == mode_of(lc))]:
+                if BENCH == "B14":
+                    targets = {64: 0.5} if mode_of(lc) == "tls" else {}
+                else:
+                    targets = {64: 1 / 3.0, 1024: 1 / 5.0}
                 for kind, key in (("receiver", "cyc"), ("with server", "sum_cyc")):
                     rs = [res[(r, size, lc)][key] / res[(r, size, an)][key] for r in rounds
                           if (r, size, lc) in res and (r, size, an) in res]
@@ -425,10 +498,31 @@ def cmd_report(argv):
                         verdict = "target <= %.3f: %s" % (t, "met" if m <= t else "NOT met (%.1fx over)" % (m / t))
                     print("  %5d %-8s / %-10s %-12s %7.3f (%.3f-%.3f, %d)  %s" % (size, lc, an, kind, m, min(rs), max(rs),
                           len(rs), verdict))
-                    jl.append({"bench": "B12", "case": "ratio.%s_over_%s.%s.%d" % (lc, an, "receiver" if key == "cyc" else
+                    jl.append({"bench": BENCH, "case": "ratio.%s_over_%s.%s.%d" % (lc, an, "receiver" if key == "cyc" else
                                "with_server", size), "size": size, "ratio": m, "ratio_min": min(rs), "ratio_max": max(rs),
                                "pairs": len(rs), "anchor_figure": "client only" if key == "cyc" else "client + server",
                                "target": t, "target_met": (m <= t) if t is not None else None})
+
+    if BENCH == "B14":
+        # what TLS and deflate add, per receiver: per-round differences of the same receiver's cases
+        print()
+        print("B14 what each layer adds, cycles per message: median of per-round differences (min-max, pairs)")
+        for size in sizes:
+            for rc in ("kernel", "lcpipe1"):
+                for hi, lo, what in (("", "_ws", "TLS (tls - plain ws)"), ("_z", "", "permessage-deflate (tls+deflate - tls)")):
+                    a, b = rc + hi, rc + lo
+                    ds = [res[(r, size, a)]["cyc"] - res[(r, size, b)]["cyc"] for r in rounds
+                          if (r, size, a) in res and (r, size, b) in res]
+                    if not ds:
+                        continue
+                    m = stat.median(ds)
+                    print("  %5d %-8s %-40s %8.1f (%.1f-%.1f, %d)" % (size, rc, what, m, min(ds), max(ds), len(ds)))
+                    jl.append({"bench": BENCH, "case": "delta.%s.%s_minus_%s.%d" % (rc, a, b, size), "size": size,
+                               "cycles_per_msg": m, "min": min(ds), "max": max(ds), "pairs": len(ds)})
+        print()
+        for j in jl:
+            print(json.dumps(j, sort_keys=False))
+        return 1 if bad else 0
 
     # throughput targets
     print()
@@ -465,14 +559,16 @@ def cmd_report(argv):
 
 # ---------------------------------------------------------------- stage timing
 def cmd_timing(argv):
+    argv = take_bench(argv)
     hz = float(argv[1])
     bad = 0
     jl = []
     order = ["port", "tcp", "ws", "metrics", "sink"]
-    print("%5s %-8s %12s %12s %8s %14s %14s  %s" % ("size", "stage", "own cyc/msg", "cyc/segment", "share",
+    print("%5s %-10s %-8s %12s %12s %8s %14s %14s  %s" % ("size", "case", "stage", "own cyc/msg", "cyc/segment", "share",
           "on-CPU cyc/msg", "p50 ns/call", "calls, objects"))
     for line in open(argv[0]):
-        size, base = line.split()
+        size, base = line.split()[:2]
+        case = line.split()[2] if len(line.split()) > 2 else "lcpipe1"
         rep = json.load(open(base + ".report.json"))
         samp = json.load(open(base + ".sample.json"))
         if samp.get("error") or not samp.get("B"):
@@ -494,16 +590,17 @@ def cmd_timing(argv):
         loop = busy - sum(r[1] for r in rows)
         for name, cyc, t in rows + [("loop", loop, None)]:
             share = cyc / busy if busy else 0
-            print("%5s %-8s %12.1f %12.1f %7.1f%% %14.1f %14s  %s" % (
-                size, name, cyc / msgs, cyc / segs, 100 * share, share * oncpu,
+            print("%5s %-10s %-8s %12.1f %12.1f %7.1f%% %14.1f %14s  %s" % (
+                size, case, name, cyc / msgs, cyc / segs, 100 * share, share * oncpu,
                 "%.0f" % t.get("call_p50_ns", float("nan")) if t else "", "%d, %d" % (t["calls"], t["objects"]) if t else ""))
-            jl.append({"bench": "B12", "case": "stage_timing.%s.%s" % (size, name), "size": int(size),
+            jl.append({"bench": BENCH, "case": ("stage_timing.%s.%s" % (size, name)) if BENCH == "B12" else
+                       "stage_timing.%s.%s.%s" % (case, size, name), "size": int(size),
                        "own_cycles_per_msg": cyc / msgs, "own_cycles_per_segment": cyc / segs,
                        "share_of_busy": share, "on_cpu_cycles_per_msg": share * oncpu,
                        "calls": t["calls"] if t else None, "objects": t["objects"] if t else None})
-        print("%5s %-8s %12.1f %12.1f %7s %14.1f   (busy cycles of the run; on-CPU busy cycles per message in the window; "
+        print("%5s %-10s %-8s %12.1f %12.1f %7s %14.1f   (busy cycles of the run; on-CPU busy cycles per message in the window; "
               "worker off-CPU %.0f %%, kernel %.0f %% of its CPU time)" % (
-                  size, "all", busy / msgs, busy / segs, "100%", oncpu,
+                  size, case, "all", busy / msgs, busy / segs, "100%", oncpu,
                   100 * w["lcores"][1]["off_cpu_share"], 100 * (w["lcores"][1]["sys_share"] or 0)))
     for j in jl:
         print(json.dumps(j))
@@ -606,7 +703,8 @@ def cg_parse(path):
         comps.setdefault(comp, {"self": 0, "shared": 0, "top_shared": {}})["self"] += c
     for (comp, f, o, cf), c in shared_in.items():
         if "libcrypto" in o:
-            comp = "ws_handshake"  # SHA-1/base64 of the upgrade, once per connection
+            # B12: SHA-1/base64 of the upgrade, once per connection; B14: TLS (libssl's calls are its own component)
+            comp = "ws_handshake" if BENCH == "B12" else "ws_libcrypto"
         d = comps.setdefault(comp, {"self": 0, "shared": 0, "top_shared": {}})
         d["shared"] += c
         key = "%s (%s)" % (cf, os.path.basename(resolve(o, cf)))
@@ -614,7 +712,287 @@ def cg_parse(path):
     return comps, total, turns
 
 
+# ---------------------------------------------------------------- callgrind, B14: the TLS receive path
+# Every instruction of the dump goes to one of these, by what it does:
+TLS_CATS = [
+    ("aes_gcm", "AES-GCM: libcrypto's AES-NI/PCLMUL kernels (aesni_gcm_decrypt, ghash, ctr32) and CRYPTO_gcm128_*"),
+    ("openssl", "the rest of OpenSSL: libssl's record layer and SSL_read, EVP and the provider's GCM glue"),
+    ("openssl_err", "OpenSSL's error queue: ERR_clear_error / ERR_peek_* (stk_tls_read clears it before each SSL call)"),
+    ("copy_bio", "copy 1: the segment into OpenSSL's record buffer (memcpy in our BIO read, stack/tls.c bio_read)"),
+    ("copy_ssl", "copy 2: memcpy called from libssl (SSL_read's copy of the plaintext into our mbuf)"),
+    ("tls_glue", "our TLS glue: stack/tls.c (bio_*, stk_tls_*) and plugins/ws/ws_tls.c (mbuf per read)"),
+    ("frame_decoder", "the WebSocket frame decoder: stack/ws_frame.c and its inline fast path (stk/ws.h)"),
+    ("inflate", "permessage-deflate: zlib and stack/ws_deflate.c"),
+    ("ws", "the rest of the ws stage: msg objects, assembly, emit (plugins/ws)"),
+    ("metrics", "metrics: tick scan, symbol table, latency histogram (with its memchr / memcmp)"),
+    ("tcp", "tcp stage and libstk's TCP/IP (software checksums)"),
+    ("port", "port_ethdev and the af_packet PMD (its copies out of / into the rings)"),
+    ("pool", "pool_mempool"),
+    ("sink", "sink_null"),
+    ("framework", "liblcp: the worker loop"),
+    ("counters", "counters_percore"),
+    ("client", "b12_kernel_client's own code: recv loop, frame parser, tick scan, sequence check (inlined into main)"),
+    ("other", "anything else"),
+]
+_AES_FN = re.compile(r"^(CRYPTO_gcm128|gcm_|aesni_|aes_|AES_|ossl_aes|ossl_gcm|vpaes|bsaes)")
+_MEMCPY = re.compile(r"(memcpy|memmove|mempcpy)")
+_AES_ADDR = {}
+
+
+def _aes_code(ob, fn):
+    """an unnamed libcrypto function whose code (up to its first ret) has AES-NI or PCLMUL instructions"""
+    key = (ob, fn)
+    if key not in _AES_ADDR:
+        n = 0
+        try:
+            import subprocess
+            a = int(fn, 16)
+            out = subprocess.run(["objdump", "-d", "--no-show-raw-insn", "--start-address=%d" % a,
+                                  "--stop-address=%d" % (a + 8192), ob], capture_output=True, text=True).stdout
+            for line in out.splitlines()[7:]:
+                if re.search(r"\sret", line):
+                    break
+                if re.search(r"aes(enc|dec)|pclmul", line):
+                    n += 1
+        except (OSError, ValueError):
+            n = 0
+        _AES_ADDR[key] = n > 0
+    return _AES_ADDR[key]
+
+
+def tls_cat(ob, fl, fn):
+    """the category of the code at (object, file, function); None: a shared library (libc, DPDK, ld.so),
+    whose cost goes to its callers"""
+    ob = resolve(ob, fn)
+    b = os.path.basename(ob)
+    if "libcrypto" in b:
+        if fn.startswith("ERR_"):
+            return "openssl_err"
+        if _AES_FN.match(fn) or (fn.startswith("0x") and _aes_code(ob, fn)):
+            return "aes_gcm"
+        return "openssl"
+    if "libssl" in b:
+        return "openssl"
+    if b.startswith("libz."):
+        return "inflate"
+    if b.startswith("b12_kernel_client"):
+        return "inflate" if fl.endswith("ws_deflate.c") else "client"
+    comp = component(ob)
+    if comp is None:
+        return None
+    if comp == "ws":
+        if fl.endswith("stack/tls.c") or fl.endswith("ws_tls.c"):
+            return "tls_glue"
+        if fl.endswith("stack/ws_frame.c") or fl.endswith("stk/ws.h"):
+            return "frame_decoder"
+        if fl.endswith("ws_deflate.c"):
+            return "inflate"
+        return "ws"
+    return {"port_ethdev": "port", "af_packet_pmd": "port", "pool_mempool": "pool", "sink_null": "sink"}.get(
+        comp, comp if comp in ("tcp", "metrics", "framework", "counters") else "other")
+
+
+def cg_tls_parse(path):
+    """callgrind file -> {category: Ir} (shared libraries' own instructions split over their callers in
+    proportion to each call's inclusive cost, up to the first non-shared caller), worker turns"""
+    names = {"ob": {}, "fl": {}, "fn": {}}
+
+    def name(kind, v):
+        m = re.match(r"\((\d+)\)(?: (.*))?$", v)
+        if not m:
+            return v
+        if m.group(2) is not None:
+            names[kind][m.group(1)] = m.group(2)
+        return names[kind].get(m.group(1), "?")
+
+    selfc = {}    # (ob, fn) -> {file: Ir}
+    callers = {}  # callee (ob, fn) -> {caller (ob, fn, file): inclusive Ir}
+    glue = {"err_incl": 0, "ssl_reads": 0, "bio_reads": 0}  # from stack/tls.c: ERR_* inclusive Ir; SSL_read_ex, BIO reads
+    ob = fl = fi = fn = ""
+    cob = cfn = None
+    in_call = False
+    turns = ncalls = 0
+    for line in open(path):
+        line = line.rstrip("\n")
+        if not line or line[0] == "#":
+            continue
+        c0 = line[0]
+        if c0.isdigit() or c0 in "+-*":
+            parts = line.split()
+            cost = int(parts[1]) if len(parts) > 1 else 0
+            if in_call:
+                in_call = False
+                d = callers.setdefault((cob, cfn), {})
+                k = (ob, fn, fi)
+                d[k] = d.get(k, 0) + cost
+                if fi.endswith("stack/tls.c"):
+                    if cfn.startswith("ERR_"):
+                        glue["err_incl"] += cost
+                    elif cfn == "SSL_read_ex":
+                        glue["ssl_reads"] += ncalls
+                if cfn == "bio_read":
+                    glue["bio_reads"] += ncalls
+                if cfn == "ws_poll":
+                    turns += ncalls
+                cob = None
+                continue
+            d = selfc.setdefault((ob, fn), {})
+            d[fi] = d.get(fi, 0) + cost
+            continue
+        k, _, v = line.partition("=")
+        if k == "ob":
+            ob = name("ob", v)
+        elif k == "fl":
+            fl = fi = name("fl", v)
+        elif k in ("fi", "fe"):
+            fi = name("fl", v)
+        elif k == "fn":
+            fn = name("fn", v)
+            fi = fl
+            cob, cfn = None, None
+        elif k in ("cob", "cfob"):
+            cob = name("ob", v)
+        elif k == "cfn":
+            cfn = name("fn", v)
+        elif k in ("cfi", "cfl"):
+            name("fl", v)
+        elif k == "calls":
+            in_call = True
+            ncalls = int(v.split()[0])
+            if cob is None:
+                cob = ob
+    memo = {}
+
+    def attr(key, depth=0):
+        """where the instructions of shared function key go: {category: fraction}"""
+        if key in memo:
+            return memo[key]
+        memo[key] = {"other": 1.0}  # a cycle through shared code
+        cs = callers.get(key, {})
+        tot = sum(cs.values())
+        out = {}
+        if tot <= 0 or depth > 40:
+            out = {"other": 1.0}
+        else:
+            for (o, f, file_), c in cs.items():
+                w = c / tot
+                cat = tls_cat(o, file_, f)
+                if cat is None:
+                    for k2, v2 in attr((o, f), depth + 1).items():
+                        out[k2] = out.get(k2, 0.0) + w * v2
+                    continue
+                if _MEMCPY.search(key[1]):
+                    if cat == "tls_glue" and f == "bio_read":
+                        cat = "copy_bio"
+                    elif cat == "openssl" and "libssl" in os.path.basename(resolve(o, f)):
+                        cat = "copy_ssl"
+                out[cat] = out.get(cat, 0.0) + w
+        memo[key] = out
+        return out
+
+    cats = {}
+    for (o, f), files in selfc.items():
+        for file_, c in files.items():
+            cat = tls_cat(o, file_, f)
+            if cat is not None:
+                cats[cat] = cats.get(cat, 0) + c
+                continue
+            for k2, v2 in attr((o, f)).items():
+                cats[k2] = cats.get(k2, 0) + c * v2
+    cats["_glue"] = glue
+    return cats, turns
+
+
+def cg_tls(path, msgs, segs, idle_path, rx_bursts, report):
+    """B14: the TLS receive path of one callgrind run, by what the instructions do"""
+    cats, turns = cg_tls_parse(path)
+    glue = cats.pop("_glue")
+    idle_turns = 0
+    ipt = {}
+    if idle_path is not None:
+        icats, iturns = cg_tls_parse(idle_path)
+        icats.pop("_glue")
+        if iturns > 0:
+            ipt = {c: v / iturns for c, v in icats.items()}
+            idle_turns = max(0, turns - rx_bursts)
+    wc = report["stages"]["ws"]["counters"] if report else {}
+    recs, cbytes = wc.get("tls_records_rx", 0), wc.get("tls_bytes_rx", 0)
+    print()
+    print("%s callgrind, the TLS receive path by what it does (the stream dump; shared libraries' instructions go to"
+          " their callers; the empty turns removed per category from the idle dump)" % BENCH)
+    print("  %d messages, %d segments, %d TLS records received (%.1f messages, %.0f ciphertext bytes per record)"
+          % (msgs, segs, recs, msgs / recs if recs else 0, cbytes / recs if recs else 0))
+    print("  %-14s %12s %10s %12s %12s  %s" % ("category", "Ir", "Ir/msg", "Ir/record", "Ir/KiB ct", "what"))
+    out = []
+    total = 0.0
+    for cat, what in TLS_CATS:
+        ir = cats.get(cat, 0.0) - ipt.get(cat, 0.0) * idle_turns
+        if abs(ir) < 0.5 and cat not in ("aes_gcm", "copy_bio", "copy_ssl", "frame_decoder", "metrics"):
+            continue
+        total += ir
+        print("  %-14s %12.0f %10.1f %12.0f %12.1f  %s" % (cat, ir, ir / msgs, ir / recs if recs else 0,
+              ir / (cbytes / 1024.0) if cbytes else 0, what))
+        out.append({"category": cat, "ir": ir, "ir_per_msg": ir / msgs, "ir_per_record": ir / recs if recs else None,
+                    "ir_per_kib_ciphertext": ir / (cbytes / 1024.0) if cbytes else None})
+    tls = sum(o["ir"] for o in out if o["category"] in ("aes_gcm", "openssl", "openssl_err", "copy_bio", "copy_ssl",
+                                                        "tls_glue"))
+    print("  %-14s %12.0f %10.1f %12.0f %12.1f  all TLS (AES-GCM + OpenSSL + error queue + both copies + glue): %.0f %%"
+          % ("tls", tls, tls / msgs, tls / recs if recs else 0, tls / (cbytes / 1024.0) if cbytes else 0,
+             100.0 * tls / total if total else 0))
+    print("  %-14s %12.0f %10.1f" % ("all", total, total / msgs))
+    print("  stack/tls.c's calls: %d SSL_read_ex (%.2f per segment, %.2f per record), %d BIO reads; its ERR_* calls"
+          " with what they call: %.1f Ir/msg (%.0f per SSL call)" % (
+              glue["ssl_reads"], glue["ssl_reads"] / segs if segs else 0, glue["ssl_reads"] / recs if recs else 0,
+              glue["bio_reads"], glue["err_incl"] / msgs, glue["err_incl"] / glue["ssl_reads"] if glue["ssl_reads"] else 0))
+    print(json.dumps({"bench": BENCH, "case": "callgrind_tls", "unit": "instructions", "messages": msgs,
+                      "segments": segs, "tls_records": recs, "tls_bytes": cbytes, "ir_per_msg": total / msgs,
+                      "tls_ir_per_msg": tls / msgs, "empty_turns": idle_turns, "ssl_read_calls": glue["ssl_reads"],
+                      "bio_read_calls": glue["bio_reads"], "err_calls_incl_ir_per_msg": glue["err_incl"] / msgs,
+                      "categories": out}))
+
+
+def cmd_cgk(argv):
+    """B14: the kernel client's stream dump, split like lcpipe's (user space only: the kernel's TCP receive and
+    its copy into the socket buffer and out of it in recv() are not counted) and, with LCPIPE_TLS_JSON (the
+    callgrind_tls line of lcpipe's run at the same size), side by side"""
+    argv = take_bench(argv)
+    path, msgs, sbytes = argv[0], int(argv[1]), int(argv[2])
+    lc = None
+    if len(argv) > 3:
+        for line in open(argv[3]):
+            if line.startswith("{") and '"case": "callgrind_tls' in line:
+                lc = json.loads(line)
+    cats, _ = cg_tls_parse(path)
+    glue = cats.pop("_glue")
+    lcc = {c["category"]: c["ir_per_msg"] for c in lc["categories"]} if lc else {}
+    print()
+    print("%s callgrind, b12_kernel_client's stream (SSL_read on a kernel socket): %d messages, %d plaintext bytes"
+          % (BENCH, msgs, sbytes))
+    print("  %-14s %12s %10s %12s %14s  %s" % ("category", "Ir", "Ir/msg", "Ir/KiB pt", "lcpipe Ir/msg", "what"))
+    out = []
+    total = lct = 0.0
+    for cat, what in TLS_CATS:
+        ir = cats.get(cat, 0.0)
+        if abs(ir) < 0.5 and cat not in lcc:
+            continue
+        total += ir
+        lct += lcc.get(cat, 0.0)
+        print("  %-14s %12.0f %10.1f %12.1f %14s  %s" % (cat, ir, ir / msgs, ir / (sbytes / 1024.0),
+              "%.1f" % lcc[cat] if cat in lcc else "", what))
+        out.append({"category": cat, "ir": ir, "ir_per_msg": ir / msgs})
+    tcats = ("aes_gcm", "openssl", "openssl_err", "copy_bio", "copy_ssl", "tls_glue")
+    tls = sum(cats.get(c, 0.0) for c in tcats)
+    print("  %-14s %12.0f %10.1f %12.1f %14s  all TLS in user space" % ("tls", tls, tls / msgs, tls / (sbytes / 1024.0),
+          "%.1f" % lc["tls_ir_per_msg"] if lc else ""))
+    print("  %-14s %12.0f %10.1f %12s %14s" % ("all", total, total / msgs, "", "%.1f" % lc["ir_per_msg"] if lc else ""))
+    print(json.dumps({"bench": BENCH, "case": "callgrind_tls_kernel_client", "unit": "instructions", "messages": msgs,
+                      "plaintext_bytes": sbytes, "ir_per_msg": total / msgs, "tls_ir_per_msg": tls / msgs,
+                      "lcpipe_tls_ir_per_msg": lc["tls_ir_per_msg"] if lc else None, "categories": out}))
+    return 0
+
+
 def cmd_cg(argv):
+    argv = take_bench(argv)
     path, msgs, segs = argv[0], int(argv[1]), int(argv[2])
     if len(argv) > 3 and argv[3] != "-":
         for line in open(argv[3]):
@@ -644,7 +1022,8 @@ def cmd_cg(argv):
                 print("note: the empty turns were %.0f %% of what was collected; the per-stage figures carry about "
                       "+-%.0f Ir/msg of that correction's error (2 %% of an empty turn per empty turn)"
                       % (100.0 * removed / total, 0.02 * removed / msgs))
-    order = ["port_ethdev", "af_packet_pmd", "tcp", "ws", "metrics", "sink_null", "framework", "counters", "ws_handshake"]
+    order = ["port_ethdev", "af_packet_pmd", "tcp", "ws", "ws_libcrypto", "libssl.so.3", "metrics", "sink_null", "framework",
+             "counters", "ws_handshake"]
     print("%-14s %14s %12s %12s %12s  %s" % ("component", "Ir", "Ir/msg", "Ir/segment", "idle turns",
                                             "largest calls into shared libraries (Ir/msg)"))
     out = []
@@ -664,15 +1043,18 @@ def cmd_cg(argv):
                     "self_ir": d["self"], "shared_lib_ir": d["shared"], "idle_turns_ir_removed": idle})
     print("%-14s %14d %12.1f %12.1f  (the stream without its empty turns and the one-off ws_handshake; collected %d)"
           % ("all", run, run / msgs, run / segs if segs else 0, total))
-    print(json.dumps({"bench": "B12", "case": "callgrind", "unit": "instructions", "messages": msgs, "segments": segs,
+    print(json.dumps({"bench": BENCH, "case": "callgrind", "unit": "instructions", "messages": msgs, "segments": segs,
                       "ir_collected": total, "ir_stream": run, "ir_per_msg": run / msgs,
                       "ir_per_segment": run / segs if segs else None, "turns": turns, "empty_turns": idle_turns,
                       "components": out}))
+    if BENCH == "B14":
+        rep = json.load(open(REPORT)) if REPORT else None
+        cg_tls(path, msgs, segs, argv[4] if len(argv) > 5 else None, int(argv[5]) if len(argv) > 5 else 0, rep)
     return 0
 
 
 if __name__ == "__main__":
-    cmds = {"sample": cmd_sample, "report": cmd_report, "timing": cmd_timing, "cg": cmd_cg}
+    cmds = {"sample": cmd_sample, "report": cmd_report, "timing": cmd_timing, "cg": cmd_cg, "cgk": cmd_cgk}
     if len(sys.argv) < 2 or sys.argv[1] not in cmds:
         print(__doc__)
         sys.exit(2)

@@ -25,10 +25,15 @@
 #                           (lcpipe on 1 and 2 lcores, net_af_packet on a veth)
 #                           against a kernel-socket client (bench/b12_kernel_client),
 #                           both fed by bench/b12_feed_server
+#   B14 bench/b14.sh        wss receive: B12's feed server and kernel client with
+#                           TLS (OpenSSL on their kernel sockets, --tls-*) and
+#                           lcpipe1 with a wss:// URL; also TLS + permessage-
+#                           deflate and plain ws in the same run (runs b12.sh
+#                           with B12_ID=B14)
 #   callgrind.sh            instruction counts of the single-lcore hot paths
 #
 # Knobs: make bench BENCH_REPS=11 BENCH_MS=10 BENCH_CG_ITERS=20000
-#        BENCH_ONLY="b1 b2 b7 cg b6 b8 b4 b9 b11 b12" (any subset; b11 is not in the default)
+#        BENCH_ONLY="b1 b2 b7 cg b6 b8 b4 b9 b11 b12 b14" (any subset; b11 is not in the default)
 BENCH_PROGS = bench/b1_ring_link$(EXEEXT) bench/b2_dispatch$(EXEEXT) bench/b7_tcp_rx$(EXEEXT)
 EXTRA_PROGRAMS = bench/b1_ring_link bench/b2_dispatch bench/b7_tcp_rx
 
@@ -63,7 +68,7 @@ CLEANFILES += $(BENCH_PROGS) bench-b1.log bench-b2.log bench-b7.log bench-cg.log
 BENCH_REPS = 11
 BENCH_MS = 10
 BENCH_CG_ITERS = 20000
-BENCH_ONLY = b1 b2 b7 cg b6 b8 b4 b9 b12
+BENCH_ONLY = b1 b2 b7 cg b6 b8 b4 b9 b12 b14
 
 .PHONY: bench
 bench: $(BENCH_PROGS)
@@ -73,8 +78,8 @@ bench: $(BENCH_PROGS)
 	for b in $(BENCH_ONLY); do \
 		case $$b in \
 		b1) s=b1.sh ;; b2) s=b2.sh ;; b7) s=b7.sh ;; cg) s=callgrind.sh ;; b6) s=b6.sh ;; b8) s=b8.sh ;; b11) s=b11.sh ;; \
-		b4) s=b4.sh ;; b9) s=b9.sh ;; b12) s=b12.sh ;; \
-		*) echo "bench: unknown '$$b' in BENCH_ONLY (b1 b2 b7 cg b6 b8 b4 b9 b11 b12)" >&2; exit 2 ;; \
+		b4) s=b4.sh ;; b9) s=b9.sh ;; b12) s=b12.sh ;; b14) s=b14.sh ;; \
+		*) echo "bench: unknown '$$b' in BENCH_ONLY (b1 b2 b7 cg b6 b8 b4 b9 b11 b12 b14)" >&2; exit 2 ;; \
 		esac; \
 		{ bash '$(srcdir)/bench/'$$s; echo $$? > bench-$$b.rc; } 2>&1 | tee bench-$$b.log; \
 		rc=$$(cat bench-$$b.rc); rm -f bench-$$b.rc; \
@@ -201,26 +206,29 @@ CLEANFILES += bench/b4_pools$(EXEEXT) bench-b4.log
 # to the kernel-socket anchor (b12_kernel_client: recv + a minimal frame parser
 # + metrics' tick scan and sequence check) or to lcpipe (port_ethdev on
 # net_af_packet, tcp, ws, metrics, sink_null; no bench-only stage) on 1 and 2
-# worker lcores. Both programs use libstk only for the WebSocket handshake.
-# Built by bench-b12-build below only when b12 is in BENCH_ONLY.
+# worker lcores. Both programs use libstk only for the WebSocket handshake (and
+# the feed server its deflater); for B14 (bench/b14.sh, doc/benchmarks.md "B14")
+# they speak TLS through OpenSSL (kbench_tls.h: --tls-cert/--tls-key,
+# --tls-ca, --tls-suite) and permessage-deflate (--deflate; the client inflates
+# with zlib). Built by bench-b12-build below when b12 or b14 is in BENCH_ONLY.
 EXTRA_PROGRAMS += bench/b12_feed_server bench/b12_kernel_client
-bench_b12_feed_server_SOURCES = bench/b12_feed_server.c bench/kbench.h
-bench_b12_feed_server_CPPFLAGS = -I$(top_srcdir)/stack/include
+bench_b12_feed_server_SOURCES = bench/b12_feed_server.c bench/kbench.h bench/kbench_tls.h
+bench_b12_feed_server_CPPFLAGS = -I$(top_srcdir)/stack/include $(SSL_CFLAGS) $(CRYPTO_CFLAGS)
 bench_b12_feed_server_CFLAGS = $(AM_CFLAGS_COMMON)
-bench_b12_feed_server_LDADD = $(top_builddir)/stack/libstk.la
+bench_b12_feed_server_LDADD = $(top_builddir)/stack/libstk.la $(SSL_LIBS) $(CRYPTO_LIBS)
 bench_b12_feed_server_LDFLAGS = -no-install
-bench_b12_kernel_client_SOURCES = bench/b12_kernel_client.c bench/kbench.h
-bench_b12_kernel_client_CPPFLAGS = -I$(top_srcdir)/stack/include
+bench_b12_kernel_client_SOURCES = bench/b12_kernel_client.c bench/kbench.h bench/kbench_tls.h
+bench_b12_kernel_client_CPPFLAGS = -I$(top_srcdir)/stack/include $(SSL_CFLAGS) $(CRYPTO_CFLAGS) $(ZLIB_CFLAGS)
 bench_b12_kernel_client_CFLAGS = $(AM_CFLAGS_COMMON)
-bench_b12_kernel_client_LDADD = $(top_builddir)/stack/libstk.la
+bench_b12_kernel_client_LDADD = $(top_builddir)/stack/libstk.la $(SSL_LIBS) $(CRYPTO_LIBS) $(ZLIB_LIBS)
 bench_b12_kernel_client_LDFLAGS = -no-install
-EXTRA_DIST += bench/b12.sh bench/b12_report.py
-CLEANFILES += bench/b12_feed_server$(EXEEXT) bench/b12_kernel_client$(EXEEXT) bench-b12.log
+EXTRA_DIST += bench/b12.sh bench/b12_report.py bench/b14.sh
+CLEANFILES += bench/b12_feed_server$(EXEEXT) bench/b12_kernel_client$(EXEEXT) bench-b12.log bench-b14.log
 
 .PHONY: bench-b12-build
 bench: bench-b12-build
 bench-b12-build:
-	@case " $(BENCH_ONLY) " in *" b12 "*) \
+	@case " $(BENCH_ONLY) " in *" b12 "* | *" b14 "*) \
 		$(MAKE) $(AM_MAKEFLAGS) bench/b12_feed_server$(EXEEXT) bench/b12_kernel_client$(EXEEXT) ;; \
 	esac
 
