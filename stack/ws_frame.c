@@ -183,9 +183,8 @@ header(struct stk_ws_dec *d, const uint8_t *h, struct stk_ws_out *o)
 	} else if (op == STK_WS_OP_TEXT || op == STK_WS_OP_BINARY) {
 		if (d->msg_op != 0)
 			return fail(d, o, STK_WS_CLOSE_PROTOCOL, "new message inside a fragmented one");
-		d->msg_op = op;
+		d->msg_op = (uint8_t)(op | ((b0 & 0x40) ? STK_WS_MSG_Z : 0));
 		d->msg_first = true;
-		d->msg_z = (b0 & 0x40) != 0;
 		d->msg_len = 0;
 		d->utf8 = STK_UTF8_ACCEPT;
 	} else {
@@ -317,7 +316,7 @@ stk_ws_dec_next_slow(struct stk_ws_dec *d, uint8_t **pp, uint8_t *end, struct st
 			}
 			d->remaining -= n;
 			last = d->fin && d->remaining == 0;
-			if (d->msg_op == STK_WS_OP_TEXT && d->check_utf8 && !d->msg_z) {
+			if (d->msg_op == STK_WS_OP_TEXT && d->check_utf8) {
 				d->utf8 = stk_utf8_validate(d->utf8, p, n);
 				if (d->utf8 == STK_UTF8_REJECT || (last && d->utf8 != STK_UTF8_ACCEPT)) {
 					*pp = p + n;
@@ -330,10 +329,10 @@ stk_ws_dec_next_slow(struct stk_ws_dec *d, uint8_t **pp, uint8_t *end, struct st
 				/* an empty non-final fragment: nothing to hand on */
 				continue;
 			}
-			o->opcode = d->msg_op;
+			o->opcode = d->msg_op & 0x0f;
 			o->first = d->msg_first;
 			o->last = last;
-			o->compressed = d->msg_z;
+			o->compressed = d->msg_op >> 7;
 			o->data = p;
 			o->len = n;
 			o->reason = NULL;

@@ -100,7 +100,6 @@ struct stk_ws_dec {
 	uint64_t max_msg;     /* 0 = no limit */
 	bool server;          /* we are the server: frames must be masked */
 	bool check_utf8;
-	bool pmd;             /* permessage-deflate: RSV1 allowed on a message's first frame */
 	/* frame */
 	uint8_t state;        /* 0: between frames (the inline fast path relies on it) */
 	uint8_t hlen, hneed;
@@ -110,9 +109,10 @@ struct stk_ws_dec {
 	uint8_t key_off;
 	uint64_t remaining;   /* payload bytes of the current frame still to come */
 	/* message */
-	uint8_t msg_op;       /* 0: no data message in progress */
+	uint8_t msg_op;       /* 0: no data message in progress; | STK_WS_MSG_Z: compressed */
 	bool msg_first;       /* the next data piece is the message's first */
-	bool msg_z;           /* the message in progress is compressed (RSV1) */
+	bool pmd;             /* permessage-deflate: RSV1 allowed on a message's first frame
+			       * (here, in padding: the fields above keep their offsets) */
 	uint64_t msg_len;
 	uint32_t utf8;
 	/* control frame assembly */
@@ -121,6 +121,10 @@ struct stk_ws_dec {
 	const char *err;
 	uint16_t err_code;
 };
+
+/* in stk_ws_dec.msg_op: the message in progress is compressed (RSV1); being
+ * no opcode, it also keeps the message out of the TEXT UTF-8 checks */
+#define STK_WS_MSG_Z 0x80u
 
 void stk_ws_dec_init(struct stk_ws_dec *d, bool server, uint64_t max_msg, bool check_utf8);
 /* After stk_ws_dec_init: permessage-deflate was negotiated (on) or not. */
@@ -131,8 +135,10 @@ enum stk_ws_ev stk_ws_dec_next_slow(struct stk_ws_dec *d, uint8_t **p, uint8_t *
 /* Decode from *p (advanced past what was consumed) up to end.
  * Inline fast path for what a client reading market data mostly sees: between
  * frames, a whole data frame (text, binary or continuation, FIN or not, 7- or
- * 16-bit length, not empty unless final) inside the chunk, within max_msg and
- * valid UTF-8 so far if text. Everything else, errors included, goes through
+ * 16-bit length, not empty unless final, not of a compressed message) inside
+ * the chunk, within max_msg and valid UTF-8 so far if text. Compressed messages
+ * cost an inflate each anyway; leaving them out keeps this path as it was for
+ * plain frames (B6: one store more). Everything else, errors included, goes through
  * stk_ws_dec_next_slow(), which decides exactly as if the fast path did not
  * exist. (B6 in doc/benchmarks.md.) */
 static inline enum stk_ws_ev
@@ -142,17 +148,16 @@ stk_ws_dec_next(struct stk_ws_dec *d, uint8_t **pp, uint8_t *end, struct stk_ws_
 	size_t avail = (size_t)(end - p);
 
 	if (__builtin_expect(d->state == 0 && d->hlen == 0 && !d->server && avail >= 2, 1)) {
-		unsigned b0 = p[0], b1 = p[1], op = b0 & 0x0fu, rsv = b0 & 0x70u;
+		unsigned b0 = p[0], b1 = p[1], op = b0 & 0x0fu;
 		bool fin = b0 & 0x80u, cont = op == STK_WS_OP_CONT;
 
-		/* RSV1 alone, negotiated, on a first frame: a compressed message */
-		if ((rsv == 0 || (rsv == 0x40u && d->pmd && !cont)) && b1 <= 126 &&
-		    (cont ? d->msg_op != 0 : (op == STK_WS_OP_TEXT || op == STK_WS_OP_BINARY) && d->msg_op == 0)) {
+		if ((b0 & 0x70u) == 0 && b1 <= 126 &&
+		    (cont ? (unsigned)(d->msg_op - 1) < 0x7fu /* in a message, not compressed */
+			  : (op == STK_WS_OP_TEXT || op == STK_WS_OP_BINARY) && d->msg_op == 0)) {
 			size_t len = b1, h = 2;
 			uint64_t total;
 			unsigned mop = cont ? d->msg_op : op;
 			uint32_t u = cont ? d->utf8 : STK_UTF8_ACCEPT;
-			bool z = cont ? d->msg_z : rsv != 0;
 
 			if (b1 == 126) {
 				if (avail < 4)
@@ -163,7 +168,7 @@ stk_ws_dec_next(struct stk_ws_dec *d, uint8_t **pp, uint8_t *end, struct stk_ws_
 			total = (cont ? d->msg_len : 0) + len;
 			if (avail - h < len || (d->max_msg != 0 && total > d->max_msg) || (len == 0 && !fin))
 				goto slow;
-			if (mop == STK_WS_OP_TEXT && d->check_utf8 && !z) {
+			if (mop == STK_WS_OP_TEXT && d->check_utf8) {
 				uint64_t acc = 0;
 
 				/* short ASCII pieces (fragments, tiny ticks) without a call:
@@ -189,7 +194,7 @@ stk_ws_dec_next(struct stk_ws_dec *d, uint8_t **pp, uint8_t *end, struct stk_ws_
 			o->opcode = (uint8_t)mop;
 			o->first = cont ? d->msg_first : true;
 			o->last = fin;
-			o->compressed = z;
+			o->compressed = false;
 			o->data = p + h;
 			o->len = len;
 			o->reason = NULL;
@@ -198,7 +203,6 @@ stk_ws_dec_next(struct stk_ws_dec *d, uint8_t **pp, uint8_t *end, struct stk_ws_
 			} else {
 				d->msg_op = (uint8_t)mop;
 				d->msg_first = false;
-				d->msg_z = z;
 				d->msg_len = total;
 				d->utf8 = u;
 			}
