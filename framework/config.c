@@ -72,6 +72,8 @@ const struct lcp_opt lcp_engine_opts[] = {
 		       "run for this many seconds, then shut down cleanly; 0 = until SIGINT/SIGTERM"),
 	LCP_OPT_DOUBLE(struct lcp_engine_conf, drain_timeout, "drain_timeout", "2.0", 0.01, 600, 0,
 		       "seconds to wait for in-flight objects to drain at shutdown"),
+	LCP_OPT_DOUBLE(struct lcp_engine_conf, linger, "linger", "1.5", 0, 600, 0,
+		       "seconds the whole pipeline keeps running at shutdown, before any stage's stop(), while stages close their connections (WebSocket close handshakes, TCP FINs); 0 = do not wait"),
 	LCP_OPT_ENUM(struct lcp_engine_conf, live, "live", "\"auto\"", lcp_live_choices, 0,
 		     "live one-line stats: auto (on a terminal), on, off"),
 	LCP_OPT_BOOL(struct lcp_engine_conf, stage_timing, "stage_timing", "false",

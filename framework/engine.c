@@ -471,6 +471,14 @@ lcp_engine_build(struct lcp_engine *e)
 			w->pollers = realloc(w->pollers, (w->n_pollers + 1) * sizeof(*w->pollers));
 			w->pollers[w->n_pollers++] = &sp->pub;
 		}
+		/* before 1.6 the field was reserved: never read it from older plugins */
+		if (cs->pf->desc->abi_minor >= 6 && sp->pub.ops->linger != NULL) {
+			sp->linger = sp->pub.ops->linger;
+			sp->linger_n = LCP_LINGER_UNSEEN;
+			w->lingerers = realloc(w->lingerers, (w->n_lingerers + 1) * sizeof(*w->lingerers));
+			w->lingerers[w->n_lingerers++] = sp;
+			e->n_lingerers++;
+		}
 	}
 	/* edges: same lcore = direct call, else an SP/SC ring owned by the consumer */
 	e->ring_of_link = calloc(c->n_links + 1, sizeof(*e->ring_of_link));
@@ -650,6 +658,7 @@ engine_free(struct lcp_engine *e)
 		rte_free(e->workers[w].rins);
 		free(e->workers[w].sbufs);
 		free(e->workers[w].tickers);
+		free(e->workers[w].lingerers);
 	}
 	free(e->pools);
 	json_decref(e->pool_reports);

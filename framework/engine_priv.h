@@ -140,6 +140,8 @@ struct lcp_worker {
 	unsigned n_sbufs;
 	struct lcp_stage **tickers;   /* stages whose counters module has tick() */
 	unsigned n_tickers;
+	struct lcp_stage_priv **lingerers; /* stages with a linger op, config order */
+	unsigned n_lingerers;
 	/* published for the control thread (relaxed; one writer) */
 	uint64_t busy_cycles __rte_cache_aligned;
 	uint64_t idle_cycles;
@@ -170,7 +172,13 @@ struct lcp_stage_priv {
 	unsigned n_rctr;
 	bool count_ring_out;         /* plugin built before ABI 1.4: its lcp_emit() adds
 				      * "<port>.out" on a ring link itself */
+	lcp_stage_linger_t linger;   /* ops->linger of a plugin built for ABI >= 1.5 */
+	uint32_t linger_n;           /* its last answer (worker writes), LCP_LINGER_UNSEEN
+				      * before its first call */
+	uint32_t linger_last;        /* every other linger stage is done (control writes) */
 };
+
+#define LCP_LINGER_UNSEEN UINT32_MAX
 
 struct lcp_stats_prev {
 	uint64_t tsc;
@@ -194,6 +202,9 @@ struct lcp_engine {
 	const char *stop_reason;
 	const char *stop_request; /* set once by lcp_stage_request_stop() */
 	bool drained;
+	unsigned n_lingerers;     /* stages with a linger op */
+	double linger_s;          /* how long the shutdown lingered */
+	uint64_t linger_left;     /* what the linger ops still reported when it ended */
 	bool live;
 	struct lcp_stats_prev prev;
 	json_t *mempools; /* filled at exit */

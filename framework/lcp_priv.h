@@ -91,6 +91,7 @@ struct lcp_engine_conf {
 	double stats_interval;
 	double duration;
 	double drain_timeout;
+	double linger;
 	int live; /* 0 auto, 1 on, 2 off */
 	bool stage_timing;
 	int on_ring_full;          /* enum lcp_on_full: default of every link between lcores */

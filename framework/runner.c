@@ -7,10 +7,14 @@
  * to its stage. Cycles of turns that did work count as busy, the rest as idle.
  *
  * Shutdown (control thread): DRAIN — sources see lcp_stage_stopping() and stop
- * producing, everything else keeps running until the pipeline is quiet (no
- * work on any lcore for two whole turns and every ring empty); STOP — each
- * worker runs its stages' stop() (flush what they hold) and keeps serving its
- * rings until quiet again; EXIT — workers return. Bounded by drain_timeout.
+ * producing, stages with a linger op are called on every turn and close their
+ * connections, everything keeps running; first the linger (until every linger
+ * op answered 0 while the pipeline was quiet, at most engine.linger), then
+ * until the pipeline is quiet (no work on any lcore for two whole turns and
+ * every ring empty); STOP — each worker runs its stages' stop() (flush what
+ * they hold, reset what is still open) and keeps serving its rings until quiet
+ * again; EXIT — workers return. The linger is bounded by engine.linger, the
+ * drain and the stop each by drain_timeout.
  */
 #include <sched.h>
 #include <stdio.h>
@@ -345,6 +349,19 @@ worker_one_ring(struct lcp_worker *w, struct lcp_wacct *acct)
 	*acct = a;
 }
 
+/* the stages of this lcore that linger: ask each how much it still closes */
+static __rte_noinline void
+linger_turn(struct lcp_worker *w)
+{
+	for (unsigned i = 0; i < w->n_lingerers; i++) {
+		struct lcp_stage_priv *sp = w->lingerers[i];
+		bool last = __atomic_load_n(&sp->linger_last, __ATOMIC_ACQUIRE) != 0;
+		unsigned n = sp->linger(&sp->pub, sp->pub.ctx, last);
+
+		__atomic_store_n(&sp->linger_n, n == LCP_LINGER_UNSEEN ? n - 1 : n, __ATOMIC_RELAXED);
+	}
+}
+
 int
 lcp_worker_main(void *arg)
 {
@@ -362,7 +379,7 @@ lcp_worker_main(void *arg)
 		ri->process = d->timed ? ring_process_timed : d->ops->process;
 		ri->ctx = d->ctx;
 	}
-	if (w->n_rins == 1 && w->n_pollers == 0 && w->n_sbufs == 0 &&
+	if (w->n_rins == 1 && w->n_pollers == 0 && w->n_sbufs == 0 && w->n_lingerers == 0 &&
 	    w->rins[0].dequeue_size == NULL)
 		worker_one_ring(w, &a);
 	for (;;) {
@@ -380,6 +397,8 @@ lcp_worker_main(void *arg)
 				__atomic_store_n(&w->stopped, 1, __ATOMIC_RELEASE);
 			}
 		}
+		if (unlikely(state == LCP_RUN_DRAIN) && w->n_lingerers != 0)
+			linger_turn(w);
 		if (likely(!stopped))
 			for (unsigned i = 0; i < w->n_pollers; i++)
 				work += unlikely(w->pollers[i]->timed) ? lcp_poll_timed(w->pollers[i])
@@ -433,34 +452,97 @@ rings_empty(struct lcp_engine *e)
 	return true;
 }
 
-/* quiet: over a window, every worker completed at least two turns, none did
- * any work, every ring is empty (and, if asked, every worker has stopped) */
+/* one 1 ms window: was the pipeline quiet over it — every worker completed at
+ * least two turns, none did any work, every ring is empty (and, if asked,
+ * every worker has stopped)? */
+static bool
+quiet_window(struct lcp_engine *e, bool need_stopped)
+{
+	uint64_t loops[e->n_workers + 1], work[e->n_workers + 1];
+	bool quiet = true;
+
+	for (unsigned w = 0; w < e->n_workers; w++) {
+		loops[w] = __atomic_load_n(&e->workers[w].loops, __ATOMIC_ACQUIRE);
+		work[w] = __atomic_load_n(&e->workers[w].work, __ATOMIC_RELAXED);
+	}
+	usleep(1000);
+	for (unsigned w = 0; w < e->n_workers; w++) {
+		struct lcp_worker *wk = &e->workers[w];
+
+		if (__atomic_load_n(&wk->loops, __ATOMIC_ACQUIRE) < loops[w] + 2 ||
+		    __atomic_load_n(&wk->work, __ATOMIC_RELAXED) != work[w] ||
+		    (need_stopped && !__atomic_load_n(&wk->stopped, __ATOMIC_ACQUIRE)))
+			quiet = false;
+	}
+	return quiet && rings_empty(e);
+}
+
 static bool
 wait_quiet(struct lcp_engine *e, uint64_t deadline, bool need_stopped)
 {
-	uint64_t loops[e->n_workers + 1], work[e->n_workers + 1];
-
 	for (;;) {
-		bool quiet = true;
-
-		for (unsigned w = 0; w < e->n_workers; w++) {
-			loops[w] = __atomic_load_n(&e->workers[w].loops, __ATOMIC_ACQUIRE);
-			work[w] = __atomic_load_n(&e->workers[w].work, __ATOMIC_RELAXED);
-		}
-		usleep(1000);
-		for (unsigned w = 0; w < e->n_workers; w++) {
-			struct lcp_worker *wk = &e->workers[w];
-
-			if (__atomic_load_n(&wk->loops, __ATOMIC_ACQUIRE) < loops[w] + 2 ||
-			    __atomic_load_n(&wk->work, __ATOMIC_RELAXED) != work[w] ||
-			    (need_stopped && !__atomic_load_n(&wk->stopped, __ATOMIC_ACQUIRE)))
-				quiet = false;
-		}
-		if (quiet && rings_empty(e))
+		if (quiet_window(e, need_stopped))
 			return true;
 		if (rte_rdtsc() > deadline)
 			return false;
 	}
+}
+
+/* The linger, in two rounds, until the deadline at most. A round ends when
+ * every stage with a linger op answered 0 after a quiet window (what they
+ * answer then is not about to change: nothing is in a ring or being processed,
+ * and each was asked again during the window, in a turn that began after the
+ * window did). After the first, every linger op is called with last = true
+ * (the applications are done: a transport closes what nobody closed), and the
+ * second round waits for those. Returns what the linger ops still report. */
+static uint64_t
+wait_linger(struct lcp_engine *e, uint64_t deadline)
+{
+	uint64_t left = 0;
+	bool last = false;
+	char list[512];
+	size_t o = 0;
+
+	for (;;) {
+		unsigned busy = 0;
+
+		if (quiet_window(e, false)) {
+			for (unsigned i = 0; i < e->n_stages; i++)
+				if (e->stages[i]->linger != NULL &&
+				    __atomic_load_n(&e->stages[i]->linger_n, __ATOMIC_RELAXED) != 0)
+					busy++;
+			if (busy == 0 && last)
+				return 0;
+			if (busy == 0) {
+				last = true;
+				for (unsigned i = 0; i < e->n_stages; i++)
+					if (e->stages[i]->linger != NULL)
+						__atomic_store_n(&e->stages[i]->linger_last, 1, __ATOMIC_RELEASE);
+				continue; /* the next window's answers are those to last */
+			}
+		}
+		if (rte_rdtsc() > deadline)
+			break;
+	}
+	/* expired: who is still closing what */
+	list[0] = '\0';
+	for (unsigned i = 0; i < e->n_stages; i++) {
+		struct lcp_stage_priv *sp = e->stages[i];
+		uint32_t n = __atomic_load_n(&sp->linger_n, __ATOMIC_RELAXED);
+		char v[16];
+
+		if (sp->linger == NULL || n == 0)
+			continue;
+		left += n == LCP_LINGER_UNSEEN ? 1 : n;
+		snprintf(v, sizeof(v), "%u", n);
+		if (o < sizeof(list))
+			o += (size_t)snprintf(list + o, sizeof(list) - o, "%s%s %s", o ? ", " : "", sp->cs->name,
+					      n == LCP_LINGER_UNSEEN ? "(never answered)" : v);
+	}
+	lcp_log(NULL, LCP_LOG_WARNING,
+		"linger: still closing after %.2f s (engine.linger): %s; stopping anyway (what is still open gets reset)",
+		e->cfg->eng.linger, list);
+	return left;
 }
 
 void
@@ -470,6 +552,12 @@ lcp_engine_shutdown(struct lcp_engine *e)
 	bool ok;
 
 	__atomic_store_n(&e->run_state, LCP_RUN_DRAIN, __ATOMIC_RELEASE);
+	if (e->n_lingerers != 0 && e->cfg->eng.linger > 0) {
+		uint64_t t0 = rte_rdtsc();
+
+		e->linger_left = wait_linger(e, t0 + (uint64_t)(e->cfg->eng.linger * (double)e->tsc_hz));
+		e->linger_s = (double)(rte_rdtsc() - t0) / (double)e->tsc_hz;
+	}
 	ok = wait_quiet(e, rte_rdtsc() + budget, false);
 	if (!ok)
 		lcp_log(NULL, LCP_LOG_WARNING, "drain: pipeline not quiet after %.2f s (engine.drain_timeout); stopping anyway",

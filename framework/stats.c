@@ -183,6 +183,10 @@ lcp_stats_json(struct lcp_engine *e, bool final)
 		json_object_set_new(r, "control_cpu_s", json_real(e->control_cpu_s));
 		json_object_set_new(r, "stop_reason", json_string(e->stop_reason ? e->stop_reason : "?"));
 		json_object_set_new(r, "drained", json_boolean(e->drained));
+		/* the shutdown's linger: how long, and what the stages still
+		 * closed when it ended (0: every one finished) */
+		json_object_set_new(r, "linger_s", json_real(e->linger_s));
+		json_object_set_new(r, "linger_left", json_integer((json_int_t)e->linger_left));
 	}
 	for (unsigned i = 0; i < e->n_stages; i++) {
 		struct lcp_stage_priv *sp = e->stages != NULL ? e->stages[i] : NULL;

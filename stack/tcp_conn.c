@@ -474,6 +474,49 @@ stk_tcp_abort_all(struct stk *st)
 	return n;
 }
 
+unsigned
+stk_tcp_close_all(struct stk *st)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < st->cfg.max_conns; i++) {
+		struct stk_tcb *c = st->slots[i];
+
+		if (c == NULL || (c->flags & (TF_DEAD | TF_SENT_FIN)))
+			continue;
+		/* a passive half-open connection was never shown to the application */
+		if (c->state == STK_TCP_SYN_RCVD && (c->flags & TF_PASSIVE))
+			continue;
+		if (c->state == STK_TCP_SYN_SENT || c->state == STK_TCP_SYN_RCVD ||
+		    c->state == STK_TCP_ESTABLISHED || c->state == STK_TCP_CLOSE_WAIT) {
+			/* SYN_SENT ends at once (CLOSED event): its slot may be reused
+			 * by an event handler, so it is looked at no further */
+			if (stk_tcp_close(st, c) == 0)
+				n++;
+		}
+	}
+	return n;
+}
+
+unsigned
+stk_tcp_closing(const struct stk *st, bool all)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < st->cfg.max_conns; i++) {
+		const struct stk_tcb *c = st->slots[i];
+
+		if (c == NULL || (c->flags & TF_DEAD) || c->state == STK_TCP_TIME_WAIT ||
+		    c->state == STK_TCP_CLOSED)
+			continue;
+		if (c->state == STK_TCP_SYN_RCVD && (c->flags & TF_PASSIVE))
+			continue;
+		if (all || (c->flags & TF_SENT_FIN))
+			n++;
+	}
+	return n;
+}
+
 uint32_t
 stk_tcp_id(const struct stk_tcb *c)
 {

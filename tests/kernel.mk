@@ -43,7 +43,8 @@ kernel_plugins_pkt_split_la_LIBADD = $(top_builddir)/framework/liblcp.la $(DPDK_
 # tcp_lib.sh): Debian's python3-websockets (ws_peer.py), Node's ws
 # (ws_peer_node.js; skipped without node or the ws module), and a hand-written
 # hostile server (ws_hostile.py: protocol violations, bad handshakes, with
-# nftables: a connect outliving the handshake timeout; a refused connect).
+# nftables: a connect outliving the handshake timeout; a refused connect), and
+# a clean stop (ws_stop.sh: duration, SIGTERM, a peer that never answers).
 # msg_hash is the msg sink that hashes and records what the ws stage delivers.
 WS_KERNEL_TESTS = \
 	kernel/ws_python.sh \
@@ -51,7 +52,8 @@ WS_KERNEL_TESTS = \
 	kernel/ws_hostile.sh \
 	kernel/ws_handshake.sh \
 	kernel/ws_connect_timeout.sh \
-	kernel/ws_refused.sh
+	kernel/ws_refused.sh \
+	kernel/ws_stop.sh
 TESTS += $(WS_KERNEL_TESTS)
 EXTRA_DIST += $(WS_KERNEL_TESTS) kernel/ws_lib.sh kernel/ws_peer.py kernel/ws_peer_node.js \
 	kernel/ws_hostile.py

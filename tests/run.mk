@@ -113,6 +113,11 @@ run_plugins_msg_src_la_LIBADD = $(RUN_PLUGIN_LIBADD)
 RUN_TESTS += run/counters.sh
 RUN_CONFS += run/conf/counters.json
 
+# a clean stop of a WebSocket session (engine.linger): the demo pipeline ended
+# by --duration and SIGTERM with its stages in both orders and across lcores;
+# both sides close with 1001, nothing is reset
+RUN_TESTS += run/ws-stop.sh
+
 # lcpipe ab (framework/ab.c): two demo configs and two gen configs compared end to
 # end; run/abcheck.py recomputes the medians and ratios from the JSON and parses
 # the SVG

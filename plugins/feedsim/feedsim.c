@@ -17,6 +17,9 @@
  *   feedsim_process  ACCEPTED -> TLS (tls_cert and tls_key given: wss) or the
  *                    handshake; DATA -> TLS records, the upgrade request, then
  *                    client frames (ping -> pong, close -> close, text counted)
+ *   feedsim_linger   shutdown: close 1001 to every streaming client, TCP close
+ *                    of those still in their upgrade; done once every client
+ *                    answered (its close frame) or went
  *
  * wss: a TLS server session per client (stk/tls.h) on this lcore. Frames are
  * staged as plaintext (up to 16 KiB, one TLS record) and encrypted when the
@@ -76,6 +79,7 @@ static const struct lcp_port_def fs_ports[] = {
 	X(PONGS_TX, "pongs_tx")                                                \
 	X(CLIENT_MSGS, "client_msgs")                                          \
 	X(CLOSES, "closes")                                                    \
+	X(CLOSES_RX, "closes_rx")                                              \
 	X(SEND_POOL_EMPTY, "send_pool_empty")                                  \
 	X(FAIL_HANDSHAKE, "fail_handshake")                                    \
 	X(FAIL_PROTOCOL, "fail_protocol")                                      \
@@ -758,6 +762,9 @@ fs_client_frames(struct fs_ctx *x, struct fs_client *k, uint8_t *p, uint8_t *end
 			} else if (o.opcode == STK_WS_OP_PONG) {
 				lcp_count(x->st, FS_C_PONGS_RX, 1);
 			} else {
+				lcp_count(x->st, FS_C_CLOSES_RX, 1);
+				lcp_log(x->st, LCP_LOG_INFO, "client 0x%x: close %u from the client%s", k->conn,
+					o.close_code, k->state == FC_CLOSING ? " (the answer to ours)" : "");
 				if (k->state != FC_CLOSING)
 					fs_close_frame(x, k, o.close_code == STK_WS_CLOSE_NO_STATUS ? STK_WS_CLOSE_NORMAL
 												     : o.close_code);
@@ -984,6 +991,35 @@ fs_poll(struct lcp_stage *st, void *ctx)
 	return work;
 }
 
+/* the shutdown (engine.linger), on every turn: streaming clients get close
+ * 1001 (and are dropped when their close frame answers it, fs_client_frames),
+ * clients in their TLS or upgrade handshake are closed; returns the clients
+ * still there */
+static unsigned
+fs_linger(struct lcp_stage *st, void *ctx, bool last)
+{
+	struct fs_ctx *x = ctx;
+	unsigned n = 0;
+
+	RTE_SET_USED(last);
+	for (unsigned i = 0; i < x->max_clients; i++) {
+		struct fs_client *k = &x->cl[i];
+
+		if (k->state == FC_STREAM) {
+			fs_close_frame(x, k, STK_WS_CLOSE_GOING_AWAY);
+			lcp_count(st, FS_C_CLOSES, 1);
+			if (k->state == FC_STREAM) /* not failed by TLS meanwhile */
+				k->state = FC_CLOSING;
+		} else if (k->state == FC_HANDSHAKE || k->state == FC_TLS) {
+			fs_close(x, k);
+			fs_drop(x, k);
+		}
+		n += k->state != FC_FREE;
+	}
+	fs_flush(x);
+	return n;
+}
+
 static int
 fs_parse_sizes(const char *s, struct fs_ctx *x, char *msg, size_t len)
 {
@@ -1181,6 +1217,7 @@ static const struct lcp_stage_ops fs_ops = {
 	.poll = fs_poll,
 	.process = fs_process,
 	.fini = fs_fini,
+	.linger = fs_linger,
 };
 
 LCP_PLUGIN_EXPORT const struct lcp_plugin lcp_plugin_descriptor = {

@@ -11,7 +11,10 @@
  *   tcp_poll      first call: gratuitous ARP, "listen"/"connect" options;
  *                 then stk_poll (timers), counter publication
  *   tcp_process   "rx": stk_input_burst; "app": commands
- *   tcp_stop      final counters
+ *   tcp_linger    shutdown (engine.linger): counts the connections whose FIN
+ *                 is out (the applications close theirs); once every other
+ *                 lingering stage is done, FIN on what nobody closed
+ *   tcp_stop      RST on what is still open (stop_resets), final counters
  *
  * The stack's ops map its buffers to mbufs: a received frame's mbuf becomes
  * the stream mbuf of its payload (offsets moved with rte_pktmbuf_adj/trim —
@@ -62,7 +65,9 @@ static const struct lcp_port_def tcp_ports[] = {
 	X(DROP_MULTISEG, "drop_multiseg")                                      \
 	X(DROP_EVENT_NOMBUF, "drop_event_nombuf")                              \
 	X(DROP_UNKNOWN_CMD, "drop_unknown_cmd")                                \
-	X(DROP_NODE_POOL, "drop_node_pool")
+	X(DROP_NODE_POOL, "drop_node_pool")                                    \
+	X(STOP_FINS, "stop_fins")                                              \
+	X(STOP_RESETS, "stop_resets")
 
 enum {
 #define X(e, s) TCP_C_##e,
@@ -102,6 +107,7 @@ struct tcp_ctx {
 	char connect[32];
 	uint32_t listen, backlog;
 	bool csum_offload;
+	bool closed_rest; /* linger: FIN sent on what no application closed */
 };
 
 /* ---- staging ---- */
@@ -611,19 +617,46 @@ tcp_process(struct lcp_stage *st, void *ctx, unsigned port, void **objs, unsigne
 	tcp_flush(x);
 }
 
+/* The shutdown's linger: the applications close their connections (a
+ * WebSocket close, then CLOSE); until they are done this stage only counts the
+ * connections whose FIN is out, so the engine waits for their peers. Once every
+ * lingering stage is done (last: the engine's second round), what nobody
+ * closed gets a FIN, and the count covers every connection until it is CLOSED
+ * or in TIME_WAIT. */
+static unsigned
+tcp_linger(struct lcp_stage *st, void *ctx, bool last)
+{
+	struct tcp_ctx *x = ctx;
+
+	if (x->stk == NULL)
+		return 0;
+	if (last && !x->closed_rest) {
+		unsigned n = stk_tcp_close_all(x->stk);
+
+		x->closed_rest = true;
+		if (n > 0) {
+			lcp_count(st, (unsigned)STK_C__COUNT + TCP_C_STOP_FINS, n);
+			lcp_log(st, LCP_LOG_INFO, "stopping: FIN on %u connection(s) no application closed", n);
+		}
+		tcp_flush(x);
+	}
+	return stk_tcp_closing(x->stk, x->closed_rest);
+}
+
 static void
 tcp_stop(struct lcp_stage *st, void *ctx)
 {
 	struct tcp_ctx *x = ctx;
-
 	unsigned n;
 
 	if (x->stk == NULL)
 		return;
-	/* the run is over: tell every peer (RST), so none waits on us */
+	/* the run is over: tell every peer still connected (RST), so none waits on us */
 	n = stk_tcp_abort_all(x->stk);
-	if (n > 0)
-		lcp_log(st, LCP_LOG_INFO, "stop: %u open connection(s) reset", n);
+	if (n > 0) {
+		lcp_count(st, (unsigned)STK_C__COUNT + TCP_C_STOP_RESETS, n);
+		lcp_log(st, LCP_LOG_WARNING, "stop: %u connection(s) still open reset (engine.linger over)", n);
+	}
 	tcp_flush(x);
 	tcp_sync_counters(x);
 }
@@ -659,6 +692,7 @@ static const struct lcp_stage_ops tcp_ops = {
 	.process = tcp_process,
 	.stop = tcp_stop,
 	.fini = tcp_fini,
+	.linger = tcp_linger,
 };
 
 LCP_PLUGIN_EXPORT const struct lcp_plugin lcp_plugin_descriptor = {

@@ -14,6 +14,9 @@
  *                TLS records, the handshake response, then frames -> msgs;
  *                PEER_CLOSED / CLOSED / RESET / TIMEOUT / ERROR -> the next
  *                address of the name, or a reconnect
+ *   ws_linger    the shutdown: close 1001 on every open connection, TCP's close
+ *                on those in a handshake; done when each has the server's close
+ *                frame and TCP closed (WC_CLOSING -> IDLE), or gave up
  *
  * The files of the stage and what each does: ws.h. Pings are answered with
  * pongs automatically; a close frame is answered and the connection re-opened. */
@@ -65,6 +68,14 @@ ws_current(const struct ws_conn *c, const struct lcp_stream_meta *meta)
 	return c->tcp == 0 || meta->conn == 0 || meta->conn == c->tcp;
 }
 
+/* how far the server got with its upgrade response, for the log */
+static const char *
+ws_hs_progress(const struct ws_conn *c)
+{
+	return c->hs == NULL || c->hs->have == 0 ? "before answering the upgrade"
+						 : "in the middle of its upgrade response";
+}
+
 static void
 ws_process(struct lcp_stage *st, void *ctx, unsigned port, void **objs, unsigned n)
 {
@@ -106,21 +117,82 @@ ws_process(struct lcp_stage *st, void *ctx, unsigned port, void **objs, unsigned
 			ws_on_data(x, c, m);
 			break;
 		case LCP_STREAM_EV_CONNECTED:
-			if (c->state == WC_CONNECTING)
+			if (c->state == WC_CONNECTING && x->stopping) {
+				/* connected while we stop: no TLS, no upgrade, just TCP's close */
+				c->tcp = meta->conn;
+				c->state = WC_CLOSING;
+				c->close_rcvd = true;
+				c->fin_sent = false;
+				lcp_log(st, LCP_LOG_INFO, "conn %u: connected while stopping: closing TCP", c->idx);
+				ws_close_fin(x, c);
+			} else if (c->state == WC_CONNECTING) {
 				ws_on_connected(x, c, meta->conn);
+			}
 			break;
 		case LCP_STREAM_EV_PEER_CLOSED:
-			if (c->state != WC_IDLE) {
+			if (c->state == WC_CLOSING) {
+				if (!c->close_rcvd)
+					lcp_log(st, LCP_LOG_WARNING,
+						"conn %u: the server closed TCP before answering our close (1006)", c->idx);
+				c->close_rcvd = true;
+				ws_close_fin(x, c);
+			} else if (c->state == WC_HANDSHAKE) {
+				char why[128];
+
+				/* the upgrade never completed: a failed handshake */
+				snprintf(why, sizeof(why), "handshake failed: the server closed TCP (FIN) %s",
+					 ws_hs_progress(c));
+				lcp_count(st, WS_C_FAIL_HANDSHAKE, 1);
+				ws_close_tcp(x, c, false);
+				lcp_count(st, WS_C_RECONNECTS, 1);
+				ws_schedule_reconnect(x, c, why);
+			} else if (c->state == WC_TLS) {
+				/* the TLS handshake never completed: a TLS failure */
+				lcp_count(st, WS_C_TLS_FAIL_PROTOCOL, 1);
+				ws_close_tcp(x, c, false);
+				lcp_count(st, WS_C_RECONNECTS, 1);
+				ws_schedule_reconnect(x, c, "TLS handshake failed: the server closed TCP (FIN) during it");
+			} else if (c->state != WC_IDLE) {
 				ws_close_tcp(x, c, false);
 				lcp_count(st, WS_C_RECONNECTS, 1);
 				ws_schedule_reconnect(x, c, "the server closed TCP without a close frame (1006)");
 			}
 			break;
 		case LCP_STREAM_EV_CLOSED:
-			break; /* after our close: reconnect already scheduled */
+			if (c->state == WC_CLOSING)
+				ws_close_done(x, c, c->close_rcvd ? NULL : "TCP closed before the server's close frame");
+			break; /* otherwise after our close: reconnect already scheduled */
 		case LCP_STREAM_EV_RESET:
 		case LCP_STREAM_EV_TIMEOUT:
 		case LCP_STREAM_EV_ERROR:
+			if (c->state == WC_CLOSING) {
+				char why[96];
+
+				snprintf(why, sizeof(why), "tcp %s (%s)", lcp_stream_ev_name(meta->ev),
+					 strerror(meta->reason));
+				if (meta->ev != LCP_STREAM_EV_ERROR)
+					lcp_count(st, WS_C_FAIL_TCP, 1);
+				ws_close_done(x, c, why);
+				break;
+			}
+			if (c->state == WC_TLS && meta->ev == LCP_STREAM_EV_RESET) {
+				/* the server reset TCP in the middle of the TLS handshake */
+				lcp_count(st, WS_C_TLS_FAIL_PROTOCOL, 1);
+				lcp_count(st, WS_C_RECONNECTS, 1);
+				ws_schedule_reconnect(x, c, "TLS handshake failed: the server reset TCP during it");
+				break;
+			}
+			if (c->state == WC_HANDSHAKE && meta->ev == LCP_STREAM_EV_RESET) {
+				char why[128];
+
+				/* the server reset TCP in the middle of the upgrade */
+				snprintf(why, sizeof(why), "handshake failed: the server reset TCP %s",
+					 ws_hs_progress(c));
+				lcp_count(st, WS_C_FAIL_HANDSHAKE, 1);
+				lcp_count(st, WS_C_RECONNECTS, 1);
+				ws_schedule_reconnect(x, c, why);
+				break;
+			}
 			if (meta->ev == LCP_STREAM_EV_ERROR && meta->conn != 0 && c->state != WC_CONNECTING &&
 			    meta->conn == c->tcp) {
 				/* at shutdown the tcp stage may have reset first */
@@ -334,6 +406,32 @@ ws_start(struct lcp_stage *st, void *ctx)
 	return ws_resolver_start(ctx);
 }
 
+/* The shutdown (engine.linger), on every turn until it returns 0: open
+ * connections send close 1001, those in a handshake close TCP
+ * (ws_close_stopping); each is done when the server's close frame came and TCP
+ * closed (ws_close_done), or it gave up. Nothing reconnects any more. */
+static unsigned
+ws_linger(struct lcp_stage *st, void *ctx, bool last)
+{
+	struct ws_ctx *x = ctx;
+	unsigned n = 0;
+
+	RTE_SET_USED(st);
+	RTE_SET_USED(last);
+	x->stopping = true;
+	for (unsigned i = 0; i < x->n_conns; i++) {
+		struct ws_conn *c = &x->conns[i];
+
+		if (c->state == WC_OPEN || c->state == WC_TLS || c->state == WC_HANDSHAKE ||
+		    c->state == WC_RESOLVING)
+			ws_close_stopping(x, c);
+		n += c->state != WC_IDLE;
+	}
+	ws_tls_publish(x);
+	ws_flush(x);
+	return n;
+}
+
 static void
 ws_stop(struct lcp_stage *st, void *ctx)
 {
@@ -347,8 +445,22 @@ ws_stop(struct lcp_stage *st, void *ctx)
 		if (c->state == WC_OPEN && !c->close_sent) {
 			uint8_t pl[2] = { STK_WS_CLOSE_GOING_AWAY >> 8, STK_WS_CLOSE_GOING_AWAY & 0xff };
 
-			ws_send_frame(x, c, STK_WS_OP_CLOSE, pl, 2);
 			c->close_sent = true;
+			if (ws_send_frame(x, c, STK_WS_OP_CLOSE, pl, 2)) {
+				lcp_count(st, WS_C_CLOSES_TX, 1);
+				lcp_count(st, WS_C_STOP_CLOSES, 1);
+			}
+		} else if (c->state == WC_CLOSING && c->close_sent) {
+			/* a WebSocket close handshake that did not finish */
+			lcp_count(st, WS_C_FAIL_CLOSE_UNFINISHED, 1);
+			lcp_log(st, LCP_LOG_WARNING,
+				"conn %u: close not finished when the pipeline stopped (engine.linger): waiting for %s",
+				c->idx, !c->close_rcvd ? "the server's close frame" : "TCP to close");
+		} else if (c->state == WC_CLOSING) {
+			/* closed in its handshake: no WebSocket session to end */
+			lcp_log(st, LCP_LOG_WARNING,
+				"conn %u: TCP close (in the handshake) not finished when the pipeline stopped (engine.linger)",
+				c->idx);
 		}
 	}
 	ws_flush(x);
@@ -388,6 +500,7 @@ static const struct lcp_stage_ops ws_ops = {
 	.process = ws_process,
 	.stop = ws_stop,
 	.fini = ws_fini,
+	.linger = ws_linger,
 };
 
 LCP_PLUGIN_EXPORT const struct lcp_plugin lcp_plugin_descriptor = {

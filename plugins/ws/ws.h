@@ -3,10 +3,10 @@
  * connection and stage context, and the entry points between its files:
  *
  *   ws.c         the stage: ports, init / fini, process (events from tcp), poll
- *                (connects, timers), stop
+ *                (connects, timers), linger (the shutdown's close), stop
  *   ws_config.c  options, URL parsing, cross-option checks
  *   ws_conn.c    a connection's life: connect, TLS and upgrade, reconnect with
- *                backoff, failure, subscriptions
+ *                backoff, failure, subscriptions, the close at shutdown
  *   ws_rx.c      received bytes: the upgrade response, frames -> msgs (zero copy
  *                or assembled), control frames
  *   ws_tx.c      bytes to tcp: commands, frames (masked), plain or through TLS
@@ -87,7 +87,10 @@ enum { WS_P_IN, WS_P_TX, WS_P_MSG, WS_P_SEND };
 	X(DEFLATE_BYTES_RX, "deflate_bytes_rx")                                \
 	X(INFLATED_BYTES, "inflated_bytes")                                    \
 	X(RESOLVES, "resolves")                                                \
-	X(FAIL_RESOLVE, "fail_resolve")
+	X(FAIL_RESOLVE, "fail_resolve")                                        \
+	X(STOP_CLOSES, "stop_closes")                                          \
+	X(STOP_CLOSES_ANSWERED, "stop_closes_answered")                        \
+	X(FAIL_CLOSE_UNFINISHED, "fail_close_unfinished")
 
 enum {
 #define X(e, s) WS_C_##e,
@@ -127,8 +130,10 @@ enum { WS_POOL_EMPTY_DROP = 0, WS_POOL_EMPTY_HEAP = 1 };
 
 
 /* connection states: IDLE -> [RESOLVING] -> CONNECTING -> [TLS] -> HANDSHAKE
- * (the HTTP upgrade) -> OPEN; any failure -> IDLE (reconnect after backoff) */
-enum { WC_IDLE = 0, WC_RESOLVING, WC_CONNECTING, WC_TLS, WC_HANDSHAKE, WC_OPEN };
+ * (the HTTP upgrade) -> OPEN; any failure -> IDLE (reconnect after backoff).
+ * At shutdown (ws_linger): OPEN, TLS, HANDSHAKE, and CONNECTING once connected
+ * -> CLOSING (our close sent, waiting for the server's and for TCP's end) -> IDLE */
+enum { WC_IDLE = 0, WC_RESOLVING, WC_CONNECTING, WC_TLS, WC_HANDSHAKE, WC_OPEN, WC_CLOSING };
 
 
 struct ws_ctx;
@@ -145,6 +150,8 @@ struct ws_conn {
 	char path[256];
 	uint8_t state;
 	bool close_sent;
+	bool close_rcvd;       /* CLOSING: the server's close frame came (or none is due) */
+	bool fin_sent;         /* CLOSING: our TCP close went out */
 	bool session_start;    /* the next msg is the first since the open */
 	uint32_t tcp;          /* the tcp stage's connection id; 0 = none */
 	uint32_t gen;          /* connection attempt (see ws_cookie) */
@@ -214,6 +221,7 @@ struct ws_ctx {
 	uint64_t max_msg;
 	bool check_utf8;
 	uint64_t hz_ms, next_tick;
+	bool stopping;             /* the shutdown began (ws_linger): close, never reconnect */
 	uint8_t rnd[WS_RND_BYTES]; /* CSPRNG output for mask keys and handshake keys */
 	unsigned n_rnd;            /* bytes of rnd not used yet (taken from the end) */
 	struct lcp_obuf tx;  /* commands and bytes to tcp */
@@ -275,6 +283,9 @@ bool ws_next_addr(struct ws_ctx *x, struct ws_conn *c, const char *why);
 void ws_on_resolved(struct ws_ctx *x, struct ws_conn *c);
 void ws_subscribe(struct ws_ctx *x, struct ws_conn *c);
 unsigned ws_conn_timers(struct ws_ctx *x, struct ws_conn *c, uint64_t now);
+void ws_close_stopping(struct ws_ctx *x, struct ws_conn *c);
+void ws_close_fin(struct ws_ctx *x, struct ws_conn *c);
+void ws_close_done(struct ws_ctx *x, struct ws_conn *c, const char *why);
 
 /* ws_tls.c */
 int ws_tls_init(struct ws_ctx *x, const struct ws_conf *c);

@@ -15,6 +15,9 @@
  *                         jitter), which doubles per failure and starts over
  *                         only after a connection stayed open reconnect_reset_ms
  *   ws_close_tcp          close_notify first when TLS is up, then CLOSE / ABORT
+ *   ws_close_stopping     the shutdown (ws_linger): close 1001 on an open
+ *                         connection, TCP's close on one in its TLS or upgrade
+ *                         handshake; CLOSING until ws_close_done
  */
 #include <stdio.h>
 #include <string.h>
@@ -75,6 +78,11 @@ ws_schedule_reconnect(struct ws_ctx *x, struct ws_conn *c, const char *why)
 		delay = x->rc_min + u % (c->backoff_ms - x->rc_min + 1);
 	}
 	c->t_reconnect = now + delay * x->hz_ms;
+	if (x->stopping) {
+		lcp_log(x->st, LCP_LOG_WARNING, "conn %u (%s%s): %s; not reconnecting (stopping)", c->idx, c->host,
+			c->path, why);
+		return;
+	}
 	lcp_log(x->st, LCP_LOG_WARNING, "conn %u (%s%s): %s; reconnecting in %u ms", c->idx, c->host, c->path, why,
 		delay);
 	c->backoff_ms = c->backoff_ms * 2 > x->rc_max ? x->rc_max : c->backoff_ms * 2;
@@ -304,4 +312,87 @@ ws_conn_timers(struct ws_ctx *x, struct ws_conn *c, uint64_t now)
 		return 1;
 	}
 	return 0;
+}
+
+/* CLOSING: our side of TCP (close_notify first over TLS, then the FIN), once */
+void
+ws_close_fin(struct ws_ctx *x, struct ws_conn *c)
+{
+	if (c->fin_sent)
+		return;
+	c->fin_sent = true;
+	ws_close_tcp(x, c, false);
+}
+
+/* the end of a connection closed at shutdown: why == NULL when the close
+ * handshake and the TCP close both completed */
+void
+ws_close_done(struct ws_ctx *x, struct ws_conn *c, const char *why)
+{
+	if (why == NULL)
+		lcp_log(x->st, LCP_LOG_INFO, "conn %u (%s%s): closed (close handshake and TCP close complete)", c->idx,
+			c->host, c->path);
+	else
+		lcp_log(x->st, LCP_LOG_WARNING, "conn %u (%s%s): close not completed: %s", c->idx, c->host, c->path,
+			why);
+	if (c->hs != NULL) {
+		rte_free(c->hs);
+		c->hs = NULL;
+	}
+	stk_tls_free(c->t);
+	c->t = NULL;
+	if (c->pmd_on)
+		stk_ws_inflate_fini(&c->inf);
+	c->pmd_on = false;
+	ws_asm_release(x, c);
+	c->state = WC_IDLE;
+	c->tcp = 0;
+	c->gen++;
+	c->close_sent = c->close_rcvd = c->fin_sent = false;
+	c->t_pong = c->t_ping = c->t_sub = c->t_opened = 0;
+}
+
+/* The shutdown: an open connection sends close 1001 and waits for the
+ * server's close frame, then closes TCP; one in its TLS or upgrade handshake
+ * closes TCP at once; one resolving its name gives up. */
+void
+ws_close_stopping(struct ws_ctx *x, struct ws_conn *c)
+{
+	if (c->state == WC_RESOLVING) {
+		c->state = WC_IDLE; /* no TCP yet; the resolver's answer is not looked at */
+		return;
+	}
+	if (c->state == WC_TLS || c->state == WC_HANDSHAKE) {
+		rte_free(c->hs);
+		c->hs = NULL;
+		lcp_log(x->st, LCP_LOG_INFO, "conn %u: stopping during the %s handshake: closing TCP", c->idx,
+			c->state == WC_TLS ? "TLS" : "upgrade");
+		c->state = WC_CLOSING;
+		c->close_rcvd = true; /* no close frame on a connection never opened */
+		c->fin_sent = false;
+		ws_close_fin(x, c);
+		return;
+	}
+	if (c->state != WC_OPEN)
+		return;
+	c->state = WC_CLOSING;
+	c->close_rcvd = c->fin_sent = false;
+	c->t_pong = c->t_ping = 0;
+	if (!c->close_sent) {
+		uint8_t pl[2] = { STK_WS_CLOSE_GOING_AWAY >> 8, STK_WS_CLOSE_GOING_AWAY & 0xff };
+		uint32_t gen = c->gen;
+
+		c->close_sent = true;
+		if (ws_send_frame(x, c, STK_WS_OP_CLOSE, pl, 2)) {
+			lcp_count(x->st, WS_C_CLOSES_TX, 1);
+			lcp_count(x->st, WS_C_STOP_CLOSES, 1);
+			lcp_log(x->st, LCP_LOG_INFO, "conn %u: stopping: close 1001 sent", c->idx);
+			return;
+		}
+		if (c->gen != gen)
+			return; /* sending failed the connection (TLS) */
+		/* no mbuf for the close frame (counted): TCP's close is all there is */
+		c->close_rcvd = true;
+		ws_close_fin(x, c);
+	}
 }

@@ -303,6 +303,15 @@ ws_frames(struct ws_ctx *x, struct ws_conn *c, struct rte_mbuf *seg, uint8_t *p,
 				char why[96];
 
 				lcp_count(x->st, WS_C_CLOSES_RX, 1);
+				if (c->state == WC_CLOSING) {
+					/* the answer to our close 1001: TCP goes next */
+					lcp_count(x->st, WS_C_STOP_CLOSES_ANSWERED, 1);
+					c->close_rcvd = true;
+					lcp_log(x->st, LCP_LOG_INFO, "conn %u: the server answered our close with %u",
+						c->idx, o.close_code);
+					ws_close_fin(x, c);
+					return;
+				}
 				snprintf(why, sizeof(why), "server closed with %u", o.close_code);
 				if (!c->close_sent) {
 					uint8_t pl[2] = { (uint8_t)(o.close_code >> 8), (uint8_t)o.close_code };
@@ -312,6 +321,14 @@ ws_frames(struct ws_ctx *x, struct ws_conn *c, struct rte_mbuf *seg, uint8_t *p,
 						      o.close_code == STK_WS_CLOSE_NO_STATUS ? 0 : 2);
 					lcp_count(x->st, WS_C_CLOSES_TX, 1);
 					c->close_sent = true;
+				}
+				if (x->stopping) {
+					/* the server closed while we stop: wait for TCP too */
+					c->state = WC_CLOSING;
+					c->close_rcvd = true;
+					c->fin_sent = false;
+					ws_close_fin(x, c);
+					return;
 				}
 				ws_close_tcp(x, c, false);
 				lcp_count(x->st, WS_C_RECONNECTS, 1);
@@ -357,6 +374,13 @@ ws_on_plain(struct ws_ctx *x, struct ws_conn *c, struct rte_mbuf *m)
 			return; /* a subscription could not be sent */
 		p += used;
 	}
+	if (c->state == WC_CLOSING) {
+		/* stopping: frames up to the server's close are still read (and
+		 * delivered) */
+		if (!c->close_rcvd && p < end)
+			ws_frames(x, c, m, p, end);
+		return;
+	}
 	if (c->state != WC_OPEN || c->close_sent) {
 		lcp_count(x->st, WS_C_DROP_AFTER_CLOSE, 1);
 		return;
@@ -369,6 +393,13 @@ ws_on_plain(struct ws_ctx *x, struct ws_conn *c, struct rte_mbuf *m)
 void
 ws_on_data(struct ws_ctx *x, struct ws_conn *c, struct rte_mbuf *m)
 {
+	if (c->state == WC_CLOSING && c->close_rcvd) {
+		/* stopping, nothing more to read: what follows the server's close
+		 * frame (its close_notify), or a late answer on a connection closed
+		 * in its handshake */
+		lcp_count(x->st, WS_C_EVENTS_OLD_CONN, 1);
+		return;
+	}
 	if (c->tls && (c->state == WC_TLS || c->t != NULL))
 		ws_tls_data(x, c, m);
 	else

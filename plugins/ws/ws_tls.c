@@ -146,7 +146,13 @@ ws_tls_data(struct ws_ctx *x, struct ws_conn *c, struct rte_mbuf *seg)
 		n = stk_tls_read(c->t, rte_pktmbuf_mtod(pm, uint8_t *), rte_pktmbuf_tailroom(pm));
 		if (n <= 0) {
 			x->spare = pm;
-			if (n == STK_TLS_CLOSED) {
+			if (n == STK_TLS_CLOSED && c->state == WC_CLOSING) {
+				if (!c->close_rcvd)
+					lcp_log(x->st, LCP_LOG_WARNING,
+						"conn %u: the server ended TLS before answering our close (1006)", c->idx);
+				c->close_rcvd = true;
+				ws_close_fin(x, c);
+			} else if (n == STK_TLS_CLOSED) {
 				ws_close_tcp(x, c, false);
 				lcp_count(x->st, WS_C_RECONNECTS, 1);
 				ws_schedule_reconnect(x, c, c->state == WC_OPEN ?

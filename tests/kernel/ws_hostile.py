@@ -22,9 +22,9 @@
 #   kind "eof"        like frame, then shutdown(SHUT_WR) (FIN, no close frame)
 #   kind "rst"        like frame, then a RST (SO_LINGER 0) after `send`
 #   kind "handshake"  a broken upgrade response (`send`), none (slowloris:
-#                     one header byte every 100 ms for ever) or a FIN ("EOF");
-#                     then wait for the client to drop the connection (it never
-#                     opened).
+#                     one header byte every 100 ms for ever), a FIN ("EOF") or
+#                     a RST ("RST", dropped "server-rst"); then wait for the
+#                     client to drop the connection (it never opened).
 # and the expectations the test checks (ws_hostile_check in ws_lib.sh):
 #   close   the close code the client must send (None: no close frame;
 #           "empty": a close frame without a code)
@@ -191,8 +191,11 @@ CASES = {
     "handshake_protocol": bad_handshake("PROTOCOL", "Sec-WebSocket-Protocol does not match"),
     "handshake_http10": bad_handshake("HTTP10", "response is not HTTP/1.1"),
     "handshake_huge": bad_handshake("HUGE", "handshake head longer than 8 KiB"),
-    # the server reads the request and closes TCP without answering
-    "handshake_eof": case("handshake", None, "EOF", why="closed TCP without a close frame"),
+    # the server reads the request and closes (FIN) or resets TCP without answering
+    "handshake_eof": case("handshake", None, "EOF", ctr={"fail_handshake": 1},
+                          why="handshake failed: the server closed TCP (FIN) before answering the upgrade"),
+    "handshake_rst": case("handshake", None, "RST", ctr={"fail_handshake": 1},
+                          why="handshake failed: the server reset TCP before answering the upgrade"),
     # the end: a message, then a valid close
     "done": case("frame", 1000, close_frame(1000, b"done"), msgs=["done"], ctr=CLOSED, why="server closed with 1000"),
 }
@@ -336,6 +339,11 @@ def serve_case(c, name, timeout):
         else:
             if k["send"] == "EOF":
                 c.s.shutdown(socket.SHUT_WR)
+            elif k["send"] == "RST":
+                c.s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                rec["dropped"] = "server-rst"
+                rec["elapsed_s"] = round(time.monotonic() - t0, 3)
+                return rec  # the caller's close() sends the RST
             else:
                 c.s.sendall(k["send"].encode() if k["send"].startswith("HTTP/") else response(key, k["send"]))
             rec["dropped"] = c.wait_drop(deadline)

@@ -326,7 +326,8 @@ for i, c in enumerate(served):
     if not check(c.get("error") is None, "%s: served without a server-side error" % name, c.get("error")):
         continue
     if kind == "handshake":
-        check(c.get("close_codes") == [] and c.get("dropped") in ("fin", "rst"),
+        check(c.get("close_codes") == [] and (c.get("dropped") in ("fin", "rst") or
+                                              (c.get("dropped") == "server-rst" and k["send"] == "RST")),
               "%s: the client dropped the connection (%s) without a close frame, %.2f s after accept"
               % (name, c.get("dropped"), c.get("elapsed_s", -1)), c)
         if name == "slowloris":
@@ -396,9 +397,16 @@ ctrs = ["fail_protocol_1002", "fail_bad_utf8_1007", "fail_too_big_1009", "fail_h
 # (and our pongs); it fails nothing
 good_ctr = {} if g is None else {"closes_rx": 1, "closes_tx": 1, "pings_rx": g.get("pings", 0),
                                  "pongs_tx": g.get("pings", 0)}
+# the shutdown's close 1001 on the connections still open at the end (the
+# reconnects held after "done"), and the answers to it
+stop_ctr = {"closes_tx": w.get("stop_closes", 0), "closes_rx": w.get("stop_closes_answered", 0)}
+n_conns = 1 if g is None else 2
+check(stop_ctr["closes_rx"] <= stop_ctr["closes_tx"] <= n_conns,
+      "at most one close 1001 at stop per connection (%d), at most one answer each" % n_conns, stop_ctr)
 for ctr in ctrs:
-    want = sum(CASES[c]["ctr"].get(ctr, 0) for c in order) + good_ctr.get(ctr, 0)
-    check(w.get(ctr) == want, "ws %s == %d%s" % (ctr, want, " (good connection included)" if ctr in good_ctr else ""),
+    want = sum(CASES[c]["ctr"].get(ctr, 0) for c in order) + good_ctr.get(ctr, 0) + stop_ctr.get(ctr, 0)
+    check(w.get(ctr) == want, "ws %s == %d%s%s" % (ctr, want, " (good connection included)" if ctr in good_ctr else "",
+                                                 " (the stop's included)" if stop_ctr.get(ctr) else ""),
           w.get(ctr))
 check(w.get("reconnects", 0) >= len(order) and w.get("connects", 0) >= len(order),
       "ws reconnects and connects >= %d (one per case)" % len(order), (w.get("reconnects"), w.get("connects")))

@@ -30,6 +30,12 @@
 # server itself stays up to S seconds after the transfer, until such a
 # connection is dropped).
 #
+# With --until-client-close (tests/kernel/ws_stop.sh) the server never closes:
+# it sends --count messages (0: until the client closes), --pace-ms apart,
+# then waits for the client's close; it records the client's close code and
+# how TCP ended ("tcp_fin": the client's FIN arrived; "tcp_rst": a reset).
+# --open-file PATH is created when the subscription arrives.
+#
 # --result FILE (JSON, written when the first connection is done): the SHA-256
 # of all payloads in order (text as UTF-8), the SHA-256 of the (opcode, length)
 # sequence (1 byte opcode + 4 bytes length little-endian per message, as
@@ -84,6 +90,8 @@ def parse_args():
     ap.add_argument("--tls-min", choices=sorted(TLS_VERSIONS), default="1.2")
     ap.add_argument("--tls-max", choices=sorted(TLS_VERSIONS), default="1.3")
     ap.add_argument("--deflate", action="store_true", help="offer permessage-deflate (websockets' default)")
+    ap.add_argument("--until-client-close", action="store_true")
+    ap.add_argument("--open-file", default=None)
     a = ap.parse_args()
     if (a.tls_cert is None) != (a.tls_key is None):
         ap.error("--tls-cert and --tls-key go together")
@@ -211,10 +219,20 @@ class PongCounting(websockets.WebSocketServerProtocol):
     pongs (the pongs precede the close frame on the wire)."""
 
     pongs_sent = 0
+    tcp_fin = False  # the client's FIN arrived
+    tcp_lost = None  # what ended the connection: None (closed), or the exception (a reset)
 
     async def pong(self, data=b""):
         await super().pong(data)
         self.pongs_sent += 1
+
+    def eof_received(self):
+        self.tcp_fin = True
+        return super().eof_received()
+
+    def connection_lost(self, exc):
+        self.tcp_lost = exc
+        super().connection_lost(exc)
 
 
 async def main():
@@ -247,7 +265,12 @@ async def main():
         res["subscription"] = sub if isinstance(sub, str) else repr(sub)
         if a.expect_sub is not None and sub != a.expect_sub:
             raise RuntimeError("subscription %r, expected %r" % (sub, a.expect_sub))
+        if a.open_file:
+            open(a.open_file, "w").close()
         t0 = time.monotonic()
+        if a.until_client_close:
+            await until_client_close(ws, gen, t0)
+            return
         n_frag = 0
         for i in range(a.count):
             op, payload, frag = gen.message(i)
@@ -297,6 +320,35 @@ async def main():
         res["pongs_sent"] += ws.pongs_sent
         res["served_conns"] += 1
         res["served"] = res["served_conns"] == a.serve
+
+    async def until_client_close(ws, gen, t0):
+        """whole messages (no fragments, no pings) until the client closes"""
+        sha, sha_lens = hashlib.sha256(), hashlib.sha256()
+        i = 0
+        try:
+            while a.count == 0 or i < a.count:
+                op, payload, _frag = gen.message(i)
+                i += 1
+                await ws.send(payload.decode() if op == 1 else payload)
+                sha.update(payload)
+                sha_lens.update(struct.pack("<BI", op, len(payload)))
+                res["sent"] += 1
+                res["bytes"] += len(payload)
+                res["text" if op == 1 else "binary"] += 1
+                if a.pace_ms:
+                    await asyncio.sleep(a.pace_ms / 1000.0)
+        except websockets.ConnectionClosed:
+            pass
+        res["send_s"] = round(time.monotonic() - t0, 3)
+        res["sha256"] = sha.hexdigest()
+        res["sha256_lens"] = sha_lens.hexdigest()
+        await asyncio.wait_for(ws.wait_closed(), a.timeout)
+        res["client_close_code"] = ws.close_code
+        res["client_close_reason"] = ws.close_reason
+        res["tcp_fin"] = ws.tcp_fin
+        res["tcp_rst"] = isinstance(ws.tcp_lost, ConnectionResetError)
+        res["tcp_lost"] = None if ws.tcp_lost is None else repr(ws.tcp_lost)
+        res["served"] = True
 
     held_gone = asyncio.Event()
 

@@ -9,7 +9,9 @@
 # enqueues, so the engine's ring count is used), both blocking when the ring is
 # full (the plugin's partial enqueues then go on in the engine, which counts
 # them for a 1.3 plugin). Each time: the plugin's out == what gen sent == what
-# the sink counted in == frames checked in order.
+# the sink counted in == frames checked in order. The plugin's ops also fill the
+# slot that became the linger op in ABI 1.6: the engine never calls it for a 1.3
+# plugin (linger_calls 0, nothing lingered: linger_s 0).
 . "$(dirname "$0")/lib.sh"
 
 N=20000
@@ -33,6 +35,8 @@ for mode in plain staged; do
 		'st("sink", "in") == N' \
 		'ctr("sink", "seq_ok") == N' \
 		'total_drops() == 0' \
+		'ctr("old", "linger_calls") == 0' \
+		'r["linger_s"] == 0' \
 		'in_use == 0'
 done
 

@@ -14,7 +14,8 @@
 #     with insecure opens, with the warning logged; TLS 1.3 only against a
 #     server of TLS 1.2 only fails by the server's alert; a missing ca_file
 #     stops the run at init with the file's name; feedsim with tls_cert but no
-#     tls_key is refused by `lcpipe check`.
+#     tls_key is refused by `lcpipe check`; a server that resets TCP during
+#     the TLS handshake counts as a TLS failure (tls_fail_protocol).
 . "$(dirname "$0")/lib.sh"
 
 for p in tcp ws feedsim metrics; do
@@ -130,6 +131,20 @@ expect_rc 0 "version mismatch run"
 rcheck "version mismatch" 'ctr("feed", "opens") == 0' 'ctr("feed", "tls_fail_alert") >= 1' \
 	'ctr("exchange", "tls_fail_protocol") >= 1'
 expect_grep "$ERR" "alert from the peer: protocol version" "the alert is named"
+
+step "wss: a server that resets TCP in the TLS handshake"
+# feedsim serves one client: the second connection is aborted (RST) as soon as
+# it is accepted, while its TLS handshake is under way
+wss_conf "$T/cfg/rst.json" '
+ex.update({"max_clients": 1})
+ws.update({"connections": 2, "reconnect_min_ms": 50, "reconnect_max_ms": 100})
+'
+new_prefix
+lcrun rst "$T/cfg/rst.json" --duration 1 --no-live -- $(eal_base) -l 0,1
+expect_rc 0 "reset-in-handshake run"
+rcheck "reset in the TLS handshake" 'ctr("feed", "opens") == 1' 'ctr("feed", "tls_fail_protocol") >= 2' \
+	'ctr("exchange", "drop_too_many_clients") >= 2' 'ctr("feed", "fail_tcp") == 0' 'r["leaked_objects"] == 0'
+expect_grep "$ERR" "TLS handshake failed: the server reset TCP during it" "the log says so"
 
 step "wss: configuration errors"
 wss_conf "$T/cfg/noca.json" 'ws.update({"ca_file": "tls/no-such-ca.pem"})'

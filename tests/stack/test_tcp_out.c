@@ -34,6 +34,11 @@
  *   passive_close         PEER_CLOSED, data still sent in CLOSE_WAIT, FIN, CLOSED
  *                         on the last ACK and released at once
  *   abort_sends_rst       stk_tcp_abort: RST at SND.NXT, no event, released
+ *   close_all_shutdown    stk_tcp_close_all: FIN on an ESTABLISHED and a
+ *                         CLOSE_WAIT connection, one already closing left
+ *                         alone, a SYN_SENT one ends with CLOSED (no RST);
+ *                         stk_tcp_closing counts FIN-sent ones (or all) down
+ *                         to 0 as the peer answers; no RST anywhere
  *   conn_limit            max_conns: connect -> NULL/ENOBUFS, a SYN to a listener
  *                         -> drop_tcp_conn_limit, no SYN-ACK; a freed slot is reused
  *   no_route              off-link without gateway: NULL/EHOSTUNREACH, nothing sent
@@ -741,6 +746,68 @@ START_TEST(abort_sends_rst)
 }
 END_TEST
 
+/* three connections and one still connecting: close_all FINs what the
+ * application left open, never a RST; closing() follows them to the end */
+START_TEST(close_all_shutdown)
+{
+	struct h_peer p2, p3;
+	struct stk_tcb *a, *b, *c, *d;
+	struct h_pkt *k;
+	unsigned fins = 0;
+	uint32_t fa = 0, fb = 0, fc = 0;
+
+	h_create(H);
+	h_peer_init(&P, 80, 0);
+	h_peer_init(&p2, 81, 0);
+	h_peer_init(&p3, 82, 0);
+	a = h_connect(H, &P, 1, 1000, NULL);   /* ESTABLISHED, the app closes it itself */
+	b = h_connect(H, &p2, 2, 2000, NULL);  /* ESTABLISHED, left open */
+	c = h_connect(H, &p3, 3, 3000, NULL);  /* CLOSE_WAIT: the peer's FIN came */
+	h_tcp_seg(H, &p3, STK_TCP_ACK | STK_TCP_FIN, p3.snd_nxt, p3.rcv_nxt, 65535, NULL, NULL, 0);
+	p3.snd_nxt++;
+	ck_assert_int_eq(stk_tcp_state(c), STK_TCP_CLOSE_WAIT);
+	d = stk_tcp_connect(H->st, h_ip(H_PEER_IP), 83, 4); /* SYN_SENT */
+	ck_assert_ptr_nonnull(d);
+	h_tx_drain(H);
+	ck_assert_int_eq(stk_tcp_close(H->st, a), 0);
+	ck_assert_uint_eq(stk_tcp_closing(H->st, false), 1);
+	ck_assert_uint_eq(stk_tcp_closing(H->st, true), 4);
+	/* b and c get their FIN; d ends at once; a is already closing */
+	ck_assert_uint_eq(stk_tcp_close_all(H->st), 3);
+	ck_assert_uint_eq(h_ev_count(H, STK_EV_CLOSED), 1); /* d */
+	ck_assert_int_eq(stk_tcp_state(b), STK_TCP_FIN_WAIT_1);
+	ck_assert_int_eq(stk_tcp_state(c), STK_TCP_LAST_ACK);
+	ck_assert_uint_eq(stk_tcp_closing(H->st, false), 3);
+	ck_assert_uint_eq(stk_tcp_closing(H->st, true), 3);
+	while ((k = h_tx_pop(H))) {
+		if (!k->is_tcp)
+			continue;
+		ck_assert_msg(!(k->flags & STK_TCP_RST), "a RST at close_all");
+		if (k->flags & STK_TCP_FIN) {
+			fins++;
+			if (k->dport == 80)
+				fa = k->seq + 1;
+			else if (k->dport == 81)
+				fb = k->seq + 1;
+			else if (k->dport == 82)
+				fc = k->seq + 1;
+		}
+	}
+	ck_assert_uint_eq(fins, 3);
+	ck_assert_uint_eq(stk_tcp_close_all(H->st), 0); /* nothing left to close */
+	/* the peers answer: ACK + FIN for a and b, ACK for c (already done) */
+	h_tcp_seg(H, &P, STK_TCP_ACK | STK_TCP_FIN, P.snd_nxt, fa, 65535, NULL, NULL, 0);
+	h_tcp_seg(H, &p2, STK_TCP_ACK | STK_TCP_FIN, p2.snd_nxt, fb, 65535, NULL, NULL, 0);
+	ck_assert_uint_eq(stk_tcp_closing(H->st, true), 1);
+	h_tcp_seg(H, &p3, STK_TCP_ACK, p3.snd_nxt, fc, 65535, NULL, NULL, 0);
+	ck_assert_uint_eq(stk_tcp_closing(H->st, true), 0);
+	ck_assert_uint_eq(stk_tcp_closing(H->st, false), 0);
+	ck_assert_uint_eq(h_ev_count(H, STK_EV_CLOSED), 4);
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_RST_OUT), 0);
+	ck_assert_uint_eq(stk_tcp_abort_all(H->st), 0); /* only TIME_WAIT is left */
+}
+END_TEST
+
 /* ================================================================ zero window */
 
 START_TEST(zero_window_persist)
@@ -1138,6 +1205,7 @@ tcp_out_suite(void)
 	tcase_add_test(tc, close_fin_after_data);
 	tcase_add_test(tc, passive_close);
 	tcase_add_test(tc, abort_sends_rst);
+	tcase_add_test(tc, close_all_shutdown);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("resources");

@@ -6,6 +6,8 @@
  *   start   control thread, before the worker lcores launch (start devices here)
  *   poll    worker lcore, every loop turn, if not NULL (sources, timers)
  *   process worker lcore, a burst arriving on an input port
+ *   linger  worker lcore, every turn once the pipeline is stopping, if not NULL
+ *           (ABI 1.6): close what you hold open, say how much is still closing
  *   stop    worker lcore, after the pipeline has drained: flush what you hold
  *   fini    control thread, once; release everything. Runs for every stage whose
  *           init succeeded — also when its own start or another stage's init or
@@ -70,6 +72,19 @@ typedef unsigned (*lcp_stage_poll_t)(struct lcp_stage *st, void *ctx);
  * owns them now: it emits, frees (counting a drop) or keeps each one. */
 typedef void (*lcp_stage_process_t)(struct lcp_stage *st, void *ctx, unsigned port,
 				    void **objs, unsigned n);
+/* linger (ABI 1.6, optional): from the first turn of the shutdown (DRAIN) on,
+ * the worker calls it on every turn, before any stage's stop(); everything
+ * else keeps running meanwhile (polls, rings, timers). The first call is the
+ * notice: begin closing what the stage holds open (send a WebSocket close,
+ * a FIN) — once per connection; stop opening new ones. Return how many are
+ * still closing, 0 when done (a stage whose count reached 0 should not go back
+ * above it). `last` becomes true once every stage with a linger op returned 0
+ * while the pipeline was quiet (the applications are done): a stage that
+ * carries other stages' connections (a transport) closes what nobody closed
+ * then, and the engine waits for every linger op to return 0 again. All of it
+ * within engine.linger seconds; then stop() runs, whatever is left (a
+ * transport resets it). */
+typedef unsigned (*lcp_stage_linger_t)(struct lcp_stage *st, void *ctx, bool last);
 typedef void (*lcp_stage_stop_t)(struct lcp_stage *st, void *ctx);
 typedef void (*lcp_stage_fini_t)(struct lcp_stage *st, void *ctx);
 /* validate: cross-option checks at `lcpipe check` time, before any EAL. Return 0,
@@ -88,7 +103,9 @@ struct lcp_stage_ops {
 	lcp_stage_process_t process;   /* required if the stage has an input port */
 	lcp_stage_stop_t stop;         /* optional */
 	lcp_stage_fini_t fini;         /* optional */
-	void *reserved[4];
+	lcp_stage_linger_t linger;     /* optional, ABI 1.6 (read only from plugins
+					* built for 1.6 or later) */
+	void *reserved[3];
 };
 
 /* accessors, valid from init to fini */

@@ -75,6 +75,18 @@ void stk_tcp_abort(struct stk *st, struct stk_tcb *c);
  * events (shutdown). Returns how many were reset. */
 unsigned stk_tcp_abort_all(struct stk *st);
 
+/* FIN on every connection the application has not closed yet (SYN_RCVD,
+ * ESTABLISHED, CLOSE_WAIT, after their queued data); one still in SYN_SENT ends
+ * at once with its CLOSED event. Passive half-open connections (never shown to
+ * the application) are left alone. Returns how many were closed (shutdown: a
+ * graceful close before stk_tcp_abort_all). */
+unsigned stk_tcp_close_all(struct stk *st);
+/* connections still on their way to CLOSED or TIME_WAIT: with all, every one
+ * the application knows of; else only those whose FIN is queued or sent (which
+ * end by themselves once the peer answers). Passive half-open connections and
+ * TIME_WAIT are not counted. */
+unsigned stk_tcp_closing(const struct stk *st, bool all);
+
 /* identity; ids are never 0 and not reused for 2^16 generations of a slot */
 uint32_t stk_tcp_id(const struct stk_tcb *c);
 struct stk_tcb *stk_tcp_by_id(struct stk *st, uint32_t id);

@@ -4,6 +4,9 @@
  * lcp_emit(), which added "<port>.out" itself on a link to another lcore (ABI
  * 1.4 moved that count to the engine, which reads it off the ring). The engine
  * must count such a plugin's ring-link out exactly once (run/abi_compat.sh).
+ * Its ops also fill the slot that was reserved before ABI 1.6 and is the
+ * linger op since: the engine must not read it from a 1.3 plugin (counted in
+ * "linger_calls", which must stay 0).
  *
  * "in" -> "out", pkt objects passed on unchanged.
  * Built only for `make check` (tests/run.mk), against the SDK headers only.
@@ -64,10 +67,25 @@ abi13_process(struct lcp_stage *st, void *ctx, unsigned port, void **objs, unsig
 	abi13_emit(st, 1, objs, n);
 }
 
+enum { ABI13_C_LINGER_CALLS };
+static const char *const abi13_counters[] = { "linger_calls", NULL };
+
+/* what a 1.3 plugin might have in reserved[0]: never called */
+static unsigned
+abi13_linger(struct lcp_stage *st, void *ctx, bool last)
+{
+	RTE_SET_USED(ctx);
+	RTE_SET_USED(last);
+	lcp_count(st, ABI13_C_LINGER_CALLS, 1);
+	return 1; /* would hold the shutdown for the whole engine.linger */
+}
+
 static const struct lcp_stage_ops abi13_ops = {
 	.ports = abi13_ports,
+	.counters = abi13_counters,
 	.init = abi13_init,
 	.process = abi13_process,
+	.linger = abi13_linger,
 };
 
 /* LCP_PLUGIN_HEADER spelled out, with the minor of the SDK this copies */
