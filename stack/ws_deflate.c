@@ -24,7 +24,7 @@
 
 enum { Z_ST_IDLE = 0, Z_ST_MSG, Z_ST_ERR };
 
-static const uint8_t tail4[4] = { 0x00, 0x00, 0xff, 0xff };
+static const uint8_t tail4[4] = {0x00, 0x00, 0xff, 0xff};
 
 static int
 zfail(struct stk_ws_inflate *z, uint16_t code, const char *why, const char *zmsg)
@@ -37,15 +37,17 @@ zfail(struct stk_ws_inflate *z, uint16_t code, const char *why, const char *zmsg
 }
 
 int
-stk_ws_inflate_init(struct stk_ws_inflate *z, const struct stk_ws_pmd *neg, bool server, uint64_t max_msg,
-		    bool check_utf8)
+stk_ws_inflate_init(struct stk_ws_inflate *z, const struct stk_ws_pmd *neg, bool server,
+		    uint64_t max_msg, bool check_utf8)
 {
 	unsigned bits = server ? neg->client_max_window_bits : neg->server_max_window_bits;
 	z_stream *zs;
 
 	memset(z, 0, sizeof(*z));
-	if (!neg->on || bits > 15)
+	if (!neg->on || (bits != 0 && (bits < 8 || bits > 15)))
 		return -EINVAL;
+	if (bits == 0)
+		bits = 15;
 	/* at least 9: a larger window inflates a smaller one's stream, and zlib
 	 * based peers that agreed to 8 compress with 9 */
 	if (bits < 9)
@@ -85,9 +87,9 @@ msg_end(struct stk_ws_inflate *z, bool text)
 {
 	z_stream *zs = z->zs;
 
-	if (z->pend && !(zs->data_type & 128))
-		return zfail(z, STK_WS_CLOSE_BAD_DATA, "compressed message does not end on a deflate block boundary",
-			     NULL);
+	if (z->pend && !z->boundary)
+		return zfail(z, STK_WS_CLOSE_BAD_DATA,
+			     "compressed message does not end on a deflate block boundary", NULL);
 	if (text && z->check_utf8 && z->utf8 != STK_UTF8_ACCEPT)
 		return zfail(z, STK_WS_CLOSE_BAD_DATA, "inflated text is not valid UTF-8", NULL);
 	if (z->reset_each)
@@ -98,8 +100,8 @@ msg_end(struct stk_ws_inflate *z, bool text)
 }
 
 int
-stk_ws_inflate(struct stk_ws_inflate *z, const uint8_t **in, const uint8_t *in_end, unsigned flags, uint8_t **out,
-	       uint8_t *out_end)
+stk_ws_inflate(struct stk_ws_inflate *z, const uint8_t **in, const uint8_t *in_end, unsigned flags,
+	       uint8_t **out, uint8_t *out_end)
 {
 	z_stream *zs = z->zs;
 	bool last = flags & STK_WS_Z_LAST, text = flags & STK_WS_Z_TEXT;
@@ -110,30 +112,35 @@ stk_ws_inflate(struct stk_ws_inflate *z, const uint8_t **in, const uint8_t *in_e
 		z->state = Z_ST_MSG;
 		z->msg_in = z->msg_out = 0;
 		z->pend = false;
+		z->full = false;
 		z->tail = 0;
 		z->utf8 = STK_UTF8_ACCEPT;
 	}
 	for (;;) {
-		bool feeding_tail, scratch;
+		bool feeding_tail = false, drain = false, scratch;
 		size_t room = (size_t)(out_end - *out), avail_in, got_in, got_out;
 		uint64_t lim = z->max_msg ? z->max_msg - z->msg_out : UINT64_MAX;
 		int rc;
 
 		if (*in < in_end) {
-			feeding_tail = false;
 			avail_in = (size_t)(in_end - *in);
 			zs->next_in = (Bytef *)(uintptr_t)*in;
 		} else if (last && z->pend && z->tail < 4) {
 			feeding_tail = true;
 			avail_in = 4u - z->tail;
 			zs->next_in = (Bytef *)(uintptr_t)(tail4 + z->tail);
+		} else if (last && z->full) {
+			/* the last call filled its output: what zlib still holds */
+			drain = true;
+			avail_in = 0;
+			zs->next_in = (Bytef *)(uintptr_t)tail4;
 		} else if (last) {
 			return msg_end(z, text);
 		} else {
 			return STK_WS_Z_MORE;
 		}
-		if (room == 0)
-			return STK_WS_Z_SPACE;
+		if (room == 0 && lim != 0)
+			return STK_WS_Z_SPACE; /* at the limit no room is needed: see scratch */
 		if (avail_in > UINT32_MAX)
 			avail_in = UINT32_MAX;
 		zs->avail_in = (uInt)avail_in;
@@ -158,9 +165,15 @@ stk_ws_inflate(struct stk_ws_inflate *z, const uint8_t **in, const uint8_t *in_e
 			rc = inflate(zs, Z_SYNC_FLUSH);
 			got_in = ai - zs->avail_in;
 			got_out = ao - zs->avail_out;
+			z->full = zs->avail_out == 0;
+			/* between blocks (zlib's mode TYPE); a call that cannot move
+			 * leaves TYPE for TYPEDO, so only calls that moved count */
+			if (got_in != 0 || got_out != 0)
+				z->boundary = (zs->data_type & 128) != 0;
 		}
 		if (scratch && got_out != 0)
-			return zfail(z, STK_WS_CLOSE_TOO_BIG, "inflated message over the size limit", NULL);
+			return zfail(z, STK_WS_CLOSE_TOO_BIG,
+				     "inflated message over the size limit", NULL);
 		if (feeding_tail) {
 			z->tail = (uint8_t)(z->tail + got_in);
 		} else {
@@ -177,7 +190,8 @@ stk_ws_inflate(struct stk_ws_inflate *z, const uint8_t **in, const uint8_t *in_e
 					*out += got_out;
 					z->msg_out += got_out;
 					z->out_bytes += got_out;
-					return zfail(z, STK_WS_CLOSE_BAD_DATA, "inflated text is not valid UTF-8", NULL);
+					return zfail(z, STK_WS_CLOSE_BAD_DATA,
+						     "inflated text is not valid UTF-8", NULL);
 				}
 			}
 			*out += got_out;
@@ -203,7 +217,7 @@ stk_ws_inflate(struct stk_ws_inflate *z, const uint8_t **in, const uint8_t *in_e
 		default:
 			return zfail(z, STK_WS_CLOSE_INTERNAL, "inflate failed", zs->msg);
 		}
-		if (got_in == 0 && got_out == 0 && rc != Z_STREAM_END) {
+		if (!drain && got_in == 0 && got_out == 0 && rc != Z_STREAM_END) {
 			if (zs->avail_out == 0)
 				continue; /* full: SPACE or the limit probe next round */
 			/* input left, room left, no progress: cannot happen with zlib */
@@ -214,7 +228,8 @@ stk_ws_inflate(struct stk_ws_inflate *z, const uint8_t **in, const uint8_t *in_e
 
 /* ---- deflate ---- */
 int
-stk_ws_deflate_init(struct stk_ws_deflate *z, const struct stk_ws_pmd *neg, bool server, int level, int mem_level)
+stk_ws_deflate_init(struct stk_ws_deflate *z, const struct stk_ws_pmd *neg, bool server, int level,
+		    int mem_level)
 {
 	unsigned bits = server ? neg->server_max_window_bits : neg->client_max_window_bits;
 	int strategy = Z_DEFAULT_STRATEGY, zbits;
@@ -223,7 +238,8 @@ stk_ws_deflate_init(struct stk_ws_deflate *z, const struct stk_ws_pmd *neg, bool
 	memset(z, 0, sizeof(*z));
 	if (bits == 0)
 		bits = 15;
-	if (!neg->on || bits < 8 || bits > 15 || level < -1 || level > 9 || mem_level < 0 || mem_level > 9)
+	if (!neg->on || bits < 8 || bits > 15 || level < -1 || level > 9 || mem_level < 0 ||
+	    mem_level > 9)
 		return -EINVAL;
 	zbits = (int)bits;
 	if (bits == 8) {
@@ -235,7 +251,8 @@ stk_ws_deflate_init(struct stk_ws_deflate *z, const struct stk_ws_pmd *neg, bool
 	zs = calloc(1, sizeof(*zs));
 	if (zs == NULL)
 		return -ENOMEM;
-	if (deflateInit2(zs, level, Z_DEFLATED, -zbits, mem_level ? mem_level : 8, strategy) != Z_OK) {
+	if (deflateInit2(zs, level, Z_DEFLATED, -zbits, mem_level ? mem_level : 8, strategy) !=
+	    Z_OK) {
 		free(zs);
 		return -ENOMEM;
 	}

@@ -95,7 +95,8 @@ stk_ws_hdr(uint8_t *out, unsigned opcode, bool fin, uint64_t len, const uint8_t 
 }
 
 size_t
-stk_ws_hdr_rsv(uint8_t *out, unsigned opcode, bool fin, unsigned rsv, uint64_t len, const uint8_t *mask)
+stk_ws_hdr_rsv(uint8_t *out, unsigned opcode, bool fin, unsigned rsv, uint64_t len,
+	       const uint8_t *mask)
 {
 	size_t h = 2;
 
@@ -130,10 +131,12 @@ header(struct stk_ws_dec *d, const uint8_t *h, struct stk_ws_out *o)
 	unsigned k = 2;
 
 	if (b0 & 0x30)
-		return fail(d, o, STK_WS_CLOSE_PROTOCOL, "RSV2 or RSV3 set (no extension defines them)");
+		return fail(d, o, STK_WS_CLOSE_PROTOCOL,
+			    "RSV2 or RSV3 set (no extension defines them)");
 	if (b0 & 0x40) {
 		if (!d->pmd)
-			return fail(d, o, STK_WS_CLOSE_PROTOCOL, "RSV1 set without a negotiated extension");
+			return fail(d, o, STK_WS_CLOSE_PROTOCOL,
+				    "RSV1 set without a negotiated extension");
 		if (op >= 0x8)
 			return fail(d, o, STK_WS_CLOSE_PROTOCOL, "RSV1 on a control frame");
 		if (op == STK_WS_OP_CONT)
@@ -180,9 +183,8 @@ header(struct stk_ws_dec *d, const uint8_t *h, struct stk_ws_out *o)
 	} else if (op == STK_WS_OP_TEXT || op == STK_WS_OP_BINARY) {
 		if (d->msg_op != 0)
 			return fail(d, o, STK_WS_CLOSE_PROTOCOL, "new message inside a fragmented one");
-		d->msg_op = op;
+		d->msg_op = (uint8_t)(op | ((b0 & 0x40) ? STK_WS_MSG_Z : 0));
 		d->msg_first = true;
-		d->msg_z = (b0 & 0x40) != 0;
 		d->msg_len = 0;
 		d->utf8 = STK_UTF8_ACCEPT;
 	} else {
@@ -314,7 +316,7 @@ stk_ws_dec_next_slow(struct stk_ws_dec *d, uint8_t **pp, uint8_t *end, struct st
 			}
 			d->remaining -= n;
 			last = d->fin && d->remaining == 0;
-			if (d->msg_op == STK_WS_OP_TEXT && d->check_utf8 && !d->msg_z) {
+			if (d->msg_op == STK_WS_OP_TEXT && d->check_utf8) {
 				d->utf8 = stk_utf8_validate(d->utf8, p, n);
 				if (d->utf8 == STK_UTF8_REJECT || (last && d->utf8 != STK_UTF8_ACCEPT)) {
 					*pp = p + n;
@@ -327,10 +329,10 @@ stk_ws_dec_next_slow(struct stk_ws_dec *d, uint8_t **pp, uint8_t *end, struct st
 				/* an empty non-final fragment: nothing to hand on */
 				continue;
 			}
-			o->opcode = d->msg_op;
+			o->opcode = d->msg_op & 0x0f;
 			o->first = d->msg_first;
 			o->last = last;
-			o->compressed = d->msg_z;
+			o->compressed = d->msg_op >> 7;
 			o->data = p;
 			o->len = n;
 			o->reason = NULL;

@@ -57,9 +57,9 @@ stk_ws_client_request(struct stk_ws_hs *h, char *out, size_t cap, const char *ho
 }
 
 int
-stk_ws_client_request_pmd(struct stk_ws_hs *h, char *out, size_t cap, const char *host, const char *path,
-			  const char *key, const char *protocol, const char *extra,
-			  const struct stk_ws_pmd *offer)
+stk_ws_client_request_pmd(struct stk_ws_hs *h, char *out, size_t cap, const char *host,
+			  const char *path, const char *key, const char *protocol,
+			  const char *extra, const struct stk_ws_pmd *offer)
 {
 	char ext[192] = "";
 	int n;
@@ -85,7 +85,8 @@ stk_ws_client_request_pmd(struct stk_ws_hs *h, char *out, size_t cap, const char
 		     "%s%s%s"
 		     "%s%s"
 		     "\r\n",
-		     path[0] ? path : "/", host, key, h->protocol[0] ? "Sec-WebSocket-Protocol: " : "", h->protocol,
+		     path[0] ? path : "/", host, key,
+		     h->protocol[0] ? "Sec-WebSocket-Protocol: " : "", h->protocol,
 		     h->protocol[0] ? "\r\n" : "", ext, extra != NULL ? extra : "");
 	return n < 0 || (size_t)n >= cap ? -1 : n;
 }
@@ -227,7 +228,8 @@ stk_ws_client_response(struct stk_ws_hs *h, const uint8_t *p, size_t n, size_t *
 		return -1;
 	}
 	if ((rc = parse_headers(line_end + 2, &hd)) < 0) {
-		h->err = rc == -2 ? "too many Sec-WebSocket-Extensions lines" : "malformed header line";
+		h->err = rc == -2 ? "too many Sec-WebSocket-Extensions lines"
+				  : "malformed header line";
 		return -1;
 	}
 	if (hd.upgrade == NULL || strcasecmp(hd.upgrade, "websocket") != 0) {
@@ -245,9 +247,10 @@ stk_ws_client_response(struct stk_ws_hs *h, const uint8_t *p, size_t n, size_t *
 	if (ws_pmd_client_check(h, hd.ext, hd.next) < 0)
 		return -1;
 	/* one token, one of those we asked for */
-	if (h->protocol[0] == '\0' ? hd.protocol != NULL
-				    : (hd.protocol == NULL || !stk_ws_is_token(hd.protocol, strlen(hd.protocol)) ||
-				       !ws_token_list_has(h->protocol, hd.protocol, strlen(hd.protocol)))) {
+	if (h->protocol[0] == '\0'
+		    ? hd.protocol != NULL
+		    : (hd.protocol == NULL || !stk_ws_is_token(hd.protocol, strlen(hd.protocol)) ||
+		       !ws_token_list_has(h->protocol, hd.protocol, strlen(hd.protocol)))) {
 		memset(&h->pmd, 0, sizeof(h->pmd));
 		h->err = "Sec-WebSocket-Protocol does not match what we asked for";
 		return -1;
@@ -275,7 +278,8 @@ stk_ws_server_request(struct stk_ws_hs *h, const uint8_t *p, size_t n, size_t *u
 	}
 	snprintf(h->path, sizeof(h->path), "%.*s", (int)(sp2 - sp1 - 1), sp1 + 1);
 	if ((rc = parse_headers(line_end + 2, &hd)) < 0) {
-		h->err = rc == -2 ? "too many Sec-WebSocket-Extensions lines" : "malformed header line";
+		h->err = rc == -2 ? "too many Sec-WebSocket-Extensions lines"
+				  : "malformed header line";
 		return -1;
 	}
 	if (hd.host == NULL) {
@@ -303,8 +307,9 @@ stk_ws_server_request(struct stk_ws_hs *h, const uint8_t *p, size_t n, size_t *u
 	/* a comma-separated list of tokens, short enough to keep whole ("" = none) */
 	if (hd.protocol != NULL && hd.protocol[0] != '\0' &&
 	    (!ws_token_list_valid(hd.protocol) || strlen(hd.protocol) >= sizeof(h->protocol))) {
-		h->err = strlen(hd.protocol) >= sizeof(h->protocol) ? "Sec-WebSocket-Protocol longer than 63 bytes"
-								      : "Sec-WebSocket-Protocol is not a list of tokens";
+		h->err = strlen(hd.protocol) >= sizeof(h->protocol)
+				 ? "Sec-WebSocket-Protocol longer than 63 bytes"
+				 : "Sec-WebSocket-Protocol is not a list of tokens";
 		return -1;
 	}
 	if (ws_pmd_server_pick(h, hd.ext, hd.next) < 0)
@@ -341,8 +346,8 @@ stk_ws_server_response(const struct stk_ws_hs *h, char *out, size_t cap, const c
 		     "%s%s%s"
 		     "%s"
 		     "\r\n",
-		     acc, protocol && protocol[0] ? "Sec-WebSocket-Protocol: " : "", protocol ? protocol : "",
-		     protocol && protocol[0] ? "\r\n" : "", ext);
+		     acc, protocol && protocol[0] ? "Sec-WebSocket-Protocol: " : "",
+		     protocol ? protocol : "", protocol && protocol[0] ? "\r\n" : "", ext);
 	return n < 0 || (size_t)n >= cap ? -1 : n;
 }
 

@@ -129,7 +129,7 @@ ext_next(const char **sp, struct ext *e)
 	e->nlen = (size_t)(t - p);
 	p = ows(t);
 	while (*p == ';') {
-		struct ext_par pp = { 0 };
+		struct ext_par pp = {0};
 
 		p = ows(p + 1);
 		t = token_end(p);
@@ -249,25 +249,30 @@ ws_pmd_offer_line(const struct stk_ws_pmd *w, char *out, size_t cap)
 		snprintf(cm, sizeof(cm), "=%u", w->client_max_window_bits);
 	if (w->server_max_window_bits)
 		snprintf(sm, sizeof(sm), "; server_max_window_bits=%u", w->server_max_window_bits);
-	n = snprintf(out, cap, "Sec-WebSocket-Extensions: %s; client_max_window_bits%s%s%s%s\r\n", pmd_name, cm, sm,
+	n = snprintf(out, cap, "Sec-WebSocket-Extensions: %s; client_max_window_bits%s%s%s%s\r\n",
+		     pmd_name, cm, sm,
 		     w->client_no_context_takeover ? "; client_no_context_takeover" : "",
 		     w->server_no_context_takeover ? "; server_no_context_takeover" : "");
 	return n < 0 || (size_t)n >= cap ? -1 : n;
 }
 
 int
-ws_pmd_response_line(const struct stk_ws_pmd *neg, const struct stk_ws_pmd *offer, char *out, size_t cap)
+ws_pmd_response_line(const struct stk_ws_pmd *neg, const struct stk_ws_pmd *offer, char *out,
+		     size_t cap)
 {
 	char cm[32] = "", sm[32] = "";
 	int n;
 
-	if (!bits_ok(neg->client_max_window_bits, false) || !bits_ok(neg->server_max_window_bits, false))
+	if (!bits_ok(neg->client_max_window_bits, false) ||
+	    !bits_ok(neg->server_max_window_bits, false))
 		return -1;
 	/* stated when the client asked for it (it then requires it) or when lower than 15 */
 	if (offer->server_max_window_bits != 0 || neg->server_max_window_bits < 15)
-		snprintf(sm, sizeof(sm), "; server_max_window_bits=%u", neg->server_max_window_bits);
+		snprintf(sm, sizeof(sm), "; server_max_window_bits=%u",
+			 neg->server_max_window_bits);
 	if (neg->client_max_window_bits < 15)
-		snprintf(cm, sizeof(cm), "; client_max_window_bits=%u", neg->client_max_window_bits);
+		snprintf(cm, sizeof(cm), "; client_max_window_bits=%u",
+			 neg->client_max_window_bits);
 	n = snprintf(out, cap, "Sec-WebSocket-Extensions: %s%s%s%s%s\r\n", pmd_name,
 		     neg->server_no_context_takeover ? "; server_no_context_takeover" : "",
 		     neg->client_no_context_takeover ? "; client_no_context_takeover" : "", sm, cm);
@@ -287,8 +292,8 @@ static int
 client_one(struct stk_ws_hs *h, const struct ext *e)
 {
 	const struct stk_ws_pmd *w = &h->pmd_want;
-	struct stk_ws_pmd neg = { .on = true };
-	bool seen[P_N] = { false };
+	struct stk_ws_pmd neg = {.on = true};
+	bool seen[P_N] = {false};
 	int cm = 0;
 
 	if (!w->on || !name_is(e->name, e->nlen, pmd_name))
@@ -308,7 +313,8 @@ client_one(struct stk_ws_hs *h, const struct ext *e)
 		case P_SNCT:
 		case P_CNCT:
 			if (pp->val != NULL)
-				return cfail(h, "*_no_context_takeover with a value in the response");
+				return cfail(h,
+					     "*_no_context_takeover with a value in the response");
 			if (id == P_SNCT)
 				neg.server_no_context_takeover = true;
 			else
@@ -319,7 +325,8 @@ client_one(struct stk_ws_hs *h, const struct ext *e)
 			if (b <= 0)
 				return cfail(h, "invalid server_max_window_bits in the response");
 			if (w->server_max_window_bits != 0 && b > w->server_max_window_bits)
-				return cfail(h, "server_max_window_bits above the value we offered");
+				return cfail(h,
+					     "server_max_window_bits above the value we offered");
 			neg.server_max_window_bits = (uint8_t)b;
 			break;
 		default: /* P_CMWB: we always offer it */
@@ -327,7 +334,8 @@ client_one(struct stk_ws_hs *h, const struct ext *e)
 			if (b <= 0)
 				return cfail(h, "invalid client_max_window_bits in the response");
 			if (w->client_max_window_bits != 0 && b > w->client_max_window_bits)
-				return cfail(h, "client_max_window_bits above the value we offered");
+				return cfail(h,
+					     "client_max_window_bits above the value we offered");
 			cm = b;
 			break;
 		}
@@ -338,7 +346,10 @@ client_one(struct stk_ws_hs *h, const struct ext *e)
 		return cfail(h, "server_no_context_takeover offered but missing in the response");
 	if (!seen[P_SMWB])
 		neg.server_max_window_bits = 15;
-	neg.client_max_window_bits = (uint8_t)(cm ? cm : w->client_max_window_bits ? w->client_max_window_bits : 15);
+	neg.client_max_window_bits =
+		(uint8_t)(cm			      ? cm
+			  : w->client_max_window_bits ? w->client_max_window_bits
+						      : 15);
 	/* offered: a promise we keep whatever the answer */
 	neg.client_no_context_takeover |= w->client_no_context_takeover;
 	h->pmd = neg;
@@ -371,9 +382,10 @@ ws_pmd_client_check(struct stk_ws_hs *h, const char *const *lines, unsigned n)
 /* ---- server: the client's offers ---- */
 /* 1: acceptable (neg, offer filled), 0: declined */
 static int
-server_try(const struct stk_ws_pmd *cfg, const struct ext *e, struct stk_ws_pmd *neg, struct stk_ws_pmd *offer)
+server_try(const struct stk_ws_pmd *cfg, const struct ext *e, struct stk_ws_pmd *neg,
+	   struct stk_ws_pmd *offer)
 {
-	bool seen[P_N] = { false };
+	bool seen[P_N] = {false};
 	unsigned ours = cfg->server_max_window_bits ? cfg->server_max_window_bits : 15;
 	unsigned want = cfg->client_max_window_bits ? cfg->client_max_window_bits : 15;
 
@@ -415,12 +427,14 @@ server_try(const struct stk_ws_pmd *cfg, const struct ext *e, struct stk_ws_pmd 
 	}
 	memset(neg, 0, sizeof(*neg));
 	neg->on = true;
-	neg->server_no_context_takeover = offer->server_no_context_takeover || cfg->server_no_context_takeover;
-	neg->client_no_context_takeover = offer->client_no_context_takeover || cfg->client_no_context_takeover;
-	neg->server_max_window_bits = (uint8_t)(offer->server_max_window_bits != 0 &&
-							offer->server_max_window_bits < ours
-						? offer->server_max_window_bits
-						: ours);
+	neg->server_no_context_takeover =
+		offer->server_no_context_takeover || cfg->server_no_context_takeover;
+	neg->client_no_context_takeover =
+		offer->client_no_context_takeover || cfg->client_no_context_takeover;
+	neg->server_max_window_bits =
+		(uint8_t)(offer->server_max_window_bits != 0 && offer->server_max_window_bits < ours
+				  ? offer->server_max_window_bits
+				  : ours);
 	neg->client_max_window_bits = 15;
 	if (seen[P_CMWB]) {
 		unsigned v = offer->client_max_window_bits ? offer->client_max_window_bits : 15;
@@ -438,7 +452,8 @@ ws_pmd_server_pick(struct stk_ws_hs *h, const char *const *lines, unsigned n)
 
 	memset(&h->pmd, 0, sizeof(h->pmd));
 	memset(&h->pmd_offer, 0, sizeof(h->pmd_offer));
-	if (!bits_ok(cfg.server_max_window_bits, true) || !bits_ok(cfg.client_max_window_bits, true))
+	if (!bits_ok(cfg.server_max_window_bits, true) ||
+	    !bits_ok(cfg.client_max_window_bits, true))
 		cfg.on = false; /* settings out of range: accept nothing */
 	for (unsigned i = 0; i < n; i++) {
 		const char *s = lines[i];

@@ -19,7 +19,8 @@ bool ws_token_list_has(const char *v, const char *tok, size_t n);
  * (window bits 0 or 8..15), and the server's answer for neg given the offer
  * accepted; length, or -1 if cap is too small or a value is out of range */
 int ws_pmd_offer_line(const struct stk_ws_pmd *w, char *out, size_t cap);
-int ws_pmd_response_line(const struct stk_ws_pmd *neg, const struct stk_ws_pmd *offer, char *out, size_t cap);
+int ws_pmd_response_line(const struct stk_ws_pmd *neg, const struct stk_ws_pmd *offer, char *out,
+			 size_t cap);
 /* client: check the response's extension lines against h->pmd_want and set
  * h->pmd; -1 with h->err on failure */
 int ws_pmd_client_check(struct stk_ws_hs *h, const char *const *lines, unsigned n);

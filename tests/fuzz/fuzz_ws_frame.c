@@ -72,7 +72,8 @@ log_put(struct wlog *L, const void *p, size_t n)
 
 /* encode one frame (FIN) and decode it with a fresh decoder of the same kind */
 static void
-roundtrip(const struct wlog *L, unsigned op, bool z, const uint8_t *data, size_t len, uint16_t close_code)
+roundtrip(const struct wlog *L, unsigned op, bool z, const uint8_t *data, size_t len,
+	  uint16_t close_code)
 {
 	static const uint8_t key[4] = { 0x37, 0xfa, 0x21, 0x3d };
 	struct stk_ws_dec d;

@@ -54,8 +54,8 @@ struct hres {
 static struct stk_ws_pmd
 pmd_from(uint8_t b)
 {
-	static const uint8_t cm[4] = { 0, 8, 12, 15 };
-	struct stk_ws_pmd p = { 0 };
+	static const uint8_t cm[4] = {0, 8, 12, 15};
+	struct stk_ws_pmd p = {0};
 
 	p.on = (b >> 2) & 1;
 	p.client_no_context_takeover = (b >> 3) & 1;
@@ -174,13 +174,14 @@ server_roundtrip(const struct stk_ws_hs *h)
 	}
 	if (h->pmd.on) {
 		FUZZ_CHECK(cfg->on && offer.on);
-		FUZZ_CHECK(bits_ok(h->pmd.client_max_window_bits) && bits_ok(h->pmd.server_max_window_bits));
+		FUZZ_CHECK(bits_ok(h->pmd.client_max_window_bits) &&
+			   bits_ok(h->pmd.server_max_window_bits));
 	}
 	n = stk_ws_server_response(h, out, sizeof(out), first[0] ? first : NULL);
 	FUZZ_CHECK(n > 0);
 	/* a client that sent h->key, asked for h->protocol, offered what was accepted */
-	n = stk_ws_client_request_pmd(&c, req, sizeof(req), "example.com", h->path, h->key, h->protocol, NULL,
-				      h->pmd.on ? &offer : NULL);
+	n = stk_ws_client_request_pmd(&c, req, sizeof(req), "example.com", h->path, h->key,
+				      h->protocol, NULL, h->pmd.on ? &offer : NULL);
 	FUZZ_CHECK(n > 0);
 	FUZZ_CHECK(stk_ws_client_response(&c, (const uint8_t *)out, strlen(out), &used) == 1);
 	FUZZ_CHECK(used == strlen(out));

@@ -1889,8 +1889,8 @@ START_TEST(pmd_rsv1)
 
 			run_init(&r, server, 1000, true, sc.s.len);
 			feed_fixed(&r, sc.s.p, sc.s.len, c);
-			snprintf(what, sizeof(what), "pmd %s, chunks of %zu", server ? "server" : "client",
-				 c);
+			snprintf(what, sizeof(what), "pmd %s, chunks of %zu",
+				 server ? "server" : "client", c);
 			check_script(&r, &sc, what);
 			run_free(&r);
 		}
@@ -1931,20 +1931,22 @@ START_TEST(pmd_rsv_errors)
 		prefix(&s, server);
 		t_frame(&s, 0x02, 3, L_AUTO, SK(server), "abc", 3);
 		at = t_frame(&s, 0xc0, 3, L_AUTO, SK(server), "def", 3);
-		expect_err("RSV1 on the continuation of a plain message", &s, server, 0, true, 1002, at,
-			   1);
+		expect_err("RSV1 on the continuation of a plain message", &s, server, 0, true, 1002,
+			   at, 1);
 		for (size_t i = 0; i < sizeof(rsv23); i++) {
 			s.len = 0;
 			prefix(&s, server);
 			at = t_frame(&s, 0x81 | rsv23[i], 5, L_AUTO, SK(server), "Hello", 5);
-			expect_err("RSV2/RSV3 with the extension", &s, server, 0, true, 1002, at, 1);
+			expect_err("RSV2/RSV3 with the extension", &s, server, 0, true, 1002, at,
+				   1);
 		}
 		/* the wire size of a compressed message counts against max_msg */
 		s.len = 0;
 		prefix(&s, server);
 		t_frame(&s, 0x41, 60, L_AUTO, SK(server), b, 60);
 		at = t_frame(&s, 0x80, 41, L_AUTO, SK(server), b + 60, 41);
-		expect_err("compressed 60 + 41 bytes, max_msg 100", &s, server, 100, true, 1009, at, 1);
+		expect_err("compressed 60 + 41 bytes, max_msg 100", &s, server, 100, true, 1009, at,
+			   1);
 		s.len = 0;
 		prefix(&s, server);
 		at = t_frame(&s, 0xc2, 101, L_AUTO, SK(server), b, 101);

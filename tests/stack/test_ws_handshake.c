@@ -673,48 +673,59 @@ START_TEST(tokens)
 
 	/* server: Sec-WebSocket-Protocol must be a token list */
 	{
-		static const char *good[] = {"chat", "chat, superchat", "a,b", "v2.feed\t,\tx-y_z~1",
-					     "!#$%&'*+-.^_`|~"};
-		static const char *want[] = {"chat", "chat, superchat", "a,b", "v2.feed\t,\tx-y_z~1",
-					     "!#$%&'*+-.^_`|~"};
-		static const char *bad[] = {"\xff", "a\xff", "a b", "a,,b", ", a", "a,", "a;b",
-					    "\"a\"", "a\x7f", "(a)", "a/b", "a=b", "\x01", "\xc3\xa9t\xc3\xa9"};
+		static const char *good[] = {"chat", "chat, superchat", "a,b",
+					     "v2.feed\t,\tx-y_z~1", "!#$%&'*+-.^_`|~"};
+		static const char *want[] = {"chat", "chat, superchat", "a,b",
+					     "v2.feed\t,\tx-y_z~1", "!#$%&'*+-.^_`|~"};
+		static const char *bad[] = {
+			"\xff",	 "a\xff", "a b", "a,,b", ", a", "a,",	"a;b",
+			"\"a\"", "a\x7f", "(a)", "a/b",	 "a=b", "\x01", "\xc3\xa9t\xc3\xa9"};
 
 		for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
 			snprintf(req, sizeof(req),
-				 RQ("GET / HTTP/1.1", HOST RUPG RCONN RKEY RVER "Sec-WebSocket-Protocol: %s\r\n"),
+				 RQ("GET / HTTP/1.1",
+				    HOST RUPG RCONN RKEY RVER "Sec-WebSocket-Protocol: %s\r\n"),
 				 good[i]);
 			memset(&h, 0, sizeof(h));
-			REQUIRE(stk_ws_server_request(&h, (const uint8_t *)req, strlen(req), &used) == 1,
+			REQUIRE(stk_ws_server_request(&h, (const uint8_t *)req, strlen(req),
+						      &used) == 1,
 				"protocol \"%s\": %s", good[i], h.err ? h.err : "");
 			ck_assert_str_eq(h.protocol, want[i]);
 		}
 		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 			snprintf(req, sizeof(req),
-				 RQ("GET / HTTP/1.1", HOST RUPG RCONN RKEY RVER "Sec-WebSocket-Protocol: %s\r\n"),
+				 RQ("GET / HTTP/1.1",
+				    HOST RUPG RCONN RKEY RVER "Sec-WebSocket-Protocol: %s\r\n"),
 				 bad[i]);
 			feed_all_ways(&zero, req, -1, bad[i], stk_ws_server_request);
 			memset(&h, 0, sizeof(h));
-			ck_assert_int_eq(stk_ws_server_request(&h, (const uint8_t *)req, strlen(req), &used), -1);
+			ck_assert_int_eq(
+				stk_ws_server_request(&h, (const uint8_t *)req, strlen(req), &used),
+				-1);
 			ck_assert_str_eq(h.err, "Sec-WebSocket-Protocol is not a list of tokens");
 		}
 		/* longer than h->protocol keeps: refused, not cut */
 		snprintf(req, sizeof(req),
-			 RQ("GET / HTTP/1.1", HOST RUPG RCONN RKEY RVER "Sec-WebSocket-Protocol: %s,b\r\n"),
+			 RQ("GET / HTTP/1.1",
+			    HOST RUPG RCONN RKEY RVER "Sec-WebSocket-Protocol: %s,b\r\n"),
 			 "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa");
 		memset(&h, 0, sizeof(h));
-		ck_assert_int_eq(stk_ws_server_request(&h, (const uint8_t *)req, strlen(req), &used), -1);
+		ck_assert_int_eq(
+			stk_ws_server_request(&h, (const uint8_t *)req, strlen(req), &used), -1);
 		ck_assert_str_eq(h.err, "Sec-WebSocket-Protocol longer than 63 bytes");
 	}
 	/* header names: tokens, the colon right after */
 	{
-		static const char *bad[] = {"Bad Name: x\r\n", "Upgrade : websocket\r\n", "\xffX: y\r\n",
-					    ": empty\r\n", " Folded: x\r\n"};
+		static const char *bad[] = {"Bad Name: x\r\n", "Upgrade : websocket\r\n",
+					    "\xffX: y\r\n", ": empty\r\n", " Folded: x\r\n"};
 
 		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-			snprintf(req, sizeof(req), RQ("GET / HTTP/1.1", HOST RUPG RCONN RKEY RVER "%s"), bad[i]);
+			snprintf(req, sizeof(req),
+				 RQ("GET / HTTP/1.1", HOST RUPG RCONN RKEY RVER "%s"), bad[i]);
 			memset(&h, 0, sizeof(h));
-			ck_assert_int_eq(stk_ws_server_request(&h, (const uint8_t *)req, strlen(req), &used), -1);
+			ck_assert_int_eq(
+				stk_ws_server_request(&h, (const uint8_t *)req, strlen(req), &used),
+				-1);
 			ck_assert_str_eq(h.err, "malformed header line");
 			snprintf(resp, sizeof(resp), R101 UPG CONN ACC "%s\r\n", bad[i]);
 			client_for(&tmpl, KEY, NULL);
@@ -722,29 +733,35 @@ START_TEST(tokens)
 		}
 	}
 	/* client: what we ask for must be a token list; the answer one of them */
-	ck_assert_int_eq(stk_ws_client_request(&h, req, sizeof(req), "h", "/", KEY, "a b", NULL), -1);
-	ck_assert_int_eq(stk_ws_client_request(&h, req, sizeof(req), "h", "/", KEY, "\xff", NULL), -1);
-	ck_assert_int_eq(stk_ws_client_request(&h, req, sizeof(req), "h", "/", KEY, "a,", NULL), -1);
+	ck_assert_int_eq(stk_ws_client_request(&h, req, sizeof(req), "h", "/", KEY, "a b", NULL),
+			 -1);
+	ck_assert_int_eq(stk_ws_client_request(&h, req, sizeof(req), "h", "/", KEY, "\xff", NULL),
+			 -1);
+	ck_assert_int_eq(stk_ws_client_request(&h, req, sizeof(req), "h", "/", KEY, "a,", NULL),
+			 -1);
 	{
 		static const struct {
 			const char *answer;
 			int want;
 		} v[] = {
-			{"superchat", 1}, {"chat", 1}, {"chat, superchat", -1}, {"\xff", -1}, {"other", -1},
-			{"sup", -1},
+			{"superchat", 1}, {"chat", 1},	 {"chat, superchat", -1},
+			{"\xff", -1},	  {"other", -1}, {"sup", -1},
 		};
 
 		for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
 			client_for(&tmpl, KEY, "chat, superchat");
-			snprintf(resp, sizeof(resp), R101 UPG CONN ACC "Sec-WebSocket-Protocol: %s\r\n\r\n",
+			snprintf(resp, sizeof(resp),
+				 R101 UPG CONN ACC "Sec-WebSocket-Protocol: %s\r\n\r\n",
 				 v[i].answer);
 			feed_all_ways(&tmpl, resp, v[i].want, v[i].answer, stk_ws_client_response);
 		}
 	}
 	/* server: the chosen protocol must be a token */
 	memset(&h, 0, sizeof(h));
-	ck_assert_int_eq(stk_ws_server_request(&h, (const uint8_t *)RQ("GET / HTTP/1.1", HOST RUPG RCONN RKEY RVER),
-					       strlen(RQ("GET / HTTP/1.1", HOST RUPG RCONN RKEY RVER)), &used),
+	ck_assert_int_eq(stk_ws_server_request(
+				 &h,
+				 (const uint8_t *)RQ("GET / HTTP/1.1", HOST RUPG RCONN RKEY RVER),
+				 strlen(RQ("GET / HTTP/1.1", HOST RUPG RCONN RKEY RVER)), &used),
 			 1);
 	ck_assert_int_eq(stk_ws_server_response(&h, resp, sizeof(resp), "a b"), -1);
 	ck_assert_int_eq(stk_ws_server_response(&h, resp, sizeof(resp), "\xff"), -1);

@@ -100,7 +100,6 @@ struct stk_ws_dec {
 	uint64_t max_msg;     /* 0 = no limit */
 	bool server;          /* we are the server: frames must be masked */
 	bool check_utf8;
-	bool pmd;             /* permessage-deflate negotiated: RSV1 allowed on a message's first frame */
 	/* frame */
 	uint8_t state;        /* 0: between frames (the inline fast path relies on it) */
 	uint8_t hlen, hneed;
@@ -110,9 +109,10 @@ struct stk_ws_dec {
 	uint8_t key_off;
 	uint64_t remaining;   /* payload bytes of the current frame still to come */
 	/* message */
-	uint8_t msg_op;       /* 0: no data message in progress */
+	uint8_t msg_op;       /* 0: no data message in progress; | STK_WS_MSG_Z: compressed */
 	bool msg_first;       /* the next data piece is the message's first */
-	bool msg_z;           /* the message in progress is compressed (RSV1) */
+	bool pmd;             /* permessage-deflate: RSV1 allowed on a message's first frame
+			       * (here, in padding: the fields above keep their offsets) */
 	uint64_t msg_len;
 	uint32_t utf8;
 	/* control frame assembly */
@@ -121,6 +121,10 @@ struct stk_ws_dec {
 	const char *err;
 	uint16_t err_code;
 };
+
+/* in stk_ws_dec.msg_op: the message in progress is compressed (RSV1); being
+ * no opcode, it also keeps the message out of the TEXT UTF-8 checks */
+#define STK_WS_MSG_Z 0x80u
 
 void stk_ws_dec_init(struct stk_ws_dec *d, bool server, uint64_t max_msg, bool check_utf8);
 /* After stk_ws_dec_init: permessage-deflate was negotiated (on) or not. */
@@ -131,8 +135,10 @@ enum stk_ws_ev stk_ws_dec_next_slow(struct stk_ws_dec *d, uint8_t **p, uint8_t *
 /* Decode from *p (advanced past what was consumed) up to end.
  * Inline fast path for what a client reading market data mostly sees: between
  * frames, a whole data frame (text, binary or continuation, FIN or not, 7- or
- * 16-bit length, not empty unless final) inside the chunk, within max_msg and
- * valid UTF-8 so far if text. Everything else, errors included, goes through
+ * 16-bit length, not empty unless final, not of a compressed message) inside
+ * the chunk, within max_msg and valid UTF-8 so far if text. Compressed messages
+ * cost an inflate each anyway; leaving them out keeps this path as it was for
+ * plain frames (B6: one store more). Everything else, errors included, goes through
  * stk_ws_dec_next_slow(), which decides exactly as if the fast path did not
  * exist. (B6 in doc/benchmarks.md.) */
 static inline enum stk_ws_ev
@@ -142,17 +148,16 @@ stk_ws_dec_next(struct stk_ws_dec *d, uint8_t **pp, uint8_t *end, struct stk_ws_
 	size_t avail = (size_t)(end - p);
 
 	if (__builtin_expect(d->state == 0 && d->hlen == 0 && !d->server && avail >= 2, 1)) {
-		unsigned b0 = p[0], b1 = p[1], op = b0 & 0x0fu, rsv = b0 & 0x70u;
+		unsigned b0 = p[0], b1 = p[1], op = b0 & 0x0fu;
 		bool fin = b0 & 0x80u, cont = op == STK_WS_OP_CONT;
 
-		/* RSV1 alone, negotiated, on a first frame: a compressed message */
-		if ((rsv == 0 || (rsv == 0x40u && d->pmd && !cont)) && b1 <= 126 &&
-		    (cont ? d->msg_op != 0 : (op == STK_WS_OP_TEXT || op == STK_WS_OP_BINARY) && d->msg_op == 0)) {
+		if ((b0 & 0x70u) == 0 && b1 <= 126 &&
+		    (cont ? (unsigned)(d->msg_op - 1) < 0x7fu /* in a message, not compressed */
+			  : (op == STK_WS_OP_TEXT || op == STK_WS_OP_BINARY) && d->msg_op == 0)) {
 			size_t len = b1, h = 2;
 			uint64_t total;
 			unsigned mop = cont ? d->msg_op : op;
 			uint32_t u = cont ? d->utf8 : STK_UTF8_ACCEPT;
-			bool z = cont ? d->msg_z : rsv != 0;
 
 			if (b1 == 126) {
 				if (avail < 4)
@@ -163,7 +168,7 @@ stk_ws_dec_next(struct stk_ws_dec *d, uint8_t **pp, uint8_t *end, struct stk_ws_
 			total = (cont ? d->msg_len : 0) + len;
 			if (avail - h < len || (d->max_msg != 0 && total > d->max_msg) || (len == 0 && !fin))
 				goto slow;
-			if (mop == STK_WS_OP_TEXT && d->check_utf8 && !z) {
+			if (mop == STK_WS_OP_TEXT && d->check_utf8) {
 				uint64_t acc = 0;
 
 				/* short ASCII pieces (fragments, tiny ticks) without a call:
@@ -189,7 +194,7 @@ stk_ws_dec_next(struct stk_ws_dec *d, uint8_t **pp, uint8_t *end, struct stk_ws_
 			o->opcode = (uint8_t)mop;
 			o->first = cont ? d->msg_first : true;
 			o->last = fin;
-			o->compressed = z;
+			o->compressed = false;
 			o->data = p + h;
 			o->len = len;
 			o->reason = NULL;
@@ -198,7 +203,6 @@ stk_ws_dec_next(struct stk_ws_dec *d, uint8_t **pp, uint8_t *end, struct stk_ws_
 			} else {
 				d->msg_op = (uint8_t)mop;
 				d->msg_first = false;
-				d->msg_z = z;
 				d->msg_len = total;
 				d->utf8 = u;
 			}
@@ -222,7 +226,8 @@ size_t stk_ws_hdr(uint8_t *out, unsigned opcode, bool fin, uint64_t len, const u
 #define STK_WS_RSV3 0x10u
 /* stk_ws_hdr with RSV bits (STK_WS_RSV1 on the first frame of a compressed
  * message; bits outside 0x70 are ignored) */
-size_t stk_ws_hdr_rsv(uint8_t *out, unsigned opcode, bool fin, unsigned rsv, uint64_t len, const uint8_t *mask);
+size_t stk_ws_hdr_rsv(uint8_t *out, unsigned opcode, bool fin, unsigned rsv, uint64_t len,
+		      const uint8_t *mask);
 /* XOR n bytes with key, starting at key byte `off` (0..3, for resuming) */
 void stk_ws_mask(uint8_t *p, size_t n, const uint8_t key[4], unsigned off);
 
@@ -245,8 +250,12 @@ void stk_ws_mask(uint8_t *p, size_t n, const uint8_t key[4], unsigned off);
  * Window 8: zlib's raw deflate cannot make an 8-bit window. When 8 is agreed
  * for our own compressor, stk_ws_deflate compresses with run-length matches only
  * (Z_RLE: every match is at distance 1), which stays inside any window. Our
- * inflater always runs with at least 9 bits (a larger window decodes a smaller
- * one's stream; zlib-based peers that agreed to 8 compress with 9). */
+ * inflater runs with the agreed window, at least 9 bits (a larger window
+ * decodes a smaller one's stream; zlib-based peers that agreed to 8 compress
+ * with 9). zlib checks a back reference against its window plus what the
+ * current call has written, so a misbehaving peer's reference beyond the
+ * agreed window fails (1007) or inflates correctly depending on how large the
+ * caller's output regions are; what is inflated is always right. */
 struct stk_ws_pmd {
 	bool on;
 	uint8_t client_max_window_bits, server_max_window_bits;
@@ -260,7 +269,7 @@ struct stk_ws_hs {
 	size_t have;
 	char buf[STK_WS_HS_MAX + 1];
 	char accept[32];      /* client: the Sec-WebSocket-Accept we expect */
-	char protocol[64];    /* client: the subprotocol(s) we asked for ("" = none); server: what was asked */
+	char protocol[64];    /* client: subprotocol(s) asked for ("" = none); server: those asked */
 	/* server side, after a request parsed */
 	char path[256];
 	char key[32];
@@ -286,9 +295,9 @@ int stk_ws_client_request(struct stk_ws_hs *h, char *out, size_t cap, const char
 			  const char *key, const char *protocol, const char *extra);
 /* client: the same, offering permessage-deflate as `offer` says (NULL or
  * !offer->on: no offer). -1 also for window bits outside 0, 8..15. */
-int stk_ws_client_request_pmd(struct stk_ws_hs *h, char *out, size_t cap, const char *host, const char *path,
-			      const char *key, const char *protocol, const char *extra,
-			      const struct stk_ws_pmd *offer);
+int stk_ws_client_request_pmd(struct stk_ws_hs *h, char *out, size_t cap, const char *host,
+			      const char *path, const char *key, const char *protocol,
+			      const char *extra, const struct stk_ws_pmd *offer);
 /* client: feed response bytes. Returns 0 = need more, 1 = accepted (*used =
  * bytes of the head; what follows is frame data; h->pmd = what was
  * negotiated), -1 = failed (h->err). Without an offer any extension in the
@@ -328,9 +337,11 @@ struct stk_ws_inflate {
 	uint64_t max_msg;       /* inflated bytes per message, 0 = no limit */
 	bool check_utf8;        /* validate text messages (STK_WS_Z_TEXT) */
 	bool reset_each;        /* the peer's no_context_takeover: fresh stream per message */
-	uint8_t window_bits;    /* what inflate runs with (9..15) */
+	uint8_t window_bits;    /* what inflate runs with (9..15, see struct stk_ws_pmd) */
 	uint8_t state;
 	bool pend;              /* bytes fed since the message start or a stream end */
+	bool full;              /* the last inflate() filled its output: it may hold more */
+	bool boundary;          /* the stream is between deflate blocks */
 	uint8_t tail;           /* bytes of 00 00 ff ff fed at the message end */
 	uint8_t scratch;        /* where a byte past max_msg goes (never to the caller) */
 	uint32_t utf8;
@@ -339,13 +350,13 @@ struct stk_ws_inflate {
 	uint64_t msgs;                 /* messages completed */
 	const char *err;        /* STK_WS_Z_ERROR: why (static) */
 	const char *zerr;       /* zlib's message for corrupt data (static), or NULL */
-	uint16_t err_code;      /* STK_WS_Z_ERROR: 1007 corrupt data or bad UTF-8, 1009 too big, 1011 zlib failure */
+	uint16_t err_code;      /* 1007 corrupt or bad UTF-8, 1009 too big, 1011 zlib failed */
 };
 
 enum stk_ws_zr {
 	STK_WS_Z_ERROR = -1, /* z->err_code, z->err; sticky: every later call returns it */
 	STK_WS_Z_MORE = 0,   /* all input consumed, the message goes on (not LAST) */
-	STK_WS_Z_SPACE = 1,  /* the output is full: call again with more room and the rest of the input */
+	STK_WS_Z_SPACE = 1,  /* output full: call again with more room and the rest of the input */
 	STK_WS_Z_END = 2,    /* LAST: the message is complete (z->msg_out bytes in all) */
 };
 #define STK_WS_Z_LAST 1u /* this is the message's last piece (stk_ws_out.last) */
@@ -354,17 +365,18 @@ enum stk_ws_zr {
 /* neg: what was negotiated (neg->on must be set); server: we are the server
  * (the peer is the client: its window bits and no_context_takeover apply).
  * Returns 0, -EINVAL or -ENOMEM. */
-int stk_ws_inflate_init(struct stk_ws_inflate *z, const struct stk_ws_pmd *neg, bool server, uint64_t max_msg,
-			bool check_utf8);
+int stk_ws_inflate_init(struct stk_ws_inflate *z, const struct stk_ws_pmd *neg, bool server,
+			uint64_t max_msg, bool check_utf8);
 /* Inflate a piece of a compressed message (the DATA pieces of one message, in
  * order, any chunking, empty pieces allowed): consumes from *in up to in_end,
  * writes from *out up to out_end, advancing both. With STK_WS_Z_LAST the
  * message's end is processed (the 00 00 ff ff tail of RFC 7692 7.2.2 appended
  * internally). Returns enum stk_ws_zr; on SPACE grow or replace the output and
- * call again with the same flags (an empty output region is fine: SPACE). A
- * compressed message of zero bytes is an empty message. */
-int stk_ws_inflate(struct stk_ws_inflate *z, const uint8_t **in, const uint8_t *in_end, unsigned flags,
-		   uint8_t **out, uint8_t *out_end);
+ * call again with the same flags (an empty region is fine: SPACE, except once
+ * the message has max_msg bytes out: then no room is needed, the call returns
+ * END or ERROR 1009). A compressed message of zero bytes is an empty message. */
+int stk_ws_inflate(struct stk_ws_inflate *z, const uint8_t **in, const uint8_t *in_end,
+		   unsigned flags, uint8_t **out, uint8_t *out_end);
 /* free the z_stream; z may be zeroed or already finished */
 void stk_ws_inflate_fini(struct stk_ws_inflate *z);
 
@@ -378,8 +390,8 @@ struct stk_ws_deflate {
 /* neg: negotiated; server: we are the server (our window bits and
  * no_context_takeover are the server_* ones). level: zlib level 0..9 or -1
  * (default 6); mem_level 1..9 or 0 (default 8). Returns 0, -EINVAL, -ENOMEM. */
-int stk_ws_deflate_init(struct stk_ws_deflate *z, const struct stk_ws_pmd *neg, bool server, int level,
-			int mem_level);
+int stk_ws_deflate_init(struct stk_ws_deflate *z, const struct stk_ws_pmd *neg, bool server,
+			int level, int mem_level);
 /* an output capacity with which stk_ws_deflate never fails for n input bytes */
 size_t stk_ws_deflate_bound(const struct stk_ws_deflate *z, size_t n);
 /* Compress one whole message into out[0..cap): the payload of an RSV1 message
@@ -388,7 +400,8 @@ size_t stk_ws_deflate_bound(const struct stk_ws_deflate *z, size_t n);
  * is in the context; send it uncompressed or retry), -EIO on a zlib failure.
  * A message compressed here must be sent (the context includes it); messages
  * sent uncompressed do not pass through here. */
-ssize_t stk_ws_deflate(struct stk_ws_deflate *z, const uint8_t *in, size_t n, uint8_t *out, size_t cap);
+ssize_t stk_ws_deflate(struct stk_ws_deflate *z, const uint8_t *in, size_t n, uint8_t *out,
+		       size_t cap);
 void stk_ws_deflate_fini(struct stk_ws_deflate *z);
 
 #ifdef __cplusplus
