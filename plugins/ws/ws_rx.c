@@ -201,15 +201,10 @@ ws_inflate_piece(struct ws_ctx *x, struct ws_conn *c, const struct stk_ws_out *o
 			out = x->zscratch;
 			oe = out + sizeof(x->zscratch);
 		} else {
-			if (c->asm_len == c->asm_cap) {
-				if (c->asm_cap >= x->max_msg) { /* the inflater stops at max_msg first */
-					lcp_count(x->st, WS_C_FAIL_1009, 1);
-					ws_fail(x, c, STK_WS_CLOSE_TOO_BIG, "inflated message over max_msg");
-					return false;
-				}
-				if (!ws_asm_grow(x, c, c->asm_cap + 1))
-					return false;
-			}
+			/* at max_msg the inflater needs no room: it ends the message or
+			 * fails it with 1009 itself */
+			if (c->asm_len == c->asm_cap && c->asm_cap < x->max_msg && !ws_asm_grow(x, c, c->asm_cap + 1))
+				return false;
 			out = c->asm_buf + c->asm_len;
 			oe = c->asm_buf + c->asm_cap;
 		}
