@@ -10,7 +10,8 @@
 #     form is far below max_msg but that inflate beyond it fail the connection
 #     with 1009 and nothing of them is delivered;
 #   - "deflate": false on the client: nothing is negotiated or compressed;
-#   - over wss (conf/demo-wss.json) too.
+#   - over wss (conf/demo-wss.json) too, and wss + deflate through the fault
+#     stage's seeded loss, reordering, duplication and corruption (both ways).
 . "$(dirname "$0")/lib.sh"
 
 for p in tcp ws feedsim metrics; do
@@ -117,4 +118,24 @@ lcrun wssz "$T/cfg/wssz.json" --duration 30 --no-live -- $(eal_base) -l 0,1
 expect_rc 0 "wss + deflate run"
 rcheck "wss + deflate" "${compressed_checks[@]}" 'ctr("feed", "tls_handshakes") == 1'
 hash_equal wssz
+step "wss + deflate through seeded loss, reordering, duplication and corruption both ways"
+# conf/fault-demo.json (1 % drop, 1 % reorder, 0.5 % duplicate, 0.1 % corrupt on
+# each side) with feedsim serving wss and compressing: what TCP repairs must reach
+# TLS (whose records would fail their tag otherwise) and the inflater exactly
+cp "$top_srcdir/conf/fault-demo.json" "$T/cfg/fault-demo.json"
+zconf "$T/cfg/fault-demo.json" "$T/cfg/faultz.json" '
+ex.update({"listen": 8443, "tls_cert": "tls/server.pem", "tls_key": "tls/server.key", "send_mbufs": 1024})
+ws.update({"url": "wss://10.99.0.1:8443/marketdata", "ca_file": "tls/ca.pem", "handshake_timeout_ms": 20000})
+'
+new_prefix
+lcrun faultz "$T/cfg/faultz.json" --duration 60 --no-live -- $(eal_base) -l 0,1
+expect_rc 0 "wss + deflate through faults"
+rcheck "wss + deflate through faults" "${compressed_checks[@]}" 'ctr("feed", "tls_handshakes") == 1' \
+	'ctr("fault", "drop_a_injected") + ctr("exch_fault", "drop_b_injected") > 0' \
+	'ctr("fault", "drop_b_injected") + ctr("exch_fault", "drop_a_injected") > 0' \
+	'ctr("fault", "a_reordered") + ctr("exch_fault", "b_reordered") > 0' \
+	'ctr("fault", "a_corrupted") + ctr("exch_fault", "b_corrupted") > 0' \
+	'ctr("tcp", "tcp_ooo_segs") + ctr("exch_tcp", "tcp_ooo_segs") > 0' \
+	'ctr("feed", "tls_fail_protocol") + ctr("feed", "tls_fail_alert") == 0'
+hash_equal faultz
 finish
