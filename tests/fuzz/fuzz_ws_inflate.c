@@ -211,7 +211,15 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		} else {
 			size_t k = a.len < b.len ? a.len : b.len;
 
-			FUZZ_CHECK(a.z.err_code == b.z.err_code);
+			/* the same window divergence as above: the whole feed got past
+			 * the back reference and then over the limit (1009), the
+			 * small regions stopped at it (1007) */
+			if (a.z.err_code != b.z.err_code) {
+				FUZZ_CHECK(a.z.err_code == 1009 && b.z.err_code == 1007 && b.z.zerr != NULL &&
+					   strcmp(b.z.zerr, "invalid distance too far back") == 0 && b.len <= a.len);
+				FUZZ_CHECK(k == 0 || memcmp(a.out, b.out, k) == 0);
+				break;
+			}
 			FUZZ_CHECK(k == 0 || memcmp(a.out, b.out, k) == 0);
 			if (a.z.err_code == 1009)
 				FUZZ_CHECK(a.len == limit && b.len == limit);
