@@ -667,23 +667,6 @@ mt_track_paths(struct metrics_ctx *x, uint64_t conn, const uint64_t key[4], uint
  * once both are found, so padding after them is never read. */
 enum { MT_SCAN_TICK, MT_SCAN_NON_TICK, MT_SCAN_BAD };
 
-/* the closing quote of a string whose body starts at s, or NULL */
-static __rte_always_inline const uint8_t *
-mt_str_end(const uint8_t *s, const uint8_t *end)
-{
-	const uint8_t *p = s, *q, *b;
-
-	for (;;) {
-		q = memchr(p, '"', (size_t)(end - p));
-		if (q == NULL)
-			return NULL;
-		for (b = q; b > s && b[-1] == '\\'; b--)
-			;
-		if (((q - b) & 1) == 0)
-			return q;
-		p = q + 1;
-	}
-}
 
 static __rte_always_inline const uint8_t *
 mt_skip_ws(const uint8_t *p, const uint8_t *end)
@@ -718,7 +701,7 @@ mt_uint(const uint8_t *p, const uint8_t *end, uint64_t *v)
 static __rte_always_inline const uint8_t *
 mt_symbol(const uint8_t *s, const uint8_t *end, uint64_t key[4], uint32_t *len)
 {
-	const uint8_t *q = mt_str_end(s, end);
+	const uint8_t *q = mj_str_end(s, end);
 	size_t n;
 
 	if (q == NULL)
@@ -746,7 +729,7 @@ mt_scan(const struct metrics_ctx *x, const uint8_t *p, const uint8_t *end, uint6
 		if (s == NULL)
 			break;
 		s++;
-		q = mt_str_end(s, end);
+		q = mj_str_end(s, end);
 		if (q == NULL)
 			break;
 		p = q + 1;

@@ -178,23 +178,6 @@ mj_ws(const uint8_t *p, const uint8_t *end)
 	return p;
 }
 
-/* the closing quote of the string whose body starts at s, or NULL */
-static inline const uint8_t *
-mj_str_end(const uint8_t *s, const uint8_t *end)
-{
-	const uint8_t *p = s, *q, *b;
-
-	for (;;) {
-		q = memchr(p, '"', (size_t)(end - p));
-		if (q == NULL)
-			return NULL;
-		for (b = q; b > s && b[-1] == '\\'; b--)
-			;
-		if (((q - b) & 1) == 0)
-			return q;
-		p = q + 1;
-	}
-}
 
 static inline bool
 mj_delim(uint8_t c)

@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define METRICS_JSON_MAX_PATHS 8  /* paths per set */
 #define METRICS_JSON_MAX_DEPTH 8  /* components per path */
@@ -63,5 +64,23 @@ int metrics_json_compile(struct metrics_json_paths *ps, const char *const *paths
  * before stays). Keys are compared as raw bytes, escapes are not decoded. */
 void metrics_json_walk(const struct metrics_json_paths *ps, const uint8_t *p, const uint8_t *end,
 		       struct metrics_json_span *out);
+
+/* the closing quote of the string whose body starts at s, or NULL */
+static inline __attribute__((always_inline)) const uint8_t *
+mj_str_end(const uint8_t *s, const uint8_t *end)
+{
+	const uint8_t *p = s, *q, *b;
+
+	for (;;) {
+		q = memchr(p, '"', (size_t)(end - p));
+		if (q == NULL)
+			return NULL;
+		for (b = q; b > s && b[-1] == '\\'; b--)
+			;
+		if (((q - b) & 1) == 0)
+			return q;
+		p = q + 1;
+	}
+}
 
 #endif
