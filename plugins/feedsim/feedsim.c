@@ -82,6 +82,7 @@ static const struct lcp_port_def fs_ports[] = {
 	X(CLOSES, "closes")                                                    \
 	X(CLOSES_RX, "closes_rx")                                              \
 	X(SEND_POOL_EMPTY, "send_pool_empty")                                  \
+	X(SEND_FULL, "send_full")                                              \
 	X(FAIL_HANDSHAKE, "fail_handshake")                                    \
 	X(FAIL_PROTOCOL, "fail_protocol")                                      \
 	X(DROP_TOO_MANY_CLIENTS, "drop_too_many_clients")                      \
@@ -200,6 +201,7 @@ struct fs_client {
 	bool frag_pending_ping;
 	uint32_t conn;
 	uint32_t rx_off;      /* where the client's next DATA must start in its stream */
+	bool tx_full;         /* tcp holds our SENDs (SEND_FULL): no ticks until SEND_ROOM */
 	struct stk_ws_hs *hs;
 	struct stk_wss ws;    /* the WebSocket session, after the upgrade */
 	uint64_t *seq;      /* per symbol */
@@ -922,6 +924,7 @@ fs_process(struct lcp_stage *st, void *ctx, unsigned port, void **objs, unsigned
 			stk_ws_server_init(f->hs, x->c.deflate ? &x->pmd : NULL);
 			f->conn = meta->conn;
 			f->rx_off = 0;
+			f->tx_full = false;
 			f->state = FC_HANDSHAKE;
 			f->sent = 0;
 			f->cur = NULL;
@@ -958,6 +961,17 @@ fs_process(struct lcp_stage *st, void *ctx, unsigned port, void **objs, unsigned
 				fs_tls_data(x, k, m);
 			else
 				fs_on_plain(x, k, rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_mtod(m, uint8_t *) + m->data_len);
+			break;
+		case LCP_STREAM_EV_SEND_FULL:
+			/* the client reads slower than we send: hold its ticks */
+			if (k != NULL) {
+				k->tx_full = true;
+				lcp_count(st, FS_C_SEND_FULL, 1);
+			}
+			break;
+		case LCP_STREAM_EV_SEND_ROOM:
+			if (k != NULL)
+				k->tx_full = false;
 			break;
 		case LCP_STREAM_EV_PEER_CLOSED:
 			if (k != NULL) {
@@ -1005,7 +1019,7 @@ fs_poll(struct lcp_stage *st, void *ctx)
 		return 0;
 	now = rte_rdtsc();
 	for (unsigned i = 0; i < x->max_clients; i++)
-		if (x->cl[i].state == FC_STREAM)
+		if (x->cl[i].state == FC_STREAM && !x->cl[i].tx_full)
 			work += fs_stream(x, &x->cl[i], now);
 	fs_publish(x);
 	fs_flush(x);
