@@ -91,6 +91,7 @@ ws_tls_failed(struct ws_ctx *x, struct ws_conn *c)
 		[STK_TLS_FAIL_NONE] = WS_C_TLS_FAIL_PROTOCOL,  [STK_TLS_FAIL_VERIFY] = WS_C_TLS_FAIL_VERIFY,
 		[STK_TLS_FAIL_ALERT] = WS_C_TLS_FAIL_ALERT,     [STK_TLS_FAIL_TIMEOUT] = WS_C_TLS_FAIL_TIMEOUT,
 		[STK_TLS_FAIL_PROTOCOL] = WS_C_TLS_FAIL_PROTOCOL, [STK_TLS_FAIL_TX] = WS_C_TLS_FAIL_TX,
+		[STK_TLS_FAIL_NOBUF] = WS_C_DROP_NO_MBUF,
 	};
 	enum stk_tls_fail f = stk_tls_failure(c->t);
 	char why[320];
