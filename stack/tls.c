@@ -248,16 +248,15 @@ msg_cb(int write_p, int version, int content_type, const void *buf, size_t len, 
 			x->stats.records_tx++;
 		} else {
 			x->stats.records_rx++;
+			/* TLS 1.2: the records after the server's CCS are under its new key */
 			if (t != NULL)
-				t->rd_recs++;
+				t->rd_recs = len >= 1 && m[0] == SSL3_RT_CHANGE_CIPHER_SPEC ? 0 : t->rd_recs + 1;
 		}
 		return;
 	}
 	if (write_p || t == NULL || x->server)
 		return;
-	if (content_type == SSL3_RT_CHANGE_CIPHER_SPEC) {
-		t->rd_recs = 0;
-	} else if (content_type == SSL3_RT_HANDSHAKE && len >= 1 && SSL_version(ssl) == TLS1_3_VERSION) {
+	if (content_type == SSL3_RT_HANDSHAKE && len >= 1 && SSL_version(ssl) == TLS1_3_VERSION) {
 		if (m[0] == SSL3_MT_FINISHED) {
 			t->rd_recs = 0;
 		} else if (m[0] == SSL3_MT_KEY_UPDATE) {
