@@ -968,8 +968,106 @@ tls_suite(void)
 	return s;
 }
 
+/* --bench old|fast N: the client's receive of N 64-byte messages sent in
+ * 16 KiB records (TLS 1.3 AES-128-GCM), fed in 1448-byte segments, read into
+ * 2 KiB buffers. For callgrind: --toggle-collect=bench_rx. */
+static void __attribute__((noinline))
+bench_rx(struct end *c, const struct bytes *ct, bool fast)
+{
+	static uint8_t buf[2048];
+
+	for (size_t off = 0; off < ct->n; off += 1448) {
+		size_t k = ct->n - off < 1448 ? ct->n - off : 1448;
+
+		stk_tls_input(c->t, ct->p + off, k);
+		if (fast) {
+			stk_tls_recv(c->t);
+			continue;
+		}
+		while (stk_tls_read(c->t, buf, sizeof(buf)) > 0)
+			c->delivers++;
+	}
+}
+
+static uint8_t bench_pool[64][2048];
+
+static void *
+bench_get(void *user, uint8_t **p, size_t *cap)
+{
+	struct end *e = user;
+	uint8_t *b = bench_pool[e->gets++ % 64];
+
+	*p = b;
+	*cap = 2048;
+	return b;
+}
+
+static void
+bench_deliver(void *user, void *buf, size_t n)
+{
+	struct end *e = user;
+
+	(void)buf;
+	(void)n;
+	e->delivers++;
+}
+
+static void
+bench_deliver_discard(void *user, void *buf)
+{
+	(void)user;
+	(void)buf;
+}
+
+static const struct stk_tls_rx_ops bench_ops = { .get = bench_get, .deliver = bench_deliver,
+						 .discard = bench_deliver_discard };
+
+static int
+bench(bool fast, size_t n)
+{
+	const struct suite *su = &fast_suites[0];
+	struct stk_tls_ctx *cx, *sx;
+	struct end c, s;
+	uint8_t rec[16384];
+	size_t sent = 0;
+	struct bytes ct = { 0 };
+
+	for (size_t i = 0; i < sizeof(rec); i++)
+		rec[i] = (uint8_t)i;
+	suite_ctxs(su, &cx, &sx);
+	connect_pair(&c, &s, cx, sx, TLS_TEST_HOST, NULL, 1448);
+	if (fast && stk_tls_fast_start(c.t, &bench_ops, &c) != 0)
+		return 1;
+	/* one record first: the fast path switches there, outside the measure */
+	ck_assert_int_eq(stk_tls_write(s.t, rec, 64), 0);
+	deliver(&s, &c, 1448, 2048);
+	for (; sent < n * 64; sent += sizeof(rec))
+		ck_assert_int_eq(stk_tls_write(s.t, rec, sizeof(rec)), 0);
+	ct = s.out;
+	s.out = (struct bytes){ 0 };
+	bench_rx(&c, &ct, fast);
+	printf("bench %s: %zu messages of 64 B in %zu records, %u buffers delivered, %lu records fast\n",
+	       fast ? "fast" : "old", n, sent / sizeof(rec), c.delivers,
+	       (unsigned long)stk_tls_ctx_stats(cx)->records_rx_fast);
+	free(ct.p);
+	end_free(&c);
+	end_free(&s);
+	stk_tls_ctx_free(cx);
+	stk_tls_ctx_free(sx);
+	return 0;
+}
+
+static bool bench_fast;
+static size_t bench_n;
+
+START_TEST(bench_test)
+{
+	ck_assert_int_eq(bench(bench_fast, bench_n), 0);
+}
+END_TEST
+
 int
-main(void)
+main(int argc, char **argv)
 {
 	SRunner *sr;
 	int failed;
@@ -978,7 +1076,20 @@ main(void)
 		fprintf(stderr, "test_tls: cannot make the test PKI in .\n");
 		return EXIT_FAILURE;
 	}
-	sr = srunner_create(tls_suite());
+	if (argc == 4 && strcmp(argv[1], "--bench") == 0) {
+		Suite *s = suite_create("tls_bench");
+		TCase *tc = tcase_create("bench");
+
+		bench_fast = strcmp(argv[2], "fast") == 0;
+		bench_n = strtoul(argv[3], NULL, 10);
+		tcase_add_test(tc, bench_test);
+		tcase_set_timeout(tc, 600);
+		suite_add_tcase(s, tc);
+		sr = srunner_create(s);
+		srunner_set_fork_status(sr, CK_NOFORK);
+	} else {
+		sr = srunner_create(tls_suite());
+	}
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
