@@ -523,6 +523,12 @@ stk_tcp_id(const struct stk_tcb *c)
 	return c->id;
 }
 
+uint32_t
+stk_tcp_rx_offset(const struct stk_tcb *c)
+{
+	return c->rcv_nxt - c->irs - 1;
+}
+
 struct stk_tcb *
 stk_tcp_by_id(struct stk *st, uint32_t id)
 {

@@ -87,6 +87,7 @@ static const struct lcp_port_def fs_ports[] = {
 	X(DROP_TOO_MANY_CLIENTS, "drop_too_many_clients")                      \
 	X(DROP_NO_MBUF, "drop_no_mbuf")                                        \
 	X(EVENTS_OLD_CONN, "events_old_conn")                                  \
+	X(FAIL_STREAM_GAP, "fail_stream_gap")                                  \
 	X(TLS_HANDSHAKES, "tls_handshakes")                                    \
 	X(TLS_RESUMED, "tls_resumed")                                          \
 	X(TLS_FAIL_ALERT, "tls_fail_alert")                                    \
@@ -198,6 +199,7 @@ struct fs_client {
 	uint8_t state;
 	bool frag_pending_ping;
 	uint32_t conn;
+	uint32_t rx_off;      /* where the client's next DATA must start in its stream */
 	struct stk_ws_hs *hs;
 	struct stk_wss ws;    /* the WebSocket session, after the upgrade */
 	uint64_t *seq;      /* per symbol */
@@ -919,6 +921,7 @@ fs_process(struct lcp_stage *st, void *ctx, unsigned port, void **objs, unsigned
 			}
 			stk_ws_server_init(f->hs, x->c.deflate ? &x->pmd : NULL);
 			f->conn = meta->conn;
+			f->rx_off = 0;
 			f->state = FC_HANDSHAKE;
 			f->sent = 0;
 			f->cur = NULL;
@@ -937,6 +940,18 @@ fs_process(struct lcp_stage *st, void *ctx, unsigned port, void **objs, unsigned
 			break;
 		}
 		case LCP_STREAM_EV_DATA:
+			if (k != NULL && unlikely(meta->off != k->rx_off)) {
+				/* stream bytes lost between tcp and us: nothing after
+				 * the hole can be parsed */
+				lcp_count(st, FS_C_FAIL_STREAM_GAP, 1);
+				lcp_log(st, LCP_LOG_WARNING, "client 0x%x: %u byte(s) of its stream lost before us: closing",
+					k->conn, meta->off - k->rx_off);
+				fs_close(x, k);
+				fs_drop(x, k);
+				break;
+			}
+			if (k != NULL)
+				k->rx_off += rte_pktmbuf_pkt_len(m);
 			if (k == NULL)
 				lcp_count(st, FS_C_EVENTS_OLD_CONN, 1);
 			else if (k->t != NULL)

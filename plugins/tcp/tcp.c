@@ -321,6 +321,7 @@ tcp_op_event(void *ctx, struct stk_tcb *c, uint64_t user, enum stk_ev ev, int re
 		meta->ev = LCP_STREAM_EV_DATA;
 		meta->reason = 0;
 		meta->user = (uint32_t)user;
+		meta->off = stk_tcp_rx_offset(c) - len;
 		stk_tcp_peer(c, &meta->addr, &meta->port, &meta->lport);
 		tcp_stage_ev(x, m);
 		return;

@@ -13,7 +13,10 @@
  * chained); the tcp stage owns the mbuf from then on. CONNECT and LISTEN carry
  * their address in addr/port and a cookie in `user` that every event of the
  * resulting connection(s) echoes back. CLOSE sends FIN after the queued data;
- * ABORT sends RST.
+ * ABORT sends RST. Every DATA event carries the offset of its first byte in the
+ * connection's byte stream (`off`): the DATA events of a connection, in order,
+ * continue one another exactly; an application that finds a gap (a ring that
+ * dropped stream mbufs between tcp and it) must not parse across it.
  *
  * The consumer of a stream mbuf frees it with rte_pktmbuf_free(). */
 #ifndef LCP_STREAM_H
@@ -58,6 +61,9 @@ struct lcp_stream_meta {
 	uint16_t port;   /* peer port (host order); for LISTEN the local port */
 	uint16_t lport;  /* local port (host order) */
 	uint32_t user;   /* application cookie from CONNECT / LISTEN */
+	uint32_t off;    /* ABI 1.7, DATA: offset of the first byte in the peer's stream
+			  * (mod 2^32): a consumer that finds it beyond what it has
+			  * seen knows a piece of the stream was lost on the way */
 };
 
 /* Registered by the engine before any stage init; >= 0 afterwards. */
