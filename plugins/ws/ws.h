@@ -88,6 +88,8 @@ enum { WS_P_IN, WS_P_TX, WS_P_MSG, WS_P_SEND };
 	X(TLS_RECORDS_TX, "tls_records_tx")                                    \
 	X(TLS_BYTES_RX, "tls_bytes_rx")                                        \
 	X(TLS_BYTES_TX, "tls_bytes_tx")                                        \
+	X(TLS_RECORDS_RX_FAST, "tls_records_rx_fast")                          \
+	X(TLS_TICKETS_IGNORED, "tls_tickets_ignored")                          \
 	X(DEFLATE_OPENS, "deflate_opens")                                      \
 	X(MSGS_INFLATED, "msgs_inflated")                                      \
 	X(DEFLATE_BYTES_RX, "deflate_bytes_rx")                                \
@@ -127,6 +129,7 @@ struct ws_conf {
 	const char *tls_server_name;
 	const char *tls_ciphers, *tls_ciphersuites;
 	bool tls_resume;
+	bool tls_fast_path;
 	bool deflate;
 	uint32_t deflate_window_bits;
 	bool deflate_no_context_takeover;
@@ -175,6 +178,7 @@ struct ws_conn {
 	uint32_t rx_off;       /* the stream offset the next DATA event must start at */
 	/* TLS (wss://) */
 	struct stk_tls *t;     /* this attempt's session */
+	bool tls_fast_tried;   /* the receive fast path was asked for (once open) */
 	void *ticket;          /* the last session ticket, across reconnects */
 	/* names: the worker asks (rq_gen), the resolver answers (rs_gen) */
 	uint32_t rq_gen, rs_gen; /* atomics: __atomic release / acquire */
@@ -236,6 +240,8 @@ struct ws_ctx {
 	char server_name[254];        /* tls_server_name; "": each URL's host */
 	struct stk_tls_stats tls_pub; /* what the counters already hold */
 	struct rte_mbuf *spare;       /* plaintext mbuf a read did not fill */
+	bool tls_fast;                /* tls_fast_path */
+	uint64_t tls_rx_tsc;          /* rx TSC of the segment being decrypted */
 	/* names */
 	bool resolver_up;
 	volatile bool resolver_quit;
