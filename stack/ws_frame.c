@@ -88,6 +88,29 @@ stk_ws_mask(uint8_t *p, size_t n, const uint8_t key[4], unsigned off)
 		p[i] ^= k[i & 3];
 }
 
+void
+stk_ws_mask_copy(uint8_t *dst, const uint8_t *src, size_t n, const uint8_t key[4], unsigned off)
+{
+	uint8_t k[4] = { key[off & 3], key[(off + 1) & 3], key[(off + 2) & 3], key[(off + 3) & 3] };
+	uint32_t k32;
+	uint64_t k64;
+
+	memcpy(&k32, k, 4);
+	k64 = ((uint64_t)k32 << 32) | k32;
+	while (n >= 8) {
+		uint64_t w;
+
+		memcpy(&w, src, 8);
+		w ^= k64;
+		memcpy(dst, &w, 8);
+		dst += 8;
+		src += 8;
+		n -= 8;
+	}
+	for (size_t i = 0; i < n; i++)
+		dst[i] = src[i] ^ k[i & 3];
+}
+
 size_t
 stk_ws_hdr(uint8_t *out, unsigned opcode, bool fin, uint64_t len, const uint8_t *mask)
 {

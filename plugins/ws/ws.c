@@ -218,7 +218,7 @@ ws_process(struct lcp_stage *st, void *ctx, unsigned port, void **objs, unsigned
 		}
 		rte_pktmbuf_free(m); /* messages hold their own references */
 	}
-	ws_tls_publish(x);
+	ws_publish(x);
 	ws_flush(x);
 }
 
@@ -288,7 +288,7 @@ ws_poll(struct lcp_stage *st, void *ctx)
 			break;
 		}
 	}
-	ws_tls_publish(x);
+	ws_publish(x);
 	ws_flush(x);
 	return work;
 }
@@ -427,7 +427,7 @@ ws_linger(struct lcp_stage *st, void *ctx, bool last)
 			ws_close_stopping(x, c);
 		n += c->state != WC_IDLE;
 	}
-	ws_tls_publish(x);
+	ws_publish(x);
 	ws_flush(x);
 	return n;
 }
@@ -442,15 +442,10 @@ ws_stop(struct lcp_stage *st, void *ctx)
 
 		lcp_log(st, LCP_LOG_INFO, "conn %u %s%s: %" PRIu64 " messages, %" PRIu64 " bytes, %" PRIu64 " opens",
 			c->idx, c->hosthdr, c->path, c->msgs, c->bytes, c->opens);
-		if (c->state == WC_OPEN && !c->close_sent) {
-			uint8_t pl[2] = { STK_WS_CLOSE_GOING_AWAY >> 8, STK_WS_CLOSE_GOING_AWAY & 0xff };
-
-			c->close_sent = true;
-			if (ws_send_frame(x, c, STK_WS_OP_CLOSE, pl, 2)) {
-				lcp_count(st, WS_C_CLOSES_TX, 1);
+		if (c->state == WC_OPEN && !c->ws.close_sent) {
+			if (stk_wss_close(&c->ws, STK_WS_CLOSE_GOING_AWAY, NULL) == 0)
 				lcp_count(st, WS_C_STOP_CLOSES, 1);
-			}
-		} else if (c->state == WC_CLOSING && c->close_sent) {
+		} else if (c->state == WC_CLOSING && c->ws.close_sent) {
 			/* a WebSocket close handshake that did not finish */
 			lcp_count(st, WS_C_FAIL_CLOSE_UNFINISHED, 1);
 			lcp_log(st, LCP_LOG_WARNING,
@@ -463,6 +458,7 @@ ws_stop(struct lcp_stage *st, void *ctx)
 				c->idx);
 		}
 	}
+	ws_publish(x);
 	ws_flush(x);
 }
 
@@ -474,9 +470,7 @@ ws_fini(struct lcp_stage *st, void *ctx)
 	ws_resolver_stop(x);
 	for (unsigned i = 0; i < x->n_conns; i++) {
 		rte_free(x->conns[i].hs);
-		ws_asm_release(x, &x->conns[i]);
-		if (x->conns[i].pmd_on)
-			stk_ws_inflate_fini(&x->conns[i].inf);
+		ws_session_end(&x->conns[i]);
 	}
 	ws_tls_fini(x);
 	for (unsigned i = 0; i < x->tx.n; i++)

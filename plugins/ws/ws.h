@@ -7,9 +7,11 @@
  *   ws_config.c  options, URL parsing, cross-option checks
  *   ws_conn.c    a connection's life: connect, TLS and upgrade, reconnect with
  *                backoff, failure, subscriptions, the close at shutdown
- *   ws_rx.c      received bytes: the upgrade response, frames -> msgs (zero copy
- *                or assembled), control frames
- *   ws_tx.c      bytes to tcp: commands, frames (masked), plain or through TLS
+ *   ws_rx.c      received bytes: the upgrade response, then the session's
+ *                events (stk/ws_session.h) -> msgs, zero copy or in buffers
+ *                lent from the assembly pool (or the heap)
+ *   ws_tx.c      bytes to tcp: commands, the session's frames, plain or
+ *                through TLS
  *   ws_tls.c     TLS over the connection (stk/tls.h)
  *   ws_resolve.c host names, resolved on a control thread of the stage
  */
@@ -27,6 +29,7 @@
 #include <lcp/lcp.h>
 #include <stk/tls.h>
 #include <stk/ws.h>
+#include <stk/ws_session.h>
 
 #define WS_RND_BYTES 4096u /* mask keys of 1,024 frames per CSPRNG call */
 #define WS_RND_LOW 512u    /* below this, poll()'s tick refills the buffer */
@@ -58,6 +61,7 @@ enum { WS_P_IN, WS_P_TX, WS_P_MSG, WS_P_SEND };
 	X(FAIL_1002, "fail_protocol_1002")                                     \
 	X(FAIL_1007, "fail_bad_utf8_1007")                                     \
 	X(FAIL_1009, "fail_too_big_1009")                                      \
+	X(FAIL_1011, "fail_internal_1011")                                     \
 	X(FAIL_TCP, "fail_tcp")                                                \
 	X(DROP_NO_MSG, "drop_no_msg")                                          \
 	X(DROP_NO_MBUF, "drop_no_mbuf")                                        \
@@ -149,19 +153,13 @@ struct ws_conn {
 	char hosthdr[262];     /* the Host header: host[:port] */
 	char path[256];
 	uint8_t state;
-	bool close_sent;
 	bool close_rcvd;       /* CLOSING: the server's close frame came (or none is due) */
 	bool fin_sent;         /* CLOSING: our TCP close went out */
 	bool session_start;    /* the next msg is the first since the open */
 	uint32_t tcp;          /* the tcp stage's connection id; 0 = none */
 	uint32_t gen;          /* connection attempt (see ws_cookie) */
 	struct stk_ws_hs *hs;  /* during the handshake */
-	struct stk_ws_dec dec;
-	uint8_t *asm_buf;      /* message spanning segments */
-	size_t asm_len, asm_cap;
-	uint8_t asm_kind;      /* WS_ASM_*: where asm_buf comes from */
-	bool asm_drop;         /* skipping the rest of a message that had no buffer */
-	uint8_t asm_op;
+	struct stk_wss ws;     /* the WebSocket session, once open (FREE before) */
 	uint64_t t_deadline;   /* handshake deadline (tsc) */
 	uint64_t t_ping, t_pong; /* next ping; pong deadline (0: none due) */
 	uint64_t t_reconnect;
@@ -171,9 +169,6 @@ struct ws_conn {
 	const char *sub_next;  /* the next subscription line to send */
 	uint32_t backoff_ms;
 	uint64_t msgs, bytes, opens;
-	/* permessage-deflate, when the server accepted it */
-	bool pmd_on;
-	struct stk_ws_inflate inf;
 	/* TLS (wss://) */
 	struct stk_tls *t;     /* this attempt's session */
 	void *ticket;          /* the last session ticket, across reconnects */
@@ -229,7 +224,9 @@ struct ws_ctx {
 	/* permessage-deflate */
 	bool deflate;                 /* offer it */
 	struct stk_ws_pmd pmd_offer;
-	uint8_t zscratch[4096];       /* where a dropped compressed message is inflated */
+	/* the sessions' counts (control frames, closes, compression) and what
+	 * the counters already hold of them (ws_publish) */
+	struct stk_wss_stats wss, wss_pub;
 	/* TLS */
 	struct stk_tls_ctx *tls;
 	char server_name[254];        /* tls_server_name; "": each URL's host */
@@ -263,11 +260,14 @@ void ws_tx(struct ws_ctx *x, struct rte_mbuf *m);
 struct rte_mbuf *ws_cmd(struct ws_ctx *x, struct ws_conn *c, unsigned cmd);
 bool ws_send_bytes(struct ws_ctx *x, struct ws_conn *c, const uint8_t *p, size_t n);
 bool ws_send(struct ws_ctx *x, struct ws_conn *c, const uint8_t *p, size_t n);
-bool ws_send_frame(struct ws_ctx *x, struct ws_conn *c, unsigned op, const uint8_t *p, size_t n);
+int ws_wss_tx(void *user, const struct stk_wss_frame *f);
+void ws_wss_rand(void *user, uint8_t *out, unsigned n);
 void ws_send_msgs(struct ws_ctx *x, struct lcp_msg **ms, unsigned n);
 
 /* ws_rx.c */
-void ws_asm_release(struct ws_ctx *x, struct ws_conn *c);
+extern const struct stk_wss_ops ws_wss_ops;
+void ws_session_end(struct ws_conn *c);
+void ws_publish(struct ws_ctx *x);
 void ws_on_data(struct ws_ctx *x, struct ws_conn *c, struct rte_mbuf *m);
 void ws_on_plain(struct ws_ctx *x, struct ws_conn *c, struct rte_mbuf *m);
 

@@ -52,14 +52,10 @@ ws_schedule_reconnect(struct ws_ctx *x, struct ws_conn *c, const char *why)
 	}
 	stk_tls_free(c->t); /* the ticket stays for the next attempt */
 	c->t = NULL;
-	if (c->pmd_on)
-		stk_ws_inflate_fini(&c->inf);
-	c->pmd_on = false;
-	ws_asm_release(x, c);
+	ws_session_end(c);
 	c->state = WC_IDLE;
 	c->tcp = 0;
 	c->gen++; /* whatever the old attempt still reports is stale from now on */
-	c->close_sent = false;
 	c->t_pong = 0;
 	c->t_sub = 0;
 	now = ws_now();
@@ -92,13 +88,11 @@ ws_schedule_reconnect(struct ws_ctx *x, struct ws_conn *c, const char *why)
 void
 ws_fail(struct ws_ctx *x, struct ws_conn *c, uint16_t code, const char *why)
 {
-	if (c->state == WC_OPEN && code != 0 && !c->close_sent) {
-		uint8_t pl[2] = { (uint8_t)(code >> 8), (uint8_t)code };
+	if (c->state == WC_OPEN && code != 0 && !c->ws.close_sent) {
+		uint32_t gen = c->gen;
 
-		c->close_sent = true;
-		if (ws_send_frame(x, c, STK_WS_OP_CLOSE, pl, 2))
-			lcp_count(x->st, WS_C_CLOSES_TX, 1);
-		if (c->state == WC_IDLE)
+		stk_wss_close(&c->ws, code, NULL);
+		if (c->gen != gen)
 			return; /* sending failed the connection already */
 	}
 	/* the peer's reply does not matter */
@@ -220,22 +214,24 @@ void
 ws_on_open(struct ws_ctx *x, struct ws_conn *c)
 {
 	struct stk_ws_pmd pmd = c->hs->pmd;
+	struct stk_wss_conf wc;
 
 	rte_free(c->hs);
 	c->hs = NULL;
 	c->state = WC_OPEN;
 	c->opens++;
 	c->t_opened = c->t_last_msg = ws_now();
-	stk_ws_dec_init(&c->dec, false, x->max_msg, x->check_utf8);
-	if (pmd.on) {
-		if (stk_ws_inflate_init(&c->inf, &pmd, false, x->max_msg, x->check_utf8) != 0) {
-			ws_fail(x, c, STK_WS_CLOSE_INTERNAL, "no memory for an inflater");
-			return;
-		}
-		c->pmd_on = true;
-		stk_ws_dec_pmd(&c->dec, true);
-		lcp_count(x->st, WS_C_DEFLATE_OPENS, 1);
+	/* we never compress what we send (subscriptions, a few a session): no
+	 * compressor's window per connection */
+	wc = (struct stk_wss_conf){ .server = false, .max_msg = x->max_msg, .check_utf8 = x->check_utf8,
+				    .pmd = &pmd, .compress = false, .ops = &ws_wss_ops, .user = c,
+				    .stats = &x->wss };
+	if (stk_wss_init(&c->ws, &wc) != 0) {
+		ws_fail(x, c, 0, "no memory for the session's inflater");
+		return;
 	}
+	if (pmd.on)
+		lcp_count(x->st, WS_C_DEFLATE_OPENS, 1);
 	c->t_ping = x->ping_ms ? ws_now() + x->ping_ms * x->hz_ms : 0;
 	lcp_count(x->st, WS_C_OPENS, 1);
 	c->session_start = true;
@@ -260,7 +256,7 @@ ws_subscribe(struct ws_ctx *x, struct ws_conn *c)
 		size_t n = nl ? (size_t)(nl - p) : strlen(p);
 
 		if (n > 0) {
-			if (!ws_send_frame(x, c, STK_WS_OP_TEXT, (const uint8_t *)p, n)) {
+			if (stk_wss_send(&c->ws, STK_WS_OP_TEXT, p, n) != 0) {
 				if (c->state != WC_OPEN)
 					return; /* TLS failed: the connection is gone */
 				lcp_count(x->st, WS_C_SUBSCRIBE_RETRIES, 1);
@@ -307,8 +303,7 @@ ws_conn_timers(struct ws_ctx *x, struct ws_conn *c, uint64_t now)
 		c->t_ping = now + x->ping_ms * x->hz_ms;
 		if (c->t_pong == 0)
 			c->t_pong = now + x->pong_ms * x->hz_ms;
-		if (ws_send_frame(x, c, STK_WS_OP_PING, (const uint8_t *)&tsc, sizeof(tsc)))
-			lcp_count(x->st, WS_C_PINGS_TX, 1);
+		stk_wss_ping(&c->ws, &tsc, sizeof(tsc)); /* no mbuf: the pong timer still runs */
 		return 1;
 	}
 	return 0;
@@ -341,14 +336,11 @@ ws_close_done(struct ws_ctx *x, struct ws_conn *c, const char *why)
 	}
 	stk_tls_free(c->t);
 	c->t = NULL;
-	if (c->pmd_on)
-		stk_ws_inflate_fini(&c->inf);
-	c->pmd_on = false;
-	ws_asm_release(x, c);
+	ws_session_end(c);
 	c->state = WC_IDLE;
 	c->tcp = 0;
 	c->gen++;
-	c->close_sent = c->close_rcvd = c->fin_sent = false;
+	c->close_rcvd = c->fin_sent = false;
 	c->t_pong = c->t_ping = c->t_sub = c->t_opened = 0;
 }
 
@@ -378,13 +370,10 @@ ws_close_stopping(struct ws_ctx *x, struct ws_conn *c)
 	c->state = WC_CLOSING;
 	c->close_rcvd = c->fin_sent = false;
 	c->t_pong = c->t_ping = 0;
-	if (!c->close_sent) {
-		uint8_t pl[2] = { STK_WS_CLOSE_GOING_AWAY >> 8, STK_WS_CLOSE_GOING_AWAY & 0xff };
+	if (!c->ws.close_sent) {
 		uint32_t gen = c->gen;
 
-		c->close_sent = true;
-		if (ws_send_frame(x, c, STK_WS_OP_CLOSE, pl, 2)) {
-			lcp_count(x->st, WS_C_CLOSES_TX, 1);
+		if (stk_wss_close(&c->ws, STK_WS_CLOSE_GOING_AWAY, NULL) == 0) {
 			lcp_count(x->st, WS_C_STOP_CLOSES, 1);
 			lcp_log(x->st, LCP_LOG_INFO, "conn %u: stopping: close 1001 sent", c->idx);
 			return;

@@ -1,19 +1,22 @@
 /* SPDX-License-Identifier: BSD-3-Clause
- * ws_rx.c — what the ws stage receives: the upgrade response, then frames.
+ * ws_rx.c — what the ws stage receives: the upgrade response, then the
+ * WebSocket session's events (stk/ws_session.h).
  *
  *   ws_on_data       a tcp DATA event: through TLS (ws_tls.c) or as it is
  *   ws_on_plain      the stream's plaintext: handshake response, then frames
- *   ws_frames        stk_ws_dec_next -> msgs: zero copy when a message lies in
- *                    one buffer, else assembled (pool, then heap); control
- *                    frames: ping -> pong, pong, close -> close + reconnect
+ *   ws_frames        stk_wss_recv -> msgs; the server's close -> reconnect
+ *   ws_buf_*         the buffers the session assembles and inflates into:
+ *                    the assembly pool, then the heap
  *   ws_msg_*         msg objects from the stage's pool, released by consumers
  *
  * A message wholly inside one buffer is handed on by reference: its lcp_msg
  * points into the mbuf, whose reference count it holds. A message that spans
- * buffers is assembled into a buffer from the stage's assembly pool
- * (assembly_size bytes each); one that outgrows it moves to an rte_malloc
- * buffer grown by doubling up to max_msg (msgs_assembled_heap). The msg owns the
- * buffer. Either way the msg carries the rx TSC of the segment that completed it. */
+ * buffers (or comes compressed) is assembled (inflated) by the session into a
+ * buffer lent from the stage's assembly pool (assembly_size bytes each); one
+ * that outgrows it moves to an rte_malloc buffer grown by doubling up to
+ * max_msg (msgs_assembled_heap). The msg owns the buffer. Either way the msg
+ * carries the rx TSC of the segment that completed it. Pings are answered,
+ * closes echoed and protocol errors closed by the session. */
 #include <stdio.h>
 #include <string.h>
 
@@ -28,17 +31,6 @@ ws_asm_free(struct ws_ctx *x, uint8_t kind, void *buf)
 		lcp_pool_put(x->asm_pool, buf);
 	else if (kind == WS_ASM_HEAP)
 		rte_free(buf);
-}
-
-/* give back a connection's partly assembled message */
-void
-ws_asm_release(struct ws_ctx *x, struct ws_conn *c)
-{
-	ws_asm_free(x, c->asm_kind, c->asm_buf);
-	c->asm_buf = NULL;
-	c->asm_kind = WS_ASM_NONE;
-	c->asm_len = c->asm_cap = 0;
-	c->asm_drop = false;
 }
 
 
@@ -112,235 +104,182 @@ ws_emit_msg(struct ws_ctx *x, struct ws_conn *c, struct lcp_msg *m)
 }
 
 
-/* the assembly buffer of a message that spans buffers: one of the pool first
- * (most such messages are small, and a pool is what the strategy measures); none
- * left: the heap with on_pool_empty "heap", else the message is skipped
- * (drop_assembly_pool_empty; asm_drop unless this was its last piece) */
-static bool
-ws_asm_start(struct ws_ctx *x, struct ws_conn *c, bool last)
+/* ops.buf_get: the first buffer of a message from the assembly pool (one
+ * larger than a pool buffer, or with the pool empty and on_pool_empty "heap",
+ * from the heap); none: the message is dropped (drop_assembly_pool_empty).
+ * A bigger one (grow) from the heap; none: the session fails with 1011
+ * (drop_assembly_nomem). */
+static int
+ws_buf_get(void *user, struct stk_wss_buf *b, size_t need, bool grow)
 {
-	c->asm_buf = ws_pool_get(x, x->asm_pool);
-	if (c->asm_buf != NULL) {
-		c->asm_kind = WS_ASM_POOL;
-		c->asm_cap = x->asm_size;
-		return true;
+	struct ws_conn *c = user;
+	struct ws_ctx *x = c->x;
+
+	if (!grow && need <= x->asm_size) {
+		b->data = ws_pool_get(x, x->asm_pool);
+		if (b->data != NULL) {
+			b->cap = x->asm_size;
+			b->kind = WS_ASM_POOL;
+			return 0;
+		}
+		if (!x->asm_heap_fallback) {
+			lcp_count(x->st, WS_C_DROP_ASSEMBLY_POOL_EMPTY, 1);
+			return -1;
+		}
+		need = x->asm_size;
 	}
-	if (x->asm_heap_fallback)
-		return true; /* ws_asm_grow allocates */
-	lcp_count(x->st, WS_C_DROP_ASSEMBLY_POOL_EMPTY, 1);
-	c->asm_drop = !last;
-	return false;
-}
-
-/* room for need bytes: longer than a pool buffer grows on the heap (doubling,
- * up to max_msg); false after failing the connection */
-static bool
-ws_asm_grow(struct ws_ctx *x, struct ws_conn *c, size_t need)
-{
-	size_t cap = c->asm_cap ? c->asm_cap * 2 : 4096;
-	uint8_t *nb;
-
-	while (cap < need)
-		cap *= 2;
-	if (cap > x->max_msg)
-		cap = x->max_msg;
-	nb = cap > c->asm_cap ? rte_malloc("ws_asm", cap, 0) : NULL;
-	if (nb == NULL) {
+	b->data = rte_malloc("ws_asm", need, 0);
+	if (b->data == NULL) {
 		lcp_count(x->st, WS_C_DROP_ASSEMBLY_NOMEM, 1);
-		ws_fail(x, c, STK_WS_CLOSE_INTERNAL, "no memory to assemble a message");
-		return false;
+		lcp_log(x->st, LCP_LOG_ERR, "conn %u: no memory (%zu bytes) to assemble a message", c->idx, need);
+		return -1;
 	}
-	if (c->asm_len > 0)
-		memcpy(nb, c->asm_buf, c->asm_len);
-	ws_asm_free(x, c->asm_kind, c->asm_buf);
-	c->asm_buf = nb;
-	c->asm_kind = WS_ASM_HEAP;
-	c->asm_cap = cap;
-	return true;
+	b->cap = need;
+	b->kind = WS_ASM_HEAP;
+	return 0;
 }
 
-/* the assembled (or inflated) message out; the msg owns the buffer */
 static void
-ws_asm_emit(struct ws_ctx *x, struct ws_conn *c, uint64_t tsc, bool inflated)
+ws_buf_put(void *user, struct stk_wss_buf *b)
 {
-	struct lcp_msg *m = ws_msg_new(x, c, c->asm_op, c->asm_buf, c->asm_len, tsc);
+	struct ws_conn *c = user;
+
+	ws_asm_free(c->x, (uint8_t)b->kind, b->data);
+}
+
+/* the session of a connection that ends (its buffers back) */
+void
+ws_session_end(struct ws_conn *c)
+{
+	stk_wss_fini(&c->ws);
+}
+
+/* the sessions' counts into the stage's counters */
+void
+ws_publish(struct ws_ctx *x)
+{
+	static const struct {
+		size_t off;
+		unsigned ctr;
+	} map[] = {
+#define M(f, c) { offsetof(struct stk_wss_stats, f), WS_C_##c }
+		M(frames_control_rx, FRAMES_CONTROL), M(pings_rx, PINGS_RX), M(pongs_tx, PONGS_TX),
+		M(pings_tx, PINGS_TX), M(pongs_rx, PONGS_RX), M(closes_rx, CLOSES_RX), M(closes_tx, CLOSES_TX),
+		M(z_bytes_rx, DEFLATE_BYTES_RX), M(inflated_bytes, INFLATED_BYTES),
+#undef M
+	};
+
+	for (unsigned i = 0; i < RTE_DIM(map); i++) {
+		uint64_t *now = (uint64_t *)((char *)&x->wss + map[i].off);
+		uint64_t *pub = (uint64_t *)((char *)&x->wss_pub + map[i].off);
+
+		if (*now != *pub) {
+			lcp_count(x->st, map[i].ctr, *now - *pub);
+			*pub = *now;
+		}
+	}
+	ws_tls_publish(x);
+}
+
+/* a message the session assembled or inflated: the msg owns the buffer */
+static void
+ws_buf_msg(struct ws_ctx *x, struct ws_conn *c, const struct stk_wss_msg *w, uint64_t tsc)
+{
+	struct lcp_msg *m = ws_msg_new(x, c, w->opcode, w->data, w->len, tsc);
 
 	if (m == NULL) {
-		ws_asm_release(x, c);
+		ws_asm_free(x, (uint8_t)w->buf.kind, w->buf.data);
 		return;
 	}
-	m->backing[1] = c->asm_buf;
-	((struct ws_msg *)m)->asm_kind = c->asm_kind;
-	lcp_count(x->st, inflated ? WS_C_MSGS_INFLATED
-		  : c->asm_kind == WS_ASM_HEAP ? WS_C_MSGS_ASSEMBLED_HEAP : WS_C_MSGS_ASSEMBLED, 1);
-	c->asm_buf = NULL;
-	c->asm_kind = WS_ASM_NONE;
-	c->asm_len = c->asm_cap = 0;
+	m->backing[1] = w->buf.data;
+	((struct ws_msg *)m)->asm_kind = (uint8_t)w->buf.kind;
+	lcp_count(x->st, w->how == STK_WSS_INFLATED ? WS_C_MSGS_INFLATED
+		  : w->buf.kind == WS_ASM_HEAP ? WS_C_MSGS_ASSEMBLED_HEAP : WS_C_MSGS_ASSEMBLED, 1);
 	ws_emit_msg(x, c, m);
 }
 
-/* a piece of a compressed message (permessage-deflate): inflated into the
- * assembly buffer, grown as the inflater asks; a message without a buffer is
- * inflated into scratch space and dropped, so that the shared context stays
- * whole. The inflater bounds the message at max_msg (1009 as soon as it is
- * crossed). false after failing the connection. */
-static bool
-ws_inflate_piece(struct ws_ctx *x, struct ws_conn *c, const struct stk_ws_out *o, uint64_t tsc)
+/* the server's close frame (answered by the session) */
+static void
+ws_server_closed(struct ws_ctx *x, struct ws_conn *c, const struct stk_wss_msg *w)
 {
-	const uint8_t *in = o->data, *ie = o->data + o->len;
-	unsigned fl = (o->last ? STK_WS_Z_LAST : 0) | (c->asm_op == STK_WS_OP_TEXT ? STK_WS_Z_TEXT : 0);
+	char why[96];
 
-	lcp_count(x->st, WS_C_DEFLATE_BYTES_RX, o->len);
-	if (o->first && c->asm_buf == NULL && !ws_asm_start(x, c, false))
-		c->asm_drop = true;
-	for (;;) {
-		uint8_t *out, *oe, *o0;
-		int r;
-
-		if (c->asm_drop) {
-			out = x->zscratch;
-			oe = out + sizeof(x->zscratch);
-		} else {
-			/* at max_msg the inflater needs no room: it ends the message or
-			 * fails it with 1009 itself */
-			if (c->asm_len == c->asm_cap && c->asm_cap < x->max_msg && !ws_asm_grow(x, c, c->asm_cap + 1))
-				return false;
-			out = c->asm_buf + c->asm_len;
-			oe = c->asm_buf + c->asm_cap;
-		}
-		o0 = out;
-		r = stk_ws_inflate(&c->inf, &in, ie, fl, &out, oe);
-		lcp_count(x->st, WS_C_INFLATED_BYTES, (uint64_t)(out - o0));
-		if (!c->asm_drop)
-			c->asm_len += (size_t)(out - o0);
-		if (r == STK_WS_Z_SPACE)
-			continue;
-		if (r == STK_WS_Z_ERROR) {
-			lcp_count(x->st, c->inf.err_code == STK_WS_CLOSE_TOO_BIG ? WS_C_FAIL_1009
-					 : c->inf.err_code == STK_WS_CLOSE_BAD_DATA ? WS_C_FAIL_1007
-										    : WS_C_FAIL_1002,
-				  1);
-			ws_fail(x, c, c->inf.err_code, c->inf.err);
-			return false;
-		}
-		if (r == STK_WS_Z_END) {
-			if (c->asm_drop)
-				c->asm_drop = false;
-			else
-				ws_asm_emit(x, c, tsc, true);
-		}
-		return true;
+	if (c->state == WC_CLOSING) {
+		/* the answer to our close 1001: TCP goes next */
+		lcp_count(x->st, WS_C_STOP_CLOSES_ANSWERED, 1);
+		c->close_rcvd = true;
+		lcp_log(x->st, LCP_LOG_INFO, "conn %u: the server answered our close with %u", c->idx, w->close_code);
+		ws_close_fin(x, c);
+		return;
 	}
+	snprintf(why, sizeof(why), "server closed with %u", w->close_code);
+	if (x->stopping) {
+		/* the server closed while we stop: wait for TCP too */
+		c->state = WC_CLOSING;
+		c->close_rcvd = true;
+		c->fin_sent = false;
+		ws_close_fin(x, c);
+		return;
+	}
+	ws_close_tcp(x, c, false);
+	lcp_count(x->st, WS_C_RECONNECTS, 1);
+	ws_schedule_reconnect(x, c, why);
 }
 
-/* frames in [p, end) of segment m */
+/* frames in [p, end) of segment seg */
 static void
 ws_frames(struct ws_ctx *x, struct ws_conn *c, struct rte_mbuf *seg, uint8_t *p, uint8_t *end)
 {
 	uint64_t tsc = lcp_mbuf_rx_tsc(seg);
-	uint32_t gen = c->gen;
-	struct stk_ws_out o;
-	enum stk_ws_ev ev;
+	struct stk_wss_msg w;
 
-	/* a send that fails (TLS) ends the connection: stop there */
-	while (likely(c->gen == gen) && (ev = stk_ws_dec_next(&c->dec, &p, end, &o)) != STK_WS_NEED_MORE) {
-		if (likely(ev == STK_WS_DATA)) {
-			struct lcp_msg *m;
-
-			if (likely(o.first && o.last && !o.compressed)) {
+	for (;;) {
+		switch (stk_wss_recv(&c->ws, &p, end, &w)) {
+		case STK_WSS_NEED_MORE:
+			return;
+		case STK_WSS_MSG:
+			if (likely(w.how == STK_WSS_IN_CHUNK)) {
 				/* wholly inside this segment: by reference */
-				m = ws_msg_new(x, c, o.opcode, o.data, o.len, tsc);
+				struct lcp_msg *m = ws_msg_new(x, c, w.opcode, w.data, w.len, tsc);
+
 				if (m == NULL)
 					continue;
 				rte_mbuf_refcnt_update(seg, 1);
 				m->backing[0] = seg;
 				lcp_count(x->st, WS_C_MSGS_ZERO_COPY, 1);
 				ws_emit_msg(x, c, m);
-				continue;
-			}
-			if (o.first) {
-				c->asm_len = 0;
-				c->asm_op = o.opcode;
-				c->asm_drop = false;
-			}
-			if (o.compressed) {
-				if (!ws_inflate_piece(x, c, &o, tsc))
-					return;
-				continue;
-			}
-			if (c->asm_drop) { /* the message had no buffer: skip its rest */
-				if (o.last)
-					c->asm_drop = false;
-				continue;
-			}
-			if (c->asm_buf == NULL && !ws_asm_start(x, c, o.last))
-				continue;
-			if (c->asm_len + o.len > c->asm_cap && !ws_asm_grow(x, c, c->asm_len + o.len))
-				return;
-			memcpy(c->asm_buf + c->asm_len, o.data, o.len);
-			c->asm_len += o.len;
-			if (o.last)
-				ws_asm_emit(x, c, tsc, false);
-			continue;
-		}
-		if (ev == STK_WS_CONTROL) {
-			lcp_count(x->st, WS_C_FRAMES_CONTROL, 1);
-			if (o.opcode == STK_WS_OP_PING) {
-				lcp_count(x->st, WS_C_PINGS_RX, 1);
-				if (!c->close_sent) {
-					ws_send_frame(x, c, STK_WS_OP_PONG, o.data, o.len);
-					lcp_count(x->st, WS_C_PONGS_TX, 1);
-				}
-			} else if (o.opcode == STK_WS_OP_PONG) {
-				lcp_count(x->st, WS_C_PONGS_RX, 1);
-				c->t_pong = 0;
 			} else {
-				char why[96];
-
-				lcp_count(x->st, WS_C_CLOSES_RX, 1);
-				if (c->state == WC_CLOSING) {
-					/* the answer to our close 1001: TCP goes next */
-					lcp_count(x->st, WS_C_STOP_CLOSES_ANSWERED, 1);
-					c->close_rcvd = true;
-					lcp_log(x->st, LCP_LOG_INFO, "conn %u: the server answered our close with %u",
-						c->idx, o.close_code);
-					ws_close_fin(x, c);
-					return;
-				}
-				snprintf(why, sizeof(why), "server closed with %u", o.close_code);
-				if (!c->close_sent) {
-					uint8_t pl[2] = { (uint8_t)(o.close_code >> 8), (uint8_t)o.close_code };
-
-					/* echo the code (RFC 6455 5.5.1); none if it sent none */
-					ws_send_frame(x, c, STK_WS_OP_CLOSE, pl,
-						      o.close_code == STK_WS_CLOSE_NO_STATUS ? 0 : 2);
-					lcp_count(x->st, WS_C_CLOSES_TX, 1);
-					c->close_sent = true;
-				}
-				if (x->stopping) {
-					/* the server closed while we stop: wait for TCP too */
-					c->state = WC_CLOSING;
-					c->close_rcvd = true;
-					c->fin_sent = false;
-					ws_close_fin(x, c);
-					return;
-				}
-				ws_close_tcp(x, c, false);
-				lcp_count(x->st, WS_C_RECONNECTS, 1);
-				ws_schedule_reconnect(x, c, why);
-				return;
+				ws_buf_msg(x, c, &w, tsc);
 			}
 			continue;
+		case STK_WSS_PONG:
+			c->t_pong = 0;
+			continue;
+		case STK_WSS_PING:
+			continue;
+		case STK_WSS_CLOSE:
+			ws_server_closed(x, c, &w);
+			return;
+		case STK_WSS_ERROR:
+			lcp_count(x->st, w.close_code == STK_WS_CLOSE_BAD_DATA ? WS_C_FAIL_1007
+					 : w.close_code == STK_WS_CLOSE_TOO_BIG ? WS_C_FAIL_1009
+					 : w.close_code == STK_WS_CLOSE_INTERNAL ? WS_C_FAIL_1011
+										: WS_C_FAIL_1002,
+				  1);
+			ws_fail(x, c, w.close_code, w.reason);
+			return;
+		default: /* GONE: a send failed (TLS), the connection ended */
+			return;
 		}
-		/* protocol error */
-		lcp_count(x->st, o.close_code == STK_WS_CLOSE_BAD_DATA ? WS_C_FAIL_1007
-				 : o.close_code == STK_WS_CLOSE_TOO_BIG ? WS_C_FAIL_1009
-									: WS_C_FAIL_1002,
-			  1);
-		ws_fail(x, c, o.close_code, o.reason);
-		return;
 	}
 }
+
+const struct stk_wss_ops ws_wss_ops = {
+	.tx = ws_wss_tx,
+	.rand = ws_wss_rand,
+	.buf_get = ws_buf_get,
+	.buf_put = ws_buf_put,
+};
 
 
 /* plaintext of the WebSocket stream in m (a tcp segment, or a TLS record's
@@ -376,7 +315,7 @@ ws_on_plain(struct ws_ctx *x, struct ws_conn *c, struct rte_mbuf *m)
 			ws_frames(x, c, m, p, end);
 		return;
 	}
-	if (c->state != WC_OPEN || c->close_sent) {
+	if (c->state != WC_OPEN || c->ws.close_sent) {
 		lcp_count(x->st, WS_C_DROP_AFTER_CLOSE, 1);
 		return;
 	}

@@ -4,7 +4,7 @@
  *   ws_cmd          an empty command mbuf (CONNECT, CLOSE, ABORT, SEND)
  *   ws_send_bytes   bytes as SEND mbufs, all taken before any is sent
  *   ws_send         the WebSocket stream's bytes: plain, or through TLS
- *   ws_send_frame   a masked client frame
+ *   ws_wss_tx       the session's frames (masked: the session is a client)
  *   ws_send_msgs    msgs from the "send" port, one frame each
  *   ws_rand         mask and handshake keys from a CSPRNG buffer
  */
@@ -136,44 +136,58 @@ ws_send(struct ws_ctx *x, struct ws_conn *c, const uint8_t *p, size_t n)
 	return false;
 }
 
-/* a client frame: masked with a fresh key (RFC 6455 5.3); false if not sent.
- * Without TLS a frame that fits one mbuf is built in it; otherwise (and always
- * with TLS, whose records are written from a buffer) it is built in one. */
-bool
-ws_send_frame(struct ws_ctx *x, struct ws_conn *c, unsigned op, const uint8_t *p, size_t n)
+/* ops.tx of the sessions: a frame (masked by the session's key while it is
+ * copied, stk_ws_mask_copy), whole or not at all. Without TLS a frame that fits
+ * one mbuf is built in it; otherwise (and always with TLS, whose records are
+ * written from a buffer) it is built in one. -1 when it could not go out: no
+ * mbuf (counted), or TLS failed (the connection is failed: its session is
+ * finished before this returns). */
+int
+ws_wss_tx(void *user, const struct stk_wss_frame *f)
 {
-	uint8_t key[4], hdr[STK_WS_MAX_HDR], local[2048];
-	size_t h;
-	uint8_t *tmp;
+	struct ws_conn *c = user;
+	struct ws_ctx *x = c->x;
+	size_t h = f->hlen, n = f->len;
+	uint8_t local[2048], *tmp, *d;
 	bool ok;
 
-	ws_rand(x, key, 4);
-	h = stk_ws_hdr(hdr, op, true, n, key);
 	if (c->t == NULL && h + n <= (size_t)(rte_pktmbuf_data_room_size(x->pkt) - RTE_PKTMBUF_HEADROOM)) {
 		struct rte_mbuf *m = ws_cmd(x, c, LCP_STREAM_CMD_SEND);
-		uint8_t *d;
 
 		if (m == NULL)
-			return false;
+			return -1;
 		d = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(h + n));
-		memcpy(d, hdr, h);
-		memcpy(d + h, p, n);
-		stk_ws_mask(d + h, n, key, 0);
+		memcpy(d, f->hdr, h);
+		if (f->mask != NULL)
+			stk_ws_mask_copy(d + h, f->payload, n, f->mask, 0);
+		else
+			memcpy(d + h, f->payload, n);
 		ws_tx(x, m);
-		return true;
+		return 0;
 	}
 	tmp = h + n <= sizeof(local) ? local : rte_malloc("ws_frame", h + n, 0);
 	if (tmp == NULL) {
 		lcp_count(x->st, WS_C_DROP_NO_MBUF, 1);
-		return false;
+		return -1;
 	}
-	memcpy(tmp, hdr, h);
-	memcpy(tmp + h, p, n);
-	stk_ws_mask(tmp + h, n, key, 0);
+	memcpy(tmp, f->hdr, h);
+	if (f->mask != NULL)
+		stk_ws_mask_copy(tmp + h, f->payload, n, f->mask, 0);
+	else
+		memcpy(tmp + h, f->payload, n);
 	ok = ws_send(x, c, tmp, h + n);
 	if (tmp != local)
 		rte_free(tmp);
-	return ok;
+	return ok ? 0 : -1;
+}
+
+/* ops.rand: mask keys */
+void
+ws_wss_rand(void *user, uint8_t *out, unsigned n)
+{
+	struct ws_conn *c = user;
+
+	ws_rand(c->x, out, n);
 }
 
 void
@@ -183,10 +197,10 @@ ws_send_msgs(struct ws_ctx *x, struct lcp_msg **ms, unsigned n)
 		struct lcp_msg *m = ms[i];
 
 		if (m->conn_id < x->n_conns && x->conns[m->conn_id].state == WC_OPEN &&
-		    !x->conns[m->conn_id].close_sent) {
-			if (ws_send_frame(x, &x->conns[m->conn_id],
-					  m->opcode == STK_WS_OP_BINARY ? STK_WS_OP_BINARY : STK_WS_OP_TEXT, m->data,
-					  m->len))
+		    !x->conns[m->conn_id].ws.close_sent) {
+			if (stk_wss_send(&x->conns[m->conn_id].ws,
+					 m->opcode == STK_WS_OP_BINARY ? STK_WS_OP_BINARY : STK_WS_OP_TEXT, m->data,
+					 m->len) == 0)
 				lcp_count(x->st, WS_C_MSGS_SENT, 1);
 		} else {
 			lcp_count(x->st, WS_C_DROP_SEND_NOT_OPEN, 1);

@@ -230,6 +230,9 @@ size_t stk_ws_hdr_rsv(uint8_t *out, unsigned opcode, bool fin, unsigned rsv, uin
 		      const uint8_t *mask);
 /* XOR n bytes with key, starting at key byte `off` (0..3, for resuming) */
 void stk_ws_mask(uint8_t *p, size_t n, const uint8_t key[4], unsigned off);
+/* dst = src XOR key (from key byte `off`), n bytes, in one pass: a frame
+ * payload copied and masked at once */
+void stk_ws_mask_copy(uint8_t *dst, const uint8_t *src, size_t n, const uint8_t key[4], unsigned off);
 
 /* ---- permessage-deflate parameters (RFC 7692 7.1) ---- */
 /* One struct, three uses:

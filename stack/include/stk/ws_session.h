@@ -147,7 +147,8 @@ struct stk_wss {
 	struct stk_ws_deflate def;
 	uint8_t *zbuf;        /* our compressed message (heap, grown as needed) */
 	size_t zcap;
-	uint8_t zscratch[512];
+	struct stk_wss_stats own; /* where counts go when the conf gives no stats */
+	uint8_t zscratch[1024];   /* where a dropped compressed message is inflated */
 };
 
 /* Start a session on a connection whose upgrade completed. Returns 0, -EINVAL
@@ -185,6 +186,8 @@ struct stk_wss_msg {
 	uint16_t close_code;   /* CLOSE: the peer's (1005: none); ERROR: ours */
 	const char *reason;    /* ERROR: why (static) */
 };
+/* PING / PONG / CLOSE data may point into the session: valid until the next
+ * call on it. */
 
 /* The rest of stk_wss_recv: the event the decoder returned (ev, *o; ev < 0:
  * none decoded yet), then on through the chunk. */
@@ -217,8 +220,10 @@ stk_wss_recv(struct stk_wss *s, uint8_t **p, uint8_t *end, struct stk_wss_msg *m
 	return stk_wss_recv_slow(s, p, end, m, (int)ev, &o);
 }
 
-/* ---- sending (0 sent; -1 not: the session is CLOSED or our close went out
- * (for data), the tx failed (the session may be finished), no room) ---- */
+/* ---- sending (0 sent; -1 not: the session is not OPEN or our close went
+ * out (for data and pings), or the tx failed (the session may be finished
+ * then). A fragmented message whose tx fails after its first frame is cut
+ * short on the wire: the caller must end the connection.) ---- */
 /* a whole message in one frame; compressed when the session compresses */
 int stk_wss_send(struct stk_wss *s, unsigned opcode, const void *p, size_t n);
 /* the same in frames of `per` payload bytes (the compressed payload when it
