@@ -136,8 +136,9 @@ rnd(uint64_t *s)
 static void
 fill(uint8_t *p, size_t n, bool text, uint64_t seed)
 {
-	static const char *const words[] = {"{\"s\":\"BTCUSD\",", "\"p\":\"101.25\",", "\"q\":300,", "},",
-					    "\xc3\xa9t\xc3\xa9 ", "\xe2\x82\xac", "\xf0\x9f\x92\xb0"};
+	static const char *const words[] = {
+		"{\"s\":\"BTCUSD\",", "\"p\":\"101.25\",", "\"q\":300,",      "},",
+		"\xc3\xa9t\xc3\xa9 ", "\xe2\x82\xac",	   "\xf0\x9f\x92\xb0"};
 	size_t i = 0;
 
 	if (!text) {
@@ -175,8 +176,8 @@ struct txrec {
 	bool fin, mbit, control;
 	bool has_mask;
 	uint8_t key[4];
-	size_t off, poff;  /* where the frame and its payload start in the wire */
-	uint8_t *payload;  /* plaintext */
+	size_t off, poff; /* where the frame and its payload start in the wire */
+	uint8_t *payload; /* plaintext */
 	size_t len;
 };
 
@@ -198,17 +199,17 @@ struct peer {
 	/* tx */
 	struct txrec *tx;
 	size_t ntx, captx;
-	long tx_fail_in;     /* -1: never; n: n more succeed, then every one fails */
-	bool tx_fini;        /* a failing tx finishes and frees the session */
+	long tx_fail_in; /* -1: never; n: n more succeed, then every one fails */
+	bool tx_fini;	 /* a failing tx finishes and frees the session */
 	unsigned tx_failed;
 	/* buffers */
 	struct lent *bufs;
 	size_t nbufs, capbufs;
 	unsigned gets, grows, puts, taken, get_refused, grow_refused;
-	unsigned get_fail;   /* refuse this many first buffers */
-	bool grow_fail;      /* refuse every grow */
+	unsigned get_fail; /* refuse this many first buffers */
+	bool grow_fail;	   /* refuse every grow */
 	size_t max_need;
-	size_t cur_cap;      /* the last buffer lent (the message being assembled) */
+	size_t cur_cap; /* the last buffer lent (the message being assembled) */
 	/* events */
 	struct ev *evs;
 	size_t nev, capev;
@@ -249,17 +250,18 @@ tx_cb(void *user, const struct stk_wss_frame *f)
 		for (size_t i = 0; i < ext; i++)
 			len = len << 8 | f->hdr[2 + i];
 	}
-	REQUIRE(len == f->len, "header says %llu payload bytes, frame has %zu", (unsigned long long)len,
-		f->len);
+	REQUIRE(len == f->len, "header says %llu payload bytes, frame has %zu",
+		(unsigned long long)len, f->len);
 	REQUIRE(((b1 & 0x80) != 0) == (f->mask != NULL), "mask bit %d, mask %p", b1 >> 7,
 		(const void *)f->mask);
 	if (f->mask != NULL)
-		REQUIRE(memcmp(f->hdr + f->hlen - 4, f->mask, 4) == 0, "mask key differs from the header's");
+		REQUIRE(memcmp(f->hdr + f->hlen - 4, f->mask, 4) == 0,
+			"mask key differs from the header's");
 	REQUIRE(f->control == ((f->hdr[0] & 0x0f) >= 8), "control %d for opcode %#x", f->control,
 		f->hdr[0] & 0x0f);
 	if (f->control)
-		REQUIRE(f->len <= STK_WS_MAX_CONTROL && (f->hdr[0] & 0x80), "control frame of %zu bytes",
-			f->len);
+		REQUIRE(f->len <= STK_WS_MAX_CONTROL && (f->hdr[0] & 0x80),
+			"control frame of %zu bytes", f->len);
 
 	if (p->ntx == p->captx) {
 		p->captx = p->captx ? p->captx * 2 : 64;
@@ -301,7 +303,8 @@ static struct lent *
 lent_of(struct peer *p, const struct stk_wss_buf *b)
 {
 	REQUIRE(b->kind < p->nbufs, "buffer of kind %u was never lent", b->kind);
-	REQUIRE(p->bufs[b->kind].data == b->data, "buffer %u comes back with another data pointer", b->kind);
+	REQUIRE(p->bufs[b->kind].data == b->data, "buffer %u comes back with another data pointer",
+		b->kind);
 	REQUIRE(p->bufs[b->kind].out, "buffer %u comes back twice", b->kind);
 	return &p->bufs[b->kind];
 }
@@ -319,7 +322,8 @@ buf_get_cb(void *user, struct stk_wss_buf *b, size_t need, bool grow)
 	if (need > p->max_need)
 		p->max_need = need;
 	if (grow) {
-		REQUIRE(p->cur_cap != 0 && need > p->cur_cap, "grow to %zu from %zu", need, p->cur_cap);
+		REQUIRE(p->cur_cap != 0 && need > p->cur_cap, "grow to %zu from %zu", need,
+			p->cur_cap);
 		if (p->grow_fail) {
 			p->grow_refused++;
 			return -1;
@@ -435,8 +439,8 @@ peer_end(struct peer *p)
 		p->s = NULL;
 	}
 	REQUIRE(outstanding(p) == 0, "%u buffers never came back", outstanding(p));
-	REQUIRE(p->gets + p->grows == p->puts + p->taken, "lent %u + %u, back %u + %u with messages",
-		p->gets, p->grows, p->puts, p->taken);
+	REQUIRE(p->gets + p->grows == p->puts + p->taken,
+		"lent %u + %u, back %u + %u with messages", p->gets, p->grows, p->puts, p->taken);
 	peer_clear(p);
 	free(p->evs);
 	free(p->tx);
@@ -460,24 +464,27 @@ record(struct peer *p, int e, const struct stk_wss_msg *m, const uint8_t *chunk,
 	v->ev = e;
 	switch (e) {
 	case STK_WSS_MSG:
-		REQUIRE(m->opcode == STK_WS_OP_TEXT || m->opcode == STK_WS_OP_BINARY, "MSG opcode %#x",
-			m->opcode);
+		REQUIRE(m->opcode == STK_WS_OP_TEXT || m->opcode == STK_WS_OP_BINARY,
+			"MSG opcode %#x", m->opcode);
 		if (m->how == STK_WSS_IN_CHUNK) {
 			REQUIRE(m->len == 0 || (m->data >= chunk && m->data + m->len <= chunk + k),
 				"IN_CHUNK message of %zu bytes outside the chunk", m->len);
 		} else {
 			struct lent *l;
 
-			REQUIRE(m->how == STK_WSS_ASSEMBLED || m->how == STK_WSS_INFLATED, "how %u", m->how);
+			REQUIRE(m->how == STK_WSS_ASSEMBLED || m->how == STK_WSS_INFLATED, "how %u",
+				m->how);
 			l = lent_of(p, &m->buf);
 			REQUIRE(m->data == m->buf.data, "data is not buf.data");
-			REQUIRE(m->len <= m->buf.cap && m->buf.cap == l->cap, "%zu bytes in a buffer of %zu",
-				m->len, m->buf.cap);
+			REQUIRE(m->len <= m->buf.cap && m->buf.cap == l->cap,
+				"%zu bytes in a buffer of %zu", m->len, m->buf.cap);
 		}
 		if (p->c.max_msg)
-			REQUIRE(m->len <= p->c.max_msg, "message of %zu bytes over max_msg", m->len);
+			REQUIRE(m->len <= p->c.max_msg, "message of %zu bytes over max_msg",
+				m->len);
 		if (m->opcode == STK_WS_OP_TEXT && p->c.check_utf8)
-			REQUIRE(stk_utf8_validate(STK_UTF8_ACCEPT, m->data, m->len) == STK_UTF8_ACCEPT,
+			REQUIRE(stk_utf8_validate(STK_UTF8_ACCEPT, m->data, m->len) ==
+					STK_UTF8_ACCEPT,
 				"text message is not UTF-8");
 		v->data = xdup(m->data, m->len);
 		v->len = m->len;
@@ -595,7 +602,8 @@ static uint16_t
 close_code_of(const struct txrec *t)
 {
 	ck_assert_uint_eq(t->opcode, STK_WS_OP_CLOSE);
-	return t->len >= 2 ? (uint16_t)(t->payload[0] << 8 | t->payload[1]) : STK_WS_CLOSE_NO_STATUS;
+	return t->len >= 2 ? (uint16_t)(t->payload[0] << 8 | t->payload[1])
+			   : STK_WS_CLOSE_NO_STATUS;
 }
 
 static void
@@ -668,7 +676,8 @@ START_TEST(both_ways)
 			for (int text = 0; text < 2; text++) {
 				unsigned op = text ? STK_WS_OP_TEXT : STK_WS_OP_BINARY;
 
-				fill(buf, sizes[i], text, i * 2 + (unsigned)text + 100u * (unsigned)dir);
+				fill(buf, sizes[i], text,
+				     i * 2 + (unsigned)text + 100u * (unsigned)dir);
 				ck_assert_int_eq(stk_wss_send(a->s, op, buf, sizes[i]), 0);
 				ck_assert_uint_eq(last_tx(a)->opcode, op);
 				ck_assert(last_tx(a)->fin);
@@ -705,10 +714,13 @@ chunking_dir(bool to_server)
 	peer_start(&src);
 	for (size_t i = 0; i < nplain; i++) {
 		fill(buf, sizes[i], i & 1, i);
-		ck_assert_int_eq(stk_wss_send(src.s, (i & 1) ? STK_WS_OP_TEXT : STK_WS_OP_BINARY, buf, sizes[i]), 0);
+		ck_assert_int_eq(stk_wss_send(src.s, (i & 1) ? STK_WS_OP_TEXT : STK_WS_OP_BINARY,
+					      buf, sizes[i]),
+				 0);
 	}
 	fill(frag, sizeof(frag), true, 77);
-	ck_assert_int_eq(stk_wss_send_frag(src.s, STK_WS_OP_TEXT, frag, sizeof(frag), 64, "pi", 2), 0);
+	ck_assert_int_eq(stk_wss_send_frag(src.s, STK_WS_OP_TEXT, frag, sizeof(frag), 64, "pi", 2),
+			 0);
 	ck_assert_int_eq(stk_wss_send(src.s, STK_WS_OP_BINARY, "end", 3), 0);
 	wire = src.wire;
 	tx = src.tx;
@@ -732,9 +744,11 @@ chunking_dir(bool to_server)
 			bool one = n == 0 || po / k == (po + n - 1) / k;
 
 			fill(buf, sizes[i], i & 1, i);
-			expect_msg(&dst, msg++, (i & 1) ? STK_WS_OP_TEXT : STK_WS_OP_BINARY, buf, sizes[i]);
+			expect_msg(&dst, msg++, (i & 1) ? STK_WS_OP_TEXT : STK_WS_OP_BINARY, buf,
+				   sizes[i]);
 			REQUIRE(v->how == (one ? STK_WSS_IN_CHUNK : STK_WSS_ASSEMBLED),
-				"chunk %zu, message %zu (%zu bytes at %zu): how %u", k, i, n, po, v->how);
+				"chunk %zu, message %zu (%zu bytes at %zu): how %u", k, i, n, po,
+				v->how);
 		}
 		expect_msg(&dst, msg, STK_WS_OP_TEXT, frag, sizeof(frag));
 		ck_assert_uint_eq(nth_ev(&dst, STK_WSS_MSG, msg)->how, STK_WSS_ASSEMBLED);
@@ -853,7 +867,9 @@ START_TEST(buf_get_fails)
 		pair_start(&c, &s);
 		c.get_fail = 1;
 		if (frag)
-			ck_assert_int_eq(stk_wss_send_frag(s.s, STK_WS_OP_TEXT, a, sizeof(a), 50, "p", 1), 0);
+			ck_assert_int_eq(
+				stk_wss_send_frag(s.s, STK_WS_OP_TEXT, a, sizeof(a), 50, "p", 1),
+				0);
 		else
 			ck_assert_int_eq(stk_wss_send(s.s, STK_WS_OP_TEXT, a, sizeof(a)), 0);
 		ck_assert_int_eq(stk_wss_send(s.s, STK_WS_OP_TEXT, b, sizeof(b)), 0);
@@ -902,7 +918,8 @@ START_TEST(grow_fails)
 	c.grow_fail = true;
 	pair_start(&c, &s);
 	fill(buf, sizeof(buf), false, 4);
-	ck_assert_int_eq(stk_wss_send_frag(s.s, STK_WS_OP_BINARY, buf, sizeof(buf), 10, NULL, 0), 0);
+	ck_assert_int_eq(stk_wss_send_frag(s.s, STK_WS_OP_BINARY, buf, sizeof(buf), 10, NULL, 0),
+			 0);
 	ck_assert_int_eq(stk_wss_send(s.s, STK_WS_OP_BINARY, "after", 5), 0);
 	pump(&s, &c, 25);
 	ck_assert_uint_ge(c.grow_refused, 1);
@@ -1185,7 +1202,8 @@ START_TEST(bad_utf8)
 			raw_frame(&w, STK_WS_OP_TEXT, true, 0, "fine \xc3\xa9", 7, NULL);
 			if (frag) {
 				raw_frame(&w, STK_WS_OP_TEXT, false, 0, bad, 10, NULL);
-				raw_frame(&w, STK_WS_OP_CONT, true, 0, bad + 10, sizeof(bad) - 11, NULL);
+				raw_frame(&w, STK_WS_OP_CONT, true, 0, bad + 10, sizeof(bad) - 11,
+					  NULL);
 			} else {
 				raw_frame(&w, STK_WS_OP_TEXT, true, 0, bad, sizeof(bad) - 1, NULL);
 			}
@@ -1235,7 +1253,8 @@ START_TEST(over_max_msg)
 		pair_start(&c, &s);
 		ck_assert_int_eq(stk_wss_send(s.s, STK_WS_OP_BINARY, buf, 200), 0);
 		if (frag)
-			ck_assert_int_eq(stk_wss_send_frag(s.s, STK_WS_OP_BINARY, buf, 201, 50, NULL, 0), 0);
+			ck_assert_int_eq(
+				stk_wss_send_frag(s.s, STK_WS_OP_BINARY, buf, 201, 50, NULL, 0), 0);
 		else
 			ck_assert_int_eq(stk_wss_send(s.s, STK_WS_OP_BINARY, buf, 201), 0);
 		pump(&s, &c, 40);
@@ -1261,7 +1280,8 @@ START_TEST(masking)
 	pair_start(&c, &s);
 	for (int i = 0; i < 6; i++)
 		ck_assert_int_eq(stk_wss_send(c.s, STK_WS_OP_TEXT, "same payload", 12), 0);
-	ck_assert_int_eq(stk_wss_send_frag(c.s, STK_WS_OP_BINARY, "fragmented", 10, 3, "ping", 4), 0);
+	ck_assert_int_eq(stk_wss_send_frag(c.s, STK_WS_OP_BINARY, "fragmented", 10, 3, "ping", 4),
+			 0);
 	ck_assert_int_eq(stk_wss_ping(c.s, "p", 1), 0);
 	ck_assert_int_eq(stk_wss_close(c.s, 1000, "done"), 0);
 	ck_assert_uint_eq(c.ntx, 6 + 4 + 1 + 1 + 1);
@@ -1274,11 +1294,12 @@ START_TEST(masking)
 		REQUIRE(memmem(c.randlog.p, c.randlog.len, t->key, 4) != NULL,
 			"frame %zu: key not from ops.rand", i);
 		if (i > 0)
-			REQUIRE(memcmp(t->key, c.tx[i - 1].key, 4) != 0, "frames %zu and %zu: same key", i - 1,
-				i);
+			REQUIRE(memcmp(t->key, c.tx[i - 1].key, 4) != 0,
+				"frames %zu and %zu: same key", i - 1, i);
 		/* the payload on the wire is masked with that key */
 		if (t->len >= 4)
-			REQUIRE(memcmp(c.wire.p + t->poff, t->payload, t->len) != 0, "frame %zu not masked", i);
+			REQUIRE(memcmp(c.wire.p + t->poff, t->payload, t->len) != 0,
+				"frame %zu not masked", i);
 	}
 	/* the same payload, six different wire images */
 	for (size_t i = 1; i < 6; i++)
@@ -1412,7 +1433,8 @@ pmd_case(bool nct, size_t chunk)
 	ck_assert_uint_eq(last_tx(&c)->rsv, 0);
 	pump(&c, &s, chunk);
 	expect_msg(&s, 0, STK_WS_OP_TEXT, buf, 100);
-	ck_assert_uint_eq(nth_ev(&s, STK_WSS_MSG, 0)->how, chunk == 0 ? STK_WSS_IN_CHUNK : STK_WSS_ASSEMBLED);
+	ck_assert_uint_eq(nth_ev(&s, STK_WSS_MSG, 0)->how,
+			  chunk == 0 ? STK_WSS_IN_CHUNK : STK_WSS_ASSEMBLED);
 	peer_end(&c);
 	peer_end(&s);
 	free(buf);
@@ -1600,7 +1622,9 @@ START_TEST(tx_fails_gone)
 		peer_setup(&s, true);
 		c.tx_fini = fin;
 		pair_start(&c, &s);
-		ck_assert_int_eq(stk_wss_send_frag(s.s, STK_WS_OP_BINARY, buf, sizeof(buf), 1000, "p", 1), 0);
+		ck_assert_int_eq(
+			stk_wss_send_frag(s.s, STK_WS_OP_BINARY, buf, sizeof(buf), 1000, "p", 1),
+			0);
 		c.tx_fail_in = 0;
 		pump(&s, &c, 300);
 		ck_assert(c.gone);
