@@ -38,7 +38,8 @@
  *                      close are consumed without events
  *   close_without_code close(0, NULL): echoed without a code, 1005 reported
  *   close_once         a second stk_wss_close -1; send, send_frag after our
- *                      close -1; the peer's session CLOSED after the close
+ *                      close -1; the peer's session CLOSED after the close; a
+ *                      long reason cut to 123 bytes, between UTF-8 code points
  *   unmasked_to_server STK_WSS_ERROR 1002, a close 1002 frame on tx, no more
  *                      events after; a masked frame to a client the same
  *   bad_utf8           invalid text (whole, split over chunks, in fragments):
@@ -1141,6 +1142,24 @@ START_TEST(close_once)
 	ck_assert_int_eq(stk_wss_send(s.s, STK_WS_OP_TEXT, "x", 1), -1);
 	ck_assert_int_eq(stk_wss_close(s.s, 1000, NULL), -1);
 	ck_assert_uint_eq(s.ntx, 1);
+	peer_end(&c);
+	peer_end(&s);
+
+	/* a long UTF-8 reason is cut between code points: "\xc3\xa9" x 100 to
+	 * 122 bytes, which the peer reads as a valid reason */
+	for (size_t i = 0; i < 200; i += 2)
+		memcpy(reason + i, "\xc3\xa9", 2);
+	reason[199] = 0;
+	reason[198] = 'x';
+	peer_setup(&c, false);
+	peer_setup(&s, true);
+	pair_start(&c, &s);
+	ck_assert_int_eq(stk_wss_close(c.s, 1000, reason), 0);
+	ck_assert_uint_eq(last_tx(&c)->len, 2 + 122);
+	pump(&c, &s, 0);
+	ck_assert_uint_eq(count_ev(&s, STK_WSS_ERROR), 0);
+	ck_assert_uint_eq(nth_ev(&s, STK_WSS_CLOSE, 0)->len, 122);
+	ck_assert_mem_eq(nth_ev(&s, STK_WSS_CLOSE, 0)->data, reason, 122);
 	peer_end(&c);
 	peer_end(&s);
 }
