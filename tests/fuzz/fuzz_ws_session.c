@@ -278,10 +278,10 @@ fz_tx(void *user, const struct stk_wss_frame *f)
 	/* the wire bytes, to the reference decoder */
 	w = fuzz_xmalloc(f->hlen + f->len);
 	memcpy(w, f->hdr, f->hlen);
-	if (f->len)
-		memcpy(w + f->hlen, f->payload, f->len);
 	if (f->mask)
-		stk_ws_mask(w + f->hlen, f->len, f->mask, 0);
+		stk_ws_mask_copy(w + f->hlen, f->payload, f->len, f->mask, 0);
+	else if (f->len)
+		memcpy(w + f->hlen, f->payload, f->len);
 	ref_feed(z, w, f->hlen + f->len);
 	free(w);
 	return 0;

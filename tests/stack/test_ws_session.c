@@ -2,9 +2,9 @@
  * test_ws_session.c — the WebSocket session layer (stack/ws_session.c) through
  * stk/ws_session.h (L0, no DPDK): a client and a server session back to back
  * in memory. Each side's ops.tx writes the frame (header, then the payload
- * XORed with the frame's mask) to a byte buffer, which is fed to the other
- * side's stk_wss_recv in chunks, each chunk in its own exactly sized
- * allocation. Buffers are lent by a buf_get that gives exactly what is asked
+ * XORed with the frame's mask by stk_ws_mask_copy) to a byte buffer, which
+ * is fed to the other side's stk_wss_recv in chunks, each chunk in its own
+ * exactly sized allocation. Buffers are lent by a buf_get that gives exactly what is asked
  * and keeps a table of what is out: every buffer comes back exactly once
  * (buf_put, or with a message), checked at the end of every test. Sessions
  * live on the heap so a tx that finishes one (stk_wss_fini + free) shows any
@@ -88,8 +88,9 @@ struct sbuf {
 	size_t len, cap;
 };
 
-static void
-sb_put(struct sbuf *s, const void *d, size_t n)
+/* room for n more bytes: where they go */
+static uint8_t *
+sb_room(struct sbuf *s, size_t n)
 {
 	if (s->len + n > s->cap) {
 		size_t c = s->cap ? s->cap : 256;
@@ -100,8 +101,16 @@ sb_put(struct sbuf *s, const void *d, size_t n)
 		REQUIRE(s->p != NULL, "out of memory");
 		s->cap = c;
 	}
+	return s->p + s->len;
+}
+
+static void
+sb_put(struct sbuf *s, const void *d, size_t n)
+{
+	uint8_t *w = sb_room(s, n);
+
 	if (n)
-		memcpy(s->p + s->len, d, n);
+		memcpy(w, d, n);
 	s->len += n;
 }
 
@@ -284,9 +293,13 @@ tx_cb(void *user, const struct stk_wss_frame *f)
 	t->off = p->wire.len;
 	sb_put(&p->wire, f->hdr, f->hlen);
 	t->poff = p->wire.len;
-	sb_put(&p->wire, f->payload, f->len);
-	if (f->mask)
-		stk_ws_mask(p->wire.p + t->poff, f->len, f->mask, 0);
+	if (f->mask) {
+		/* copied and masked in one pass, as the ws stage does */
+		stk_ws_mask_copy(sb_room(&p->wire, f->len), f->payload, f->len, f->mask, 0);
+		p->wire.len += f->len;
+	} else {
+		sb_put(&p->wire, f->payload, f->len);
+	}
 	return 0;
 }
 
