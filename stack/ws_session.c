@@ -79,6 +79,18 @@ stk_wss_fini(struct stk_wss *s)
 	memset(s, 0, sizeof(*s));
 }
 
+void
+stk_wss_stats_moved(const struct stk_wss_stats *now, struct stk_wss_stats *pub, uint64_t delta[STK_WSS_S__N])
+{
+	unsigned i = 0;
+
+#define STK_WSS_X(f)                                                           \
+	delta[i++] = now->f - pub->f;                                          \
+	pub->f = now->f;
+	STK_WSS_STATS(STK_WSS_X)
+#undef STK_WSS_X
+}
+
 /* ---- frames out ---- */
 
 /* one frame to ops.tx: masked with a fresh key on the client */
@@ -188,19 +200,20 @@ wss_payload(struct stk_wss *s, const uint8_t *p, size_t n, size_t *wlen, unsigne
 }
 
 int
-stk_wss_send_frag(struct stk_wss *s, unsigned opcode, const void *p, size_t n, size_t per, const void *ping,
+stk_wss_send_frag(struct stk_wss *s, unsigned opcode, const void *p, size_t n, unsigned frags, const void *ping,
 		  size_t ping_len)
 {
 	const uint8_t *w;
-	size_t wlen, off = 0;
+	size_t wlen, per, off = 0;
 	unsigned rsv;
 
 	if (s->state != STK_WSS_OPEN || s->close_sent || (opcode != STK_WS_OP_TEXT && opcode != STK_WS_OP_BINARY) ||
 	    (ping != NULL && ping_len > STK_WS_MAX_CONTROL))
 		return -1;
 	w = wss_payload(s, p, n, &wlen, &rsv);
-	if (per == 0 || per >= wlen)
+	if (frags <= 1 || wlen < 2)
 		return wss_tx(s, opcode, true, rsv, w, wlen, false);
+	per = (wlen + frags - 1) / frags;
 	for (unsigned f = 0; off < wlen; f++) {
 		size_t k = wlen - off < per ? wlen - off : per;
 		struct stk_wss_stats *st = s->st;
@@ -221,7 +234,7 @@ stk_wss_send_frag(struct stk_wss *s, unsigned opcode, const void *p, size_t n, s
 int
 stk_wss_send(struct stk_wss *s, unsigned opcode, const void *p, size_t n)
 {
-	return stk_wss_send_frag(s, opcode, p, n, 0, NULL, 0);
+	return stk_wss_send_frag(s, opcode, p, n, 1, NULL, 0);
 }
 
 /* ---- frames in ---- */

@@ -52,6 +52,7 @@
 #include <lcp/lcp.h>
 #include <stk/tls.h>
 #include <stk/ws.h>
+#include <stk/ws_session.h>
 
 #include "feedsim_venue.h"
 
@@ -198,15 +199,13 @@ struct fs_client {
 	bool frag_pending_ping;
 	uint32_t conn;
 	struct stk_ws_hs *hs;
-	struct stk_ws_dec dec;
+	struct stk_wss ws;    /* the WebSocket session, after the upgrade */
 	uint64_t *seq;      /* per symbol */
 	uint64_t sent;
 	uint64_t next_send; /* tsc (rate limit) */
 	uint64_t next_ping;
 	struct rte_mbuf *cur; /* SEND mbuf being filled */
 	struct stk_tls *t;    /* wss */
-	bool pmd_on;          /* permessage-deflate negotiated */
-	struct stk_ws_deflate def;
 	uint8_t *pt;          /* wss: plaintext staged for the next record */
 	size_t pt_n;
 	EVP_MD_CTX *sha;      /* hash_payloads: SHA-256 of the payloads sent */
@@ -229,8 +228,7 @@ struct fs_ctx {
 	bool listening;
 	struct stk_tls_ctx *tls; /* wss */
 	struct stk_ws_pmd pmd;   /* our permessage-deflate settings */
-	uint8_t *zbuf;           /* a compressed message */
-	size_t zcap;
+	struct stk_wss_stats wss, wss_pub; /* the sessions' counts; published (fs_publish) */
 	struct lcp_obuf tx; /* commands and bytes to tcp */
 	char pad[65536];
 };
@@ -260,17 +258,8 @@ fs_tx(struct fs_ctx *x, struct rte_mbuf *m)
 static struct rte_mbuf *
 fs_mbuf(struct fs_ctx *x, struct rte_mempool *mp, uint32_t conn, unsigned cmd)
 {
-	struct rte_mbuf *m = rte_pktmbuf_alloc(mp);
-	struct lcp_stream_meta *meta;
-
-	if (m == NULL)
-		return NULL;
-	lcp_mbuf_set_rx_tsc(m, 0);
-	meta = lcp_stream_meta(m);
-	memset(meta, 0, sizeof(*meta));
-	meta->ev = (uint16_t)cmd;
-	meta->conn = conn;
-	return m;
+	RTE_SET_USED(x);
+	return lcp_stream_mbuf(mp, cmd, conn, 0);
 }
 
 static void
@@ -493,37 +482,88 @@ fs_size(struct fs_ctx *x)
 	return x->size[x->n_sizes - 1];
 }
 
+/* what is staged for the client out now: the TLS record written, the SEND
+ * mbuf being filled sent */
 static void
-fs_frame(struct fs_ctx *x, struct fs_client *k, unsigned op, bool fin, unsigned rsv, const void *p, size_t n)
+fs_push(struct fs_ctx *x, struct fs_client *k)
 {
-	uint8_t h[STK_WS_MAX_HDR];
-	size_t hl = stk_ws_hdr_rsv(h, op, fin, rsv, n, NULL);
+	if (k->t != NULL && !fs_pt_flush(x, k))
+		return;
+	if (k->cur != NULL) {
+		fs_tx(x, k->cur);
+		k->cur = NULL;
+	}
+}
 
-	fs_put(x, k, h, hl);
-	fs_put(x, k, p, n);
+/* ops.tx of the sessions: a data frame appended to the client's stream (sent
+ * with the batch), a control frame out at once (fs_put_ctl) */
+static int
+fs_wss_tx(void *user, const struct stk_wss_frame *f)
+{
+	struct fs_client *k = user;
+	struct fs_ctx *x = k->x;
+
+	if (f->control) {
+		uint8_t b[STK_WS_MAX_HDR + STK_WS_MAX_CONTROL];
+
+		memcpy(b, f->hdr, f->hlen);
+		memcpy(b + f->hlen, f->payload, f->len);
+		fs_put_ctl(x, k, b, f->hlen + f->len);
+		return k->state == FC_FREE ? -1 : 0;
+	}
+	if (!fs_put(x, k, f->hdr, f->hlen) || !fs_put(x, k, f->payload, f->len))
+		return -1;
+	return 0;
+}
+
+/* ops.buf_get / buf_put: a client's messages that span segments (a few
+ * subscriptions) are assembled on the heap */
+static int
+fs_buf_get(void *user, struct stk_wss_buf *b, size_t need, bool grow)
+{
+	RTE_SET_USED(user);
+	RTE_SET_USED(grow);
+	b->data = malloc(need);
+	b->cap = need;
+	b->kind = 0;
+	return b->data != NULL ? 0 : -1;
 }
 
 static void
-fs_ping(struct fs_ctx *x, struct fs_client *k)
+fs_buf_put(void *user, struct stk_wss_buf *b)
 {
-	uint8_t f[2 + 8];
+	RTE_SET_USED(user);
+	free(b->data);
+}
+
+static const struct stk_wss_ops fs_wss_ops = { .tx = fs_wss_tx, .buf_get = fs_buf_get, .buf_put = fs_buf_put };
+
+/* the sessions' counts into the stage's counters (counter + 1; 0: none) */
+static const uint8_t fs_wss_ctr[STK_WSS_S__N] = {
+	[STK_WSS_S_pings_rx] = FS_C_PINGS_RX + 1,   [STK_WSS_S_pongs_tx] = FS_C_PONGS_TX + 1,
+	[STK_WSS_S_pings_tx] = FS_C_PINGS_TX + 1,   [STK_WSS_S_pongs_rx] = FS_C_PONGS_RX + 1,
+	[STK_WSS_S_closes_rx] = FS_C_CLOSES_RX + 1, [STK_WSS_S_z_msgs_tx] = FS_C_MSGS_DEFLATED + 1,
+	[STK_WSS_S_z_bytes_tx] = FS_C_DEFLATED_BYTES + 1,
+};
+
+static void
+fs_publish(struct fs_ctx *x)
+{
+	uint64_t d[STK_WSS_S__N];
+
+	stk_wss_stats_moved(&x->wss, &x->wss_pub, d);
+	for (unsigned i = 0; i < STK_WSS_S__N; i++)
+		if (d[i] != 0 && fs_wss_ctr[i] != 0)
+			lcp_count(x->st, fs_wss_ctr[i] - 1u, d[i]);
+}
+
+/* a ping carrying the TSC */
+static void
+fs_ping(struct fs_client *k)
+{
 	uint64_t now = rte_rdtsc();
 
-	stk_ws_hdr(f, STK_WS_OP_PING, true, 8, NULL);
-	memcpy(f + 2, &now, 8);
-	fs_put(x, k, f, sizeof(f));
-	lcp_count(x->st, FS_C_PINGS_TX, 1);
-}
-
-static void
-fs_close_frame(struct fs_ctx *x, struct fs_client *k, uint16_t code)
-{
-	uint8_t f[4];
-
-	stk_ws_hdr(f, STK_WS_OP_CLOSE, true, 2, NULL);
-	f[2] = (uint8_t)(code >> 8);
-	f[3] = (uint8_t)code;
-	fs_put_ctl(x, k, f, sizeof(f));
+	stk_wss_ping(&k->ws, &now, sizeof(now));
 }
 
 /* hash_payloads: the message's payload into the client's SHA-256 (libcrypto) */
@@ -573,16 +613,13 @@ fs_venue_tick(struct fs_ctx *x, struct fs_client *k, char *out, uint32_t size, u
 static void
 fs_venue_ctl(struct fs_ctx *x, struct fs_client *k, const char *p, size_t n)
 {
-	uint8_t f[STK_WS_MAX_HDR + FS_VENUE_CTL_MAX];
-	size_t h;
-
 	if (n == 0 || n > FS_VENUE_CTL_MAX)
 		return;
 	if (unlikely(x->c.hash_payloads))
 		fs_hash(x, k, p, n);
-	h = stk_ws_hdr(f, STK_WS_OP_TEXT, true, n, NULL);
-	memcpy(f + h, p, n);
-	fs_put_ctl(x, k, f, h + n);
+	if (stk_wss_send(&k->ws, STK_WS_OP_TEXT, p, n) != 0)
+		return;
+	fs_push(x, k);
 	lcp_count(x->st, FS_C_VENUE_CTL_MSGS, 1);
 }
 
@@ -591,13 +628,11 @@ static unsigned
 fs_stream(struct fs_ctx *x, struct fs_client *k, uint64_t now)
 {
 	char buf[70000];
-	unsigned n = 0, rsv;
+	unsigned n = 0;
 	uint64_t bytes = 0;
-	const uint8_t *wire;
-	size_t wlen;
 
 	if (x->ping_tsc && now >= k->next_ping) {
-		fs_ping(x, k);
+		fs_ping(k);
 		k->next_ping = now + x->ping_tsc;
 	}
 	while (n < x->c.batch) {
@@ -606,7 +641,7 @@ fs_stream(struct fs_ctx *x, struct fs_client *k, uint64_t now)
 
 		if (x->c.count && k->sent >= x->c.count) {
 			if (x->c.close_when_done) {
-				fs_close_frame(x, k, STK_WS_CLOSE_NORMAL);
+				stk_wss_close(&k->ws, STK_WS_CLOSE_NORMAL, NULL);
 				lcp_count(x->st, FS_C_CLOSES, 1);
 				k->state = FC_CLOSING;
 			}
@@ -630,38 +665,15 @@ fs_stream(struct fs_ctx *x, struct fs_client *k, uint64_t now)
 			len = fs_venue_tick(x, k, buf, fs_size(x), &sym);
 		if (unlikely(x->c.hash_payloads))
 			fs_hash(x, k, buf, len);
-		wire = (const uint8_t *)buf;
-		wlen = len;
-		rsv = 0;
-		if (k->pmd_on) {
-			/* permessage-deflate: the message's payload compressed; a message
-			 * that would not fit the buffer goes out as it is */
-			ssize_t z = stk_ws_deflate(&k->def, (const uint8_t *)buf, len, x->zbuf, x->zcap);
-
-			if (z >= 0) {
-				wire = x->zbuf;
-				wlen = (size_t)z;
-				rsv = STK_WS_RSV1;
-				lcp_count(x->st, FS_C_MSGS_DEFLATED, 1);
-				lcp_count(x->st, FS_C_DEFLATED_BYTES, wlen);
-			}
-		}
 		if (x->c.fragment_every && (k->sent + 1) % x->c.fragment_every == 0) {
-			size_t per = wlen / x->c.fragments + 1, off = 0;
+			uint64_t tsc = rte_rdtsc();
 
-			for (unsigned f = 0; off < wlen || f == 0; f++) {
-				size_t m = wlen - off < per ? wlen - off : per;
-				bool last = off + m >= wlen;
-
-				fs_frame(x, k, f == 0 ? STK_WS_OP_TEXT : STK_WS_OP_CONT, last, f == 0 ? rsv : 0,
-					 wire + off, m);
-				off += m;
-				if (f == 0 && x->ping_tsc)
-					fs_ping(x, k); /* a control frame inside the message */
-			}
+			/* with pings on, one inside the message */
+			stk_wss_send_frag(&k->ws, STK_WS_OP_TEXT, buf, len, x->c.fragments,
+					  x->ping_tsc ? &tsc : NULL, sizeof(tsc));
 			lcp_count(x->st, FS_C_FRAGMENTED, 1);
 		} else {
-			fs_frame(x, k, STK_WS_OP_TEXT, true, rsv, wire, wlen);
+			stk_wss_send(&k->ws, STK_WS_OP_TEXT, buf, len);
 		}
 		if (unlikely(k->state == FC_FREE))
 			return n; /* TLS failed: the client is gone */
@@ -724,62 +736,53 @@ fs_drop(struct fs_ctx *x, struct fs_client *k)
 	stk_tls_free(k->t);
 	k->t = NULL;
 	k->pt_n = 0;
-	if (k->pmd_on)
-		stk_ws_deflate_fini(&k->def);
-	k->pmd_on = false;
+	stk_wss_fini(&k->ws);
 	k->state = FC_FREE;
 }
 
+/* the client's frames: its messages (a venue answers subscriptions), its
+ * close (answered by the session: the client is dropped), a protocol error
+ * (the session sent the close with the code) */
 static void
 fs_client_frames(struct fs_ctx *x, struct fs_client *k, uint8_t *p, uint8_t *end)
 {
-	struct stk_ws_out o;
-	enum stk_ws_ev ev;
+	struct stk_wss_msg w;
 
-	while ((ev = stk_ws_dec_next(&k->dec, &p, end, &o)) != STK_WS_NEED_MORE) {
-		if (ev == STK_WS_DATA) {
-			if (o.last)
-				lcp_count(x->st, FS_C_CLIENT_MSGS, 1);
-			if (x->c.venue != FS_VENUE_LCPIPE && o.first && o.last) { /* whole in this chunk */
+	for (;;) {
+		switch (stk_wss_recv(&k->ws, &p, end, &w)) {
+		case STK_WSS_NEED_MORE:
+			return;
+		case STK_WSS_MSG:
+			lcp_count(x->st, FS_C_CLIENT_MSGS, 1);
+			if (x->c.venue != FS_VENUE_LCPIPE) {
 				char r[FS_VENUE_CTL_MAX];
 
-				fs_venue_ctl(x, k, r, fs_venue_reply(x->c.venue, o.data, o.len, fs_now_ns(x), r,
+				fs_venue_ctl(x, k, r, fs_venue_reply(x->c.venue, w.data, w.len, fs_now_ns(x), r,
 								     sizeof(r)));
-				if (k->state == FC_FREE)
-					return; /* TLS failed */
 			}
+			if (w.how != STK_WSS_IN_CHUNK)
+				free(w.buf.data);
+			if (k->state == FC_FREE)
+				return; /* TLS failed */
 			continue;
-		}
-		if (ev == STK_WS_CONTROL) {
-			if (o.opcode == STK_WS_OP_PING) {
-				uint8_t f[STK_WS_MAX_HDR + STK_WS_MAX_CONTROL];
-				size_t h = stk_ws_hdr(f, STK_WS_OP_PONG, true, o.len, NULL);
-
-				memcpy(f + h, o.data, o.len);
-				fs_put_ctl(x, k, f, h + o.len);
-				lcp_count(x->st, FS_C_PINGS_RX, 1);
-				lcp_count(x->st, FS_C_PONGS_TX, 1);
-			} else if (o.opcode == STK_WS_OP_PONG) {
-				lcp_count(x->st, FS_C_PONGS_RX, 1);
-			} else {
-				lcp_count(x->st, FS_C_CLOSES_RX, 1);
-				lcp_log(x->st, LCP_LOG_INFO, "client 0x%x: close %u from the client%s", k->conn,
-					o.close_code, k->state == FC_CLOSING ? " (the answer to ours)" : "");
-				if (k->state != FC_CLOSING)
-					fs_close_frame(x, k, o.close_code == STK_WS_CLOSE_NO_STATUS ? STK_WS_CLOSE_NORMAL
-												     : o.close_code);
-				fs_close(x, k);
-				fs_drop(x, k);
-				return;
-			}
+		case STK_WSS_PING:
+		case STK_WSS_PONG:
 			continue;
+		case STK_WSS_CLOSE:
+			lcp_log(x->st, LCP_LOG_INFO, "client 0x%x: close %u from the client%s", k->conn, w.close_code,
+				w.answer ? " (the answer to ours)" : "");
+			fs_close(x, k);
+			fs_drop(x, k);
+			return;
+		case STK_WSS_ERROR:
+			lcp_count(x->st, FS_C_FAIL_PROTOCOL, 1);
+			lcp_log(x->st, LCP_LOG_WARNING, "client 0x%x: close %u: %s", k->conn, w.close_code, w.reason);
+			fs_close(x, k);
+			fs_drop(x, k);
+			return;
+		default: /* GONE: TLS failed, the client was dropped */
+			return;
 		}
-		lcp_count(x->st, FS_C_FAIL_PROTOCOL, 1);
-		lcp_log(x->st, LCP_LOG_WARNING, "client 0x%x: close %u: %s", k->conn, o.close_code, o.reason);
-		fs_close_frame(x, k, o.close_code);
-		fs_close(x, k);
-		fs_drop(x, k);
-		return;
 	}
 }
 
@@ -790,6 +793,7 @@ fs_on_plain(struct fs_ctx *x, struct fs_client *k, uint8_t *p, uint8_t *end)
 	if (k->state == FC_HANDSHAKE) {
 		size_t used = 0;
 		int rc = stk_ws_server_request(k->hs, p, (size_t)(end - p), &used);
+		struct stk_wss_conf wc;
 		char resp[512];
 		int rn;
 
@@ -809,17 +813,18 @@ fs_on_plain(struct fs_ctx *x, struct fs_client *k, uint8_t *p, uint8_t *end)
 		fs_put_ctl(x, k, resp, (size_t)rn);
 		if (k->state == FC_FREE)
 			return; /* TLS failed sending it */
-		stk_ws_dec_init(&k->dec, true, 1 << 20, true);
-		if (k->hs->pmd.on) {
-			if (stk_ws_deflate_init(&k->def, &k->hs->pmd, true, x->c.deflate_level, 0) == 0) {
-				k->pmd_on = true;
-				lcp_count(x->st, FS_C_DEFLATE_CLIENTS, 1);
-			} else {
-				lcp_log(x->st, LCP_LOG_ERR, "client 0x%x: cannot start a compressor: messages go uncompressed",
-					k->conn);
-			}
-			stk_ws_dec_pmd(&k->dec, true); /* its own messages may come compressed */
+		wc = (struct stk_wss_conf){ .server = true, .max_msg = 1 << 20, .check_utf8 = true, .pmd = &k->hs->pmd,
+					    .compress = true, .deflate_level = x->c.deflate_level, .ops = &fs_wss_ops,
+					    .user = k, .stats = &x->wss };
+		if (stk_wss_init(&k->ws, &wc) != 0) {
+			lcp_count(x->st, FS_C_FAIL_HANDSHAKE, 1);
+			lcp_log(x->st, LCP_LOG_ERR, "client 0x%x: no memory for the session's (de)compressor", k->conn);
+			fs_close(x, k);
+			fs_drop(x, k);
+			return;
 		}
+		if (k->hs->pmd.on)
+			lcp_count(x->st, FS_C_DEFLATE_CLIENTS, 1);
 		rte_free(k->hs);
 		k->hs = NULL;
 		k->state = FC_STREAM;
@@ -987,6 +992,7 @@ fs_poll(struct lcp_stage *st, void *ctx)
 	for (unsigned i = 0; i < x->max_clients; i++)
 		if (x->cl[i].state == FC_STREAM)
 			work += fs_stream(x, &x->cl[i], now);
+	fs_publish(x);
 	fs_flush(x);
 	return work;
 }
@@ -1006,7 +1012,7 @@ fs_linger(struct lcp_stage *st, void *ctx, bool last)
 		struct fs_client *k = &x->cl[i];
 
 		if (k->state == FC_STREAM) {
-			fs_close_frame(x, k, STK_WS_CLOSE_GOING_AWAY);
+			stk_wss_close(&k->ws, STK_WS_CLOSE_GOING_AWAY, NULL);
 			lcp_count(st, FS_C_CLOSES, 1);
 			if (k->state == FC_STREAM) /* not failed by TLS meanwhile */
 				k->state = FC_CLOSING;
@@ -1016,6 +1022,7 @@ fs_linger(struct lcp_stage *st, void *ctx, bool last)
 		}
 		n += k->state != FC_FREE;
 	}
+	fs_publish(x);
 	fs_flush(x);
 	return n;
 }
@@ -1156,13 +1163,6 @@ fs_init(struct lcp_stage *st, const void *conf, void **ctx)
 	memset(x->pad, 'a', sizeof(x->pad));
 	x->pmd = (struct stk_ws_pmd){ .on = true, .server_max_window_bits = (uint8_t)c->deflate_window_bits,
 				      .server_no_context_takeover = c->deflate_no_context_takeover };
-	if (c->deflate) {
-		/* the largest tick (sizes <= 65536) compressed, with zlib's worst case */
-		x->zcap = 65536 + 65536 / 1000 + 64;
-		x->zbuf = rte_malloc_socket("feedsim_z", x->zcap, 0, lcp_stage_socket(st));
-		if (x->zbuf == NULL)
-			goto nomem;
-	}
 	x->rng = c->seed * 0x9e3779b97f4a7c15ull + 1;
 	x->hz = rte_get_tsc_hz();
 	clock_gettime(CLOCK_REALTIME, &ts);
@@ -1181,7 +1181,6 @@ fail:
 			rte_free(x->cl[i].pt);
 		}
 	stk_tls_ctx_free(x->tls);
-	rte_free(x->zbuf);
 	rte_mempool_free(x->send);
 	rte_free(x->cl);
 	rte_free(x);
@@ -1199,7 +1198,7 @@ fs_fini(struct lcp_stage *st, void *ctx)
 		rte_free(x->cl[i].pt);
 	}
 	stk_tls_ctx_free(x->tls);
-	rte_free(x->zbuf);
+	fs_publish(x);
 	for (unsigned i = 0; i < x->tx.n; i++)
 		rte_pktmbuf_free(x->tx.objs[i]);
 	if (rte_mempool_in_use_count(x->send) != 0)

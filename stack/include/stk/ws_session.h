@@ -93,16 +93,49 @@ struct stk_wss_ops {
 	void (*buf_put)(void *user, struct stk_wss_buf *b);
 };
 
+/* The counts, one uint64_t each (X(field, what)):
+ *   frames_control_rx  pings, pongs and closes received
+ *   msgs_dropped       messages skipped: no buffer (buf_get -1 or NULL)
+ *   z_msgs_rx          compressed messages inflated whole
+ *   z_bytes_rx, inflated_bytes   compressed bytes received, inflated from them
+ *   z_msgs_tx, z_bytes_tx        messages sent compressed, their payload bytes
+ *   z_tx_uncompressed  messages sent as they are: the compressor failed or
+ *                      had no room */
+#define STK_WSS_STATS(X)                                                       \
+	X(frames_control_rx)                                                   \
+	X(pings_rx)                                                            \
+	X(pongs_tx)                                                            \
+	X(pings_tx)                                                            \
+	X(pongs_rx)                                                            \
+	X(closes_rx)                                                           \
+	X(closes_tx)                                                           \
+	X(msgs_dropped)                                                        \
+	X(z_msgs_rx)                                                           \
+	X(z_bytes_rx)                                                          \
+	X(inflated_bytes)                                                      \
+	X(z_msgs_tx)                                                           \
+	X(z_bytes_tx)                                                          \
+	X(z_tx_uncompressed)
+
 struct stk_wss_stats {
-	uint64_t frames_control_rx; /* pings, pongs and closes received */
-	uint64_t pings_rx, pongs_tx, pings_tx, pongs_rx;
-	uint64_t closes_rx, closes_tx;
-	uint64_t msgs_dropped;      /* messages skipped: no buffer (buf_get -1 or NULL) */
-	uint64_t z_msgs_rx;         /* compressed messages inflated whole */
-	uint64_t z_bytes_rx, inflated_bytes;   /* compressed bytes received, inflated from them */
-	uint64_t z_msgs_tx, z_bytes_tx;        /* messages sent compressed, their payload bytes */
-	uint64_t z_tx_uncompressed; /* messages sent as they are: the compressor failed or ran out of room */
+#define STK_WSS_X(f) uint64_t f;
+	STK_WSS_STATS(STK_WSS_X)
+#undef STK_WSS_X
 };
+
+enum {
+#define STK_WSS_X(f) STK_WSS_S_##f,
+	STK_WSS_STATS(STK_WSS_X)
+#undef STK_WSS_X
+	STK_WSS_S__N
+};
+
+/* What moved since *pub (the counts already published): delta[i] for count
+ * STK_WSS_S_i, and *pub = *now. For a stage that adds the sessions' counts
+ * to counters of its own now and then. */
+void stk_wss_stats_moved(const struct stk_wss_stats *now, struct stk_wss_stats *pub,
+			 uint64_t delta[STK_WSS_S__N]);
+
 
 struct stk_wss_conf {
 	bool server;          /* our role: the peer's frames must be masked */
@@ -226,10 +259,11 @@ stk_wss_recv(struct stk_wss *s, uint8_t **p, uint8_t *end, struct stk_wss_msg *m
  * short on the wire: the caller must end the connection.) ---- */
 /* a whole message in one frame; compressed when the session compresses */
 int stk_wss_send(struct stk_wss *s, unsigned opcode, const void *p, size_t n);
-/* the same in frames of `per` payload bytes (the compressed payload when it
- * is compressed), a ping with ping[0..ping_len) after the first frame when
- * ping != NULL (a control frame inside a fragmented message, as servers do) */
-int stk_wss_send_frag(struct stk_wss *s, unsigned opcode, const void *p, size_t n, size_t per,
+/* the same cut into `frags` frames of equal size (of the compressed payload
+ * when it is compressed; 0 or 1: one frame), with a ping of ping[0..ping_len)
+ * after the first frame when ping != NULL (a control frame inside a
+ * fragmented message, as servers do) */
+int stk_wss_send_frag(struct stk_wss *s, unsigned opcode, const void *p, size_t n, unsigned frags,
 		      const void *ping, size_t ping_len);
 /* a ping (n <= 125) */
 int stk_wss_ping(struct stk_wss *s, const void *p, size_t n);
