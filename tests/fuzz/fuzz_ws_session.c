@@ -7,9 +7,10 @@
  * Input:  byte 0      bit 0: the session is the server (else the client)
  *                     bit 1: permessage-deflate in use; bit 2: no_context_takeover
  *                     (both directions); bit 3: check UTF-8; bit 4: compress
- *                     what we send; bit 5: echo every message back (every third
- *                     one fragmented, a ping inside); bit 6: tx number byte 10
- *                     fails, and every one after it; bit 7: the failing tx
+ *                     what we send; bit 5: echo every message back (every
+ *                     third one in 2..8 fragments, a ping inside); bit 6: tx
+ *                     number byte 10 fails, and every one after it; bit 7: the
+ *                     failing tx
  *                     finishes the session (stk_wss_fini, free) from inside
  *         byte 1      max_msg: 0 none, else 8 * byte (8..2040)
  *         bytes 2..5  chunk plan of the stream (fuzz_common.h)
@@ -310,7 +311,8 @@ fz_echo(struct fz *z, const struct stk_wss_msg *m, unsigned nmsg)
 	z->sending = m->data;
 	z->sending_len = m->len;
 	if (nmsg % 3 == 2)
-		rc = stk_wss_send_frag(z->s, m->opcode, m->data, m->len, 1 + m->len % 7, "e", 1);
+		rc = stk_wss_send_frag(z->s, m->opcode, m->data, m->len, (unsigned)(2 + m->len % 7),
+				       "e", 1);
 	else
 		rc = stk_wss_send(z->s, m->opcode, m->data, m->len);
 	fz_sent(z, rc, before, open);

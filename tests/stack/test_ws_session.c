@@ -56,14 +56,17 @@
  *                      it) still inflates right
  *   pmd_bomb           a message inflating past max_msg: 1009, nothing
  *                      delivered, close 1009 sent, buffers back
- *   send_frag          fragments of `per` bytes with a ping after the first
- *                      (plain and compressed: RSV1 on the first frame only),
- *                      the receiver answers the ping inside the message
+ *   send_frag          `frags` fragments of equal size with a ping after the
+ *                      first (plain and compressed: RSV1 on the first frame
+ *                      only), the receiver answers the ping inside the
+ *                      message; frags 0 and 1: one frame
  *   tx_fails           a refused tx: send / ping / close return -1; with the
  *                      session finished inside the tx too
  *   tx_fails_gone      a refused pong, close echo or error close: STK_WSS_GONE
  *                      from stk_wss_recv, also with the session finished (and
  *                      freed) inside the tx in the middle of a message
+ *   stats_moved        stk_wss_stats_moved: the deltas since the last call,
+ *                      published counts caught up
  *   init_checks        -EINVAL without tx, a client without rand; fini on a
  *                      zeroed or finished session
  */
@@ -733,7 +736,7 @@ chunking_dir(bool to_server)
 				 0);
 	}
 	fill(frag, sizeof(frag), true, 77);
-	ck_assert_int_eq(stk_wss_send_frag(src.s, STK_WS_OP_TEXT, frag, sizeof(frag), 64, "pi", 2),
+	ck_assert_int_eq(stk_wss_send_frag(src.s, STK_WS_OP_TEXT, frag, sizeof(frag), 4, "pi", 2),
 			 0);
 	ck_assert_int_eq(stk_wss_send(src.s, STK_WS_OP_BINARY, "end", 3), 0);
 	wire = src.wire;
@@ -810,7 +813,7 @@ START_TEST(assembly_grows)
 	peer_setup(&s, true);
 	c.c.max_msg = 1 << 20;
 	pair_start(&c, &s);
-	ck_assert_int_eq(stk_wss_send_frag(s.s, STK_WS_OP_BINARY, buf, N, 1000, NULL, 0), 0);
+	ck_assert_int_eq(stk_wss_send_frag(s.s, STK_WS_OP_BINARY, buf, N, N / 1000, NULL, 0), 0);
 	ck_assert_uint_eq(s.ntx, N / 1000);
 	pump(&s, &c, 1500);
 	ck_assert_uint_eq(c.nev, 1);
@@ -825,7 +828,7 @@ START_TEST(assembly_grows)
 
 	/* the next one, text this time, in a fresh first buffer */
 	fill(buf, 5000, true, 10);
-	ck_assert_int_eq(stk_wss_send_frag(s.s, STK_WS_OP_TEXT, buf, 5000, 7, NULL, 0), 0);
+	ck_assert_int_eq(stk_wss_send_frag(s.s, STK_WS_OP_TEXT, buf, 5000, 700, NULL, 0), 0);
 	pump(&s, &c, 333);
 	expect_msg(&c, 1, STK_WS_OP_TEXT, buf, 5000);
 	ck_assert_uint_eq(c.gets, 2);
@@ -846,7 +849,8 @@ START_TEST(fini_mid_message)
 		peer_setup(&s, true);
 		pair_start(&c, &s);
 		fill(buf, N, false, 3);
-		ck_assert_int_eq(stk_wss_send_frag(s.s, STK_WS_OP_BINARY, buf, N, 100, NULL, 0), 0);
+		ck_assert_int_eq(stk_wss_send_frag(s.s, STK_WS_OP_BINARY, buf, N, N / 100, NULL, 0),
+				 0);
 		/* the first fragment's payload in two chunks (then more when grown) */
 		feed(&c, s.wire.p, grown ? 15000 : 60, 50);
 		ck_assert_uint_eq(c.nev, 0);
@@ -882,7 +886,7 @@ START_TEST(buf_get_fails)
 		c.get_fail = 1;
 		if (frag)
 			ck_assert_int_eq(
-				stk_wss_send_frag(s.s, STK_WS_OP_TEXT, a, sizeof(a), 50, "p", 1),
+				stk_wss_send_frag(s.s, STK_WS_OP_TEXT, a, sizeof(a), 10, "p", 1),
 				0);
 		else
 			ck_assert_int_eq(stk_wss_send(s.s, STK_WS_OP_TEXT, a, sizeof(a)), 0);
@@ -909,7 +913,7 @@ START_TEST(buf_get_fails)
 	pump(&s, &c, 0);
 	ck_assert_int_eq(stk_wss_send(s.s, STK_WS_OP_BINARY, a, sizeof(a)), 0);
 	pump(&s, &c, 100);
-	ck_assert_int_eq(stk_wss_send_frag(s.s, STK_WS_OP_BINARY, a, 30, 10, NULL, 0), 0);
+	ck_assert_int_eq(stk_wss_send_frag(s.s, STK_WS_OP_BINARY, a, 30, 3, NULL, 0), 0);
 	pump(&s, &c, 0);
 	ck_assert_int_eq(stk_wss_send(s.s, STK_WS_OP_TEXT, b, 20), 0);
 	pump(&s, &c, 0);
@@ -932,7 +936,8 @@ START_TEST(grow_fails)
 	c.grow_fail = true;
 	pair_start(&c, &s);
 	fill(buf, sizeof(buf), false, 4);
-	ck_assert_int_eq(stk_wss_send_frag(s.s, STK_WS_OP_BINARY, buf, sizeof(buf), 10, NULL, 0),
+	ck_assert_int_eq(stk_wss_send_frag(s.s, STK_WS_OP_BINARY, buf, sizeof(buf),
+					   sizeof(buf) / 10, NULL, 0),
 			 0);
 	ck_assert_int_eq(stk_wss_send(s.s, STK_WS_OP_BINARY, "after", 5), 0);
 	pump(&s, &c, 25);
@@ -1286,7 +1291,7 @@ START_TEST(over_max_msg)
 		ck_assert_int_eq(stk_wss_send(s.s, STK_WS_OP_BINARY, buf, 200), 0);
 		if (frag)
 			ck_assert_int_eq(
-				stk_wss_send_frag(s.s, STK_WS_OP_BINARY, buf, 201, 50, NULL, 0), 0);
+				stk_wss_send_frag(s.s, STK_WS_OP_BINARY, buf, 201, 5, NULL, 0), 0);
 		else
 			ck_assert_int_eq(stk_wss_send(s.s, STK_WS_OP_BINARY, buf, 201), 0);
 		pump(&s, &c, 40);
@@ -1312,7 +1317,7 @@ START_TEST(masking)
 	pair_start(&c, &s);
 	for (int i = 0; i < 6; i++)
 		ck_assert_int_eq(stk_wss_send(c.s, STK_WS_OP_TEXT, "same payload", 12), 0);
-	ck_assert_int_eq(stk_wss_send_frag(c.s, STK_WS_OP_BINARY, "fragmented", 10, 3, "ping", 4),
+	ck_assert_int_eq(stk_wss_send_frag(c.s, STK_WS_OP_BINARY, "fragmented", 10, 4, "ping", 4),
 			 0);
 	ck_assert_int_eq(stk_wss_ping(c.s, "p", 1), 0);
 	ck_assert_int_eq(stk_wss_close(c.s, 1000, "done"), 0);
@@ -1357,7 +1362,7 @@ START_TEST(masking)
 
 	/* the server's frames: no mask, no rand */
 	ck_assert_int_eq(stk_wss_send(s.s, STK_WS_OP_TEXT, "plain", 5), 0);
-	ck_assert_int_eq(stk_wss_send_frag(s.s, STK_WS_OP_TEXT, "plain", 5, 2, "x", 1), 0);
+	ck_assert_int_eq(stk_wss_send_frag(s.s, STK_WS_OP_TEXT, "plain", 5, 3, "x", 1), 0);
 	ck_assert_int_eq(stk_wss_ping(s.s, "p", 1), 0);
 	ck_assert_int_eq(stk_wss_close(s.s, 1000, NULL), 0);
 	for (size_t i = 0; i < s.ntx; i++) {
@@ -1521,7 +1526,8 @@ frag_case(bool compress, size_t chunk)
 	enum { N = 1000 };
 	struct peer c, s;
 	uint8_t buf[N];
-	size_t nframes, per = compress ? 10 : 100;
+	unsigned frags = compress ? 20 : 10;
+	size_t nframes, per, wlen = 0, ndata = 0;
 
 	fill(buf, N, true, 8);
 	peer_setup(&c, false);
@@ -1531,10 +1537,21 @@ frag_case(bool compress, size_t chunk)
 		peer_pmd(&s, false, true);
 	}
 	pair_start(&c, &s);
-	ck_assert_int_eq(stk_wss_send_frag(s.s, STK_WS_OP_TEXT, buf, N, per, "hb", 2), 0);
+	ck_assert_int_eq(stk_wss_send_frag(s.s, STK_WS_OP_TEXT, buf, N, frags, "hb", 2), 0);
 	nframes = s.ntx;
-	ck_assert_uint_ge(nframes, 3);
-	/* TEXT, the ping, CONT..., the last with FIN */
+	/* TEXT, the ping, CONT..., the last with FIN: `frags` frames of equal
+	 * size (the last one shorter) */
+	for (size_t i = 0; i < nframes; i++)
+		if (i != 1) {
+			wlen += s.tx[i].len;
+			ndata++;
+		}
+	if (!compress)
+		ck_assert_uint_eq(wlen, N);
+	per = (wlen + frags - 1) / frags;
+	ck_assert_uint_eq(ndata, (wlen + per - 1) / per);
+	ck_assert_uint_le(ndata, frags);
+	ck_assert_uint_ge(ndata, 2);
 	ck_assert_uint_eq(s.tx[0].opcode, STK_WS_OP_TEXT);
 	ck_assert(!s.tx[0].fin);
 	ck_assert_uint_eq(s.tx[0].rsv, compress ? 4u : 0u);
@@ -1545,7 +1562,10 @@ frag_case(bool compress, size_t chunk)
 		ck_assert_uint_eq(s.tx[i].opcode, STK_WS_OP_CONT);
 		ck_assert_uint_eq(s.tx[i].rsv, 0);
 		ck_assert(s.tx[i].fin == (i == nframes - 1));
-		ck_assert_uint_le(s.tx[i].len, per);
+		if (i < nframes - 1)
+			ck_assert_uint_eq(s.tx[i].len, per);
+		else
+			ck_assert_uint_le(s.tx[i].len, per);
 	}
 	if (!compress)
 		ck_assert_uint_eq(nframes, 11);
@@ -1562,13 +1582,15 @@ frag_case(bool compress, size_t chunk)
 	pump(&c, &s, 0);
 	ck_assert_uint_eq(count_ev(&s, STK_WSS_PONG), 1);
 
-	/* per >= n: one frame; no ping */
-	ck_assert_int_eq(stk_wss_send_frag(s.s, STK_WS_OP_BINARY, buf, 5, 100, NULL, 0), 0);
-	ck_assert_uint_eq(s.ntx, nframes + 1);
-	ck_assert(last_tx(&s)->fin);
-	ck_assert_uint_eq(last_tx(&s)->opcode, STK_WS_OP_BINARY);
-	pump(&s, &c, chunk);
-	expect_msg(&c, 1, STK_WS_OP_BINARY, buf, 5);
+	/* frags 0 and 1: one frame */
+	for (unsigned k = 0; k < 2; k++) {
+		ck_assert_int_eq(stk_wss_send_frag(s.s, STK_WS_OP_BINARY, buf, 50, k, NULL, 0), 0);
+		ck_assert_uint_eq(s.ntx, nframes + 1 + k);
+		ck_assert(last_tx(&s)->fin);
+		ck_assert_uint_eq(last_tx(&s)->opcode, STK_WS_OP_BINARY);
+		pump(&s, &c, chunk);
+		expect_msg(&c, 1 + k, STK_WS_OP_BINARY, buf, 50);
+	}
 	peer_end(&c);
 	peer_end(&s);
 }
@@ -1600,7 +1622,7 @@ START_TEST(tx_fails)
 				rc = stk_wss_send(s.s, STK_WS_OP_TEXT, "x", 1);
 				break;
 			case 1: /* the ping after the first fragment */
-				rc = stk_wss_send_frag(s.s, STK_WS_OP_TEXT, "abcdef", 6, 2, "p", 1);
+				rc = stk_wss_send_frag(s.s, STK_WS_OP_TEXT, "abcdef", 6, 3, "p", 1);
 				break;
 			case 2:
 				rc = stk_wss_ping(s.s, "p", 1);
@@ -1655,8 +1677,7 @@ START_TEST(tx_fails_gone)
 		c.tx_fini = fin;
 		pair_start(&c, &s);
 		ck_assert_int_eq(
-			stk_wss_send_frag(s.s, STK_WS_OP_BINARY, buf, sizeof(buf), 1000, "p", 1),
-			0);
+			stk_wss_send_frag(s.s, STK_WS_OP_BINARY, buf, sizeof(buf), 3, "p", 1), 0);
 		c.tx_fail_in = 0;
 		pump(&s, &c, 300);
 		ck_assert(c.gone);
@@ -1705,6 +1726,45 @@ START_TEST(tx_fails_gone)
 			ck_assert_uint_eq(outstanding(&s), 0);
 		peer_end(&s);
 	}
+}
+END_TEST
+
+START_TEST(stats_moved)
+{
+	struct stk_wss_stats pub = {0};
+	uint64_t d[STK_WSS_S__N];
+	struct peer c, s;
+
+	peer_setup(&c, false);
+	peer_setup(&s, true);
+	pair_start(&c, &s);
+	for (int i = 0; i < 3; i++)
+		ck_assert_int_eq(stk_wss_ping(c.s, "p", 1), 0);
+	pump(&c, &s, 0);
+	pump(&s, &c, 0);
+	stk_wss_stats_moved(&c.st, &pub, d);
+	ck_assert_uint_eq(d[STK_WSS_S_pings_tx], 3);
+	ck_assert_uint_eq(d[STK_WSS_S_pongs_rx], 3);
+	ck_assert_uint_eq(d[STK_WSS_S_frames_control_rx], 3);
+	ck_assert_uint_eq(d[STK_WSS_S_closes_tx], 0);
+	ck_assert_uint_eq(pub.pings_tx, 3);
+	/* only what moved since */
+	ck_assert_int_eq(stk_wss_close(c.s, 1000, NULL), 0);
+	ck_assert_int_eq(stk_wss_ping(s.s, "q", 1), 0);
+	pump(&s, &c, 0);
+	stk_wss_stats_moved(&c.st, &pub, d);
+	ck_assert_uint_eq(d[STK_WSS_S_pings_tx], 0);
+	ck_assert_uint_eq(d[STK_WSS_S_closes_tx], 1);
+	ck_assert_uint_eq(d[STK_WSS_S_pings_rx], 1);
+	ck_assert_uint_eq(d[STK_WSS_S_pongs_tx], 0); /* our close went out first */
+	ck_assert_uint_eq(d[STK_WSS_S_frames_control_rx], 1);
+	for (unsigned i = 0; i < STK_WSS_S__N; i++)
+		ck_assert_uint_eq(((const uint64_t *)&pub)[i], ((const uint64_t *)&c.st)[i]);
+	stk_wss_stats_moved(&c.st, &pub, d);
+	for (unsigned i = 0; i < STK_WSS_S__N; i++)
+		ck_assert_uint_eq(d[i], 0);
+	peer_end(&c);
+	peer_end(&s);
 }
 END_TEST
 
@@ -1781,6 +1841,7 @@ ws_session_suite(void)
 	tc = tcase_create("tx");
 	tcase_add_test(tc, tx_fails);
 	tcase_add_test(tc, tx_fails_gone);
+	tcase_add_test(tc, stats_moved);
 	tcase_add_test(tc, init_checks);
 	tcase_set_timeout(tc, 30);
 	suite_add_tcase(s, tc);
