@@ -520,8 +520,10 @@ record(struct peer *p, int e, const struct stk_wss_msg *m, const uint8_t *chunk,
 	case STK_WSS_CLOSE:
 		v->data = xdup(m->data, m->len);
 		v->len = m->len;
-		v->code = m->close_code;
-		v->answer = m->answer;
+		if (e == STK_WSS_CLOSE) { /* the other fields are CLOSE's only */
+			v->code = m->close_code;
+			v->answer = m->answer;
+		}
 		break;
 	case STK_WSS_ERROR:
 		REQUIRE(m->reason != NULL, "ERROR without a reason");
