@@ -64,6 +64,7 @@ enum { WS_P_IN, WS_P_TX, WS_P_MSG, WS_P_SEND };
 	X(FAIL_1011, "fail_internal_1011")                                     \
 	X(FAIL_TCP, "fail_tcp")                                                \
 	X(DROP_NO_MSG, "drop_no_msg")                                          \
+	X(MSGS_AFTER_LOSS, "msgs_after_loss")                                  \
 	X(DROP_NO_MBUF, "drop_no_mbuf")                                        \
 	X(DROP_ASSEMBLY_NOMEM, "drop_assembly_nomem")                          \
 	X(DROP_ASSEMBLY_POOL_EMPTY, "drop_assembly_pool_empty")                \
@@ -169,6 +170,7 @@ struct ws_conn {
 	const char *sub_next;  /* the next subscription line to send */
 	uint32_t backoff_ms;
 	uint64_t msgs, bytes, opens;
+	uint32_t lost;         /* messages dropped since the last one delivered (LCP_MSG_F_LOSS) */
 	/* TLS (wss://) */
 	struct stk_tls *t;     /* this attempt's session */
 	void *ticket;          /* the last session ticket, across reconnects */

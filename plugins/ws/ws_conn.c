@@ -235,6 +235,7 @@ ws_on_open(struct ws_ctx *x, struct ws_conn *c)
 	c->t_ping = x->ping_ms ? ws_now() + x->ping_ms * x->hz_ms : 0;
 	lcp_count(x->st, WS_C_OPENS, 1);
 	c->session_start = true;
+	c->lost = 0; /* a new session starts over anyway (LCP_MSG_F_SESSION_START) */
 	lcp_log(x->st, LCP_LOG_INFO, "conn %u: open %s%s%s%s", c->idx, c->tls ? "wss://" : "ws://", c->hosthdr, c->path,
 		pmd.on ? " (permessage-deflate)" : "");
 	c->sub_next = x->subscribe;
