@@ -63,6 +63,7 @@ enum { WS_P_IN, WS_P_TX, WS_P_MSG, WS_P_SEND };
 	X(FAIL_1009, "fail_too_big_1009")                                      \
 	X(FAIL_1011, "fail_internal_1011")                                     \
 	X(FAIL_TCP, "fail_tcp")                                                \
+	X(FAIL_STREAM_GAP, "fail_stream_gap")                                  \
 	X(DROP_NO_MSG, "drop_no_msg")                                          \
 	X(MSGS_AFTER_LOSS, "msgs_after_loss")                                  \
 	X(DROP_NO_MBUF, "drop_no_mbuf")                                        \
@@ -171,6 +172,7 @@ struct ws_conn {
 	uint32_t backoff_ms;
 	uint64_t msgs, bytes, opens;
 	uint32_t lost;         /* messages dropped since the last one delivered (LCP_MSG_F_LOSS) */
+	uint32_t rx_off;       /* the stream offset the next DATA event must start at */
 	/* TLS (wss://) */
 	struct stk_tls *t;     /* this attempt's session */
 	void *ticket;          /* the last session ticket, across reconnects */
@@ -276,6 +278,7 @@ void ws_on_plain(struct ws_ctx *x, struct ws_conn *c, struct rte_mbuf *m);
 /* ws_conn.c */
 void ws_schedule_reconnect(struct ws_ctx *x, struct ws_conn *c, const char *why);
 void ws_fail(struct ws_ctx *x, struct ws_conn *c, uint16_t code, const char *why);
+void ws_stream_gap(struct ws_ctx *x, struct ws_conn *c, uint32_t off);
 void ws_close_tcp(struct ws_ctx *x, struct ws_conn *c, bool abort);
 void ws_connect(struct ws_ctx *x, struct ws_conn *c);
 void ws_on_connected(struct ws_ctx *x, struct ws_conn *c, uint32_t tcp);
