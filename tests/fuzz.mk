@@ -10,6 +10,10 @@
 #   fuzz/fuzz_ws_inflate    permessage-deflate inflater on arbitrary messages,
 #                           whole vs re-chunked input and output, the inflated-
 #                           size limit, deflate round trip
+#   fuzz/fuzz_ws_session    WebSocket session layer (stack/ws_session.c): a
+#                           client or server session fed arbitrary streams in
+#                           any chunking, pmd, refused buffers, failing tx;
+#                           every frame it sends read back by a reference decoder
 #   fuzz/fuzz_tls_input     TLS receive path (stack/tls.c): a client or a server
 #                           session fed arbitrary records in any chunking
 #   fuzz/fuzz_tcp_input     Ethernet/IPv4/TCP frames into a connection in any TCP
@@ -36,7 +40,7 @@
 #       crash-* reproducers are always kept
 # FUZZ_FLAGS adds libFuzzer options (e.g. FUZZ_FLAGS=-max_len=16384).
 
-FUZZ_ALL = ws_frame ws_handshake ws_inflate tls_input tcp_input config metrics_json
+FUZZ_ALL = ws_frame ws_handshake ws_inflate ws_session tls_input tcp_input config metrics_json
 FUZZ_TARGETS = $(FUZZ_ALL)
 FUZZ_SECONDS = 900
 FUZZ_WORKDIR = $(abs_top_builddir)/fuzz-work
@@ -54,7 +58,7 @@ fuzz_mj_ldadd = $(top_builddir)/plugins/metrics/libmetrics_json.la
 fuzz_corpus = -DFUZZ_CORPUS_DIR='"$(abs_srcdir)/fuzz/$(1)"'
 
 # ---- replay: every build ----
-fuzz_replays = fuzz/replay_ws_frame fuzz/replay_ws_handshake fuzz/replay_ws_inflate fuzz/replay_tls_input fuzz/replay_tcp_input \
+fuzz_replays = fuzz/replay_ws_frame fuzz/replay_ws_handshake fuzz/replay_ws_inflate fuzz/replay_ws_session fuzz/replay_tls_input fuzz/replay_tcp_input \
 	fuzz/replay_config fuzz/replay_metrics_json
 check_PROGRAMS += $(fuzz_replays)
 TESTS += $(fuzz_replays)
@@ -85,6 +89,12 @@ fuzz_replay_ws_inflate_CFLAGS = $(AM_CFLAGS_COMMON)
 fuzz_replay_ws_inflate_LDADD = $(fuzz_stk_ldadd)
 fuzz_replay_ws_inflate_LDFLAGS = $(SAN_LDFLAGS)
 
+fuzz_replay_ws_session_SOURCES = fuzz/fuzz_ws_session.c fuzz/replay.c fuzz/fuzz_common.h
+fuzz_replay_ws_session_CPPFLAGS = $(fuzz_stk_cppflags) $(call fuzz_corpus,ws_session)
+fuzz_replay_ws_session_CFLAGS = $(AM_CFLAGS_COMMON)
+fuzz_replay_ws_session_LDADD = $(fuzz_stk_ldadd)
+fuzz_replay_ws_session_LDFLAGS = $(SAN_LDFLAGS)
+
 fuzz_replay_tcp_input_SOURCES = fuzz/fuzz_tcp_input.c fuzz/replay.c fuzz/fuzz_common.h stack/wire.h
 fuzz_replay_tcp_input_CPPFLAGS = $(fuzz_stk_cppflags) $(call fuzz_corpus,tcp_input)
 fuzz_replay_tcp_input_CFLAGS = $(AM_CFLAGS_COMMON)
@@ -105,7 +115,7 @@ fuzz_replay_metrics_json_LDFLAGS = $(SAN_LDFLAGS)
 
 # ---- libFuzzer binaries: --enable-fuzzing ----
 if ENABLE_FUZZING
-noinst_PROGRAMS += fuzz/fuzz_ws_frame fuzz/fuzz_ws_handshake fuzz/fuzz_ws_inflate fuzz/fuzz_tls_input fuzz/fuzz_tcp_input \
+noinst_PROGRAMS += fuzz/fuzz_ws_frame fuzz/fuzz_ws_handshake fuzz/fuzz_ws_inflate fuzz/fuzz_ws_session fuzz/fuzz_tls_input fuzz/fuzz_tcp_input \
 	fuzz/fuzz_config fuzz/fuzz_metrics_json
 endif
 fuzz_fuzz_ws_frame_SOURCES = fuzz/fuzz_ws_frame.c fuzz/fuzz_common.h
@@ -131,6 +141,12 @@ fuzz_fuzz_ws_inflate_CPPFLAGS = $(fuzz_stk_cppflags)
 fuzz_fuzz_ws_inflate_CFLAGS = $(AM_CFLAGS_COMMON)
 fuzz_fuzz_ws_inflate_LDADD = $(fuzz_stk_ldadd)
 fuzz_fuzz_ws_inflate_LDFLAGS = $(FUZZ_LDFLAGS)
+
+fuzz_fuzz_ws_session_SOURCES = fuzz/fuzz_ws_session.c fuzz/fuzz_common.h
+fuzz_fuzz_ws_session_CPPFLAGS = $(fuzz_stk_cppflags)
+fuzz_fuzz_ws_session_CFLAGS = $(AM_CFLAGS_COMMON)
+fuzz_fuzz_ws_session_LDADD = $(fuzz_stk_ldadd)
+fuzz_fuzz_ws_session_LDFLAGS = $(FUZZ_LDFLAGS)
 
 fuzz_fuzz_tcp_input_SOURCES = fuzz/fuzz_tcp_input.c fuzz/fuzz_common.h stack/wire.h
 fuzz_fuzz_tcp_input_CPPFLAGS = $(fuzz_stk_cppflags)

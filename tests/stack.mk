@@ -128,6 +128,28 @@ stack_test_ws_deflate_CPPFLAGS = $(stack_check_cppflags) $(ZLIB_CFLAGS)
 stack_test_ws_deflate_CFLAGS = $(stack_check_cflags)
 stack_test_ws_deflate_LDADD = $(stack_ws_ldadd)
 
+# WebSocket session (stack/ws_session.c): a client and a server session back
+# to back in memory, frames written by ops.tx into byte buffers fed to the
+# other side in chunks; buffers lent and counted. Appended to stack_tests.
+#
+#   stack/test_ws_session  Check: messages both ways byte exact, every chunking
+#                          (IN_CHUNK vs ASSEMBLED), assembly growing (buf_get
+#                          grow / buf_put, no leak, also after stk_wss_fini mid-
+#                          message), refused buffers (dropped, 1011), ping ->
+#                          pong, the close handshake (with and without a code,
+#                          once), 1002 / 1007 / 1009 with their close frames,
+#                          masking keys from ops.rand, permessage-deflate both
+#                          ways (RSV1, context takeover, a dropped message keeps
+#                          the window, bombs -> 1009), fragmented sends with a
+#                          ping inside, refused tx (-1, STK_WSS_GONE, the
+#                          session finished and freed inside the tx)
+stack_tests += stack/test_ws_session
+
+stack_test_ws_session_SOURCES = stack/test_ws_session.c
+stack_test_ws_session_CPPFLAGS = $(stack_check_cppflags)
+stack_test_ws_session_CFLAGS = $(stack_check_cflags)
+stack_test_ws_session_LDADD = $(stack_ws_ldadd)
+
 # TLS (stack/tls.c): a client and a server session on in-memory queues, the test
 # PKI made at start with libcrypto (stack/tls_certs.c). Appended to stack_tests.
 #

@@ -2,12 +2,14 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """mkseeds.py — write the hand-made seed inputs of the fuzz targets.
 
-    tests/fuzz/mkseeds.py [TOP_SRCDIR]
+    tests/fuzz/mkseeds.py [TOP_SRCDIR [TARGET...]]
 
-Writes tests/fuzz/<target>/seed-*: RFC 6455 examples and the unit tests' vectors
-(ws_frame, ws_handshake), frame sequences like the ones the stack harness sends
-(tcp_input, one per TCP state), and conf/*.json, tests/conf-good/*.json,
-tests/conf-bad/*.json (config). The input formats are in each fuzz_*.c header.
+Writes tests/fuzz/<target>/seed-* (only the TARGETs named, if any): RFC 6455
+examples and the unit tests' vectors (ws_frame, ws_handshake), frame sequences
+like the ones the stack harness sends (tcp_input, one per TCP state), streams a
+peer sends to a session, plain and permessage-deflate (ws_session, compressed
+with zlib), and conf/*.json, tests/conf-good/*.json, tests/conf-bad/*.json
+(config). The input formats are in each fuzz_*.c header.
 After a campaign, `make fuzz-merge` replaces them by a minimised corpus; run this
 again only to start over from the seeds.
 """
@@ -15,12 +17,16 @@ import glob
 import os
 import struct
 import sys
+import zlib
 
 top = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 out = os.path.join(top, "tests", "fuzz")
+only = set(sys.argv[2:])
 
 
 def write(target, name, data):
+    if only and target not in only:
+        return
     d = os.path.join(out, target)
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, "seed-" + name), "wb") as f:
@@ -143,6 +149,93 @@ for name, (hdr, text) in hs_cases.items():
                             ("mixed", bytes([12, 1, 40, 3]))):
         write("ws_handshake", "%s-%s" % (name, plan_name), bytes([hdr]) + plan + text)
 write("ws_handshake", "client-too-long", bytes([0]) + b"\xff" * 4 + b"HTTP/1.1 101 OK\r\nX: " + b"a" * 8300)
+
+# ------------------------------------------------------------------ ws_session
+def deflate_msgs(msgs, nct=False, wbits=15):
+    """RFC 7692 7.2.1 payloads of msgs, one compressor (context takeover) or one each"""
+    out, c = [], None
+    for m in msgs:
+        if c is None or nct:
+            c = zlib.compressobj(6, zlib.DEFLATED, -wbits)
+        z = c.compress(m) + c.flush(zlib.Z_SYNC_FLUSH)
+        assert z.endswith(b"\x00\x00\xff\xff")
+        out.append(z[:-4])
+    return out
+
+
+def sess_hdr(server, pmd=False, nct=False, utf8=True, compress=False, echo=False, fail=None, fini=False,
+             max_msg=0, plan=b"\xff\xff\xff\xff", refuse=0, ping=False, close=False):
+    b0 = (server and 1) | (pmd and 2) | (nct and 4) | (utf8 and 8) | (compress and 16) | (echo and 32) | \
+        ((fail is not None) and 64) | (fini and 128)
+    b11 = 7 | (7 << 3) | (ping and 64) | (close and 128)
+    return bytes([b0, max_msg // 8]) + plan + struct.pack("<I", refuse) + bytes([fail or 0, b11])
+
+
+def zframes(msgs, server, nct=False, frag=None):
+    """compressed messages as frames (RSV1 on the first), frag: cut into pieces of that size"""
+    s = b""
+    for op, z in zip([m[0] for m in msgs], deflate_msgs([m[1] for m in msgs], nct)):
+        if frag is None or len(z) <= frag:
+            s += frame(op, z, rsv=4, masked=server)
+            continue
+        pieces = [z[i:i + frag] for i in range(0, len(z), frag)]
+        for i, piece in enumerate(pieces):
+            s += frame(op if i == 0 else 0, piece, fin=i == len(pieces) - 1, rsv=4 if i == 0 else 0, masked=server)
+            if i == 0:
+                s += frame(9, b"in-z", masked=server)
+    return s
+
+
+tick = b'{"s":"BTCUSD","p":"101.25","q":300}'
+sess_plain = [(1, b"Hello"), (2, bytes(range(256))), (1, tick * 4), (2, b""), (1, "κόσμε".encode())]
+sess_cases = {
+    "plain": [(1, b"Hello"), (2, bytes(range(256))), (1, tick * 4), (2, b""), (1, "κόσμε".encode())],
+    "fragmented": [(1, b"Hel", {"fin": False}), (9, b"ping"), (0, b"lo", {"fin": False}), (0, b" world")],
+    "ping-pong": [(9, b"hb-1"), (10, b"hb-0"), (9, b""), (9, b"p" * 125), (1, b"after")],
+    "close-1000": [(1, b"bye soon"), (8, struct.pack(">H", 1000) + b"bye"), (1, b"zombie")],
+    "close-empty": [(8, b""), (1, b"zombie")],
+    "long": [(2, bytes(i & 0xFF for i in range(3000))), (1, tick * 60)],
+    "bad-utf8": [(1, b"ok"), (1, b"\xc3\x28"), (1, b"never")],
+    "bad-opcode": [(1, b"ok"), (3, b"x")],
+}
+for name, frames in sess_cases.items():
+    for server in (False, True):
+        s = stream(frames, server)
+        role = "server" if server else "client"
+        for plan_name, plan in (("whole", b"\xff\xff\xff\xff"), ("bytes", b"\x00\x00\x00\x00"),
+                                ("mixed", bytes([2, 6, 1, 40]))):
+            write("ws_session", "%s-%s-%s" % (name, role, plan_name), sess_hdr(server, plan=plan) + s)
+        write("ws_session", "%s-%s-echo" % (name, role),
+              sess_hdr(server, echo=True, plan=bytes([5, 63, 2, 9]), ping=True, close=name == "long") + s)
+        write("ws_session", "%s-%s-refuse" % (name, role),
+              sess_hdr(server, plan=bytes([7, 3, 30, 1]), refuse=0x5, max_msg=2040) + s)
+        write("ws_session", "%s-%s-txfail" % (name, role),
+              sess_hdr(server, echo=True, fail=1, fini=server, plan=bytes([9, 1, 12, 3])) + s)
+# the wrong masking, a message over max_msg
+write("ws_session", "unmasked-to-server", sess_hdr(True) + stream([(1, b"Hello")], False))
+write("ws_session", "masked-to-client", sess_hdr(False) + stream([(1, b"Hello")], True))
+write("ws_session", "over-max", sess_hdr(False, max_msg=200, plan=bytes([10, 20, 30, 40])) +
+      stream([(2, b"y" * 200), (2, b"z" * 201)], False))
+# permessage-deflate: context takeover or not, fragmented, our own compression, a bomb
+zmsgs = [(1, b"Hello"), (1, b"Hello"), (2, bytes(i % 7 for i in range(2000))), (1, tick * 30), (1, b"")]
+for server in (False, True):
+    role = "server" if server else "client"
+    for nct in (False, True):
+        tag = "nct" if nct else "ctx"
+        s = zframes(zmsgs, server, nct)
+        for plan_name, plan in (("whole", b"\xff\xff\xff\xff"), ("mixed", bytes([2, 6, 1, 40]))):
+            write("ws_session", "pmd-%s-%s-%s" % (tag, role, plan_name), sess_hdr(server, True, nct, plan=plan) + s)
+        write("ws_session", "pmd-%s-%s-echo" % (tag, role),
+              sess_hdr(server, True, nct, compress=True, echo=True, plan=bytes([3, 17, 1, 60])) + s)
+        write("ws_session", "pmd-%s-%s-refuse" % (tag, role),
+              sess_hdr(server, True, nct, plan=bytes([3, 17, 1, 60]), refuse=0x9, max_msg=2040) + s)
+        write("ws_session", "pmd-%s-%s-frag" % (tag, role),
+              sess_hdr(server, True, nct, echo=True, plan=bytes([4, 4, 33, 8])) + zframes(zmsgs, server, nct, 7))
+    write("ws_session", "pmd-bomb-%s" % role,
+          sess_hdr(server, True, max_msg=1024, plan=bytes([31, 31, 31, 31])) +
+          zframes([(1, b"a" * 1024), (2, bytes(100000)), (1, b"never")], server))
+    write("ws_session", "pmd-plain-%s" % role, sess_hdr(server, True) + stream(sess_plain, server))
+    write("ws_session", "pmd-rsv1-off-%s" % role, sess_hdr(server, False) + zframes(zmsgs[:1], server))
 
 # ------------------------------------------------------------------ tcp_input
 FIN, SYN, RST, PSH, ACK = 0x01, 0x02, 0x04, 0x08, 0x10
