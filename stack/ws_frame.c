@@ -27,7 +27,7 @@ stk_ws_dec_init(struct stk_ws_dec *d, bool server, uint64_t max_msg, bool check_
 {
 	memset(d, 0, sizeof(*d));
 	d->server = server;
-	d->max_msg = max_msg;
+	d->max_msg = d->max_msg_z = max_msg;
 	d->check_utf8 = check_utf8;
 	d->state = D_HDR;
 }
@@ -36,6 +36,11 @@ void
 stk_ws_dec_pmd(struct stk_ws_dec *d, bool on)
 {
 	d->pmd = on;
+	/* a compressed message's wire bytes: what deflate makes of max_msg
+	 * incompressible bytes at worst (stored blocks: 5 bytes per 16 KiB, plus
+	 * the sync flush), so that any message the inflater would accept passes;
+	 * the inflater keeps the exact limit on what comes out */
+	d->max_msg_z = on && d->max_msg != 0 ? d->max_msg + d->max_msg / 16 + 64 : d->max_msg;
 }
 
 bool
@@ -213,8 +218,12 @@ header(struct stk_ws_dec *d, const uint8_t *h, struct stk_ws_out *o)
 	} else {
 		return fail(d, o, STK_WS_CLOSE_PROTOCOL, "reserved data opcode");
 	}
-	if (d->max_msg != 0 && (len > d->max_msg || d->msg_len + len > d->max_msg))
-		return fail(d, o, STK_WS_CLOSE_TOO_BIG, "message over the size limit");
+	{
+		uint64_t lim = (d->msg_op & STK_WS_MSG_Z) ? d->max_msg_z : d->max_msg;
+
+		if (lim != 0 && (len > lim || d->msg_len + len > lim))
+			return fail(d, o, STK_WS_CLOSE_TOO_BIG, "message over the size limit");
+	}
 	d->msg_len += len;
 	d->state = D_DATA;
 	return STK_WS_NEED_MORE;

@@ -211,8 +211,19 @@ stk_wss_send_frag(struct stk_wss *s, unsigned opcode, const void *p, size_t n, u
 	    (ping != NULL && ping_len > STK_WS_MAX_CONTROL))
 		return -1;
 	w = wss_payload(s, p, n, &wlen, &rsv);
-	if (frags <= 1 || wlen < 2)
-		return wss_tx(s, opcode, true, rsv, w, wlen, false);
+	if (frags <= 1 || wlen < 2) {
+		/* one frame (the ping, if asked for, still after it) */
+		struct stk_wss_stats *st = s->st;
+
+		if (wss_tx(s, opcode, true, rsv, w, wlen, false) != 0)
+			return -1;
+		if (ping == NULL)
+			return 0;
+		if (wss_tx(s, STK_WS_OP_PING, true, 0, ping, ping_len, true) != 0)
+			return -1;
+		st->pings_tx++;
+		return 0;
+	}
 	per = (wlen + frags - 1) / frags;
 	for (unsigned f = 0; off < wlen; f++) {
 		size_t k = wlen - off < per ? wlen - off : per;
@@ -404,8 +415,12 @@ wss_control(struct stk_wss *s, struct stk_ws_out *o, struct stk_wss_msg *m)
 	if (o->opcode == STK_WS_OP_PING) {
 		st->pings_rx++;
 		if (!s->close_sent) {
+			/* CLOSED while the pong goes out: a tx that fails ends the
+			 * session for good (GONE), finished inside or not */
+			s->state = STK_WSS_CLOSED;
 			if (wss_tx(s, STK_WS_OP_PONG, true, 0, o->data, o->len, true) != 0)
 				return STK_WSS_GONE;
+			s->state = STK_WSS_OPEN;
 			st->pongs_tx++;
 		}
 		return STK_WSS_PING;

@@ -1909,7 +1909,7 @@ START_TEST(pmd_rsv_errors)
 	static const uint8_t rsv23[] = {0x20, 0x10, 0x30, 0x60, 0x50, 0x70};
 	struct sbuf s = {0};
 	uint64_t at;
-	uint8_t b[120];
+	uint8_t b[200];
 
 	fill_bin(b, sizeof(b), 5);
 	run_pmd = true;
@@ -1940,17 +1940,18 @@ START_TEST(pmd_rsv_errors)
 			expect_err("RSV2/RSV3 with the extension", &s, server, 0, true, 1002, at,
 				   1);
 		}
-		/* the wire size of a compressed message counts against max_msg */
+		/* the wire size of a compressed message counts against max_msg plus
+		 * deflate's worst-case expansion (100 + 100 / 16 + 64 = 170) */
 		s.len = 0;
 		prefix(&s, server);
-		t_frame(&s, 0x41, 60, L_AUTO, SK(server), b, 60);
-		at = t_frame(&s, 0x80, 41, L_AUTO, SK(server), b + 60, 41);
-		expect_err("compressed 60 + 41 bytes, max_msg 100", &s, server, 100, true, 1009, at,
+		t_frame(&s, 0x41, 100, L_AUTO, SK(server), b, 100);
+		at = t_frame(&s, 0x80, 71, L_AUTO, SK(server), b + 100, 71);
+		expect_err("compressed 100 + 71 bytes, max_msg 100", &s, server, 100, true, 1009, at,
 			   1);
 		s.len = 0;
 		prefix(&s, server);
-		at = t_frame(&s, 0xc2, 101, L_AUTO, SK(server), b, 101);
-		expect_err("compressed 101 bytes, max_msg 100", &s, server, 100, true, 1009, at, 1);
+		at = t_frame(&s, 0xc2, 171, L_AUTO, SK(server), b, 171);
+		expect_err("compressed 171 bytes, max_msg 100", &s, server, 100, true, 1009, at, 1);
 	}
 	run_pmd = false;
 	sb_free(&s);

@@ -26,8 +26,11 @@
  * size over max_msg (checked at each frame header, before any payload), UTF-8 of
  * text messages across fragments and of close reasons, close codes. Non-minimal
  * length encodings are accepted. Compressed messages (RSV1) are handed on as
- * wire bytes with `compressed` set: max_msg applies to those bytes, UTF-8 is not
- * checked on them (stk_ws_inflate does it on the inflated text).
+ * wire bytes with `compressed` set: max_msg applies to those bytes (but see below), UTF-8 is not
+ * checked on them (stk_ws_inflate does it on the inflated text). Once
+ * permessage-deflate is on, a compressed message's wire bytes may exceed
+ * max_msg by deflate's worst-case expansion (max_msg / 16 + 64): the inflater
+ * bounds what comes out at max_msg.
  *
  * permessage-deflate (RFC 7692): stk_ws_pmd_* negotiation through the handshake
  * functions below, stk_ws_inflate_* / stk_ws_deflate_* per connection (zlib). */
@@ -120,6 +123,7 @@ struct stk_ws_dec {
 	uint8_t ctl[STK_WS_MAX_CONTROL];
 	const char *err;
 	uint16_t err_code;
+	uint64_t max_msg_z;   /* wire bytes of a compressed message (stk_ws_dec_pmd) */
 };
 
 /* in stk_ws_dec.msg_op: the message in progress is compressed (RSV1); being
