@@ -166,7 +166,8 @@ scan_dir(struct lcp_registry *r, const char *dir, bool warn_missing)
 		n++;
 	}
 	closedir(d);
-	qsort(names, n, sizeof(*names), cmp_str); /* deterministic order */
+	if (n > 1) /* qsort's base must not be NULL, even for 0 elements (UBSan) */
+		qsort(names, n, sizeof(*names), cmp_str); /* deterministic order */
 	for (unsigned i = 0; i < n; i++) {
 		add_file(r, names[i], first);
 		free(names[i]);

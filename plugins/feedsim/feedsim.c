@@ -258,17 +258,8 @@ fs_tx(struct fs_ctx *x, struct rte_mbuf *m)
 static struct rte_mbuf *
 fs_mbuf(struct fs_ctx *x, struct rte_mempool *mp, uint32_t conn, unsigned cmd)
 {
-	struct rte_mbuf *m = rte_pktmbuf_alloc(mp);
-	struct lcp_stream_meta *meta;
-
-	if (m == NULL)
-		return NULL;
-	lcp_mbuf_set_rx_tsc(m, 0);
-	meta = lcp_stream_meta(m);
-	memset(meta, 0, sizeof(*meta));
-	meta->ev = (uint16_t)cmd;
-	meta->conn = conn;
-	return m;
+	RTE_SET_USED(x);
+	return lcp_stream_mbuf(mp, cmd, conn, 0);
 }
 
 static void

@@ -268,7 +268,7 @@ tcp_op_log(void *ctx, int level, const char *msg)
 static struct rte_mbuf *
 tcp_event_mbuf(struct tcp_ctx *x, struct stk_tcb *c, uint64_t user, unsigned ev, int reason)
 {
-	struct rte_mbuf *m = rte_pktmbuf_alloc(x->pool);
+	struct rte_mbuf *m = lcp_stream_mbuf(x->pool, ev, c != NULL ? stk_tcp_id(c) : 0, rte_rdtsc());
 	struct lcp_stream_meta *meta;
 
 	if (m == NULL) {
@@ -277,16 +277,11 @@ tcp_event_mbuf(struct tcp_ctx *x, struct stk_tcb *c, uint64_t user, unsigned ev,
 			lcp_stream_ev_name(ev), c != NULL ? stk_tcp_id(c) : 0);
 		return NULL;
 	}
-	lcp_mbuf_set_rx_tsc(m, rte_rdtsc());
 	meta = lcp_stream_meta(m);
-	memset(meta, 0, sizeof(*meta));
-	meta->ev = (uint16_t)ev;
 	meta->reason = (uint16_t)reason;
 	meta->user = (uint32_t)user;
-	if (c != NULL) {
-		meta->conn = stk_tcp_id(c);
+	if (c != NULL)
 		stk_tcp_peer(c, &meta->addr, &meta->port, &meta->lport);
-	}
 	return m;
 }
 

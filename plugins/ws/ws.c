@@ -218,7 +218,7 @@ ws_process(struct lcp_stage *st, void *ctx, unsigned port, void **objs, unsigned
 		}
 		rte_pktmbuf_free(m); /* messages hold their own references */
 	}
-	ws_publish(x);
+	ws_tls_publish(x); /* the sessions' counts: at poll's tick */
 	ws_flush(x);
 }
 

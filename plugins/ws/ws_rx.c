@@ -154,30 +154,29 @@ ws_session_end(struct ws_conn *c)
 	stk_wss_fini(&c->ws);
 }
 
-/* the sessions' counts into the stage's counters */
+/* the sessions' counts into the stage's counters (counter + 1; 0: none:
+ * drops are counted where they happen, messages as they are delivered) */
+static const uint8_t ws_wss_ctr[STK_WSS_S__N] = {
+	[STK_WSS_S_frames_control_rx] = WS_C_FRAMES_CONTROL + 1,
+	[STK_WSS_S_pings_rx] = WS_C_PINGS_RX + 1,
+	[STK_WSS_S_pongs_tx] = WS_C_PONGS_TX + 1,
+	[STK_WSS_S_pings_tx] = WS_C_PINGS_TX + 1,
+	[STK_WSS_S_pongs_rx] = WS_C_PONGS_RX + 1,
+	[STK_WSS_S_closes_rx] = WS_C_CLOSES_RX + 1,
+	[STK_WSS_S_closes_tx] = WS_C_CLOSES_TX + 1,
+	[STK_WSS_S_z_bytes_rx] = WS_C_DEFLATE_BYTES_RX + 1,
+	[STK_WSS_S_inflated_bytes] = WS_C_INFLATED_BYTES + 1,
+};
+
 void
 ws_publish(struct ws_ctx *x)
 {
-	static const struct {
-		size_t off;
-		unsigned ctr;
-	} map[] = {
-#define M(f, c) { offsetof(struct stk_wss_stats, f), WS_C_##c }
-		M(frames_control_rx, FRAMES_CONTROL), M(pings_rx, PINGS_RX), M(pongs_tx, PONGS_TX),
-		M(pings_tx, PINGS_TX), M(pongs_rx, PONGS_RX), M(closes_rx, CLOSES_RX), M(closes_tx, CLOSES_TX),
-		M(z_bytes_rx, DEFLATE_BYTES_RX), M(inflated_bytes, INFLATED_BYTES),
-#undef M
-	};
+	uint64_t d[STK_WSS_S__N];
 
-	for (unsigned i = 0; i < RTE_DIM(map); i++) {
-		uint64_t *now = (uint64_t *)((char *)&x->wss + map[i].off);
-		uint64_t *pub = (uint64_t *)((char *)&x->wss_pub + map[i].off);
-
-		if (*now != *pub) {
-			lcp_count(x->st, map[i].ctr, *now - *pub);
-			*pub = *now;
-		}
-	}
+	stk_wss_stats_moved(&x->wss, &x->wss_pub, d);
+	for (unsigned i = 0; i < STK_WSS_S__N; i++)
+		if (d[i] != 0 && ws_wss_ctr[i] != 0)
+			lcp_count(x->st, ws_wss_ctr[i] - 1u, d[i]);
 	ws_tls_publish(x);
 }
 

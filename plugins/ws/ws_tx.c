@@ -68,10 +68,12 @@ ws_tx(struct ws_ctx *x, struct rte_mbuf *m)
 	lcp_obuf_put(x->st, &x->tx, m);
 }
 
+/* an empty command mbuf (or a SEND to fill) for the connection's tcp
+ * connection, with its cookie and address */
 struct rte_mbuf *
 ws_cmd(struct ws_ctx *x, struct ws_conn *c, unsigned cmd)
 {
-	struct rte_mbuf *m = rte_pktmbuf_alloc(x->pkt);
+	struct rte_mbuf *m = lcp_stream_mbuf(x->pkt, cmd, c->tcp, 0);
 	struct lcp_stream_meta *meta;
 
 	if (m == NULL) {
@@ -79,11 +81,7 @@ ws_cmd(struct ws_ctx *x, struct ws_conn *c, unsigned cmd)
 		lcp_log(x->st, LCP_LOG_ERR, "conn %u: no mbuf for a %s command", c->idx, lcp_stream_ev_name(cmd));
 		return NULL;
 	}
-	lcp_mbuf_set_rx_tsc(m, 0);
 	meta = lcp_stream_meta(m);
-	memset(meta, 0, sizeof(*meta));
-	meta->ev = (uint16_t)cmd;
-	meta->conn = c->tcp;
 	meta->user = ws_cookie(c);
 	meta->addr = c->ip;
 	meta->port = c->port;
@@ -106,16 +104,11 @@ ws_send_bytes(struct ws_ctx *x, struct ws_conn *c, const uint8_t *p, size_t n)
 	}
 	for (unsigned i = 0; i < k; i++) {
 		struct rte_mbuf *m = ms[i];
-		struct lcp_stream_meta *meta = lcp_stream_meta(m);
 		size_t q = n < room ? n : room;
 
 		lcp_mbuf_set_rx_tsc(m, 0);
-		memset(meta, 0, sizeof(*meta));
-		meta->ev = LCP_STREAM_CMD_SEND;
-		meta->conn = c->tcp;
-		meta->user = ws_cookie(c);
-		meta->addr = c->ip;
-		meta->port = c->port;
+		*lcp_stream_meta(m) = (struct lcp_stream_meta){ .conn = c->tcp, .ev = LCP_STREAM_CMD_SEND,
+								.user = ws_cookie(c), .addr = c->ip, .port = c->port };
 		memcpy(rte_pktmbuf_append(m, (uint16_t)q), p, q);
 		ws_tx(x, m);
 		p += q;

@@ -80,11 +80,11 @@ mkdir -p "$T/cfg"
 ln -s "$top_srcdir/conf/tls" "$T/cfg/tls"
 
 for order in demo reversed split wss; do
-	step "($order) --duration 1.5"
+	step "($order) --duration 3"
 	variant "$T/cfg/$order.json" $order
 	new_prefix
 	# shellcheck disable=SC2046
-	lcrun "$order" "$T/cfg/$order.json" --duration 1.5 --no-live -- $(eal_base) --lcores=0@0,1@1,2@0
+	lcrun "$order" "$T/cfg/$order.json" --duration 3 --no-live -- $(eal_base) --lcores=0@0,1@1,2@0
 	expect_rc 0 "$order"
 	clean_stop "$order, duration" duration
 done

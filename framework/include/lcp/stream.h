@@ -23,6 +23,8 @@
 #include <rte_mbuf.h>
 #include <rte_mbuf_dyn.h>
 
+#include <lcp/mbuf.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -65,6 +67,24 @@ static inline struct lcp_stream_meta *
 lcp_stream_meta(struct rte_mbuf *m)
 {
 	return RTE_MBUF_DYNFIELD(m, lcp_stream_offset, struct lcp_stream_meta *);
+}
+
+/* An empty stream mbuf from mp carrying ev (an event or a command) on
+ * connection conn: the rest of its header zeroed, its rx TSC set to tsc (0 for
+ * what an application sends). NULL when mp is empty (the caller counts it).
+ * The one way ws, feedsim and tcp build their commands and events. */
+static inline struct rte_mbuf *
+lcp_stream_mbuf(struct rte_mempool *mp, unsigned ev, uint32_t conn, uint64_t tsc)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(mp);
+	struct lcp_stream_meta *meta;
+
+	if (m == NULL)
+		return NULL;
+	lcp_mbuf_set_rx_tsc(m, tsc);
+	meta = lcp_stream_meta(m);
+	*meta = (struct lcp_stream_meta){ .conn = conn, .ev = (uint16_t)ev };
+	return m;
 }
 
 static inline const char *

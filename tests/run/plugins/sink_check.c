@@ -19,6 +19,8 @@
  *                orders of magnitude, not a performance figure
  * With the option stall_us = T the stage spins T microseconds at the start of
  * every burst: a consumer slower than its producer, for the ring-full tests.
+ * With stop_after = N the stage ends the run once N frames arrived, so that a
+ * test waits for its frames however slow the machine is, not for a duration.
  * Nothing here is a drop: every frame is consumed and freed after the check —
  * except with the option leak = K: the first K frames are kept and never freed,
  * to check that the engine notices leaked mbufs (exit 3, leaked_objects).
@@ -82,11 +84,14 @@ struct sink_check_conf {
 	uint32_t leak;
 	uint32_t late_us;
 	uint32_t stall_us;
+	uint64_t stop_after;
 };
 
 static const struct lcp_opt sink_check_opts[] = {
 	LCP_OPT_UINT(struct sink_check_conf, first, "first", "0", 0, INT64_MAX, 0,
 		     "sequence number expected first"),
+	LCP_OPT_UINT(struct sink_check_conf, stop_after, "stop_after", "0", 0, INT64_MAX, 0,
+		     "end the run once this many frames arrived (0: never)"),
 	LCP_OPT_BOOL(struct sink_check_conf, verify_payload, "verify_payload", "true",
 		     "check gen's byte pattern after the sequence number"),
 	LCP_OPT_UINT(struct sink_check_conf, log_max, "log_max", "5", 0, 1000, 0,
@@ -109,6 +114,7 @@ struct sink_check_ctx {
 	uint32_t n_kept;
 	uint64_t late_tsc;  /* late_us in TSC cycles; 0 = off */
 	uint64_t stall_tsc; /* stall_us in TSC cycles; 0 = off */
+	uint64_t stop_after, frames;
 	struct rte_mbuf *kept[SC_LEAK_MAX];
 };
 
@@ -127,6 +133,7 @@ sink_check_init(struct lcp_stage *st, const void *conf, void **ctx)
 	x->stall_tsc = (uint64_t)c->stall_us * (rte_get_tsc_hz() / 1000000);
 	x->log_left = c->log_max;
 	x->leak = c->leak;
+	x->stop_after = c->stop_after;
 	*ctx = x;
 	return 0;
 }
@@ -226,6 +233,11 @@ sink_check_process(struct lcp_stage *st, void *ctx, unsigned port, void **objs, 
 	for (unsigned k = 0; k < SC_N_COUNTERS; k++)
 		if (c[k] != 0)
 			lcp_count(st, k, c[k]);
+	if (x->stop_after != 0 && x->frames < x->stop_after && x->frames + n >= x->stop_after) {
+		lcp_log(st, LCP_LOG_INFO, "%" PRIu64 " frames: ending the run", x->stop_after);
+		lcp_stage_request_stop(st, "sink_check: stop_after");
+	}
+	x->frames += n;
 	while (x->leak > 0 && n > 0) { /* on purpose: see the option "leak" */
 		x->kept[x->n_kept++] = objs[0];
 		x->leak--;
