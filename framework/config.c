@@ -74,6 +74,8 @@ const struct lcp_opt lcp_engine_opts[] = {
 		       "seconds to wait for in-flight objects to drain at shutdown"),
 	LCP_OPT_DOUBLE(struct lcp_engine_conf, linger, "linger", "1.5", 0, 600, 0,
 		       "seconds the whole pipeline keeps running at shutdown, before any stage's stop(), while stages close their connections (WebSocket close handshakes, TCP FINs); 0 = do not wait"),
+	LCP_OPT_DOUBLE(struct lcp_engine_conf, stop_timeout, "stop_timeout", "0", 0, 3600, 0,
+		       "hard limit of the whole shutdown in seconds: a stage still running past it (stuck in its poll or process) is named, the report written and lcpipe exits 4 without it; a second SIGINT/SIGTERM cuts the shutdown short the same way; 0 = linger + 2 x drain_timeout + 3"),
 	LCP_OPT_ENUM(struct lcp_engine_conf, live, "live", "\"auto\"", lcp_live_choices, 0,
 		     "live one-line stats: auto (on a terminal), on, off"),
 	LCP_OPT_BOOL(struct lcp_engine_conf, stage_timing, "stage_timing", "false",

@@ -149,6 +149,27 @@ lcp_emit_drop(struct lcp_stage *st, const struct lcp_edge *e, void **objs, unsig
 	lcp_ctr_add(st, e->ctr_drop, n);
 }
 
+/* A same-lcore emit that would re-enter its destination LCP_EMIT_DEPTH_MAX
+ * deep: a message loop among stages on one lcore. Dropped and counted on the
+ * emitting stage; the first time logged with the link. */
+void
+lcp_emit_loop(struct lcp_stage *st, const struct lcp_edge *e, void **objs, unsigned n)
+{
+	struct lcp_stage_priv *sp = (struct lcp_stage_priv *)st;
+	struct lcp_stage_priv *dp = (struct lcp_stage_priv *)e->dst;
+
+	lcp_objs_free(e->unit, objs, n);
+	lcp_ctr_add(st, sp->ctr_drop_loop, n);
+	if (!sp->loop_logged) {
+		sp->loop_logged = true;
+		lcp_log(st, LCP_LOG_ERR,
+			"message loop: what this stage emits to %s (lcore %u) re-enters it %u deep; %u object(s) "
+			"dropped (drop_loop). Stages on one lcore run to completion inside each other's calls: a "
+			"loop among them never ends; put one of them on another lcore",
+			dp->cs->name, sp->cs->lcore, LCP_EMIT_DEPTH_MAX, n);
+	}
+}
+
 /* ---- build ---- */
 
 static const struct lcp_port_def *
@@ -195,6 +216,7 @@ build_counters(struct lcp_engine *e, struct lcp_stage_priv *sp)
 
 	for (const struct lcp_port_def *p = ops->ports; p->name; p++)
 		cap += p->dir == LCP_PORT_IN ? 1 : 5;
+	cap++; /* drop_loop */
 	for (const char *const *c = ops->counters; c && *c; c++)
 		cap++;
 	sp->ctr_names = calloc(cap + 1, sizeof(char *));
@@ -232,6 +254,8 @@ build_counters(struct lcp_engine *e, struct lcp_stage_priv *sp)
 	}
 	sp->ctr_drop_shutdown = n;
 	sp->ctr_names[n++] = xasprintf("drop_shutdown");
+	sp->ctr_drop_loop = n;
+	sp->ctr_names[n++] = xasprintf("drop_loop");
 	sp->pub.ctr_own = n;
 	for (const char *const *c = ops->counters; c && *c; c++)
 		sp->ctr_names[n++] = strdup(*c);
@@ -672,11 +696,13 @@ engine_free(struct lcp_engine *e)
 }
 
 static volatile sig_atomic_t lcp_signal;
+volatile sig_atomic_t lcp_signals;
 
 static void
 on_signal(int sig)
 {
 	lcp_signal = sig;
+	lcp_signals = lcp_signals + 1;
 	sem_post(&lcp_wake); /* async-signal-safe */
 }
 
@@ -771,6 +797,7 @@ lcp_engine_run(struct lcp_cfg *c, const struct lcp_run_opts *o)
 		goto out_eal;
 	}
 	lcp_signal = 0;
+	lcp_signals = 0;
 	sem_init(&lcp_wake, 0, 0);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
@@ -827,7 +854,23 @@ lcp_engine_run(struct lcp_cfg *c, const struct lcp_run_opts *o)
 		control_sleep(e, RTE_MIN(wake, now + tally));
 	}
 	e->control_cpu_s = thread_cpu_s() - cpu0;
-	lcp_engine_shutdown(e); /* drain, stop, wait for the lcores */
+	if (!lcp_engine_shutdown(e)) { /* drain, stop, wait for the lcores */
+		/* a worker is still inside a stage: nothing can be torn down under
+		 * it; what the counters say goes out, then lcpipe ends (status 4) */
+		e->t_stop = rte_rdtsc();
+		lcp_engine_flush_counters(e);
+		lcp_stats_summary(e, stdout);
+		if (o->report_path != NULL) {
+			json_t *r = lcp_stats_json(e, true);
+
+			if (json_dump_file(r, o->report_path, JSON_INDENT(2) | JSON_SORT_KEYS) != 0)
+				lcp_log(NULL, LCP_LOG_ERR, "--report %s: cannot write: %s", o->report_path,
+					strerror(errno));
+			json_decref(r);
+		}
+		fflush(NULL);
+		_exit(4);
+	}
 	e->t_stop = rte_rdtsc();
 	if (e->live)
 		lcp_stats_tick(e, true);

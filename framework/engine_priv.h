@@ -3,6 +3,8 @@
 #ifndef LCP_ENGINE_PRIV_H
 #define LCP_ENGINE_PRIV_H
 
+#include <signal.h>
+
 #include <rte_common.h>
 #include <rte_mempool.h>
 #include <rte_ring.h>
@@ -149,6 +151,8 @@ struct lcp_worker {
 	uint64_t work;
 	uint32_t stopped;
 	uint64_t nested; /* stage_timing: cycles of the calls made inside the current one */
+	struct lcp_stage_priv *cur; /* the stage whose poll / process runs (control reads) */
+	uint32_t exited;            /* lcp_worker_main returned (release) */
 };
 
 struct lcp_stage_priv {
@@ -162,6 +166,8 @@ struct lcp_stage_priv {
 	unsigned n_ctrs;
 	uint32_t *ctr_in;          /* per port: "<port>.in" */
 	uint32_t ctr_drop_shutdown;
+	uint32_t ctr_drop_loop;      /* "drop_loop": lcp_emit_loop */
+	bool loop_logged;
 	bool inited;
 	struct lcp_edge *edges;
 	struct lcp_stage_buf **sbuf; /* per port, NULL unless the link stages */
@@ -186,6 +192,10 @@ struct lcp_stats_prev {
 	uint64_t *busy, *idle;
 };
 
+/* SIGINT / SIGTERM received so far (engine.c's handler): a second one during
+ * the shutdown cuts it short */
+extern volatile sig_atomic_t lcp_signals;
+
 struct lcp_engine {
 	struct lcp_cfg *cfg;
 	volatile uint32_t run_state;
@@ -200,6 +210,11 @@ struct lcp_engine {
 	uint64_t t_start, t_stop;
 	double control_cpu_s; /* the control thread's CPU time in the run loop */
 	const char *stop_reason;
+	char stuck[256];          /* stages still running when engine.stop_timeout ran out */
+	uint64_t hard_deadline;   /* TSC: the end of engine.stop_timeout */
+	double stop_limit_s;      /* engine.stop_timeout as it applies */
+	uint64_t t_shutdown;      /* TSC: when the shutdown began */
+	unsigned signals_at_stop; /* lcp_signals when the shutdown began */
 	const char *stop_request; /* set once by lcp_stage_request_stop() */
 	bool drained;
 	unsigned n_lingerers;     /* stages with a linger op */
@@ -220,7 +235,9 @@ int lcp_engine_build(struct lcp_engine *e);
 int lcp_engine_init_stages(struct lcp_engine *e);
 void lcp_engine_teardown(struct lcp_engine *e);
 int lcp_worker_main(void *arg);
-void lcp_engine_shutdown(struct lcp_engine *e);
+/* false: a worker did not return within engine.stop_timeout (e->stuck names
+ * its stage); nothing may be torn down then */
+bool lcp_engine_shutdown(struct lcp_engine *e);
 /* runner.c: a poll under engine.stage_timing */
 unsigned lcp_poll_timed(struct lcp_stage *st);
 json_t *lcp_timing_json(const struct lcp_engine *e, const struct lcp_stage_priv *sp);

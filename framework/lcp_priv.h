@@ -92,6 +92,7 @@ struct lcp_engine_conf {
 	double duration;
 	double drain_timeout;
 	double linger;
+	double stop_timeout; /* 0: linger + 2 x drain_timeout + 3 s */
 	int live; /* 0 auto, 1 on, 2 off */
 	bool stage_timing;
 	int on_ring_full;          /* enum lcp_on_full: default of every link between lcores */

@@ -153,7 +153,8 @@ cmd_run(int argc, char **argv)
 			       "  --no-live      periodic stats lines every engine.stats_interval seconds\n"
 			       "  -- ARGS        EAL arguments replacing the config's \"eal\" array\n"
 			       "SIGINT or SIGTERM drain the pipeline and stop it cleanly. Exit status: 0 ok,\n"
-			       "1 runtime failure, 3 objects leaked (a mempool not back to zero in use), 78 bad config.\n");
+			       "1 runtime failure, 3 objects leaked (a mempool not back to zero in use), 4 a stage did\n"
+			       "not return within engine.stop_timeout (or a second signal came), 78 bad config.\n");
 			return 0;
 		default:
 			return 2;

@@ -14,7 +14,11 @@
  * every ring empty); STOP — each worker runs its stages' stop() (flush what
  * they hold, reset what is still open) and keeps serving its rings until quiet
  * again; EXIT — workers return. The linger is bounded by engine.linger, the
- * drain and the stop each by drain_timeout.
+ * drain and the stop each by drain_timeout, the whole shutdown by
+ * engine.stop_timeout (a second SIGINT / SIGTERM ends it at once): a worker
+ * that does not return by then is inside a stage that does not (a plugin's
+ * poll or process stuck); the engine names the stage and lcpipe exits without
+ * tearing anything down under it.
  */
 #include <sched.h>
 #include <stdio.h>
@@ -333,6 +337,7 @@ worker_one_ring(struct lcp_worker *w, struct lcp_wacct *acct)
 	uint32_t hwm = ri->hwm;
 	void *objs[LCP_BURST_MAX];
 
+	__atomic_store_n(&w->cur, (struct lcp_stage_priv *)dst, __ATOMIC_RELAXED);
 	while (likely(__atomic_load_n(state, __ATOMIC_ACQUIRE) < LCP_RUN_STOP)) {
 		unsigned avail, n = rte_ring_sc_dequeue_burst(r, objs, burst, &avail);
 
@@ -356,7 +361,10 @@ linger_turn(struct lcp_worker *w)
 	for (unsigned i = 0; i < w->n_lingerers; i++) {
 		struct lcp_stage_priv *sp = w->lingerers[i];
 		bool last = __atomic_load_n(&sp->linger_last, __ATOMIC_ACQUIRE) != 0;
-		unsigned n = sp->linger(&sp->pub, sp->pub.ctx, last);
+		unsigned n;
+
+		__atomic_store_n(&w->cur, sp, __ATOMIC_RELAXED);
+		n = sp->linger(&sp->pub, sp->pub.ctx, last);
 
 		__atomic_store_n(&sp->linger_n, n == LCP_LINGER_UNSEEN ? n - 1 : n, __ATOMIC_RELAXED);
 	}
@@ -391,8 +399,11 @@ lcp_worker_main(void *arg)
 				break;
 			if (!stopped) {
 				for (unsigned i = 0; i < w->n_stages; i++)
-					if (w->stages[i]->ops->stop != NULL)
+					if (w->stages[i]->ops->stop != NULL) {
+						__atomic_store_n(&w->cur, (struct lcp_stage_priv *)w->stages[i],
+								 __ATOMIC_RELAXED);
 						w->stages[i]->ops->stop(w->stages[i], w->stages[i]->ctx);
+					}
 				stopped = true;
 				__atomic_store_n(&w->stopped, 1, __ATOMIC_RELEASE);
 			}
@@ -400,9 +411,12 @@ lcp_worker_main(void *arg)
 		if (unlikely(state == LCP_RUN_DRAIN) && w->n_lingerers != 0)
 			linger_turn(w);
 		if (likely(!stopped))
-			for (unsigned i = 0; i < w->n_pollers; i++)
+			for (unsigned i = 0; i < w->n_pollers; i++) {
+				/* for the shutdown's report of a stage that never returns */
+				__atomic_store_n(&w->cur, (struct lcp_stage_priv *)w->pollers[i], __ATOMIC_RELAXED);
 				work += unlikely(w->pollers[i]->timed) ? lcp_poll_timed(w->pollers[i])
 					: w->pollers[i]->ops->poll(w->pollers[i], w->pollers[i]->ctx);
+			}
 		for (unsigned i = 0; i < w->n_rins; i++) {
 			struct lcp_ring_in *ri = &w->rins[i];
 			unsigned avail, n;
@@ -423,6 +437,7 @@ lcp_worker_main(void *arg)
 			if (unlikely(n + avail > ri->hwm))
 				__atomic_store_n(&ri->hwm, n + avail, __ATOMIC_RELAXED);
 			/* "<port>.in" is the ring's consumer index (lcp_ring_tally) */
+			__atomic_store_n(&w->cur, (struct lcp_stage_priv *)ri->dst, __ATOMIC_RELAXED);
 			ri->process(ri->dst, ri->ctx, ri->port, objs, n);
 			work += n;
 		}
@@ -435,6 +450,7 @@ lcp_worker_main(void *arg)
 	wacct_publish(w, &a);
 	/* whatever this lcore's counter slot holds privately becomes visible */
 	flush_counters_slot(e, w->slot);
+	__atomic_store_n(&w->exited, 1, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -477,15 +493,78 @@ quiet_window(struct lcp_engine *e, bool need_stopped)
 	return quiet && rings_empty(e);
 }
 
+/* the shutdown's hard limit passed, or a second signal came. Signals in its
+ * first half second are the first one again (a wrapper such as timeout(1)
+ * passes a signal on to its child and to its process group: two at once). */
+static bool
+cut_short(struct lcp_engine *e)
+{
+	uint64_t now = rte_rdtsc();
+
+	if (now < e->t_shutdown + e->tsc_hz / 2)
+		e->signals_at_stop = (unsigned)lcp_signals;
+	return lcp_signals > (sig_atomic_t)e->signals_at_stop || now > e->hard_deadline;
+}
+
 static bool
 wait_quiet(struct lcp_engine *e, uint64_t deadline, bool need_stopped)
 {
 	for (;;) {
 		if (quiet_window(e, need_stopped))
 			return true;
-		if (rte_rdtsc() > deadline)
+		if (rte_rdtsc() > deadline || cut_short(e))
 			return false;
 	}
+}
+
+/* EXIT: every worker returned, by the hard limit (at least 200 ms after the
+ * EXIT: a worker in a turn that is not stuck returns at its next turn); false
+ * with e->stuck naming the stages still running */
+static bool
+wait_exit(struct lcp_engine *e)
+{
+	uint64_t grace_end = rte_rdtsc() + e->tsc_hz / 5;
+	size_t o = 0;
+
+	for (;;) {
+		unsigned left = 0;
+
+		for (unsigned w = 0; w < e->n_workers; w++)
+			left += !__atomic_load_n(&e->workers[w].exited, __ATOMIC_ACQUIRE);
+		if (left == 0)
+			return true;
+		if (rte_rdtsc() > grace_end && cut_short(e))
+			break;
+		usleep(1000);
+	}
+	for (unsigned w = 0; w < e->n_workers; w++) {
+		struct lcp_worker *wk = &e->workers[w];
+		struct lcp_stage_priv *sp = __atomic_load_n(&wk->cur, __ATOMIC_RELAXED);
+
+		char chain[160];
+		size_t c = 0;
+
+		if (__atomic_load_n(&wk->exited, __ATOMIC_ACQUIRE))
+			continue;
+		/* the stage the worker called, then those it called on this lcore
+		 * that have not returned (lcp_emit's depth; config order) */
+		c += (size_t)snprintf(chain, sizeof(chain), "%s", sp != NULL ? sp->cs->name : "?");
+		for (unsigned i = 0; i < wk->n_stages && c < sizeof(chain); i++)
+			if (__atomic_load_n(&wk->stages[i]->depth, __ATOMIC_RELAXED) != 0 &&
+			    (struct lcp_stage_priv *)wk->stages[i] != sp)
+				c += (size_t)snprintf(chain + c, sizeof(chain) - c, " -> %s",
+						      ((struct lcp_stage_priv *)wk->stages[i])->cs->name);
+		if (o < sizeof(e->stuck))
+			o += (size_t)snprintf(e->stuck + o, sizeof(e->stuck) - o, "%s%s (lcore %u)", o ? ", " : "",
+					      chain, wk->lcore);
+		lcp_log(NULL, LCP_LOG_ERR,
+			"stop: lcore %u still inside stage %s (a poll, process or stop that does not return) %.1f s "
+			"into the shutdown (%s); exiting without it (status 4)",
+			wk->lcore, chain,
+			(double)(rte_rdtsc() - e->t_shutdown) / (double)e->tsc_hz,
+			lcp_signals > (sig_atomic_t)e->signals_at_stop ? "a second signal" : "engine.stop_timeout");
+	}
+	return false;
 }
 
 /* The linger, in two rounds, until the deadline at most. A round ends when
@@ -521,7 +600,7 @@ wait_linger(struct lcp_engine *e, uint64_t deadline)
 				continue; /* the next window's answers are those to last */
 			}
 		}
-		if (rte_rdtsc() > deadline)
+		if (rte_rdtsc() > deadline || cut_short(e))
 			break;
 	}
 	/* expired: who is still closing what */
@@ -545,12 +624,17 @@ wait_linger(struct lcp_engine *e, uint64_t deadline)
 	return left;
 }
 
-void
+bool
 lcp_engine_shutdown(struct lcp_engine *e)
 {
 	uint64_t budget = (uint64_t)(e->cfg->eng.drain_timeout * (double)e->tsc_hz);
 	bool ok;
 
+	e->stop_limit_s = e->cfg->eng.stop_timeout > 0 ? e->cfg->eng.stop_timeout
+						       : e->cfg->eng.linger + 2 * e->cfg->eng.drain_timeout + 3;
+	e->signals_at_stop = (unsigned)lcp_signals;
+	e->t_shutdown = rte_rdtsc();
+	e->hard_deadline = e->t_shutdown + (uint64_t)(e->stop_limit_s * (double)e->tsc_hz);
 	__atomic_store_n(&e->run_state, LCP_RUN_DRAIN, __ATOMIC_RELEASE);
 	if (e->n_lingerers != 0 && e->cfg->eng.linger > 0) {
 		uint64_t t0 = rte_rdtsc();
@@ -570,10 +654,13 @@ lcp_engine_shutdown(struct lcp_engine *e)
 	}
 	e->drained = ok;
 	__atomic_store_n(&e->run_state, LCP_RUN_EXIT, __ATOMIC_RELEASE);
+	if (!wait_exit(e))
+		return false;
 	rte_eal_mp_wait_lcore();
 	/* a stage's stop() may have staged objects after the last turn looked */
 	for (unsigned w = 0; w < e->n_workers; w++)
 		for (unsigned b = 0; b < e->workers[w].n_sbufs; b++)
 			lcp_stage_buf_flush(e->workers[w].sbufs[b]);
 	lcp_engine_flush_counters(e);
+	return true;
 }

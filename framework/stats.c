@@ -183,6 +183,8 @@ lcp_stats_json(struct lcp_engine *e, bool final)
 		json_object_set_new(r, "control_cpu_s", json_real(e->control_cpu_s));
 		json_object_set_new(r, "stop_reason", json_string(e->stop_reason ? e->stop_reason : "?"));
 		json_object_set_new(r, "drained", json_boolean(e->drained));
+		if (e->stuck[0] != '\0')
+			json_object_set_new(r, "stuck", json_string(e->stuck));
 		/* the shutdown's linger: how long, and what the stages still
 		 * closed when it ended (0: every one finished) */
 		json_object_set_new(r, "linger_s", json_real(e->linger_s));

@@ -382,7 +382,7 @@ stk_tcp_send(struct stk *st, struct stk_tcb *c, struct stk_buf *b, const uint8_t
 		return 0;
 	}
 	if (len > stk_tcp_sndbuf_space(c)) {
-		STK_CTR(st, DROP_TCP_SNDBUF);
+		STK_CTR(st, TCP_SNDBUF_FULL); /* not a drop: the tcp stage holds it (tcp_sendq.c) */
 		return -ENOBUFS;
 	}
 	n = st->ops.alloc(st->ops.ctx, sizeof(*n));
@@ -521,6 +521,12 @@ uint32_t
 stk_tcp_id(const struct stk_tcb *c)
 {
 	return c->id;
+}
+
+uint32_t
+stk_tcp_rx_offset(const struct stk_tcb *c)
+{
+	return c->rcv_nxt - c->irs - 1;
 }
 
 struct stk_tcb *

@@ -82,11 +82,13 @@ static const struct lcp_port_def fs_ports[] = {
 	X(CLOSES, "closes")                                                    \
 	X(CLOSES_RX, "closes_rx")                                              \
 	X(SEND_POOL_EMPTY, "send_pool_empty")                                  \
+	X(SEND_FULL, "send_full")                                              \
 	X(FAIL_HANDSHAKE, "fail_handshake")                                    \
 	X(FAIL_PROTOCOL, "fail_protocol")                                      \
 	X(DROP_TOO_MANY_CLIENTS, "drop_too_many_clients")                      \
 	X(DROP_NO_MBUF, "drop_no_mbuf")                                        \
 	X(EVENTS_OLD_CONN, "events_old_conn")                                  \
+	X(FAIL_STREAM_GAP, "fail_stream_gap")                                  \
 	X(TLS_HANDSHAKES, "tls_handshakes")                                    \
 	X(TLS_RESUMED, "tls_resumed")                                          \
 	X(TLS_FAIL_ALERT, "tls_fail_alert")                                    \
@@ -198,6 +200,8 @@ struct fs_client {
 	uint8_t state;
 	bool frag_pending_ping;
 	uint32_t conn;
+	uint32_t rx_off;      /* where the client's next DATA must start in its stream */
+	bool tx_full;         /* tcp holds our SENDs (SEND_FULL): no ticks until SEND_ROOM */
 	struct stk_ws_hs *hs;
 	struct stk_wss ws;    /* the WebSocket session, after the upgrade */
 	uint64_t *seq;      /* per symbol */
@@ -919,6 +923,8 @@ fs_process(struct lcp_stage *st, void *ctx, unsigned port, void **objs, unsigned
 			}
 			stk_ws_server_init(f->hs, x->c.deflate ? &x->pmd : NULL);
 			f->conn = meta->conn;
+			f->rx_off = 0;
+			f->tx_full = false;
 			f->state = FC_HANDSHAKE;
 			f->sent = 0;
 			f->cur = NULL;
@@ -937,12 +943,35 @@ fs_process(struct lcp_stage *st, void *ctx, unsigned port, void **objs, unsigned
 			break;
 		}
 		case LCP_STREAM_EV_DATA:
+			if (k != NULL && unlikely(meta->off != k->rx_off)) {
+				/* stream bytes lost between tcp and us: nothing after
+				 * the hole can be parsed */
+				lcp_count(st, FS_C_FAIL_STREAM_GAP, 1);
+				lcp_log(st, LCP_LOG_WARNING, "client 0x%x: %u byte(s) of its stream lost before us: closing",
+					k->conn, meta->off - k->rx_off);
+				fs_close(x, k);
+				fs_drop(x, k);
+				break;
+			}
+			if (k != NULL)
+				k->rx_off += rte_pktmbuf_pkt_len(m);
 			if (k == NULL)
 				lcp_count(st, FS_C_EVENTS_OLD_CONN, 1);
 			else if (k->t != NULL)
 				fs_tls_data(x, k, m);
 			else
 				fs_on_plain(x, k, rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_mtod(m, uint8_t *) + m->data_len);
+			break;
+		case LCP_STREAM_EV_SEND_FULL:
+			/* the client reads slower than we send: hold its ticks */
+			if (k != NULL) {
+				k->tx_full = true;
+				lcp_count(st, FS_C_SEND_FULL, 1);
+			}
+			break;
+		case LCP_STREAM_EV_SEND_ROOM:
+			if (k != NULL)
+				k->tx_full = false;
 			break;
 		case LCP_STREAM_EV_PEER_CLOSED:
 			if (k != NULL) {
@@ -990,7 +1019,7 @@ fs_poll(struct lcp_stage *st, void *ctx)
 		return 0;
 	now = rte_rdtsc();
 	for (unsigned i = 0; i < x->max_clients; i++)
-		if (x->cl[i].state == FC_STREAM)
+		if (x->cl[i].state == FC_STREAM && !x->cl[i].tx_full)
 			work += fs_stream(x, &x->cl[i], now);
 	fs_publish(x);
 	fs_flush(x);

@@ -101,6 +101,8 @@ static const struct lcp_port_def metrics_ports[] = {
 	X(LAT_FUTURE, "lat_future")                                            \
 	X(UNSELECTED, "unselected")                                            \
 	X(SEQ_RESETS, "seq_resets")                                            \
+	X(LOSS_EVENTS, "loss_events")                                          \
+	X(MSGS_LOST_UPSTREAM, "msgs_lost_upstream")                            \
 	MT_BUCKETS(X)                                                          \
 	X(LAT_SAMPLES, "lat_samples")                                          \
 	X(LAT_P50_NS, "lat_p50_ns")                                            \
@@ -399,6 +401,7 @@ struct mt_sym {
 _Static_assert(sizeof(struct mt_sym) == 64, "one cache line per symbol");
 
 struct metrics_ctx {
+	unsigned loss_logged;   /* LCP_MSG_F_LOSS events logged (at most 5) */
 	/* read per message */
 	bool naive;
 	bool out_linked;
@@ -473,6 +476,22 @@ static uint64_t
 mt_ns(const struct metrics_ctx *x, uint64_t cycles)
 {
 	return (uint64_t)((double)cycles * 1e9 / (double)x->hz + 0.5);
+}
+
+/* LCP_MSG_F_LOSS: the producer dropped m->lost messages of this connection
+ * before m: counted (the view from here on is incomplete); the first few
+ * logged with the connection */
+static __rte_noinline void
+mt_loss(struct lcp_stage *st, struct metrics_ctx *x, const struct lcp_msg *m)
+{
+	lcp_count(st, MT_LOSS_EVENTS, 1);
+	lcp_count(st, MT_MSGS_LOST_UPSTREAM, m->lost);
+	if (x->loss_logged < 5) {
+		x->loss_logged++;
+		lcp_log(st, LCP_LOG_WARNING, "conn %" PRIu64 ": %u message(s) dropped upstream before this one "
+			"(loss_events, msgs_lost_upstream)%s", m->conn_id, m->lost,
+			x->loss_logged == 5 ? "; not logged again" : "");
+	}
 }
 
 /* one latency sample; c[] is the per-burst local block */
@@ -883,6 +902,8 @@ metrics_burst(struct lcp_stage *st, struct metrics_ctx *x, void **objs, unsigned
 			x->epoch[m->conn_id % MT_EPOCHS]++;
 			c[MT_L(MT_SESSIONS)]++;
 		}
+		if (unlikely(m->flags & LCP_MSG_F_LOSS))
+			mt_loss(st, x, m);
 		if (m->conn_id != run_conn) { /* per-connection counts, per run */
 			if (run_msgs != 0)
 				mt_conn_add(st, x, run_conn, run_msgs, run_bytes);
@@ -976,6 +997,8 @@ metrics_process_naive(struct lcp_stage *st, struct metrics_ctx *x, void **objs, 
 			x->epoch[m->conn_id % MT_EPOCHS]++;
 			c[MT_L(MT_SESSIONS)]++;
 		}
+		if (m->flags & LCP_MSG_F_LOSS)
+			mt_loss(st, x, m);
 		mt_conn_add(st, x, m->conn_id, 1, m->len);
 		if (--x->sample_left == 0) {
 			x->sample_left = x->sample;

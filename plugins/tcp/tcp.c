@@ -15,6 +15,8 @@
  *                 is out (the applications close theirs); once every other
  *                 lingering stage is done, FIN on what nobody closed
  *   tcp_stop      RST on what is still open (stop_resets), final counters
+ *   tcp_sendq.c   SENDs held while the send buffer is full (SEND_FULL /
+ *                 SEND_ROOM to the application), drained from poll
  *
  * The stack's ops map its buffers to mbufs: a received frame's mbuf becomes
  * the stream mbuf of its payload (offsets moved with rte_pktmbuf_adj/trim —
@@ -67,7 +69,10 @@ static const struct lcp_port_def tcp_ports[] = {
 	X(DROP_UNKNOWN_CMD, "drop_unknown_cmd")                                \
 	X(DROP_NODE_POOL, "drop_node_pool")                                    \
 	X(STOP_FINS, "stop_fins")                                              \
-	X(STOP_RESETS, "stop_resets")
+	X(STOP_RESETS, "stop_resets")                                          \
+	X(SENDQ_HELD, "sendq_held")                                            \
+	X(SENDQ_FULL_EVENTS, "sendq_full_events")                              \
+	X(SENDQ_FREED_BYTES, "sendq_freed_bytes")
 
 enum {
 #define X(e, s) TCP_C_##e,
@@ -108,6 +113,8 @@ struct tcp_ctx {
 	uint32_t listen, backlog;
 	bool csum_offload;
 	bool closed_rest; /* linger: FIN sent on what no application closed */
+	struct tcp_sendq *sq; /* SENDs held for room in the send buffer */
+	struct tcp_sq_cb sq_cb;
 };
 
 /* ---- staging ---- */
@@ -321,14 +328,20 @@ tcp_op_event(void *ctx, struct stk_tcb *c, uint64_t user, enum stk_ev ev, int re
 		meta->ev = LCP_STREAM_EV_DATA;
 		meta->reason = 0;
 		meta->user = (uint32_t)user;
+		meta->off = stk_tcp_rx_offset(c) - len;
 		stk_tcp_peer(c, &meta->addr, &meta->port, &meta->lport);
 		tcp_stage_ev(x, m);
 		return;
 	}
 	/* enum stk_ev and enum lcp_stream_ev share their values */
-	if (ev >= STK_EV_CLOSED)
+	if (ev >= STK_EV_CLOSED) {
+		uint32_t held = tcp_sq_drop(x->sq, stk_tcp_id(c));
+
+		if (held != 0)
+			lcp_count(x->st, (unsigned)STK_C__COUNT + TCP_C_SENDQ_FREED_BYTES, held);
 		tcp_log_conn(x, c, ev == STK_EV_CLOSED ? "closed" : ev == STK_EV_RESET ? "reset"
 							     : ev == STK_EV_TIMEOUT ? "timed out" : "failed");
+	}
 	m = tcp_event_mbuf(x, c, user, (unsigned)ev, reason);
 	if (m != NULL)
 		tcp_stage_ev(x, m);
@@ -352,6 +365,12 @@ tcp_sync_counters(struct tcp_ctx *x)
 			x->published[i] = now[i];
 		}
 }
+
+/* the send queue's callbacks (below, with the commands) */
+static void tcp_sq_room(void *arg, uint32_t conn, uint32_t user);
+static void tcp_sq_close(void *arg, struct stk_tcb *c);
+static void tcp_sq_error(void *arg, uint32_t conn, uint32_t user, int err);
+static void tcp_sq_freed(void *arg, uint32_t conn, uint32_t bytes);
 
 static int
 tcp_init(struct lcp_stage *st, const void *conf, void **ctx)
@@ -382,8 +401,13 @@ tcp_init(struct lcp_stage *st, const void *conf, void **ctx)
 		rte_free(x);
 		return -ENOENT;
 	}
+	x->sq = tcp_sq_create(c->max_conns, lcp_stage_socket(st));
+	x->sq_cb = (struct tcp_sq_cb){ .arg = x, .room = tcp_sq_room, .close = tcp_sq_close, .error = tcp_sq_error,
+				       .freed = tcp_sq_freed };
 	x->nodes = lcp_pool_create(st, "nodes", TCP_NODE_SIZE + TCP_ALLOC_HDR, c->node_pool, 0);
-	if (x->nodes == NULL) {
+	if (x->nodes == NULL || x->sq == NULL) {
+		lcp_pool_free(x->nodes);
+		tcp_sq_free(x->sq);
 		rte_free(x);
 		return -ENOMEM;
 	}
@@ -497,6 +521,7 @@ tcp_poll(struct lcp_stage *st, void *ctx)
 	if (unlikely(x->first_poll))
 		tcp_first_poll(x);
 	n = stk_poll(x->stk);
+	n += tcp_sq_drain(x->sq, x->stk, &x->sq_cb);
 	now = rte_rdtsc();
 	if (now >= x->next_sync) {
 		x->next_sync = now + x->sync_every;
@@ -535,6 +560,56 @@ tcp_rx(struct tcp_ctx *x, struct rte_mbuf **pkts, unsigned n)
 	stk_input_burst(x->stk, rx, k);
 }
 
+/* ---- the send queue's events (tcp_sendq.c) ---- */
+
+static void
+tcp_send_ev(struct tcp_ctx *x, uint32_t conn, uint32_t user, unsigned ev)
+{
+	struct rte_mbuf *m = tcp_event_mbuf(x, NULL, user, ev, 0);
+
+	if (m != NULL) {
+		lcp_stream_meta(m)->conn = conn;
+		tcp_stage_ev(x, m);
+	}
+}
+
+/* the first SEND held on conn: the application should stop sending there */
+static void
+tcp_send_full(struct tcp_ctx *x, uint32_t conn, uint32_t user)
+{
+	lcp_count(x->st, (unsigned)STK_C__COUNT + TCP_C_SENDQ_FULL_EVENTS, 1);
+	tcp_send_ev(x, conn, user, LCP_STREAM_EV_SEND_FULL);
+}
+
+static void
+tcp_sq_room(void *arg, uint32_t conn, uint32_t user)
+{
+	tcp_send_ev(arg, conn, user, LCP_STREAM_EV_SEND_ROOM);
+}
+
+static void
+tcp_sq_close(void *arg, struct stk_tcb *c)
+{
+	struct tcp_ctx *x = arg;
+
+	stk_tcp_close(x->stk, c);
+}
+
+static void
+tcp_sq_error(void *arg, uint32_t conn, uint32_t user, int err)
+{
+	tcp_cmd_error(arg, conn, user, err);
+}
+
+static void
+tcp_sq_freed(void *arg, uint32_t conn, uint32_t bytes)
+{
+	struct tcp_ctx *x = arg;
+
+	RTE_SET_USED(conn);
+	lcp_count(x->st, (unsigned)STK_C__COUNT + TCP_C_SENDQ_FREED_BYTES, bytes);
+}
+
 static void
 tcp_app(struct tcp_ctx *x, struct rte_mbuf **ms, unsigned n)
 {
@@ -557,9 +632,18 @@ tcp_app(struct tcp_ctx *x, struct rte_mbuf **ms, unsigned n)
 				rc = -EMSGSIZE; /* chained sends: see doc/tcp.md */
 				break;
 			}
-			rc = stk_tcp_send(x->stk, c, (struct stk_buf *)m, rte_pktmbuf_mtod(m, uint8_t *), m->data_len);
-			if (rc == 0)
-				continue; /* the stack owns m now */
+			{
+				bool full_now;
+
+				rc = tcp_sq_send(x->sq, x->stk, c, m, user, &full_now);
+				if (rc == 1) {
+					lcp_count(x->st, (unsigned)STK_C__COUNT + TCP_C_SENDQ_HELD, 1);
+					if (full_now)
+						tcp_send_full(x, conn, user);
+				}
+				if (rc >= 0)
+					continue; /* the stack (or the send queue) owns m now */
+			}
 			break;
 		case LCP_STREAM_CMD_CONNECT:
 			c = stk_tcp_connect(x->stk, meta->addr, meta->port, user);
@@ -573,14 +657,21 @@ tcp_app(struct tcp_ctx *x, struct rte_mbuf **ms, unsigned n)
 			break;
 		case LCP_STREAM_CMD_CLOSE:
 			c = stk_tcp_by_id(x->stk, conn);
+			if (c != NULL && tcp_sq_close_later(x->sq, conn))
+				break; /* the FIN goes after what is held */
 			rc = c == NULL ? -ENOTCONN : stk_tcp_close(x->stk, c);
 			break;
 		case LCP_STREAM_CMD_ABORT:
 			c = stk_tcp_by_id(x->stk, conn);
-			if (c == NULL)
+			if (c == NULL) {
 				rc = -ENOTCONN;
-			else
+			} else {
+				uint32_t held = tcp_sq_drop(x->sq, conn);
+
+				if (held != 0)
+					lcp_count(x->st, (unsigned)STK_C__COUNT + TCP_C_SENDQ_FREED_BYTES, held);
 				stk_tcp_abort(x->stk, c);
+			}
 			break;
 		default:
 			lcp_count(x->st, (unsigned)STK_C__COUNT + TCP_C_DROP_UNKNOWN_CMD, 1);
@@ -673,6 +764,7 @@ tcp_fini(struct lcp_stage *st, void *ctx)
 		for (unsigned i = 0; i < x->ev.n; i++)
 			rte_pktmbuf_free(x->ev.objs[i]);
 	}
+	tcp_sq_free(x->sq);
 	lcp_pool_free(x->nodes);
 	rte_free(x);
 }

@@ -41,4 +41,27 @@ int tcp_conf_to_stk(const struct tcp_conf *c, struct stk_config *k, bool *have_m
 int tcp_parse_hostport(const char *s, uint32_t *ip, uint16_t *port);
 int tcp_validate(const void *conf, char *msg, size_t msglen);
 
+/* tcp_sendq.c: SENDs held until the send buffer has room (backpressure) */
+struct rte_mbuf;
+struct tcp_sendq;
+struct tcp_sq_cb {
+	void *arg;
+	void (*room)(void *arg, uint32_t conn, uint32_t user);           /* drained: SEND_ROOM */
+	void (*close)(void *arg, struct stk_tcb *c);                     /* the CLOSE that waited */
+	void (*error)(void *arg, uint32_t conn, uint32_t user, int err); /* a held SEND failed */
+	void (*freed)(void *arg, uint32_t conn, uint32_t bytes);         /* held bytes thrown away */
+};
+struct tcp_sendq *tcp_sq_create(unsigned max_conns, int socket);
+void tcp_sq_free(struct tcp_sendq *q);
+/* a SEND on c: 0 the stack took m, 1 held (*full_now: SEND_FULL is due), or
+ * a negative errno (not taken: the caller frees m and reports it) */
+int tcp_sq_send(struct tcp_sendq *q, struct stk *stk, struct stk_tcb *c, struct rte_mbuf *m, uint32_t user,
+		bool *full_now);
+/* a CLOSE on conn: true when it must wait behind held data (done at the drain) */
+bool tcp_sq_close_later(struct tcp_sendq *q, uint32_t conn);
+/* conn died: free what it held; the bytes */
+uint32_t tcp_sq_drop(struct tcp_sendq *q, uint32_t conn);
+/* give held SENDs to the stack as room allows; SENDs handed over */
+unsigned tcp_sq_drain(struct tcp_sendq *q, struct stk *stk, const struct tcp_sq_cb *cb);
+
 #endif

@@ -95,25 +95,23 @@ ws_process(struct lcp_stage *st, void *ctx, unsigned port, void **objs, unsigned
 			 * close); one that connected after all is an orphan: reset it */
 			lcp_count(st, WS_C_EVENTS_OLD_CONN, 1);
 			if (meta->ev == LCP_STREAM_EV_CONNECTED && meta->conn != 0) {
-				struct rte_mbuf *am = rte_pktmbuf_alloc(x->pkt);
+				struct rte_mbuf *am = lcp_stream_mbuf(x->pkt, LCP_STREAM_CMD_ABORT, meta->conn, 0);
 
-				if (am != NULL) {
-					struct lcp_stream_meta *ameta = lcp_stream_meta(am);
-
-					memset(ameta, 0, sizeof(*ameta));
-					lcp_mbuf_set_rx_tsc(am, 0);
-					ameta->ev = LCP_STREAM_CMD_ABORT;
-					ameta->conn = meta->conn;
+				if (am != NULL)
 					ws_tx(x, am);
-				} else {
+				else
 					lcp_count(st, WS_C_DROP_NO_MBUF, 1);
-				}
 			}
 			rte_pktmbuf_free(m);
 			continue;
 		}
 		switch (meta->ev) {
 		case LCP_STREAM_EV_DATA:
+			if (unlikely(meta->off != c->rx_off)) {
+				ws_stream_gap(x, c, meta->off);
+				break;
+			}
+			c->rx_off += rte_pktmbuf_pkt_len(m);
 			ws_on_data(x, c, m);
 			break;
 		case LCP_STREAM_EV_CONNECTED:

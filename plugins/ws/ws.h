@@ -63,7 +63,9 @@ enum { WS_P_IN, WS_P_TX, WS_P_MSG, WS_P_SEND };
 	X(FAIL_1009, "fail_too_big_1009")                                      \
 	X(FAIL_1011, "fail_internal_1011")                                     \
 	X(FAIL_TCP, "fail_tcp")                                                \
+	X(FAIL_STREAM_GAP, "fail_stream_gap")                                  \
 	X(DROP_NO_MSG, "drop_no_msg")                                          \
+	X(MSGS_AFTER_LOSS, "msgs_after_loss")                                  \
 	X(DROP_NO_MBUF, "drop_no_mbuf")                                        \
 	X(DROP_ASSEMBLY_NOMEM, "drop_assembly_nomem")                          \
 	X(DROP_ASSEMBLY_POOL_EMPTY, "drop_assembly_pool_empty")                \
@@ -86,6 +88,8 @@ enum { WS_P_IN, WS_P_TX, WS_P_MSG, WS_P_SEND };
 	X(TLS_RECORDS_TX, "tls_records_tx")                                    \
 	X(TLS_BYTES_RX, "tls_bytes_rx")                                        \
 	X(TLS_BYTES_TX, "tls_bytes_tx")                                        \
+	X(TLS_RECORDS_RX_FAST, "tls_records_rx_fast")                          \
+	X(TLS_TICKETS_IGNORED, "tls_tickets_ignored")                          \
 	X(DEFLATE_OPENS, "deflate_opens")                                      \
 	X(MSGS_INFLATED, "msgs_inflated")                                      \
 	X(DEFLATE_BYTES_RX, "deflate_bytes_rx")                                \
@@ -125,6 +129,7 @@ struct ws_conf {
 	const char *tls_server_name;
 	const char *tls_ciphers, *tls_ciphersuites;
 	bool tls_resume;
+	bool tls_fast_path;
 	bool deflate;
 	uint32_t deflate_window_bits;
 	bool deflate_no_context_takeover;
@@ -169,8 +174,11 @@ struct ws_conn {
 	const char *sub_next;  /* the next subscription line to send */
 	uint32_t backoff_ms;
 	uint64_t msgs, bytes, opens;
+	uint32_t lost;         /* messages dropped since the last one delivered (LCP_MSG_F_LOSS) */
+	uint32_t rx_off;       /* the stream offset the next DATA event must start at */
 	/* TLS (wss://) */
 	struct stk_tls *t;     /* this attempt's session */
+	bool tls_fast_tried;   /* the receive fast path was asked for (once open) */
 	void *ticket;          /* the last session ticket, across reconnects */
 	/* names: the worker asks (rq_gen), the resolver answers (rs_gen) */
 	uint32_t rq_gen, rs_gen; /* atomics: __atomic release / acquire */
@@ -232,6 +240,8 @@ struct ws_ctx {
 	char server_name[254];        /* tls_server_name; "": each URL's host */
 	struct stk_tls_stats tls_pub; /* what the counters already hold */
 	struct rte_mbuf *spare;       /* plaintext mbuf a read did not fill */
+	bool tls_fast;                /* tls_fast_path */
+	uint64_t tls_rx_tsc;          /* rx TSC of the segment being decrypted */
 	/* names */
 	bool resolver_up;
 	volatile bool resolver_quit;
@@ -274,6 +284,7 @@ void ws_on_plain(struct ws_ctx *x, struct ws_conn *c, struct rte_mbuf *m);
 /* ws_conn.c */
 void ws_schedule_reconnect(struct ws_ctx *x, struct ws_conn *c, const char *why);
 void ws_fail(struct ws_ctx *x, struct ws_conn *c, uint16_t code, const char *why);
+void ws_stream_gap(struct ws_ctx *x, struct ws_conn *c, uint32_t off);
 void ws_close_tcp(struct ws_ctx *x, struct ws_conn *c, bool abort);
 void ws_connect(struct ws_ctx *x, struct ws_conn *c);
 void ws_on_connected(struct ws_ctx *x, struct ws_conn *c, uint32_t tcp);

@@ -73,6 +73,8 @@ const struct lcp_opt ws_opts[] = {
 		       "wss: TLS 1.3 cipher suites (OpenSSL syntax; default OpenSSL's)"),
 	LCP_OPT_BOOL(C, tls_resume, "tls_resume", "true",
 		     "wss: resume with the server's session ticket when reconnecting"),
+	LCP_OPT_BOOL(C, tls_fast_path, "tls_fast_path", "true",
+		     "wss: once the WebSocket is open, decrypt the server's records (AES-GCM, ChaCha20-Poly1305) straight from the segment into the plaintext mbufs, one copy (tls_records_rx_fast); false: OpenSSL's read path"),
 	LCP_OPT_BOOL(C, deflate, "deflate", "true",
 		     "offer permessage-deflate (RFC 7692); compressed messages are inflated into assembly buffers, max_msg bounding the inflated size"),
 	LCP_OPT_UINT(C, deflate_window_bits, "deflate_window_bits", "0", 0, 15, 0,

@@ -84,6 +84,23 @@ ws_schedule_reconnect(struct ws_ctx *x, struct ws_conn *c, const char *why)
 	c->backoff_ms = c->backoff_ms * 2 > x->rc_max ? x->rc_max : c->backoff_ms * 2;
 }
 
+/* A DATA event that does not continue the stream where the last one ended:
+ * bytes TCP delivered (and acknowledged) were lost between the tcp stage and
+ * us (a ring between lcores dropped stream mbufs: the producer's
+ * <port>.drop_ring_full). Nothing after the hole can be framed: fail the
+ * connection (close 1011, reconnect) rather than parse across it. */
+void
+ws_stream_gap(struct ws_ctx *x, struct ws_conn *c, uint32_t off)
+{
+	char why[160];
+
+	lcp_count(x->st, WS_C_FAIL_STREAM_GAP, 1);
+	snprintf(why, sizeof(why),
+		 "%u byte(s) of the TCP stream lost between tcp and ws (a ring dropped stream data: "
+		 "see drop_ring_full of the tcp stage's data link)", off - c->rx_off);
+	ws_fail(x, c, STK_WS_CLOSE_INTERNAL, why);
+}
+
 /* fail the connection: close frame with code if open, then FIN; RST if no code */
 void
 ws_fail(struct ws_ctx *x, struct ws_conn *c, uint16_t code, const char *why)
@@ -179,6 +196,7 @@ void
 ws_on_connected(struct ws_ctx *x, struct ws_conn *c, uint32_t tcp)
 {
 	c->tcp = tcp;
+	c->rx_off = 0;
 	if (c->tls)
 		ws_tls_start(x, c);
 	else
@@ -235,6 +253,7 @@ ws_on_open(struct ws_ctx *x, struct ws_conn *c)
 	c->t_ping = x->ping_ms ? ws_now() + x->ping_ms * x->hz_ms : 0;
 	lcp_count(x->st, WS_C_OPENS, 1);
 	c->session_start = true;
+	c->lost = 0; /* a new session starts over anyway (LCP_MSG_F_SESSION_START) */
 	lcp_log(x->st, LCP_LOG_INFO, "conn %u: open %s%s%s%s", c->idx, c->tls ? "wss://" : "ws://", c->hosthdr, c->path,
 		pmd.on ? " (permessage-deflate)" : "");
 	c->sub_next = x->subscribe;

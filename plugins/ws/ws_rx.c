@@ -75,6 +75,7 @@ ws_msg_new(struct ws_ctx *x, struct ws_conn *c, unsigned op, const uint8_t *data
 	m = ws_pool_get(x, x->msgs);
 	if (m == NULL) {
 		lcp_count(x->st, WS_C_DROP_NO_MSG, 1);
+		c->lost++;
 		return NULL;
 	}
 	m->x = x;
@@ -86,6 +87,13 @@ ws_msg_new(struct ws_ctx *x, struct ws_conn *c, unsigned op, const uint8_t *data
 	m->pub.opcode = (uint16_t)op;
 	m->pub.flags = c->session_start ? LCP_MSG_F_SESSION_START : 0;
 	c->session_start = false;
+	m->pub.lost = c->lost;
+	if (unlikely(c->lost != 0)) {
+		/* what was dropped before this one, for the consumers (metrics) */
+		m->pub.flags |= LCP_MSG_F_LOSS;
+		lcp_count(x->st, WS_C_MSGS_AFTER_LOSS, 1);
+		c->lost = 0;
+	}
 	m->pub.release = ws_msg_release;
 	m->pub.owner = x;
 	m->pub.backing[0] = m->pub.backing[1] = NULL;
@@ -124,6 +132,7 @@ ws_buf_get(void *user, struct stk_wss_buf *b, size_t need, bool grow)
 		}
 		if (!x->asm_heap_fallback) {
 			lcp_count(x->st, WS_C_DROP_ASSEMBLY_POOL_EMPTY, 1);
+			c->lost++;
 			return -1;
 		}
 		need = x->asm_size;
@@ -131,6 +140,7 @@ ws_buf_get(void *user, struct stk_wss_buf *b, size_t need, bool grow)
 	b->data = rte_malloc("ws_asm", need, 0);
 	if (b->data == NULL) {
 		lcp_count(x->st, WS_C_DROP_ASSEMBLY_NOMEM, 1);
+		c->lost += !grow; /* a grow that fails fails the connection (1011) */
 		lcp_log(x->st, LCP_LOG_ERR, "conn %u: no memory (%zu bytes) to assemble a message", c->idx, need);
 		return -1;
 	}

@@ -14,10 +14,15 @@
  *   ws_tls_failed   count the reason, close (the alert goes out first), reconnect
  *   ws_tls_publish  record and byte counts into the stage's counters
  *
- * Copies on the receive path: the segment into OpenSSL's record buffer (our
- * BIO hands it the segment, stack/tls.c), decryption in place there, the
- * plaintext into the mbuf (SSL_read). No allocation per record: a read that
- * finds nothing keeps its mbuf for the next one (x->spare). */
+ * Copies on the receive path. Once the WebSocket is open (tls_fast_path), the
+ * fast path: each record is decrypted straight from the segment into mbufs
+ * (one pass, the only copy), held by the session until its tag verified, then
+ * handed to ws_on_plain() one mbuf at a time (ws_tls_rx_ops). Before that, and
+ * for suites the fast path does not know: OpenSSL's path, the segment into its
+ * record buffer (our BIO, stack/tls.c), decryption in place, the plaintext
+ * into the mbuf (SSL_read). No allocation per record either way: a read that
+ * finds nothing keeps its mbuf for the next one (x->spare, or the session's
+ * spares). */
 #include <stdio.h>
 #include <string.h>
 
@@ -52,6 +57,7 @@ ws_tls_init(struct ws_ctx *x, const struct ws_conf *c)
 	bool any = false;
 	char err[256];
 
+	x->tls_fast = c->tls_fast_path;
 	for (unsigned i = 0; i < x->n_conns; i++)
 		any |= x->conns[i].tls;
 	if (!any)
@@ -71,6 +77,7 @@ bool
 ws_tls_start(struct ws_ctx *x, struct ws_conn *c)
 {
 	c->state = WC_TLS;
+	c->tls_fast_tried = false;
 	c->t = stk_tls_new(x->tls, &ws_tls_ops, c, x->server_name[0] ? x->server_name : c->host,
 			   &c->ticket);
 	if (c->t == NULL) {
@@ -91,6 +98,7 @@ ws_tls_failed(struct ws_ctx *x, struct ws_conn *c)
 		[STK_TLS_FAIL_NONE] = WS_C_TLS_FAIL_PROTOCOL,  [STK_TLS_FAIL_VERIFY] = WS_C_TLS_FAIL_VERIFY,
 		[STK_TLS_FAIL_ALERT] = WS_C_TLS_FAIL_ALERT,     [STK_TLS_FAIL_TIMEOUT] = WS_C_TLS_FAIL_TIMEOUT,
 		[STK_TLS_FAIL_PROTOCOL] = WS_C_TLS_FAIL_PROTOCOL, [STK_TLS_FAIL_TX] = WS_C_TLS_FAIL_TX,
+		[STK_TLS_FAIL_NOBUF] = WS_C_DROP_NO_MBUF,
 	};
 	enum stk_tls_fail f = stk_tls_failure(c->t);
 	char why[320];
@@ -117,12 +125,97 @@ ws_tls_opened(struct ws_ctx *x, struct ws_conn *c)
 	ws_upgrade(x, c);
 }
 
+/* the end of the TLS stream or of the session (n: CLOSED or FAILED) */
+static void
+ws_tls_end(struct ws_ctx *x, struct ws_conn *c, ssize_t n)
+{
+	if (n == STK_TLS_CLOSED && c->state == WC_CLOSING) {
+		if (!c->close_rcvd)
+			lcp_log(x->st, LCP_LOG_WARNING, "conn %u: the server ended TLS before answering our close (1006)",
+				c->idx);
+		c->close_rcvd = true;
+		ws_close_fin(x, c);
+	} else if (n == STK_TLS_CLOSED) {
+		ws_close_tcp(x, c, false);
+		lcp_count(x->st, WS_C_RECONNECTS, 1);
+		ws_schedule_reconnect(x, c, c->state == WC_OPEN ?
+			"the server ended TLS (close_notify) without a close frame (1006)" :
+			"the server ended TLS (close_notify) during the upgrade");
+	} else if (n == STK_TLS_FAILED) {
+		ws_tls_failed(x, c);
+	}
+}
+
+/* ---- the receive fast path's buffers: mbufs of the stage's pool ---- */
+
+static void *
+ws_tls_fast_get(void *user, uint8_t **p, size_t *cap)
+{
+	struct ws_conn *c = user;
+	struct ws_ctx *x = c->x;
+	struct rte_mbuf *pm = x->spare != NULL ? x->spare : rte_pktmbuf_alloc(x->pkt);
+
+	x->spare = NULL;
+	if (pm == NULL) {
+		/* the plaintext cannot wait outside the TLS stream: the session fails */
+		lcp_log(x->st, LCP_LOG_ERR, "conn %u: no mbuf for TLS plaintext", c->idx);
+		return NULL;
+	}
+	*p = rte_pktmbuf_mtod(pm, uint8_t *);
+	*cap = rte_pktmbuf_tailroom(pm);
+	return pm;
+}
+
+/* a verified record's plaintext (or part of it): on to the WebSocket, with
+ * the rx TSC of the segment that completed the record */
+static void
+ws_tls_fast_deliver(void *user, void *buf, size_t n)
+{
+	struct ws_conn *c = user;
+	struct rte_mbuf *pm = buf;
+
+	pm->data_len = (uint16_t)n;
+	pm->pkt_len = (uint32_t)n;
+	lcp_mbuf_set_rx_tsc(pm, c->x->tls_rx_tsc);
+	ws_on_plain(c->x, c, pm); /* may end the connection and free the session */
+	rte_pktmbuf_free(pm);     /* messages hold their own references */
+}
+
+static void
+ws_tls_fast_discard(void *user, void *buf)
+{
+	(void)user;
+	rte_pktmbuf_free(buf);
+}
+
+static const struct stk_tls_rx_ops ws_tls_rx_ops = {
+	.get = ws_tls_fast_get,
+	.deliver = ws_tls_fast_deliver,
+	.discard = ws_tls_fast_discard,
+};
+
+/* the WebSocket is open: ask for the fast path once */
+static void
+ws_tls_fast_ask(struct ws_ctx *x, struct ws_conn *c)
+{
+	int r;
+
+	c->tls_fast_tried = true;
+	r = stk_tls_fast_start(c->t, &ws_tls_rx_ops, c);
+	if (r == 0)
+		lcp_log(x->st, LCP_LOG_INFO, "conn %u: TLS receive fast path (%s)", c->idx, stk_tls_cipher(c->t));
+	else
+		lcp_log(x->st, LCP_LOG_INFO, "conn %u: no TLS receive fast path for %s %s: OpenSSL's read path",
+			c->idx, stk_tls_version(c->t), stk_tls_cipher(c->t));
+}
+
 void
 ws_tls_data(struct ws_ctx *x, struct ws_conn *c, struct rte_mbuf *seg)
 {
 	uint32_t gen = c->gen;
 	int r = stk_tls_input(c->t, rte_pktmbuf_mtod(seg, const uint8_t *), seg->data_len);
 
+	x->tls_rx_tsc = lcp_mbuf_rx_tsc(seg);
 	if (r == STK_TLS_FAILED) {
 		ws_tls_failed(x, c);
 		return;
@@ -133,9 +226,17 @@ ws_tls_data(struct ws_ctx *x, struct ws_conn *c, struct rte_mbuf *seg)
 			return;
 	}
 	for (;;) {
-		struct rte_mbuf *pm = x->spare != NULL ? x->spare : rte_pktmbuf_alloc(x->pkt);
+		struct rte_mbuf *pm;
 		ssize_t n;
 
+		if (stk_tls_fast_armed(c->t)) {
+			/* everything left of the segment, through ws_tls_rx_ops */
+			n = stk_tls_recv(c->t);
+			if (n != STK_TLS_AGAIN && c->gen == gen && c->t != NULL)
+				ws_tls_end(x, c, n);
+			return;
+		}
+		pm = x->spare != NULL ? x->spare : rte_pktmbuf_alloc(x->pkt);
 		x->spare = NULL;
 		if (pm == NULL) {
 			/* the plaintext cannot wait outside the TLS stream: end the connection */
@@ -146,21 +247,7 @@ ws_tls_data(struct ws_ctx *x, struct ws_conn *c, struct rte_mbuf *seg)
 		n = stk_tls_read(c->t, rte_pktmbuf_mtod(pm, uint8_t *), rte_pktmbuf_tailroom(pm));
 		if (n <= 0) {
 			x->spare = pm;
-			if (n == STK_TLS_CLOSED && c->state == WC_CLOSING) {
-				if (!c->close_rcvd)
-					lcp_log(x->st, LCP_LOG_WARNING,
-						"conn %u: the server ended TLS before answering our close (1006)", c->idx);
-				c->close_rcvd = true;
-				ws_close_fin(x, c);
-			} else if (n == STK_TLS_CLOSED) {
-				ws_close_tcp(x, c, false);
-				lcp_count(x->st, WS_C_RECONNECTS, 1);
-				ws_schedule_reconnect(x, c, c->state == WC_OPEN ?
-					"the server ended TLS (close_notify) without a close frame (1006)" :
-					"the server ended TLS (close_notify) during the upgrade");
-			} else if (n == STK_TLS_FAILED) {
-				ws_tls_failed(x, c);
-			}
+			ws_tls_end(x, c, n);
 			return;
 		}
 		pm->data_len = (uint16_t)n;
@@ -170,6 +257,9 @@ ws_tls_data(struct ws_ctx *x, struct ws_conn *c, struct rte_mbuf *seg)
 		rte_pktmbuf_free(pm); /* messages hold their own references */
 		if (c->gen != gen || c->t == NULL)
 			return;
+		/* open now: the rest of the stream from the next record boundary */
+		if (x->tls_fast && c->state == WC_OPEN && !c->tls_fast_tried)
+			ws_tls_fast_ask(x, c);
 	}
 }
 
@@ -189,6 +279,10 @@ ws_tls_publish(struct ws_ctx *x)
 		lcp_count(x->st, WS_C_TLS_BYTES_RX, s->bytes_rx - x->tls_pub.bytes_rx);
 	if (s->bytes_tx != x->tls_pub.bytes_tx)
 		lcp_count(x->st, WS_C_TLS_BYTES_TX, s->bytes_tx - x->tls_pub.bytes_tx);
+	if (s->records_rx_fast != x->tls_pub.records_rx_fast)
+		lcp_count(x->st, WS_C_TLS_RECORDS_RX_FAST, s->records_rx_fast - x->tls_pub.records_rx_fast);
+	if (s->tickets_ignored != x->tls_pub.tickets_ignored)
+		lcp_count(x->st, WS_C_TLS_TICKETS_IGNORED, s->tickets_ignored - x->tls_pub.tickets_ignored);
 	x->tls_pub = *s;
 }
 

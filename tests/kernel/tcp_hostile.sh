@@ -163,7 +163,7 @@ c = byport.get(41002)
 check(C("tcp_zero_window_in") >= 1 and C("tcp_window_probes") >= p.get("probes_seen", 1 << 60),
       "zero: tcp_zero_window_in %d, tcp_window_probes %d (peer saw %s)"
       % (C("tcp_zero_window_in"), C("tcp_window_probes"), p.get("probes_seen")))
-check(C("drop_tcp_sndbuf") >= 1, "zero: the echo past sndbuf was refused (drop_tcp_sndbuf %d)" % C("drop_tcp_sndbuf"))
+check(C("tcp_sndbuf_full") >= 1 and C("sendq_held") >= 1, "zero: the echo past sndbuf was held (tcp_sndbuf_full %d, sendq_held %d)" % (C("tcp_sndbuf_full"), C("sendq_held")))
 check(C("tcp_persist_timeouts") == 1 and c is not None and c["events"]["timeout"] == 1,
       "zero: given up after persist_timeout_ms (tcp_persist_timeouts 1, TIMEOUT event)", c and c["events"])
 check(p.get("rst_after_s") is not None and p["rst_after_s"] >= int(A["persist"]) / 1000.0,

@@ -87,13 +87,19 @@ rc=$?
 expect_grep "$T/c2.out" 'links: on_full "block" on a cycle between lcores can deadlock: links\[[01]\] \(lcore [12] -> [12]\), links\[[01]\] \(lcore [12] -> [12]\)' \
 	"the message names both links and lcores"
 
-step "(e) control: ws msgs pool of 63, no wait: drop_no_msg, gaps"
-mkconf pool-wait.json "$T/nowait.json" MSGS=63 WAIT=0 ONFULL=drop
+step "(e) control: ws msgs pool of 63, no wait: drop_no_msg, gaps, each loss flagged downstream"
+# the message after a drop carries LCP_MSG_F_LOSS and how many were lost: ws
+# counts msgs_after_loss, metrics loss_events and msgs_lost_upstream (all but
+# the drops after the last delivered message; the ring to lcore 2 drops none)
+mkconf pool-wait.json "$T/nowait.json" MSGS=63 WAIT=0 ONFULL=block
 lcrun nowait "$T/nowait.json" --duration 2 --no-live
 expect_rc 0 "pool empty, no wait"
 rcheck "pool empty, no wait" \
 	'ctr("feed", "drop_no_msg") > 0' \
 	'ctr("stats", "seq_gaps") > 0' \
+	'ctr("stats", "loss_events") == ctr("feed", "msgs_after_loss") > 0' \
+	'0 < ctr("stats", "msgs_lost_upstream") <= ctr("feed", "drop_no_msg") + ctr("feed", "drop_assembly_pool_empty")' \
+	'ctr("feed", "msg.drop_ring_full") == 0' \
 	'ctr("feed", "pool_waits") == 0' \
 	'all(p["in_use"] == 0 for p in r["pools"])' 'r["leaked_objects"] == 0'
 

@@ -42,6 +42,10 @@ if order == "reversed":
 elif order == "split":
     for n in ("feed", "stats", "sink"):
         st[n]["lcore"] = 2
+    # lossless: a ring that drops stream data would cut the stream (ws fails
+    # the connection on the hole: fail_stream_gap) whenever lcore 2 is starved
+    c["links"] = [l for l in c["links"] if l != "tcp.data -> feed.in"] + [
+        {"from": "tcp.data", "to": "feed.in", "on_full": "block"}]
 c["engine"]["linger"] = 5.0  # a bound: the close takes milliseconds here
 json.dump(c, open(sys.argv[2], "w"), indent=1)
 PY

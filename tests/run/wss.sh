@@ -67,6 +67,7 @@ rcheck "wss" \
 	'ctr("feed", "tls_handshakes") == 1' \
 	'ctr("feed", "tls_resumed") == 0' \
 	'ctr("feed", "tls_records_rx") > 0' 'ctr("feed", "tls_records_tx") >= 3' \
+	'ctr("feed", "tls_records_rx_fast") > 0' \
 	'ctr("feed", "tls_bytes_rx") > ctr("feed", "msg_bytes")' \
 	'ctr("feed", "tls_fail_verify") + ctr("feed", "tls_fail_alert") + ctr("feed", "tls_fail_protocol") + ctr("feed", "tls_fail_timeout") + ctr("feed", "tls_fail_tx") == 0' \
 	'ctr("feed", "msgs") == 30000' \

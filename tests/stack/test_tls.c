@@ -28,6 +28,7 @@
  *                   matching its certificate, bad cipher lists -> NULL + message
  */
 #include <check.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,7 +69,75 @@ struct end {
 	bool refuse_tx;
 	bool closed;
 	int opened;       /* OPENED seen */
+	/* client fast path: arm once this much plaintext came (0: never here) */
+	size_t arm_at;
+	int fast_rc;      /* the last stk_tls_recv result */
+	unsigned gets, delivers, discards;
 };
+
+/* fast path buffers: heap blocks of random size, poisoned when handed back */
+struct fbuf {
+	size_t cap;
+	uint8_t p[];
+};
+
+static uint32_t rnd(void);
+
+static void *
+fast_get(void *user, uint8_t **p, size_t *cap)
+{
+	struct end *e = user;
+	size_t n = STK_TLS_FAST_MIN_BUF + rnd() % 4000;
+	struct fbuf *b = malloc(sizeof(*b) + n);
+
+	ck_assert_ptr_nonnull(b);
+	b->cap = n;
+	memset(b->p, 0x5a, n);
+	*p = b->p;
+	*cap = n;
+	e->gets++;
+	return b;
+}
+
+static void bytes_add(struct bytes *b, const uint8_t *p, size_t n);
+
+static void
+fast_deliver(void *user, void *buf, size_t n)
+{
+	struct end *e = user;
+	struct fbuf *b = buf;
+
+	ck_assert_uint_gt(n, 0);
+	ck_assert_uint_le(n, b->cap);
+	bytes_add(&e->got, b->p, n);
+	e->delivers++;
+	memset(b->p, 0xa5, b->cap);
+	free(b);
+}
+
+static void
+fast_discard(void *user, void *buf)
+{
+	struct end *e = user;
+	struct fbuf *b = buf;
+
+	e->discards++;
+	memset(b->p, 0xa5, b->cap);
+	free(b);
+}
+
+static const struct stk_tls_rx_ops fast_ops = {
+	.get = fast_get, .deliver = fast_deliver, .discard = fast_discard
+};
+
+/* the fast path's result after input */
+static void
+fast_recv(struct end *to)
+{
+	to->fast_rc = stk_tls_recv(to->t);
+	if (to->fast_rc == STK_TLS_CLOSED)
+		to->closed = true;
+}
 
 static int
 end_tx(void *user, const uint8_t *p, size_t n)
@@ -114,7 +183,9 @@ deliver(struct end *from, struct end *to, size_t maxc, size_t maxr)
 		r = stk_tls_input(to->t, chunk, k);
 		if (r == STK_TLS_OPENED)
 			to->opened++;
-		if (r != STK_TLS_FAILED) {
+		if (r != STK_TLS_FAILED && stk_tls_fast_armed(to->t)) {
+			fast_recv(to);
+		} else if (r != STK_TLS_FAILED) {
 			for (;;) {
 				size_t cap = 1 + rnd() % maxr;
 				uint8_t *buf = malloc(cap);
@@ -129,6 +200,13 @@ deliver(struct end *from, struct end *to, size_t maxc, size_t maxr)
 					to->closed = true;
 				if (got <= 0)
 					break;
+				if (to->arm_at > 0 && to->got.n >= to->arm_at) {
+					/* mid-stream: OpenSSL may hold records read ahead */
+					ck_assert_int_eq(stk_tls_fast_start(to->t, &fast_ops, to), 0);
+					to->arm_at = 0;
+					fast_recv(to);
+					break;
+				}
 			}
 		}
 		memset(chunk, 0xa5, k); /* the borrow is over */
@@ -509,6 +587,316 @@ START_TEST(timeout)
 }
 END_TEST
 
+/* ---- receive fast path (client) ---- */
+
+struct suite {
+	uint16_t v;
+	const char *ciphers, *suites; /* 1.2 list, 1.3 suites */
+	const char *name;             /* as stk_tls_cipher says it */
+};
+
+static const struct suite fast_suites[] = {
+	{ STK_TLS_V13, NULL, "TLS_AES_128_GCM_SHA256", "TLS_AES_128_GCM_SHA256" },
+	{ STK_TLS_V13, NULL, "TLS_AES_256_GCM_SHA384", "TLS_AES_256_GCM_SHA384" },
+	{ STK_TLS_V13, NULL, "TLS_CHACHA20_POLY1305_SHA256", "TLS_CHACHA20_POLY1305_SHA256" },
+	{ STK_TLS_V12, "ECDHE-ECDSA-AES128-GCM-SHA256", NULL, "ECDHE-ECDSA-AES128-GCM-SHA256" },
+	{ STK_TLS_V12, "ECDHE-ECDSA-AES256-GCM-SHA384", NULL, "ECDHE-ECDSA-AES256-GCM-SHA384" },
+	{ STK_TLS_V12, "ECDHE-ECDSA-CHACHA20-POLY1305", NULL, "ECDHE-ECDSA-CHACHA20-POLY1305" },
+};
+#define N_FAST_SUITES (sizeof(fast_suites) / sizeof(fast_suites[0]))
+
+static void
+suite_ctxs(const struct suite *su, struct stk_tls_ctx **cx, struct stk_tls_ctx **sx)
+{
+	struct stk_tls_conf sc = { .server = true, .cert_file = pki.good, .key_file = pki.good_key,
+				   .min_version = su->v, .max_version = su->v, .resume = true, .alpn = true,
+				   .ciphers = su->ciphers, .ciphersuites = su->suites };
+	struct stk_tls_conf cc = { .ca_file = pki.ca, .min_version = su->v, .max_version = su->v,
+				   .resume = true, .alpn = true, .ciphers = su->ciphers, .ciphersuites = su->suites };
+
+	*sx = ctx(&sc);
+	*cx = ctx(&cc);
+}
+
+/* a client and a server of suite su; the client's fast path armed right after
+ * the handshake (arm_at 0) or once arm_at bytes of plaintext came */
+static void
+fast_pair(struct end *c, struct end *s, const struct suite *su, struct stk_tls_ctx *cx, struct stk_tls_ctx *sx,
+	  size_t maxc, size_t arm_at)
+{
+	connect_pair(c, s, cx, sx, TLS_TEST_HOST, NULL, maxc);
+	REQUIRE(stk_tls_is_open(c->t) && stk_tls_is_open(s->t), "%s: not open: %s / %s", su->name,
+		stk_tls_error(c->t), stk_tls_error(s->t));
+	ck_assert_str_eq(stk_tls_cipher(c->t), su->name);
+	if (arm_at == 0)
+		ck_assert_int_eq(stk_tls_fast_start(c->t, &fast_ops, c), 0);
+	else
+		c->arm_at = arm_at;
+}
+
+/* free the client; every buffer lent came back */
+static void
+fast_end_free(struct end *c)
+{
+	stk_tls_free(c->t);
+	c->t = NULL;
+	REQUIRE(c->gets == c->delivers + c->discards, "buffers: %u lent, %u delivered, %u discarded", c->gets,
+		c->delivers, c->discards);
+	end_free(c);
+}
+
+static uint8_t *
+rnd_bytes(size_t n)
+{
+	uint8_t *p = malloc(n);
+
+	ck_assert_ptr_nonnull(p);
+	for (size_t i = 0; i < n; i++)
+		p[i] = (uint8_t)rnd();
+	return p;
+}
+
+START_TEST(fast_suites_exact)
+{
+	static const size_t chunks[] = { 1, 7, 100, 1448, 20000 };
+	const struct suite *su = &fast_suites[_i];
+	size_t n2 = 300 * 1024, n1 = 10 * 1024;
+	uint8_t *a = rnd_bytes(n1), *b = rnd_bytes(n2);
+
+	for (unsigned k = 0; k < sizeof(chunks) / sizeof(chunks[0]); k++) {
+		for (int mid = 0; mid < 2; mid++) {
+			struct stk_tls_ctx *cx, *sx;
+			struct end c, s;
+			size_t big = k == 0 ? 64 * 1024 : n2;
+			const struct stk_tls_stats *cs, *ss;
+
+			rng_state = 0x1234567ull + k * 2 + (unsigned)mid;
+			suite_ctxs(su, &cx, &sx);
+			cs = stk_tls_ctx_stats(cx);
+			ss = stk_tls_ctx_stats(sx);
+			fast_pair(&c, &s, su, cx, sx, chunks[k], mid ? 1 + rnd() % (big / 2) : 0);
+			send_all(&s, b, big);
+			send_all(&c, a, n1);
+			pump(&c, &s, chunks[k], 5000);
+			ck_assert(stk_tls_fast_armed(c.t));
+			REQUIRE(c.got.n == big && memcmp(c.got.p, b, big) == 0,
+				"%s chunks %zu mid %d: server -> client %zu of %zu bytes (%s)", su->name, chunks[k], mid,
+				c.got.n, big, stk_tls_error(c.t));
+			REQUIRE(s.got.n == n1 && memcmp(s.got.p, a, n1) == 0, "client -> server: %zu of %zu", s.got.n,
+				n1);
+			REQUIRE(cs->records_rx == ss->records_tx && cs->records_rx_fast > big / 16384 / 2 &&
+					(mid || cs->records_rx_fast > big / 16384) &&
+					cs->records_rx_fast < cs->records_rx,
+				"records: client rx %lu (fast %lu), server tx %lu", (unsigned long)cs->records_rx,
+				(unsigned long)cs->records_rx_fast, (unsigned long)ss->records_tx);
+			ck_assert_uint_eq(cs->bytes_rx, ss->bytes_tx);
+			ck_assert_int_eq(stk_tls_failure(c.t), STK_TLS_FAIL_NONE);
+			fast_end_free(&c);
+			end_free(&s);
+			stk_tls_ctx_free(cx);
+			stk_tls_ctx_free(sx);
+		}
+	}
+	free(a);
+	free(b);
+}
+END_TEST
+
+START_TEST(fast_unsupported)
+{
+	static const struct suite other[] = {
+		{ STK_TLS_V13, NULL, "TLS_AES_128_CCM_SHA256", "TLS_AES_128_CCM_SHA256" },
+		{ STK_TLS_V12, "ECDHE-ECDSA-AES128-SHA256", NULL, "ECDHE-ECDSA-AES128-SHA256" },
+	};
+
+	for (unsigned i = 0; i < 2; i++) {
+		struct stk_tls_ctx *cx, *sx;
+		struct end c, s;
+
+		suite_ctxs(&other[i], &cx, &sx);
+		connect_pair(&c, &s, cx, sx, TLS_TEST_HOST, NULL, 1448);
+		ck_assert_str_eq(stk_tls_cipher(c.t), other[i].name);
+		ck_assert_int_eq(stk_tls_fast_start(c.t, &fast_ops, &c), -ENOTSUP);
+		ck_assert_int_eq(stk_tls_fast_start(s.t, &fast_ops, &s), -EINVAL); /* servers: OpenSSL's path */
+		ck_assert(!stk_tls_fast_armed(c.t));
+		send_all(&s, (const uint8_t *)"still there", 11);
+		pump(&c, &s, 1448, 4096);
+		ck_assert_uint_eq(c.got.n, 11);
+		ck_assert_uint_eq(stk_tls_ctx_stats(cx)->records_rx_fast, 0);
+		fast_end_free(&c);
+		end_free(&s);
+		stk_tls_ctx_free(cx);
+		stk_tls_ctx_free(sx);
+	}
+}
+END_TEST
+
+/* offset of record i (0-based) in a ciphertext stream; its length in *len */
+static size_t
+record_at(const struct bytes *b, unsigned i, size_t *len)
+{
+	size_t off = 0;
+
+	for (;;) {
+		ck_assert_uint_le(off + 5, b->n);
+		*len = (size_t)b->p[off + 3] << 8 | b->p[off + 4];
+		if (i-- == 0)
+			return off;
+		off += 5 + *len;
+	}
+}
+
+START_TEST(fast_tamper)
+{
+	static const unsigned which[] = { 0, 2, 3, 5 }; /* 1.3 AES-128, ChaCha; 1.2 AES-128, ChaCha */
+	static const size_t chunks[] = { 1, 100, 1448 };
+
+	for (unsigned w = 0; w < 4; w++)
+		for (int tag = 0; tag < 2; tag++)
+			for (unsigned k = 0; k < 3; k++) {
+				const struct suite *su = &fast_suites[which[w]];
+				struct stk_tls_ctx *cx, *sx;
+				struct end c, s;
+				uint8_t *m = rnd_bytes(10000);
+				size_t off, len;
+
+				rng_state = 99 + k;
+				suite_ctxs(su, &cx, &sx);
+				fast_pair(&c, &s, su, cx, sx, chunks[k], 0);
+				ck_assert_int_eq(stk_tls_write(s.t, m, 100), 0);
+				ck_assert_int_eq(stk_tls_write(s.t, m + 100, 9000), 0);
+				ck_assert_int_eq(stk_tls_write(s.t, m + 9100, 900), 0);
+				off = record_at(&s.out, 1, &len);
+				ck_assert_uint_gt(len, 9000);
+				s.out.p[tag ? off + 5 + len - 1 : off + 5 + 30] ^= 0x01;
+				deliver(&s, &c, chunks[k], 4096);
+				REQUIRE(stk_tls_failure(c.t) == STK_TLS_FAIL_PROTOCOL &&
+						strstr(stk_tls_error(c.t), "bad record mac") != NULL,
+					"%s tag %d: %s", su->name, tag, stk_tls_error(c.t));
+				ck_assert_int_eq(c.fast_rc, STK_TLS_FAILED);
+				/* the first record only: nothing of the bad one */
+				REQUIRE(c.got.n == 100 && memcmp(c.got.p, m, 100) == 0, "%s: %zu bytes delivered",
+					su->name, c.got.n);
+				ck_assert_uint_ge(c.discards, 2); /* 9000 bytes were held in several buffers */
+				ck_assert_int_eq(stk_tls_recv(c.t), STK_TLS_FAILED);
+				fast_end_free(&c);
+				end_free(&s);
+				stk_tls_ctx_free(cx);
+				stk_tls_ctx_free(sx);
+				free(m);
+			}
+}
+END_TEST
+
+START_TEST(fast_close)
+{
+	for (unsigned i = 0; i < N_FAST_SUITES; i += 3)
+		for (int mid = 0; mid < 2; mid++) {
+			const struct suite *su = &fast_suites[i];
+			struct stk_tls_ctx *cx, *sx;
+			struct end c, s;
+			uint8_t *m = rnd_bytes(50000);
+
+			rng_state = 7 + (unsigned)mid;
+			suite_ctxs(su, &cx, &sx);
+			fast_pair(&c, &s, su, cx, sx, 100, mid ? 20000 : 0);
+			send_all(&s, m, 50000);
+			ck_assert_int_eq(stk_tls_close(s.t), 0);
+			deliver(&s, &c, 100, 3000);
+			ck_assert(c.closed);
+			REQUIRE(c.got.n == 50000 && memcmp(c.got.p, m, 50000) == 0, "%s: %zu bytes", su->name,
+				c.got.n);
+			ck_assert_int_eq(stk_tls_failure(c.t), STK_TLS_FAIL_NONE);
+			ck_assert_int_eq(stk_tls_recv(c.t), STK_TLS_CLOSED);
+			ck_assert_int_eq(stk_tls_read(c.t, (uint8_t[4]){ 0 }, 4), STK_TLS_CLOSED);
+			fast_end_free(&c);
+			end_free(&s);
+			stk_tls_ctx_free(cx);
+			stk_tls_ctx_free(sx);
+			free(m);
+		}
+}
+END_TEST
+
+START_TEST(fast_key_update)
+{
+	static const size_t chunks[] = { 1, 1448 };
+
+	for (unsigned i = 0; i < 3; i++) /* the TLS 1.3 suites */
+		for (unsigned k = 0; k < 2; k++)
+			for (int mid = 0; mid < 2; mid++) {
+				const struct suite *su = &fast_suites[i];
+				struct stk_tls_ctx *cx, *sx;
+				struct end c, s;
+				size_t n = 30000;
+				uint8_t *m = rnd_bytes(4 * n);
+				const struct stk_tls_stats *cs;
+				uint64_t tx0;
+
+				rng_state = 1000 + k * 2 + (unsigned)mid;
+				suite_ctxs(su, &cx, &sx);
+				cs = stk_tls_ctx_stats(cx);
+				/* mid: armed inside the first part, the first update may
+				 * still be OpenSSL's to read */
+				fast_pair(&c, &s, su, cx, sx, chunks[k], mid ? n - 100 : 0);
+				tx0 = cs->records_tx;
+				send_all(&s, m, n);
+				ck_assert_int_eq(stk_tls_key_update(s.t, false), 0);
+				send_all(&s, m + n, n);
+				deliver(&s, &c, chunks[k], 5000);
+				ck_assert_uint_eq(c.out.n, 0); /* nothing asked of the client */
+				ck_assert_uint_eq(cs->records_tx, tx0);
+				ck_assert_int_eq(stk_tls_key_update(s.t, true), 0);
+				send_all(&s, m + 2 * n, n);
+				deliver(&s, &c, chunks[k], 5000);
+				/* the client's own KeyUpdate went out */
+				ck_assert_uint_eq(cs->records_tx, tx0 + 1);
+				REQUIRE(c.got.n == 3 * n && memcmp(c.got.p, m, 3 * n) == 0, "%s: %zu of %zu bytes (%s)",
+					su->name, c.got.n, 3 * n, stk_tls_error(c.t));
+				ck_assert(stk_tls_fast_armed(c.t));
+				send_all(&c, m, 5000); /* under the client's new key */
+				send_all(&s, m + 3 * n, n);
+				pump(&c, &s, chunks[k], 5000);
+				REQUIRE(s.got.n == 5000 && memcmp(s.got.p, m, 5000) == 0, "client -> server after the update: %s",
+					stk_tls_error(s.t));
+				REQUIRE(c.got.n == 4 * n && memcmp(c.got.p, m, 4 * n) == 0, "%s: %zu bytes", su->name,
+					c.got.n);
+				ck_assert_uint_gt(cs->records_rx_fast, 0);
+				fast_end_free(&c);
+				end_free(&s);
+				stk_tls_ctx_free(cx);
+				stk_tls_ctx_free(sx);
+				free(m);
+			}
+}
+END_TEST
+
+START_TEST(fast_ticket)
+{
+	const struct suite *su = &fast_suites[0];
+	struct stk_tls_ctx *cx, *sx;
+	struct end c, s;
+	uint8_t *m = rnd_bytes(20000);
+
+	rng_state = 5;
+	suite_ctxs(su, &cx, &sx);
+	fast_pair(&c, &s, su, cx, sx, 7, 0);
+	send_all(&s, m, 10000);
+	ck_assert_int_eq(stk_tls_send_ticket(s.t), 0);
+	send_all(&s, m + 10000, 10000);
+	ck_assert_int_eq(stk_tls_send_ticket(c.t), -ENOTSUP); /* servers only */
+	deliver(&s, &c, 7, 5000);
+	REQUIRE(c.got.n == 20000 && memcmp(c.got.p, m, 20000) == 0, "%zu bytes (%s)", c.got.n, stk_tls_error(c.t));
+	ck_assert_uint_eq(stk_tls_ctx_stats(cx)->tickets_ignored, 1);
+	ck_assert_int_eq(stk_tls_failure(c.t), STK_TLS_FAIL_NONE);
+	fast_end_free(&c);
+	end_free(&s);
+	stk_tls_ctx_free(cx);
+	stk_tls_ctx_free(sx);
+	free(m);
+}
+END_TEST
+
 static void
 expect_conf_error(const struct stk_tls_conf *c, const char *part)
 {
@@ -568,11 +956,118 @@ tls_suite(void)
 	tcase_add_test(tc, bad_conf);
 	tcase_set_timeout(tc, 120);
 	suite_add_tcase(s, tc);
+	tc = tcase_create("fast");
+	tcase_add_loop_test(tc, fast_suites_exact, 0, N_FAST_SUITES);
+	tcase_add_test(tc, fast_unsupported);
+	tcase_add_test(tc, fast_tamper);
+	tcase_add_test(tc, fast_close);
+	tcase_add_test(tc, fast_key_update);
+	tcase_add_test(tc, fast_ticket);
+	tcase_set_timeout(tc, 300);
+	suite_add_tcase(s, tc);
 	return s;
 }
 
+/* --bench old|fast N: the client's receive of N 64-byte messages sent in
+ * 16 KiB records (TLS 1.3 AES-128-GCM), fed in 1448-byte segments, read into
+ * 2 KiB buffers. For callgrind: --toggle-collect=bench_rx. */
+static void __attribute__((noinline))
+bench_rx(struct end *c, const struct bytes *ct, bool fast)
+{
+	static uint8_t buf[2048];
+
+	for (size_t off = 0; off < ct->n; off += 1448) {
+		size_t k = ct->n - off < 1448 ? ct->n - off : 1448;
+
+		stk_tls_input(c->t, ct->p + off, k);
+		if (fast) {
+			stk_tls_recv(c->t);
+			continue;
+		}
+		while (stk_tls_read(c->t, buf, sizeof(buf)) > 0)
+			c->delivers++;
+	}
+}
+
+static uint8_t bench_pool[64][2048];
+
+static void *
+bench_get(void *user, uint8_t **p, size_t *cap)
+{
+	struct end *e = user;
+	uint8_t *b = bench_pool[e->gets++ % 64];
+
+	*p = b;
+	*cap = 2048;
+	return b;
+}
+
+static void
+bench_deliver(void *user, void *buf, size_t n)
+{
+	struct end *e = user;
+
+	(void)buf;
+	(void)n;
+	e->delivers++;
+}
+
+static void
+bench_deliver_discard(void *user, void *buf)
+{
+	(void)user;
+	(void)buf;
+}
+
+static const struct stk_tls_rx_ops bench_ops = { .get = bench_get, .deliver = bench_deliver,
+						 .discard = bench_deliver_discard };
+
+static int
+bench(bool fast, size_t n)
+{
+	const struct suite *su = &fast_suites[0];
+	struct stk_tls_ctx *cx, *sx;
+	struct end c, s;
+	uint8_t rec[16384];
+	size_t sent = 0;
+	struct bytes ct = { 0 };
+
+	for (size_t i = 0; i < sizeof(rec); i++)
+		rec[i] = (uint8_t)i;
+	suite_ctxs(su, &cx, &sx);
+	connect_pair(&c, &s, cx, sx, TLS_TEST_HOST, NULL, 1448);
+	if (fast && stk_tls_fast_start(c.t, &bench_ops, &c) != 0)
+		return 1;
+	/* one record first: the fast path switches there, outside the measure */
+	ck_assert_int_eq(stk_tls_write(s.t, rec, 64), 0);
+	deliver(&s, &c, 1448, 2048);
+	for (; sent < n * 64; sent += sizeof(rec))
+		ck_assert_int_eq(stk_tls_write(s.t, rec, sizeof(rec)), 0);
+	ct = s.out;
+	s.out = (struct bytes){ 0 };
+	bench_rx(&c, &ct, fast);
+	printf("bench %s: %zu messages of 64 B in %zu records, %u buffers delivered, %lu records fast\n",
+	       fast ? "fast" : "old", n, sent / sizeof(rec), c.delivers,
+	       (unsigned long)stk_tls_ctx_stats(cx)->records_rx_fast);
+	free(ct.p);
+	end_free(&c);
+	end_free(&s);
+	stk_tls_ctx_free(cx);
+	stk_tls_ctx_free(sx);
+	return 0;
+}
+
+static bool bench_fast;
+static size_t bench_n;
+
+START_TEST(bench_test)
+{
+	ck_assert_int_eq(bench(bench_fast, bench_n), 0);
+}
+END_TEST
+
 int
-main(void)
+main(int argc, char **argv)
 {
 	SRunner *sr;
 	int failed;
@@ -581,7 +1076,20 @@ main(void)
 		fprintf(stderr, "test_tls: cannot make the test PKI in .\n");
 		return EXIT_FAILURE;
 	}
-	sr = srunner_create(tls_suite());
+	if (argc == 4 && strcmp(argv[1], "--bench") == 0) {
+		Suite *s = suite_create("tls_bench");
+		TCase *tc = tcase_create("bench");
+
+		bench_fast = strcmp(argv[2], "fast") == 0;
+		bench_n = strtoul(argv[3], NULL, 10);
+		tcase_add_test(tc, bench_test);
+		tcase_set_timeout(tc, 600);
+		suite_add_tcase(s, tc);
+		sr = srunner_create(s);
+		srunner_set_fork_status(sr, CK_NOFORK);
+	} else {
+		sr = srunner_create(tls_suite());
+	}
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

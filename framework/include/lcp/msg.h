@@ -17,6 +17,10 @@ struct lcp_msg;
 #define LCP_MSG_F_SESSION_START 0x0001u /* first message of its conn_id since the
 					 * connection (re)opened: per-connection
 					 * state such as sequence numbers starts over */
+#define LCP_MSG_F_LOSS 0x0002u          /* ABI 1.7: the producer dropped messages of this
+					 * conn_id before this one (`lost` says how
+					 * many): a consumer's view (an order book) is
+					 * incomplete from here */
 
 typedef void (*lcp_msg_release_t)(struct lcp_msg *m);
 
@@ -30,6 +34,9 @@ struct lcp_msg {
 	lcp_msg_release_t release; /* frees the message and what backs it */
 	void *owner;        /* for release() */
 	void *backing[2];   /* for release(): the buffers behind data */
+	uint32_t lost;      /* ABI 1.7, with LCP_MSG_F_LOSS only: messages of this conn_id
+			     * dropped since the one before (a producer built before
+			     * 1.7 never sets the flag; do not read it without) */
 };
 
 static inline void

@@ -63,7 +63,20 @@ struct lcp_stage {
 	struct lcp_stage_priv *priv;      /* engine-private */
 	uint64_t *ctr_row;                /* ABI 1.1: the slot's counter row, or NULL */
 	uint32_t timed;                   /* ABI 1.3: engine.stage_timing is on */
+	uint32_t depth;                   /* ABI 1.7: nested same-lcore calls into this stage (lcp_emit) */
 };
+
+/* ABI 1.7: how deep lcp_emit() re-enters one stage through same-lcore links
+ * before it stops: a chain of stages on one lcore is run to completion inside
+ * the first call, so a message loop among them (a.out -> b.in, b.out -> a.in)
+ * would recurse for ever. Past this depth the objects are dropped and counted
+ * ("drop_loop" of the emitting stage, logged once with the path). A stage that
+ * answers a stage which called it (tcp <-> ws) re-enters once or twice. */
+#define LCP_EMIT_DEPTH_MAX 16
+
+/* ABI 1.7, out of line and cold: the objects of a same-lcore emit that would
+ * re-enter its destination LCP_EMIT_DEPTH_MAX deep: freed, counted, logged. */
+void lcp_emit_loop(struct lcp_stage *st, const struct lcp_edge *e, void **objs, unsigned n) __rte_cold;
 
 /* ABI 1.3, out of line: run d's process() and charge its own cycles (minus
  * those of same-lcore stages it calls) to d's timing histogram. Used instead of
@@ -158,12 +171,18 @@ lcp_emit(struct lcp_stage *st, unsigned port, void **objs, unsigned n)
 	if (likely(d != NULL)) {
 		if (unlikely(n == 0))
 			return;
+		if (unlikely(d->depth >= LCP_EMIT_DEPTH_MAX)) {
+			lcp_emit_loop(st, e, objs, n);
+			return;
+		}
 		lcp_ctr_add(st, e->ctr_out, n);
 		lcp_ctr_add(d, e->dst_ctr_in, n);
+		d->depth++;
 		if (unlikely(d->timed))
 			lcp_process_timed(d, e->dst_port, objs, n);
 		else
 			d->ops->process(d, d->ctx, e->dst_port, objs, n);
+		d->depth--;
 	} else if (likely(e->ring != NULL)) {
 		/* "<port>.out" of a ring link is not added here (ABI 1.4): the
 		 * engine reads it off the ring's producer index, so the producer

@@ -13,7 +13,14 @@
  * chained); the tcp stage owns the mbuf from then on. CONNECT and LISTEN carry
  * their address in addr/port and a cookie in `user` that every event of the
  * resulting connection(s) echoes back. CLOSE sends FIN after the queued data;
- * ABORT sends RST.
+ * ABORT sends RST. A SEND the connection's send buffer cannot take is held by
+ * the tcp stage, in order, until acknowledgements make room: never refused for
+ * it, never half-taken. The first one held raises SEND_FULL (the application
+ * should stop producing for that connection), the drain SEND_ROOM. An
+ * application ignores events it does not know. Every DATA event carries the offset of its first byte in the
+ * connection's byte stream (`off`): the DATA events of a connection, in order,
+ * continue one another exactly; an application that finds a gap (a ring that
+ * dropped stream mbufs between tcp and it) must not parse across it.
  *
  * The consumer of a stream mbuf frees it with rte_pktmbuf_free(). */
 #ifndef LCP_STREAM_H
@@ -40,6 +47,9 @@ enum lcp_stream_ev {
 	LCP_STREAM_EV_RESET = 6,       /* RST received (reason ECONNRESET or ECONNREFUSED); dead */
 	LCP_STREAM_EV_TIMEOUT = 7,     /* retransmissions or keepalive gave up; dead */
 	LCP_STREAM_EV_ERROR = 8,       /* a command failed (reason = errno); the connection, if any, lives on */
+	LCP_STREAM_EV_SEND_FULL = 9,   /* ABI 1.7: the send buffer is full, SENDs are being held
+					* (none is lost): stop sending until SEND_ROOM */
+	LCP_STREAM_EV_SEND_ROOM = 10,  /* ABI 1.7: what was held went into the send buffer */
 };
 
 enum lcp_stream_cmd {
@@ -58,6 +68,9 @@ struct lcp_stream_meta {
 	uint16_t port;   /* peer port (host order); for LISTEN the local port */
 	uint16_t lport;  /* local port (host order) */
 	uint32_t user;   /* application cookie from CONNECT / LISTEN */
+	uint32_t off;    /* ABI 1.7, DATA: offset of the first byte in the peer's stream
+			  * (mod 2^32): a consumer that finds it beyond what it has
+			  * seen knows a piece of the stream was lost on the way */
 };
 
 /* Registered by the engine before any stage init; >= 0 afterwards. */
@@ -95,6 +108,7 @@ lcp_stream_ev_name(unsigned ev)
 		[LCP_STREAM_EV_ACCEPTED] = "accepted", [LCP_STREAM_EV_PEER_CLOSED] = "peer_closed",
 		[LCP_STREAM_EV_CLOSED] = "closed", [LCP_STREAM_EV_RESET] = "reset",
 		[LCP_STREAM_EV_TIMEOUT] = "timeout", [LCP_STREAM_EV_ERROR] = "error",
+		[LCP_STREAM_EV_SEND_FULL] = "send_full", [LCP_STREAM_EV_SEND_ROOM] = "send_room",
 		[LCP_STREAM_CMD_SEND] = "send", [LCP_STREAM_CMD_CONNECT] = "connect",
 		[LCP_STREAM_CMD_LISTEN] = "listen", [LCP_STREAM_CMD_CLOSE] = "close",
 		[LCP_STREAM_CMD_ABORT] = "abort",

@@ -232,7 +232,7 @@ struct stk_config {
 	X(DROP_TCP_CONN_LIMIT, "drop_tcp_conn_limit")                          \
 	X(DROP_TCP_CHALLENGE_LIMIT, "drop_tcp_challenge_limit")                \
 	X(DROP_TCP_NOMEM, "drop_tcp_nomem")                                    \
-	X(DROP_TCP_SNDBUF, "drop_tcp_sndbuf")                                  \
+	X(TCP_SNDBUF_FULL, "tcp_sndbuf_full")                                  \
 	X(DROP_TCP_STATE, "drop_tcp_state")                                    \
 	X(DROP_TX_NOBUF, "drop_tx_nobuf")                                      \
 	X(DROP_TX, "drop_tx")

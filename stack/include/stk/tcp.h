@@ -89,6 +89,9 @@ unsigned stk_tcp_closing(const struct stk *st, bool all);
 
 /* identity; ids are never 0 and not reused for 2^16 generations of a slot */
 uint32_t stk_tcp_id(const struct stk_tcb *c);
+/* bytes of the peer's stream delivered in order so far (mod 2^32): inside an
+ * STK_EV_DATA event, the offset just past that event's data */
+uint32_t stk_tcp_rx_offset(const struct stk_tcb *c);
 struct stk_tcb *stk_tcp_by_id(struct stk *st, uint32_t id);
 uint64_t stk_tcp_user(const struct stk_tcb *c);
 void stk_tcp_set_user(struct stk_tcb *c, uint64_t user);

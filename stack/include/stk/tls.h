@@ -21,6 +21,17 @@
  * The handshake has no timer of its own: the caller fails a session that takes
  * too long (stk_tls_fail_timeout, so that the reason is counted alike).
  *
+ * Receive fast path (client, AEAD suites), the way kTLS does it: OpenSSL
+ * keeps the handshake and everything we send; once stk_tls_fast_start() armed
+ * it, the peer's records are decrypted by our code (EVP AEAD) straight from
+ * the borrowed ciphertext into the caller's plaintext buffers, one pass,
+ * streaming across segments. The switch happens at a record boundary: OpenSSL
+ * is fed only to the end of the record in progress and drained first. A
+ * record's plaintext is held in the caller's buffers until its tag verified,
+ * then handed back (ops.deliver); a record that fails hands them back empty
+ * (ops.discard). Suites: TLS 1.3 AES-128/256-GCM, ChaCha20-Poly1305; TLS 1.2
+ * AES-GCM and ChaCha20-Poly1305 suites; others stay on OpenSSL's path.
+ *
  * Client sessions send SNI (DNS names only, RFC 6066 3), offer ALPN http/1.1,
  * verify the chain and the name (or the IP address of an IP literal) unless the
  * context is insecure, and resume from the ticket kept in the caller's slot
@@ -63,11 +74,14 @@ enum stk_tls_fail {
 	STK_TLS_FAIL_TIMEOUT,  /* the caller's handshake deadline (stk_tls_fail_timeout) */
 	STK_TLS_FAIL_PROTOCOL, /* anything else: bad records, no shared version or cipher, EOF */
 	STK_TLS_FAIL_TX,       /* ops.tx refused bytes: the stream would have a hole */
+	STK_TLS_FAIL_NOBUF,    /* fast path: rx_ops.get had no buffer for plaintext */
 };
 
 struct stk_tls_stats {
 	uint64_t records_rx, records_tx; /* TLS records (headers seen by the record layer) */
 	uint64_t bytes_rx, bytes_tx;     /* ciphertext bytes */
+	uint64_t records_rx_fast;        /* of records_rx: decrypted on the fast path */
+	uint64_t tickets_ignored;        /* fast path: TLS 1.3 NewSessionTickets not kept */
 };
 
 struct stk_tls_ops {
@@ -75,6 +89,26 @@ struct stk_tls_ops {
 	 * or -1 when they cannot be queued: the session then fails (FAIL_TX), since
 	 * a TLS stream cannot skip bytes. */
 	int (*tx)(void *user, const uint8_t *p, size_t n);
+};
+
+/* The fast path's plaintext buffers, lent by the caller. Buffers of at least
+ * STK_TLS_FAST_MIN_BUF bytes always hold a whole record (at most
+ * STK_TLS_FAST_HELD buffers are held at once). The callbacks run inside
+ * stk_tls_recv() (and stk_tls_free(): discard). */
+#define STK_TLS_FAST_HELD 24
+#define STK_TLS_FAST_MIN_BUF 1024
+struct stk_tls_rx_ops {
+	/* a buffer to decrypt into: its cookie (non-NULL), *p and *cap set; NULL
+	 * when there is none (the session fails: FAIL_NOBUF). The session holds it
+	 * until deliver or discard. */
+	void *(*get)(void *user, uint8_t **p, size_t *cap);
+	/* buf holds n > 0 bytes of verified plaintext, in stream order; it is the
+	 * caller's again. deliver may write, close or free the session
+	 * (stk_tls_free: stk_tls_recv then returns at once, AGAIN). */
+	void (*deliver)(void *user, void *buf, size_t n);
+	/* buf comes back with nothing in it (its record failed, the session ended
+	 * or was freed); it is the caller's again. Must not call the session. */
+	void (*discard)(void *user, void *buf);
 };
 
 struct stk_tls_ctx;
@@ -111,6 +145,23 @@ int stk_tls_start(struct stk_tls *t);
 int stk_tls_input(struct stk_tls *t, const uint8_t *p, size_t n);
 /* Plaintext out: > 0 bytes written into out (at most cap), AGAIN, CLOSED, FAILED. */
 ssize_t stk_tls_read(struct stk_tls *t, uint8_t *out, size_t cap);
+/* Arm the receive fast path (an open client session): 0, after which the
+ * caller calls stk_tls_recv() instead of stk_tls_read() after each input;
+ * -ENOTSUP: the suite or version is not one of the fast path's (or its keys
+ * were not seen), -EINVAL: a server or not open, -ENOMEM. On error the session
+ * goes on as before (stk_tls_read). */
+int stk_tls_fast_start(struct stk_tls *t, const struct stk_tls_rx_ops *ops, void *user);
+/* true once armed */
+bool stk_tls_fast_armed(const struct stk_tls *t);
+/* Consume all the borrowed input (armed sessions): plaintext through
+ * ops.deliver, OpenSSL's buffered records first. AGAIN (the input is done
+ * with), CLOSED (close_notify), FAILED (held buffers discarded). */
+int stk_tls_recv(struct stk_tls *t);
+/* TLS 1.3: send a KeyUpdate (request_peer: ask the peer to update too). 0, or
+ * -ENOTSUP (not TLS 1.3 or not open), FAILED. */
+int stk_tls_key_update(struct stk_tls *t, bool request_peer);
+/* TLS 1.3 server: send one more NewSessionTicket now. 0, -ENOTSUP, FAILED. */
+int stk_tls_send_ticket(struct stk_tls *t);
 /* Plaintext to send (open sessions only): 0, or FAILED. All or nothing. */
 int stk_tls_write(struct stk_tls *t, const uint8_t *p, size_t n);
 /* close_notify (once; an open session only). 0 or FAILED. */

@@ -28,9 +28,11 @@
  *  - "result": a JSON file, written at stop() and re-written at fini() if events
  *    arrived after stop() (see tcp_app_write_result for its shape).
  *
- * Send pacing. The tcp stage does not tell the application about acks; a SEND
- * beyond its send buffer is refused with an ERROR event, reason ENOBUFS: those
- * bytes are lost to the stream. tcp_app counts every such refusal ("refused_sends" in the result and the counter), which makes the
+ * Send pacing. A SEND beyond the tcp stage's send buffer is held by the stage
+ * (SEND_FULL, then SEND_ROOM once it drained): tcp_app sends nothing more on
+ * that connection in between. A SEND refused with ENOBUFS (a tcp stage before
+ * the send queue) would be lost to the stream: tcp_app still counts every such
+ * refusal ("refused_sends" in the result and the counter), which makes the
  * transfer fail: the tests assert refused_sends == 0. So a run must keep what
  * tcp_app pushes ahead of the peer's acks below tcp's send buffer (the tcp
  * stage's "sndbuf" option, bytes queued including unacked ones). Two ways:
@@ -75,7 +77,7 @@
 
 #define TCP_APP_BATCH 64         /* mbufs per lcp_emit from poll() */
 #define TCP_APP_MAX_CONNECT 1000 /* "connections" */
-#define TCP_APP_N_EV (LCP_STREAM_EV_ERROR + 1)
+#define TCP_APP_N_EV (LCP_STREAM_EV_SEND_ROOM + 1)
 
 enum { TCP_APP_IN, TCP_APP_OUT };
 
@@ -186,6 +188,7 @@ struct tcp_app_conn {
 	bool send_done;  /* send mode: whole file handed to tcp */
 	bool close_want; /* CLOSE decided, not yet emitted */
 	bool close_sent;
+	bool tx_full;    /* SEND_FULL: tcp holds our SENDs; none more until SEND_ROOM */
 	uint16_t last_reason;
 	uint64_t bytes_in;
 	uint64_t bytes_out;
@@ -791,7 +794,7 @@ tcp_app_send_pass(struct lcp_stage *st, struct tcp_app_ctx *x)
 		struct tcp_app_conn *c = &x->conns[i];
 		uint64_t quota;
 
-		if (!c->sending)
+		if (!c->sending || c->tx_full)
 			continue;
 		quota = RTE_MIN((uint64_t)x->burst_bytes, budget);
 		while (quota > 0 && c->sending && c->file_off < x->file_len) {
@@ -895,7 +898,7 @@ tcp_app_event(struct lcp_stage *st, struct tcp_app_ctx *x, struct rte_mbuf *m)
 	unsigned ev = md->ev;
 	struct tcp_app_conn *c;
 
-	if (ev < LCP_STREAM_EV_CONNECTED || ev > LCP_STREAM_EV_ERROR) {
+	if (ev < LCP_STREAM_EV_CONNECTED || ev > LCP_STREAM_EV_SEND_ROOM) {
 		lcp_count(st, TCP_APP_DROP_BAD_EVENT, 1);
 		return;
 	}
@@ -937,6 +940,12 @@ tcp_app_event(struct lcp_stage *st, struct tcp_app_ctx *x, struct rte_mbuf *m)
 		break;
 	case LCP_STREAM_EV_CLOSED:
 		tcp_app_terminal(st, x, c);
+		break;
+	case LCP_STREAM_EV_SEND_FULL:
+		c->tx_full = true;
+		break;
+	case LCP_STREAM_EV_SEND_ROOM:
+		c->tx_full = false;
 		break;
 	case LCP_STREAM_EV_ERROR:
 		if (md->reason == ENOBUFS) {

@@ -2,7 +2,10 @@
  * msg_stall — test-only stage: passes `msg` objects from "in" to "out"
  * unchanged after spinning stall_us microseconds per burst. A consumer slower
  * than its producer on demand, for the backpressure tests (ring full, pool
- * empty). Counts bursts and messages; drops nothing itself.
+ * empty). Counts bursts and messages; drops nothing itself. With hang_at_stop
+ * it never returns from the first burst that comes once the engine stops: a
+ * stage stuck in its process(), for the shutdown's hard limit
+ * (engine.stop_timeout, tests/run/stop-limit.sh).
  *
  * Built only for `make check` (tests/run.mk), against the SDK headers only.
  */
@@ -26,11 +29,19 @@ static const char *const msg_stall_counters[] = { "bursts", "msgs", NULL };
 
 struct msg_stall_conf {
 	uint32_t stall_us;
+	bool hang_at_stop;
+};
+
+struct msg_stall_ctx {
+	uint64_t stall;
+	bool hang_at_stop;
 };
 
 static const struct lcp_opt msg_stall_opts[] = {
 	LCP_OPT_UINT(struct msg_stall_conf, stall_us, "stall_us", "10", 0, 1000000, 0,
 		     "spin this many microseconds per burst"),
+	LCP_OPT_BOOL(struct msg_stall_conf, hang_at_stop, "hang_at_stop", "false",
+		     "once the engine stops, never return from process() (a stuck stage)"),
 	LCP_OPT_END,
 };
 
@@ -38,24 +49,29 @@ static int
 msg_stall_init(struct lcp_stage *st, const void *conf, void **ctx)
 {
 	const struct msg_stall_conf *c = conf;
-	uint64_t *stall = malloc(sizeof(*stall));
+	struct msg_stall_ctx *x = malloc(sizeof(*x));
 
 	RTE_SET_USED(st);
-	if (stall == NULL)
+	if (x == NULL)
 		return -ENOMEM;
-	*stall = (uint64_t)c->stall_us * (rte_get_tsc_hz() / 1000000);
-	*ctx = stall;
+	x->stall = (uint64_t)c->stall_us * (rte_get_tsc_hz() / 1000000);
+	x->hang_at_stop = c->hang_at_stop;
+	*ctx = x;
 	return 0;
 }
 
 static void
 msg_stall_process(struct lcp_stage *st, void *ctx, unsigned port, void **objs, unsigned n)
 {
-	uint64_t t0 = rte_rdtsc(), stall = *(uint64_t *)ctx;
+	const struct msg_stall_ctx *x = ctx;
+	uint64_t t0 = rte_rdtsc();
 
 	RTE_SET_USED(port);
-	while (rte_rdtsc() - t0 < stall)
+	while (rte_rdtsc() - t0 < x->stall)
 		rte_pause();
+	if (x->hang_at_stop && lcp_stage_stopping(st))
+		for (;;) /* on purpose: see the option */
+			rte_pause();
 	lcp_count(st, 0, 1);
 	lcp_count(st, 1, n);
 	lcp_emit(st, 1, objs, n);

@@ -1,0 +1,47 @@
+#!/bin/bash
+# Send-side backpressure (issue 17 item 2): the demo with 200 ws connections
+# to one feedsim (max_clients 256, send_mbufs 8192), all on lcore 1, the
+# exchange unpaced. The exchange's tcp stage cannot take every SEND: its send
+# buffers fill; it holds what does not fit (sendq_held > 0), tells feedsim
+# (SEND_FULL: sendq_full_events == feedsim's send_full > 0) and feedsim holds
+# that client's ticks until SEND_ROOM. No SEND is refused (cmd_errors 0),
+# every client opens, every message feedsim sent arrives (feed msgs ==
+# exchange msgs), in order per (connection, symbol) (metrics seq_gaps 0,
+# bad_tick 0), no connection fails (fail_* 0), every close completes both
+# ways (200 each). The engine pool is sized for 200 connections' buffers
+# (engine.mbufs 65535): running out of mbufs is another matter (doc/tcp.md).
+. "$(dirname "$0")/lib.sh"
+
+for p in tcp ws feedsim metrics port_ethdev sink_null; do
+	[ -f "$top_builddir/plugins/$p/.libs/$p.so" ] || skip "plugins/$p not built"
+done
+
+"$PYTHON3" - "$top_srcdir/conf/demo.json" "$T/many.json" <<'PY' || fail "cannot write the config"
+import json, sys
+c = json.load(open(sys.argv[1]))
+st = {s["name"]: s for s in c["stages"]}
+st["feed"]["options"]["connections"] = 200
+st["exchange"]["options"].update({"max_clients": 256, "send_mbufs": 8192, "rate": 0})
+c["engine"].update({"mbufs": 65535, "linger": 5.0})
+json.dump(c, open(sys.argv[2], "w"), indent=1)
+PY
+
+step "200 clients of one feedsim: backpressure, every message delivered"
+new_prefix
+# shellcheck disable=SC2046
+lcrun many "$T/many.json" --duration 5 --no-live -- --no-huge --no-pci --no-shconf -m 1024 \
+	--file-prefix="$PFX" -l 0,1
+expect_rc 0 "many"
+rcheck "many" \
+	'ctr("exch_tcp", "sendq_held") > 0' \
+	'ctr("exch_tcp", "sendq_full_events") == ctr("exchange", "send_full") > 0' \
+	'ctr("exch_tcp", "cmd_errors") == 0' \
+	'ctr("exchange", "clients") == 200' \
+	'ctr("feed", "opens") == 200' \
+	'ctr("feed", "msgs") == ctr("exchange", "msgs") > 0' \
+	'ctr("stats", "msgs") == ctr("feed", "msgs")' \
+	'ctr("stats", "seq_gaps") == 0' 'ctr("stats", "bad_tick") == 0' \
+	'sum(v for k, v in r["stages"]["feed"]["counters"].items() if k.startswith("fail_")) == 0' \
+	'ctr("feed", "closes_rx") == 200' 'ctr("exchange", "closes_rx") == 200' \
+	'r["leaked_objects"] == 0'
+finish
