@@ -13,7 +13,8 @@
  *   cookie_open          an ACK returning one of our SYN cookies
  *
  * established(), in RFC order: PAWS (RFC 7323) -> acceptability -> RST
- * (RFC 5961 3: exact seq resets, in-window gets a challenge ACK) -> SYN
+ * (RFC 5961 3: exact seq resets, in-window gets a challenge ACK; after the
+ * peer's FIN see rst_unacceptable) -> SYN
  * (challenge ACK) -> ACK (RFC 5961 5 range check; snd_una, RTT, NewReno
  * RFC 5681/6582, window update, FIN acked transitions) -> text (trim to
  * rcv_nxt and the window; in order: zero-copy delivery, then drain the
@@ -553,6 +554,55 @@ fin_received(struct stk *st, struct stk_tcb *c)
 	}
 }
 
+/* a RST that reset the connection (RFC 9293 3.10.7.4 second) */
+static void
+rst_reset(struct stk *st, struct stk_tcb *c)
+{
+	if (c->state == STK_TCP_SYN_RCVD && (c->flags & TF_PASSIVE)) {
+		c->flags |= TF_DEAD; /* never shown to the app: back to LISTEN */
+		stk_tcb_finish(st, c, STK_EV_RESET, ECONNRESET);
+	} else if (c->state == STK_TCP_SYN_RCVD) {
+		stk_tcb_finish(st, c, STK_EV_RESET, ECONNREFUSED);
+	} else if (c->state == STK_TCP_TIME_WAIT || c->state == STK_TCP_CLOSING ||
+		   c->state == STK_TCP_LAST_ACK) {
+		stk_tcb_finish(st, c, STK_EV_CLOSED, 0);
+	} else {
+		stk_tcb_finish(st, c, STK_EV_RESET, ECONNRESET);
+	}
+}
+
+/* A RST outside the window (wnd from RCV.NXT). Dropped (RFC 5961 3.2), with
+ * two cases after the peer's FIN, when a host that closed answers a segment of
+ * ours that was sent before its FIN reached us: its RST takes its seq from our
+ * SEG.ACK (RFC 9293 3.10.7.1), which lies below RCV.NXT.
+ *  - at the FIN itself (RCV.NXT - 1) in CLOSE-WAIT, CLOSING or LAST-ACK: it
+ *    resets, as in Linux (tcp_reset_check): our segment acknowledged all but
+ *    the FIN (or the peer sent FIN, then RST at the FIN's seq: macOS aborting,
+ *    Linux's reason);
+ *  - below, within a window: stale (our segment crossed the peer's last data
+ *    and FIN, e.g. our close_notify and FIN crossing a TLS server's): ignored
+ *    and counted tcp_rst_stale, not a drop, as a duplicate segment is; the
+ *    peer's data is all here, and a current segment of ours gets an exact RST.
+ * Linux ignores that one too: it is not in its window (tcp_sequence). */
+static void
+rst_unacceptable(struct stk *st, struct stk_tcb *c, const struct seg *s, uint32_t wnd)
+{
+	if (c->flags & TF_RCVD_FIN) {
+		if (s->seq == c->rcv_nxt - 1 &&
+		    (c->state == STK_TCP_CLOSE_WAIT || c->state == STK_TCP_CLOSING ||
+		     c->state == STK_TCP_LAST_ACK)) {
+			STK_CTR(st, TCP_RST_IN);
+			rst_reset(st, c);
+			return;
+		}
+		if (SEQ_LT(s->seq, c->rcv_nxt) && c->rcv_nxt - s->seq <= wnd + 1) {
+			STK_CTR(st, TCP_RST_STALE);
+			return;
+		}
+	}
+	STK_CTR(st, DROP_TCP_RST_INVALID);
+}
+
 /* ACK processing; returns false when the segment must be dropped */
 static bool
 process_ack(struct stk *st, struct stk_tcb *c, struct seg *s)
@@ -746,7 +796,7 @@ established(struct stk *st, struct stk_tcb *c, struct seg *s)
 	/* a zero-length segment at rcv_nxt - 1 (keepalive / window probe) */
 	if (!acceptable) {
 		if (s->flags & STK_TCP_RST) {
-			STK_CTR(st, DROP_TCP_RST_INVALID);
+			rst_unacceptable(st, c, s, wnd);
 			goto drop;
 		}
 		if (SEQ_LEQ(s->seq + s->seglen, c->rcv_nxt)) {
@@ -775,17 +825,7 @@ established(struct stk *st, struct stk_tcb *c, struct seg *s)
 			challenge_ack(st, c);
 			goto drop;
 		}
-		if (c->state == STK_TCP_SYN_RCVD && (c->flags & TF_PASSIVE)) {
-			c->flags |= TF_DEAD; /* never shown to the app: back to LISTEN */
-			stk_tcb_finish(st, c, STK_EV_RESET, ECONNRESET);
-		} else if (c->state == STK_TCP_SYN_RCVD) {
-			stk_tcb_finish(st, c, STK_EV_RESET, ECONNREFUSED);
-		} else if (c->state == STK_TCP_TIME_WAIT || c->state == STK_TCP_CLOSING ||
-			   c->state == STK_TCP_LAST_ACK) {
-			stk_tcb_finish(st, c, STK_EV_CLOSED, 0);
-		} else {
-			stk_tcb_finish(st, c, STK_EV_RESET, ECONNRESET);
-		}
+		rst_reset(st, c);
 		goto drop;
 	}
 	/* SYN in a synchronised state (RFC 5961 4.2) */

@@ -60,6 +60,18 @@
  *   ack_unsent              ACK of unsent data: ACK back, drop_tcp_bad_ack, no data
  *   ack_too_old             ACK below SND.UNA - MAX.SND.WND: the same
  *   challenge_limit         challenge_ack_limit per second, the rest counted
+ * rst_after_fin
+ *   rst_stale_after_fin     our data and FIN crossed the peer's data and FIN
+ *                           (CLOSING): the peer host's RSTs answering them, at
+ *                           their SEG.ACK = RCV.NXT - 25: tcp_rst_stale, no drop,
+ *                           nothing sent, still CLOSING; the RST answering our
+ *                           ACK (exact) closes
+ *   rst_at_fin (loop)       RST at RCV.NXT - 1 (the peer's FIN) in CLOSING,
+ *                           CLOSE_WAIT (RESET), LAST_ACK: taken, as Linux does;
+ *                           in ESTABLISHED: drop_tcp_rst_invalid
+ *   rst_after_fin_bounds    after the peer's FIN, a window below, beyond the
+ *                           window, 2^31 away: drop_tcp_rst_invalid; in
+ *                           TIME_WAIT stale ones are ignored, an exact one closes
  * malformed
  *   bad_header (loop)       data offset < 5 / beyond the segment, option running
  *                           past the header, option length 0 / 1, kind without
@@ -1126,6 +1138,180 @@ START_TEST(challenge_limit)
 }
 END_TEST
 
+/* ================================================= RST after the peer's FIN */
+
+/* A close of ours crossing the peer's, as the ws stage's close_notify and FIN
+ * crossed nginx's (tests/kernel/wss_nginx.sh): connected, we send 30 bytes and
+ * the peer acknowledges them; we send 24 more and FIN, acknowledging A (the
+ * peer's next seq); then the peer's peer_len bytes and FIN arrive, which had
+ * seen only our first 30: CLOSING, and we acknowledge them. Returns A, the seq
+ * of the peer host's RST answering our crossed segments (RFC 9293 3.10.7.1:
+ * their SEG.ACK), RCV.NXT - peer_len - 1. */
+static uint32_t
+crossed_close(struct stk_tcb **cp, uint32_t peer_len)
+{
+	uint8_t buf[64];
+	struct stk_tcb *c;
+	struct h_pkt *k;
+	uint32_t a;
+	unsigned n = 0;
+
+	h_create(H);
+	h_peer_init(&P, 443, 0);
+	c = h_connect(H, &P, 1, 5000, NULL);
+	ck_assert_int_eq(h_send(H, c, 0, 30), 0);
+	k = h_tx_tcp(H, "our 30 bytes");
+	ck_assert_uint_eq(k->plen, 30);
+	P.rcv_nxt += 30;
+	h_peer_ack(H, &P);
+	h_tx_drain(H);
+	a = P.snd_nxt;
+	ck_assert_int_eq(h_send(H, c, 30, 24), 0);
+	ck_assert_int_eq(stk_tcp_close(H->st, c), 0);
+	while ((k = h_tx_pop(H))) {
+		if (!k->is_tcp)
+			continue;
+		ck_assert_uint_eq(k->ack, a);
+		n++;
+	}
+	ck_assert_uint_ge(n, 1);
+	ck_assert_int_eq(stk_tcp_state(c), STK_TCP_FIN_WAIT_1);
+	if (peer_len > 0) {
+		h_fill_pat(buf, 0, peer_len);
+		h_peer_data(H, &P, buf, peer_len);
+	}
+	h_tcp_seg(H, &P, STK_TCP_ACK | STK_TCP_FIN, P.snd_nxt, P.rcv_nxt, P.win, NULL, NULL, 0);
+	P.snd_nxt++;
+	ck_assert_int_eq(stk_tcp_state(c), STK_TCP_CLOSING);
+	k = last_tcp();
+	ck_assert_ptr_nonnull(k);
+	ck_assert_uint_eq(k->ack, P.snd_nxt);
+	*cp = c;
+	return a;
+}
+
+START_TEST(rst_stale_after_fin)
+{
+	struct stk_tcb *c;
+	struct h_snap s;
+	uint32_t a = crossed_close(&c, 24), id = stk_tcp_id(c);
+
+	h_snap(H, &s);
+	/* the answers to our 24 bytes and to our FIN (RST, no ACK: the peer's
+	 * socket is gone), 25 below RCV.NXT: ignored, answered by nothing, no drop */
+	h_tcp_seg(H, &P, STK_TCP_RST, a, 0, 0, NULL, NULL, 0);
+	h_tcp_seg(H, &P, STK_TCP_RST, a, 0, 0, NULL, NULL, 0);
+	ck_assert_uint_eq(h_delta(H, &s, STK_C_TCP_RST_STALE), 2);
+	ck_assert_msg(h_drops_delta(H, &s) == 0,
+		      "stale RSTs counted as drops (drop_tcp_rst_invalid %llu)",
+		      (unsigned long long)h_delta(H, &s, STK_C_DROP_TCP_RST_INVALID));
+	ck_assert_uint_eq(h_delta(H, &s, STK_C_TCP_RST_IN), 0);
+	ck_assert_msg(h_txq(H) == 0, "a frame answered a stale RST");
+	ck_assert_int_eq(stk_tcp_state(c), STK_TCP_CLOSING);
+	ck_assert_uint_eq(h_ev_count(H, STK_EV_CLOSED) + h_ev_count(H, STK_EV_RESET), 0);
+	/* the answer to our ACK of the peer's FIN is exact: closed */
+	h_tcp_seg(H, &P, STK_TCP_RST, P.snd_nxt, 0, 0, NULL, NULL, 0);
+	ck_assert_int_ge(h_ev_find(H, id, STK_EV_CLOSED, 0), 0);
+	ck_assert_uint_eq(h_delta(H, &s, STK_C_TCP_RST_IN), 1);
+	ck_assert_uint_eq(stk_conns(H->st), 0);
+	ck_assert_uint_eq(stk_bufs_held(H->st), 0);
+}
+END_TEST
+
+/* RST at RCV.NXT - 1, the peer's FIN: resets in CLOSING, CLOSE_WAIT and
+ * LAST_ACK (as Linux's tcp_reset_check); before the peer's FIN it is out of
+ * the window like any other (loop 3) */
+START_TEST(rst_at_fin)
+{
+	static const enum stk_tcp_state want[] = {STK_TCP_CLOSING, STK_TCP_CLOSE_WAIT,
+						  STK_TCP_LAST_ACK, STK_TCP_ESTABLISHED};
+	struct stk_tcb *c;
+	struct h_snap s;
+	uint32_t a, id;
+	int e;
+
+	if (_i == 0) {
+		a = crossed_close(&c, 0); /* only the FIN crossed ours */
+	} else {
+		h_create(H);
+		h_peer_init(&P, 443, 0);
+		c = h_connect(H, &P, 1, 5000, NULL);
+		ck_assert_int_eq(h_send(H, c, 0, 10), 0);
+		ck_assert_uint_eq(h_tx_tcp(H, "our 10 bytes")->ack, P.snd_nxt);
+		a = P.snd_nxt;
+		if (_i < 3) {
+			/* the peer's FIN, before our 10 bytes reached it */
+			h_tcp_seg(H, &P, STK_TCP_ACK | STK_TCP_FIN, P.snd_nxt, P.rcv_nxt, P.win,
+				  NULL, NULL, 0);
+			P.snd_nxt++;
+		} else {
+			a = P.snd_nxt - 1;
+		}
+		if (_i == 2)
+			ck_assert_int_eq(stk_tcp_close(H->st, c), 0);
+		h_tx_drain(H);
+	}
+	ck_assert_int_eq(stk_tcp_state(c), want[_i]);
+	id = stk_tcp_id(c);
+	h_snap(H, &s);
+	h_tcp_seg(H, &P, STK_TCP_RST, a, 0, 0, NULL, NULL, 0);
+	ck_assert_uint_eq(h_txq(H), 0);
+	if (_i == 3) {
+		ck_assert_uint_eq(h_delta(H, &s, STK_C_DROP_TCP_RST_INVALID), 1);
+		ck_assert_int_eq(stk_tcp_state(c), STK_TCP_ESTABLISHED);
+		return;
+	}
+	ck_assert_uint_eq(h_delta(H, &s, STK_C_TCP_RST_IN), 1);
+	ck_assert_uint_eq(h_drops_delta(H, &s), 0);
+	if (_i == 1) {
+		e = h_ev_find(H, id, STK_EV_RESET, 0);
+		ck_assert_msg(e >= 0, "no RESET in CLOSE_WAIT");
+		ck_assert_int_eq(H->evs[e].reason, ECONNRESET);
+	} else {
+		ck_assert_msg(h_ev_find(H, id, STK_EV_CLOSED, 0) >= 0, "no CLOSED in %s",
+			      stk_tcp_state_name(want[_i]));
+	}
+	ck_assert_uint_eq(stk_conns(H->st), 0);
+	ck_assert_uint_eq(stk_bufs_held(H->st), 0);
+}
+END_TEST
+
+/* after the peer's FIN, what stays out of the window: a RST more than a window
+ * below RCV.NXT or beyond the window (drop_tcp_rst_invalid); in TIME_WAIT a
+ * stale one is ignored as in CLOSING and an exact one still closes */
+START_TEST(rst_after_fin_bounds)
+{
+	struct stk_tcb *c;
+	struct h_snap s;
+	uint32_t a = crossed_close(&c, 24), nxt = P.snd_nxt, id = stk_tcp_id(c);
+
+	h_snap(H, &s);
+	h_tcp_seg(H, &P, STK_TCP_RST, nxt - 2 * H->cfg.rcvbuf, 0, 0, NULL, NULL, 0);
+	h_tcp_seg(H, &P, STK_TCP_RST, nxt + 2 * H->cfg.rcvbuf, 0, 0, NULL, NULL, 0);
+	h_tcp_seg(H, &P, STK_TCP_RST, nxt + (1u << 31), 0, 0, NULL, NULL, 0);
+	ck_assert_uint_eq(h_delta(H, &s, STK_C_DROP_TCP_RST_INVALID), 3);
+	ck_assert_uint_eq(h_delta(H, &s, STK_C_TCP_RST_STALE), 0);
+	ck_assert_uint_eq(h_txq(H), 0);
+	ck_assert_int_eq(stk_tcp_state(c), STK_TCP_CLOSING);
+	/* the peer acknowledges our 24 bytes and FIN: TIME_WAIT */
+	P.rcv_nxt += 25;
+	h_peer_ack(H, &P);
+	ck_assert_int_eq(stk_tcp_state(c), STK_TCP_TIME_WAIT);
+	ck_assert_int_ge(h_ev_find(H, id, STK_EV_CLOSED, 0), 0);
+	h_tx_drain(H);
+	h_snap(H, &s);
+	h_tcp_seg(H, &P, STK_TCP_RST, a, 0, 0, NULL, NULL, 0);
+	h_tcp_seg(H, &P, STK_TCP_RST, nxt - 1, 0, 0, NULL, NULL, 0);
+	ck_assert_uint_eq(h_delta(H, &s, STK_C_TCP_RST_STALE), 2);
+	ck_assert_uint_eq(h_drops_delta(H, &s), 0);
+	ck_assert_uint_eq(h_txq(H), 0);
+	ck_assert_int_eq(stk_tcp_state(c), STK_TCP_TIME_WAIT);
+	h_tcp_seg(H, &P, STK_TCP_RST, nxt, 0, 0, NULL, NULL, 0);
+	ck_assert_uint_eq(h_delta(H, &s, STK_C_TCP_RST_IN), 1);
+	ck_assert_uint_eq(stk_conns(H->st), 0);
+}
+END_TEST
+
 /* ================================================================ malformed */
 
 static const char *const bad_hdr_names[] = {
@@ -1652,6 +1838,14 @@ tcp_in_suite(void)
 	tcase_add_test(tc, ack_unsent);
 	tcase_add_test(tc, ack_too_old);
 	tcase_add_test(tc, challenge_limit);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("rst_after_fin");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 10);
+	tcase_add_test(tc, rst_stale_after_fin);
+	tcase_add_loop_test(tc, rst_at_fin, 0, 4);
+	tcase_add_test(tc, rst_after_fin_bounds);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("malformed");

@@ -147,7 +147,10 @@ struct stk_config {
  * ending "_peak" are high-water marks, not event counts: they only grow, so
  * they publish through the counters like the rest (tcp_half_open_peak: half-open
  * passive connections in the stack at once; tcp_ooo_held_peak: segments in one
- * connection's out-of-order queue; bufs_held_peak: stk_bufs_held()). */
+ * connection's out-of-order queue; bufs_held_peak: stk_bufs_held()).
+ * tcp_dup_segs and tcp_rst_stale count old news ignored, not drops: a
+ * duplicate segment, and a RST below RCV.NXT after the peer's FIN (the answer
+ * to a segment of ours that crossed that FIN; see tcp_in.c). */
 #define STK_COUNTERS(X)                                                        \
 	X(RX_FRAMES, "rx_frames")                                              \
 	X(RX_BYTES, "rx_bytes")                                                \
@@ -199,6 +202,7 @@ struct stk_config {
 	X(TCP_ZERO_WINDOW_IN, "tcp_zero_window_in")                            \
 	X(TCP_KEEPALIVES, "tcp_keepalives")                                    \
 	X(TCP_RST_IN, "tcp_rst_in")                                            \
+	X(TCP_RST_STALE, "tcp_rst_stale")                                      \
 	X(TCP_RST_OUT, "tcp_rst_out")                                          \
 	X(TCP_CHALLENGE_ACKS, "tcp_challenge_acks")                            \
 	X(TCP_CONNECTS, "tcp_connects")                                        \
