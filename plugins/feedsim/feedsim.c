@@ -394,21 +394,27 @@ fs_put_ctl(struct fs_ctx *x, struct fs_client *k, const void *src, size_t n)
 		fs_tx(x, k->cur);
 		k->cur = NULL;
 	}
-	while (n > 0) {
-		struct rte_mbuf *m = fs_mbuf(x, x->pkt, k->conn, LCP_STREAM_CMD_SEND);
-		size_t room;
+	/* every mbuf first: a shortage sends nothing rather than part of a frame
+	 * (a torn stream the client could only fail on) */
+	{
+		struct rte_mbuf *ms[8];
+		size_t room = (size_t)(rte_pktmbuf_data_room_size(x->pkt) - RTE_PKTMBUF_HEADROOM);
+		unsigned cnt = (unsigned)((n + room - 1) / room);
 
-		if (m == NULL) {
+		if (cnt > RTE_DIM(ms) || rte_pktmbuf_alloc_bulk(x->pkt, ms, cnt) != 0) {
 			lcp_count(x->st, FS_C_DROP_NO_MBUF, 1);
 			return;
 		}
-		room = rte_pktmbuf_tailroom(m);
-		if (room > n)
-			room = n;
-		memcpy(rte_pktmbuf_append(m, (uint16_t)room), src, room);
-		fs_tx(x, m);
-		src = (const uint8_t *)src + room;
-		n -= room;
+		for (unsigned i = 0; i < cnt; i++) {
+			size_t q = n < room ? n : room;
+
+			lcp_mbuf_set_rx_tsc(ms[i], 0);
+			*lcp_stream_meta(ms[i]) = (struct lcp_stream_meta){ .conn = k->conn, .ev = LCP_STREAM_CMD_SEND };
+			memcpy(rte_pktmbuf_append(ms[i], (uint16_t)q), src, q);
+			fs_tx(x, ms[i]);
+			src = (const uint8_t *)src + q;
+			n -= q;
+		}
 	}
 }
 

@@ -240,6 +240,7 @@ struct ws_ctx {
 	char server_name[254];        /* tls_server_name; "": each URL's host */
 	struct stk_tls_stats tls_pub; /* what the counters already hold */
 	struct rte_mbuf *spare;       /* plaintext mbuf a read did not fill */
+	unsigned nombuf_run;          /* mbuf allocations failed in a row (ws_nombuf) */
 	bool tls_fast;                /* tls_fast_path */
 	uint64_t tls_rx_tsc;          /* rx TSC of the segment being decrypted */
 	/* names */

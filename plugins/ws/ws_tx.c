@@ -68,6 +68,29 @@ ws_tx(struct ws_ctx *x, struct rte_mbuf *m)
 	lcp_obuf_put(x->st, &x->tx, m);
 }
 
+/* An mbuf shortage: counted every time (drop_no_mbuf), logged once per
+ * episode — the first failure after mbufs were there — and its end logged
+ * with how many failed in it (ws_mbuf_ok): with many connections an empty
+ * pool would otherwise log a line per connection per tick. */
+static void
+ws_nombuf(struct ws_ctx *x, struct ws_conn *c, const char *what, size_t n)
+{
+	lcp_count(x->st, WS_C_DROP_NO_MBUF, 1);
+	if (x->nombuf_run++ == 0)
+		lcp_log(x->st, LCP_LOG_ERR,
+			"conn %u: no mbuf for %s (%zu bytes): the packet pool is empty (drop_no_mbuf; "
+			"not logged again until mbufs come back)", c->idx, what, n);
+}
+
+static inline void
+ws_mbuf_ok(struct ws_ctx *x)
+{
+	if (unlikely(x->nombuf_run != 0)) {
+		lcp_log(x->st, LCP_LOG_WARNING, "mbufs again, after %u allocation(s) failed", x->nombuf_run);
+		x->nombuf_run = 0;
+	}
+}
+
 /* an empty command mbuf (or a SEND to fill) for the connection's tcp
  * connection, with its cookie and address */
 struct rte_mbuf *
@@ -77,10 +100,10 @@ ws_cmd(struct ws_ctx *x, struct ws_conn *c, unsigned cmd)
 	struct lcp_stream_meta *meta;
 
 	if (m == NULL) {
-		lcp_count(x->st, WS_C_DROP_NO_MBUF, 1);
-		lcp_log(x->st, LCP_LOG_ERR, "conn %u: no mbuf for a %s command", c->idx, lcp_stream_ev_name(cmd));
+		ws_nombuf(x, c, lcp_stream_ev_name(cmd), 0);
 		return NULL;
 	}
+	ws_mbuf_ok(x);
 	meta = lcp_stream_meta(m);
 	meta->user = ws_cookie(c);
 	meta->addr = c->ip;
@@ -98,10 +121,10 @@ ws_send_bytes(struct ws_ctx *x, struct ws_conn *c, const uint8_t *p, size_t n)
 	unsigned k = (unsigned)((n + room - 1) / room);
 
 	if (k > 64 || rte_pktmbuf_alloc_bulk(x->pkt, ms, k) != 0) {
-		lcp_count(x->st, WS_C_DROP_NO_MBUF, 1);
-		lcp_log(x->st, LCP_LOG_ERR, "conn %u: no mbufs for %zu bytes: not sent", c->idx, n);
+		ws_nombuf(x, c, "a send", n);
 		return false;
 	}
+	ws_mbuf_ok(x);
 	for (unsigned i = 0; i < k; i++) {
 		struct rte_mbuf *m = ms[i];
 		size_t q = n < room ? n : room;

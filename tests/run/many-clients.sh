@@ -9,7 +9,8 @@
 # exchange msgs), in order per (connection, symbol) (metrics seq_gaps 0,
 # bad_tick 0), no connection fails (fail_* 0), every close completes both
 # ways (200 each). The engine pool is sized for 200 connections' buffers
-# (engine.mbufs 65535): running out of mbufs is another matter (doc/tcp.md).
+# (engine.mbufs 65535). Then the same on the default pool, which runs dry:
+# nothing torn, shortages logged once per episode.
 . "$(dirname "$0")/lib.sh"
 
 for p in tcp ws feedsim metrics port_ethdev sink_null; do
@@ -44,4 +45,35 @@ rcheck "many" \
 	'sum(v for k, v in r["stages"]["feed"]["counters"].items() if k.startswith("fail_")) == 0' \
 	'ctr("feed", "closes_rx") == 200' 'ctr("exchange", "closes_rx") == 200' \
 	'r["leaked_objects"] == 0'
+
+step "the same on the default engine pool (8191 mbufs): nothing torn when it runs dry"
+# 200 connections' buffers outgrow the pool: allocations fail here and there
+# (ws drop_no_mbuf, tcp drop_tx_nobuf) and TCP recovers; no frame may go out
+# in part (feedsim's control frames take all their mbufs first, ws's too), so
+# no client fails on a frame, and every tick delivered is whole and in order.
+# ws logs a shortage once per episode, and its end.
+"$PYTHON3" - "$T/many.json" "$T/many-small.json" <<'PY' || fail "cannot write the config"
+import json, sys
+c = json.load(open(sys.argv[1]))
+del c["engine"]["mbufs"]
+json.dump(c, open(sys.argv[2], "w"), indent=1)
+PY
+new_prefix
+# shellcheck disable=SC2046
+lcrun small "$T/many-small.json" --duration 4 --no-live -- --no-huge --no-pci --no-shconf -m 1024 \
+	--file-prefix="$PFX" -l 0,1
+expect_rc 0 "small pool"
+rcheck "small pool" \
+	'ctr("feed", "opens") >= 200' \
+	'ctr("feed", "fail_protocol_1002") + ctr("feed", "fail_bad_utf8_1007") + ctr("feed", "fail_too_big_1009") == 0' \
+	'ctr("stats", "seq_gaps") == 0' 'ctr("stats", "bad_tick") == 0' \
+	'ctr("exch_tcp", "cmd_errors") == 0' \
+	'r["leaked_objects"] == 0'
+lost=$(grep -c 'the packet pool is empty (drop_no_mbuf; not logged again' "$ERR")
+back=$(grep -c '\[ws:feed\] warning: mbufs again, after' "$ERR")
+if [ "$lost" -le $((back + 1)) ]; then
+	ok "ws logged $lost shortage episode(s), $back end(s): once per episode"
+else
+	fail "ws logged $lost shortages for $back ends: not once per episode"
+fi
 finish
