@@ -23,6 +23,9 @@ c = json.load(open(sys.argv[1]))
 st = {s["name"]: s for s in c["stages"]}
 st["feed"]["options"]["connections"] = 200
 st["exchange"]["options"].update({"max_clients": 256, "send_mbufs": 8192, "rate": 0})
+# a send buffer smaller than one poll's batch of ticks to a client: SENDs are
+# held however fast the clients read (under ASan both sides are slow alike)
+st["exch_tcp"]["options"]["sndbuf"] = 4096
 c["engine"].update({"mbufs": 65535, "linger": 5.0})
 json.dump(c, open(sys.argv[2], "w"), indent=1)
 PY
