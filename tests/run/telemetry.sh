@@ -96,11 +96,13 @@ tcheck "$T/stats.json" /lcpipe/stats \
 # (a "." in a name may be spelled "/" or "_" in the reply).
 # (DPDK 22.11 telemetry refuses dict keys with characters other than
 # [A-Za-z0-9_/]: rte_tel_data_add_dict_u64() returns -EINVAL for "in.in", and a
-# caller that ignores it silently loses the counter.)
+# caller that ignores it silently loses the counter.) The sink's "in.in" is its
+# ring's consumer index, which moves at the dequeue, before the sink counts the
+# burst's bytes: a live query may see one burst (32) more in than counted.
 tcheck "$T/stage.json" /lcpipe/stage \
 	'isinstance(v, dict)' \
 	'c(v, "in.in") > 0' \
-	'v["bytes"] == 64 * c(v, "in.in")' \
+	'0 <= 64 * c(v, "in.in") - v["bytes"] <= 64 * 32' \
 	'v["drop_shutdown"] == 0'
 tcheck "$T/genstage.json" /lcpipe/stage \
 	'v["packets"] > 0' 'c(v, "out.out") > 0' 'c(v, "out.drop_ring_full") >= 0'
