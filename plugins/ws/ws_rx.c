@@ -222,8 +222,12 @@ ws_server_closed(struct ws_ctx *x, struct ws_conn *c, const struct stk_wss_msg *
 		return;
 	}
 	snprintf(why, sizeof(why), "server closed with %u", w->close_code);
-	if (x->stopping) {
-		/* the server closed while we stop: wait for TCP too */
+	if (x->stopping || lcp_stage_stopping(x->st)) {
+		/* the server closed while we stop (also before this lcore's first
+		 * linger turn: the server's stage on another lcore may linger
+		 * first): answered; wait for TCP too, no reconnect */
+		lcp_log(x->st, LCP_LOG_INFO, "conn %u: the server closed first with %u while we stop: answered",
+			c->idx, w->close_code);
 		c->state = WC_CLOSING;
 		c->close_rcvd = true;
 		c->fin_sent = false;

@@ -59,8 +59,7 @@ clean_stop() {
 		'r["linger_left"] == 0' \
 		'ctr("feed", "opens") == 1' \
 		'ctr("feed", "closes_tx") == 1' \
-		'ctr("feed", "stop_closes") == 1' \
-		'ctr("feed", "stop_closes_answered") == 1' \
+		'(ctr("feed", "stop_closes"), ctr("feed", "stop_closes_answered")) in ((1, 1), (0, 0))' \
 		'ctr("feed", "closes_rx") == 1' \
 		'ctr("feed", "fail_close_unfinished") == 0' \
 		'sum(v for k, v in r["stages"]["feed"]["counters"].items() if k.startswith("fail_")) == 0' \
@@ -74,7 +73,8 @@ clean_stop() {
 		'ctr("stats", "seq_gaps") == 0' \
 		'r["leaked_objects"] == 0'
 	expect_grep "$ERR" '\[feedsim:exchange\] client 0x[0-9a-f]+: close 1001 from the client' "$1: feedsim got the client's 1001"
-	expect_grep "$ERR" '\[ws:feed\] conn 0: the server answered our close with 1001' "$1: ws got the server's 1001"
+	# whichever side's linger ran first closed first (lcores race in "split")
+	expect_grep "$ERR" '\[ws:feed\] conn 0: (the server answered our close with 1001|the server closed first with 1001 while we stop)' "$1: ws got the server's 1001"
 	expect_grep "$ERR" '\[ws:feed\] conn 0 \([^)]*\): closed \(close handshake and TCP close complete\)' "$1: ws closed cleanly"
 	expect_nogrep "$ERR" 'connection\(s\) still open reset|still closing after' "$1: nothing reset at stop"
 }
