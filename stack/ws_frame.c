@@ -74,23 +74,7 @@ fail(struct stk_ws_dec *d, struct stk_ws_out *o, uint16_t code, const char *why)
 void
 stk_ws_mask(uint8_t *p, size_t n, const uint8_t key[4], unsigned off)
 {
-	uint8_t k[4] = { key[off & 3], key[(off + 1) & 3], key[(off + 2) & 3], key[(off + 3) & 3] };
-	uint32_t k32;
-	uint64_t k64;
-
-	memcpy(&k32, k, 4);
-	k64 = ((uint64_t)k32 << 32) | k32;
-	while (n >= 8) {
-		uint64_t w;
-
-		memcpy(&w, p, 8);
-		w ^= k64;
-		memcpy(p, &w, 8);
-		p += 8;
-		n -= 8;
-	}
-	for (size_t i = 0; i < n; i++)
-		p[i] ^= k[i & 3];
+	stk_ws_mask_copy(p, p, n, key, off); /* in place: each word is read before it is written */
 }
 
 void
