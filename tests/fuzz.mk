@@ -166,7 +166,7 @@ fuzz_fuzz_metrics_json_CFLAGS = $(AM_CFLAGS_COMMON)
 fuzz_fuzz_metrics_json_LDADD = $(fuzz_mj_ldadd)
 fuzz_fuzz_metrics_json_LDFLAGS = $(FUZZ_LDFLAGS)
 
-EXTRA_DIST += fuzz/README.md fuzz/mkseeds.py $(addprefix fuzz/,$(FUZZ_ALL))
+EXTRA_DIST += fuzz/README.md fuzz/mkseeds.py fuzz/campaign.sh $(addprefix fuzz/,$(FUZZ_ALL))
 
 # ---- campaigns ----
 if ENABLE_FUZZING
