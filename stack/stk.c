@@ -267,6 +267,12 @@ stk_bufs_hold(struct stk *st)
 		st->ctr[STK_C_BUFS_HELD_PEAK] = st->bufs_held;
 }
 
+void
+stk_rx_pressure(struct stk *st, bool on)
+{
+	st->rx_pressure = on;
+}
+
 unsigned
 stk_conns(const struct stk *st)
 {

@@ -119,6 +119,7 @@ struct stk_tcb {
 
 	/* receive */
 	uint32_t irs, rcv_nxt, rcv_adv; /* rcv_adv: right edge advertised */
+	uint32_t rcv_rel;       /* rx_hold: stream offset the application released up to */
 	uint32_t rcv_wnd;
 	uint8_t snd_wscale, rcv_wscale; /* shift applied to the peer's / our window */
 	bool ts_ok, sack_ok, ws_ok;
@@ -126,6 +127,7 @@ struct stk_tcb {
 	uint64_t last_rx;       /* ns of the last segment received (keepalive) */
 	uint16_t zflags;
 #define TZ_ZOMBIE 0x1 /* released while being processed: freed at the end */
+#define TZ_ZWND_OUT 0x2 /* the last window offered was zero */
 	uint64_t ts_recent_age;
 	unsigned segs_unacked;  /* full segments received since our last ACK */
 	struct stk_seg_node *ooo;
@@ -191,6 +193,7 @@ struct stk {
 	uint64_t challenge_window; /* ns start of the current second */
 	unsigned challenge_count;
 	struct stk_tcb *cur; /* the control block being processed (zombie guard) */
+	bool rx_pressure;    /* stk_rx_pressure(): refuse new payload */
 };
 
 /* logging */
@@ -266,6 +269,9 @@ void stk_tcb_set_state(struct stk *st, struct stk_tcb *c, enum stk_tcp_state s);
 void stk_tcb_event(struct stk *st, struct stk_tcb *c, enum stk_ev ev, int reason);
 void stk_tcb_init_params(struct stk *st, struct stk_tcb *c);
 uint32_t stk_tcb_rcv_window(const struct stk *st, const struct stk_tcb *c);
+/* the smallest step by which the offered window's right edge moves: receiver
+ * SWS avoidance, RFC 9293 3.8.6.2.2 (min(RCV.BUFF / 2, MSS)) */
+uint32_t stk_tcb_sws_step(const struct stk *st, const struct stk_tcb *c);
 void stk_ooo_purge(struct stk *st, struct stk_tcb *c);
 void stk_sndq_ack(struct stk *st, struct stk_tcb *c, uint32_t upto);
 

@@ -97,10 +97,20 @@ stk_tcb_init_params(struct stk *st, struct stk_tcb *c)
 uint32_t
 stk_tcb_rcv_window(const struct stk *st, const struct stk_tcb *c)
 {
-	uint32_t w = st->cfg.rcvbuf;
+	/* what the out-of-order queue holds, and what the application was given
+	 * and has not released (rx_hold), is not on offer again */
+	uint64_t used = (uint64_t)c->ooo_bytes + stk_tcp_rx_held(c);
 
-	/* what the out-of-order queue holds is not on offer again */
-	return w > c->ooo_bytes ? w - c->ooo_bytes : 0;
+	return st->cfg.rcvbuf > used ? st->cfg.rcvbuf - (uint32_t)used : 0;
+}
+
+uint32_t
+stk_tcb_sws_step(const struct stk *st, const struct stk_tcb *c)
+{
+	uint32_t mss = st->cfg.mtu - STK_IP4_HLEN - STK_TCP_HLEN, half = st->cfg.rcvbuf / 2;
+
+	(void)c;
+	return half < mss ? half : mss;
 }
 
 void
@@ -527,6 +537,43 @@ uint32_t
 stk_tcp_rx_offset(const struct stk_tcb *c)
 {
 	return c->rcv_nxt - c->irs - 1;
+}
+
+uint32_t
+stk_tcp_rx_held(const struct stk_tcb *c)
+{
+	return c->rcv_nxt - c->irs - 1 - c->rcv_rel;
+}
+
+void
+stk_tcp_rx_release(struct stk *st, struct stk_tcb *c, uint32_t off)
+{
+	uint32_t known, now;
+
+	if (!st->cfg.rx_hold || (c->flags & TF_DEAD) || !SEQ_GT(off, c->rcv_rel) ||
+	    SEQ_GT(off, stk_tcp_rx_offset(c)))
+		return;
+	c->rcv_rel = off;
+	switch (c->state) {
+	case STK_TCP_ESTABLISHED:
+	case STK_TCP_FIN_WAIT_1:
+	case STK_TCP_FIN_WAIT_2:
+		break;
+	default:
+		return; /* the peer sends no more data: no window to update */
+	}
+	/* a window update when the window the peer knows is less than half of
+	 * what it could be now, and at least one SWS step smaller (Linux's
+	 * __tcp_cleanup_rbuf: the window at least doubles) */
+	known = SEQ_GT(c->rcv_adv, c->rcv_nxt) ? c->rcv_adv - c->rcv_nxt : 0;
+	now = stk_tcb_rcv_window(st, c);
+	if (now > (65535u << c->rcv_wscale))
+		now = 65535u << c->rcv_wscale;
+	if (now >= known + stk_tcb_sws_step(st, c) && now / 2 >= known) {
+		st->now = st->ops.clock_ns(st->ops.ctx);
+		STK_CTR(st, TCP_WINDOW_UPDATES);
+		stk_tcp_send_ack(st, c);
+	}
 }
 
 struct stk_tcb *

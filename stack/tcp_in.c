@@ -489,6 +489,8 @@ static void
 deliver(struct stk *st, struct stk_tcb *c, struct stk_buf *b, uint8_t *data, uint32_t len)
 {
 	c->rcv_nxt += len;
+	if (!st->cfg.rx_hold)
+		c->rcv_rel = c->rcv_nxt - c->irs - 1; /* consumed once delivered */
 	STK_CTR_ADD(st, TCP_BYTES_IN, len);
 	c->stats.bytes_in += len;
 	if (c->flags & TF_DEAD) {
@@ -795,6 +797,8 @@ established(struct stk *st, struct stk_tcb *c, struct seg *s)
 			       SEQ_LT(s->seq + s->seglen - 1, c->rcv_nxt + wnd)));
 	/* a zero-length segment at rcv_nxt - 1 (keepalive / window probe) */
 	if (!acceptable) {
+		bool at_edge = false;
+
 		if (s->flags & STK_TCP_RST) {
 			rst_unacceptable(st, c, s, wnd);
 			goto drop;
@@ -804,14 +808,19 @@ established(struct stk *st, struct stk_tcb *c, struct seg *s)
 				STK_CTR(st, TCP_DUP_SEGS);
 				c->stats.dup_segs++;
 			}
+		} else if (SEQ_GEQ(s->seq, c->rcv_nxt) && SEQ_LEQ(s->seq, c->rcv_nxt + wnd)) {
+			/* at the right edge of a window that is full (a zero-window
+			 * probe, or a peer that overran it): refused, not
+			 * acknowledged, sent again by the peer once it opens */
+			STK_CTR(st, TCP_RCV_WINDOW_FULL);
+			at_edge = true;
 		} else {
 			STK_CTR(st, DROP_TCP_OUT_OF_WINDOW);
 			c->stats.drops++;
 		}
 		/* an ACK in it still tells us about the peer's receive side */
-		if ((s->flags & STK_TCP_ACK) && s->seglen == 0 && c->state != STK_TCP_SYN_RCVD) {
-			s->seglen = 0;
-			process_ack(st, c, s);
+		if ((s->flags & STK_TCP_ACK) && (s->seglen == 0 || at_edge) && c->state != STK_TCP_SYN_RCVD) {
+			process_ack(st, c, s); /* RFC 9293 3.10.7.4: a zero window still takes ACKs */
 			if (c->zflags & TZ_ZOMBIE)
 				goto drop;
 		}
@@ -882,6 +891,14 @@ established(struct stk *st, struct stk_tcb *c, struct seg *s)
 			}
 			s->seq = c->rcv_nxt;
 			c->flags |= TF_ACKNOW;
+		}
+		/* the owner is short of buffers: take no new payload, and so no
+		 * FIN behind it (nothing of it is acknowledged; stk_rx_pressure) */
+		if (STK_UNLIKELY(st->rx_pressure) && s->plen > 0) {
+			STK_CTR(st, DROP_TCP_RX_PRESSURE);
+			c->stats.drops++;
+			s->plen = 0;
+			fin = false;
 		}
 		/* trim beyond the window */
 		if (SEQ_GT(s->seq + s->plen, c->rcv_nxt + wnd)) {

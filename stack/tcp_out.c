@@ -101,10 +101,23 @@ window_to_offer(struct stk *st, struct stk_tcb *c, bool syn)
 
 	if (syn)
 		return w > 65535 ? 65535 : w;
-	/* never move the right edge left (RFC 9293 3.8.6.2.2) */
+	/* never move the right edge left, and move it right only by an SWS
+	 * step at least (RFC 9293 3.8.6.2.2): a window that frees up a little
+	 * at a time (rx_hold) is not offered in slivers */
 	edge = c->rcv_nxt + w;
-	if (SEQ_LT(edge, c->rcv_adv))
-		w = c->rcv_adv - c->rcv_nxt;
+	if (SEQ_GT(c->rcv_adv, c->rcv_nxt)) {
+		if (SEQ_LT(edge, c->rcv_adv + stk_tcb_sws_step(st, c)))
+			w = c->rcv_adv - c->rcv_nxt;
+	} else if (w < stk_tcb_sws_step(st, c)) {
+		w = 0;
+	}
+	/* tcp_zero_window_out counts spells of a closed window, not segments */
+	if (w == 0 && !(c->zflags & TZ_ZWND_OUT)) {
+		c->zflags |= TZ_ZWND_OUT;
+		STK_CTR(st, TCP_ZERO_WINDOW_OUT);
+	} else if (w != 0) {
+		c->zflags &= ~TZ_ZWND_OUT;
+	}
 	w >>= c->rcv_wscale;
 	if (w > 65535)
 		w = 65535;

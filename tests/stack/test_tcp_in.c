@@ -933,6 +933,157 @@ START_TEST(ack_at_window_edge)
 }
 END_TEST
 
+/* ============================================================ flow control */
+
+/* rx_hold: the window is the space the application has not released. With
+ * rcvbuf 8192, unscaled, MSS 1460 (SWS step 1460): the peer fills it, the
+ * window offered goes to 0, a probe is refused without a drop, and releases
+ * reopen it in SWS-sized steps with window updates. */
+START_TEST(rx_hold_zero_window)
+{
+	const uint32_t base = 1;
+	struct stk_tcb *c;
+	struct h_pkt *k;
+	struct h_snap s;
+
+	H->cfg.rx_hold = true;
+	H->cfg.window_scale = false;
+	H->cfg.rcvbuf = 8192;
+	h_create(H);
+	c = passive(&opt_mss, 0);
+	for (uint32_t off = 0; off < 7300; off += 1460)
+		peer_send_at(base, off, 1460, STK_TCP_ACK);
+	h_advance(H, H->cfg.delack_ms + 1);
+	k = last_tcp();
+	ck_assert_ptr_nonnull(k);
+	ck_assert_uint_eq(k->ack, base + 7300);
+	ck_assert_msg(k->win == 892, "window %u after 7300 of 8192 bytes held, expected 892", k->win);
+	ck_assert_uint_eq(stk_tcp_rx_held(c), 7300);
+	peer_send_at(base, 7300, 892, STK_TCP_ACK);
+	h_advance(H, H->cfg.delack_ms + 1);
+	k = last_tcp();
+	ck_assert_ptr_nonnull(k);
+	ck_assert_uint_eq(k->ack, base + 8192);
+	ck_assert_msg(k->win == 0, "window %u with all of rcvbuf held, expected 0", k->win);
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_ZERO_WINDOW_OUT), 1);
+	/* a zero-window probe: refused, answered with the closed window, no drop */
+	h_snap(H, &s);
+	peer_send_at(base, 8192, 1, STK_TCP_ACK);
+	k = last_tcp();
+	ck_assert_msg(k != NULL, "a zero-window probe got no ACK");
+	ck_assert_uint_eq(k->ack, base + 8192);
+	ck_assert_uint_eq(k->win, 0);
+	ck_assert_uint_eq(h_delta(H, &s, STK_C_TCP_RCV_WINDOW_FULL), 1);
+	ck_assert_uint_eq(h_drops_delta(H, &s), 0);
+	ck_assert_uint_eq(rx_of(c)->rx_len, 8192);
+	/* less than an SWS step released: no update */
+	stk_tcp_rx_release(H->st, c, 1000);
+	ck_assert_msg(h_txq(H) == 0, "a window update for 1000 bytes (SWS step 1460)");
+	ck_assert_uint_eq(stk_tcp_rx_held(c), 7192);
+	/* half of it: an update offering 4096 */
+	stk_tcp_rx_release(H->st, c, 4096);
+	k = last_tcp();
+	ck_assert_msg(k != NULL, "no window update after 4096 bytes were released");
+	ck_assert_uint_eq(k->ack, base + 8192);
+	ck_assert_uint_eq(k->win, 4096);
+	ck_assert_uint_eq(h_delta(H, &s, STK_C_TCP_WINDOW_UPDATES), 1);
+	/* the peer fills it again; everything released: the whole window back */
+	peer_send_at(base, 8192, 1460, STK_TCP_ACK);
+	peer_send_at(base, 9652, 1460, STK_TCP_ACK);
+	peer_send_at(base, 11112, 1176, STK_TCP_ACK);
+	h_advance(H, H->cfg.delack_ms + 1);
+	k = last_tcp();
+	ck_assert_ptr_nonnull(k);
+	ck_assert_uint_eq(k->ack, base + 12288);
+	ck_assert_uint_eq(k->win, 0);
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_ZERO_WINDOW_OUT), 2);
+	stk_tcp_rx_release(H->st, c, 12288);
+	k = last_tcp();
+	ck_assert_msg(k != NULL, "no window update after everything was released");
+	ck_assert_uint_eq(k->win, 8192);
+	ck_assert_uint_eq(stk_tcp_rx_held(c), 0);
+	ck_assert_uint_eq(rx_of(c)->rx_len, 12288);
+	ck_assert(h_check_pat(rx_of(c)->rx, 0, 12288));
+	ck_assert_uint_eq(h_drops(H), 0);
+}
+END_TEST
+
+/* releases beyond what was delivered or behind the last one change nothing;
+ * without rx_hold nothing is held and the window stays rcvbuf */
+START_TEST(rx_release_bounds)
+{
+	const uint32_t base = 1;
+	struct stk_tcb *c;
+	struct h_pkt *k;
+
+	H->cfg.rx_hold = true;
+	H->cfg.window_scale = false;
+	H->cfg.rcvbuf = 8192;
+	h_create(H);
+	c = passive(&opt_mss, 0);
+	peer_send_at(base, 0, 3000, STK_TCP_ACK);
+	ck_assert_uint_eq(stk_tcp_rx_held(c), 3000);
+	stk_tcp_rx_release(H->st, c, 3001); /* beyond the delivered data */
+	ck_assert_uint_eq(stk_tcp_rx_held(c), 3000);
+	stk_tcp_rx_release(H->st, c, 2000);
+	ck_assert_uint_eq(stk_tcp_rx_held(c), 1000);
+	stk_tcp_rx_release(H->st, c, 1000); /* behind the last release */
+	ck_assert_uint_eq(stk_tcp_rx_held(c), 1000);
+	stk_tcp_rx_release(H->st, c, 3000);
+	ck_assert_uint_eq(stk_tcp_rx_held(c), 0);
+	h_tx_drain(H);
+	h_destroy(H);
+
+	H = h_new();
+	h_static_peer(H);
+	H->cfg.window_scale = false;
+	H->cfg.rcvbuf = 8192;
+	h_create(H);
+	c = passive(&opt_mss, 0);
+	peer_send_at(base, 0, 1460, STK_TCP_ACK);
+	peer_send_at(base, 1460, 1460, STK_TCP_ACK);
+	k = last_tcp();
+	ck_assert_ptr_nonnull(k);
+	ck_assert_uint_eq(stk_tcp_rx_held(c), 0);
+	ck_assert_uint_eq(k->win, 8192);
+}
+END_TEST
+
+/* stk_rx_pressure: new payload is refused unacknowledged (counted), ACKs are
+ * still taken in (they free the send queue); off again, the peer's
+ * retransmission is delivered */
+START_TEST(rx_pressure_refuses_payload)
+{
+	const uint32_t base = 1;
+	struct stk_tcb *c;
+	struct h_pkt *k;
+	struct h_snap s;
+
+	h_create(H);
+	c = passive(&opt_mss, 0);
+	ck_assert_int_eq(h_send(H, c, 0, 1000), 0);
+	k = last_tcp();
+	ck_assert_ptr_nonnull(k);
+	ck_assert_uint_eq(k->plen, 1000);
+	ck_assert_uint_eq(stk_bufs_held(H->st), 1);
+	stk_rx_pressure(H->st, true);
+	h_snap(H, &s);
+	P.rcv_nxt = k->seq + k->plen;
+	peer_send_at(base, 0, 500, STK_TCP_ACK | STK_TCP_FIN);
+	ck_assert_uint_eq(h_delta(H, &s, STK_C_DROP_TCP_RX_PRESSURE), 1);
+	ck_assert_uint_eq(rx_of(c)->rx_len, 0);
+	ck_assert_int_eq(stk_tcp_state(c), STK_TCP_ESTABLISHED);
+	ck_assert_msg(stk_bufs_held(H->st) == 0, "the ACK in a refused segment did not free the send queue");
+	h_advance(H, H->cfg.delack_ms + 1);
+	while ((k = h_tx_pop(H)) != NULL)
+		ck_assert_msg(!k->is_tcp || k->ack == base, "refused bytes acknowledged: ack %u", k->ack);
+	stk_rx_pressure(H->st, false);
+	peer_send_at(base, 0, 500, STK_TCP_ACK | STK_TCP_FIN);
+	ck_assert_uint_eq(rx_of(c)->rx_len, 500);
+	ck_assert_int_eq(stk_tcp_state(c), STK_TCP_CLOSE_WAIT);
+}
+END_TEST
+
 START_TEST(out_of_window)
 {
 	const uint32_t base = 1;
@@ -1826,6 +1977,14 @@ tcp_in_suite(void)
 	tcase_add_test(tc, out_of_window);
 	tcase_add_test(tc, out_of_window_unscaled);
 	tcase_add_test(tc, ack_at_window_edge);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("flow_control");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 10);
+	tcase_add_test(tc, rx_hold_zero_window);
+	tcase_add_test(tc, rx_release_bounds);
+	tcase_add_test(tc, rx_pressure_refuses_payload);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("rfc5961");

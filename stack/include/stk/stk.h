@@ -140,6 +140,11 @@ struct stk_config {
 	unsigned keepalive_probes;
 	bool window_scale, timestamps, sack;
 	unsigned challenge_ack_limit; /* RFC 5961 challenge ACKs per second, stack-wide */
+	/* Delivered payload counts against the receive window until the
+	 * application releases it (stk_tcp_rx_release): the window is the space
+	 * the application has not given back, so a slow consumer slows the peer.
+	 * false: payload is consumed once delivered (STK_EV_DATA returned). */
+	bool rx_hold;
 };
 
 /* Counters of one stack: X(enum suffix, "json name"). Names starting "drop_"
@@ -200,6 +205,9 @@ struct stk_config {
 	X(TCP_DELAYED_ACKS, "tcp_delayed_acks")                                \
 	X(TCP_WINDOW_PROBES, "tcp_window_probes")                              \
 	X(TCP_ZERO_WINDOW_IN, "tcp_zero_window_in")                            \
+	X(TCP_ZERO_WINDOW_OUT, "tcp_zero_window_out")                          \
+	X(TCP_WINDOW_UPDATES, "tcp_window_updates")                            \
+	X(TCP_RCV_WINDOW_FULL, "tcp_rcv_window_full")                          \
 	X(TCP_KEEPALIVES, "tcp_keepalives")                                    \
 	X(TCP_RST_IN, "tcp_rst_in")                                            \
 	X(TCP_RST_STALE, "tcp_rst_stale")                                      \
@@ -228,6 +236,7 @@ struct stk_config {
 	X(DROP_TCP_BAD_ACK, "drop_tcp_bad_ack")                                \
 	X(DROP_TCP_RST_INVALID, "drop_tcp_rst_invalid")                        \
 	X(DROP_TCP_OOO_LIMIT, "drop_tcp_ooo_limit")                            \
+	X(DROP_TCP_RX_PRESSURE, "drop_tcp_rx_pressure")                        \
 	X(DROP_TCP_BACKLOG, "drop_tcp_backlog")                                \
 	X(DROP_TCP_CONN_LIMIT, "drop_tcp_conn_limit")                          \
 	X(DROP_TCP_CHALLENGE_LIMIT, "drop_tcp_challenge_limit")                \
@@ -272,6 +281,11 @@ const uint64_t *stk_counters(const struct stk *st);
 uint64_t stk_bufs_held(const struct stk *st);
 /* live connection control blocks, TIME_WAIT included */
 unsigned stk_conns(const struct stk *st);
+/* The owner runs short of buffers (on) or no longer (off). While on, segments
+ * carrying new payload are refused before anything of them is acknowledged
+ * (drop_tcp_rx_pressure: the peer sends them again); ACKs, RSTs and FINs are
+ * still taken in, so the acknowledgements that free send queues keep coming. */
+void stk_rx_pressure(struct stk *st, bool on);
 
 /* Internet checksum helpers (exported for tests and the plugin) */
 uint32_t stk_csum_partial(const void *data, size_t len, uint32_t sum);

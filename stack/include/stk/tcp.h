@@ -93,6 +93,15 @@ uint32_t stk_tcp_id(const struct stk_tcb *c);
  * STK_EV_DATA event, the offset just past that event's data */
 uint32_t stk_tcp_rx_offset(const struct stk_tcb *c);
 struct stk_tcb *stk_tcp_by_id(struct stk *st, uint32_t id);
+/* (config rx_hold) The application is done with the peer's stream up to
+ * offset off (counted as stk_tcp_rx_offset counts): those bytes stop counting
+ * against the receive window. An offset at or below the last one released, or
+ * beyond what was delivered, changes nothing. When the window the peer knows
+ * has become small against what is free now, an ACK carries the new one at
+ * once (a window update; receiver SWS avoidance, RFC 9293 3.8.6.2.2). */
+void stk_tcp_rx_release(struct stk *st, struct stk_tcb *c, uint32_t off);
+/* bytes delivered and not yet released (always 0 without rx_hold) */
+uint32_t stk_tcp_rx_held(const struct stk_tcb *c);
 uint64_t stk_tcp_user(const struct stk_tcb *c);
 void stk_tcp_set_user(struct stk_tcb *c, uint64_t user);
 enum stk_tcp_state stk_tcp_state(const struct stk_tcb *c);
