@@ -506,6 +506,7 @@ lcp_engine_build(struct lcp_engine *e)
 	}
 	/* edges: same lcore = direct call, else an SP/SC ring owned by the consumer */
 	e->ring_of_link = calloc(c->n_links + 1, sizeof(*e->ring_of_link));
+	e->link_credits = calloc(c->n_links + 1, sizeof(*e->link_credits));
 	for (unsigned i = 0; i < c->n_stages; i++) {
 		struct lcp_stage_priv *sp = e->stages[i];
 		unsigned k = 0;
@@ -688,6 +689,7 @@ engine_free(struct lcp_engine *e)
 	json_decref(e->pool_reports);
 	rte_free(e->workers);
 	free(e->ring_of_link);
+	free(e->link_credits);
 	free(e->prev.busy);
 	free(e->prev.idle);
 	for (int s = 0; s < RTE_MAX_NUMA_NODES; s++)

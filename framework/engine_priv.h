@@ -205,6 +205,7 @@ struct lcp_engine {
 	unsigned n_workers;
 	unsigned main_slot;
 	struct lcp_ring_in **ring_of_link; /* by link index, NULL if direct */
+	struct lcp_stream_credits **link_credits; /* by link index: offered by the producer (stream.c) */
 	struct rte_mempool *pktpool[RTE_MAX_NUMA_NODES];
 	uint64_t tsc_hz;
 	uint64_t t_start, t_stop;

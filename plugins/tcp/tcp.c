@@ -18,6 +18,19 @@
  *   tcp_sendq.c   SENDs held while the send buffer is full (SEND_FULL /
  *                 SEND_ROOM to the application), drained from poll
  *
+ * Flow control toward the application. When "data" is a ring to another
+ * lcore, the stack runs with rx_hold: what it delivered counts against the
+ * connection's receive window until released. What the ring cannot take waits
+ * here, in order (tcp_dq_*), never dropped; it is released once enqueued, or,
+ * when the consumer's port says LCP_PORT_F_RELEASES, once the consumer reports
+ * it done (stream credits, lcp/stream.h, read back every poll). A slow
+ * consumer so closes the window and slows the peer. On a same-lcore link the
+ * consumer is done when the call returns: no hold.
+ *
+ * Receive reserve: every 100 us the packet pool's free count is read; below
+ * rx_reserve the stack refuses new payload (stk_rx_pressure) so that ACKs,
+ * which free send queues, still find mbufs; logged once per episode.
+ *
  * The stack's ops map its buffers to mbufs: a received frame's mbuf becomes
  * the stream mbuf of its payload (offsets moved with rte_pktmbuf_adj/trim —
  * zero copy), frames we build come from the engine's packet pool. Events and
@@ -45,8 +58,6 @@
 
 #include "tcp.h"
 
-enum { TCP_P_RX, TCP_P_TX, TCP_P_DATA, TCP_P_APP };
-
 static const struct lcp_port_def tcp_ports[] = {
 	{ .name = "rx", .dir = LCP_PORT_IN, .unit = LCP_UNIT_PKT, .flags = LCP_PORT_F_REQUIRED,
 	  .doc = "frames received by the port" },
@@ -57,27 +68,6 @@ static const struct lcp_port_def tcp_ports[] = {
 	{ .name = "app", .dir = LCP_PORT_IN, .unit = LCP_UNIT_STREAM,
 	  .doc = "the application's commands: send, connect, listen, close, abort" },
 	LCP_PORT_END,
-};
-
-/* the stage's own counters, after the stack's */
-#define TCP_OWN_COUNTERS(X)                                                    \
-	X(EVENTS_OUT, "events_out")                                            \
-	X(COMMANDS_IN, "commands_in")                                          \
-	X(CMD_ERRORS, "cmd_errors")                                            \
-	X(DROP_MULTISEG, "drop_multiseg")                                      \
-	X(DROP_EVENT_NOMBUF, "drop_event_nombuf")                              \
-	X(DROP_UNKNOWN_CMD, "drop_unknown_cmd")                                \
-	X(DROP_NODE_POOL, "drop_node_pool")                                    \
-	X(STOP_FINS, "stop_fins")                                              \
-	X(STOP_RESETS, "stop_resets")                                          \
-	X(SENDQ_HELD, "sendq_held")                                            \
-	X(SENDQ_FULL_EVENTS, "sendq_full_events")                              \
-	X(SENDQ_FREED_BYTES, "sendq_freed_bytes")
-
-enum {
-#define X(e, s) TCP_C_##e,
-	TCP_OWN_COUNTERS(X)
-#undef X
 };
 
 static const char *const tcp_counters[] = {
@@ -92,30 +82,6 @@ static const char *const tcp_counters[] = {
 #define TCP_NODE_SIZE 64 /* the stack's queue nodes and ARP pending entries fit */
 #define TCP_ALLOC_HDR 16
 
-struct tcp_ctx {
-	struct lcp_stage *st;
-	struct stk *stk;
-	struct stk_config k;
-	bool have_mac;
-	struct rte_mempool *pool;  /* engine's packet pool: frames and events */
-	struct lcp_pool *nodes;    /* small control objects (pool strategy) */
-	uint64_t ns_mult;          /* ns = tsc * ns_mult >> 32 */
-	uint64_t rnd[32];
-	unsigned n_rnd;
-	bool first_poll;
-	uint64_t next_sync;
-	uint64_t sync_every;
-	uint64_t published[STK_C__COUNT];
-	struct lcp_obuf tx; /* frames to the port */
-	struct lcp_obuf ev; /* payload and events to the application */
-	char device[64];
-	char connect[32];
-	uint32_t listen, backlog;
-	bool csum_offload;
-	bool closed_rest; /* linger: FIN sent on what no application closed */
-	struct tcp_sendq *sq; /* SENDs held for room in the send buffer */
-	struct tcp_sq_cb sq_cb;
-};
 
 /* ---- staging ---- */
 
@@ -124,7 +90,10 @@ tcp_flush(struct tcp_ctx *x)
 {
 	while (x->tx.n || x->ev.n) {
 		lcp_obuf_flush(x->st, &x->tx);
-		lcp_obuf_flush(x->st, &x->ev);
+		if (x->hold)
+			tcp_ev_flush(x);
+		else
+			lcp_obuf_flush(x->st, &x->ev);
 	}
 }
 
@@ -139,7 +108,7 @@ tcp_stage_tx(struct tcp_ctx *x, struct rte_mbuf *m)
 static inline void
 tcp_stage_ev(struct tcp_ctx *x, struct rte_mbuf *m)
 {
-	lcp_count(x->st, (unsigned)STK_C__COUNT + TCP_C_EVENTS_OUT, 1);
+	TCP_COUNT(x, EVENTS_OUT, 1);
 	lcp_obuf_put(x->st, &x->ev, m);
 }
 
@@ -235,7 +204,7 @@ tcp_op_alloc(void *ctx, size_t size)
 
 		o = lcp_pool_get(x->nodes);
 		if (o == NULL) {
-			lcp_count(x->st, (unsigned)STK_C__COUNT + TCP_C_DROP_NODE_POOL, 1);
+			TCP_COUNT(x, DROP_NODE_POOL, 1);
 			return NULL;
 		}
 		p = o;
@@ -279,7 +248,7 @@ tcp_event_mbuf(struct tcp_ctx *x, struct stk_tcb *c, uint64_t user, unsigned ev,
 	struct lcp_stream_meta *meta;
 
 	if (m == NULL) {
-		lcp_count(x->st, (unsigned)STK_C__COUNT + TCP_C_DROP_EVENT_NOMBUF, 1);
+		TCP_COUNT(x, DROP_EVENT_NOMBUF, 1);
 		lcp_log(x->st, LCP_LOG_ERR, "no mbuf for a %s event of connection 0x%x: event lost",
 			lcp_stream_ev_name(ev), c != NULL ? stk_tcp_id(c) : 0);
 		return NULL;
@@ -338,7 +307,7 @@ tcp_op_event(void *ctx, struct stk_tcb *c, uint64_t user, enum stk_ev ev, int re
 		uint32_t held = tcp_sq_drop(x->sq, stk_tcp_id(c));
 
 		if (held != 0)
-			lcp_count(x->st, (unsigned)STK_C__COUNT + TCP_C_SENDQ_FREED_BYTES, held);
+			TCP_COUNT(x, SENDQ_FREED_BYTES, held);
 		tcp_log_conn(x, c, ev == STK_EV_CLOSED ? "closed" : ev == STK_EV_RESET ? "reset"
 							     : ev == STK_EV_TIMEOUT ? "timed out" : "failed");
 	}
@@ -411,6 +380,12 @@ tcp_init(struct lcp_stage *st, const void *conf, void **ctx)
 		rte_free(x);
 		return -ENOMEM;
 	}
+	if (tcp_flow_init(x, c) < 0) {
+		lcp_pool_free(x->nodes);
+		tcp_sq_free(x->sq);
+		rte_free(x);
+		return -ENOMEM;
+	}
 	x->ns_mult = (uint64_t)(((unsigned __int128)1000000000u << 32) / rte_get_tsc_hz());
 	x->sync_every = rte_get_tsc_hz() / 1000;
 	*ctx = x;
@@ -452,6 +427,7 @@ tcp_start(struct lcp_stage *st, void *ctx)
 		}
 	}
 	x->k.tx_csum_offload = offload && x->csum_offload;
+	tcp_flow_start(x);
 	x->stk = stk_create(&x->k, &ops, err, sizeof(err));
 	if (x->stk == NULL) {
 		lcp_log(st, LCP_LOG_ERR, "cannot create the stack: %s", err);
@@ -476,7 +452,7 @@ tcp_cmd_error(struct tcp_ctx *x, uint32_t conn, uint32_t user, int err)
 {
 	struct rte_mbuf *m;
 
-	lcp_count(x->st, (unsigned)STK_C__COUNT + TCP_C_CMD_ERRORS, 1);
+	TCP_COUNT(x, CMD_ERRORS, 1);
 	m = tcp_event_mbuf(x, NULL, user, LCP_STREAM_EV_ERROR, err);
 	if (m != NULL) {
 		lcp_stream_meta(m)->conn = conn;
@@ -522,6 +498,7 @@ tcp_poll(struct lcp_stage *st, void *ctx)
 		tcp_first_poll(x);
 	n = stk_poll(x->stk);
 	n += tcp_sq_drain(x->sq, x->stk, &x->sq_cb);
+	n += tcp_flow_poll(x);
 	now = rte_rdtsc();
 	if (now >= x->next_sync) {
 		x->next_sync = now + x->sync_every;
@@ -543,7 +520,7 @@ tcp_rx(struct tcp_ctx *x, struct rte_mbuf **pkts, unsigned n)
 		uint64_t ol = m->ol_flags;
 
 		if (unlikely(m->nb_segs != 1)) {
-			lcp_count(x->st, (unsigned)STK_C__COUNT + TCP_C_DROP_MULTISEG, 1);
+			TCP_COUNT(x, DROP_MULTISEG, 1);
 			rte_pktmbuf_free(m);
 			continue;
 		}
@@ -577,7 +554,7 @@ tcp_send_ev(struct tcp_ctx *x, uint32_t conn, uint32_t user, unsigned ev)
 static void
 tcp_send_full(struct tcp_ctx *x, uint32_t conn, uint32_t user)
 {
-	lcp_count(x->st, (unsigned)STK_C__COUNT + TCP_C_SENDQ_FULL_EVENTS, 1);
+	TCP_COUNT(x, SENDQ_FULL_EVENTS, 1);
 	tcp_send_ev(x, conn, user, LCP_STREAM_EV_SEND_FULL);
 }
 
@@ -607,13 +584,13 @@ tcp_sq_freed(void *arg, uint32_t conn, uint32_t bytes)
 	struct tcp_ctx *x = arg;
 
 	RTE_SET_USED(conn);
-	lcp_count(x->st, (unsigned)STK_C__COUNT + TCP_C_SENDQ_FREED_BYTES, bytes);
+	TCP_COUNT(x, SENDQ_FREED_BYTES, bytes);
 }
 
 static void
 tcp_app(struct tcp_ctx *x, struct rte_mbuf **ms, unsigned n)
 {
-	lcp_count(x->st, (unsigned)STK_C__COUNT + TCP_C_COMMANDS_IN, n);
+	TCP_COUNT(x, COMMANDS_IN, n);
 	for (unsigned i = 0; i < n; i++) {
 		struct rte_mbuf *m = ms[i];
 		struct lcp_stream_meta *meta = lcp_stream_meta(m);
@@ -637,7 +614,7 @@ tcp_app(struct tcp_ctx *x, struct rte_mbuf **ms, unsigned n)
 
 				rc = tcp_sq_send(x->sq, x->stk, c, m, user, &full_now);
 				if (rc == 1) {
-					lcp_count(x->st, (unsigned)STK_C__COUNT + TCP_C_SENDQ_HELD, 1);
+					TCP_COUNT(x, SENDQ_HELD, 1);
 					if (full_now)
 						tcp_send_full(x, conn, user);
 				}
@@ -669,12 +646,12 @@ tcp_app(struct tcp_ctx *x, struct rte_mbuf **ms, unsigned n)
 				uint32_t held = tcp_sq_drop(x->sq, conn);
 
 				if (held != 0)
-					lcp_count(x->st, (unsigned)STK_C__COUNT + TCP_C_SENDQ_FREED_BYTES, held);
+					TCP_COUNT(x, SENDQ_FREED_BYTES, held);
 				stk_tcp_abort(x->stk, c);
 			}
 			break;
 		default:
-			lcp_count(x->st, (unsigned)STK_C__COUNT + TCP_C_DROP_UNKNOWN_CMD, 1);
+			TCP_COUNT(x, DROP_UNKNOWN_CMD, 1);
 			lcp_log(x->st, LCP_LOG_WARNING, "app: unknown command %u on connection 0x%x", meta->ev,
 				conn);
 			rte_pktmbuf_free(m);
@@ -721,7 +698,7 @@ tcp_linger(struct lcp_stage *st, void *ctx, bool last)
 
 		x->closed_rest = true;
 		if (n > 0) {
-			lcp_count(st, (unsigned)STK_C__COUNT + TCP_C_STOP_FINS, n);
+			TCP_COUNT(x, STOP_FINS, n);
 			lcp_log(st, LCP_LOG_INFO, "stopping: FIN on %u connection(s) no application closed", n);
 		}
 		tcp_flush(x);
@@ -740,7 +717,7 @@ tcp_stop(struct lcp_stage *st, void *ctx)
 	/* the run is over: tell every peer still connected (RST), so none waits on us */
 	n = stk_tcp_abort_all(x->stk);
 	if (n > 0) {
-		lcp_count(st, (unsigned)STK_C__COUNT + TCP_C_STOP_RESETS, n);
+		TCP_COUNT(x, STOP_RESETS, n);
 		lcp_log(st, LCP_LOG_WARNING, "stop: %u connection(s) still open reset (engine.linger over)", n);
 	}
 	tcp_flush(x);
@@ -764,6 +741,7 @@ tcp_fini(struct lcp_stage *st, void *ctx)
 		for (unsigned i = 0; i < x->ev.n; i++)
 			rte_pktmbuf_free(x->ev.objs[i]);
 	}
+	tcp_flow_fini(x);
 	tcp_sq_free(x->sq);
 	lcp_pool_free(x->nodes);
 	rte_free(x);

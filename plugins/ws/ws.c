@@ -32,8 +32,9 @@
 #include "ws.h"
 
 static const struct lcp_port_def ws_ports[] = {
-	{ .name = "in", .dir = LCP_PORT_IN, .unit = LCP_UNIT_STREAM, .flags = LCP_PORT_F_REQUIRED,
-	  .doc = "stream events and payload from the tcp stage (tcp.data)" },
+	{ .name = "in", .dir = LCP_PORT_IN, .unit = LCP_UNIT_STREAM,
+	  .flags = LCP_PORT_F_REQUIRED | LCP_PORT_F_RELEASES,
+	  .doc = "stream events and payload from the tcp stage (tcp.data); what was read is released (flow control)" },
 	{ .name = "tx", .dir = LCP_PORT_OUT, .unit = LCP_UNIT_STREAM, .flags = LCP_PORT_F_REQUIRED,
 	  .doc = "commands and bytes to the tcp stage (tcp.app)" },
 	{ .name = "msg", .dir = LCP_PORT_OUT, .unit = LCP_UNIT_MSG, .doc = "decoded messages" },
@@ -113,6 +114,9 @@ ws_process(struct lcp_stage *st, void *ctx, unsigned port, void **objs, unsigned
 			}
 			c->rx_off += rte_pktmbuf_pkt_len(m);
 			ws_on_data(x, c, m);
+			/* read: messages hold their own references to what they
+			 * need, so these bytes no longer count in tcp's window */
+			lcp_stream_release(x->credits, meta->conn, c->rx_off);
 			break;
 		case LCP_STREAM_EV_CONNECTED:
 			if (c->state == WC_CONNECTING && x->stopping) {
@@ -401,6 +405,9 @@ nomem:
 static int
 ws_start(struct lcp_stage *st, void *ctx)
 {
+	struct ws_ctx *x = ctx;
+
+	x->credits = lcp_stream_credits(st, WS_P_IN); /* NULL: tcp does not ask */
 	return ws_resolver_start(ctx);
 }
 

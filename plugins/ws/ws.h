@@ -207,6 +207,7 @@ struct ws_msg {
 
 struct ws_ctx {
 	struct lcp_stage *st;
+	struct lcp_stream_credits *credits; /* tcp.data's, when it asks for releases */
 	struct rte_mempool *pkt;
 	struct lcp_pool *msgs;     /* struct ws_msg objects */
 	struct lcp_pool *asm_pool; /* assembly buffers of asm_size bytes */

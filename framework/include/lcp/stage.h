@@ -50,6 +50,10 @@ enum lcp_port_dir {
 };
 
 #define LCP_PORT_F_REQUIRED 0x1u /* `lcpipe check` refuses the config if unlinked */
+/* ABI 1.8, an input stream port: the stage reports the stream bytes it is done
+ * with (lcp_stream_release, lcp/stream.h), so its producer counts what it
+ * handed on until then (the tcp stage: its receive window) */
+#define LCP_PORT_F_RELEASES 0x2u
 
 struct lcp_port_def {
 	const char *name; /* [a-z0-9_]; "stage.port" in links */

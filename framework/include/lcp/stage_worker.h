@@ -196,6 +196,28 @@ lcp_emit(struct lcp_stage *st, unsigned port, void **objs, unsigned n)
 	}
 }
 
+/* ABI 1.8, out of line: lcp_emit_try() on a link that is not a same-lcore call */
+unsigned lcp_emit_try_link(struct lcp_stage *st, const struct lcp_edge *e, void **objs, unsigned n);
+
+/* ABI 1.8: like lcp_emit(), but what a full ring cannot take stays with the
+ * caller instead of being dropped: returns k, the objects objs[0..k) were
+ * handed on, objs[k..n) are still the caller's (keep them, in order, and try
+ * again later). A same-lcore link takes all n (a message loop drops them, as
+ * lcp_emit does); a link that blocks when full waits as lcp_emit does; an
+ * unlinked port frees and counts all n. For producers that must not lose what
+ * they emit, such as stream bytes a transport has acknowledged. */
+static __rte_always_inline unsigned
+lcp_emit_try(struct lcp_stage *st, unsigned port, void **objs, unsigned n)
+{
+	const struct lcp_edge *e = &st->edges[port];
+
+	if (likely(e->dst != NULL)) {
+		lcp_emit(st, port, objs, n);
+		return n;
+	}
+	return lcp_emit_try_link(st, e, objs, n);
+}
+
 /* Staging of what a stage produces inside one call, emitted in bursts
  * afterwards (ABI 1.2, header only). lcp_obuf_put() flushes when full;
  * lcp_obuf_flush() copies the staged pointers out before emitting, so a

@@ -22,7 +22,10 @@
  * continue one another exactly; an application that finds a gap (a ring that
  * dropped stream mbufs between tcp and it) must not parse across it.
  *
- * The consumer of a stream mbuf frees it with rte_pktmbuf_free(). */
+ * The consumer of a stream mbuf frees it with rte_pktmbuf_free(). A consumer
+ * whose input port says LCP_PORT_F_RELEASES also reports how far it got
+ * (lcp_stream_release, below): until then the bytes count against the
+ * connection's receive window. */
 #ifndef LCP_STREAM_H
 #define LCP_STREAM_H
 
@@ -99,6 +102,56 @@ lcp_stream_mbuf(struct rte_mempool *mp, unsigned ev, uint32_t conn, uint64_t tsc
 	*meta = (struct lcp_stream_meta){ .conn = conn, .ev = (uint16_t)ev };
 	return m;
 }
+
+/* ---- ABI 1.8: stream credits, flow control across lcores ----
+ *
+ * A producer of stream objects (the tcp stage) that wants to know when its
+ * consumer is done with the bytes it handed on offers a table here; a consumer
+ * whose input port says LCP_PORT_F_RELEASES writes into it, per connection, the
+ * stream offset (lcp_stream_meta.off counting) up to which it has finished with
+ * the bytes: one 64-bit store, no message, any lcore. The producer reads it
+ * back when it likes (the tcp stage: every poll, for the connections that have
+ * bytes out) and counts what lies beyond it as still held (the receive window
+ * stays closed by that much). Slot conn & mask holds conn << 32 | offset, so
+ * a write about a dead connection can never be read as one about the next
+ * connection in the same slot. */
+struct lcp_stream_credits {
+	uint32_t mask;     /* slots - 1 (a power of two minus one) */
+	uint32_t reserved;
+	uint64_t slot[];   /* conn << 32 | released offset; 0 = nothing yet */
+};
+
+/* consumer: done with connection conn's bytes up to offset off (cr may be NULL) */
+static inline void
+lcp_stream_release(struct lcp_stream_credits *cr, uint32_t conn, uint32_t off)
+{
+	if (cr != NULL)
+		__atomic_store_n(&cr->slot[conn & cr->mask], (uint64_t)conn << 32 | off, __ATOMIC_RELEASE);
+}
+
+/* producer: the offset conn's consumer released up to; false when it has
+ * written nothing about conn yet */
+static inline bool
+lcp_stream_released(const struct lcp_stream_credits *cr, uint32_t conn, uint32_t *off)
+{
+	uint64_t v = __atomic_load_n(&cr->slot[conn & cr->mask], __ATOMIC_ACQUIRE);
+
+	if ((uint32_t)(v >> 32) != conn)
+		return false;
+	*off = (uint32_t)v;
+	return true;
+}
+
+struct lcp_stage;
+/* producer, from init(): offer cr for the link leaving output port out_port
+ * (the producer owns it and frees it at fini, after the run) */
+void lcp_stream_credits_offer(struct lcp_stage *st, unsigned out_port, struct lcp_stream_credits *cr);
+/* producer: whether the stage that out_port is linked to releases what it is
+ * given (its input port has LCP_PORT_F_RELEASES) */
+bool lcp_port_consumer_releases(const struct lcp_stage *st, unsigned out_port);
+/* consumer, from start() on: the table its producer offered for the link into
+ * input port in_port; NULL when none (then releases are not needed) */
+struct lcp_stream_credits *lcp_stream_credits(const struct lcp_stage *st, unsigned in_port);
 
 static inline const char *
 lcp_stream_ev_name(unsigned ev)
