@@ -72,6 +72,14 @@ run_plugins_abi13_pass_la_CFLAGS = $(RUN_PLUGIN_CFLAGS)
 run_plugins_abi13_pass_la_LDFLAGS = $(RUN_PLUGIN_LDFLAGS)
 run_plugins_abi13_pass_la_LIBADD = $(RUN_PLUGIN_LIBADD)
 
+# stream_drop: a hole in a stream on demand, for run/stream-gap.sh
+check_LTLIBRARIES += run/plugins/stream_drop.la
+run_plugins_stream_drop_la_SOURCES = run/plugins/stream_drop.c
+run_plugins_stream_drop_la_CPPFLAGS = $(RUN_PLUGIN_CPPFLAGS)
+run_plugins_stream_drop_la_CFLAGS = $(RUN_PLUGIN_CFLAGS)
+run_plugins_stream_drop_la_LDFLAGS = $(RUN_PLUGIN_LDFLAGS)
+run_plugins_stream_drop_la_LIBADD = $(RUN_PLUGIN_LIBADD)
+
 # msg_stall: a slow msg stage, for the backpressure tests (run/backpressure.sh)
 check_LTLIBRARIES += run/plugins/msg_stall.la
 run_plugins_msg_stall_la_SOURCES = run/plugins/msg_stall.c
