@@ -892,14 +892,6 @@ established(struct stk *st, struct stk_tcb *c, struct seg *s)
 			s->seq = c->rcv_nxt;
 			c->flags |= TF_ACKNOW;
 		}
-		/* the owner is short of buffers: take no new payload, and so no
-		 * FIN behind it (nothing of it is acknowledged; stk_rx_pressure) */
-		if (STK_UNLIKELY(st->rx_pressure) && s->plen > 0) {
-			STK_CTR(st, DROP_TCP_RX_PRESSURE);
-			c->stats.drops++;
-			s->plen = 0;
-			fin = false;
-		}
 		/* trim beyond the window */
 		if (SEQ_GT(s->seq + s->plen, c->rcv_nxt + wnd)) {
 			s->plen = c->rcv_nxt + wnd - s->seq;
@@ -945,6 +937,14 @@ established(struct stk *st, struct stk_tcb *c, struct seg *s)
 				if (c->zflags & TZ_ZOMBIE)
 					goto drop;
 			}
+		} else if (STK_UNLIKELY(st->rx_pressure) && (s->plen > 0 || fin)) {
+			/* the owner is short of buffers (stk_rx_pressure): hold no
+			 * more out of order; the peer sends it again. What arrives in
+			 * order still goes to the application, and fills the holes
+			 * that free what the queue holds. */
+			STK_CTR(st, DROP_TCP_RX_PRESSURE);
+			c->stats.drops++;
+			c->flags |= TF_ACKNOW;
 		} else if (s->plen > 0 || fin) {
 			/* out of order: hold it, ACK now with SACK (RFC 5681 4.2) */
 			struct seg t = *s;

@@ -54,7 +54,8 @@ WS_KERNEL_TESTS = \
 	kernel/ws_connect_timeout.sh \
 	kernel/ws_refused.sh \
 	kernel/ws_names.sh \
-	kernel/ws_stop.sh
+	kernel/ws_stop.sh \
+	kernel/ws_slow.sh
 TESTS += $(WS_KERNEL_TESTS)
 EXTRA_DIST += $(WS_KERNEL_TESTS) kernel/ws_lib.sh kernel/ws_peer.py kernel/ws_peer_node.js \
 	kernel/ws_hostile.py

@@ -282,9 +282,11 @@ uint64_t stk_bufs_held(const struct stk *st);
 /* live connection control blocks, TIME_WAIT included */
 unsigned stk_conns(const struct stk *st);
 /* The owner runs short of buffers (on) or no longer (off). While on, segments
- * carrying new payload are refused before anything of them is acknowledged
- * (drop_tcp_rx_pressure: the peer sends them again); ACKs, RSTs and FINs are
- * still taken in, so the acknowledgements that free send queues keep coming. */
+ * that would wait in an out-of-order queue are refused, unacknowledged
+ * (drop_tcp_rx_pressure: the peer sends them again); in-order payload still
+ * goes to the application (it fills the holes that free the queues, and the
+ * receive window bounds what the application holds), and ACKs keep freeing
+ * send queues. */
 void stk_rx_pressure(struct stk *st, bool on);
 
 /* Internet checksum helpers (exported for tests and the plugin) */

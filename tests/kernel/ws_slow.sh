@@ -1,0 +1,70 @@
+#!/bin/bash
+# L2 flow control (issue 17 item 1): a consumer slower than a real WebSocket
+# server, across lcores, loses nothing. The ws_python.sh transfer (Debian's
+# python3-websockets, WS_SLOW_COUNT messages, default 100 000, of mixed sizes
+# and fragmentations) with the tcp stage on lcore 1 and ws + msg_hash on lcore 2,
+# the tcp.data link a 64-slot ring with on_full "drop", a msg_stall stage
+# slowing lcore 2 down (stall_us per burst) and the tcp stage's rcvbuf at
+# 256 KiB. Before flow control the ring dropped acknowledged stream bytes and ws
+# failed with 1007 after a few messages. Asserts what ws_python.sh asserts
+# (ws_check_transfer: count, bytes and SHA-256 of the payloads equal the
+# server's; every fail_* 0; one open) and: tcp.data.drop_ring_full == 0,
+# fail_stream_gap == 0, the receive window closed at least once
+# (tcp_zero_window_out > 0) and the tcp stage held objects back for the ring
+# (data_held_back > 0) or the window alone kept it from filling.
+. "$(dirname "$0")/ws_lib.sh"
+
+RUN_PLUGDIR=$top_builddir/tests/run/plugins/.libs
+[ -e "$RUN_PLUGDIR/msg_stall.so" ] || { echo "FAIL: $RUN_PLUGDIR/msg_stall.so not built (make check builds it)"; exit 1; }
+COUNT=${WS_SLOW_COUNT:-100000}
+STALL=${WS_SLOW_STALL_US:-50}
+PORT=8766
+SUB='{"op":"subscribe","channel":"ticks"}'
+DURATION=${DURATION_WS:-90}
+
+server_start py "$PY" "$KDIR/ws_peer.py" --port $PORT --count "$COUNT" --seed 11 --expect-sub "$SUB" \
+	--result "$W/py.server.json" --timeout $((DURATION + 10)) || finish
+ws_conf py '"url": "ws://'$K_IP:$PORT'/feed", "subscribe": "{\"op\":\"subscribe\",\"channel\":\"ticks\"}",
+  "ping_interval_ms": 200, "pong_timeout_ms": 20000, "reconnect_min_ms": 5000, "reconnect_max_ms": 10000' \
+	'"expect": '"$COUNT"', "linger_ms": 500' '"rcvbuf": 262144'
+# the split: ws, a stall and msg_hash on lcore 2 (CPU 0, beside the control thread)
+"$PY" - "$CONF" "$RUN_PLUGDIR" "$STALL" <<'PY' || { fail "cannot rewrite $CONF"; finish; }
+import json, sys
+path, run_plugdir, stall = sys.argv[1], sys.argv[2], int(sys.argv[3])
+c = json.load(open(path))
+i = c["eal"].index("-l")
+c["eal"][i:i + 2] = ["--lcores=0@0,1@1,2@0"]
+c["plugin_path"].append(run_plugdir)
+for s in c["stages"]:
+    if s["name"] in ("ws", "hash"):
+        s["lcore"] = 2
+c["stages"].append({"name": "slow", "plugin": "msg_stall", "lcore": 2, "options": {"stall_us": stall}})
+c["links"] = [l for l in c["links"] if l not in ("tcp.data -> ws.in", "ws.msg -> hash.in")] + [
+    {"from": "tcp.data", "to": "ws.in", "ring_size": 64, "on_full": "drop"},
+    "ws.msg -> slow.in", "slow.out -> hash.in"]
+json.dump(c, open(path, "w"), indent=1)
+PY
+t0=$(date +%s%N)
+run_lcpipe "$CONF" "$REPORT" "$LOG"
+tap_up || finish
+lcpipe_wait
+t1=$(date +%s%N)
+server_wait 15
+expect_lc_rc 0
+[ "$SRV_RC" -eq 0 ] || { fail "ws_peer.py exited $SRV_RC"; show "$SRV_OUT" "$SRV_ERR"; }
+say "lcpipe ran $(((t1 - t0) / 1000000)) ms (start to exit) for $COUNT messages through a slowed lcore"
+
+ws_check_transfer "$W/py.server.json" "$COUNT" "$SUB"
+pycheck "flow control" rep="$REPORT" <<'PY' || show "$LOG"
+rep = J("rep")
+t = rep["stages"]["tcp"]["counters"]
+w = rep["stages"]["ws"]["counters"]
+check(t.get("data.drop_ring_full", 0) == 0, "the 64-slot tcp.data ring dropped nothing", t.get("data.drop_ring_full"))
+check(w.get("fail_stream_gap", 0) == 0, "ws found no hole in the stream", w.get("fail_stream_gap"))
+check(t.get("tcp_zero_window_out", 0) > 0, "the receive window closed (tcp_zero_window_out %s)" % t.get("tcp_zero_window_out"),
+      t.get("tcp_zero_window_out"))
+print("info: data_held_back %s, tcp_window_updates %s, tcp_rcv_window_full %s" % (
+      t.get("data_held_back"), t.get("tcp_window_updates"), t.get("tcp_rcv_window_full")))
+PY
+ws_report_common
+finish
