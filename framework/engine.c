@@ -78,6 +78,27 @@ lcp_stage_pktmbuf_pool(const struct lcp_stage *st)
 	return sp->eng->pktpool[s];
 }
 
+struct rte_mempool *
+lcp_stage_pktmbuf_pool_create(struct lcp_stage *st, const char *tag, unsigned n)
+{
+	struct lcp_stage_priv *sp = (struct lcp_stage_priv *)st;
+	struct lcp_engine *e = sp->eng;
+	const struct lcp_engine_conf *k = &e->cfg->eng;
+	struct rte_mempool **v, *mp;
+	char name[RTE_MEMPOOL_NAMESIZE];
+
+	v = realloc(e->stage_pktpools, (e->n_stage_pktpools + 1) * sizeof(*v));
+	if (v == NULL)
+		return NULL;
+	e->stage_pktpools = v;
+	snprintf(name, sizeof(name), "lcp_%.12s_%u", tag, sp->index);
+	mp = rte_pktmbuf_pool_create(name, n, RTE_MIN(k->mbuf_cache, n / 2), 0, (uint16_t)k->mbuf_data_room,
+				     sp->socket < 0 ? SOCKET_ID_ANY : sp->socket);
+	if (mp != NULL)
+		e->stage_pktpools[e->n_stage_pktpools++] = mp;
+	return mp;
+}
+
 void
 lcp_stage_request_stop(struct lcp_stage *st, const char *why)
 {
@@ -694,6 +715,9 @@ engine_free(struct lcp_engine *e)
 	free(e->prev.idle);
 	for (int s = 0; s < RTE_MAX_NUMA_NODES; s++)
 		rte_mempool_free(e->pktpool[s]);
+	for (unsigned i = 0; i < e->n_stage_pktpools; i++)
+		rte_mempool_free(e->stage_pktpools[i]);
+	free(e->stage_pktpools);
 	json_decref(e->mempools);
 }
 

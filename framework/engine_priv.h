@@ -207,6 +207,8 @@ struct lcp_engine {
 	struct lcp_ring_in **ring_of_link; /* by link index, NULL if direct */
 	struct lcp_stream_credits **link_credits; /* by link index: offered by the producer (stream.c) */
 	struct rte_mempool *pktpool[RTE_MAX_NUMA_NODES];
+	struct rte_mempool **stage_pktpools; /* lcp_stage_pktmbuf_pool_create(): freed after every fini */
+	unsigned n_stage_pktpools;
 	uint64_t tsc_hz;
 	uint64_t t_start, t_stop;
 	double control_cpu_s; /* the control thread's CPU time in the run loop */

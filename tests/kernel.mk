@@ -13,7 +13,8 @@ TCP_KERNEL_TESTS = \
 	kernel/tcp_many.sh \
 	kernel/tcp_rst.sh \
 	kernel/tcp_loss.sh \
-	kernel/tcp_hostile.sh
+	kernel/tcp_hostile.sh \
+	kernel/tcp_exhaust.sh
 TESTS += $(TCP_KERNEL_TESTS)
 # tcp_hostile.sh: tcp_hostile.py crafts frames on the tap (RST storm, zero
 # window, out-of-order flood, malformed options, SYN flood) next to a GOOD

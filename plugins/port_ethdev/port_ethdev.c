@@ -117,6 +117,7 @@ struct port_ethdev_conf {
 	uint32_t ring_side;
 	uint32_t ring_size;
 	bool tx_socket;
+	uint32_t rx_mbufs;
 };
 
 static const struct lcp_opt port_ethdev_opts[] = {
@@ -150,6 +151,8 @@ static const struct lcp_opt port_ethdev_opts[] = {
 		     "slots in each ring of the pair, a power of two (one slot stays empty); set by the side created first"),
 	LCP_OPT_BOOL(struct port_ethdev_conf, tx_socket, "tx_socket", "false",
 		     "transmit with sendmmsg() on an AF_PACKET socket bound to the device's kernel interface instead of the driver's tx queue (net_af_packet only)"),
+	LCP_OPT_UINT(struct port_ethdev_conf, rx_mbufs, "rx_mbufs", "0", 0, 16777216, 0,
+		     "mbufs of the port's own receive pool, apart from the engine's pool that applications send from, so received ACKs always find one; 0: 2 x rx_queues x rx descriptors + 1024 (ring pairs receive what the other side sent: no pool)"),
 	LCP_OPT_END,
 };
 
@@ -515,6 +518,19 @@ port_ethdev_configure(struct lcp_stage *st, struct port_ethdev_ctx *x,
 		lcp_log(st, LCP_LOG_WARNING,
 			"%s is on socket %d but the stage runs on socket %d: expect slower rx/tx",
 			x->name, socket, lcp_stage_socket(st));
+	if (!x->ring_pair) {
+		/* received frames come from a pool of their own: applications
+		 * that send from the engine's pool cannot take the mbufs the
+		 * ACKs freeing their send queues must arrive in */
+		unsigned n = c->rx_mbufs != 0 ? c->rx_mbufs : 2u * c->rx_queues * nrxd + 1024;
+
+		pool = lcp_stage_pktmbuf_pool_create(st, "rx", n);
+		if (pool == NULL) {
+			lcp_log(st, LCP_LOG_ERR, "rx_mbufs: cannot create a receive pool of %u mbufs: %s", n,
+				rte_strerror(rte_errno));
+			return -ENOMEM;
+		}
+	}
 	for (uint16_t q = 0; q < c->rx_queues; q++) {
 		rc = rte_eth_rx_queue_setup(x->port, q, nrxd, (unsigned)socket, NULL, pool);
 		if (rc != 0) {
@@ -539,9 +555,10 @@ port_ethdev_configure(struct lcp_stage *st, struct port_ethdev_ctx *x,
 			c->ring_side == 0 ? x->ring_b : x->ring_a, c->ring_size, c->burst);
 	else
 		lcp_log(st, LCP_LOG_INFO,
-			"port %u %s (driver %s): %u rx queue(s) x %u desc, %u tx queue(s) x %u desc, mtu %u, burst %u",
+			"port %u %s (driver %s): %u rx queue(s) x %u desc, %u tx queue(s) x %u desc, mtu %u, burst %u, "
+			"receive pool %s of %u mbufs",
 			x->port, x->name, di.driver_name, c->rx_queues, nrxd, c->tx_queues, ntxd,
-			c->mtu ? c->mtu : RTE_ETHER_MTU, c->burst);
+			c->mtu ? c->mtu : RTE_ETHER_MTU, c->burst, pool->name, pool->size);
 	return 0;
 }
 

@@ -27,9 +27,11 @@
  * consumer so closes the window and slows the peer. On a same-lcore link the
  * consumer is done when the call returns: no hold.
  *
- * Receive reserve: every 100 us the packet pool's free count is read; below
- * rx_reserve the stack refuses new payload (stk_rx_pressure) so that ACKs,
- * which free send queues, still find mbufs; logged once per episode.
+ * Receive reserve: every 100 us the free count of the pool received frames
+ * come from (the port's receive pool) is read; below rx_reserve the stack
+ * holds nothing more out of order (stk_rx_pressure), so that frames, the ACKs
+ * and retransmissions that free what is held among them, still find mbufs;
+ * logged once per episode.
  *
  * The stack's ops map its buffers to mbufs: a received frame's mbuf becomes
  * the stream mbuf of its payload (offsets moved with rte_pktmbuf_adj/trim —
@@ -49,6 +51,7 @@
 #include <arpa/inet.h>
 
 #include <rte_cycles.h>
+#include <rte_errno.h>
 #include <rte_ethdev.h>
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
@@ -364,9 +367,14 @@ tcp_init(struct lcp_stage *st, const void *conf, void **ctx)
 	x->listen = c->listen;
 	x->backlog = c->backlog;
 	x->csum_offload = c->csum_offload;
-	x->pool = lcp_stage_pktmbuf_pool(st);
+	/* the frames the stack builds and the events come from a pool of the
+	 * stage's own: applications that send from the engine's pool can take
+	 * all of it, and the retransmissions whose ACKs free it must still go */
+	x->pool = c->tx_mbufs != 0 ? lcp_stage_pktmbuf_pool_create(st, "tcp", c->tx_mbufs)
+				   : lcp_stage_pktmbuf_pool(st);
 	if (x->pool == NULL) {
-		lcp_log(st, LCP_LOG_ERR, "no packet mbuf pool on socket %d", lcp_stage_socket(st));
+		lcp_log(st, LCP_LOG_ERR, "tx_mbufs: no packet mbuf pool of %u on socket %d: %s", c->tx_mbufs,
+			lcp_stage_socket(st), rte_strerror(rte_errno));
 		rte_free(x);
 		return -ENOENT;
 	}
@@ -524,6 +532,7 @@ tcp_rx(struct tcp_ctx *x, struct rte_mbuf **pkts, unsigned n)
 			rte_pktmbuf_free(m);
 			continue;
 		}
+		x->rx_pool = m->pool; /* the receive reserve watches it (tcp_flow.c) */
 		rx[k].b = (struct stk_buf *)m;
 		rx[k].data = rte_pktmbuf_mtod(m, uint8_t *);
 		rx[k].len = m->data_len;

@@ -33,6 +33,7 @@ struct tcp_conf {
 	uint32_t challenge_ack_limit;
 	uint32_t node_pool;
 	uint32_t rx_reserve;
+	uint32_t tx_mbufs;
 };
 
 extern const struct lcp_opt tcp_opts[];
@@ -60,7 +61,7 @@ struct tcp_ctx {
 	struct stk *stk;
 	struct stk_config k;
 	bool have_mac;
-	struct rte_mempool *pool;  /* engine's packet pool: frames and events */
+	struct rte_mempool *pool;  /* frames and events (tx_mbufs: the stage's own pool) */
 	struct lcp_pool *nodes;    /* small control objects (pool strategy) */
 	uint64_t ns_mult;          /* ns = tsc * ns_mult >> 32 */
 	uint64_t rnd[32];
@@ -87,6 +88,7 @@ struct tcp_ctx {
 	uint8_t *out_in;               /* by slot: in out[] */
 	unsigned n_out;
 	/* receive reserve */
+	struct rte_mempool *rx_pool; /* the pool received frames come from (the port's) */
 	uint32_t rx_reserve;
 	bool pressure;
 	uint64_t next_reserve_check;

@@ -241,7 +241,8 @@ tcp_credits_poll(struct tcp_ctx *x)
 static void
 tcp_reserve_check(struct tcp_ctx *x)
 {
-	unsigned avail = rte_mempool_avail_count(x->pool);
+	struct rte_mempool *mp = x->rx_pool != NULL ? x->rx_pool : x->pool;
+	unsigned avail = rte_mempool_avail_count(mp);
 	const uint64_t *ctr = stk_counters(x->stk);
 
 	if (!x->pressure && avail < x->rx_reserve) {
@@ -252,12 +253,12 @@ tcp_reserve_check(struct tcp_ctx *x)
 		lcp_log(x->st, LCP_LOG_WARNING,
 			"packet pool %s down to %u free mbufs (rx_reserve %u): refusing new payload, taking ACKs "
 			"(drop_tcp_rx_pressure) until it is back to %u",
-			x->pool->name, avail, x->rx_reserve, 2 * x->rx_reserve);
+			mp->name, avail, x->rx_reserve, 2 * x->rx_reserve);
 	} else if (x->pressure && avail >= 2 * x->rx_reserve) {
 		x->pressure = false;
 		stk_rx_pressure(x->stk, false);
 		lcp_log(x->st, LCP_LOG_INFO, "packet pool %s back to %u free mbufs: %lu segment(s) were refused",
-			x->pool->name, avail,
+			mp->name, avail,
 			(unsigned long)(ctr[STK_C_DROP_TCP_RX_PRESSURE] - x->pressure_drops0));
 	}
 }

@@ -119,6 +119,12 @@ unsigned lcp_stage_lcore(const struct lcp_stage *st);
 int lcp_stage_socket(const struct lcp_stage *st);
 /* the engine's packet mbuf pool for this stage's socket (config "mbufs") */
 struct rte_mempool *lcp_stage_pktmbuf_pool(const struct lcp_stage *st);
+/* ABI 1.8: a packet mbuf pool of n mbufs of the engine pool's size, for this
+ * stage alone (a port's receive pool, kept apart from what applications
+ * allocate). The engine frees it after every stage's fini (other stages may
+ * hold its mbufs until theirs) and reports it with its pools; NULL on failure
+ * (rte_errno). From init. */
+struct rte_mempool *lcp_stage_pktmbuf_pool_create(struct lcp_stage *st, const char *tag, unsigned n);
 /* ABI 1.2: ask the engine to end the run as if --duration had expired (drain,
  * stop, fini). Any lcore may call it; the first reason given (a string that
  * stays valid, e.g. a literal) is reported as the stop reason. */
