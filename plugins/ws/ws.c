@@ -122,6 +122,7 @@ ws_process(struct lcp_stage *st, void *ctx, unsigned port, void **objs, unsigned
 			if (c->state == WC_CONNECTING && x->stopping) {
 				/* connected while we stop: no TLS, no upgrade, just TCP's close */
 				c->tcp = meta->conn;
+				c->rx_off = 0; /* a new stream: the last attempt's offset is not its */
 				c->state = WC_CLOSING;
 				c->close_rcvd = true;
 				c->fin_sent = false;
