@@ -4,7 +4,8 @@
  * The message corpus is tests/conf-bad (through the CLI); here: the embedded
  * default job equals the shipped conf/default.json and validates, plugin_path is
  * relative to the config file, "--" EAL arguments replace the config's, the
- * lcore sets EAL will have are read right from -l / --lcores / -c / --main-lcore.
+ * lcore sets EAL will have are read right from -l / --lcores / -c / --main-lcore,
+ * a message loop of pass-through stages is refused with its path.
  */
 #include <check.h>
 #include <sched.h>
@@ -281,6 +282,73 @@ START_TEST(eal_lcores_default_affinity)
 }
 END_TEST
 
+/* ================= message loops (graph.c) ================= */
+
+/* Stages: src (test_src), a (metrics), b (sink_echo), f and g (fault: a_in ->
+ * a_out, b_in -> b_out), t (test_opts: answers, declares no forwarding); all on
+ * lcore 1 but g, on lcore LG. A loop made only of pass-throughs is refused with
+ * its path; a cycle of stages that is not one of ports, or that goes through a
+ * stage answering with objects of its own, is not. */
+static const struct {
+	const char *links;
+	const char *err; /* NULL: valid */
+} loop_cases[] = {
+	{ "\"a.out -> b.in\", \"b.out -> a.in\"",
+	  "links: a.out -> b.in -> b.out -> a.in forms a message loop on lcore 1: a (metrics), b (sink_echo) "
+	  "pass on what they receive, so the same objects would go round for ever (links[2], links[3]); "
+	  "remove one of these links or end the path in a stage that consumes what it receives" },
+	/* the same loop listed from b: the path starts at the link listed first */
+	{ "\"b.out -> a.in\", \"a.out -> b.in\"",
+	  "links: b.out -> a.in -> a.out -> b.in forms a message loop on lcore 1: b (sink_echo), a (metrics) "
+	  "pass on what they receive, so the same objects would go round for ever (links[2], links[3]); "
+	  "remove one of these links or end the path in a stage that consumes what it receives" },
+	/* f -> g -> f on one direction, through two lcores */
+	{ "\"f.a_out -> g.a_in\", \"g.a_out -> f.a_in\"",
+	  "links: f.a_out -> g.a_in -> g.a_out -> f.a_in forms a message loop across lcores: f (fault), g (fault) "
+	  "pass on what they receive, so the same objects would go round for ever (links[2], links[3]); "
+	  "remove one of these links or end the path in a stage that consumes what it receives" },
+	/* f <-> g, a into b and back into a: f.b_out is fed by b_in only */
+	{ "\"f.a_out -> g.a_in\", \"g.a_out -> f.b_in\", \"f.b_out -> t.in\", \"t.out -> f.a_in\"", NULL },
+	/* through a stage that answers (t): a request and its reply, not a loop */
+	{ "\"a.out -> b.in\", \"f.a_out -> t.in\", \"t.out -> f.a_in\"", NULL },
+};
+
+START_TEST(message_loops)
+{
+	char *dir = t_scratch("config-loops"), *path, *text;
+	unsigned n_loop = 0;
+	struct lcp_cfg *c;
+
+	ck_assert(asprintf(&text,
+			   "{\"eal\": [\"-l\", \"0-2\"], \"plugin_path\": [\"" T_GOOD "\"],\n"
+			   " \"stages\": [{\"name\": \"src\", \"plugin\": \"test_src\"},\n"
+			   "  {\"name\": \"a\", \"plugin\": \"metrics\"}, {\"name\": \"b\", \"plugin\": \"sink_echo\"},\n"
+			   "  {\"name\": \"f\", \"plugin\": \"fault\"}, {\"name\": \"g\", \"plugin\": \"fault\", \"lcore\": 2},\n"
+			   "  {\"name\": \"t\", \"plugin\": \"test_opts\", \"options\": {\"label\": \"ab\"}}],\n"
+			   " \"links\": [\"src.out -> f.a_in\", \"src.msg -> a.in\", %s]}\n",
+			   loop_cases[_i].links) > 0);
+	path = write_conf(dir, "loop.json", text);
+	c = lcp_cfg_load(path, NULL, 0, &errs);
+	ck_assert_ptr_nonnull(c);
+	/* stages a case leaves unlinked are isolated: the only other error */
+	for (unsigned i = 0; i < errs.n; i++) {
+		if (strstr(errs.v[i], "\" is isolated: no link uses it") != NULL)
+			continue;
+		if (loop_cases[_i].err == NULL || n_loop > 0)
+			t_errs_dump(&errs);
+		ck_assert_ptr_nonnull(loop_cases[_i].err);
+		ck_assert_uint_eq(n_loop, 0);
+		ck_assert_str_eq(errs.v[i], loop_cases[_i].err);
+		n_loop++;
+	}
+	ck_assert_uint_eq(n_loop, loop_cases[_i].err != NULL);
+	lcp_cfg_free(c);
+	free(text);
+	free(path);
+	free(dir);
+}
+END_TEST
+
 static Suite *
 config_suite(void)
 {
@@ -307,6 +375,11 @@ config_suite(void)
 	tcase_add_test(tc, eal_override_replaces_config);
 	tcase_add_loop_test(tc, eal_lcores, 0, (int)(sizeof(eal_cases) / sizeof(eal_cases[0])));
 	tcase_add_test(tc, eal_lcores_default_affinity);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("loops");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_loop_test(tc, message_loops, 0, (int)(sizeof(loop_cases) / sizeof(loop_cases[0])));
 	suite_add_tcase(s, tc);
 	return s;
 }

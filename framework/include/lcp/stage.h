@@ -50,6 +50,17 @@ enum lcp_port_dir {
 };
 
 #define LCP_PORT_F_REQUIRED 0x1u /* `lcpipe check` refuses the config if unlinked */
+/* ABI 1.8, on an output port: it passes on, unchanged, the objects that arrived
+ * on input port `in` (an index into ports[], same unit) — a filter, tap, meter
+ * or fault injector. `lcpipe check` refuses a loop of links made only of such
+ * pass-throughs (a.out -> b.in, b.out -> a.in): the same objects would go round
+ * for ever. A stage that answers what it receives with objects of its own (tcp,
+ * ws) does not set it: a loop through it is a request and its reply. The loader
+ * refuses the flag on an input, or naming an input that is not of the port's
+ * unit. Use LCP_PORT_F_FORWARDS(in). */
+#define LCP_PORT_F_FORWARD 0x2u
+#define LCP_PORT_F_FORWARDS(in) ((uint16_t)(LCP_PORT_F_FORWARD | (((unsigned)(in) & 0xffu) << 8)))
+#define LCP_PORT_FORWARD_FROM(flags) (((unsigned)(flags) >> 8) & 0xffu)
 
 struct lcp_port_def {
 	const char *name; /* [a-z0-9_]; "stage.port" in links */
