@@ -665,3 +665,127 @@ lcp_graph_check(struct lcp_cfg *c, struct lcp_errs *errs)
 		}
 	}
 }
+
+/* ---- mbuf budget ---- */
+
+#ifndef RTE_PKTMBUF_HEADROOM
+#define RTE_PKTMBUF_HEADROOM 128
+#endif
+
+uint32_t
+lcp_mbuf_room(const struct lcp_cfg *c)
+{
+	uint32_t r = c->eng.mbuf_data_room;
+
+	return r > RTE_PKTMBUF_HEADROOM ? r - RTE_PKTMBUF_HEADROOM : 1;
+}
+
+/* "12,345" */
+static const char *
+count_str(uint64_t v, char *buf, size_t len)
+{
+	char tmp[32];
+	int n = snprintf(tmp, sizeof(tmp), "%llu", (unsigned long long)v), o = 0;
+
+	for (int i = 0; i < n && (size_t)o + 2 < len; i++) {
+		if (i > 0 && (n - i) % 3 == 0)
+			buf[o++] = ',';
+		buf[o++] = tmp[i];
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+/* connections a transport stage carries: those the stages on its stream ports
+ * open or serve (one for a stage that does not say), its own, at least one, at
+ * most its max_conns */
+static uint64_t
+transport_conns(const struct lcp_cfg *c, unsigned t)
+{
+	const struct lcp_mbuf_hold *h = &c->stages[t].mbufs;
+	uint64_t n = h->conns;
+	bool *seen = calloc(c->n_stages + 1, sizeof(*seen));
+
+	for (unsigned i = 0; i < c->n_links; i++) {
+		const struct lcp_cfg_link *l = &c->links[i];
+		unsigned o;
+
+		if (!l->valid || stage_ports(&c->stages[l->src])[l->src_port].unit != LCP_UNIT_STREAM)
+			continue;
+		if (l->src != t && l->dst != t)
+			continue;
+		o = l->src == t ? l->dst : l->src;
+		if (seen[o])
+			continue;
+		seen[o] = true;
+		n += c->stages[o].has_mbufs && c->stages[o].mbufs.conns ? c->stages[o].mbufs.conns : 1;
+	}
+	free(seen);
+	if (n == 0)
+		n = 1;
+	return n < h->max_conns ? n : h->max_conns;
+}
+
+void
+lcp_mbuf_budget(struct lcp_cfg *c)
+{
+	struct lcp_sbuf parts = { 0 }, ring_ids = { 0 };
+	uint64_t total = 0, top = 0, rings = 0;
+	unsigned n_rings = 0, n_parts = 0;
+	int top_stage = -1;
+	char a[32], b[32], d[32];
+
+	for (unsigned s = 0; s < c->n_stages; s++) {
+		const struct lcp_cfg_stage *st = &c->stages[s];
+		const struct lcp_mbuf_hold *h = &st->mbufs;
+		uint64_t conns = 0, sum;
+
+		if (!st->has_mbufs)
+			continue;
+		if (h->max_conns > 0)
+			conns = transport_conns(c, s);
+		sum = h->fixed + conns * h->per_conn;
+		if (sum == 0)
+			continue;
+		total += sum;
+		if (sum > top) {
+			top = sum;
+			top_stage = (int)s;
+		}
+		if (conns > 0)
+			lcp_sbuf_addf(&parts, "%s%s (stages[%u]): %s connection%s × (%s) = %s", n_parts ? "; " : "",
+				      st->name, s, count_str(conns, a, sizeof(a)), conns == 1 ? "" : "s", h->what,
+				      count_str(sum, b, sizeof(b)));
+		else
+			lcp_sbuf_addf(&parts, "%s%s (stages[%u]): %s = %s", n_parts ? "; " : "", st->name, s,
+				      h->what, count_str(sum, b, sizeof(b)));
+		n_parts++;
+	}
+	for (unsigned i = 0; i < c->n_links; i++) {
+		const struct lcp_cfg_link *l = &c->links[i];
+		unsigned u;
+
+		if (!l->valid || c->stages[l->src].lcore == c->stages[l->dst].lcore)
+			continue;
+		u = stage_ports(&c->stages[l->src])[l->src_port].unit;
+		if (u != LCP_UNIT_PKT && u != LCP_UNIT_STREAM)
+			continue;
+		rings += l->ring_size - 1; /* an rte_ring holds one less than its size */
+		lcp_sbuf_addf(&ring_ids, "%slinks[%u]", n_rings++ ? ", " : "", i);
+	}
+	if (top_stage < 0 || total + rings <= c->eng.mbufs)
+		goto out;
+	if (n_rings > 0)
+		lcp_sbuf_addf(&parts, "; %u ring%s of links between lcores (%s) = %s", n_rings,
+			      n_rings == 1 ? "" : "s", ring_ids.s, count_str(rings, a, sizeof(a)));
+	lcp_errs_add(&c->warns,
+		     "stages[%d].options%s%s: the mbuf pool can run dry: %s; together %s mbufs can be held, "
+		     "more than engine.mbufs %s: raise engine.mbufs to at least %s or lower these options, "
+		     "the connections or the ring sizes",
+		     top_stage, c->stages[top_stage].mbufs.opt[0] ? "." : "", c->stages[top_stage].mbufs.opt,
+		     parts.s, count_str(total + rings, a, sizeof(a)), count_str(c->eng.mbufs, b, sizeof(b)),
+		     count_str(total + rings, d, sizeof(d)));
+out:
+	lcp_sbuf_free(&parts);
+	lcp_sbuf_free(&ring_ids);
+}

@@ -5,7 +5,8 @@
  * default job equals the shipped conf/default.json and validates, plugin_path is
  * relative to the config file, "--" EAL arguments replace the config's, the
  * lcore sets EAL will have are read right from -l / --lcores / -c / --main-lcore,
- * a message loop of pass-through stages is refused with its path.
+ * a message loop of pass-through stages is refused with its path, a pool smaller
+ * than what the stages and rings can hold gets a warning.
  */
 #include <check.h>
 #include <sched.h>
@@ -349,6 +350,70 @@ START_TEST(message_loops)
 }
 END_TEST
 
+/* ================= mbuf budget (graph.c, tcp's validate) ================= */
+
+/* conf/demo.json: exch_tcp 1 connection × (719 frames of rcvbuf 1 MiB + 1024
+ * out-of-order + 4096 mbufs of sndbuf 8 MiB) = 5,839, tcp 1 × (719 + 1024 +
+ * 512) = 2,255, no ring: 8,094. A pool of 8,094 holds it, 8,093 does not. */
+START_TEST(mbuf_budget_demo)
+{
+	static const unsigned mbufs[] = { 8191, 8094, 8093 };
+	char *dir = t_scratch("config-mbufs"), *path, *text, *demo, *at;
+	struct lcp_cfg *c;
+
+	demo = t_read(TEST_TOP_SRCDIR "/conf/demo.json", NULL);
+	ck_assert_ptr_nonnull(demo);
+	at = strstr(demo, "\"engine\": {");
+	ck_assert_ptr_nonnull(at);
+	at += strlen("\"engine\": {");
+	ck_assert(asprintf(&text, "%.*s\"mbufs\": %u, %s", (int)(at - demo), demo, mbufs[_i], at) > 0);
+	path = write_conf(dir, "demo.json", text);
+	c = lcp_cfg_load(path, NULL, 0, &errs);
+	ck_assert_ptr_nonnull(c);
+	assert_no_errs();
+	ck_assert_uint_eq(c->eng.mbufs, mbufs[_i]);
+	if (mbufs[_i] >= 8094) {
+		ck_assert_uint_eq(c->warns.n, 0);
+	} else {
+		ck_assert_uint_eq(c->warns.n, 1);
+		ck_assert_str_eq(c->warns.v[0],
+				 "stages[1].options.sndbuf: the mbuf pool can run dry: exch_tcp (stages[1]): 1 connection × "
+				 "(719 frames of rcvbuf 1 MiB + 1024 of ooo_max_segs + 4096 mbufs of sndbuf 8 MiB) = 5,839; "
+				 "tcp (stages[4]): 1 connection × (719 frames of rcvbuf 1 MiB + 1024 of ooo_max_segs + 512 "
+				 "mbufs of sndbuf 1 MiB) = 2,255; together 8,094 mbufs can be held, more than engine.mbufs "
+				 "8,093: raise engine.mbufs to at least 8,094 or lower these options, the connections or "
+				 "the ring sizes");
+	}
+	lcp_cfg_free(c);
+	free(text);
+	free(demo);
+	free(path);
+	free(dir);
+}
+END_TEST
+
+/* a config with errors gets no warning: the budget needs a valid graph */
+START_TEST(mbuf_budget_not_on_errors)
+{
+	char *dir = t_scratch("config-mbufs-err"), *path;
+	struct lcp_cfg *c;
+
+	path = write_conf(dir, "e.json",
+			  "{\"eal\": [\"-l\", \"0,1\"], \"engine\": {\"mbufs\": 63},\n"
+			  " \"stages\": [{\"name\": \"t\", \"plugin\": \"tcp\", \"options\": {\"ip\": \"10.0.0.1/24\", \"mac\": \"02:00:00:00:00:01\"}},\n"
+			  "            {\"name\": \"x\", \"plugin\": \"no_such_plugin\"}],\n"
+			  " \"links\": []}\n");
+	c = lcp_cfg_load(path, NULL, 0, &errs);
+	ck_assert_ptr_nonnull(c);
+	ck_assert_uint_gt(errs.n, 0);
+	ck_assert(c->stages[0].has_mbufs);
+	ck_assert_uint_eq(c->warns.n, 0);
+	lcp_cfg_free(c);
+	free(path);
+	free(dir);
+}
+END_TEST
+
 static Suite *
 config_suite(void)
 {
@@ -380,6 +445,12 @@ config_suite(void)
 	tc = tcase_create("loops");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_loop_test(tc, message_loops, 0, (int)(sizeof(loop_cases) / sizeof(loop_cases[0])));
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("mbufs");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_loop_test(tc, mbuf_budget_demo, 0, 3);
+	tcase_add_test(tc, mbuf_budget_not_on_errors);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -103,6 +103,29 @@ typedef void (*lcp_stage_fini_t)(struct lcp_stage *st, void *ctx);
  * JSON path of the stage's options). */
 typedef int (*lcp_stage_validate_t)(const void *conf, char *msg, size_t msglen);
 
+/* ABI 1.8, for the mbuf budget of `lcpipe check`: what a stage can hold at once
+ * of the engine's packet mbufs (engine.mbufs), counted in full mbufs (the fewest
+ * the bytes can take: a peer that sends small segments pins more). A validate
+ * op that knows says so with lcp_check_mbufs(); the engine adds the stages up
+ * with the rings of links carrying mbufs between lcores and warns when the sum
+ * exceeds engine.mbufs. A transport's connections are those the stages on its
+ * stream ports open or serve (their own `conns`; one for a stage that does not
+ * say), at most max_conns. */
+struct lcp_mbuf_hold {
+	uint64_t fixed;     /* held whatever the connections */
+	uint64_t per_conn;  /* a transport: held by each connection */
+	uint32_t max_conns; /* a transport: connections it carries at most; 0: not a transport */
+	uint32_t conns;     /* connections this stage opens or serves itself (0: none, or unknown) */
+	char opt[32];       /* the option that weighs most, e.g. "rcvbuf" (the warning's path) */
+	char what[224];     /* how per_conn / fixed arise, naming the options, e.g. "719 frames of
+			     * rcvbuf 1 MiB + 1024 ooo_max_segs" */
+};
+/* ABI 1.8: only from a validate op while the engine checks a config (otherwise
+ * they do nothing and return 0): the payload bytes one mbuf of the pool holds
+ * (engine.mbuf_data_room less the headroom), and the stage's hold. */
+uint32_t lcp_check_mbuf_room(void);
+void lcp_check_mbufs(const struct lcp_mbuf_hold *h);
+
 struct lcp_stage_ops {
 	const struct lcp_port_def *ports; /* LCP_PORT_END-terminated; index = port number */
 	const char *const *counters; /* the stage's own counters, NULL-terminated;
