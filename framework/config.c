@@ -249,6 +249,31 @@ load_strategies(struct lcp_cfg *c, json_t *obj, const char *path, struct lcp_str
 	}
 }
 
+/* the stage whose validate op runs (lcp_check_mbufs); the control thread's */
+static _Thread_local struct {
+	const struct lcp_cfg *c;
+	struct lcp_cfg_stage *st;
+} lcp_validating;
+
+uint32_t
+lcp_check_mbuf_room(void)
+{
+	return lcp_validating.st != NULL ? lcp_mbuf_room(lcp_validating.c) : 0;
+}
+
+void
+lcp_check_mbufs(const struct lcp_mbuf_hold *h)
+{
+	struct lcp_cfg_stage *st = lcp_validating.st;
+
+	if (st == NULL || h == NULL)
+		return;
+	st->mbufs = *h;
+	st->mbufs.opt[sizeof(st->mbufs.opt) - 1] = '\0';
+	st->mbufs.what[sizeof(st->mbufs.what) - 1] = '\0';
+	st->has_mbufs = true;
+}
+
 static bool
 stage_name_ok(const char *n)
 {
@@ -329,9 +354,16 @@ load_stage(struct lcp_cfg *c, unsigned i, json_t *s, struct lcp_errs *errs)
 		lcp_opt_paths(d->options, st->conf, c->dir, c->keep);
 		if (errs->n == before && ops->validate != NULL) {
 			char msg[512] = "";
+			int rc;
 
-			if (ops->validate(st->conf, msg, sizeof(msg)) != 0)
+			lcp_validating.c = c;
+			lcp_validating.st = st;
+			rc = ops->validate(st->conf, msg, sizeof(msg));
+			lcp_validating.st = NULL;
+			if (rc != 0) {
 				lcp_errs_add(errs, "%s: %s", p, msg[0] ? msg : "invalid (no reason given)");
+				st->has_mbufs = false;
+			}
 		}
 		for (const struct lcp_port_def *pd = ops->ports; pd->name; pd++)
 			st->n_ports++;
@@ -483,6 +515,8 @@ lcp_cfg_load(const char *path, char *const *eal_override, unsigned n_override, s
 			load_stage(c, (unsigned)i, v, errs);
 	}
 	lcp_graph_check(c, errs);
+	if (errs->n == 0)
+		lcp_mbuf_budget(c);
 	return c;
 }
 
@@ -508,6 +542,7 @@ lcp_cfg_free(struct lcp_cfg *c)
 		free(c->plugin_path[i]);
 	free(c->plugin_path);
 	lcp_registry_fini(&c->reg);
+	lcp_errs_free(&c->warns);
 	json_decref(c->root);
 	json_decref(c->keep);
 	free(c->path);

@@ -410,17 +410,88 @@ out:
 	free(to);
 }
 
-/* links that block when full between lcores: a cycle of them across lcores can
- * deadlock (each lcore waits for room in a ring only the next one empties, and
- * a waiting lcore runs none of its stages). Depth-first search over lcores,
- * edge = a valid "block" link from a stage on one lcore to a stage on another;
- * the first cycle found is reported with its links. */
-static int
-block_cycle_dfs(const struct lcp_cfg *c, unsigned lc, uint8_t *state, int *via, unsigned *start)
+/* ---- cycles ----
+ * One depth-first search for both cycle checks: nodes 0..n-1, edges given by
+ * an enumerator; the first cycle found is returned as its edge ids, in order. */
+struct cyc_graph {
+	const struct lcp_cfg *c;
+	unsigned n;       /* nodes */
+	const bool *skip; /* nodes left out (may be NULL) */
+	/* the first edge leaving node u at or after cursor *k (advance *k past it):
+	 * its id and its target node; false when there is none left */
+	bool (*next)(const struct lcp_cfg *c, unsigned u, unsigned *k, int *id, unsigned *v);
+};
+
+struct cyc_state {
+	uint8_t *state; /* 0 unseen, 1 on the current path, 2 done */
+	unsigned *from; /* node before it on the current path */
+	int *via;       /* edge that entered it */
+	int *path;      /* out: the cycle's edges */
+	unsigned len;
+};
+
+static bool
+cyc_dfs(const struct cyc_graph *g, struct cyc_state *s, unsigned u)
 {
-	state[lc] = 1; /* on the current path */
-	for (unsigned i = 0; i < c->n_links; i++) {
-		const struct lcp_cfg_link *l = &c->links[i];
+	unsigned k = 0, v;
+	int id;
+
+	s->state[u] = 1;
+	while (g->next(g->c, u, &k, &id, &v)) {
+		if (g->skip != NULL && g->skip[v])
+			continue;
+		if (s->state[v] == 1) {
+			/* v -> ... -> u on the path, then this edge back to v */
+			unsigned n = 1, x = u;
+
+			for (; x != v; x = s->from[x])
+				n++;
+			s->len = n;
+			s->path[--n] = id;
+			for (x = u; x != v; x = s->from[x])
+				s->path[--n] = s->via[x];
+			return true;
+		}
+		if (s->state[v] == 0) {
+			s->from[v] = u;
+			s->via[v] = id;
+			if (cyc_dfs(g, s, v))
+				return true;
+		}
+	}
+	s->state[u] = 2;
+	return false;
+}
+
+/* the edges of the first cycle into path (room for g->n); its length, 0 if none */
+static unsigned
+find_cycle(const struct cyc_graph *g, int *path)
+{
+	struct cyc_state s = {
+		.state = calloc(g->n + 1, 1),
+		.from = calloc(g->n + 1, sizeof(unsigned)),
+		.via = calloc(g->n + 1, sizeof(int)),
+		.path = path,
+	};
+
+	for (unsigned u = 0; u < g->n && s.len == 0; u++)
+		if (s.state[u] == 0 && (g->skip == NULL || !g->skip[u]))
+			cyc_dfs(g, &s, u);
+	free(s.state);
+	free(s.from);
+	free(s.via);
+	return s.len;
+}
+
+/* Links that block when full between lcores: a cycle of them across lcores can
+ * deadlock (each lcore waits for room in a ring only the next one empties, and
+ * a waiting lcore runs none of its stages). Nodes are lcores, an edge is a
+ * valid "block" link from a stage on one lcore to a stage on another. */
+static bool
+block_next(const struct lcp_cfg *c, unsigned lc, unsigned *k, int *id, unsigned *v)
+{
+	for (; *k < c->n_links; (*k)++) {
+		const struct lcp_cfg_link *l = &c->links[*k];
 		unsigned a, b;
 
 		if (!l->valid || l->on_full != LCP_FULL_BLOCK)
@@ -429,54 +500,114 @@ block_cycle_dfs(const struct lcp_cfg *c, unsigned lc, uint8_t *state, int *via, 
 		b = c->stages[l->dst].lcore;
 		if (a != lc || b == a || b >= LCP_MAX_LCORES)
 			continue;
-		via[b] = (int)i;
-		if (state[b] == 1) {
-			*start = b;
-			return 1;
-		}
-		if (state[b] == 0 && block_cycle_dfs(c, b, state, via, start))
-			return 1;
+		*id = (int)(*k)++;
+		*v = b;
+		return true;
 	}
-	state[lc] = 2; /* done, no cycle through it */
-	return 0;
+	return false;
 }
 
 static void
 check_block_cycles(const struct lcp_cfg *c, struct lcp_errs *errs)
 {
-	uint8_t state[LCP_MAX_LCORES] = { 0 };
-	int via[LCP_MAX_LCORES];
-	unsigned start;
+	const struct cyc_graph g = { .c = c, .n = LCP_MAX_LCORES, .next = block_next };
+	int cyc[LCP_MAX_LCORES + 1];
+	unsigned n = find_cycle(&g, cyc);
+	struct lcp_sbuf b = { 0 };
 
-	for (unsigned s = 0; s < c->n_stages; s++) {
-		unsigned lc = c->stages[s].lcore;
-		struct lcp_sbuf b = { 0 };
-		unsigned x;
-
-		if (lc >= LCP_MAX_LCORES || state[lc] != 0 || !block_cycle_dfs(c, lc, state, via, &start))
-			continue;
-		/* walk back from start along via[], then list the cycle forwards */
-		{
-			int cyc[LCP_MAX_LCORES];
-			unsigned n = 0;
-
-			x = start;
-			do {
-				cyc[n++] = via[x];
-				x = c->stages[c->links[via[x]].src].lcore;
-			} while (x != start && n < LCP_MAX_LCORES);
-			while (n-- > 0) {
-				const struct lcp_cfg_link *l = &c->links[cyc[n]];
-
-				lcp_sbuf_addf(&b, "%slinks[%d] (lcore %u -> %u)", b.s ? ", " : "", cyc[n],
-					      c->stages[l->src].lcore, c->stages[l->dst].lcore);
-			}
-		}
-		lcp_errs_add(errs, "links: on_full \"block\" on a cycle between lcores can deadlock: %s; "
-			     "set one of them to \"drop\" or put its stages on one lcore", b.s);
-		lcp_sbuf_free(&b);
+	if (n == 0)
 		return;
+	for (unsigned i = 0; i < n; i++) {
+		const struct lcp_cfg_link *l = &c->links[cyc[i]];
+
+		lcp_sbuf_addf(&b, "%slinks[%d] (lcore %u -> %u)", i ? ", " : "", cyc[i],
+			      c->stages[l->src].lcore, c->stages[l->dst].lcore);
 	}
+	lcp_errs_add(errs, "links: on_full \"block\" on a cycle between lcores can deadlock: %s; "
+		     "set one of them to \"drop\" or put its stages on one lcore", b.s);
+	lcp_sbuf_free(&b);
+}
+
+/* Message loops: links made only of pass-throughs. Nodes are links; an edge
+ * goes from link i to link j when j leaves the stage i enters through an output
+ * that passes on what arrives on i's input port (LCP_PORT_F_FORWARDS). Around
+ * such a cycle the same objects go for ever: on one lcore lcp_emit() recurses
+ * into the stages until its depth limit drops them (drop_loop), across lcores
+ * they fill the rings. A cycle through a stage that answers with objects of its
+ * own (tcp.data -> ws.in, ws.tx -> tcp.app) is a request and its reply: it ends
+ * when the protocol does, and is not refused. */
+static bool
+forward_next(const struct lcp_cfg *c, unsigned i, unsigned *k, int *id, unsigned *v)
+{
+	const struct lcp_cfg_link *li = &c->links[i];
+
+	if (!li->valid)
+		return false;
+	for (; *k < c->n_links; (*k)++) {
+		const struct lcp_cfg_link *lj = &c->links[*k];
+		uint16_t f;
+
+		if (!lj->valid || lj->src != li->dst)
+			continue;
+		f = stage_ports(&c->stages[lj->src])[lj->src_port].flags;
+		if (!(f & LCP_PORT_F_FORWARD) || LCP_PORT_FORWARD_FROM(f) != li->dst_port)
+			continue;
+		*id = (int)*k;
+		*v = (*k)++;
+		return true;
+	}
+	return false;
+}
+
+/* one message loop: cyc[0..n-1], links */
+static void
+report_forward_loop(const struct lcp_cfg *c, const int *cyc, unsigned n, struct lcp_errs *errs)
+{
+	struct lcp_sbuf path = { 0 }, ids = { 0 }, stages = { 0 };
+	unsigned first = 0;
+	bool one_lcore = true;
+
+	/* start at the link listed first in the config */
+	for (unsigned i = 1; i < n; i++)
+		if (cyc[i] < cyc[first])
+			first = i;
+	for (unsigned m = 0; m < n; m++) {
+		const struct lcp_cfg_link *l = &c->links[cyc[(first + m) % n]];
+		const struct lcp_cfg_stage *s = &c->stages[l->src], *d = &c->stages[l->dst];
+
+		lcp_sbuf_addf(&path, "%s%s.%s -> %s.%s", m ? " -> " : "", s->name,
+			      stage_ports(s)[l->src_port].name, d->name, stage_ports(d)[l->dst_port].name);
+		lcp_sbuf_addf(&ids, "%slinks[%d]", m ? ", " : "", cyc[(first + m) % n]);
+		lcp_sbuf_addf(&stages, "%s%s (%s)", m ? ", " : "", s->name, s->plugin);
+		one_lcore &= d->lcore == s->lcore;
+	}
+	if (one_lcore)
+		lcp_errs_add(errs, "links: %s forms a message loop on lcore %u: %s pass on what they receive, so the same objects would go round for ever (%s); remove one of these links or end the path in a stage that consumes what it receives",
+			     path.s, c->stages[c->links[cyc[first]].src].lcore, stages.s, ids.s);
+	else
+		lcp_errs_add(errs, "links: %s forms a message loop across lcores: %s pass on what they receive, so the same objects would go round for ever (%s); remove one of these links or end the path in a stage that consumes what it receives",
+			     path.s, stages.s, ids.s);
+	lcp_sbuf_free(&path);
+	lcp_sbuf_free(&ids);
+	lcp_sbuf_free(&stages);
+}
+
+/* every loop, each once: the links of a loop reported are left out of the next search */
+static void
+check_forward_loops(const struct lcp_cfg *c, struct lcp_errs *errs)
+{
+	bool *skip = calloc(c->n_links + 1, sizeof(*skip));
+	const struct cyc_graph g = { .c = c, .n = c->n_links, .skip = skip, .next = forward_next };
+	int *cyc = calloc(c->n_links + 1, sizeof(*cyc));
+	unsigned n;
+
+	while ((n = find_cycle(&g, cyc)) > 0) {
+		report_forward_loop(c, cyc, n, errs);
+		for (unsigned i = 0; i < n; i++)
+			skip[cyc[i]] = true;
+	}
+	free(cyc);
+	free(skip);
 }
 
 void
@@ -495,6 +626,7 @@ lcp_graph_check(struct lcp_cfg *c, struct lcp_errs *errs)
 		json_array_foreach(arr, i, v)
 			load_link(c, (unsigned)i, v, errs);
 		check_block_cycles(c, errs);
+		check_forward_loops(c, errs);
 	}
 	for (unsigned s = 0; s < c->n_stages; s++) {
 		struct lcp_cfg_stage *st = &c->stages[s];
@@ -532,4 +664,128 @@ lcp_graph_check(struct lcp_cfg *c, struct lcp_errs *errs)
 					     st->name, st->plugin);
 		}
 	}
+}
+
+/* ---- mbuf budget ---- */
+
+#ifndef RTE_PKTMBUF_HEADROOM
+#define RTE_PKTMBUF_HEADROOM 128
+#endif
+
+uint32_t
+lcp_mbuf_room(const struct lcp_cfg *c)
+{
+	uint32_t r = c->eng.mbuf_data_room;
+
+	return r > RTE_PKTMBUF_HEADROOM ? r - RTE_PKTMBUF_HEADROOM : 1;
+}
+
+/* "12,345" */
+static const char *
+count_str(uint64_t v, char *buf, size_t len)
+{
+	char tmp[32];
+	int n = snprintf(tmp, sizeof(tmp), "%llu", (unsigned long long)v), o = 0;
+
+	for (int i = 0; i < n && (size_t)o + 2 < len; i++) {
+		if (i > 0 && (n - i) % 3 == 0)
+			buf[o++] = ',';
+		buf[o++] = tmp[i];
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+/* connections a transport stage carries: those the stages on its stream ports
+ * open or serve (one for a stage that does not say), its own, at least one, at
+ * most its max_conns */
+static uint64_t
+transport_conns(const struct lcp_cfg *c, unsigned t)
+{
+	const struct lcp_mbuf_hold *h = &c->stages[t].mbufs;
+	uint64_t n = h->conns;
+	bool *seen = calloc(c->n_stages + 1, sizeof(*seen));
+
+	for (unsigned i = 0; i < c->n_links; i++) {
+		const struct lcp_cfg_link *l = &c->links[i];
+		unsigned o;
+
+		if (!l->valid || stage_ports(&c->stages[l->src])[l->src_port].unit != LCP_UNIT_STREAM)
+			continue;
+		if (l->src != t && l->dst != t)
+			continue;
+		o = l->src == t ? l->dst : l->src;
+		if (seen[o])
+			continue;
+		seen[o] = true;
+		n += c->stages[o].has_mbufs && c->stages[o].mbufs.conns ? c->stages[o].mbufs.conns : 1;
+	}
+	free(seen);
+	if (n == 0)
+		n = 1;
+	return n < h->max_conns ? n : h->max_conns;
+}
+
+void
+lcp_mbuf_budget(struct lcp_cfg *c)
+{
+	struct lcp_sbuf parts = { 0 }, ring_ids = { 0 };
+	uint64_t total = 0, top = 0, rings = 0;
+	unsigned n_rings = 0, n_parts = 0;
+	int top_stage = -1;
+	char a[32], b[32], d[32];
+
+	for (unsigned s = 0; s < c->n_stages; s++) {
+		const struct lcp_cfg_stage *st = &c->stages[s];
+		const struct lcp_mbuf_hold *h = &st->mbufs;
+		uint64_t conns = 0, sum;
+
+		if (!st->has_mbufs)
+			continue;
+		if (h->max_conns > 0)
+			conns = transport_conns(c, s);
+		sum = h->fixed + conns * h->per_conn;
+		if (sum == 0)
+			continue;
+		total += sum;
+		if (sum > top) {
+			top = sum;
+			top_stage = (int)s;
+		}
+		if (conns > 0)
+			lcp_sbuf_addf(&parts, "%s%s (stages[%u]): %s connection%s × (%s) = %s", n_parts ? "; " : "",
+				      st->name, s, count_str(conns, a, sizeof(a)), conns == 1 ? "" : "s", h->what,
+				      count_str(sum, b, sizeof(b)));
+		else
+			lcp_sbuf_addf(&parts, "%s%s (stages[%u]): %s = %s", n_parts ? "; " : "", st->name, s,
+				      h->what, count_str(sum, b, sizeof(b)));
+		n_parts++;
+	}
+	for (unsigned i = 0; i < c->n_links; i++) {
+		const struct lcp_cfg_link *l = &c->links[i];
+		unsigned u;
+
+		if (!l->valid || c->stages[l->src].lcore == c->stages[l->dst].lcore)
+			continue;
+		u = stage_ports(&c->stages[l->src])[l->src_port].unit;
+		if (u != LCP_UNIT_PKT && u != LCP_UNIT_STREAM)
+			continue;
+		rings += l->ring_size - 1; /* an rte_ring holds one less than its size */
+		lcp_sbuf_addf(&ring_ids, "%slinks[%u]", n_rings++ ? ", " : "", i);
+	}
+	if (top_stage < 0 || total + rings <= c->eng.mbufs)
+		goto out;
+	if (n_rings > 0)
+		lcp_sbuf_addf(&parts, "; %u ring%s of links between lcores (%s) = %s", n_rings,
+			      n_rings == 1 ? "" : "s", ring_ids.s, count_str(rings, a, sizeof(a)));
+	lcp_errs_add(&c->warns,
+		     "stages[%d].options%s%s: the mbuf pool can run dry: %s; together %s mbufs can be held, "
+		     "more than engine.mbufs %s: raise engine.mbufs to at least %s or lower these options, "
+		     "the connections or the ring sizes",
+		     top_stage, c->stages[top_stage].mbufs.opt[0] ? "." : "", c->stages[top_stage].mbufs.opt,
+		     parts.s, count_str(total + rings, a, sizeof(a)), count_str(c->eng.mbufs, b, sizeof(b)),
+		     count_str(total + rings, d, sizeof(d)));
+out:
+	lcp_sbuf_free(&parts);
+	lcp_sbuf_free(&ring_ids);
 }

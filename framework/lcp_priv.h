@@ -129,6 +129,8 @@ struct lcp_cfg_stage {
 	int *link_out;       /* per port: link index leaving here, -1 if none */
 	bool used;
 	bool link_failed; /* a link naming this stage was refused */
+	bool has_mbufs;   /* its validate op said what it can hold (lcp_check_mbufs) */
+	struct lcp_mbuf_hold mbufs;
 };
 
 struct lcp_cfg_link {
@@ -162,6 +164,7 @@ struct lcp_cfg {
 	bool lcore_avail[LCP_MAX_LCORES];
 	unsigned main_lcore;
 	struct lcp_registry reg;
+	struct lcp_errs warns; /* warnings of a valid config: printed, never fatal */
 };
 
 /* Load and validate: every error goes to errs. eal_override (argv after "--")
@@ -172,6 +175,11 @@ struct lcp_cfg *lcp_cfg_load(const char *path, char *const *eal_override, unsign
 void lcp_cfg_free(struct lcp_cfg *c);
 /* graph checks (graph.c), called by lcp_cfg_load */
 void lcp_graph_check(struct lcp_cfg *c, struct lcp_errs *errs);
+/* whether the stages and rings can hold more mbufs than engine.mbufs; a warning
+ * into c->warns (graph.c), called by lcp_cfg_load on a config without errors */
+void lcp_mbuf_budget(struct lcp_cfg *c);
+/* payload bytes of one mbuf: engine.mbuf_data_room less the headroom */
+uint32_t lcp_mbuf_room(const struct lcp_cfg *c);
 /* "kind": "name" or {"plugin": "name", "options": {...}} at path (config.c) */
 void lcp_strategy_ref_load(struct lcp_cfg *c, json_t *v, const char *path,
 			   struct lcp_strategy_ref *ref, uint32_t kind, struct lcp_errs *errs);

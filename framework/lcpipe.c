@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <lcp/log.h>
+
 #include "config.h"
 #include "cli.h"
 #include "lcp_priv.h"
@@ -64,6 +66,8 @@ cli_load_checked(const char *path, char **eal, unsigned n_eal, struct lcp_cfg **
 	int rc = 0;
 
 	*cfg = lcp_cfg_load(path, eal, n_eal, &errs);
+	for (unsigned i = 0; *cfg != NULL && i < (*cfg)->warns.n; i++)
+		fprintf(stderr, "warning: %s\n", (*cfg)->warns.v[i]);
 	if (errs.n > 0) {
 		print_errs(&errs);
 		fprintf(stderr, "%s: %u error%s\n", path, errs.n, errs.n == 1 ? "" : "s");
@@ -85,8 +89,9 @@ cmd_check(int argc, char **argv)
 	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
 		printf("usage: lcpipe check CONF [-- EAL ARGS]\n\n"
 		       "Validate CONF fully (JSON syntax, keys, plugins, options, links, units, ports,\n"
-		       "lcores, ring sizes) without starting EAL or any traffic. Prints every error with\n"
-		       "its JSON path. Exit 0 when valid, 78 when not.\n");
+		       "lcores, ring sizes, message loops) without starting EAL or any traffic. Prints\n"
+		       "every error with its JSON path, and warnings (e.g. buffers that can hold more\n"
+		       "mbufs than engine.mbufs) that do not make it fail. Exit 0 when valid, 78 when not.\n");
 		return 0;
 	}
 	if (argc != 2) {
@@ -175,6 +180,8 @@ cmd_run(int argc, char **argv)
 		lcp_errs_free(&errs);
 		return LCP_EXIT_CONFIG;
 	}
+	for (unsigned i = 0; i < c->warns.n; i++)
+		lcp_log(NULL, LCP_LOG_WARNING, "%s", c->warns.v[i]);
 	o.eal_overridden = n_eal > 0;
 	rc = lcp_engine_run(c, &o);
 	lcp_cfg_free(c);

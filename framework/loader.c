@@ -256,6 +256,19 @@ check_stage_ops(struct lcp_plugin_file *pf, const struct lcp_stage_ops *ops)
 			return -1;
 		}
 		n_in += p->dir == LCP_PORT_IN;
+		if (p->flags & LCP_PORT_F_FORWARD) {
+			unsigned from = LCP_PORT_FORWARD_FROM(p->flags), k = 0;
+			const struct lcp_port_def *q = ops->ports;
+
+			for (; q->name && k < from; q++, k++)
+				;
+			if (p->dir != LCP_PORT_OUT || q->name == NULL || q->dir != LCP_PORT_IN ||
+			    q->unit != p->unit) {
+				refuse(pf, "stage ops: port \"%s\": LCP_PORT_F_FORWARDS(%u) must be on an output and name an input port of the same unit",
+				       p->name, from);
+				return -1;
+			}
+		}
 		for (const struct lcp_port_def *q = ops->ports; q != p; q++) {
 			if (strcmp(q->name, p->name) == 0) {
 				refuse(pf, "stage ops: port \"%s\" declared twice", p->name);

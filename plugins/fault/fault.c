@@ -67,10 +67,12 @@ static const struct lcp_port_def fault_ports[] = {
 	[FAULT_A_IN] = { .name = "a_in", .dir = LCP_PORT_IN, .unit = LCP_UNIT_PKT,
 			 .doc = "direction a: frames in (e.g. from port.rx)" },
 	[FAULT_A_OUT] = { .name = "a_out", .dir = LCP_PORT_OUT, .unit = LCP_UNIT_PKT,
+			  .flags = LCP_PORT_F_FORWARDS(FAULT_A_IN),
 			  .doc = "direction a: frames out, after the faults (e.g. to tcp.rx)" },
 	[FAULT_B_IN] = { .name = "b_in", .dir = LCP_PORT_IN, .unit = LCP_UNIT_PKT,
 			 .doc = "direction b: frames in (e.g. from tcp.tx)" },
 	[FAULT_B_OUT] = { .name = "b_out", .dir = LCP_PORT_OUT, .unit = LCP_UNIT_PKT,
+			  .flags = LCP_PORT_F_FORWARDS(FAULT_B_IN),
 			  .doc = "direction b: frames out, after the faults (e.g. to port.tx)" },
 	LCP_PORT_END,
 };

@@ -51,7 +51,7 @@ static const struct lcp_port_def metrics_ports[] = {
 	[MT_P_IN] = { .name = "in", .dir = LCP_PORT_IN, .unit = LCP_UNIT_MSG,
 		      .flags = LCP_PORT_F_REQUIRED, .doc = "messages to measure" },
 	[MT_P_OUT] = { .name = "out", .dir = LCP_PORT_OUT, .unit = LCP_UNIT_MSG,
-		       .doc = "the same messages, unchanged; if unlinked they are freed here" },
+		       .flags = LCP_PORT_F_FORWARDS(MT_P_IN), .doc = "the same messages, unchanged; if unlinked they are freed here" },
 	LCP_PORT_END,
 };
 

@@ -32,7 +32,7 @@ static const struct lcp_port_def sink_echo_ports[] = {
 	[SE_IN] = { .name = "in", .dir = LCP_PORT_IN, .unit = LCP_UNIT_MSG, .flags = LCP_PORT_F_REQUIRED,
 		    .doc = "messages to echo (e.g. from ws.msg)" },
 	[SE_OUT] = { .name = "out", .dir = LCP_PORT_OUT, .unit = LCP_UNIT_MSG,
-		     .doc = "the same messages, unchanged, to be sent back on conn_id (e.g. to ws.send)" },
+		     .flags = LCP_PORT_F_FORWARDS(SE_IN), .doc = "the same messages, unchanged, to be sent back on conn_id (e.g. to ws.send)" },
 	LCP_PORT_END,
 };
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * tcp_config.c — the tcp stage's option table and its translation into the
- * stack's struct stk_config (also run by `lcpipe check` through validate()). */
+ * stack's struct stk_config (also run by `lcpipe check` through validate(),
+ * which also tells the engine how many mbufs a connection can hold). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
@@ -232,6 +233,46 @@ tcp_conf_to_stk(const struct tcp_conf *c, struct stk_config *k, bool *have_mac, 
 	return 0;
 }
 
+/* "1 MiB", "64 KiB", "3000 B" */
+static const char *
+tcp_bytes_str(uint32_t v, char *buf, size_t len)
+{
+	if (v >= (1u << 20) && v % (1u << 20) == 0)
+		snprintf(buf, len, "%u MiB", v >> 20);
+	else if (v >= 1024 && v % 1024 == 0)
+		snprintf(buf, len, "%u KiB", v >> 10);
+	else
+		snprintf(buf, len, "%u B", v);
+	return buf;
+}
+
+/* What one connection can hold of the engine's mbufs, in full mbufs: a receive
+ * window of full-size segments (rcvbuf / MSS), the out-of-order queue (a
+ * segment per mbuf, at most ooo_max_segs and one per byte of ooo_max_bytes) and
+ * the send buffer in full mbufs (sndbuf / the mbuf's payload room). */
+static void
+tcp_mbufs(const struct tcp_conf *c)
+{
+	struct lcp_mbuf_hold h = { 0 };
+	uint32_t room = lcp_check_mbuf_room(), mss = c->mtu - 40;
+	uint64_t rx, ooo, tx;
+	char r[16], s[16];
+
+	if (room == 0)
+		return; /* not checking a config */
+	rx = (c->rcvbuf + mss - 1) / mss;
+	ooo = c->ooo_max_segs < c->ooo_max_bytes ? c->ooo_max_segs : c->ooo_max_bytes;
+	tx = (c->sndbuf + room - 1) / room;
+	h.per_conn = rx + ooo + tx;
+	h.max_conns = c->max_conns;
+	h.conns = c->connect[0] != '\0';
+	snprintf(h.opt, sizeof(h.opt), "%s", rx >= tx && rx >= ooo ? "rcvbuf" : tx >= ooo ? "sndbuf" : "ooo_max_segs");
+	snprintf(h.what, sizeof(h.what), "%llu frames of rcvbuf %s + %llu of ooo_max_segs + %llu mbufs of sndbuf %s",
+		 (unsigned long long)rx, tcp_bytes_str(c->rcvbuf, r, sizeof(r)), (unsigned long long)ooo,
+		 (unsigned long long)tx, tcp_bytes_str(c->sndbuf, s, sizeof(s)));
+	lcp_check_mbufs(&h);
+}
+
 int
 tcp_validate(const void *conf, char *msg, size_t msglen)
 {
@@ -264,5 +305,6 @@ tcp_validate(const void *conf, char *msg, size_t msglen)
 			return -1;
 		}
 	}
+	tcp_mbufs(c);
 	return 0;
 }

@@ -10,6 +10,8 @@
 #                               today. Failing = XFAIL (ok), passing = XPASS (error:
 #                               the defect is fixed, delete the .xfail)
 # tests/conf-good/*.json        must exit 0 and print "NAME: ok (...)"
+#   NN-name.warn                optional: the `warning:` lines it must print on
+#                               stderr, exactly, in order; without one, none
 #
 # .expect placeholders, so the text does not depend on where the tree is built or
 # on which plugins the build tree has grown:
@@ -161,11 +163,11 @@ for j in "$bad_dir"/*.json; do
 done
 
 # every side file belongs to a config
-for s in "$bad_dir"/*.expect "$bad_dir"/*.args "$bad_dir"/*.xfail; do
+for s in "$bad_dir"/*.expect "$bad_dir"/*.args "$bad_dir"/*.xfail "$good_dir"/*.warn; do
 	[ -e "$s" ] || continue
 	b=$(basename "$s")
 	b=${b%.*}
-	[ -f "$bad_dir/$b.json" ] || fail "$(basename "$s") has no $b.json"
+	[ -f "$(dirname "$s")/$b.json" ] || fail "$(basename "$s") has no $b.json"
 done
 
 if [ "$n_bad" -lt "$MIN_BAD" ]; then
@@ -178,11 +180,17 @@ for j in "$good_dir"/*.json; do
 	n_good=$((n_good + 1))
 	run_check "$good_dir" "$b.json"
 	first=$(head -n 1 "$work/$b.out")
+	want_warn=$good_dir/$b.warn
+	[ -f "$want_warn" ] || want_warn=/dev/null
+	grep '^warning: ' "$work/$b.err" | normalize >"$work/$b.warn.got"
 	case "$rc:$first" in
 	"0:$b.json: ok ("*)
 		if grep -q '^error: ' "$work/$b.err"; then
 			fail "good/$b (exit 0 but error lines)"
 			sed 's/^/    /' "$work/$b.err"
+		elif ! diff -u "$want_warn" "$work/$b.warn.got" >"$work/$b.warn.diff"; then
+			fail "good/$b (warning lines differ from $(basename "$want_warn"); - expected, + got)"
+			sed 's/^/    /' "$work/$b.warn.diff"
 		else
 			echo "PASS: good/$b ($first)"
 			n_pass=$((n_pass + 1))

@@ -4,7 +4,9 @@
  * The message corpus is tests/conf-bad (through the CLI); here: the embedded
  * default job equals the shipped conf/default.json and validates, plugin_path is
  * relative to the config file, "--" EAL arguments replace the config's, the
- * lcore sets EAL will have are read right from -l / --lcores / -c / --main-lcore.
+ * lcore sets EAL will have are read right from -l / --lcores / -c / --main-lcore,
+ * a message loop of pass-through stages is refused with its path, a pool smaller
+ * than what the stages and rings can hold gets a warning.
  */
 #include <check.h>
 #include <sched.h>
@@ -281,6 +283,137 @@ START_TEST(eal_lcores_default_affinity)
 }
 END_TEST
 
+/* ================= message loops (graph.c) ================= */
+
+/* Stages: src (test_src), a (metrics), b (sink_echo), f and g (fault: a_in ->
+ * a_out, b_in -> b_out), t (test_opts: answers, declares no forwarding); all on
+ * lcore 1 but g, on lcore LG. A loop made only of pass-throughs is refused with
+ * its path; a cycle of stages that is not one of ports, or that goes through a
+ * stage answering with objects of its own, is not. */
+static const struct {
+	const char *links;
+	const char *err; /* NULL: valid */
+} loop_cases[] = {
+	{ "\"a.out -> b.in\", \"b.out -> a.in\"",
+	  "links: a.out -> b.in -> b.out -> a.in forms a message loop on lcore 1: a (metrics), b (sink_echo) "
+	  "pass on what they receive, so the same objects would go round for ever (links[2], links[3]); "
+	  "remove one of these links or end the path in a stage that consumes what it receives" },
+	/* the same loop listed from b: the path starts at the link listed first */
+	{ "\"b.out -> a.in\", \"a.out -> b.in\"",
+	  "links: b.out -> a.in -> a.out -> b.in forms a message loop on lcore 1: b (sink_echo), a (metrics) "
+	  "pass on what they receive, so the same objects would go round for ever (links[2], links[3]); "
+	  "remove one of these links or end the path in a stage that consumes what it receives" },
+	/* f -> g -> f on one direction, through two lcores */
+	{ "\"f.a_out -> g.a_in\", \"g.a_out -> f.a_in\"",
+	  "links: f.a_out -> g.a_in -> g.a_out -> f.a_in forms a message loop across lcores: f (fault), g (fault) "
+	  "pass on what they receive, so the same objects would go round for ever (links[2], links[3]); "
+	  "remove one of these links or end the path in a stage that consumes what it receives" },
+	/* f <-> g, a into b and back into a: f.b_out is fed by b_in only */
+	{ "\"f.a_out -> g.a_in\", \"g.a_out -> f.b_in\", \"f.b_out -> t.in\", \"t.out -> f.a_in\"", NULL },
+	/* through a stage that answers (t): a request and its reply, not a loop */
+	{ "\"a.out -> b.in\", \"f.a_out -> t.in\", \"t.out -> f.a_in\"", NULL },
+};
+
+START_TEST(message_loops)
+{
+	char *dir = t_scratch("config-loops"), *path, *text;
+	unsigned n_loop = 0;
+	struct lcp_cfg *c;
+
+	ck_assert(asprintf(&text,
+			   "{\"eal\": [\"-l\", \"0-2\"], \"plugin_path\": [\"" T_GOOD "\"],\n"
+			   " \"stages\": [{\"name\": \"src\", \"plugin\": \"test_src\"},\n"
+			   "  {\"name\": \"a\", \"plugin\": \"metrics\"}, {\"name\": \"b\", \"plugin\": \"sink_echo\"},\n"
+			   "  {\"name\": \"f\", \"plugin\": \"fault\"}, {\"name\": \"g\", \"plugin\": \"fault\", \"lcore\": 2},\n"
+			   "  {\"name\": \"t\", \"plugin\": \"test_opts\", \"options\": {\"label\": \"ab\"}}],\n"
+			   " \"links\": [\"src.out -> f.a_in\", \"src.msg -> a.in\", %s]}\n",
+			   loop_cases[_i].links) > 0);
+	path = write_conf(dir, "loop.json", text);
+	c = lcp_cfg_load(path, NULL, 0, &errs);
+	ck_assert_ptr_nonnull(c);
+	/* stages a case leaves unlinked are isolated: the only other error */
+	for (unsigned i = 0; i < errs.n; i++) {
+		if (strstr(errs.v[i], "\" is isolated: no link uses it") != NULL)
+			continue;
+		if (loop_cases[_i].err == NULL || n_loop > 0)
+			t_errs_dump(&errs);
+		ck_assert_ptr_nonnull(loop_cases[_i].err);
+		ck_assert_uint_eq(n_loop, 0);
+		ck_assert_str_eq(errs.v[i], loop_cases[_i].err);
+		n_loop++;
+	}
+	ck_assert_uint_eq(n_loop, loop_cases[_i].err != NULL);
+	lcp_cfg_free(c);
+	free(text);
+	free(path);
+	free(dir);
+}
+END_TEST
+
+/* ================= mbuf budget (graph.c, tcp's validate) ================= */
+
+/* conf/demo.json: exch_tcp 1 connection × (719 frames of rcvbuf 1 MiB + 1024
+ * out-of-order + 4096 mbufs of sndbuf 8 MiB) = 5,839, tcp 1 × (719 + 1024 +
+ * 512) = 2,255, no ring: 8,094. A pool of 8,094 holds it, 8,093 does not. */
+START_TEST(mbuf_budget_demo)
+{
+	static const unsigned mbufs[] = { 8191, 8094, 8093 };
+	char *dir = t_scratch("config-mbufs"), *path, *text, *demo, *at;
+	struct lcp_cfg *c;
+
+	demo = t_read(TEST_TOP_SRCDIR "/conf/demo.json", NULL);
+	ck_assert_ptr_nonnull(demo);
+	at = strstr(demo, "\"engine\": {");
+	ck_assert_ptr_nonnull(at);
+	at += strlen("\"engine\": {");
+	ck_assert(asprintf(&text, "%.*s\"mbufs\": %u, %s", (int)(at - demo), demo, mbufs[_i], at) > 0);
+	path = write_conf(dir, "demo.json", text);
+	c = lcp_cfg_load(path, NULL, 0, &errs);
+	ck_assert_ptr_nonnull(c);
+	assert_no_errs();
+	ck_assert_uint_eq(c->eng.mbufs, mbufs[_i]);
+	if (mbufs[_i] >= 8094) {
+		ck_assert_uint_eq(c->warns.n, 0);
+	} else {
+		ck_assert_uint_eq(c->warns.n, 1);
+		ck_assert_str_eq(c->warns.v[0],
+				 "stages[1].options.sndbuf: the mbuf pool can run dry: exch_tcp (stages[1]): 1 connection × "
+				 "(719 frames of rcvbuf 1 MiB + 1024 of ooo_max_segs + 4096 mbufs of sndbuf 8 MiB) = 5,839; "
+				 "tcp (stages[4]): 1 connection × (719 frames of rcvbuf 1 MiB + 1024 of ooo_max_segs + 512 "
+				 "mbufs of sndbuf 1 MiB) = 2,255; together 8,094 mbufs can be held, more than engine.mbufs "
+				 "8,093: raise engine.mbufs to at least 8,094 or lower these options, the connections or "
+				 "the ring sizes");
+	}
+	lcp_cfg_free(c);
+	free(text);
+	free(demo);
+	free(path);
+	free(dir);
+}
+END_TEST
+
+/* a config with errors gets no warning: the budget needs a valid graph */
+START_TEST(mbuf_budget_not_on_errors)
+{
+	char *dir = t_scratch("config-mbufs-err"), *path;
+	struct lcp_cfg *c;
+
+	path = write_conf(dir, "e.json",
+			  "{\"eal\": [\"-l\", \"0,1\"], \"engine\": {\"mbufs\": 63},\n"
+			  " \"stages\": [{\"name\": \"t\", \"plugin\": \"tcp\", \"options\": {\"ip\": \"10.0.0.1/24\", \"mac\": \"02:00:00:00:00:01\"}},\n"
+			  "            {\"name\": \"x\", \"plugin\": \"no_such_plugin\"}],\n"
+			  " \"links\": []}\n");
+	c = lcp_cfg_load(path, NULL, 0, &errs);
+	ck_assert_ptr_nonnull(c);
+	ck_assert_uint_gt(errs.n, 0);
+	ck_assert(c->stages[0].has_mbufs);
+	ck_assert_uint_eq(c->warns.n, 0);
+	lcp_cfg_free(c);
+	free(path);
+	free(dir);
+}
+END_TEST
+
 static Suite *
 config_suite(void)
 {
@@ -307,6 +440,17 @@ config_suite(void)
 	tcase_add_test(tc, eal_override_replaces_config);
 	tcase_add_loop_test(tc, eal_lcores, 0, (int)(sizeof(eal_cases) / sizeof(eal_cases[0])));
 	tcase_add_test(tc, eal_lcores_default_affinity);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("loops");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_loop_test(tc, message_loops, 0, (int)(sizeof(loop_cases) / sizeof(loop_cases[0])));
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("mbufs");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_loop_test(tc, mbuf_budget_demo, 0, 3);
+	tcase_add_test(tc, mbuf_budget_not_on_errors);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -50,10 +50,21 @@ enum lcp_port_dir {
 };
 
 #define LCP_PORT_F_REQUIRED 0x1u /* `lcpipe check` refuses the config if unlinked */
+/* ABI 1.8, on an output port: it passes on, unchanged, the objects that arrived
+ * on input port `in` (an index into ports[], same unit) — a filter, tap, meter
+ * or fault injector. `lcpipe check` refuses a loop of links made only of such
+ * pass-throughs (a.out -> b.in, b.out -> a.in): the same objects would go round
+ * for ever. A stage that answers what it receives with objects of its own (tcp,
+ * ws) does not set it: a loop through it is a request and its reply. The loader
+ * refuses the flag on an input, or naming an input that is not of the port's
+ * unit. Use LCP_PORT_F_FORWARDS(in). */
+#define LCP_PORT_F_FORWARD 0x2u
+#define LCP_PORT_F_FORWARDS(in) ((uint16_t)(LCP_PORT_F_FORWARD | (((unsigned)(in) & 0xffu) << 8)))
+#define LCP_PORT_FORWARD_FROM(flags) (((unsigned)(flags) >> 8) & 0xffu)
 /* ABI 1.8, an input stream port: the stage reports the stream bytes it is done
  * with (lcp_stream_release, lcp/stream.h), so its producer counts what it
  * handed on until then (the tcp stage: its receive window) */
-#define LCP_PORT_F_RELEASES 0x2u
+#define LCP_PORT_F_RELEASES 0x4u
 
 struct lcp_port_def {
 	const char *name; /* [a-z0-9_]; "stage.port" in links */
@@ -95,6 +106,29 @@ typedef void (*lcp_stage_fini_t)(struct lcp_stage *st, void *ctx);
  * or -EINVAL after writing a one-line reason into msg (the engine prefixes the
  * JSON path of the stage's options). */
 typedef int (*lcp_stage_validate_t)(const void *conf, char *msg, size_t msglen);
+
+/* ABI 1.8, for the mbuf budget of `lcpipe check`: what a stage can hold at once
+ * of the engine's packet mbufs (engine.mbufs), counted in full mbufs (the fewest
+ * the bytes can take: a peer that sends small segments pins more). A validate
+ * op that knows says so with lcp_check_mbufs(); the engine adds the stages up
+ * with the rings of links carrying mbufs between lcores and warns when the sum
+ * exceeds engine.mbufs. A transport's connections are those the stages on its
+ * stream ports open or serve (their own `conns`; one for a stage that does not
+ * say), at most max_conns. */
+struct lcp_mbuf_hold {
+	uint64_t fixed;     /* held whatever the connections */
+	uint64_t per_conn;  /* a transport: held by each connection */
+	uint32_t max_conns; /* a transport: connections it carries at most; 0: not a transport */
+	uint32_t conns;     /* connections this stage opens or serves itself (0: none, or unknown) */
+	char opt[32];       /* the option that weighs most, e.g. "rcvbuf" (the warning's path) */
+	char what[224];     /* how per_conn / fixed arise, naming the options, e.g. "719 frames of
+			     * rcvbuf 1 MiB + 1024 ooo_max_segs" */
+};
+/* ABI 1.8: only from a validate op while the engine checks a config (otherwise
+ * they do nothing and return 0): the payload bytes one mbuf of the pool holds
+ * (engine.mbuf_data_room less the headroom), and the stage's hold. */
+uint32_t lcp_check_mbuf_room(void);
+void lcp_check_mbufs(const struct lcp_mbuf_hold *h);
 
 struct lcp_stage_ops {
 	const struct lcp_port_def *ports; /* LCP_PORT_END-terminated; index = port number */
