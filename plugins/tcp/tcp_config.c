@@ -246,10 +246,13 @@ tcp_bytes_str(uint32_t v, char *buf, size_t len)
 	return buf;
 }
 
-/* What one connection can hold of the engine's mbufs, in full mbufs: a receive
- * window of full-size segments (rcvbuf / MSS), the out-of-order queue (a
- * segment per mbuf, at most ooo_max_segs and one per byte of ooo_max_bytes) and
- * the send buffer in full mbufs (sndbuf / the mbuf's payload room). */
+/* What one connection can hold of the engine's mbufs, in full mbufs: the send
+ * buffer (sndbuf / the mbuf's payload room: the applications' SENDs come from
+ * the engine's pool). The frames it receives are the port's (its receive pool)
+ * and those it builds come from the stage's own pool (tx_mbufs); with
+ * tx_mbufs 0 those are the engine's too, and a peer on a ring pair holds them:
+ * a receive window of full-size segments (rcvbuf / MSS) and the out-of-order
+ * queue (at most ooo_max_segs, and one per byte of ooo_max_bytes) count then. */
 static void
 tcp_mbufs(const struct tcp_conf *c)
 {
@@ -263,13 +266,22 @@ tcp_mbufs(const struct tcp_conf *c)
 	rx = (c->rcvbuf + mss - 1) / mss;
 	ooo = c->ooo_max_segs < c->ooo_max_bytes ? c->ooo_max_segs : c->ooo_max_bytes;
 	tx = (c->sndbuf + room - 1) / room;
-	h.per_conn = rx + ooo + tx;
 	h.max_conns = c->max_conns;
 	h.conns = c->connect[0] != '\0';
-	snprintf(h.opt, sizeof(h.opt), "%s", rx >= tx && rx >= ooo ? "rcvbuf" : tx >= ooo ? "sndbuf" : "ooo_max_segs");
-	snprintf(h.what, sizeof(h.what), "%llu frames of rcvbuf %s + %llu of ooo_max_segs + %llu mbufs of sndbuf %s",
-		 (unsigned long long)rx, tcp_bytes_str(c->rcvbuf, r, sizeof(r)), (unsigned long long)ooo,
-		 (unsigned long long)tx, tcp_bytes_str(c->sndbuf, s, sizeof(s)));
+	if (c->tx_mbufs != 0) {
+		h.per_conn = tx;
+		snprintf(h.opt, sizeof(h.opt), "sndbuf");
+		snprintf(h.what, sizeof(h.what), "%llu mbufs of sndbuf %s", (unsigned long long)tx,
+			 tcp_bytes_str(c->sndbuf, s, sizeof(s)));
+	} else {
+		h.per_conn = rx + ooo + tx;
+		snprintf(h.opt, sizeof(h.opt), "%s",
+			 rx >= tx && rx >= ooo ? "rcvbuf" : tx >= ooo ? "sndbuf" : "ooo_max_segs");
+		snprintf(h.what, sizeof(h.what),
+			 "%llu frames of rcvbuf %s + %llu of ooo_max_segs + %llu mbufs of sndbuf %s (tx_mbufs 0)",
+			 (unsigned long long)rx, tcp_bytes_str(c->rcvbuf, r, sizeof(r)), (unsigned long long)ooo,
+			 (unsigned long long)tx, tcp_bytes_str(c->sndbuf, s, sizeof(s)));
+	}
 	lcp_check_mbufs(&h);
 }
 
