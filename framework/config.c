@@ -54,6 +54,7 @@ const char lcp_default_config[] =
 
 static const char *const lcp_live_choices[] = { "auto", "on", "off", NULL };
 const char *const lcp_on_full_choices[] = { "drop", "block", NULL };
+const char *const lcp_on_full_names[] = { "drop", "block", "hold", NULL };
 
 const struct lcp_opt lcp_engine_opts[] = {
 	LCP_OPT_UINT(struct lcp_engine_conf, ring_size, "ring_size", "1024", 2, 1 << 24, 0,

@@ -261,6 +261,7 @@ load_link_full(struct lcp_cfg_link *l, json_t *v, const char *path, struct lcp_e
 			bad = 1;
 		} else {
 			l->on_full = k;
+			l->on_full_set = true;
 		}
 	}
 	if (bt != NULL) {
@@ -271,6 +272,7 @@ load_link_full(struct lcp_cfg_link *l, json_t *v, const char *path, struct lcp_e
 			bad = 1;
 		} else {
 			l->block_timeout_us = (uint32_t)t;
+			l->timeout_set = true;
 		}
 	}
 	return bad ? -1 : 0;
@@ -495,7 +497,7 @@ block_next(const struct lcp_cfg *c, unsigned lc, unsigned *k, int *id, unsigned 
 		unsigned a, b;
 
 		if (!l->valid || l->on_full != LCP_FULL_BLOCK)
-			continue;
+			continue; /* a holding link never waits: no edge of a deadlock */
 		a = c->stages[l->src].lcore;
 		b = c->stages[l->dst].lcore;
 		if (a != lc || b == a || b >= LCP_MAX_LCORES)
@@ -505,6 +507,45 @@ block_next(const struct lcp_cfg *c, unsigned lc, unsigned *k, int *id, unsigned 
 		return true;
 	}
 	return false;
+}
+
+/* Stream links between lcores never lose a byte: TCP has acknowledged what
+ * they carry, and a hole in a stream cannot be repaired. A producer port that
+ * keeps what the ring refuses (LCP_PORT_F_HOLDS: tcp.data) holds; every other
+ * one blocks, with no time limit (on_full "drop" or a block_timeout_us given
+ * in the link is refused, naming it); the engine's on_ring_full and
+ * block_timeout_us are for pkt and msg links. */
+static void
+check_stream_links(struct lcp_cfg *c, struct lcp_errs *errs)
+{
+	for (unsigned i = 0; i < c->n_links; i++) {
+		struct lcp_cfg_link *l = &c->links[i];
+		const struct lcp_port_def *sp;
+
+		if (!l->valid || c->stages[l->src].lcore == c->stages[l->dst].lcore)
+			continue;
+		sp = &stage_ports(&c->stages[l->src])[l->src_port];
+		if (sp->unit != LCP_UNIT_STREAM)
+			continue;
+		if (sp->flags & LCP_PORT_F_HOLDS) {
+			l->on_full = LCP_FULL_HOLD;
+			continue;
+		}
+		if (l->on_full_set && l->on_full == LCP_FULL_DROP)
+			lcp_errs_add(errs, "links[%u].on_full: \"drop\" on %s.%s -> %s.%s, a stream link between lcores "
+				     "%u and %u: a dropped SEND or event tears the TCP stream for good; leave on_full "
+				     "out (stream links block) or put both stages on one lcore",
+				     i, c->stages[l->src].name, sp->name, c->stages[l->dst].name,
+				     stage_ports(&c->stages[l->dst])[l->dst_port].name, c->stages[l->src].lcore,
+				     c->stages[l->dst].lcore);
+		else if (l->timeout_set && l->block_timeout_us != 0)
+			lcp_errs_add(errs, "links[%u].block_timeout_us: %u on a stream link between lcores: it would "
+				     "drop what is still waiting after that long and tear the TCP stream; leave it out "
+				     "(stream links wait until the engine stops)",
+				     i, l->block_timeout_us);
+		l->on_full = LCP_FULL_BLOCK;
+		l->block_timeout_us = 0;
+	}
 }
 
 static void
@@ -524,7 +565,7 @@ check_block_cycles(const struct lcp_cfg *c, struct lcp_errs *errs)
 			      c->stages[l->src].lcore, c->stages[l->dst].lcore);
 	}
 	lcp_errs_add(errs, "links: on_full \"block\" on a cycle between lcores can deadlock: %s; "
-		     "set one of them to \"drop\" or put its stages on one lcore", b.s);
+		     "set a pkt or msg link among them to \"drop\" (stream links cannot drop) or put its stages on one lcore", b.s);
 	lcp_sbuf_free(&b);
 }
 
@@ -625,6 +666,7 @@ lcp_graph_check(struct lcp_cfg *c, struct lcp_errs *errs)
 		c->links = calloc(c->n_links + 1, sizeof(*c->links));
 		json_array_foreach(arr, i, v)
 			load_link(c, (unsigned)i, v, errs);
+		check_stream_links(c, errs);
 		check_block_cycles(c, errs);
 		check_forward_loops(c, errs);
 	}

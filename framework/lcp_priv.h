@@ -100,7 +100,8 @@ struct lcp_engine_conf {
 };
 
 /* what a link between lcores does when its ring is full */
-enum lcp_on_full { LCP_FULL_DROP = 0, LCP_FULL_BLOCK = 1 };
+/* LCP_FULL_HOLD: a stream link whose producer port holds (LCP_PORT_F_HOLDS) */
+enum lcp_on_full { LCP_FULL_DROP = 0, LCP_FULL_BLOCK = 1, LCP_FULL_HOLD = 2 };
 extern const struct lcp_opt lcp_engine_opts[];
 
 struct lcp_strategy_ref {
@@ -140,6 +141,7 @@ struct lcp_cfg_link {
 	struct lcp_strategy_ref batch; /* link's own, else the source stage's */
 	int on_full;                   /* enum lcp_on_full */
 	uint32_t block_timeout_us;
+	bool on_full_set, timeout_set; /* given in the link itself */
 	bool valid;
 };
 
@@ -187,6 +189,7 @@ void lcp_strategy_ref_load(struct lcp_cfg *c, json_t *v, const char *path,
 void lcp_eal_lcores(char *const *eal, unsigned n, bool *avail, unsigned *main_lcore);
 extern const char lcp_default_config[];
 extern const char *const lcp_on_full_choices[]; /* "drop", "block" */
+extern const char *const lcp_on_full_names[];   /* the same, and "hold" */
 
 /* ---- engine (engine.c, runner.c, stats.c, telemetry.c) ---- */
 struct lcp_run_opts {

@@ -269,6 +269,13 @@ check_stage_ops(struct lcp_plugin_file *pf, const struct lcp_stage_ops *ops)
 				return -1;
 			}
 		}
+		if (((p->flags & LCP_PORT_F_HOLDS) && (p->dir != LCP_PORT_OUT || p->unit != LCP_UNIT_STREAM)) ||
+		    ((p->flags & LCP_PORT_F_RELEASES) && (p->dir != LCP_PORT_IN || p->unit != LCP_UNIT_STREAM))) {
+			refuse(pf, "stage ops: port \"%s\": LCP_PORT_F_%s belongs on a stream %s port", p->name,
+			       (p->flags & LCP_PORT_F_HOLDS) ? "HOLDS" : "RELEASES",
+			       (p->flags & LCP_PORT_F_HOLDS) ? "output" : "input");
+			return -1;
+		}
 		for (const struct lcp_port_def *q = ops->ports; q != p; q++) {
 			if (strcmp(q->name, p->name) == 0) {
 				refuse(pf, "stage ops: port \"%s\" declared twice", p->name);

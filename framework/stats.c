@@ -257,7 +257,7 @@ lcp_stats_json(struct lcp_engine *e, bool final)
 		json_object_set_new(o, "count", json_integer(rte_ring_count(ri->r)));
 		json_object_set_new(o, "batch", json_string(ri->batch_name));
 		json_object_set_new(o, "burst", json_integer(ri->burst));
-		json_object_set_new(o, "on_full", json_string(lcp_on_full_choices[cl->on_full]));
+		json_object_set_new(o, "on_full", json_string(lcp_on_full_names[cl->on_full]));
 		if (cl->on_full == LCP_FULL_BLOCK)
 			json_object_set_new(o, "block_timeout_us", json_integer(cl->block_timeout_us));
 		json_array_append_new(rings, o);

@@ -11,6 +11,10 @@
 #       window closes (tcp_zero_window_out > 0) and the exchange is slowed
 #       instead. No gap (fail_stream_gap == 0), no sequence gap (metrics
 #       seq_gaps == 0), every message a whole tick.
+#   (c) the other direction: the exchange (feedsim) on lcore 2, its tcp stage
+#       on lcore 1, both links 16-slot rings: a stream link whose producer
+#       does not hold blocks instead of dropping (tx.backpressure_waits > 0,
+#       tx.drop_ring_full == 0), so the client sees every tick in order.
 #   (b) a hole on demand: a stream_drop test stage between tcp and ws drops
 #       every 50th DATA object. Every DATA event carries its offset in the
 #       stream (lcp_stream_meta.off): ws sees the first byte it was not given,
@@ -57,6 +61,14 @@ c["stages"].append({"name": "hole", "plugin": "stream_drop", "lcore": 2, "option
 c["links"] = [l for l in c["links"] if l != "tcp.data -> feed.in"] + [
     {"from": "tcp.data", "to": "hole.in", "ring_size": 64}, "hole.out -> feed.in"]
 json.dump(c, open(out + "/hole.json", "w"), indent=1)
+
+c = base()
+for s in c["stages"]:
+    s["lcore"] = 2 if s["name"] == "exchange" else 1
+c["links"] = [l for l in c["links"] if l not in ("exchange.tx -> exch_tcp.app", "exch_tcp.data -> exchange.in")] + [
+    {"from": "exchange.tx", "to": "exch_tcp.app", "ring_size": 16},
+    {"from": "exch_tcp.data", "to": "exchange.in", "ring_size": 16}]
+json.dump(c, open(out + "/sends.json", "w"), indent=1)
 PY
 
 step "(a) a slow consumer behind a 64-slot ring: nothing dropped, the window closes instead"
@@ -93,4 +105,19 @@ rcheck "hole" \
 	'r["leaked_objects"] == 0'
 expect_grep "$ERR" '\[ws:feed\] warning: conn 0: close 1011: [0-9]+ byte\(s\) of the TCP stream lost between tcp and ws' \
 	"the hole is logged with its size"
+
+step "(c) the exchange's SENDs cross lcores through a 16-slot ring: it waits, drops nothing"
+new_prefix
+# shellcheck disable=SC2046
+lcrun sends "$T/sends.json" --duration 3 --no-live -- $(eal_base) --lcores=0@0,1@1,2@0
+expect_rc 0 "sends"
+rcheck "sends" \
+	'ctr("exchange", "tx.drop_ring_full") == 0' \
+	'ctr("exchange", "tx.backpressure_waits") > 0' \
+	'ctr("exch_tcp", "data.drop_ring_full") == 0' \
+	'ctr("feed", "fail_stream_gap") + ctr("feed", "fail_protocol_1002") + ctr("feed", "fail_bad_utf8_1007") == 0' \
+	'ctr("stats", "msgs") > 1000' \
+	'ctr("stats", "seq_gaps") == 0' \
+	'ctr("stats", "bad_tick") == 0' \
+	'r["leaked_objects"] == 0'
 finish

@@ -65,6 +65,12 @@ enum lcp_port_dir {
  * with (lcp_stream_release, lcp/stream.h), so its producer counts what it
  * handed on until then (the tcp stage: its receive window) */
 #define LCP_PORT_F_RELEASES 0x4u
+/* ABI 1.8, an output stream port: the stage keeps, in order, what a full ring
+ * to another lcore refuses (lcp_emit_try) and holds its source back meanwhile
+ * (the tcp stage: the receive window). Such a link neither drops nor blocks,
+ * whatever its on_full; every other stream link between lcores blocks (a hole
+ * in a TCP stream cannot be repaired: `lcpipe check` refuses "drop" on it) */
+#define LCP_PORT_F_HOLDS 0x8u
 
 struct lcp_port_def {
 	const char *name; /* [a-z0-9_]; "stage.port" in links */
