@@ -15,6 +15,15 @@
  *   port_ethdev_stop      drain the rx queues (drop_rx_shutdown), read device drops
  *   port_ethdev_fini      stop and close the device, free the ring pair
  *
+ * Files: this one the stage's ops; port_ethdev_dev.c the ethdev (resolve,
+ * claim, configure with its queues and receive pool, teardown);
+ * port_ethdev_ring.c the ring pair; port_ethdev_sock.c tx_socket.
+ *
+ * Receive pool: frames are received into a pool of the port's own (rx_mbufs),
+ * not the engine's, which applications send from: a connection whose SENDs
+ * took every mbuf there still receives the ACKs that free them. A ring pair
+ * receives the mbufs the other side sent and has no pool.
+ *
  * Transmit queue: everything goes out on tx queue 0, so the order of frames on the
  * wire is the order process() saw them (spreading bursts over queues would let a
  * NIC reorder a TCP stream). tx_queues > 1 are still configured and set up, for
@@ -36,36 +45,18 @@
  * closing a port never frees a ring behind the other port's back.
  */
 #include <errno.h>
-#include <inttypes.h>
-#include <linux/if_packet.h>
-#include <net/ethernet.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
-#include <rte_bus_vdev.h>
 #include <rte_cycles.h>
 #include <rte_errno.h>
-#include <rte_eth_ring.h>
 #include <rte_ethdev.h>
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
-#include <rte_memzone.h>
-#include <rte_pause.h>
-#include <rte_ring.h>
 
 #include <lcp/lcp.h>
 
-#define PE_MAX_QUEUES 16
-#define PE_MAX_BURST 512
-#define PE_MAX_DESC 32768
-#define PE_DEFAULT_DESC 1024
-#define PE_RP_NAME_MAX 18 /* "net_ring_" + NAME + side digit must fit RTE_RING_NAMESIZE */
-#define PE_VDEV_PREFIX "net_ring_"
-#define PE_CLAIM_FMT "lcp_ethdev_%u"
-
-enum { PE_PORT_RX, PE_PORT_TX };
+#include "port_ethdev.h"
 
 static const struct lcp_port_def port_ethdev_ports[] = {
 	{ .name = "rx", .dir = LCP_PORT_OUT, .unit = LCP_UNIT_PKT,
@@ -75,49 +66,11 @@ static const struct lcp_port_def port_ethdev_ports[] = {
 	LCP_PORT_END,
 };
 
-#define PORT_ETHDEV_COUNTERS(X)                                                \
-	X(RX_BURSTS, "rx_bursts")                                              \
-	X(RX_PACKETS, "rx_packets")                                            \
-	X(RX_BYTES, "rx_bytes")                                                \
-	X(TX_PACKETS, "tx_packets")                                            \
-	X(TX_BYTES, "tx_bytes")                                                \
-	X(TX_RETRIES, "tx_retries")                                            \
-	X(DROP_TX_FULL, "drop_tx_full")                                        \
-	X(DROP_TX_ERROR, "drop_tx_error")                                      \
-	X(DROP_TX_SEGS, "drop_tx_segs")                                        \
-	X(DROP_RX_SHUTDOWN, "drop_rx_shutdown")                                \
-	X(DROP_HW_IMISSED, "drop_hw_imissed")                                  \
-	X(DROP_HW_IERRORS, "drop_hw_ierrors")                                  \
-	X(DROP_HW_RX_NOMBUF, "drop_hw_rx_nombuf")
-enum {
-#define X(e, s) PE_##e,
-	PORT_ETHDEV_COUNTERS(X)
-#undef X
-};
 static const char *const port_ethdev_counters[] = {
 #define X(e, s) s,
 	PORT_ETHDEV_COUNTERS(X)
 #undef X
 	NULL,
-};
-
-struct port_ethdev_conf {
-	uint16_t port;
-	const char *device;
-	uint16_t rx_queues;
-	uint16_t tx_queues;
-	uint32_t rx_desc;
-	uint32_t tx_desc;
-	uint32_t burst;
-	uint32_t tx_retries;
-	bool promiscuous;
-	bool csum_offload;
-	uint32_t mtu;
-	const char *ring_pair;
-	uint32_t ring_side;
-	uint32_t ring_size;
-	bool tx_socket;
-	uint32_t rx_mbufs;
 };
 
 static const struct lcp_opt port_ethdev_opts[] = {
@@ -155,40 +108,6 @@ static const struct lcp_opt port_ethdev_opts[] = {
 		     "mbufs of the port's own receive pool, apart from the engine's pool that applications send from, so received ACKs always find one; 0: 2 x rx_queues x rx descriptors + 1024 (ring pairs receive what the other side sent: no pool)"),
 	LCP_OPT_END,
 };
-
-struct port_ethdev_ctx {
-	uint16_t port;
-	uint16_t nb_rxq;
-	uint16_t nb_txq;
-	uint16_t burst;
-	uint32_t tx_retries;
-	uint64_t drain_budget; /* frames rx may still take once the engine stops
-				* (set at the first poll that sees it); UINT64_MAX before */
-	uint32_t drain_max; /* frames per rx queue drained at stop, at most: a source
-			     * like net_null never runs dry */
-	bool configured; /* needs rte_eth_dev_close (or vdev removal) at fini */
-	bool started;
-	bool promiscuous;
-	bool ring_pair;
-	int tx_fd; /* tx_socket: the AF_PACKET socket; -1 otherwise */
-	const struct rte_memzone *claim;
-	char name[RTE_ETH_NAME_MAX_LEN];  /* ethdev name, for logs */
-	char vdev[RTE_RING_NAMESIZE];     /* ring pair: our vdev, "net_ring_NAME<side>" */
-	char peer_vdev[RTE_RING_NAMESIZE]; /* ring pair: the other side's vdev */
-	char ring_a[RTE_RING_NAMESIZE];
-	char ring_b[RTE_RING_NAMESIZE];
-};
-
-static bool
-port_ethdev_rp_name_ok(const char *s)
-{
-	for (; *s != '\0'; s++) {
-		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-		      (*s >= '0' && *s <= '9') || *s == '_'))
-			return false;
-	}
-	return true;
-}
 
 static int
 port_ethdev_validate(const void *conf, char *msg, size_t msglen)
@@ -234,419 +153,6 @@ port_ethdev_validate(const void *conf, char *msg, size_t msglen)
 		return -EINVAL;
 	}
 	return 0;
-}
-
-/* "0 net_null0, 1 net_ring_rp0" into buf, for error messages */
-static void
-port_ethdev_list_ports(char *buf, size_t len)
-{
-	char name[RTE_ETH_NAME_MAX_LEN];
-	size_t off = 0;
-	uint16_t pid;
-
-	buf[0] = '\0';
-	RTE_ETH_FOREACH_DEV(pid) {
-		int k;
-
-		if (rte_eth_dev_get_name_by_port(pid, name) != 0)
-			snprintf(name, sizeof(name), "?");
-		k = snprintf(buf + off, len - off, "%s%u %s", off ? ", " : "", pid, name);
-		if (k < 0 || (size_t)k >= len - off)
-			break;
-		off += (size_t)k;
-	}
-	if (off == 0)
-		snprintf(buf, len, "none (add --vdev to eal, e.g. \"--vdev=net_null0\")");
-}
-
-static struct rte_ring *
-port_ethdev_ring_get(struct lcp_stage *st, const char *name, unsigned size, int socket)
-{
-	struct rte_ring *r = rte_ring_lookup(name);
-
-	if (r != NULL) {
-		if (rte_ring_get_size(r) != size)
-			lcp_log(st, LCP_LOG_WARNING,
-				"ring %s exists with %u slots, not ring_size %u: using it as it is",
-				name, rte_ring_get_size(r), size);
-		return r;
-	}
-	r = rte_ring_create(name, size, socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
-	if (r == NULL)
-		lcp_log(st, LCP_LOG_ERR, "cannot create ring %s (%u slots, socket %d): %s",
-			name, size, socket, rte_strerror(rte_errno));
-	return r;
-}
-
-/* Drain and free one ring of the pair; returns the mbufs freed. */
-static unsigned
-port_ethdev_ring_free(const char *name)
-{
-	struct rte_ring *r = rte_ring_lookup(name);
-	struct rte_mbuf *pkts[64];
-	unsigned n, total = 0;
-
-	if (r == NULL)
-		return 0;
-	while ((n = rte_ring_dequeue_burst(r, (void **)pkts, RTE_DIM(pkts), NULL)) > 0) {
-		rte_pktmbuf_free_bulk(pkts, n);
-		total += n;
-	}
-	rte_ring_free(r);
-	return total;
-}
-
-/* Remove our side of the ring pair; free the rings if the other side is gone. */
-static unsigned
-port_ethdev_rp_release(struct lcp_stage *st, struct port_ethdev_ctx *x, bool have_vdev)
-{
-	uint16_t pid;
-	unsigned freed;
-	int rc;
-
-	if (have_vdev) {
-		rc = rte_vdev_uninit(x->vdev);
-		if (rc != 0)
-			lcp_log(st, LCP_LOG_WARNING, "removing %s: %s", x->vdev, rte_strerror(-rc));
-	}
-	if (rte_eth_dev_get_port_by_name(x->peer_vdev, &pid) == 0)
-		return 0; /* the other side still uses the rings: it frees them */
-	freed = port_ethdev_ring_free(x->ring_a) + port_ethdev_ring_free(x->ring_b);
-	if (freed != 0)
-		lcp_log(st, LCP_LOG_INFO, "freed %u frames left in the ring pair", freed);
-	return freed;
-}
-
-/* Create (or join) the ring pair; sets x->port. */
-static int
-port_ethdev_rp_create(struct lcp_stage *st, struct port_ethdev_ctx *x,
-		      const struct port_ethdev_conf *c)
-{
-	struct rte_ring *a, *b, *rx, *tx;
-	char ethname[RTE_RING_NAMESIZE];
-	int socket = lcp_stage_socket(st);
-	uint16_t pid;
-	int port;
-
-	snprintf(x->ring_a, sizeof(x->ring_a), "%s_a", c->ring_pair);
-	snprintf(x->ring_b, sizeof(x->ring_b), "%s_b", c->ring_pair);
-	snprintf(ethname, sizeof(ethname), "%s%u", c->ring_pair, c->ring_side);
-	snprintf(x->vdev, sizeof(x->vdev), PE_VDEV_PREFIX "%s%u", c->ring_pair, c->ring_side);
-	snprintf(x->peer_vdev, sizeof(x->peer_vdev), PE_VDEV_PREFIX "%s%u", c->ring_pair,
-		 1 - c->ring_side);
-
-	if (rte_eth_dev_get_port_by_name(x->vdev, &pid) == 0) {
-		lcp_log(st, LCP_LOG_ERR,
-			"ring pair \"%s\" side %u exists already (port %u): two stages with the same ring_pair and ring_side?",
-			c->ring_pair, c->ring_side, pid);
-		return -EEXIST;
-	}
-	a = port_ethdev_ring_get(st, x->ring_a, c->ring_size, socket);
-	b = a != NULL ? port_ethdev_ring_get(st, x->ring_b, c->ring_size, socket) : NULL;
-	if (a == NULL || b == NULL) {
-		port_ethdev_rp_release(st, x, false);
-		return -ENOMEM;
-	}
-	rx = c->ring_side == 0 ? a : b;
-	tx = c->ring_side == 0 ? b : a;
-	port = rte_eth_from_rings(ethname, &rx, 1, &tx, 1,
-				  socket == SOCKET_ID_ANY ? 0 : (unsigned)socket);
-	if (port < 0) {
-		lcp_log(st, LCP_LOG_ERR, "rte_eth_from_rings(\"%s\") failed: %s",
-			ethname, rte_strerror(rte_errno));
-		port_ethdev_rp_release(st, x, false);
-		return -rte_errno ? -rte_errno : -ENODEV;
-	}
-	x->port = (uint16_t)port;
-	x->ring_pair = true;
-	return 0;
-}
-
-/* Find the port from the options (not ring pair). */
-static int
-port_ethdev_resolve(struct lcp_stage *st, struct port_ethdev_ctx *x,
-		    const struct port_ethdev_conf *c)
-{
-	char avail[256];
-
-	if (c->device != NULL && c->device[0] != '\0') {
-		if (rte_eth_dev_get_port_by_name(c->device, &x->port) != 0) {
-			port_ethdev_list_ports(avail, sizeof(avail));
-			lcp_log(st, LCP_LOG_ERR, "device \"%s\" not found; ethdev ports: %s",
-				c->device, avail);
-			return -ENODEV;
-		}
-		return 0;
-	}
-	if (!rte_eth_dev_is_valid_port(c->port)) {
-		port_ethdev_list_ports(avail, sizeof(avail));
-		lcp_log(st, LCP_LOG_ERR, "port %u does not exist; ethdev ports: %s",
-			c->port, avail);
-		return -ENODEV;
-	}
-	x->port = c->port;
-	return 0;
-}
-
-/* Reserve the port for this stage (see "Claim" above). */
-static int
-port_ethdev_claim(struct lcp_stage *st, struct port_ethdev_ctx *x)
-{
-	char mzname[RTE_MEMZONE_NAMESIZE];
-	const struct rte_memzone *mz;
-
-	snprintf(mzname, sizeof(mzname), PE_CLAIM_FMT, x->port);
-	mz = rte_memzone_reserve(mzname, LCP_NAME_MAX, SOCKET_ID_ANY, 0);
-	if (mz == NULL) {
-		if (rte_errno == EEXIST && (mz = rte_memzone_lookup(mzname)) != NULL) {
-			lcp_log(st, LCP_LOG_ERR,
-				"port %u (%s) is already used by stage \"%.*s\": a port serves one stage",
-				x->port, x->name, LCP_NAME_MAX - 1, (const char *)mz->addr);
-			return -EBUSY;
-		}
-		lcp_log(st, LCP_LOG_ERR, "cannot reserve memzone %s: %s", mzname,
-			rte_strerror(rte_errno));
-		return -rte_errno ? -rte_errno : -ENOMEM;
-	}
-	snprintf(mz->addr, LCP_NAME_MAX, "%s", lcp_stage_name(st));
-	x->claim = mz;
-	return 0;
-}
-
-/* 0 = pick a default; otherwise check n against the device limits */
-static int
-port_ethdev_check_desc(struct lcp_stage *st, const char *what, uint32_t n,
-		       const struct rte_eth_desc_lim *lim, uint16_t pref, uint16_t *out)
-{
-	if (n == 0) {
-		*out = pref != 0 ? pref : PE_DEFAULT_DESC;
-		return 0;
-	}
-	if (n < lim->nb_min || n > lim->nb_max ||
-	    (lim->nb_align > 1 && n % lim->nb_align != 0)) {
-		lcp_log(st, LCP_LOG_ERR,
-			"%s %" PRIu32 " is outside what the device accepts: %u..%u, a multiple of %u",
-			what, n, lim->nb_min, lim->nb_max, lim->nb_align ? lim->nb_align : 1);
-		return -EINVAL;
-	}
-	*out = (uint16_t)n;
-	return 0;
-}
-
-static int
-port_ethdev_configure(struct lcp_stage *st, struct port_ethdev_ctx *x,
-		      const struct port_ethdev_conf *c)
-{
-	struct rte_mempool *pool = lcp_stage_pktmbuf_pool(st);
-	struct rte_eth_conf ec;
-	struct rte_eth_dev_info di;
-	uint16_t nrxd, ntxd;
-	int socket, rc;
-
-	if (pool == NULL) {
-		lcp_log(st, LCP_LOG_ERR, "the engine has no packet mbuf pool for socket %d",
-			lcp_stage_socket(st));
-		return -ENOENT;
-	}
-	rc = rte_eth_dev_info_get(x->port, &di);
-	if (rc != 0) {
-		lcp_log(st, LCP_LOG_ERR, "rte_eth_dev_info_get(%u): %s", x->port, rte_strerror(-rc));
-		return rc;
-	}
-	if (c->rx_queues > di.max_rx_queues || c->tx_queues > di.max_tx_queues) {
-		lcp_log(st, LCP_LOG_ERR,
-			"%s (driver %s) has at most %u rx and %u tx queues; asked for %u and %u",
-			x->name, di.driver_name, di.max_rx_queues, di.max_tx_queues,
-			c->rx_queues, c->tx_queues);
-		return -EINVAL;
-	}
-	rc = port_ethdev_check_desc(st, "rx_desc", c->rx_desc, &di.rx_desc_lim,
-				    di.default_rxportconf.ring_size, &nrxd);
-	if (rc == 0)
-		rc = port_ethdev_check_desc(st, "tx_desc", c->tx_desc, &di.tx_desc_lim,
-					    di.default_txportconf.ring_size, &ntxd);
-	if (rc != 0)
-		return rc;
-	if (c->mtu != 0 && (c->mtu < di.min_mtu || c->mtu > di.max_mtu)) {
-		lcp_log(st, LCP_LOG_ERR, "mtu %" PRIu32 " is outside what %s accepts: %u..%u",
-			c->mtu, x->name, di.min_mtu, di.max_mtu);
-		return -EINVAL;
-	}
-
-	memset(&ec, 0, sizeof(ec));
-	ec.rxmode.mtu = c->mtu; /* 0: ethdev keeps RTE_ETHER_MTU */
-	if (c->csum_offload) {
-		/* stages that build frames (tcp) see these through
-		 * rte_eth_dev_conf_get() and leave the checksums to the device */
-		ec.txmode.offloads = di.tx_offload_capa & (RTE_ETH_TX_OFFLOAD_IPV4_CKSUM |
-							   RTE_ETH_TX_OFFLOAD_TCP_CKSUM |
-							   RTE_ETH_TX_OFFLOAD_UDP_CKSUM);
-		ec.rxmode.offloads = di.rx_offload_capa & (RTE_ETH_RX_OFFLOAD_IPV4_CKSUM |
-							   RTE_ETH_RX_OFFLOAD_TCP_CKSUM |
-							   RTE_ETH_RX_OFFLOAD_UDP_CKSUM);
-	}
-	if (c->rx_queues > 1 && di.flow_type_rss_offloads != 0) {
-		ec.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
-		ec.rx_adv_conf.rss_conf.rss_hf =
-			(RTE_ETH_RSS_IP | RTE_ETH_RSS_TCP | RTE_ETH_RSS_UDP) &
-			di.flow_type_rss_offloads;
-	} else if (c->rx_queues > 1) {
-		lcp_log(st, LCP_LOG_WARNING,
-			"%s has no RSS: %u rx queues are set up but the device decides what lands where",
-			x->name, c->rx_queues);
-	}
-	rc = rte_eth_dev_configure(x->port, c->rx_queues, c->tx_queues, &ec);
-	if (rc != 0) {
-		lcp_log(st, LCP_LOG_ERR, "rte_eth_dev_configure(%s, %u rxq, %u txq): %s",
-			x->name, c->rx_queues, c->tx_queues, rte_strerror(-rc));
-		return rc;
-	}
-	x->configured = true;
-	rc = rte_eth_dev_adjust_nb_rx_tx_desc(x->port, &nrxd, &ntxd);
-	if (rc != 0) {
-		lcp_log(st, LCP_LOG_ERR, "rte_eth_dev_adjust_nb_rx_tx_desc(%s): %s", x->name,
-			rte_strerror(-rc));
-		return rc;
-	}
-	/* what an rx queue can hold (descriptors, or the ring), twice, plus a burst */
-	x->drain_max = 2u * (x->ring_pair ? c->ring_size : nrxd) + PE_MAX_BURST;
-
-	socket = rte_eth_dev_socket_id(x->port);
-	if (socket < 0)
-		socket = lcp_stage_socket(st);
-	else if (lcp_stage_socket(st) >= 0 && socket != lcp_stage_socket(st))
-		lcp_log(st, LCP_LOG_WARNING,
-			"%s is on socket %d but the stage runs on socket %d: expect slower rx/tx",
-			x->name, socket, lcp_stage_socket(st));
-	if (!x->ring_pair) {
-		/* received frames come from a pool of their own: applications
-		 * that send from the engine's pool cannot take the mbufs the
-		 * ACKs freeing their send queues must arrive in */
-		unsigned n = c->rx_mbufs != 0 ? c->rx_mbufs : 2u * c->rx_queues * nrxd + 1024;
-
-		pool = lcp_stage_pktmbuf_pool_create(st, "rx", n);
-		if (pool == NULL) {
-			lcp_log(st, LCP_LOG_ERR, "rx_mbufs: cannot create a receive pool of %u mbufs: %s", n,
-				rte_strerror(rte_errno));
-			return -ENOMEM;
-		}
-	}
-	for (uint16_t q = 0; q < c->rx_queues; q++) {
-		rc = rte_eth_rx_queue_setup(x->port, q, nrxd, (unsigned)socket, NULL, pool);
-		if (rc != 0) {
-			lcp_log(st, LCP_LOG_ERR, "rx queue %u setup on %s (%u descriptors): %s",
-				q, x->name, nrxd, rte_strerror(-rc));
-			return rc;
-		}
-	}
-	for (uint16_t q = 0; q < c->tx_queues; q++) {
-		rc = rte_eth_tx_queue_setup(x->port, q, ntxd, (unsigned)socket, NULL);
-		if (rc != 0) {
-			lcp_log(st, LCP_LOG_ERR, "tx queue %u setup on %s (%u descriptors): %s",
-				q, x->name, ntxd, rte_strerror(-rc));
-			return rc;
-		}
-	}
-	if (x->ring_pair)
-		lcp_log(st, LCP_LOG_INFO,
-			"port %u %s: ring pair \"%s\" side %u, rx from %s, tx into %s (%u slots each), burst %u",
-			x->port, x->name, c->ring_pair, c->ring_side,
-			c->ring_side == 0 ? x->ring_a : x->ring_b,
-			c->ring_side == 0 ? x->ring_b : x->ring_a, c->ring_size, c->burst);
-	else
-		lcp_log(st, LCP_LOG_INFO,
-			"port %u %s (driver %s): %u rx queue(s) x %u desc, %u tx queue(s) x %u desc, mtu %u, burst %u, "
-			"receive pool %s of %u mbufs",
-			x->port, x->name, di.driver_name, c->rx_queues, nrxd, c->tx_queues, ntxd,
-			c->mtu ? c->mtu : RTE_ETHER_MTU, c->burst, pool->name, pool->size);
-	return 0;
-}
-
-/* tx_socket: an AF_PACKET socket of protocol 0 (it receives nothing) bound to
- * the kernel interface behind the port, with the qdisc bypassed. Why: the
- * af_packet driver transmits through a PACKET_TX_RING, from which the kernel
- * builds each skb as the link header plus page fragments pointing into the
- * ring, marked zero-copy; on a veth (or a bridge, or loopback-like paths) the
- * kernel must then copy those fragments into fresh pages before the frame
- * can cross, and the receiver pulls its headers out of them again. A
- * sendmmsg() on a plain packet socket builds one linear skb per frame below a
- * page: one copy, no page allocation. Measured in doc/benchmarks.md (B8). */
-static int
-port_ethdev_tx_socket_open(struct lcp_stage *st, struct port_ethdev_ctx *x)
-{
-	struct rte_eth_dev_info info;
-	struct sockaddr_ll sll = { .sll_family = AF_PACKET };
-	int one = 1, rc;
-
-	/* only af_packet: its kernel interface is the wire side. A tap's kernel
-	 * interface is the other end of the wire (a frame sent there would come
-	 * back to the driver's rx), and others have none. */
-	rc = rte_eth_dev_info_get(x->port, &info);
-	if (rc != 0 || info.if_index == 0 || info.driver_name == NULL ||
-	    strcmp(info.driver_name, "net_af_packet") != 0) {
-		lcp_log(st, LCP_LOG_ERR, "tx_socket: %s (driver %s) is not an af_packet port; "
-			"tx_socket works only with net_af_packet", x->name,
-			rc == 0 && info.driver_name != NULL ? info.driver_name : "?");
-		return -ENOTSUP;
-	}
-	x->tx_fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
-	if (x->tx_fd < 0) {
-		rc = -errno;
-		lcp_log(st, LCP_LOG_ERR, "tx_socket: socket(AF_PACKET): %s", strerror(-rc));
-		return rc;
-	}
-	/* straight to the driver, as net_af_packet's qdisc_bypass=1 does (the
-	 * default): no qdisc layer, no queueing behind other traffic */
-	sll.sll_ifindex = (int)info.if_index;
-	if (setsockopt(x->tx_fd, SOL_PACKET, PACKET_QDISC_BYPASS, &one, sizeof(one)) != 0 ||
-	    bind(x->tx_fd, (struct sockaddr *)&sll, sizeof(sll)) != 0) {
-		rc = -errno;
-		lcp_log(st, LCP_LOG_ERR, "tx_socket: PACKET_QDISC_BYPASS and bind to ifindex %u: %s",
-			info.if_index, strerror(-rc));
-		close(x->tx_fd);
-		x->tx_fd = -1;
-		return rc;
-	}
-	lcp_log(st, LCP_LOG_INFO, "%s: transmitting with sendmmsg() on an AF_PACKET socket "
-		"(ifindex %u), not the driver's tx queue", x->name, info.if_index);
-	return 0;
-}
-
-/* Stop and close the device or remove our ring-pair vdev; returns the mbufs
- * freed from the ring pair. Used by fini and by a failing init. */
-static unsigned
-port_ethdev_teardown(struct lcp_stage *st, struct port_ethdev_ctx *x)
-{
-	unsigned freed = 0;
-	int rc;
-
-	if (x->started) {
-		rc = rte_eth_dev_stop(x->port);
-		if (rc != 0)
-			lcp_log(st, LCP_LOG_WARNING, "rte_eth_dev_stop(%s): %s", x->name,
-				rte_strerror(-rc));
-		x->started = false;
-	}
-	if (x->ring_pair) {
-		freed = port_ethdev_rp_release(st, x, true);
-	} else if (x->configured) {
-		/* releases the queues and the mbufs a driver keeps in its rx ring */
-		rc = rte_eth_dev_close(x->port);
-		if (rc != 0)
-			lcp_log(st, LCP_LOG_WARNING, "rte_eth_dev_close(%s): %s", x->name,
-				rte_strerror(-rc));
-	}
-	x->configured = false;
-	x->ring_pair = false;
-	if (x->tx_fd >= 0) {
-		close(x->tx_fd);
-		x->tx_fd = -1;
-	}
-	if (x->claim != NULL) {
-		rte_memzone_free(x->claim);
-		x->claim = NULL;
-	}
-	return freed;
 }
 
 static int
@@ -773,97 +279,6 @@ port_ethdev_poll(struct lcp_stage *st, void *ctx)
 			x->drain_budget -= RTE_MIN((uint64_t)n, x->drain_budget);
 	}
 	return total;
-}
-
-#define PE_SOCK_MAX_SEGS 8 /* segments of one frame sent by tx_socket; more: drop_tx_segs */
-#define PE_SOCK_CHUNK 64    /* frames per sendmmsg() */
-
-struct pe_sock_tally {
-	unsigned sent, full, segs, err, tries;
-	uint64_t lost; /* bytes not sent */
-};
-
-/* tx_socket, up to PE_SOCK_CHUNK frames: one sendmmsg() call when the kernel
- * takes them all; what it does not take for lack of room (EAGAIN, ENOBUFS) is
- * retried like a full tx queue (tx_retries), then dropped as drop_tx_full; a
- * frame it refuses (any other errno) is dropped as drop_tx_error and the rest
- * go on. Every mbuf is freed here: the kernel copied what it sent. */
-static void
-port_ethdev_tx_socket_chunk(struct lcp_stage *st, struct port_ethdev_ctx *x,
-			    struct rte_mbuf **pkts, unsigned n, struct pe_sock_tally *t)
-{
-	struct mmsghdr m[PE_SOCK_CHUNK];
-	struct iovec iov[PE_SOCK_CHUNK][PE_SOCK_MAX_SEGS];
-	struct rte_mbuf *keep[PE_SOCK_CHUNK];
-	unsigned nm = 0, done = 0, tries = 0;
-
-	for (unsigned i = 0; i < n; i++) {
-		unsigned k = 0;
-
-		if (unlikely(pkts[i]->nb_segs > PE_SOCK_MAX_SEGS)) {
-			t->lost += rte_pktmbuf_pkt_len(pkts[i]);
-			t->segs++;
-			rte_pktmbuf_free(pkts[i]);
-			continue;
-		}
-		for (struct rte_mbuf *s = pkts[i]; s != NULL; s = s->next, k++) {
-			iov[nm][k].iov_base = rte_pktmbuf_mtod(s, void *);
-			iov[nm][k].iov_len = s->data_len;
-		}
-		m[nm] = (struct mmsghdr){ .msg_hdr = { .msg_iov = iov[nm], .msg_iovlen = k } };
-		keep[nm++] = pkts[i];
-	}
-	while (done < nm) {
-		int r = sendmmsg(x->tx_fd, m + done, nm - done, MSG_DONTWAIT);
-
-		if (r > 0) {
-			t->sent += (unsigned)r;
-			rte_pktmbuf_free_bulk(keep + done, (unsigned)r);
-			done += (unsigned)r;
-			continue;
-		}
-		if (r < 0 && errno != EAGAIN && errno != ENOBUFS && errno != EINTR) {
-			if (t->err++ == 0)
-				lcp_log(st, LCP_LOG_WARNING, "tx_socket: %s: sendmmsg: %s (a frame of %u "
-					"bytes dropped as drop_tx_error)", x->name, strerror(errno),
-					rte_pktmbuf_pkt_len(keep[done]));
-			t->lost += rte_pktmbuf_pkt_len(keep[done]);
-			rte_pktmbuf_free(keep[done]);
-			done++;
-			continue;
-		}
-		if (tries == x->tx_retries)
-			break;
-		tries++;
-		rte_pause();
-	}
-	t->tries += tries;
-	if (unlikely(done < nm)) {
-		for (unsigned i = done; i < nm; i++)
-			t->lost += rte_pktmbuf_pkt_len(keep[i]);
-		t->full += nm - done;
-		rte_pktmbuf_free_bulk(keep + done, nm - done);
-	}
-}
-
-static void
-port_ethdev_tx_socket(struct lcp_stage *st, struct port_ethdev_ctx *x, struct rte_mbuf **pkts,
-		      unsigned n, uint64_t bytes)
-{
-	struct pe_sock_tally t = { 0 };
-
-	for (unsigned i = 0; i < n; i += PE_SOCK_CHUNK)
-		port_ethdev_tx_socket_chunk(st, x, pkts + i, RTE_MIN(n - i, (unsigned)PE_SOCK_CHUNK), &t);
-	if (t.tries != 0)
-		lcp_count(st, PE_TX_RETRIES, t.tries);
-	if (unlikely(t.full != 0))
-		lcp_count(st, PE_DROP_TX_FULL, t.full);
-	if (unlikely(t.segs != 0))
-		lcp_count(st, PE_DROP_TX_SEGS, t.segs);
-	if (unlikely(t.err != 0))
-		lcp_count(st, PE_DROP_TX_ERROR, t.err);
-	lcp_count(st, PE_TX_PACKETS, t.sent);
-	lcp_count(st, PE_TX_BYTES, bytes - t.lost);
 }
 
 static void
