@@ -412,6 +412,17 @@ syn_sent(struct stk *st, struct stk_tcb *c, struct seg *s)
 	stk_tcp_output(st, c);
 }
 
+/* a duplicate [s, e) arrived: the next ACK reports it first (RFC 2883) */
+static void
+dsack_note(struct stk_tcb *c, uint32_t s, uint32_t e)
+{
+	if (!c->sack_ok || !SEQ_LT(s, e))
+		return;
+	c->dsack = true;
+	c->dsack_s = s;
+	c->dsack_e = e;
+}
+
 /* insert into the out-of-order queue, trimming against neighbours */
 static void
 ooo_insert(struct stk *st, struct stk_tcb *c, struct seg *s, bool fin)
@@ -429,9 +440,11 @@ ooo_insert(struct stk *st, struct stk_tcb *c, struct seg *s, bool fin)
 		if (d >= len && !(fin && !(*pp)->fin && d == len)) {
 			STK_CTR(st, TCP_DUP_SEGS);
 			c->stats.dup_segs++;
+			dsack_note(c, seq, seq + len);
 			stk_buf_free(st, s->b);
 			return;
 		}
+		dsack_note(c, seq, seq + (d < len ? d : len));
 		seq += d;
 		data += d;
 		len -= d;
@@ -856,6 +869,7 @@ established(struct stk *st, struct stk_tcb *c, struct seg *s)
 			if (s->seglen > 0) {
 				STK_CTR(st, TCP_DUP_SEGS);
 				c->stats.dup_segs++;
+				dsack_note(c, s->seq, s->seq + s->plen);
 			}
 		} else {
 			STK_CTR(st, DROP_TCP_OUT_OF_WINDOW);
@@ -921,6 +935,7 @@ established(struct stk *st, struct stk_tcb *c, struct seg *s)
 		if (SEQ_LT(s->seq, c->rcv_nxt)) {
 			uint32_t d = c->rcv_nxt - s->seq;
 
+			dsack_note(c, s->seq, s->seq + (d < s->plen ? d : s->plen));
 			if (d >= s->plen) {
 				if (s->plen > 0) {
 					STK_CTR(st, TCP_DUP_SEGS);
