@@ -108,6 +108,8 @@ struct stk_sb {
 	/* PRR (RFC 6937) through fast recovery */
 	uint32_t recover_fs, prr_delivered, prr_out;
 	uint32_t delivered;       /* bytes the last ACK delivered (cumulative + SACK) */
+	uint64_t ack_rtt;         /* ns: the last ACK's RTT sample (0: none), from the
+				   * latest segment it acknowledged never retransmitted */
 	uint8_t sflags;
 #define SF_LOSS 0x01      /* after an RTO, until snd_una reaches recover */
 #define SF_REORDER 0x02   /* reordering seen: RACK waits reo_wnd */

@@ -680,8 +680,15 @@ process_ack(struct stk *st, struct stk_tcb *c, struct seg *s)
 		uint32_t acked = ack - c->snd_una;
 		bool fin_now = (c->flags & TF_SENT_FIN) && SEQ_GT(ack, c->fin_seq);
 
-		/* RTT: timestamps when both use them, else the timed segment (Karn) */
-		if (c->ts_ok && s->o.has_ts && s->o.tsecr != 0) {
+		/* RTT: a SACK peer's scoreboard knows when each segment left (ns,
+		 * Karn); else timestamps when both use them (ms), else the timed
+		 * segment (Karn) */
+		if (c->sack_ok)
+			stk_sb_ack(st, c, ack, &s->o);
+		if (c->sack_ok && c->sb.ack_rtt != 0) {
+			if (c->rexmt_shift == 0)
+				stk_tcp_rtt_sample(st, c, c->sb.ack_rtt - 1);
+		} else if (c->ts_ok && s->o.has_ts && s->o.tsecr != 0) {
 			uint32_t d = stk_tcp_ts_now(st, c) - s->o.tsecr;
 
 			if (d < 60000 && c->rexmt_shift == 0)
@@ -694,9 +701,8 @@ process_ack(struct stk *st, struct stk_tcb *c, struct seg *s)
 		c->rexmt_shift = 0;
 		/* congestion control */
 		if (c->sack_ok) {
-			/* RFC 6675: the scoreboard decides what goes again; cwnd
-			 * stays at ssthresh through recovery */
-			stk_sb_ack(st, c, ack, &s->o);
+			/* RFC 6675: the scoreboard (updated above) decides what
+			 * goes again; PRR sets cwnd through recovery */
 			if (c->flags & TF_INRECOVERY) {
 				if (SEQ_GEQ(ack, c->recover)) {
 					c->flags &= ~TF_INRECOVERY;

@@ -370,6 +370,7 @@ stk_sb_ack(struct stk *st, struct stk_tcb *c, uint32_t ack, const struct stk_tcp
 	bool had_sack = b->sacked > 0, news = false;
 
 	b->delivered = 0;
+	b->ack_rtt = 0;
 	if (b->cap == 0)
 		return false;
 	/* cumulative */
@@ -387,6 +388,9 @@ stk_sb_ack(struct stk *st, struct stk_tcb *c, uint32_t ack, const struct stk_tcp
 		if (!(r->flags & SB_SACKED)) {
 			delivered(st, c, r, prev_high, had_sack);
 			b->delivered += rlen(r);
+			/* Karn: only a segment sent once times the path */
+			if (!(r->flags & SB_EVER_RETRANS))
+				b->ack_rtt = st->now - r->xmit + 1;
 		}
 		b->out -= rlen(r);
 		if (r->flags & SB_SACKED)
