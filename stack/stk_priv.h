@@ -69,8 +69,59 @@ struct stk_snd_node { /* application buffer in the send queue */
 	const uint8_t *data;
 };
 
-enum { STK_T_REXMT, STK_T_DELACK, STK_T_KEEP, STK_T_2MSL, STK_T__N };
-enum { STK_REXMT_RTO, STK_REXMT_PERSIST };
+/* One segment sent to a SACK peer and not yet acknowledged (tcp_sack.c). The
+ * records of a connection sit in a ring in sequence order, [sb.head, sb.tail),
+ * and those in flight (neither SACKed nor marked lost) also on a list in the
+ * order of their last transmission, for RACK (RFC 8985). */
+struct stk_txrec {
+	uint32_t seq, end;    /* [seq, end); end counts a FIN */
+	uint64_t xmit;        /* ns of the last transmission */
+	uint32_t tprev, tnext; /* time order: record ids, SB_NIL ends */
+	uint8_t flags;
+#define SB_SACKED 0x01
+#define SB_LOST 0x02
+#define SB_RETRANS 0x04 /* a retransmission is in flight */
+#define SB_FIN 0x08
+#define SB_EVER_RETRANS 0x10
+#define SB_LINKED 0x20  /* on the time list */
+};
+#define SB_NIL 0xffffffffu
+
+/* The send side's scoreboard for a SACK peer (tcp_sack.c): RFC 6675 with
+ * RACK-TLP (RFC 8985) and D-SACK undo (RFC 2883, RFC 3708). Byte counts. */
+struct stk_sb {
+	struct stk_txrec *r;
+	uint32_t cap;             /* records, a power of two (0: none yet) */
+	uint32_t head, tail;      /* ids of the live records: [head, tail) */
+	uint32_t t_first, t_last; /* time list */
+	uint32_t rxt;             /* id: no record below needs retransmitting */
+	uint32_t mark;            /* id: records below were past the RFC 6675 threshold */
+	uint32_t out, sacked, lost, retrans; /* pipe = out - sacked - lost + retrans */
+	uint32_t sack_high;       /* end of the highest SACKed byte (when sacked > 0) */
+	/* RACK: the most recently sent segment delivered, its RTT */
+	uint64_t rack_xmit, rack_rtt, min_rtt; /* ns; min_rtt 0: none */
+	uint32_t rack_end;
+	/* undo (D-SACK): the cwnd before the episode, retransmissions not D-SACKed */
+	uint32_t prior_cwnd, prior_ssthresh, undo_marker;
+	int32_t undo_retrans;
+	uint32_t tlp_seq, tlp_high; /* the probe's first byte; snd_max when it went */
+	/* PRR (RFC 6937) through fast recovery */
+	uint32_t recover_fs, prr_delivered, prr_out;
+	uint32_t delivered;       /* bytes the last ACK delivered (cumulative + SACK) */
+	uint64_t ack_rtt;         /* ns: the last ACK's RTT sample (0: none), from the
+				   * latest segment it acknowledged never retransmitted */
+	uint8_t sflags;
+#define SF_LOSS 0x01      /* after an RTO, until snd_una reaches recover */
+#define SF_REORDER 0x02   /* reordering seen: RACK waits reo_wnd */
+#define SF_UNDO 0x04      /* an episode whose reduction may still be undone */
+#define SF_TLP 0x08       /* a tail loss probe is out */
+#define SF_TLP_RXT 0x10   /* ... and it was a retransmission */
+#define SF_TLP_DSACK 0x20 /* ... which was D-SACKed: it repaired nothing */
+#define SF_UNDONE 0x40    /* this episode's reduction was undone */
+};
+
+enum { STK_T_REXMT, STK_T_DELACK, STK_T_KEEP, STK_T_2MSL, STK_T_RACK, STK_T__N };
+enum { STK_REXMT_RTO, STK_REXMT_PERSIST, STK_REXMT_TLP };
 
 struct stk_tcb {
 	/* lookup */
@@ -116,6 +167,7 @@ struct stk_tcb {
 	uint64_t rtt_start;
 	int64_t srtt_us, rttvar_us; /* 0 = no sample yet */
 	uint64_t rto_ns;
+	struct stk_sb sb;      /* SACK scoreboard (sack_ok) */
 
 	/* receive */
 	uint32_t irs, rcv_nxt, rcv_adv; /* rcv_adv: right edge advertised */
@@ -136,6 +188,8 @@ struct stk_tcb {
 #define STK_SACK_HIST 4
 	uint32_t sack_hist[STK_SACK_HIST]; /* starts of the latest OOO arrivals, newest first */
 	unsigned n_sack_hist;
+	uint32_t dsack_s, dsack_e; /* a duplicate to report first in the next ACK (RFC 2883) */
+	bool dsack;
 
 	/* neighbour cache hint */
 	unsigned arp_idx;
@@ -162,7 +216,9 @@ struct stk_tcp_opts {
 	uint16_t mss;
 	uint8_t wscale;
 	bool has_mss, has_ws, sack_perm, has_ts, has_sack;
+	uint8_t n_sack;
 	uint32_t tsval, tsecr;
+	uint32_t sack[4][2]; /* blocks as sent: left, right */
 };
 
 struct stk {
@@ -242,6 +298,42 @@ void stk_tcp_send_cookie_synack(struct stk *st, const struct stk_ip4_hdr *ip, co
 				uint32_t iss, uint16_t mss);
 int stk_tcp_xmit(struct stk *st, struct stk_tcb *c, uint32_t seq, uint32_t len, uint8_t flags);
 void stk_tcp_retransmit_first(struct stk *st, struct stk_tcb *c);
+/* new data beyond cwnd for a tail loss probe: at most one segment; sent or not */
+bool stk_tcp_output_probe(struct stk *st, struct stk_tcb *c);
+
+/* tcp_sack.c */
+void stk_sb_free(struct stk *st, struct stk_tcb *c);
+/* a segment of new data (or FIN) went out: record it; -ENOMEM when no room */
+int stk_sb_sent(struct stk *st, struct stk_tcb *c, uint32_t seq, uint32_t len, bool fin);
+bool stk_sb_room(struct stk *st, struct stk_tcb *c);
+/* an acceptable ACK (ack >= snd_una) from a SACK peer: cumulative ACK, SACK
+ * blocks, D-SACK, loss marking (RFC 6675 threshold and RACK) */
+bool stk_sb_ack(struct stk *st, struct stk_tcb *c, uint32_t ack, const struct stk_tcp_opts *o); /* true: new SACK info */
+uint32_t stk_sb_pipe(const struct stk_tcb *c);
+/* retransmit the first segment marked lost; false when there is none (or no buffer) */
+bool stk_sb_retransmit_next(struct stk *st, struct stk_tcb *c);
+bool stk_sb_has_lost(struct stk_tcb *c);
+/* fast recovery on a SACK connection (RFC 6675 section 5 step 4) */
+void stk_sb_enter_recovery(struct stk *st, struct stk_tcb *c);
+/* cwnd through fast recovery: pipe + what PRR (RFC 6937) lets go now */
+void stk_sb_prr(struct stk_tcb *c);
+/* fast recovery over (snd_una reached recover) */
+void stk_sb_exit_recovery(struct stk_tcb *c);
+/* bytes of new data sent during recovery (PRR's prr_out) */
+static inline void
+stk_sb_prr_out(struct stk_tcb *c, uint32_t n)
+{
+	if (c->flags & TF_INRECOVERY)
+		c->sb.prr_out += n;
+}
+/* RTO (RFC 6675 5.1): every segment not SACKed is lost */
+void stk_sb_rto(struct stk *st, struct stk_tcb *c, bool was_recovering);
+/* the tail loss probe fires (RFC 8985 7.3) */
+void stk_sb_tlp_fire(struct stk *st, struct stk_tcb *c);
+/* the RACK reorder timer fires */
+void stk_sb_rack_timer(struct stk *st, struct stk_tcb *c);
+/* RTO timer or tail loss probe timer, whichever applies (RFC 8985 7.2) */
+void stk_tcp_rexmt_arm_data(struct stk *st, struct stk_tcb *c);
 
 /* tcp_timer.c */
 uint32_t stk_tcp_ts_now(const struct stk *st, const struct stk_tcb *c);

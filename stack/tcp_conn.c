@@ -181,6 +181,7 @@ stk_tcb_release(struct stk *st, struct stk_tcb *c)
 		hash_remove(st, c);
 	stk_ooo_purge(st, c);
 	sndq_purge(st, c);
+	stk_sb_free(st, c);
 	st->slots[c->slot] = NULL;
 	st->n_conns--;
 	st->ops.free(st->ops.ctx, c);

@@ -15,8 +15,9 @@
  * established(), in RFC order: PAWS (RFC 7323) -> acceptability -> RST
  * (RFC 5961 3: exact seq resets, in-window gets a challenge ACK; after the
  * peer's FIN see rst_unacceptable) -> SYN
- * (challenge ACK) -> ACK (RFC 5961 5 range check; snd_una, RTT, NewReno
- * RFC 5681/6582, window update, FIN acked transitions) -> text (trim to
+ * (challenge ACK) -> ACK (RFC 5961 5 range check; snd_una, RTT; with a SACK
+ * peer the scoreboard and RFC 6675 recovery (tcp_sack.c), else NewReno
+ * RFC 5681/6582; window update, FIN acked transitions) -> text (trim to
  * rcv_nxt and the window; in order: zero-copy delivery, then drain the
  * out-of-order queue; out of order: queue, immediate ACK with SACK) -> FIN.
  *
@@ -81,7 +82,13 @@ stk_tcp_parse_opts(const uint8_t *p, unsigned len, struct stk_tcp_opts *o)
 			o->tsecr = stk_get32(p + 6);
 			break;
 		case STK_TCPOPT_SACK:
-			o->has_sack = true; /* blocks unused: recovery is NewReno */
+			o->has_sack = true;
+			/* blocks of 8 bytes; a malformed length keeps what fits */
+			for (unsigned i = 0; 2 + 8 * i + 8 <= l && o->n_sack < 4; i++) {
+				o->sack[o->n_sack][0] = stk_get32(p + 2 + 8 * i);
+				o->sack[o->n_sack][1] = stk_get32(p + 6 + 8 * i);
+				o->n_sack++;
+			}
 			break;
 		default:
 			break; /* unknown kinds */
@@ -405,6 +412,17 @@ syn_sent(struct stk *st, struct stk_tcb *c, struct seg *s)
 	stk_tcp_output(st, c);
 }
 
+/* a duplicate [s, e) arrived: the next ACK reports it first (RFC 2883) */
+static void
+dsack_note(struct stk_tcb *c, uint32_t s, uint32_t e)
+{
+	if (!c->sack_ok || !SEQ_LT(s, e))
+		return;
+	c->dsack = true;
+	c->dsack_s = s;
+	c->dsack_e = e;
+}
+
 /* insert into the out-of-order queue, trimming against neighbours */
 static void
 ooo_insert(struct stk *st, struct stk_tcb *c, struct seg *s, bool fin)
@@ -422,9 +440,11 @@ ooo_insert(struct stk *st, struct stk_tcb *c, struct seg *s, bool fin)
 		if (d >= len && !(fin && !(*pp)->fin && d == len)) {
 			STK_CTR(st, TCP_DUP_SEGS);
 			c->stats.dup_segs++;
+			dsack_note(c, seq, seq + len);
 			stk_buf_free(st, s->b);
 			return;
 		}
+		dsack_note(c, seq, seq + (d < len ? d : len));
 		seq += d;
 		data += d;
 		len -= d;
@@ -605,6 +625,16 @@ rst_unacceptable(struct stk *st, struct stk_tcb *c, const struct seg *s, uint32_
 	STK_CTR(st, DROP_TCP_RST_INVALID);
 }
 
+/* RFC 5681 3.1: slow start, then congestion avoidance */
+static void
+cwnd_grow(struct stk_tcb *c, uint32_t acked)
+{
+	if (c->cwnd < c->ssthresh)
+		c->cwnd += acked < c->mss ? acked : c->mss;
+	else
+		c->cwnd += (c->mss * c->mss) / c->cwnd > 0 ? (c->mss * c->mss) / c->cwnd : 1;
+}
+
 /* ACK processing; returns false when the segment must be dropped */
 static bool
 process_ack(struct stk *st, struct stk_tcb *c, struct seg *s)
@@ -652,8 +682,15 @@ process_ack(struct stk *st, struct stk_tcb *c, struct seg *s)
 		uint32_t acked = ack - c->snd_una;
 		bool fin_now = (c->flags & TF_SENT_FIN) && SEQ_GT(ack, c->fin_seq);
 
-		/* RTT: timestamps when both use them, else the timed segment (Karn) */
-		if (c->ts_ok && s->o.has_ts && s->o.tsecr != 0) {
+		/* RTT: a SACK peer's scoreboard knows when each segment left (ns,
+		 * Karn); else timestamps when both use them (ms), else the timed
+		 * segment (Karn) */
+		if (c->sack_ok)
+			stk_sb_ack(st, c, ack, &s->o);
+		if (c->sack_ok && c->sb.ack_rtt != 0) {
+			if (c->rexmt_shift == 0)
+				stk_tcp_rtt_sample(st, c, c->sb.ack_rtt - 1);
+		} else if (c->ts_ok && s->o.has_ts && s->o.tsecr != 0) {
 			uint32_t d = stk_tcp_ts_now(st, c) - s->o.tsecr;
 
 			if (d < 60000 && c->rexmt_shift == 0)
@@ -665,7 +702,24 @@ process_ack(struct stk *st, struct stk_tcb *c, struct seg *s)
 			c->flags &= ~TF_RTT_TIMING;
 		c->rexmt_shift = 0;
 		/* congestion control */
-		if (c->flags & TF_INRECOVERY) {
+		if (c->sack_ok) {
+			/* RFC 6675: the scoreboard (updated above) decides what
+			 * goes again; PRR sets cwnd through recovery */
+			if (c->flags & TF_INRECOVERY) {
+				if (SEQ_GEQ(ack, c->recover)) {
+					c->flags &= ~TF_INRECOVERY;
+					c->dupacks = 0;
+					stk_sb_exit_recovery(c);
+				} else {
+					stk_sb_prr(c);
+				}
+			} else {
+				c->dupacks = 0;
+				if ((c->sb.sflags & SF_LOSS) && SEQ_GEQ(ack, c->recover))
+					c->sb.sflags &= (uint8_t)~SF_LOSS;
+				cwnd_grow(c, acked);
+			}
+		} else if (c->flags & TF_INRECOVERY) {
 			if (SEQ_GEQ(ack, c->recover)) {
 				/* full ACK (RFC 6582 3.2 step 3) */
 				uint32_t flight = c->snd_max - ack;
@@ -690,10 +744,7 @@ process_ack(struct stk *st, struct stk_tcb *c, struct seg *s)
 			}
 		} else {
 			c->dupacks = 0;
-			if (c->cwnd < c->ssthresh)
-				c->cwnd += acked < c->mss ? acked : c->mss;
-			else
-				c->cwnd += (c->mss * c->mss) / c->cwnd > 0 ? (c->mss * c->mss) / c->cwnd : 1;
+			cwnd_grow(c, acked);
 		}
 		c->snd_una = ack;
 		stk_sndq_ack(st, c, fin_now ? c->fin_seq : ack);
@@ -701,6 +752,10 @@ process_ack(struct stk *st, struct stk_tcb *c, struct seg *s)
 			c->snd_nxt = c->snd_una;
 		if (c->snd_una == c->snd_max) {
 			stk_tcp_timer_clear(st, c, STK_T_REXMT);
+			if (c->timer[STK_T_RACK])
+				stk_tcp_timer_clear(st, c, STK_T_RACK);
+		} else if (c->sack_ok) {
+			stk_tcp_rexmt_arm_data(st, c); /* RFC 6298 5.3, RFC 8985 7.2 */
 		} else if (!(c->flags & TF_INRECOVERY) || SEQ_GEQ(ack, c->recover)) {
 			stk_tcp_rexmt_arm(st, c); /* RFC 6298 5.3 */
 		}
@@ -709,6 +764,17 @@ process_ack(struct stk *st, struct stk_tcb *c, struct seg *s)
 			if (c->zflags & TZ_ZOMBIE)
 				return false;
 		}
+	} else if (c->sack_ok) {
+		/* a duplicate ACK is one with new SACK information (RFC 6675 2);
+		 * a D-SACK alone does not count */
+		if (stk_sb_ack(st, c, ack, &s->o) && c->snd_max != c->snd_una) {
+			STK_CTR(st, TCP_DUP_ACKS_IN);
+			c->stats.dup_acks_in++;
+			if (c->dupacks < UINT8_MAX)
+				c->dupacks++;
+		}
+		if (c->flags & TF_INRECOVERY)
+			stk_sb_prr(c);
 	} else if (ack == c->snd_una && s->seglen == 0 && c->snd_max != c->snd_una &&
 		   ((s->win << c->snd_wscale) == c->snd_wnd || s->o.has_sack)) {
 		/* duplicate ACK (RFC 5681 2); one carrying SACK blocks reports
@@ -732,6 +798,12 @@ process_ack(struct stk *st, struct stk_tcb *c, struct seg *s)
 			c->cwnd += c->mss; /* inflate: a segment left the network */
 		}
 	}
+	/* RFC 6675 5: recovery on DupThresh duplicate ACKs or once a segment
+	 * counts as lost (IsLost, RACK) */
+	if (c->sack_ok && !(c->flags & TF_INRECOVERY) && !(c->sb.sflags & SF_LOSS) &&
+	    c->snd_max != c->snd_una && SEQ_GEQ(ack, c->recover) &&
+	    (c->dupacks >= 3 || stk_sb_has_lost(c)))
+		stk_sb_enter_recovery(st, c);
 	/* window update (RFC 9293 3.10.7.4 fifth, SND.WL1/WL2 rule) */
 	if (SEQ_LT(c->snd_wl1, s->seq) || (c->snd_wl1 == s->seq && SEQ_LEQ(c->snd_wl2, ack))) {
 		bool was_zero = c->snd_wnd == 0;
@@ -807,6 +879,7 @@ established(struct stk *st, struct stk_tcb *c, struct seg *s)
 			if (s->seglen > 0) {
 				STK_CTR(st, TCP_DUP_SEGS);
 				c->stats.dup_segs++;
+				dsack_note(c, s->seq, s->seq + s->plen);
 			}
 		} else if (SEQ_GEQ(s->seq, c->rcv_nxt) && SEQ_LEQ(s->seq, c->rcv_nxt + wnd)) {
 			/* at the right edge of a window that is full (a zero-window
@@ -877,6 +950,7 @@ established(struct stk *st, struct stk_tcb *c, struct seg *s)
 		if (SEQ_LT(s->seq, c->rcv_nxt)) {
 			uint32_t d = c->rcv_nxt - s->seq;
 
+			dsack_note(c, s->seq, s->seq + (d < s->plen ? d : s->plen));
 			if (d >= s->plen) {
 				if (s->plen > 0) {
 					STK_CTR(st, TCP_DUP_SEGS);

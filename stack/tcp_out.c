@@ -3,13 +3,17 @@
  *
  *   stk_tcp_output        send what the state, the peer's window and cwnd
  *                         (+ Limited Transmit, RFC 3042, on duplicate ACKs 1, 2)
- *                         allow: SYN / SYN-ACK, data segmented to the MSS
+ *                         allow: SYN / SYN-ACK, data segmented to the MSS (a SACK
+ *                         peer in recovery: segments marked lost first, then new
+ *                         data, while pipe < cwnd, RFC 6675; each new segment
+ *                         recorded in the scoreboard, tcp_sack.c)
  *                         (no Nagle: latency first), FIN, or a pending ACK;
  *                         arms the retransmission or persist timer
  *   stk_tcp_xmit          build and send one segment (seq, len, flags):
  *                         headers, options (MSS/WS/SACK-permitted/TS on SYN;
  *                         TS and SACK blocks after), payload copied from the
  *                         send queue, checksums (software or left to the port)
+ *   stk_tcp_output_probe  one new segment beyond cwnd (tail loss probe)
  *   stk_tcp_send_ack      a pure ACK now
  *   stk_tcp_send_ctl      a control segment (RST on abort, probes)
  *   stk_tcp_respond_rst   RST for a segment that has no connection
@@ -230,10 +234,19 @@ stk_tcp_xmit(struct stk *st, struct stk_tcb *c, uint32_t seq, uint32_t len, uint
 	} else {
 		if (c->ts_ok)
 			ol += put_ts(st, c, opts);
-		if (c->sack_ok && c->ooo != NULL && (flags & STK_TCP_ACK)) {
+		if (c->sack_ok && (c->ooo != NULL || c->dsack) && (flags & STK_TCP_ACK)) {
 			uint32_t blk[8];
-			unsigned nb = sack_blocks(c, blk, c->ts_ok ? 3 : 4);
+			unsigned nb = 0, max = c->ts_ok ? 3 : 4;
 
+			if (c->dsack) {
+				/* RFC 2883: the duplicate first, then the usual blocks */
+				blk[0] = c->dsack_s;
+				blk[1] = c->dsack_e;
+				nb = 1;
+				c->dsack = false;
+				STK_CTR(st, TCP_DSACK_OUT);
+			}
+			nb += sack_blocks(c, blk + 2 * nb, max - nb);
 			if (nb > 0) {
 				opts[ol++] = STK_TCPOPT_NOP;
 				opts[ol++] = STK_TCPOPT_NOP;
@@ -248,8 +261,10 @@ stk_tcp_xmit(struct stk *st, struct stk_tcb *c, uint32_t seq, uint32_t len, uint
 	if (len > 0) {
 		uint32_t room = st->cfg.mtu - STK_IP4_HLEN - STK_TCP_HLEN - ol;
 
-		if (len > room)
+		if (len > room) {
 			len = room;
+			flags &= (uint8_t)~STK_TCP_FIN; /* the FIN follows the rest */
+		}
 	}
 	win = window_to_offer(st, c, syn);
 	if (flags & STK_TCP_ACK) {
@@ -345,10 +360,15 @@ stk_tcp_retransmit_first(struct stk *st, struct stk_tcb *c)
 	stk_tcp_rexmt_arm(st, c);
 }
 
-int
-stk_tcp_output(struct stk *st, struct stk_tcb *c)
+/* probe: a tail loss probe's new segment (RFC 8985 7.3), one at most, beyond
+ * cwnd but within the peer's window */
+static int
+output(struct stk *st, struct stk_tcb *c, bool probe)
 {
 	uint32_t win, sent = 0;
+	/* a SACK peer in recovery: pipe against cwnd, lost segments first (RFC 6675 5) */
+	bool rec = c->sack_ok && !probe &&
+		   ((c->flags & TF_INRECOVERY) || (c->sb.sflags & SF_LOSS) || c->sb.lost != 0);
 
 	if (c->flags & TF_DEAD && !(c->state == STK_TCP_TIME_WAIT))
 		return 0;
@@ -401,6 +421,20 @@ stk_tcp_output(struct stk *st, struct stk_tcb *c)
 		avail = SEQ_GT(data_end, c->snd_nxt) ? data_end - c->snd_nxt : 0;
 		inflight = c->snd_nxt - c->snd_una;
 		usable = win > inflight ? win - inflight : 0;
+		if (rec || probe) {
+			uint32_t pipe = stk_sb_pipe(c), room = c->cwnd > pipe ? c->cwnd - pipe : 0;
+			uint32_t edge = c->snd_una + c->snd_wnd;
+
+			if (rec && room >= c->mss && stk_sb_retransmit_next(st, c)) {
+				sent++;
+				continue;
+			}
+			usable = SEQ_GT(edge, c->snd_nxt) ? edge - c->snd_nxt : 0;
+			if (probe && sent > 0)
+				usable = 0;
+			else if (!probe && room < usable)
+				usable = room;
+		}
 		len = avail < c->mss ? avail : c->mss;
 		if (len > usable) {
 			/* sender SWS avoidance (RFC 9293 3.8.6.2.1): a short
@@ -412,8 +446,13 @@ stk_tcp_output(struct stk *st, struct stk_tcb *c)
 		}
 		if (len == 0) {
 			/* FIN once every byte before it is out */
-			if ((c->flags & TF_SENT_FIN) && c->snd_nxt == c->fin_seq && avail == 0) {
+			if ((c->flags & TF_SENT_FIN) && c->snd_nxt == c->fin_seq && avail == 0 &&
+			    !(probe && sent > 0)) {
+				if (c->sack_ok && !stk_sb_room(st, c))
+					break;
 				stk_tcp_xmit(st, c, c->snd_nxt, 0, STK_TCP_ACK | STK_TCP_FIN);
+				if (c->sack_ok)
+					stk_sb_sent(st, c, c->snd_nxt, 0, true);
 				c->snd_nxt = c->fin_seq + 1;
 				if (SEQ_GT(c->snd_nxt, c->snd_max))
 					c->snd_max = c->snd_nxt;
@@ -425,6 +464,12 @@ stk_tcp_output(struct stk *st, struct stk_tcb *c)
 			fl |= STK_TCP_FIN | STK_TCP_PSH;
 		else if (avail == len)
 			fl |= STK_TCP_PSH;
+		if (c->sack_ok && !stk_sb_room(st, c)) {
+			/* no record for it: the timer (or the next ACK) tries again */
+			if (c->timer[STK_T_REXMT] == 0)
+				stk_tcp_rexmt_arm(st, c);
+			break;
+		}
 		k = stk_tcp_xmit(st, c, c->snd_nxt, len, fl);
 		if (k < 0) {
 			/* no buffer: the retransmission timer tries again */
@@ -447,6 +492,8 @@ stk_tcp_output(struct stk *st, struct stk_tcb *c)
 			if ((c->flags & TF_SENT_FIN) && SEQ_GT(c->snd_max, c->fin_seq))
 				fresh = 0; /* snd_max counts the FIN */
 			STK_CTR_ADD(st, TCP_BYTES_OUT, fresh);
+			if (c->sack_ok)
+				stk_sb_prr_out(c, fresh);
 			c->stats.bytes_out += fresh;
 			if (!(c->flags & TF_RTT_TIMING)) {
 				c->flags |= TF_RTT_TIMING;
@@ -454,16 +501,20 @@ stk_tcp_output(struct stk *st, struct stk_tcb *c)
 				c->rtt_start = st->now;
 			}
 		}
+		if (c->sack_ok)
+			stk_sb_sent(st, c, c->snd_nxt, len, fl & STK_TCP_FIN);
 		c->snd_nxt += len + ((fl & STK_TCP_FIN) ? 1 : 0);
 		if (SEQ_GT(c->snd_nxt, c->snd_max))
 			c->snd_max = c->snd_nxt;
 		sent++;
 	}
+	if (probe)
+		return (int)sent;
 	if (sent == 0 && (c->flags & TF_ACKNOW))
 		stk_tcp_send_ack(st, c);
 	if (c->snd_max != c->snd_una) {
 		if (c->timer[STK_T_REXMT] == 0 || c->rexmt_mode != STK_REXMT_RTO)
-			stk_tcp_rexmt_arm(st, c);
+			stk_tcp_rexmt_arm_data(st, c);
 	} else if (c->snd_wnd == 0 && SEQ_GT(c->snd_end, c->snd_nxt) && c->timer[STK_T_REXMT] == 0) {
 		/* peer's window closed with data waiting: probe it */
 		c->rexmt_mode = STK_REXMT_PERSIST;
@@ -475,4 +526,16 @@ stk_tcp_output(struct stk *st, struct stk_tcb *c)
 		stk_tcp_timer_set(st, c, STK_T_REXMT, c->rto_ns);
 	}
 	return (int)sent;
+}
+
+int
+stk_tcp_output(struct stk *st, struct stk_tcb *c)
+{
+	return output(st, c, false);
+}
+
+bool
+stk_tcp_output_probe(struct stk *st, struct stk_tcb *c)
+{
+	return output(st, c, true) > 0;
 }

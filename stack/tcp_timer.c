@@ -6,11 +6,16 @@
  *
  *   stk_tcp_timer_set / clear   deadline of one timer; joins the active list
  *   stk_tcp_rexmt_arm           retransmission timer at the current RTO
+ *   stk_tcp_rexmt_arm_data      that, or the tail loss probe timer (SACK peers)
  *   stk_tcp_rtt_sample          RFC 6298 SRTT / RTTVAR / RTO
  *   stk_tcp_timers_run          expired timers:
- *     REXMT/RTO      SYN, SYN-ACK or data again (go-back-N from snd_una,
- *                    cwnd to one segment, RTO doubled up to rto_max_ms);
- *                    after syn_retries / max_retries: TIMEOUT (+ RST)
+ *     REXMT/RTO      SYN, SYN-ACK or data again, cwnd to one segment, RTO
+ *                    doubled up to rto_max_ms: a SACK peer's scoreboard marks
+ *                    all but SACKed data lost (tcp_sack.c), otherwise
+ *                    go-back-N from snd_una; after syn_retries / max_retries:
+ *                    TIMEOUT (+ RST)
+ *     REXMT/TLP      a tail loss probe (RFC 8985 7), then the RTO
+ *     RACK           RACK's reordering window over: mark, recover, send
  *     REXMT/PERSIST  zero-window probe, backed off; while the peer answers
  *                    it goes on (the memory it can pin is sndbuf) until
  *                    persist_timeout_ms (0: forever); max_retries probes in a
@@ -94,11 +99,44 @@ stk_tcp_rexmt_arm(struct stk *st, struct stk_tcb *c)
 	stk_tcp_timer_set(st, c, STK_T_REXMT, backed_off(st, c));
 }
 
+/* RFC 8985 7.2: a tail loss probe at 2 SRTT (+ the peer's worst delayed ACK
+ * when one segment is out, else + 2 ms), never after the RTO would fire; the
+ * RTO otherwise (no SACK, no RTT yet, in recovery, a probe already out) */
+void
+stk_tcp_rexmt_arm_data(struct stk *st, struct stk_tcb *c)
+{
+	const struct stk_sb *b = &c->sb;
+
+	if (c->sack_ok && c->srtt_us > 0 && b->out > 0 && c->rexmt_shift == 0 &&
+	    !(c->flags & TF_INRECOVERY) && !(b->sflags & (SF_LOSS | SF_TLP)) && b->lost == 0 &&
+	    (c->state == STK_TCP_ESTABLISHED || c->state == STK_TCP_CLOSE_WAIT ||
+	     c->state == STK_TCP_FIN_WAIT_1 || c->state == STK_TCP_CLOSING || c->state == STK_TCP_LAST_ACK)) {
+		uint64_t srtt = (uint64_t)c->srtt_us * 1000, pto = 2 * srtt, rto = backed_off(st, c);
+
+		if (b->out <= c->mss) {
+			uint64_t d = srtt + srtt / 2 + 200 * STK_MS; /* Linux: TCP_DELACK_MAX */
+
+			pto = pto > d ? pto : d;
+		} else {
+			pto += 2 * STK_MS;
+		}
+		if (pto > rto)
+			pto = rto;
+		c->rexmt_mode = STK_REXMT_TLP;
+		stk_tcp_timer_set(st, c, STK_T_REXMT, pto);
+		return;
+	}
+	stk_tcp_rexmt_arm(st, c);
+}
+
 void
 stk_tcp_rtt_sample(struct stk *st, struct stk_tcb *c, uint64_t rtt_ns)
 {
 	int64_t r = (int64_t)(rtt_ns / 1000), rto;
 	int64_t mn = (int64_t)st->cfg.rto_min_ms * 1000, mx = (int64_t)st->cfg.rto_max_ms * 1000;
+
+	if (c->sb.min_rtt == 0 || rtt_ns < c->sb.min_rtt)
+		c->sb.min_rtt = rtt_ns ? rtt_ns : 1;
 
 	if (c->srtt_us == 0) {
 		c->srtt_us = r > 0 ? r : 1;
@@ -124,6 +162,13 @@ stk_tcp_rtt_sample(struct stk *st, struct stk_tcb *c, uint64_t rtt_ns)
 static void
 on_rexmt(struct stk *st, struct stk_tcb *c)
 {
+	bool was_recovering = c->flags & TF_INRECOVERY;
+
+	if (c->rexmt_mode == STK_REXMT_TLP) {
+		if (c->snd_una != c->snd_max)
+			stk_sb_tlp_fire(st, c);
+		return;
+	}
 	if (c->rexmt_mode == STK_REXMT_PERSIST) {
 		/* give up on a peer that stopped answering (max_retries probes in
 		 * a row with nothing received: the peer is gone, as with RTOs), or
@@ -183,6 +228,9 @@ on_rexmt(struct stk *st, struct stk_tcb *c)
 		stk_tcp_output(st, c);
 		return;
 	}
+	/* a SACK peer: what it has SACKed does not go again (RFC 6675 5.1) */
+	if (c->sack_ok && c->sb.head != c->sb.tail)
+		stk_sb_rto(st, c, was_recovering);
 	/* RFC 5681 (4): ssthresh = max(FlightSize / 2, 2 SMSS), cwnd = 1 SMSS */
 	{
 		uint32_t flight = c->snd_max - c->snd_una;
@@ -191,7 +239,8 @@ on_rexmt(struct stk *st, struct stk_tcb *c)
 		c->cwnd = c->mss;
 	}
 	c->recover = c->snd_max;
-	c->snd_nxt = c->snd_una;
+	if (!(c->sb.sflags & SF_LOSS))
+		c->snd_nxt = c->snd_una; /* go-back-N */
 	stk_tcp_output(st, c);
 	if (c->timer[STK_T_REXMT] == 0 && c->snd_una != c->snd_max)
 		stk_tcp_rexmt_arm(st, c);
@@ -237,6 +286,9 @@ run_one(struct stk *st, struct stk_tcb *c)
 			break;
 		case STK_T_KEEP:
 			on_keep(st, c);
+			break;
+		case STK_T_RACK:
+			stk_sb_rack_timer(st, c);
 			break;
 		case STK_T_2MSL:
 			if (c->state == STK_TCP_TIME_WAIT) {

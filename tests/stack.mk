@@ -14,6 +14,9 @@
 #   stack/test_tcp_out    Check: MSS-sized segments, peer window, cwnd, fast
 #                         retransmit + NewReno, sndbuf, FIN/TIME_WAIT, persist
 #                         (and giving up: persist_timeout_ms, unanswered probes)
+#   stack/test_tcp_sack   Check: SACK loss recovery: several holes per round trip,
+#                         RTO without resending SACKed data, RACK, tail loss
+#                         probes, D-SACK undo, NewReno without SACK
 #   stack/test_tcp_timer  Check: RTO (initial, backoff, max, Karn), SYN retries,
 #                         keepalive, FIN_WAIT_2 on a fake clock
 #   stack/test_tcp_pair   Check: two stacks on a lossy in-memory wire, 4 MiB + 1 MiB
@@ -26,7 +29,7 @@ stack_check_ldadd = $(top_builddir)/stack/libstk.la $(CHECK_LIBS)
 stack_harness = stack/harness.c stack/harness.h stack/wire.h
 
 stack_tests = stack/test_arp stack/test_ip4 stack/test_tcp_in stack/test_tcp_out \
-	stack/test_tcp_timer stack/test_tcp_pair
+	stack/test_tcp_sack stack/test_tcp_timer stack/test_tcp_pair
 
 if HAVE_CHECK
 check_PROGRAMS += $(stack_tests)
@@ -52,6 +55,11 @@ stack_test_tcp_out_SOURCES = stack/test_tcp_out.c $(stack_harness)
 stack_test_tcp_out_CPPFLAGS = $(stack_check_cppflags)
 stack_test_tcp_out_CFLAGS = $(stack_check_cflags)
 stack_test_tcp_out_LDADD = $(stack_check_ldadd)
+
+stack_test_tcp_sack_SOURCES = stack/test_tcp_sack.c $(stack_harness)
+stack_test_tcp_sack_CPPFLAGS = $(stack_check_cppflags)
+stack_test_tcp_sack_CFLAGS = $(stack_check_cflags)
+stack_test_tcp_sack_LDADD = $(stack_check_ldadd)
 
 stack_test_tcp_timer_SOURCES = stack/test_tcp_timer.c $(stack_harness)
 stack_test_tcp_timer_CPPFLAGS = $(stack_check_cppflags)

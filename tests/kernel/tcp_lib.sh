@@ -21,7 +21,7 @@
 # connections: tcp_app's "start_file" option names a file this library creates
 # once the tap is configured.
 #
-# Provides: topo_routed, tcp_conf (a whole lcpipe config from tcp_app/tcp options),
+# Provides: topo_routed, topo_standin, tcp_conf (a whole lcpipe config from tcp_app/tcp options),
 # run_lcpipe / wait_tap / tap_up / lcpipe_wait, peer_start / peer_wait
 # (tcp_peer.py in the namespace), nft_drop_every / nft_dropped (kernel-side loss
 # with nftables), json_get and pycheck (assertions on the JSON files with
@@ -56,6 +56,7 @@ K_IP=10.77.0.1  # the kernel's end of the tap
 LC_IP=10.77.0.2 # lcpipe's tcp stage
 NS=lcpt$$
 NS_PEER=$NS # where tcp_peer.py runs: the same namespace, or lcpt<pid>p (topo_routed)
+NS_STANDIN="" # topo_standin: a kernel TCP where lcpipe stands (lcpt<pid>k)
 PEER_IP=$K_IP # the kernel peer's address
 TCP_GW=""     # JSON member for the tcp stage: the gateway in topo_routed
 DURATION=${DURATION:-60} # engine.duration of each run (a bound, not the expected time)
@@ -99,6 +100,7 @@ cleanup() {
 	done
 	ip netns del "$NS" 2>/dev/null
 	[ "$NS_PEER" != "$NS" ] && ip netns del "$NS_PEER" 2>/dev/null
+	[ -n "$NS_STANDIN" ] && ip netns del "$NS_STANDIN" 2>/dev/null
 	if [ "${LCP_TEST_KEEP:-0}" = 1 ]; then
 		echo "LCP_TEST_KEEP=1: keeping $W"
 	else
@@ -153,6 +155,30 @@ topo_routed() {
 	PEER_IP=10.77.1.1
 	TCP_GW='"gateway": "'$K_IP'"'
 }
+
+# topo_standin (after topo_routed): a third namespace lcpt<pid>k behind the same
+# router, 10.77.2.1/24 on a veth pair (vK in the router, offloads off): the
+# kernel's TCP standing where lcpipe stands, so that a benchmark can run Linux
+# over the same router and the same nft rules (nft_drop_every N vK) as its
+# same-run anchor (tests/bench/b15.sh). Sets NS_STANDIN and STANDIN_IP.
+topo_standin() {
+	NS_STANDIN=${NS}k
+	ip netns add "$NS_STANDIN" 2>/dev/null || skip "cannot create a third network namespace"
+	nss ip link set lo up
+	nss sysctl -qw net.ipv6.conf.default.disable_ipv6=1 net.ipv6.conf.all.disable_ipv6=1 2>/dev/null
+	nsx ip link add vK type veth peer name vKs netns "$NS_STANDIN" || skip "cannot make a veth pair"
+	nsx ip addr add 10.77.2.254/24 dev vK
+	nsx ip link set vK up
+	nss ip addr add 10.77.2.1/24 dev vKs
+	nss ip link set vKs up
+	nss ip route add default via 10.77.2.254
+	if command -v ethtool >/dev/null; then
+		nsx ethtool -K vK tso off gso off gro off >/dev/null 2>&1
+		nss ethtool -K vKs tso off gso off gro off >/dev/null 2>&1
+	fi
+	STANDIN_IP=10.77.2.1
+}
+nss() { ip netns exec "$NS_STANDIN" "$@"; }
 
 say() { printf '%s\n' "$*"; }
 ok() { printf 'ok: %s\n' "$*"; }
@@ -360,14 +386,21 @@ peer_wait() {
 #    lcpipe's stack never sees a gap in that direction.
 #  - topo_routed: both directions in the forward hook of the router namespace,
 #    invisible to both TCPs: real loss both ways.
+#  - nft_drop_every N IFACE (topo_routed): the same on another interface of the
+#    router (topo_standin's vK), counted as "to_kernel_IFACE" / "to_IFACE".
 nft_drop_every() {
+	local ifc=${2:-$TAP} tk=to_kernel tl=to_lcpipe
+	if [ "$ifc" != "$TAP" ]; then
+		tk=to_kernel_$ifc
+		tl=to_$ifc
+	fi
 	if [ "$NS_PEER" != "$NS" ]; then
 		nsx nft -f - <<NFT
 table inet lcpt_loss {
 	chain lossfw {
 		type filter hook forward priority 0; policy accept;
-		iifname "$TAP" meta l4proto tcp numgen inc mod $1 == 0 counter drop comment "to_kernel"
-		oifname "$TAP" meta l4proto tcp numgen inc mod $1 == 0 counter drop comment "to_lcpipe"
+		iifname "$ifc" meta l4proto tcp numgen inc mod $1 == 0 counter drop comment "$tk"
+		oifname "$ifc" meta l4proto tcp numgen inc mod $1 == 0 counter drop comment "$tl"
 	}
 }
 NFT
@@ -387,12 +420,17 @@ NFT
 	fi
 }
 
-# nft_dropped: "TO_KERNEL TO_LCPIPE", segments dropped so far by the two rules
+# nft_dropped [IFACE]: "TO_KERNEL TO_LCPIPE" (or TO_IFACE), segments dropped so
+# far by the two rules
 nft_dropped() {
-	local t k l
+	local t k l tk=to_kernel tl=to_lcpipe
+	if [ -n "${1:-}" ] && [ "$1" != "$TAP" ]; then
+		tk=to_kernel_$1
+		tl=to_$1
+	fi
 	t=$(nsx nft list table inet lcpt_loss 2>/dev/null)
-	k=$(printf '%s\n' "$t" | sed -n 's/.*counter packets \([0-9]*\).*"to_kernel".*/\1/p')
-	l=$(printf '%s\n' "$t" | sed -n 's/.*counter packets \([0-9]*\).*"to_lcpipe".*/\1/p')
+	k=$(printf '%s\n' "$t" | sed -n 's/.*counter packets \([0-9]*\).*"'"$tk"'".*/\1/p')
+	l=$(printf '%s\n' "$t" | sed -n 's/.*counter packets \([0-9]*\).*"'"$tl"'".*/\1/p')
 	echo "${k:-0} ${l:-0}"
 }
 

@@ -7,9 +7,12 @@
 # Asserts, for each: lcpipe exits 0; the bytes that arrived are exactly the file
 # (count and SHA-256); nft did drop segments in the sender's direction; no reset
 # or timeout; leaked_objects == 0. For (b), the tcp stage's counter
-# tcp_retransmits is > 0 (it lost data segments and sent them again); for (a) it
-# is reported, and the stage queued out-of-order segments (tcp_ooo_segs > 0: the
-# loss did reach it).
+# tcp_retransmits is > 0 (it lost data segments and sent them again), recovery
+# went through the SACK scoreboard (tcp_sack_retransmits, tcp_sack_recoveries
+# and tcp_sack_blocks_in > 0) and RTOs were rare (tcp_rto_expired at most a
+# tenth of tcp_sack_recoveries, or 3); for (a) tcp_retransmits is reported, and
+# the stage queued out-of-order segments (tcp_ooo_segs > 0: the loss did reach
+# it).
 . "$(dirname "$0")/tcp_lib.sh"
 
 RECV=${TCP_LOSS_RECV_BYTES:-33554432}
@@ -80,8 +83,21 @@ check(r.get("refused_sends") == 0, "no SEND refused by tcp (ENOBUFS)", r.get("re
 check(c["events"]["reset"] == 0 and c["events"]["timeout"] == 0, "no reset / timeout", c["events"])
 t = rep.get("stages", {}).get("tcp", {}).get("counters", {})
 check(t.get("tcp_retransmits", 0) > 0, "the tcp stage retransmitted (tcp_retransmits > 0)", t.get("tcp_retransmits"))
-print("info: tcp_retransmits %s, tcp_fast_retransmits %s, tcp_rto_expired %s, run %.1f s" % (
-      t.get("tcp_retransmits"), t.get("tcp_fast_retransmits"), t.get("tcp_rto_expired"), rep.get("duration_s", 0)))
+# the kernel agreed SACK: recovery runs from the scoreboard (RFC 6675), and RTOs
+# are the exception (RACK finds lost retransmissions, TLP tail losses)
+check(t.get("tcp_sack_retransmits", 0) > 0 and t.get("tcp_sack_recoveries", 0) > 0,
+      "recovery used SACK (tcp_sack_retransmits > 0, tcp_sack_recoveries > 0)",
+      (t.get("tcp_sack_retransmits"), t.get("tcp_sack_recoveries")))
+check(t.get("tcp_sack_blocks_in", 0) > 0, "the kernel's SACK blocks were read (tcp_sack_blocks_in > 0)",
+      t.get("tcp_sack_blocks_in"))
+check(t.get("tcp_rto_expired", 1 << 30) * 10 <= max(t.get("tcp_sack_recoveries", 0), 30),
+      "RTOs at most a tenth of the recoveries (3 when there are fewer than 30)",
+      (t.get("tcp_rto_expired"), t.get("tcp_sack_recoveries")))
+print("info: tcp_retransmits %s, tcp_sack_retransmits %s, tcp_sack_recoveries %s, tcp_rto_expired %s, "
+      "tcp_rack_lost %s, tcp_tlp_probes %s, tcp_dsack_in %s, tcp_dsack_undo %s, run %.1f s" % (
+      t.get("tcp_retransmits"), t.get("tcp_sack_retransmits"), t.get("tcp_sack_recoveries"),
+      t.get("tcp_rto_expired"), t.get("tcp_rack_lost"), t.get("tcp_tlp_probes"), t.get("tcp_dsack_in"),
+      t.get("tcp_dsack_undo"), rep.get("duration_s", 0)))
 PY
 report_common
 finish

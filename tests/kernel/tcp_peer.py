@@ -34,6 +34,14 @@ so that a test never hangs on them.
       --timeout), then the same ending; "sha256" (sent) and "sha256_back"
       (received) are compared as streams, nothing is kept in memory.
       {"ok", "conns": [{"sent", "received", "sha256", "match"}, ...]}
+  client-send --host H --port P --file F
+      connect (retrying for up to --connect-wait s), send the file, shut down
+      the write side, read until the peer's EOF. {"ok", "sent", "sha256",
+      "seconds" (connect to the peer's FIN)}
+  client-recv --host H --port P
+      connect, read until EOF. {"ok", "bytes", "sha256", "eof", "seconds"}
+  (serve-send and serve-recv also give "seconds": accept to the peer's FIN /
+  to EOF, the transfer time the benchmarks use.)
   ready --port P [--wait S]
       wait until a TCP socket listens on port P in this namespace (/proc/net/tcp).
   ping --host H [--count 5] [--interval 0.2] [--wait 2]
@@ -95,6 +103,7 @@ def cmd_serve_send(args):
     limit = size if args.rst_after is None else min(size, args.rst_after)
     ls = listener(args, 1)
     c, addr = ls.accept()
+    t0 = time.monotonic()
     c.settimeout(args.timeout)
     h = hashlib.sha256()
     sent = 0
@@ -134,13 +143,14 @@ def cmd_serve_send(args):
                  "error": "peer sent %d unexpected bytes" % extra}, ok=False)
     ls.close()
     out({"sent": sent, "sha256": h.hexdigest(), "peer": peer_str(addr), "rst": args.rst_after is not None,
-         "unacked_at_rst": unacked})
+         "unacked_at_rst": unacked, "seconds": round(time.monotonic() - t0, 4)})
 
 
 def recv_all(c, res, timeout):
     c.settimeout(timeout)
     h = hashlib.sha256()
     n = 0
+    t0 = time.monotonic()
     try:
         while True:
             d = c.recv(1 << 20)
@@ -148,7 +158,7 @@ def recv_all(c, res, timeout):
                 break
             h.update(d)
             n += len(d)
-        res.update({"bytes": n, "sha256": h.hexdigest(), "eof": True})
+        res.update({"bytes": n, "sha256": h.hexdigest(), "eof": True, "seconds": round(time.monotonic() - t0, 4)})
     except OSError as e:
         res.update({"bytes": n, "sha256": h.hexdigest(), "eof": False, "error": str(e)})
     finally:
@@ -319,6 +329,45 @@ def cmd_client_echo(args):
     out({"conns": conns}, ok=all(r.get("match") for r in conns))
 
 
+def connect(args):
+    end = time.monotonic() + args.connect_wait
+    while True:
+        try:
+            return socket.create_connection((args.host, args.port), timeout=args.timeout)
+        except OSError:
+            if time.monotonic() >= end:
+                raise
+            time.sleep(0.05)
+
+
+def cmd_client_send(args):
+    alarm(args.timeout + args.connect_wait + 5, "client-send")
+    c = connect(args)
+    t0 = time.monotonic()
+    h = hashlib.sha256()
+    sent = 0
+    with open(args.file, "rb") as f:
+        while True:
+            chunk = f.read(1 << 20)
+            if not chunk:
+                break
+            c.sendall(chunk)
+            h.update(chunk)
+            sent += len(chunk)
+    c.shutdown(socket.SHUT_WR)
+    while c.recv(65536):  # until the peer's FIN: it has everything
+        pass
+    c.close()
+    out({"sent": sent, "sha256": h.hexdigest(), "seconds": round(time.monotonic() - t0, 4)})
+
+
+def cmd_client_recv(args):
+    alarm(args.timeout + args.connect_wait + 5, "client-recv")
+    res = {}
+    recv_all(connect(args), res, args.timeout)
+    out(res, ok=res.get("eof", False))
+
+
 def listening(port):
     for path in ("/proc/net/tcp", "/proc/net/tcp6"):
         try:
@@ -424,6 +473,15 @@ def main():
     p.add_argument("--rate", type=float, default=1e6)
     p.add_argument("--chunk", type=int, default=16384)
     p.set_defaults(fn=cmd_client_echo)
+    for name, fn in (("client-send", cmd_client_send), ("client-recv", cmd_client_recv)):
+        p = sub.add_parser(name)
+        p.add_argument("--host", required=True)
+        p.add_argument("--port", type=int, required=True)
+        p.add_argument("--timeout", type=float, default=60)
+        p.add_argument("--connect-wait", type=float, default=10)
+        if name == "client-send":
+            p.add_argument("--file", required=True)
+        p.set_defaults(fn=fn)
     p = sub.add_parser("ready")
     p.add_argument("--port", type=int, required=True)
     p.add_argument("--wait", type=float, default=10)

@@ -40,7 +40,12 @@
  *                           once; immediate ACK for each out-of-order segment and
  *                           for each segment that fills a hole
  *   dup_and_overlap         exact duplicates (tcp_dup_segs + immediate ACK), partial
- *                           duplicates (tcp_partial_dup), overlapping OOO segments
+ *                           duplicates (tcp_partial_dup), overlapping OOO segments;
+ *                           each duplicate (whole, partial, below RCV.NXT) is the
+ *                           first SACK block of its ACK (D-SACK, RFC 2883)
+ *   dsack_ooo               a duplicate of out-of-order data: D-SACK first, the
+ *                           block holding it second; reported once
+ *   dsack_not_agreed        no D-SACK without SACK-permitted
  *   sack_blocks (loop)      SACK blocks in our ACKs describe the OOO queue, most
  *                           recent first, at most 3 with timestamps / 4 without;
  *                           loop 2..3 also the RFC 2018 order of the other blocks
@@ -640,6 +645,8 @@ START_TEST(ooo_permutations)
 }
 END_TEST
 
+static void expect_block(const struct h_pkt *k, unsigned j, uint32_t base, uint32_t l, uint32_t r);
+
 START_TEST(dup_and_overlap)
 {
 	const uint32_t isn = 5000, base = isn + 1;
@@ -662,12 +669,20 @@ START_TEST(dup_and_overlap)
 	ck_assert_msg(k != NULL, "no immediate ACK for a duplicate segment");
 	ck_assert_uint_eq(k->ack, base + 1000);
 	ck_assert_uint_eq(rx_of(c)->rx_len, 1000);
+	/* RFC 2883: its ACK reports the duplicate as the first SACK block */
+	ck_assert_uint_eq(k->o.nsack, 1);
+	expect_block(k, 0, base, 0, 1000);
+	ck_assert_uint_eq(h_delta(H, &s, STK_C_TCP_DSACK_OUT), 1);
 
-	/* partial duplicate: only the new half is delivered */
+	/* partial duplicate: only the new half is delivered, the old half D-SACKed */
 	h_snap(H, &s);
 	peer_send_at(base, 500, 1000, STK_TCP_ACK);
 	ck_assert_uint_eq(h_delta(H, &s, STK_C_TCP_PARTIAL_DUP), 1);
 	ck_assert_uint_eq(rx_of(c)->rx_len, 1500);
+	k = last_tcp();
+	ck_assert_ptr_nonnull(k);
+	ck_assert_uint_eq(k->ack, base + 1500);
+	expect_block(k, 0, base, 500, 1000);
 
 	/* overlapping out-of-order pieces, then the hole */
 	peer_send_at(base, 2500, 1000, STK_TCP_ACK);
@@ -689,6 +704,62 @@ START_TEST(dup_and_overlap)
 	peer_send_at(base, 2000, 1000, STK_TCP_ACK);
 	ck_assert_uint_eq(h_delta(H, &s, STK_C_TCP_DUP_SEGS), 1);
 	ck_assert_uint_eq(rx_of(c)->rx_len, 4000);
+	k = last_tcp();
+	ck_assert_ptr_nonnull(k);
+	ck_assert_uint_eq(k->o.nsack, 1);
+	expect_block(k, 0, base, 2000, 3000);
+}
+END_TEST
+
+/* RFC 2883 4: a duplicate of out-of-order data is the first block, the block
+ * holding it the second; reported once; nothing without SACK-permitted */
+START_TEST(dsack_ooo)
+{
+	const uint32_t isn = 5000, base = isn + 1;
+	struct h_pkt *k;
+
+	h_create(H);
+	passive(&opt_sack, isn);
+	peer_send_at(base, 2000, 1000, STK_TCP_ACK);
+	peer_send_at(base, 3000, 1000, STK_TCP_ACK);
+	k = last_tcp();
+	ck_assert_ptr_nonnull(k);
+	expect_block(k, 0, base, 2000, 4000);
+	ck_assert_uint_eq(k->o.nsack, 1);
+	/* [2000, 3000) again */
+	peer_send_at(base, 2000, 1000, STK_TCP_ACK);
+	k = last_tcp();
+	ck_assert_msg(k != NULL, "no ACK for a duplicate of out-of-order data");
+	ck_assert_uint_eq(k->ack, base);
+	ck_assert_uint_eq(k->o.nsack, 2);
+	expect_block(k, 0, base, 2000, 3000);
+	expect_block(k, 1, base, 2000, 4000);
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_DSACK_OUT), 1);
+	/* the next ACK: the usual blocks only */
+	peer_send_at(base, 5000, 1000, STK_TCP_ACK);
+	k = last_tcp();
+	ck_assert_ptr_nonnull(k);
+	ck_assert_uint_eq(k->o.nsack, 2);
+	expect_block(k, 0, base, 5000, 6000);
+	expect_block(k, 1, base, 2000, 4000);
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_DSACK_OUT), 1);
+}
+END_TEST
+
+START_TEST(dsack_not_agreed)
+{
+	const uint32_t base = 101;
+	struct h_pkt *k;
+
+	h_create(H);
+	passive(&opt_mss, 100);
+	peer_send_at(base, 0, 1000, STK_TCP_ACK);
+	peer_send_at(base, 0, 1000, STK_TCP_ACK);
+	k = last_tcp();
+	ck_assert_ptr_nonnull(k);
+	ck_assert_uint_eq(k->ack, base + 1000);
+	ck_assert_uint_eq(k->o.nsack, 0);
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_DSACK_OUT), 0);
 }
 END_TEST
 
@@ -1978,6 +2049,8 @@ tcp_in_suite(void)
 	tcase_add_test(tc, seq_wrap);
 	tcase_add_test(tc, ooo_permutations);
 	tcase_add_test(tc, dup_and_overlap);
+	tcase_add_test(tc, dsack_ooo);
+	tcase_add_test(tc, dsack_not_agreed);
 	tcase_add_loop_test(tc, sack_blocks, 0, 2);
 	/* RFC 2018 section 4 SHOULD: blocks after the first are the most recently
 	 * reported ones (libstk listed them in sequence order until fc4b94d) */

@@ -10,7 +10,9 @@
  *                    corrupt 1 % (one byte flipped after the Ethernet header):
  *                    the same, plus retransmissions on both sides (tcp_retransmits)
  *                    and at least one drop counter per corrupted frame (the
- *                    checksums catch every flip: otherwise the hashes differ)
+ *                    checksums catch every flip: otherwise the hashes differ);
+ *                    A's retransmissions come from its SACK scoreboard, and
+ *                    duplicated frames are reported by D-SACK and read
  */
 #include <errno.h>
 #include <stdio.h>
@@ -265,6 +267,16 @@ run_pair(const struct h_wire_cfg *wc, bool faults)
 			      "A never retransmitted under loss");
 		ck_assert_msg(h_ctr(b, STK_C_TCP_RETRANSMITS) > 0,
 			      "B never retransmitted under loss");
+		/* the wire duplicates frames: each receiver reports them (D-SACK,
+		 * RFC 2883) and the sender reads them */
+		ck_assert_msg(ab->duplicated == 0 || (h_ctr(b, STK_C_TCP_DSACK_OUT) > 0 &&
+						       h_ctr(a, STK_C_TCP_DSACK_IN) > 0),
+			      "A->B duplicates %llu: B sent %llu D-SACKs, A read %llu",
+			      (unsigned long long)ab->duplicated,
+			      (unsigned long long)h_ctr(b, STK_C_TCP_DSACK_OUT),
+			      (unsigned long long)h_ctr(a, STK_C_TCP_DSACK_IN));
+		ck_assert_msg(h_ctr(a, STK_C_TCP_SACK_RETRANSMITS) > 0,
+			      "A never retransmitted from its SACK scoreboard");
 		ck_assert_msg(h_drops(b) >= ab->corrupted,
 			      "B: %llu drops for %llu corrupted frames",
 			      (unsigned long long)h_drops(b), (unsigned long long)ab->corrupted);

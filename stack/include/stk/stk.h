@@ -155,7 +155,14 @@ struct stk_config {
  * connection's out-of-order queue; bufs_held_peak: stk_bufs_held()).
  * tcp_dup_segs and tcp_rst_stale count old news ignored, not drops: a
  * duplicate segment, and a RST below RCV.NXT after the peer's FIN (the answer
- * to a segment of ours that crossed that FIN; see tcp_in.c). */
+ * to a segment of ours that crossed that FIN; see tcp_in.c). Loss recovery
+ * with a SACK peer (tcp_sack.c): tcp_sack_recoveries (fast recovery episodes),
+ * tcp_sack_retransmits (segments resent from the scoreboard, also counted in
+ * tcp_retransmits), tcp_sack_blocks_in, tcp_rack_lost (segments RACK found
+ * lost), tcp_tlp_probes / tcp_tlp_recoveries (tail loss probes sent / that
+ * repaired a loss), tcp_dsack_in / tcp_dsack_out (D-SACK blocks received /
+ * sent), tcp_dsack_undo (cwnd reductions undone: every retransmission of the
+ * episode was D-SACKed). */
 #define STK_COUNTERS(X)                                                        \
 	X(RX_FRAMES, "rx_frames")                                              \
 	X(RX_BYTES, "rx_bytes")                                                \
@@ -196,6 +203,15 @@ struct stk_config {
 	X(TCP_RETRANSMITS, "tcp_retransmits")                                  \
 	X(TCP_FAST_RETRANSMITS, "tcp_fast_retransmits")                        \
 	X(TCP_RTO_EXPIRED, "tcp_rto_expired")                                  \
+	X(TCP_SACK_RECOVERIES, "tcp_sack_recoveries")                          \
+	X(TCP_SACK_RETRANSMITS, "tcp_sack_retransmits")                        \
+	X(TCP_SACK_BLOCKS_IN, "tcp_sack_blocks_in")                            \
+	X(TCP_RACK_LOST, "tcp_rack_lost")                                      \
+	X(TCP_TLP_PROBES, "tcp_tlp_probes")                                    \
+	X(TCP_TLP_RECOVERIES, "tcp_tlp_recoveries")                            \
+	X(TCP_DSACK_IN, "tcp_dsack_in")                                        \
+	X(TCP_DSACK_OUT, "tcp_dsack_out")                                      \
+	X(TCP_DSACK_UNDO, "tcp_dsack_undo")                                    \
 	X(TCP_OOO_SEGS, "tcp_ooo_segs")                                        \
 	X(TCP_OOO_FILLED, "tcp_ooo_filled")                                    \
 	X(TCP_DUP_SEGS, "tcp_dup_segs")                                        \

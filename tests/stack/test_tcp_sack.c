@@ -1,0 +1,509 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * test_tcp_sack.c — stack/tcp_sack.c (loss recovery with a SACK peer: the
+ * scoreboard, RFC 6675, RACK-TLP, D-SACK undo) through the public API, against
+ * a fake peer that SACKs what it holds (L0). MSS 1000, no timestamps; the
+ * peer's RTT is 10 ms of fake clock: each round the stack's segments are
+ * delivered (or dropped), then the clock moves 10 ms and the peer's ACKs
+ * (one per arriving segment, SACK blocks most recent first) come back.
+ *
+ *   three_holes_one_rtt   three segments of a 20-segment flight lost: all three are
+ *                         retransmitted in the round after the one that
+ *                         reported them, none of the SACKed ones is resent,
+ *                         no RTO (NewReno would take three rounds)
+ *   dupthresh_after_reordering  after reordering was seen RACK waits 2.5 ms,
+ *                         yet two holes go within 1 ms: the first on the third
+ *                         duplicate ACK, the second (not the first unacked
+ *                         segment) once three segments above it are SACKed
+ *                         (RFC 6675 IsLost) and PRR (RFC 6937) lets it go
+ *   rto_keeps_sacked      the retransmissions of two holes lost as well, then
+ *                         an RTO: only the two holes go again, never SACKed
+ *                         data (RFC 6675 5.1; go-back-N would resend all)
+ *   rack_lost_retransmit  a retransmission lost: RACK (RFC 8985) sees segments
+ *                         sent after it delivered and sends it a third time,
+ *                         without an RTO (tcp_rack_lost)
+ *   tlp_tail_loss         the last two segments of a transfer lost: the tail
+ *                         loss probe fires at 2 SRTT + 2 ms (not the 200 ms
+ *                         RTO) with the last segment; its SACK makes RACK
+ *                         resend the other; no RTO
+ *   dsack_undo            a reordered segment triggers a needless fast
+ *                         retransmit; the D-SACK of that retransmission undoes
+ *                         the cwnd reduction (tcp_dsack_undo): the two rounds
+ *                         after send over 1.25 times what they send when the
+ *                         same peer does not report the duplicate
+ *   no_sack_newreno       a peer without SACK-permitted: NewReno, one hole per
+ *                         round (the scoreboard stays out of the way)
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+
+#define MSS 1000u
+#define NSEG 256
+#define RTT_MS 10
+
+static struct h *H;
+static struct h_peer P;
+
+static struct {
+	uint32_t base;		/* our ISS + 1 */
+	bool got[NSEG];		/* segments the peer holds */
+	uint32_t cum;		/* in-order bytes */
+	int recent[4];		/* latest arrivals (segment index), newest first */
+	unsigned nrecent;
+	unsigned tx[NSEG];	/* transmissions of each segment */
+	bool drop_next[NSEG];	/* drop the next transmission of a segment */
+	bool dsack;		/* the next ACK reports a duplicate first */
+	bool no_dsack;		/* a peer that does not report duplicates */
+	uint32_t dsack_seg;
+	uint32_t fin_rel;	/* relative seq of the FIN, if seen */
+	bool fin;
+} M;
+
+struct flight {
+	uint32_t seg[512];
+	unsigned n;
+};
+
+static void
+setup(void)
+{
+	H = h_new();
+	h_static_peer(H);
+	memset(&M, 0, sizeof(M));
+}
+
+static void
+teardown(void)
+{
+	h_destroy(H);
+	H = NULL;
+}
+
+static struct stk_tcb *
+conn(bool sack)
+{
+	struct h_topts synack = {.has_mss = true, .mss = MSS, .sack_perm = sack};
+	struct stk_tcb *c;
+
+	H->cfg.sndbuf = 1u << 20;
+	h_create(H);
+	h_peer_init(&P, 80, 0);
+	P.rtt_ms = RTT_MS; /* SRTT 10 ms from the handshake */
+	c = h_connect(H, &P, 1, 1000, &synack);
+	M.base = P.iss + 1;
+	return c;
+}
+
+/* the stack's segments now on the wire, by segment index (all MSS-sized) */
+static void
+pop_flight(struct flight *f)
+{
+	struct h_pkt *k;
+
+	f->n = 0;
+	while ((k = h_tx_pop(H))) {
+		uint32_t rel = k->seq - M.base;
+
+		ck_assert(k->is_tcp);
+		if (k->flags & STK_TCP_FIN) {
+			M.fin = true;
+			M.fin_rel = rel + k->plen;
+		}
+		if (k->plen == 0)
+			continue;
+		ck_assert_msg(rel % MSS == 0 && k->plen == MSS, "segment [%u, +%u) not on the grid", rel,
+			      k->plen);
+		ck_assert(rel / MSS < NSEG && f->n < 512);
+		ck_assert_msg(h_check_pat(k->payload, rel, k->plen), "payload at %u differs", rel);
+		M.tx[rel / MSS]++;
+		f->seg[f->n++] = rel / MSS;
+	}
+}
+
+static bool
+in_flight(const struct flight *f, uint32_t seg)
+{
+	for (unsigned i = 0; i < f->n; i++)
+		if (f->seg[i] == seg)
+			return true;
+	return false;
+}
+
+/* an ACK of what the peer holds, SACK blocks around the latest arrivals first */
+static void
+peer_ack(void)
+{
+	struct h_topts o = {0};
+	unsigned nb = 0, reg0;
+
+	if (M.dsack) {
+		o.sack[0][0] = M.base + M.dsack_seg * MSS;
+		o.sack[0][1] = o.sack[0][0] + MSS;
+		nb = 1;
+		M.dsack = false;
+	}
+	reg0 = nb;
+	for (unsigned i = 0; i < M.nrecent && nb < 4; i++) {
+		uint32_t s = (uint32_t)M.recent[i], l = s, r = s;
+
+		if (!M.got[s] || s * MSS < M.cum)
+			continue;
+		while (l > 0 && M.got[l - 1] && (l - 1) * MSS >= M.cum)
+			l--;
+		while (r + 1 < NSEG && M.got[r + 1])
+			r++;
+		for (unsigned j = reg0; j < nb; j++)
+			if (o.sack[j][0] == M.base + l * MSS)
+				goto next;
+		o.sack[nb][0] = M.base + l * MSS;
+		o.sack[nb][1] = M.base + (r + 1) * MSS;
+		nb++;
+next:;
+	}
+	o.nsack = nb;
+	P.rcv_nxt = M.base + M.cum + (M.fin && M.cum == M.fin_rel ? 1 : 0);
+	h_tcp_seg(H, &P, STK_TCP_ACK, P.snd_nxt, P.rcv_nxt, 65535, nb ? &o : NULL, NULL, 0);
+}
+
+/* one segment reaches the peer (unless dropped): it ACKs at once */
+static void
+arrive(uint32_t seg)
+{
+	if (M.drop_next[seg]) {
+		M.drop_next[seg] = false;
+		return;
+	}
+	if (M.got[seg] || seg * MSS < M.cum) {
+		M.dsack = !M.no_dsack; /* RFC 2883 */
+		M.dsack_seg = seg;
+	} else {
+		M.got[seg] = true;
+		while (M.got[M.cum / MSS])
+			M.cum += MSS;
+		memmove(&M.recent[1], &M.recent[0], sizeof(M.recent) - sizeof(M.recent[0]));
+		M.recent[0] = (int)seg;
+		M.nrecent += M.nrecent < 4;
+	}
+	peer_ack();
+}
+
+/* one round trip: f's segments travel, the clock moves RTT_MS, the ACKs come
+ * back one per segment; what the stack sends meanwhile is the next flight */
+static void
+round_trip(const struct flight *f, struct flight *next)
+{
+	struct flight tmp = *f;
+	struct flight got = {.n = 0};
+
+	h_advance_ns(H, RTT_MS * 1000000ull);
+	for (unsigned i = 0; i < tmp.n; i++) {
+		struct flight part;
+
+		if (i > 0)
+			h_advance_ns(H, 100000); /* 0.1 ms between arrivals */
+		arrive(tmp.seg[i]);
+		pop_flight(&part);
+		for (unsigned j = 0; j < part.n && got.n < 512; j++)
+			got.seg[got.n++] = part.seg[j];
+	}
+	*next = got;
+}
+
+/* rounds until everything is acknowledged; the clock also moves when the
+ * stack sends nothing (timers) */
+static void
+finish_transfer(struct flight *f, uint32_t total)
+{
+	for (int round = 0; round < 400 && M.cum < total; round++) {
+		struct flight nx;
+
+		if (f->n == 0) {
+			h_advance(H, 1);
+			pop_flight(f);
+			continue;
+		}
+		round_trip(f, &nx);
+		*f = nx;
+	}
+	ck_assert_msg(M.cum == total, "%u of %u bytes delivered", M.cum, total);
+}
+
+START_TEST(three_holes_one_rtt)
+{
+	const uint32_t total = 40 * MSS;
+	struct flight f, f1;
+	struct stk_tcb *c = conn(true);
+
+
+	ck_assert_int_eq(h_send(H, c, 0, total), 0);
+	pop_flight(&f);
+	ck_assert_uint_eq(f.n, 10); /* IW10 */
+	round_trip(&f, &f1);
+	ck_assert_uint_eq(f1.n, 20); /* slow start: segments 10 to 29 */
+	M.drop_next[11] = M.drop_next[14] = M.drop_next[17] = true;
+	round_trip(&f1, &f);
+	/* the round after: the three holes, and no SACKed segment */
+	ck_assert_msg(in_flight(&f, 11) && in_flight(&f, 14) && in_flight(&f, 17),
+		      "holes 11, 14, 17 retransmitted in one round: %d %d %d", in_flight(&f, 11),
+		      in_flight(&f, 14), in_flight(&f, 17));
+	for (uint32_t s = 0; s < 30; s++)
+		if (s != 11 && s != 14 && s != 17)
+			ck_assert_msg(M.tx[s] == 1, "segment %u (SACKed) sent %u times", s, M.tx[s]);
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_SACK_RETRANSMITS), 3);
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_SACK_RECOVERIES), 1);
+	finish_transfer(&f, total);
+	for (uint32_t s = 0; s < 40; s++)
+		ck_assert_msg(M.tx[s] == ((s == 11 || s == 14 || s == 17) ? 2u : 1u), "segment %u sent %u times",
+			      s, M.tx[s]);
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_RETRANSMITS), 3);
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_RTO_EXPIRED), 0);
+	ck_assert_uint_gt(h_ctr(H, STK_C_TCP_SACK_BLOCKS_IN), 0);
+}
+END_TEST
+
+/* RFC 6675's DupThresh still acts at once when RACK waits: after reordering
+ * was seen, RACK's window is min_rtt / 4 (2.5 ms here), yet three SACKed
+ * segments above a hole make it lost (IsLost) and it goes as soon as PRR lets
+ * it; two holes, so that the second is not the first unacknowledged segment
+ * (which DupThresh duplicate ACKs mark by themselves) */
+START_TEST(dupthresh_after_reordering)
+{
+	const uint32_t total = 100 * MSS;
+	struct flight f, f1, f2, nx = {.n = 0};
+	struct stk_tcb *c = conn(true);
+	uint32_t h1, h2;
+	int at1 = -1, at2 = -1;
+
+	ck_assert_int_eq(h_send(H, c, 0, total), 0);
+	pop_flight(&f);
+	round_trip(&f, &f1);
+	ck_assert_uint_eq(f1.n, 20);
+	/* segments 11 and 12 swapped on the way: reordering, no loss */
+	f1.seg[1] = 12;
+	f1.seg[2] = 11;
+	round_trip(&f1, &f2);
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_SACK_RECOVERIES), 0);
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_RETRANSMITS), 0);
+	ck_assert_uint_ge(f2.n, 20);
+	h1 = f2.seg[1];
+	h2 = f2.seg[3];
+	M.drop_next[h1] = M.drop_next[h2] = true;
+	h_advance_ns(H, RTT_MS * 1000000ull);
+	for (unsigned i = 0; i < f2.n; i++) {
+		struct flight part;
+
+		if (i > 0)
+			h_advance_ns(H, 100000); /* 0.1 ms apart */
+		arrive(f2.seg[i]);
+		pop_flight(&part);
+		if (at1 < 0 && in_flight(&part, h1))
+			at1 = (int)i;
+		if (at2 < 0 && in_flight(&part, h2))
+			at2 = (int)i;
+		for (unsigned j = 0; j < part.n; j++)
+			nx.seg[nx.n++] = part.seg[j];
+		if (i == 10)
+			ck_assert_uint_eq(h_ctr(H, STK_C_TCP_RACK_LOST), 0);
+	}
+	/* the first on the third duplicate ACK (segments 2, 4, 5 of the flight) */
+	ck_assert_msg(at1 == 5, "hole %u resent at arrival %d, want 5", h1, at1);
+	/* the second once PRR allows, within 1 ms, long before RACK's 2.5 ms */
+	ck_assert_msg(at2 > 5 && at2 <= 10, "hole %u resent at arrival %d, want 6..10", h2, at2);
+	finish_transfer(&nx, total);
+	ck_assert_uint_eq(M.tx[h1], 2);
+	ck_assert_uint_eq(M.tx[h2], 2);
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_RTO_EXPIRED), 0);
+}
+END_TEST
+
+START_TEST(rto_keeps_sacked)
+{
+	const uint32_t total = 10 * MSS;
+	struct flight f, f1, f2;
+	struct stk_tcb *c = conn(true);
+	uint64_t t;
+
+	ck_assert_int_eq(h_send(H, c, 0, total), 0);
+	pop_flight(&f);
+	ck_assert_uint_eq(f.n, 10);
+	/* 0 and 5 lost, then their retransmissions too */
+	M.drop_next[0] = M.drop_next[5] = true;
+	round_trip(&f, &f1);
+	ck_assert_msg(in_flight(&f1, 0) && in_flight(&f1, 5), "holes 0 and 5 retransmitted");
+	ck_assert_uint_eq(f1.n, 2);
+	M.drop_next[0] = M.drop_next[5] = true;
+	round_trip(&f1, &f2);
+	ck_assert_uint_eq(f2.n, 0);
+	/* nothing comes back: the RTO */
+	t = h_run(H, 5000, 1, true);
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_RTO_EXPIRED), 1);
+	ck_assert_uint_ge(t, 150);
+	pop_flight(&f);
+	ck_assert_msg(f.n == 1 && f.seg[0] == 0, "after the RTO: %u segments, first %u", f.n, f.seg[0]);
+	finish_transfer(&f, total);
+	for (uint32_t s = 0; s < 10; s++)
+		ck_assert_msg(M.tx[s] == ((s == 0 || s == 5) ? 3u : 1u), "segment %u sent %u times", s,
+			      M.tx[s]);
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_RTO_EXPIRED), 1);
+}
+END_TEST
+
+START_TEST(rack_lost_retransmit)
+{
+	const uint32_t total = 60 * MSS;
+	struct flight f, f1, f2;
+	struct stk_tcb *c = conn(true);
+
+	ck_assert_int_eq(h_send(H, c, 0, total), 0);
+	pop_flight(&f);
+	M.drop_next[2] = true;
+	round_trip(&f, &f1);
+	ck_assert(in_flight(&f1, 2));
+	ck_assert_uint_gt(f1.n, 1); /* new data after the retransmission */
+	M.drop_next[2] = true;	    /* the retransmission is lost too */
+	round_trip(&f1, &f2);
+	ck_assert_msg(in_flight(&f2, 2), "the lost retransmission of segment 2 was not sent again");
+	ck_assert_uint_ge(h_ctr(H, STK_C_TCP_RACK_LOST), 1);
+	finish_transfer(&f2, total);
+	ck_assert_uint_eq(M.tx[2], 3);
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_RTO_EXPIRED), 0);
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_RETRANSMITS), 2);
+}
+END_TEST
+
+START_TEST(tlp_tail_loss)
+{
+	const uint32_t total = 5 * MSS;
+	struct flight f, f1;
+	struct stk_tcb *c = conn(true);
+	uint64_t t0, t;
+
+	ck_assert_int_eq(h_send(H, c, 0, total), 0);
+	pop_flight(&f);
+	ck_assert_uint_eq(f.n, 5);
+	M.drop_next[3] = M.drop_next[4] = true;
+	round_trip(&f, &f1);
+	ck_assert_uint_eq(f1.n, 0); /* two SACK-less ACKs of 0..2: nothing to do */
+	t0 = h_now_ms(H);
+	t = h_run(H, 1000, 1, true);
+	/* SRTT 10 ms: the probe at 2 SRTT + 2 ms after the last ACK */
+	ck_assert_msg(t >= 20 && t <= 24, "tail loss probe after %llu ms (want ~22)", (unsigned long long)t);
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_TLP_PROBES), 1);
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_RTO_EXPIRED), 0);
+	pop_flight(&f);
+	ck_assert_msg(f.n == 1 && f.seg[0] == 4, "the probe is the last segment (%u segments, first %u)", f.n,
+		      f.seg[0]);
+	(void)t0;
+	/* its SACK shows segment 3 lost (RACK) */
+	round_trip(&f, &f1);
+	ck_assert_msg(in_flight(&f1, 3), "segment 3 not resent after the probe's SACK");
+	finish_transfer(&f1, total);
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_RTO_EXPIRED), 0);
+	ck_assert_uint_eq(M.tx[3], 2);
+	ck_assert_uint_eq(M.tx[4], 2);
+}
+END_TEST
+
+/* segments sent in the two rounds after the one that carried the needless
+ * retransmission's D-SACK (or would have: the peer may keep quiet about it) */
+static unsigned
+dsack_scenario(bool report)
+{
+	const uint32_t total = 200 * MSS;
+	struct flight f, f1, f2, f3;
+	struct stk_tcb *c;
+	unsigned n;
+
+	M.no_dsack = !report;
+	c = conn(true);
+	ck_assert_int_eq(h_send(H, c, 0, total), 0);
+	pop_flight(&f);
+	/* slow start: a flight of 20 */
+	round_trip(&f, &f1);
+	ck_assert_uint_eq(f1.n, 20);
+	/* in the next round, segment 10 (the first) comes last: reordered, not lost */
+	for (unsigned i = 0; i + 1 < f1.n; i++)
+		f2.seg[i] = f1.seg[i + 1];
+	f2.seg[f1.n - 1] = f1.seg[0];
+	f2.n = f1.n;
+	round_trip(&f2, &f3);
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_SACK_RECOVERIES), 1);
+	ck_assert_msg(in_flight(&f3, 10), "segment 10 retransmitted (needlessly)");
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_DSACK_UNDO), 0);
+	/* its retransmission arrives as a duplicate: the D-SACK */
+	round_trip(&f3, &f);
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_DSACK_IN), report ? 1 : 0);
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_DSACK_UNDO), report ? 1 : 0);
+	round_trip(&f, &f1);
+	round_trip(&f1, &f2);
+	n = f1.n + f2.n;
+	finish_transfer(&f2, total);
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_RTO_EXPIRED), 0);
+	return n;
+}
+
+START_TEST(dsack_undo)
+{
+	unsigned with, without;
+
+	with = dsack_scenario(true);
+	h_destroy(H);
+	H = h_new();
+	h_static_peer(H);
+	memset(&M, 0, sizeof(M));
+	without = dsack_scenario(false);
+	ck_assert_msg(with > without + without / 4,
+		      "segments sent after the episode: %u with the D-SACK undo, %u without", with, without);
+}
+END_TEST
+
+START_TEST(no_sack_newreno)
+{
+	const uint32_t total = 40 * MSS;
+	struct flight f, f1;
+	struct stk_tcb *c = conn(false);
+
+	ck_assert_int_eq(h_send(H, c, 0, total), 0);
+	pop_flight(&f);
+	M.drop_next[1] = M.drop_next[4] = M.drop_next[7] = true;
+	round_trip(&f, &f1);
+	ck_assert(in_flight(&f1, 1));
+	ck_assert(!in_flight(&f1, 4) && !in_flight(&f1, 7));
+	finish_transfer(&f1, total);
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_SACK_RETRANSMITS), 0);
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_SACK_RECOVERIES), 0);
+	ck_assert_uint_ge(h_ctr(H, STK_C_TCP_FAST_RETRANSMITS), 3);
+}
+END_TEST
+
+static Suite *
+tcp_sack_suite(void)
+{
+	Suite *s = suite_create("stack_tcp_sack");
+	TCase *tc = tcase_create("recovery");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, three_holes_one_rtt);
+	tcase_add_test(tc, dupthresh_after_reordering);
+	tcase_add_test(tc, rto_keeps_sacked);
+	tcase_add_test(tc, rack_lost_retransmit);
+	tcase_add_test(tc, tlp_tail_loss);
+	tcase_add_test(tc, dsack_undo);
+	tcase_add_test(tc, no_sack_newreno);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(tcp_sack_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
