@@ -55,6 +55,35 @@ stk_config_init(struct stk_config *c)
 	c->challenge_ack_limit = 100;
 }
 
+#define SIP_ROTL(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
+#define SIP_ROUND(v0, v1, v2, v3)                                              \
+	do {                                                                   \
+		v0 += v1; v1 = SIP_ROTL(v1, 13); v1 ^= v0; v0 = SIP_ROTL(v0, 32); \
+		v2 += v3; v3 = SIP_ROTL(v3, 16); v3 ^= v2;                      \
+		v0 += v3; v3 = SIP_ROTL(v3, 21); v3 ^= v0;                      \
+		v2 += v1; v1 = SIP_ROTL(v1, 17); v1 ^= v2; v2 = SIP_ROTL(v2, 32); \
+	} while (0)
+
+/* SipHash-2-4 of three 64-bit words (24 bytes, little-endian word order) */
+uint64_t
+stk_siphash3(const uint64_t k[2], uint64_t m0, uint64_t m1, uint64_t m2)
+{
+	uint64_t v0 = k[0] ^ 0x736f6d6570736575ull, v1 = k[1] ^ 0x646f72616e646f6dull;
+	uint64_t v2 = k[0] ^ 0x6c7967656e657261ull, v3 = k[1] ^ 0x7465646279746573ull;
+	const uint64_t m[4] = { m0, m1, m2, 24ull << 56 };
+
+	for (int i = 0; i < 4; i++) {
+		v3 ^= m[i];
+		SIP_ROUND(v0, v1, v2, v3);
+		SIP_ROUND(v0, v1, v2, v3);
+		v0 ^= m[i];
+	}
+	v2 ^= 0xff;
+	for (int i = 0; i < 4; i++)
+		SIP_ROUND(v0, v1, v2, v3);
+	return v0 ^ v1 ^ v2 ^ v3;
+}
+
 void
 stk_logf(struct stk *st, int level, const char *fmt, ...)
 {
@@ -147,7 +176,8 @@ stk_create(const struct stk_config *c, const struct stk_ops *ops, char *errmsg, 
 	st->slot_gen = ops->alloc(ops->ctx, c->max_conns * sizeof(*st->slot_gen));
 	if (st->hash == NULL || st->slots == NULL || st->slot_gen == NULL || stk_arp_init(st) < 0)
 		goto nomem_st;
-	st->eph_next = (uint16_t)(49152 + ops->random(ops->ctx) % 16384);
+	st->isn_key[0] = ops->random(ops->ctx);
+	st->isn_key[1] = ops->random(ops->ctx);
 	return st;
 nomem_st:
 	stk_destroy(st);

@@ -229,6 +229,7 @@ struct stk {
 	uint64_t bufs_held;
 	unsigned half_open; /* passive connections in SYN_RCVD, all listeners */
 	uint64_t cookie_key[2]; /* SYN cookies' SipHash key (from ops.random) */
+	uint64_t isn_key[2];    /* RFC 6528 ISNs' SipHash key (from ops.random) */
 	uint32_t netmask;
 	uint16_t ip_id;
 	/* ARP */
@@ -245,12 +246,14 @@ struct stk {
 	struct stk_tcb *active;  /* doubly linked, timers armed */
 	uint64_t timer_min;      /* no deadline on the active list is earlier */
 	struct stk_listener *listeners;
-	uint16_t eph_next;
 	uint64_t challenge_window; /* ns start of the current second */
 	unsigned challenge_count;
 	struct stk_tcb *cur; /* the control block being processed (zombie guard) */
 	bool rx_pressure;    /* stk_rx_pressure(): refuse new payload */
 };
+
+/* SipHash-2-4 of three 64-bit words (24 bytes, little-endian word order) */
+uint64_t stk_siphash3(const uint64_t k[2], uint64_t m0, uint64_t m1, uint64_t m2);
 
 /* logging */
 void stk_logf(struct stk *st, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -346,6 +349,8 @@ unsigned stk_tcp_timers_run(struct stk *st);
 
 /* tcp_conn.c */
 struct stk_tcb *stk_tcb_alloc(struct stk *st);
+/* RFC 6528: a 4-microsecond clock plus a keyed hash of the 4-tuple */
+uint32_t stk_tcp_isn(const struct stk *st, uint32_t rip, uint16_t rport, uint16_t lport);
 void stk_tcb_hash_insert(struct stk *st, struct stk_tcb *c);
 struct stk_tcb *stk_tcb_lookup(struct stk *st, uint32_t rip, uint16_t rport, uint16_t lport);
 struct stk_listener *stk_listener_find(struct stk *st, uint16_t port);

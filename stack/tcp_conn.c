@@ -278,6 +278,17 @@ port_in_use(struct stk *st, uint16_t lport, uint32_t rip, uint16_t rport)
 	return stk_listener_find(st, lport) != NULL || stk_tcb_lookup(st, rip, rport, lport) != NULL;
 }
 
+uint32_t
+stk_tcp_isn(const struct stk *st, uint32_t rip, uint16_t rport, uint16_t lport)
+{
+	uint64_t f = stk_siphash3(st->isn_key, ((uint64_t)rip << 32) | st->cfg.ip,
+				  ((uint64_t)rport << 16) | lport, 0);
+
+	/* M: 4 us ticks (RFC 9293 3.4.1), so a new incarnation of a 4-tuple
+	 * starts above the old one; F: unguessable from outside (RFC 6528) */
+	return (uint32_t)(st->now / 4000) + (uint32_t)f;
+}
+
 struct stk_tcb *
 stk_tcp_connect(struct stk *st, uint32_t ip, uint16_t port, uint64_t user)
 {
@@ -294,10 +305,12 @@ stk_tcp_connect(struct stk *st, uint32_t ip, uint16_t port, uint64_t user)
 		errno = EHOSTUNREACH;
 		return NULL;
 	}
-	for (unsigned i = 0; i < 16384; i++) {
-		uint16_t p = st->eph_next;
+	/* RFC 6056 3.3.1 (Algorithm 1): a random port of the range, then the
+	 * next free one: nothing to learn from one connection's port about the
+	 * next one's */
+	for (unsigned i = 0, first = (unsigned)(st->ops.random(st->ops.ctx) % 16384); i < 16384; i++) {
+		uint16_t p = (uint16_t)(49152 + (first + i) % 16384);
 
-		st->eph_next = p == 65535 ? 49152 : p + 1;
 		if (!port_in_use(st, p, ip, port)) {
 			lport = p;
 			break;
@@ -314,7 +327,7 @@ stk_tcp_connect(struct stk *st, uint32_t ip, uint16_t port, uint64_t user)
 	c->rport = port;
 	c->lport = lport;
 	c->user = user;
-	c->iss = (uint32_t)st->ops.random(st->ops.ctx);
+	c->iss = stk_tcp_isn(st, ip, port, lport);
 	c->snd_una = c->snd_nxt = c->snd_max = c->iss;
 	c->snd_end = c->iss + 1;
 	c->recover = c->iss;

@@ -108,40 +108,11 @@ stk_tcp_parse_opts(const uint8_t *p, unsigned len, struct stk_tcp_opts *o)
 static const uint16_t cookie_mss[8] = { 536, 1024, 1220, 1360, 1440, 1460, 4312, 8960 };
 #define COOKIE_SLOT_NS (64ull * 1000 * STK_MS)
 
-#define SIP_ROTL(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
-#define SIP_ROUND(v0, v1, v2, v3)                                              \
-	do {                                                                   \
-		v0 += v1; v1 = SIP_ROTL(v1, 13); v1 ^= v0; v0 = SIP_ROTL(v0, 32); \
-		v2 += v3; v3 = SIP_ROTL(v3, 16); v3 ^= v2;                      \
-		v0 += v3; v3 = SIP_ROTL(v3, 21); v3 ^= v0;                      \
-		v2 += v1; v1 = SIP_ROTL(v1, 17); v1 ^= v2; v2 = SIP_ROTL(v2, 32); \
-	} while (0)
-
-/* SipHash-2-4 of three 64-bit words (24 bytes, little-endian word order) */
-static uint64_t
-siphash3(const uint64_t k[2], uint64_t m0, uint64_t m1, uint64_t m2)
-{
-	uint64_t v0 = k[0] ^ 0x736f6d6570736575ull, v1 = k[1] ^ 0x646f72616e646f6dull;
-	uint64_t v2 = k[0] ^ 0x6c7967656e657261ull, v3 = k[1] ^ 0x7465646279746573ull;
-	const uint64_t m[4] = { m0, m1, m2, 24ull << 56 };
-
-	for (int i = 0; i < 4; i++) {
-		v3 ^= m[i];
-		SIP_ROUND(v0, v1, v2, v3);
-		SIP_ROUND(v0, v1, v2, v3);
-		v0 ^= m[i];
-	}
-	v2 ^= 0xff;
-	for (int i = 0; i < 4; i++)
-		SIP_ROUND(v0, v1, v2, v3);
-	return v0 ^ v1 ^ v2 ^ v3;
-}
-
 static uint32_t
 cookie_hash(const struct stk *st, uint32_t rip, uint16_t rport, uint16_t lport, uint32_t peer_isn,
 	    uint32_t t)
 {
-	return (uint32_t)siphash3(st->cookie_key, ((uint64_t)rip << 32) | st->cfg.ip,
+	return (uint32_t)stk_siphash3(st->cookie_key, ((uint64_t)rip << 32) | st->cfg.ip,
 				  ((uint64_t)rport << 48) | ((uint64_t)lport << 32) | peer_isn, t) &
 	       0xffffffu;
 }
@@ -281,7 +252,7 @@ passive_open(struct stk *st, struct stk_listener *l, const struct stk_ip4_hdr *i
 	c->irs = s->seq;
 	c->rcv_nxt = s->seq + 1;
 	c->rcv_adv = c->rcv_nxt;
-	c->iss = (uint32_t)st->ops.random(st->ops.ctx);
+	c->iss = stk_tcp_isn(st, c->rip, c->rport, c->lport);
 	c->snd_una = c->snd_nxt = c->snd_max = c->iss;
 	c->snd_end = c->iss + 1;
 	c->recover = c->iss;

@@ -284,6 +284,59 @@ START_TEST(hs_active_opts)
 }
 END_TEST
 
+/* RFC 6056: the local ports of successive connects are random, not one after
+ * the other; RFC 6528: an ISS is a 4 us clock plus a keyed hash of the
+ * 4-tuple, so a new incarnation of a 4-tuple starts where the clock says and
+ * two 4-tuples at the same time start far apart */
+START_TEST(isn_and_ports)
+{
+	struct stk_tcb *c[8];
+	uint16_t lp[8];
+	uint32_t iss[2], ip;
+	uint16_t port;
+	unsigned steps = 0;
+	struct h_pkt *k;
+
+	h_create(H);
+	for (unsigned i = 0; i < 8; i++) {
+		c[i] = stk_tcp_connect(H->st, h_ip(H_PEER_IP), 80, i);
+		ck_assert_ptr_nonnull(c[i]);
+		stk_tcp_peer(c[i], &ip, &port, &lp[i]);
+		ck_assert(lp[i] >= 49152);
+		if (i > 0 && (uint16_t)(lp[i] - lp[i - 1]) == 1)
+			steps++;
+	}
+	ck_assert_msg(steps < 7, "8 connects took consecutive local ports from %u", lp[0]);
+	h_tx_drain(H);
+	for (unsigned i = 0; i < 8; i++)
+		stk_tcp_abort(H->st, c[i]);
+	h_tx_drain(H);
+	/* the same 4-tuple (passive: the peer's port is ours to choose) 1 s apart */
+	for (unsigned r = 0; r < 2; r++) {
+		struct stk_tcb *a;
+
+		if (r == 0)
+			ck_assert_int_eq(stk_tcp_listen(H->st, 80, 16, 77), 0);
+		h_peer_init(&P, 40000, 80);
+		a = h_accept(H, &P, 1000, &opt_mss);
+		iss[r] = P.iss;
+		stk_tcp_abort(H->st, a);
+		h_tx_drain(H);
+		h_advance(H, 1000);
+	}
+	/* 1 s and the handshake's few ms: 250,000 ticks and a few more */
+	ck_assert_msg(iss[1] - iss[0] >= 250000 && iss[1] - iss[0] < 251000,
+		      "ISS %u then %u one second later on the same 4-tuple", iss[0], iss[1]);
+	/* another 4-tuple now: its hash sets it apart */
+	h_peer_init(&P, 40001, 80);
+	(void)h_accept(H, &P, 1000, &opt_mss);
+	ck_assert_msg(P.iss - iss[1] > 300000 && iss[1] - P.iss > 300000,
+		      "ISS %u for port 40001 beside %u for port 40000", P.iss, iss[1]);
+	while ((k = h_tx_pop(H)) != NULL)
+		;
+}
+END_TEST
+
 START_TEST(hs_data_on_third_ack)
 {
 	uint8_t data[50];
@@ -2062,6 +2115,12 @@ tcp_in_suite(void)
 	tcase_add_test(tc, out_of_window);
 	tcase_add_test(tc, out_of_window_unscaled);
 	tcase_add_test(tc, ack_at_window_edge);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("isn_ports");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 10);
+	tcase_add_test(tc, isn_and_ports);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("flow_control");
