@@ -6,6 +6,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <rte_mbuf.h>
+
 #include <lcp/lcp.h>
 #include <stk/stk.h>
 #include <stk/tcp.h>
@@ -122,6 +124,23 @@ enum {
 
 /* add v to the stage's own counter e */
 #define TCP_COUNT(x, e, v) lcp_count((x)->st, (unsigned)STK_C__COUNT + TCP_C_##e, (v))
+
+/* free a list of single-segment mbufs linked through next; how many */
+static inline unsigned
+tcp_mbuf_list_free(struct rte_mbuf *m)
+{
+	unsigned n = 0;
+
+	while (m != NULL) {
+		struct rte_mbuf *next = m->next;
+
+		m->next = NULL;
+		rte_pktmbuf_free(m);
+		m = next;
+		n++;
+	}
+	return n;
+}
 
 /* tcp_flow.c: flow control toward the application and the receive reserve */
 /* init: the credits table when the consumer releases (0 or -ENOMEM) */

@@ -70,14 +70,8 @@ tcp_flow_start(struct tcp_ctx *x)
 void
 tcp_flow_fini(struct tcp_ctx *x)
 {
-	while (x->dq_head != NULL) {
-		struct rte_mbuf *m = x->dq_head;
-
-		x->dq_head = m->next;
-		m->next = NULL;
-		rte_pktmbuf_free(m);
-	}
-	x->dq_tail = NULL;
+	tcp_mbuf_list_free(x->dq_head);
+	x->dq_head = x->dq_tail = NULL;
 	x->dq_n = 0;
 	rte_free(x->cr);
 	rte_free(x->out);

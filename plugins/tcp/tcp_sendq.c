@@ -68,14 +68,8 @@ sq_clear(struct tcp_sq_ent *e)
 {
 	uint32_t bytes = e->bytes;
 
-	while (e->head != NULL) {
-		struct rte_mbuf *m = e->head;
-
-		e->head = m->next;
-		m->next = NULL;
-		rte_pktmbuf_free(m);
-	}
-	e->tail = NULL;
+	tcp_mbuf_list_free(e->head);
+	e->head = e->tail = NULL;
 	e->bytes = 0;
 	e->full = e->close = false;
 	return bytes;

@@ -14,7 +14,8 @@
 # connection goes out as soon as tap_up has configured the tap.
 #
 # Provides: ws_conf (a whole config), server_start / server_wait (a server
-# process in the namespace, with a ready file), ws_report_common (leaks, the
+# process in the namespace, with a ready file), ws_run_transfer (lcpipe and the
+# server through a transfer), ws_report_common (leaks, the
 # msg pool, drops), ws_check_transfer (a ws_peer transfer against msg_hash),
 # ws_hostile_run / ws_hostile_check (a ws_hostile.py run and its checks).
 # Skips (77) when the tree has no ws plugin.
@@ -101,6 +102,22 @@ check("never released" not in log, "the ws stage released every msg object (no '
       [l for l in log.splitlines() if "never released" in l])
 check("leak" not in log.lower(), "no leak reported in the log", [l for l in log.splitlines() if "leak" in l.lower()])
 PY
+}
+
+# ws_run_transfer SERVER COUNT: run lcpipe on $CONF with the tap up, wait for
+# it and for the server process (SERVER names it in a failure), and say how
+# long lcpipe took for COUNT messages
+ws_run_transfer() {
+	local t0 t1
+	t0=$(date +%s%N)
+	run_lcpipe "$CONF" "$REPORT" "$LOG"
+	tap_up || finish
+	lcpipe_wait
+	t1=$(date +%s%N)
+	server_wait 15
+	expect_lc_rc 0
+	[ "$SRV_RC" -eq 0 ] || { fail "$1 exited $SRV_RC"; show "$SRV_OUT" "$SRV_ERR"; }
+	say "lcpipe ran $(((t1 - t0) / 1000000)) ms (start to exit) for $2 messages"
 }
 
 # ws_check_transfer SERVER_JSON COUNT SUB [OPENS]: the checks of a whole

@@ -30,15 +30,7 @@ server_start py "$PY" "$KDIR/ws_peer.py" --port $PORT --count "$COUNT" --seed 7 
 ws_conf py '"url": "ws://'$K_IP:$PORT'/feed", "subscribe": "{\"op\":\"subscribe\",\"channel\":\"ticks\"}",
   "ping_interval_ms": 200, "pong_timeout_ms": 20000, "reconnect_min_ms": 5000, "reconnect_max_ms": 10000' \
 	'"expect": '"$COUNT"', "linger_ms": 500'
-t0=$(date +%s%N)
-run_lcpipe "$CONF" "$REPORT" "$LOG"
-tap_up || finish
-lcpipe_wait
-t1=$(date +%s%N)
-server_wait 15
-expect_lc_rc 0
-[ "$SRV_RC" -eq 0 ] || { fail "ws_peer.py exited $SRV_RC"; show "$SRV_OUT" "$SRV_ERR"; }
-say "lcpipe ran $(((t1 - t0) / 1000000)) ms (start to exit) for $COUNT messages"
+ws_run_transfer ws_peer.py "$COUNT"
 
 ws_check_transfer "$W/py.server.json" "$COUNT" "$SUB"
 ws_report_common

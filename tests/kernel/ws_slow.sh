@@ -44,15 +44,7 @@ c["links"] = [l for l in c["links"] if l not in ("tcp.data -> ws.in", "ws.msg ->
     "ws.msg -> slow.in", "slow.out -> hash.in"]
 json.dump(c, open(path, "w"), indent=1)
 PY
-t0=$(date +%s%N)
-run_lcpipe "$CONF" "$REPORT" "$LOG"
-tap_up || finish
-lcpipe_wait
-t1=$(date +%s%N)
-server_wait 15
-expect_lc_rc 0
-[ "$SRV_RC" -eq 0 ] || { fail "ws_peer.py exited $SRV_RC"; show "$SRV_OUT" "$SRV_ERR"; }
-say "lcpipe ran $(((t1 - t0) / 1000000)) ms (start to exit) for $COUNT messages through a slowed lcore"
+ws_run_transfer ws_peer.py "$COUNT"
 
 ws_check_transfer "$W/py.server.json" "$COUNT" "$SUB"
 pycheck "flow control" rep="$REPORT" <<'PY' || show "$LOG"
