@@ -61,6 +61,14 @@ struct stk_seg_node { /* out-of-order segment, sorted by seq */
 	uint8_t *data;
 };
 
+/* The out-of-order queue is one list of segments (c->ooo, by seq) cut into
+ * blocks of contiguous data: a sorted array (c->oblk) searched by bisection,
+ * so that placing a segment and building SACK blocks never walk the list. */
+struct stk_ooo_blk {
+	uint32_t seq, end;                /* [seq, end); end counts a FIN */
+	struct stk_seg_node *head, *tail; /* its segments in c->ooo */
+};
+
 struct stk_snd_node { /* application buffer in the send queue */
 	struct stk_snd_node *next;
 	uint32_t seq; /* sequence number of data[0] */
@@ -183,6 +191,8 @@ struct stk_tcb {
 	uint64_t ts_recent_age;
 	unsigned segs_unacked;  /* full segments received since our last ACK */
 	struct stk_seg_node *ooo;
+	struct stk_ooo_blk *oblk; /* blocks of c->ooo, by seq */
+	unsigned n_oblk, cap_oblk;
 	uint32_t ooo_bytes;
 	unsigned ooo_segs;
 #define STK_SACK_HIST 4

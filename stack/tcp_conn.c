@@ -124,6 +124,10 @@ stk_ooo_purge(struct stk *st, struct stk_tcb *c)
 		st->bufs_held--;
 		st->ops.free(st->ops.ctx, n);
 	}
+	if (c->oblk != NULL)
+		st->ops.free(st->ops.ctx, c->oblk);
+	c->oblk = NULL;
+	c->n_oblk = c->cap_oblk = 0;
 	c->ooo_bytes = 0;
 	c->ooo_segs = 0;
 }

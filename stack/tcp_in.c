@@ -394,55 +394,124 @@ dsack_note(struct stk_tcb *c, uint32_t s, uint32_t e)
 	c->dsack_e = e;
 }
 
-/* insert into the out-of-order queue, trimming against neighbours */
+/* the first block ending after seq (n_oblk if none): bisection */
+static unsigned
+oblk_find(const struct stk_tcb *c, uint32_t seq)
+{
+	unsigned lo = 0, hi = c->n_oblk;
+
+	while (lo < hi) {
+		unsigned m = lo + (hi - lo) / 2;
+
+		if (SEQ_LEQ(c->oblk[m].end, seq))
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	return lo;
+}
+
+static bool
+oblk_reserve(struct stk *st, struct stk_tcb *c)
+{
+	struct stk_ooo_blk *nb;
+	unsigned cap;
+
+	if (c->n_oblk < c->cap_oblk)
+		return true;
+	cap = c->cap_oblk ? 2 * c->cap_oblk : 8;
+	nb = st->ops.alloc(st->ops.ctx, cap * sizeof(*nb));
+	if (nb == NULL)
+		return false;
+	if (c->n_oblk)
+		memcpy(nb, c->oblk, c->n_oblk * sizeof(*nb));
+	if (c->oblk != NULL)
+		st->ops.free(st->ops.ctx, c->oblk);
+	c->oblk = nb;
+	c->cap_oblk = cap;
+	return true;
+}
+
+static void
+oblk_remove(struct stk_tcb *c, unsigned i)
+{
+	memmove(&c->oblk[i], &c->oblk[i + 1], (c->n_oblk - i - 1) * sizeof(c->oblk[0]));
+	c->n_oblk--;
+}
+
+/* unlink the queue's first segment (the first block's head) */
+static struct stk_seg_node *
+ooo_pop(struct stk_tcb *c)
+{
+	struct stk_seg_node *n = c->ooo;
+
+	c->ooo = n->next;
+	if (c->oblk[0].tail == n) {
+		oblk_remove(c, 0);
+	} else {
+		c->oblk[0].head = n->next;
+		c->oblk[0].seq = n->next->seq;
+	}
+	return n;
+}
+
+/* Insert into the out-of-order queue: bisection finds the block the segment
+ * starts in or the gap before one; its front is trimmed against that block
+ * (what it repeats is D-SACKed), its tail against the next block; it then
+ * extends a block, joins two, or starts one. A segment reaching past the
+ * next block keeps only what fits the gap (the peer resends the rest). */
 static void
 ooo_insert(struct stk *st, struct stk_tcb *c, struct seg *s, bool fin)
 {
-	struct stk_seg_node **pp = &c->ooo, *n;
 	uint32_t seq = s->seq, len = s->plen;
 	uint8_t *data = s->payload;
+	unsigned i = oblk_find(c, seq), nx;
+	int app = -1; /* the block it extends at its end */
+	bool front = false; /* its front repeated held data */
+	struct stk_seg_node *n, *pred;
 
-	/* skip nodes wholly before us; trim our front against the one we start in */
-	while (*pp != NULL && SEQ_LEQ((*pp)->seq + (*pp)->len, seq))
-		pp = &(*pp)->next;
-	if (*pp != NULL && SEQ_LEQ((*pp)->seq, seq)) {
-		uint32_t d = (*pp)->seq + (*pp)->len - seq;
+	if (i < c->n_oblk && SEQ_LEQ(c->oblk[i].seq, seq)) {
+		struct stk_ooo_blk *b = &c->oblk[i];
+		uint32_t d = b->end - seq;
 
-		if (d >= len && !(fin && !(*pp)->fin && d == len)) {
+		if (b->tail->fin || SEQ_LEQ(seq + len + (fin ? 1 : 0), b->end)) {
+			/* all there already (or data after the FIN: nonsense) */
 			STK_CTR(st, TCP_DUP_SEGS);
 			c->stats.dup_segs++;
 			dsack_note(c, seq, seq + len);
 			stk_buf_free(st, s->b);
 			return;
 		}
-		dsack_note(c, seq, seq + (d < len ? d : len));
+		if (d > len)
+			d = len;
+		dsack_note(c, seq, seq + d);
+		front = true;
+		STK_CTR(st, TCP_PARTIAL_DUP);
 		seq += d;
 		data += d;
 		len -= d;
-		STK_CTR(st, TCP_PARTIAL_DUP);
-		pp = &(*pp)->next;
+		app = (int)i;
+		nx = i + 1;
+	} else {
+		if (i > 0 && c->oblk[i - 1].end == seq && !c->oblk[i - 1].tail->fin)
+			app = (int)i - 1;
+		nx = i;
 	}
-	/* drop nodes we cover entirely */
-	while (*pp != NULL && SEQ_LEQ((*pp)->seq + (*pp)->len, seq + len)) {
-		struct stk_seg_node *x = *pp;
+	/* trim the tail against the next block */
+	if (nx < c->n_oblk && SEQ_GT(seq + len + (fin ? 1 : 0), c->oblk[nx].seq)) {
+		if (SEQ_GT(seq + len, c->oblk[nx].seq)) {
+			uint32_t e = SEQ_MIN(seq + len, c->oblk[nx].end);
 
-		if (x->fin && SEQ_LT(x->seq + x->len, seq + len))
-			x->fin = false; /* a FIN inside data is nonsense; ignore it */
-		if (x->fin)
-			fin = true;
-		*pp = x->next;
-		c->ooo_bytes -= x->len;
-		c->ooo_segs--;
+			if (!front)
+				dsack_note(c, c->oblk[nx].seq, e);
+			len = c->oblk[nx].seq - seq;
+		}
+		fin = false; /* a FIN where data goes on is nonsense */
 		STK_CTR(st, TCP_PARTIAL_DUP);
-		stk_buf_free(st, x->b);
-		st->bufs_held--;
-		st->ops.free(st->ops.ctx, x);
 	}
-	/* trim our tail against the next one */
-	if (*pp != NULL && SEQ_LT((*pp)->seq, seq + len)) {
-		len = (*pp)->seq - seq;
-		fin = false;
-		STK_CTR(st, TCP_PARTIAL_DUP);
+	if (len == 0 && !fin) {
+		stk_buf_free(st, s->b);
+		return;
 	}
 	if (c->ooo_segs >= st->cfg.ooo_max_segs || c->ooo_bytes + len > st->cfg.ooo_max_bytes) {
 		STK_CTR(st, DROP_TCP_OOO_LIMIT);
@@ -451,7 +520,9 @@ ooo_insert(struct stk *st, struct stk_tcb *c, struct seg *s, bool fin)
 		return;
 	}
 	n = st->ops.alloc(st->ops.ctx, sizeof(*n));
-	if (n == NULL) {
+	if (n == NULL || !oblk_reserve(st, c)) {
+		if (n != NULL)
+			st->ops.free(st->ops.ctx, n);
 		STK_CTR(st, DROP_TCP_NOMEM);
 		c->stats.drops++;
 		stk_buf_free(st, s->b);
@@ -462,8 +533,33 @@ ooo_insert(struct stk *st, struct stk_tcb *c, struct seg *s, bool fin)
 	n->fin = fin;
 	n->b = s->b;
 	n->data = data;
-	n->next = *pp;
-	*pp = n;
+	/* link after the last segment before it */
+	pred = app >= 0 ? c->oblk[app].tail : (i > 0 ? c->oblk[i - 1].tail : NULL);
+	if (pred != NULL) {
+		n->next = pred->next;
+		pred->next = n;
+	} else {
+		n->next = c->ooo;
+		c->ooo = n;
+	}
+	if (app >= 0) {
+		struct stk_ooo_blk *b = &c->oblk[app];
+
+		b->end = seq + len + (fin ? 1 : 0);
+		b->tail = n;
+		if ((unsigned)app + 1 < c->n_oblk && b->end == c->oblk[app + 1].seq) {
+			b->end = c->oblk[app + 1].end; /* the hole between two blocks filled */
+			b->tail = c->oblk[app + 1].tail;
+			oblk_remove(c, (unsigned)app + 1);
+		}
+	} else if (i < c->n_oblk && seq + len + (fin ? 1 : 0) == c->oblk[i].seq) {
+		c->oblk[i].seq = seq; /* just before block i */
+		c->oblk[i].head = n;
+	} else {
+		memmove(&c->oblk[i + 1], &c->oblk[i], (c->n_oblk - i) * sizeof(c->oblk[0]));
+		c->oblk[i] = (struct stk_ooo_blk){ .seq = seq, .end = seq + len + (fin ? 1 : 0), .head = n, .tail = n };
+		c->n_oblk++;
+	}
 	c->ooo_bytes += len;
 	c->ooo_segs++;
 	if (c->ooo_segs > st->ctr[STK_C_TCP_OOO_HELD_PEAK])
@@ -956,10 +1052,13 @@ established(struct stk *st, struct stk_tcb *c, struct seg *s)
 			}
 			/* the queue's head may continue where we are now */
 			while (c->ooo != NULL && SEQ_LEQ(c->ooo->seq, c->rcv_nxt)) {
-				struct stk_seg_node *n = c->ooo;
+				struct stk_seg_node *n = ooo_pop(c);
 				uint32_t d = c->rcv_nxt - n->seq;
 
-				c->ooo = n->next;
+				/* the in-order segment repeated what was held */
+				if (d > 0)
+					dsack_note(c, n->seq, n->seq + (d < n->len ? d : n->len));
+
 				c->ooo_bytes -= n->len;
 				c->ooo_segs--;
 				st->bufs_held--;

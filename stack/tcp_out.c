@@ -36,40 +36,51 @@ our_wscale(const struct stk *st)
 	return s;
 }
 
-/* SACK blocks from the out-of-order queue: contiguous nodes merged; first the
- * block holding the most recent arrival, then those holding the arrivals
- * before it, newest first (RFC 2018 section 4), then the rest in order. */
+/* SACK blocks from the out-of-order queue's blocks (no walk of its
+ * segments): first the block holding the most recent arrival, then those
+ * holding the arrivals before it, newest first (RFC 2018 section 4), then the
+ * rest in order. */
 static unsigned
 sack_blocks(const struct stk_tcb *c, uint32_t *blk, unsigned max)
 {
-	uint32_t s[16], e[16];
-	bool used[16] = { false };
-	unsigned n = 0, out = 0;
+	unsigned used[STK_SACK_HIST], nu = 0, out = 0;
 
-	for (const struct stk_seg_node *q = c->ooo; q != NULL && n < 16;) {
-		uint32_t bs = q->seq, be = q->seq + q->len + (q->fin ? 1 : 0);
+	for (unsigned h = 0; h < c->n_sack_hist && out < max; h++) {
+		uint32_t a = c->sack_hist[h];
+		unsigned lo = 0, hi = c->n_oblk, i;
+		bool dup = false;
 
-		for (q = q->next; q != NULL && SEQ_LEQ(q->seq, be); q = q->next)
-			be = SEQ_MAX(be, q->seq + q->len + (q->fin ? 1 : 0));
-		s[n] = bs;
-		e[n] = be;
-		n++;
-	}
-	for (unsigned h = 0; h < c->n_sack_hist && out < max; h++)
-		for (unsigned i = 0; i < n; i++)
-			if (!used[i] && SEQ_GEQ(c->sack_hist[h], s[i]) && SEQ_LT(c->sack_hist[h], e[i])) {
-				used[i] = true;
-				blk[2 * out] = s[i];
-				blk[2 * out + 1] = e[i];
-				out++;
-				break;
-			}
-	for (unsigned i = 0; i < n && out < max; i++)
-		if (!used[i]) {
-			blk[2 * out] = s[i];
-			blk[2 * out + 1] = e[i];
-			out++;
+		while (lo < hi) {
+			unsigned m = lo + (hi - lo) / 2;
+
+			if (SEQ_LEQ(c->oblk[m].end, a))
+				lo = m + 1;
+			else
+				hi = m;
 		}
+		i = lo;
+		if (i == c->n_oblk || SEQ_LT(a, c->oblk[i].seq))
+			continue; /* delivered since */
+		for (unsigned k = 0; k < nu; k++)
+			dup |= used[k] == i;
+		if (dup)
+			continue;
+		used[nu++] = i;
+		blk[2 * out] = c->oblk[i].seq;
+		blk[2 * out + 1] = c->oblk[i].end;
+		out++;
+	}
+	for (unsigned i = 0; i < c->n_oblk && out < max; i++) {
+		bool dup = false;
+
+		for (unsigned k = 0; k < nu; k++)
+			dup |= used[k] == i;
+		if (dup)
+			continue;
+		blk[2 * out] = c->oblk[i].seq;
+		blk[2 * out + 1] = c->oblk[i].end;
+		out++;
+	}
 	return out;
 }
 

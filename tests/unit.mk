@@ -147,6 +147,12 @@ plugins_open_no_ports_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_NOPORTS
 plugins_open_no_ports_la_CFLAGS = $(unit_plugin_cflags)
 plugins_open_no_ports_la_LDFLAGS = $(unit_plugin_ldflags)
 
+check_LTLIBRARIES += plugins/open/bad_forward.la
+plugins_open_bad_forward_la_SOURCES = plugins/broken.c plugins/marker.h
+plugins_open_bad_forward_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_BADFWD
+plugins_open_bad_forward_la_CFLAGS = $(unit_plugin_cflags)
+plugins_open_bad_forward_la_LDFLAGS = $(unit_plugin_ldflags)
+
 check_LTLIBRARIES += plugins/open/bad_port.la
 plugins_open_bad_port_la_SOURCES = plugins/broken.c plugins/marker.h
 plugins_open_bad_port_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_BADPORT

@@ -30,10 +30,16 @@
 #                           lcpipe1 with a wss:// URL; also TLS + permessage-
 #                           deflate and plain ws in the same run (runs b12.sh
 #                           with B12_ID=B14)
+#   B15 bench/b15.sh        bulk transfers (64 MiB) under loss (nft drops 1/30 each
+#                           way) and reordering (the fault stage), lcpipe's TCP
+#                           sending and receiving against Linux TCP on the same
+#                           router in the same run (tests/kernel/tcp_lib.sh's
+#                           topo_routed + topo_standin); root, else SKIP
 #   callgrind.sh            instruction counts of the single-lcore hot paths
 #
 # Knobs: make bench BENCH_REPS=11 BENCH_MS=10 BENCH_CG_ITERS=20000
-#        BENCH_ONLY="b1 b2 b7 cg b6 b8 b4 b9 b11 b12 b14" (any subset; b11 is not in the default)
+#        BENCH_ONLY="b1 b2 b7 cg b6 b8 b4 b9 b11 b12 b14 b15" (any subset; b11 is not in the default)
+#        B15: B15_REPS=3 B15_BYTES=67108864 B15_CASES="clean loss reorder" (environment)
 BENCH_PROGS = bench/b1_ring_link$(EXEEXT) bench/b2_dispatch$(EXEEXT) bench/b7_tcp_rx$(EXEEXT)
 EXTRA_PROGRAMS = bench/b1_ring_link bench/b2_dispatch bench/b7_tcp_rx
 
@@ -68,7 +74,7 @@ CLEANFILES += $(BENCH_PROGS) bench-b1.log bench-b2.log bench-b7.log bench-cg.log
 BENCH_REPS = 11
 BENCH_MS = 10
 BENCH_CG_ITERS = 20000
-BENCH_ONLY = b1 b2 b7 cg b6 b8 b4 b9 b12 b14
+BENCH_ONLY = b1 b2 b7 cg b6 b8 b4 b9 b12 b14 b15
 
 .PHONY: bench
 bench: $(BENCH_PROGS)
@@ -78,8 +84,8 @@ bench: $(BENCH_PROGS)
 	for b in $(BENCH_ONLY); do \
 		case $$b in \
 		b1) s=b1.sh ;; b2) s=b2.sh ;; b7) s=b7.sh ;; cg) s=callgrind.sh ;; b6) s=b6.sh ;; b8) s=b8.sh ;; b11) s=b11.sh ;; \
-		b4) s=b4.sh ;; b9) s=b9.sh ;; b12) s=b12.sh ;; b14) s=b14.sh ;; \
-		*) echo "bench: unknown '$$b' in BENCH_ONLY (b1 b2 b7 cg b6 b8 b4 b9 b11 b12 b14)" >&2; exit 2 ;; \
+		b4) s=b4.sh ;; b9) s=b9.sh ;; b12) s=b12.sh ;; b14) s=b14.sh ;; b15) s=b15.sh ;; \
+		*) echo "bench: unknown '$$b' in BENCH_ONLY (b1 b2 b7 cg b6 b8 b4 b9 b11 b12 b14 b15)" >&2; exit 2 ;; \
 		esac; \
 		{ bash '$(srcdir)/bench/'$$s; echo $$? > bench-$$b.rc; } 2>&1 | tee bench-$$b.log; \
 		rc=$$(cat bench-$$b.rc); rm -f bench-$$b.rc; \
@@ -243,3 +249,16 @@ soak: all
 	$(PYTHON3) $(srcdir)/bench/soak.py --lcpipe $(top_builddir)/framework/lcpipe \
 		--conf $(top_srcdir)/conf/demo.json --seconds $(SOAK_SECONDS) \
 		--interval $(SOAK_INTERVAL) --out $(abs_builddir)/bench-soak
+
+# ---- B15: bulk transfers under loss, lcpipe's TCP against Linux TCP ----
+# bench/b15.sh (doc/benchmarks.md "B15"; root, else SKIP) runs lcpipe with the
+# test plugin tcp_app (tests/kernel.mk, a check_LTLIBRARIES): built here when b15
+# is in BENCH_ONLY.
+EXTRA_DIST += bench/b15.sh
+CLEANFILES += bench-b15.log
+.PHONY: bench-b15-build
+bench: bench-b15-build
+bench-b15-build:
+	@case " $(BENCH_ONLY) " in *" b15 "*) \
+		$(MAKE) $(AM_MAKEFLAGS) kernel/plugins/tcp_app.la ;; \
+	esac

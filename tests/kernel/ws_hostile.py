@@ -7,7 +7,9 @@
 # It serves one case per accepted connection, in the order given by --cases
 # (the client reconnects after each), then "done", then holds any further
 # connection open (handshake, then answering pings) for --linger seconds, or
-# until the client has dropped them, before it exits.
+# until the client has dropped them, or until --stop-file exists (the test
+# creates it once the client has exited: a reconnect its stop overtook never
+# comes), before it exits.
 #
 # A case (CASES below) says what the server does and what the client must do:
 #   kind "frame"      a valid handshake; wait for the client's subscription (a
@@ -441,6 +443,7 @@ def main():
     ap.add_argument("--case-timeout", type=float, default=5.0)
     ap.add_argument("--timeout", type=float, default=60.0, help="overall")
     ap.add_argument("--linger", type=float, default=3.0, help="serve idle connections this long after done")
+    ap.add_argument("--stop-file", help="stop serving idle connections once this file exists")
     a = ap.parse_args()
     order = [x for x in a.cases.split(",") if x] + ["done"]
     bad = [x for x in order if x not in CASES]
@@ -471,6 +474,9 @@ def main():
     while True:
         now = time.monotonic()
         if now >= t_end or (t_done is not None and now >= t_done + a.linger):
+            break
+        if a.stop_file and os.path.exists(a.stop_file):
+            res["client_gone"] = True
             break
         # after done, once every held connection is gone (the client left)
         if t_done is not None and res["after_done"] and all(r.get("closed") or r["state"] in ("silent", "dropped")

@@ -230,14 +230,15 @@ print(sum(len(CASES[c]["msgs"]) for c in sys.argv[2].split(",") + ["done"] if c)
 	if [ -n "$good" ]; then
 		GOOD_JSON=$W/$tag.good.json
 		server_start "$tag-good" "$PY" "$KDIR/ws_peer.py" --port 8768 --count "$good" --pace-ms "$pace" \
-			--expect-sub sub --result "$GOOD_JSON" --timeout $((DURATION + 10)) --linger "$DURATION" || finish
+			--expect-sub sub --result "$GOOD_JSON" --timeout $((DURATION + 10)) --linger "$DURATION" \
+			--stop-file "$W/$tag.gone" || finish
 		good_pid=$SRV_PID
 		linger=$DURATION # the good transfer may outlast the cases: hold on (answering pings) until lcpipe goes
 		url="$url,ws://$K_IP:8768/feed"
 		expect='"expect_per_conn": "'$n_msgs,$good'"'
 	fi
 	server_start "$tag" "$PY" "$KDIR/ws_hostile.py" --port 8767 --cases "$cases" --result "$HOSTILE_JSON" \
-		--timeout $((DURATION + 10)) --linger "$linger" || finish
+		--timeout $((DURATION + 10)) --linger "$linger" --stop-file "$W/$tag.gone" || finish
 	ws_conf "$tag" '"url": "'$url'", "subscribe": "sub", "max_msg": 65536,
   "handshake_timeout_ms": 1500, "ping_interval_ms": 500, "pong_timeout_ms": 2000,
   "reconnect_min_ms": 50, "reconnect_max_ms": 200, "reconnect_jitter": false, "reconnect_reset_ms": 0,
@@ -248,6 +249,12 @@ print(sum(len(CASES[c]["msgs"]) for c in sys.argv[2].split(",") + ["done"] if c)
 	tap_up || finish
 	lcpipe_wait
 	t1=$(date +%s%N)
+	# lcpipe is gone. Both servers hold the reconnects that follow their last
+	# case / transfer (--linger) until one is dropped; a reconnect the run's
+	# end overtook (msg_hash stops 300 ms after the last message, the ws stage
+	# reconnects 50 ms after a close, later under ASan) never comes, and they
+	# would wait out --linger: the stop file tells them the client is gone
+	touch "$W/$tag.gone"
 	server_wait 10
 	expect_lc_rc 0
 	[ "$SRV_RC" -eq 0 ] || { fail "ws_hostile.py exited $SRV_RC"; show "$SRV_OUT" "$SRV_ERR"; }

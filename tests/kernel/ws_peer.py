@@ -28,7 +28,8 @@
 # it again, e.g. to resume its TLS session). Later connections (the client
 # reconnects) are held open, idle, until the client goes (with --linger S the
 # server itself stays up to S seconds after the transfer, until such a
-# connection is dropped).
+# connection is dropped, or until --stop-file exists: the test creates it once
+# the client has exited, so that a reconnect its stop overtook is not waited for).
 #
 # With --until-client-close (tests/kernel/ws_stop.sh) the server never closes:
 # it sends --count messages (0: until the client closes), --pace-ms apart,
@@ -84,6 +85,7 @@ def parse_args():
     ap.add_argument("--timeout", type=float, default=60.0)
     ap.add_argument("--pace-ms", type=float, default=0.0)
     ap.add_argument("--linger", type=float, default=0.0)
+    ap.add_argument("--stop-file", default=None, help="--linger ends once this file exists")
     ap.add_argument("--serve", type=int, default=1, help="connections that get the transfer")
     ap.add_argument("--tls-cert", default=None, help="PEM certificate (chain): serve wss://")
     ap.add_argument("--tls-key", default=None, help="PEM private key of --tls-cert")
@@ -392,10 +394,15 @@ async def main():
         if a.linger > 0 and res["error"] is None:
             # --linger: go on serving reconnects (held idle) until one of
             # them is dropped by the client (it is going away), at most this long
-            try:
-                await asyncio.wait_for(held_gone.wait(), a.linger)
-            except asyncio.TimeoutError:
-                pass
+            t_linger = time.monotonic() + a.linger
+            while not held_gone.is_set() and time.monotonic() < t_linger:
+                if a.stop_file and os.path.exists(a.stop_file):
+                    res["client_gone"] = True
+                    break
+                try:
+                    await asyncio.wait_for(held_gone.wait(), 0.1)
+                except asyncio.TimeoutError:
+                    pass
     tmp = a.result + ".tmp"
     with open(tmp, "w") as f:
         json.dump(res, f, indent=1, sort_keys=True)

@@ -221,6 +221,20 @@ static const struct lcp_stage_ops badport_ops = {
 LCP_PLUGIN_EXPORT const struct lcp_plugin lcp_plugin_descriptor = {
 	T_DESC_HEAD(LCP_KIND_STAGE, "test_bad_port"), .ops = &badport_ops,
 };
+#elif defined(BROKEN_BADFWD)
+/* LCP_PORT_F_FORWARDS naming an input of another unit */
+LCP_TEST_MARKER_CTOR("bad_forward")
+static const struct lcp_port_def badfwd_ports[] = {
+	{ .name = "in", .dir = LCP_PORT_IN, .unit = LCP_UNIT_MSG },
+	{ .name = "out", .dir = LCP_PORT_OUT, .unit = LCP_UNIT_PKT, .flags = LCP_PORT_F_FORWARDS(0) },
+	LCP_PORT_END,
+};
+static const struct lcp_stage_ops badfwd_ops = {
+	.ports = badfwd_ports, .init = stub_init, .process = stub_process,
+};
+LCP_PLUGIN_EXPORT const struct lcp_plugin lcp_plugin_descriptor = {
+	T_DESC_HEAD(LCP_KIND_STAGE, "test_bad_forward"), .ops = &badfwd_ops,
+};
 #elif defined(BROKEN_BADCTR)
 /* a counter of its own named like a built-in one */
 LCP_TEST_MARKER_CTOR("bad_counter")

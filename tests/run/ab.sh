@@ -1,8 +1,9 @@
 #!/bin/bash
 # `lcpipe ab` (framework/ab.c), the A/B harness, end to end:
 #  (a) two demo configs (conf/demo.json's pipeline; B measures in metrics'
-#      naive mode), 2 runs each, 0.5 s: exit 0, a table on stdout, the JSON and
-#      SVG under their default names in the current directory; abcheck.py checks
+#      naive mode), 2 runs each, 0.5 s (LCP_TEST_AB_DURATION): exit 0, a table
+#      on stdout, the JSON and SVG under their default names in the current
+#      directory; abcheck.py checks
 #      both configs, 2 runs each, the gate records against the noisy flags, the
 #      metrics (throughput, cycles per message, latency p50/p99/p99.9, CPU, RSS,
 #      the ws and tcp pools' peaks) with medians and per-pair ratios recomputed
@@ -16,13 +17,17 @@
 #  (d) a config that passes check but whose run fails (a port on an ethdev that
 #      does not exist): ab exits 1 naming the run's log, which is kept and says why;
 #  (e) usage errors exit 2.
-# Nothing here asserts a timing: which config is faster is not checked.
+# Nothing here asserts a timing: which config is faster is not checked. Every
+# run must deliver messages, though: LCP_TEST_AB_DURATION (seconds, 0.5 by
+# default) lengthens the runs where the demo's handshakes take longer (2 s under
+# the sanitizers, tests/sanitizers.mk).
 . "$(dirname "$0")/lib.sh"
 
 for p in tcp ws feedsim metrics; do
 	[ -f "$top_builddir/plugins/$p/.libs/$p.so" ] || skip "plugins/$p not built"
 done
 export TMPDIR=$T # ab's run directories (kept on failure) stay inside $T
+AB_S=${LCP_TEST_AB_DURATION:-0.5}
 
 # abrun TAG ARGS...: lcpipe ab ARGS in $T, bounded; sets RC, OUT, ERR
 abrun() {
@@ -47,8 +52,8 @@ abcheck() {
 }
 
 step "(a) demo vs demo with naive metrics, 2 runs each"
-mkconf ab-demo.json "$T/a.json" NAIVE=false DURATION=0.5
-mkconf ab-demo.json "$T/b.json" NAIVE=true DURATION=0.5
+mkconf ab-demo.json "$T/a.json" NAIVE=false DURATION=$AB_S
+mkconf ab-demo.json "$T/b.json" NAIVE=true DURATION=$AB_S
 abrun pair "$T/a.json" "$T/b.json" --runs 2 --retries 0
 expect_rc 0 "ab on two valid configs"
 expect_grep "$OUT" '^msgs/s delivered +[0-9.]+ [kM]? +[0-9.]+ [kM]? +[0-9.]+ ' "the table has the throughput row"
@@ -71,8 +76,8 @@ ls "$T"/lcpipe-ab.* >/dev/null 2>&1 && fail "the run directory was not removed a
 	ok "the run directory was removed"
 
 step "(b) noise gate at 0 %: every run repeated once, kept noisy"
-mkconf ab-gen.json "$T/g32.json" BURST=32 DURATION=0.5
-mkconf ab-gen.json "$T/g8.json" BURST=8 DURATION=0.5
+mkconf ab-gen.json "$T/g32.json" BURST=32 DURATION=$AB_S
+mkconf ab-gen.json "$T/g8.json" BURST=8 DURATION=$AB_S
 abrun gate "$T/g32.json" "$T/g8.json" --runs 1 --gate 0 --retries 1 --quiet \
 	--json "$T/gate.json" --svg "$T/gate.svg"
 expect_rc 0 "ab with a 0 % gate"

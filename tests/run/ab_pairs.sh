@@ -1,10 +1,10 @@
 #!/bin/bash
 # Every pair shipped in conf/ab/PAIRS runs under `lcpipe ab` (one short run of each
-# config, --runs 1 --duration 0.5): exit 0, a JSON result naming both configs with
-# a throughput metric and its B/A ratio, and an SVG. What a user gets from
-# `lcpipe ab conf/ab/A.json conf/ab/B.json` on a clean clone; the measured results
-# (longer runs) are in doc/ab-testing.md. Each config's EAL arguments are kept,
-# with this test's own --file-prefix.
+# config, --runs 1 --duration 0.5, or LCP_TEST_AB_DURATION seconds): exit 0, a
+# JSON result naming both configs with a throughput metric and its B/A ratio,
+# and an SVG. What a user gets from `lcpipe ab conf/ab/A.json conf/ab/B.json` on
+# a clean clone; the measured results (longer runs) are in doc/ab-testing.md.
+# Each config's EAL arguments are kept, with this test's own --file-prefix.
 . "$(dirname "$0")/lib.sh"
 
 pairs=$top_srcdir/conf/ab/PAIRS
@@ -19,7 +19,7 @@ while read -r a b rest; do
 	eal=($("$PYTHON3" -c 'import json,sys; print(" ".join(x if not x.startswith("--file-prefix") else "--file-prefix=" + sys.argv[2] for x in json.load(open(sys.argv[1]))["eal"]))' \
 		"$top_srcdir/conf/ab/$a" "$PFX"))
 	out=$T/pair$n
-	timeout -k 5 300 "$LCPIPE" ab "$top_srcdir/conf/ab/$a" "$top_srcdir/conf/ab/$b" --runs 1 --duration 0.5 \
+	timeout -k 5 300 "$LCPIPE" ab "$top_srcdir/conf/ab/$a" "$top_srcdir/conf/ab/$b" --runs 1 --duration "${LCP_TEST_AB_DURATION:-0.5}" \
 		--quiet --retries 0 --json "$out.json" --svg "$out.svg" -- "${eal[@]}" >"$out.out" 2>&1
 	rc=$?
 	if [ $rc -ne 0 ]; then

@@ -46,6 +46,11 @@
  *   dsack_ooo               a duplicate of out-of-order data: D-SACK first, the
  *                           block holding it second; reported once
  *   dsack_not_agreed        no D-SACK without SACK-permitted
+ *   ooo_blocks_random (loop) 300 units in random order, overlaps and repeats:
+ *                           after each, ACK = first missing byte, SACK blocks =
+ *                           maximal runs held (the latest arrival's first, or a
+ *                           D-SACK within a segment that repeated data), at
+ *                           most 4; every byte delivered once
  *   sack_blocks (loop)      SACK blocks in our ACKs describe the OOO queue, most
  *                           recent first, at most 3 with timestamps / 4 without;
  *                           loop 2..3 also the RFC 2018 order of the other blocks
@@ -906,6 +911,90 @@ START_TEST(sack_blocks)
 	ck_assert_uint_ge(k->o.nsack, 1);
 	ck_assert_uint_eq(stk_bufs_held(H->st), 4);
 #undef SEND
+}
+END_TEST
+
+/* The out-of-order queue's blocks against a model: 300 units of 100 bytes
+ * arrive in a random order, one or two units per segment, with repeats;
+ * after each, the ACK is the first missing byte and the SACK blocks are
+ * maximal runs of held data (the most recent arrival's run first unless the
+ * segment was a duplicate, which is D-SACKed first); 4 blocks at most (no
+ * timestamps). Every byte delivered once, in order. */
+START_TEST(ooo_blocks_random)
+{
+	enum { UNITS = 300, U = 100 };
+	const uint32_t isn = 77000, base = isn + 1;
+	static bool have[UNITS + 2];
+	uint64_t rng = 0x5eed0000ull + (uint64_t)_i;
+	struct stk_tcb *c;
+	unsigned cum = 0, sent = 0;
+
+	memset(have, 0, sizeof(have));
+	H->cfg.ooo_max_segs = 4096;
+	h_create(H);
+	c = passive(&opt_sack, isn);
+	while (cum < UNITS && sent < 20000) {
+		unsigned u = (unsigned)(h_rand(&rng) % UNITS), w = 1 + (unsigned)(h_rand(&rng) % 4 == 0);
+		bool dup = true, anyheld = false, held[UNITS + 2];
+		struct h_pkt *k;
+		unsigned runs = 0, r0 = 0, first = 0;
+
+		if (u + w > UNITS)
+			w = UNITS - u;
+		/* mostly units not held yet, so that the queue grows holes */
+		if (have[u] && h_rand(&rng) % 4 != 0)
+			continue;
+		for (unsigned x = u; x < u + w; x++) {
+			dup &= have[x] || x < cum;
+			anyheld |= have[x] || x < cum;
+		}
+		peer_send_at(base, u * U, w * U, STK_TCP_ACK);
+		sent++;
+		for (unsigned x = u; x < u + w; x++)
+			have[x] = true;
+		while (cum < UNITS && have[cum])
+			cum++;
+		k = last_tcp();
+		ck_assert_msg(k != NULL, "no ACK after units [%u,%u)", u, u + w);
+		ck_assert_uint_eq(k->ack, base + cum * U);
+		memcpy(held, have, sizeof(held));
+		/* the runs above cum */
+		for (unsigned x = cum; x < UNITS; x++)
+			if (have[x] && (x == cum || !have[x - 1]))
+				runs++;
+		if (anyheld) {
+			/* what it repeated comes first (RFC 2883) */
+			ck_assert_msg(k->o.nsack > 0 && H_SEQ_GEQ(k->o.sack[0][0], base + u * U) &&
+					      H_SEQ_LEQ(k->o.sack[0][1], base + (u + w) * U),
+				      "no D-SACK within [%u,%u) for a repeat", u, u + w);
+			first = 1;
+		}
+		ck_assert_msg(k->o.nsack - first == (runs < 4 - first ? runs : 4 - first),
+			      "%u SACK blocks (D-SACK %u) for %u runs above %u", k->o.nsack, first, runs, cum);
+		for (unsigned j = first; j < k->o.nsack; j++) {
+			uint32_t l = (k->o.sack[j][0] - base) / U, r = (k->o.sack[j][1] - base) / U;
+
+			ck_assert_msg((k->o.sack[j][0] - base) % U == 0 && (k->o.sack[j][1] - base) % U == 0,
+				      "block %u off the grid", j);
+			ck_assert_msg(l > cum && l < r && r <= UNITS && !held[l - 1] && (r == UNITS || !held[r]),
+				      "block %u [%u,%u) is not a maximal run above %u", j, l, r, cum);
+			for (unsigned x = l; x < r; x++)
+				ck_assert_msg(held[x], "block [%u,%u) covers missing unit %u", l, r, x);
+			for (unsigned i = first; i < j; i++)
+				ck_assert_msg(k->o.sack[i][0] != k->o.sack[j][0], "block repeated");
+		}
+		if (!anyheld && u >= cum) {
+			r0 = u;
+			while (r0 > 0 && have[r0 - 1])
+				r0--;
+			ck_assert_msg(k->o.nsack > 0 && k->o.sack[0][0] == base + r0 * U,
+				      "first block does not hold the latest arrival at unit %u", u);
+		}
+	}
+	ck_assert_uint_eq(cum, UNITS);
+	ck_assert_uint_eq(rx_of(c)->rx_len, UNITS * U);
+	ck_assert(h_check_pat(rx_of(c)->rx, 0, UNITS * U));
+	ck_assert_uint_eq(stk_bufs_held(H->st), 0);
 }
 END_TEST
 
@@ -2103,6 +2192,7 @@ tcp_in_suite(void)
 	tcase_add_test(tc, ooo_permutations);
 	tcase_add_test(tc, dup_and_overlap);
 	tcase_add_test(tc, dsack_ooo);
+	tcase_add_loop_test(tc, ooo_blocks_random, 0, 4);
 	tcase_add_test(tc, dsack_not_agreed);
 	tcase_add_loop_test(tc, sack_blocks, 0, 2);
 	/* RFC 2018 section 4 SHOULD: blocks after the first are the most recently

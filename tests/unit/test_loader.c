@@ -307,6 +307,8 @@ static const struct {
 	  "stage ops: no input port and no poll: it could never do anything" },
 	{ "no_ports.so", "no_ports", "test_no_ports", "stage ops: no port table" },
 	{ "bad_port.so", "bad_port", "test_bad_port", "stage ops: port \"weird\": bad name, direction 1 or unit 7" },
+	{ "bad_forward.so", "bad_forward", "test_bad_forward",
+	  "stage ops: port \"out\": LCP_PORT_F_FORWARDS(0) must be on an output and name an input port of the same unit" },
 	{ "bad_counter.so", "bad_counter", "test_bad_counter",
 	  "stage ops: counter \"drop_shutdown\": expected [a-z0-9_] and not a built-in name (drop_shutdown)" },
 	{ "dup_counter.so", "dup_counter", "test_dup_counter", "stage ops: counter \"packets\" declared twice" },
@@ -395,7 +397,7 @@ START_TEST(all_dirs_only_open_ran)
 	n = lcp_registry_sorted(&r, &v);
 	got = marker_text();
 	/* sorted() opens in search order: open/ is scanned in file-name order */
-	ck_assert_str_eq(got, "bad_counter\nbad_opts\nbad_port\nctr_no_read\ndup_counter\nno_init\nno_poll\n"
+	ck_assert_str_eq(got, "bad_counter\nbad_forward\nbad_opts\nbad_port\nctr_no_read\ndup_counter\nno_init\nno_poll\n"
 			      "no_ports\nno_process\nno_version\nnull_ops\n");
 	free(got);
 	for (unsigned i = 0; i < n; i++) {

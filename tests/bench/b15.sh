@@ -1,0 +1,172 @@
+#!/bin/bash
+# B15 — bulk transfers under loss (doc/benchmarks.md "B15"): lcpipe's TCP
+# sending to and receiving from the Linux kernel over a veth router that drops
+# every 30th TCP segment each way (nftables, forward hook), against Linux TCP
+# itself on the same path in the same run.
+#
+#   lcpipe (tcp_app, net_tap lcpt0) --+                        +-- tcp_peer.py (kernel)
+#                                     +-- router ns (nft) -----+   10.77.1.1
+#   kernel stand-in 10.77.2.1 (vK) ---+
+#
+# topo_routed / topo_standin / nft_drop_every from tests/kernel/tcp_lib.sh: the
+# anchor is a kernel TCP in a third namespace behind the same router, its veth
+# under the same 1/30 drop rules, talking to the same tcp_peer.py servers.
+# Cases, B15_BYTES (64 MiB) each, interleaved per repetition (B15_REPS, 3):
+#   send    lcpipe -> kernel server   | anchor: stand-in -> kernel server
+#   recv    kernel server -> lcpipe   | anchor: kernel server -> stand-in
+# under: "clean" (no drop, the regression check), "loss" (1/30 each way), and
+# "loss+reorder" (the same plus lcpipe's fault stage holding back 1 % of the
+# frames each way behind 3 later ones: tc netem does not exist here, so only
+# lcpipe's side can be reordered; its anchor is the "loss" kernel figure).
+# Time: the kernel server's, from accept to the peer's FIN (send) or to EOF
+# (recv); every transfer is checked (bytes and SHA-256). Result: the median
+# of the repetitions per case, and the median of the per-repetition ratios
+# lcpipe / Linux (target <= 1.2 under loss). One JSON line per case.
+# Needs root (namespaces, tap, nft); SKIP (77) otherwise.
+set -u
+: "${BENCH_BUILDDIR:=$(pwd)}"
+top_builddir=$(cd "$BENCH_BUILDDIR/.." && pwd)
+B15_BYTES=${B15_BYTES:-67108864}
+B15_REPS=${B15_REPS:-3}
+B15_EVERY=${B15_EVERY:-30}
+B15_CASES=${B15_CASES:-"clean loss reorder"}
+DURATION=${B15_DURATION:-150}
+. "$(dirname "$0")/../kernel/tcp_lib.sh"
+"$LCPIPE" describe fault >/dev/null 2>&1 || skip "the fault plugin is not built"
+
+SNDBUF=8388608
+SEND_MBUFS=4096
+topo_routed
+topo_standin
+
+# b15_conf TAG APP_OPTIONS REORDER(0|1): tcp_conf's pipeline, with the fault
+# stage between port and tcp when REORDER is 1
+b15_conf() {
+	local tag=$1 app=$2 tcpo="\"sndbuf\": $SNDBUF, $TCP_GW"
+	if [ "$3" = 0 ]; then
+		tcp_conf "$tag" "$app" "\"sndbuf\": $SNDBUF"
+		return
+	fi
+	conf_begin "$tag" result.json
+	{ conf_head "$tag" '"mbufs": 32767'; cat <<JSON
+  "stages": [
+    {"name": "port", "plugin": "port_ethdev", "lcore": 1, "options": {"device": "net_tap0"}},
+    {"name": "fault", "plugin": "fault", "lcore": 1,
+     "options": {"seed": $RANDOM, "reorder": 0.01, "reorder_after": 3, "frames": "tcp"}},
+    {"name": "tcp", "plugin": "tcp", "lcore": 1,
+     "options": {"ip": "$LC_IP/24", "device": "net_tap0", $tcpo}},
+    {"name": "app", "plugin": "tcp_app", "lcore": 1,
+     "options": {$app, "result": "$RESULT", "start_file": "$GO"}}],
+  "links": ["port.rx -> fault.a_in", "fault.a_out -> tcp.rx",
+            "tcp.tx -> fault.b_in", "fault.b_out -> port.tx",
+            "tcp.data -> app.in", "app.out -> tcp.app"] }
+JSON
+	} >"$CONF"
+}
+
+head -c "$B15_BYTES" /dev/urandom >"$W/file" || { fail "cannot make the file"; finish; }
+SHA=$(sha256sum "$W/file" | cut -d' ' -f1)
+OUT=$W/b15.results # lines: case side who rep seconds
+: >"$OUT"
+PORT=5100
+
+# one_run CASE SIDE WHO REP: one transfer; appends "CASE SIDE WHO REP SECONDS"
+# (SECONDS "fail" when it did not complete exactly)
+one_run() {
+	local cs=$1 side=$2 who=$3 rep=$4 reo=0 secs tag=$1-$2-$3-$4 ok
+	PORT=$((PORT + 1))
+	[ "$cs" = reorder ] && reo=1
+	if [ "$side" = send ]; then
+		peer_start "$tag" serve-recv --port $PORT --conns 1 --timeout $((DURATION + 20)) || return
+	else
+		peer_start "$tag" serve-send --port $PORT --file "$W/file" --timeout $((DURATION + 20)) || return
+	fi
+	if [ "$who" = lcpipe ]; then
+		if [ "$side" = send ]; then
+			b15_conf "$tag" "\"mode\": \"send\", \"connect\": \"$PEER_IP:$PORT\", \"expect\": 1, \"file\": \"$W/file\", \"send_mbufs\": $SEND_MBUFS" $reo
+		else
+			b15_conf "$tag" "\"mode\": \"recv\", \"connect\": \"$PEER_IP:$PORT\", \"expect\": 1" $reo
+		fi
+		lcpipe_start || return
+		lcpipe_wait
+		peer_wait
+	else
+		if [ "$side" = send ]; then
+			nss "$PY" "$PEER" client-send --host "$PEER_IP" --port $PORT --file "$W/file" \
+				--timeout $DURATION >"$W/$tag.client.json" 2>&1
+		else
+			nss "$PY" "$PEER" client-recv --host "$PEER_IP" --port $PORT \
+				--timeout $DURATION >"$W/$tag.client.json" 2>&1
+		fi
+		peer_wait
+	fi
+	if [ "$side" = send ]; then
+		ok=$(json_get "$PEER_OUT" 'j["conns"][0]["bytes"] == '"$B15_BYTES"' and j["conns"][0]["sha256"] == "'"$SHA"'"' 2>/dev/null)
+		secs=$(json_get "$PEER_OUT" 'j["conns"][0]["seconds"]' 2>/dev/null)
+	else
+		ok=true
+		if [ "$who" = lcpipe ]; then
+			ok=$(json_get "$RESULT" 'j["connections"][0]["bytes_in"] == '"$B15_BYTES"' and j["connections"][0]["sha256_in"] == "'"$SHA"'"' 2>/dev/null)
+		else
+			ok=$(json_get "$W/$tag.client.json" 'j["bytes"] == '"$B15_BYTES"' and j["sha256"] == "'"$SHA"'"' 2>/dev/null)
+		fi
+		secs=$(json_get "$PEER_OUT" 'j["seconds"]' 2>/dev/null)
+	fi
+	if [ "$ok" != true ] || [ -z "$secs" ]; then
+		fail "$tag: the transfer did not complete exactly"
+		show "$PEER_OUT" "$PEER_ERR" "${LOG:-}"
+		secs=fail
+	fi
+	if [ "$who" = lcpipe ] && [ -s "$REPORT" ]; then
+		json_get "$REPORT" '" ".join("%s=%s" % (k, j["stages"]["tcp"]["counters"].get(k)) for k in ["tcp_retransmits", "tcp_sack_retransmits", "tcp_rto_expired", "tcp_tlp_probes", "tcp_rack_lost", "tcp_dsack_undo", "tcp_ooo_segs"])' >"$W/$tag.ctr" 2>/dev/null
+	fi
+	say "$tag: $secs s $(cat "$W/$tag.ctr" 2>/dev/null)"
+	echo "$cs $side $who $rep $secs" >>"$OUT"
+}
+
+say "B15: $B15_BYTES bytes per transfer, $B15_REPS repetitions, drop 1/$B15_EVERY each way under loss"
+say "placement: lcpipe EAL -l 0,1, every stage on lcore 1 (net_tap); kernel peers unpinned ($(nproc) vCPUs)"
+for cs in $B15_CASES; do
+	if [ "$cs" != clean ] && [ -z "${LOSS_ON:-}" ]; then
+		nft_drop_every "$B15_EVERY" || { fail "nft: cannot install the drop rules"; finish; }
+		nft_drop_every "$B15_EVERY" vK || { fail "nft: cannot install the drop rules (vK)"; finish; }
+		LOSS_ON=1
+	fi
+	for rep in $(seq 1 "$B15_REPS"); do
+		for side in send recv; do
+			one_run "$cs" "$side" lcpipe "$rep"
+			[ "$cs" = reorder ] || one_run "$cs" "$side" linux "$rep"
+		done
+	done
+	[ -n "${LOSS_ON:-}" ] && say "nft dropped (to kernel, to lcpipe): $(nft_dropped); (to kernel, to stand-in): $(nft_dropped vK)"
+done
+
+"$PY" - "$OUT" "$B15_BYTES" <<'PY'
+import json, statistics, sys
+rows = [l.split() for l in open(sys.argv[1]) if l.strip()]
+size = int(sys.argv[2])
+t = {}
+for cs, side, who, rep, secs in rows:
+    if secs != "fail":
+        t.setdefault((cs, side, who), {})[int(rep)] = float(secs)
+print("%-8s %-4s %10s %10s %8s %7s %7s" % ("case", "side", "lcpipe s", "linux s", "ratio", "lc MB/s", "target"))
+for cs in ["clean", "loss", "reorder"]:
+    for side in ["send", "recv"]:
+        lc = t.get((cs, side, "lcpipe"), {})
+        lx = t.get((cs, side, "linux"), {}) or t.get(("loss", side, "linux"), {})
+        if not lc:
+            continue
+        ratios = [lc[r] / lx[r] for r in lc if r in lx and lx[r] > 0]
+        mlc = statistics.median(lc.values())
+        mlx = statistics.median(lx.values()) if lx else float("nan")
+        ratio = statistics.median(ratios) if ratios else float("nan")
+        target = 1.2 if cs != "clean" else None
+        print("%-8s %-4s %10.2f %10.2f %8.2f %7.1f %7s" % (cs, side, mlc, mlx, ratio, size / mlc / 1e6,
+              "<= 1.2" if target else "-"))
+        print(json.dumps({"bench": "B15", "case": cs, "side": side, "bytes": size,
+                          "lcpipe_s": sorted(lc.values()), "linux_s": sorted(lx.values()),
+                          "lcpipe_median_s": mlc, "linux_median_s": mlx, "ratio_median": ratio,
+                          "anchor": "linux same run" + (" (loss, no reordering)" if cs == "reorder" else ""),
+                          "target": target, "met": (ratio <= target) if target else None}))
+PY
+finish
