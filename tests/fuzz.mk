@@ -16,6 +16,9 @@
 #                           every frame it sends read back by a reference decoder
 #   fuzz/fuzz_tls_input     TLS receive path (stack/tls.c): a client or a server
 #                           session fed arbitrary records in any chunking
+#   fuzz/fuzz_tls_fast      TLS receive fast path (stk_tls_recv): a real session
+#                           of each fast suite, records written by a program in
+#                           the input, then flipped, cut or forged
 #   fuzz/fuzz_tcp_input     Ethernet/IPv4/TCP frames into a connection in any TCP
 #                           state, fake clock, leak check at destroy
 #   fuzz/fuzz_config        lcp_cfg_load() on the input as JSON, build-tree plugins
@@ -40,7 +43,7 @@
 #       crash-* reproducers are always kept
 # FUZZ_FLAGS adds libFuzzer options (e.g. FUZZ_FLAGS=-max_len=16384).
 
-FUZZ_ALL = ws_frame ws_handshake ws_inflate ws_session tls_input tcp_input config metrics_json
+FUZZ_ALL = ws_frame ws_handshake ws_inflate ws_session tls_input tls_fast tcp_input config metrics_json
 FUZZ_TARGETS = $(FUZZ_ALL)
 FUZZ_SECONDS = 900
 FUZZ_WORKDIR = $(abs_top_builddir)/fuzz-work
@@ -58,7 +61,8 @@ fuzz_mj_ldadd = $(top_builddir)/plugins/metrics/libmetrics_json.la
 fuzz_corpus = -DFUZZ_CORPUS_DIR='"$(abs_srcdir)/fuzz/$(1)"'
 
 # ---- replay: every build ----
-fuzz_replays = fuzz/replay_ws_frame fuzz/replay_ws_handshake fuzz/replay_ws_inflate fuzz/replay_ws_session fuzz/replay_tls_input fuzz/replay_tcp_input \
+fuzz_replays = fuzz/replay_ws_frame fuzz/replay_ws_handshake fuzz/replay_ws_inflate fuzz/replay_ws_session fuzz/replay_tls_input \
+	fuzz/replay_tls_fast fuzz/replay_tcp_input \
 	fuzz/replay_config fuzz/replay_metrics_json
 check_PROGRAMS += $(fuzz_replays)
 TESTS += $(fuzz_replays)
@@ -82,6 +86,13 @@ fuzz_replay_tls_input_CPPFLAGS = $(fuzz_stk_cppflags) $(SSL_CFLAGS) $(call fuzz_
 fuzz_replay_tls_input_CFLAGS = $(AM_CFLAGS_COMMON)
 fuzz_replay_tls_input_LDADD = $(fuzz_tls_ldadd)
 fuzz_replay_tls_input_LDFLAGS = $(SAN_LDFLAGS)
+
+fuzz_tls_fast_sources = fuzz/fuzz_tls_fast.c stack/tls_certs.c stack/tls_certs.h fuzz/fuzz_common.h
+fuzz_replay_tls_fast_SOURCES = $(fuzz_tls_fast_sources) fuzz/replay.c
+fuzz_replay_tls_fast_CPPFLAGS = $(fuzz_stk_cppflags) $(SSL_CFLAGS) $(call fuzz_corpus,tls_fast)
+fuzz_replay_tls_fast_CFLAGS = $(AM_CFLAGS_COMMON)
+fuzz_replay_tls_fast_LDADD = $(fuzz_tls_ldadd)
+fuzz_replay_tls_fast_LDFLAGS = $(SAN_LDFLAGS)
 
 fuzz_replay_ws_inflate_SOURCES = fuzz/fuzz_ws_inflate.c fuzz/replay.c fuzz/fuzz_common.h
 fuzz_replay_ws_inflate_CPPFLAGS = $(fuzz_stk_cppflags) $(call fuzz_corpus,ws_inflate)
@@ -115,7 +126,8 @@ fuzz_replay_metrics_json_LDFLAGS = $(SAN_LDFLAGS)
 
 # ---- libFuzzer binaries: --enable-fuzzing ----
 if ENABLE_FUZZING
-noinst_PROGRAMS += fuzz/fuzz_ws_frame fuzz/fuzz_ws_handshake fuzz/fuzz_ws_inflate fuzz/fuzz_ws_session fuzz/fuzz_tls_input fuzz/fuzz_tcp_input \
+noinst_PROGRAMS += fuzz/fuzz_ws_frame fuzz/fuzz_ws_handshake fuzz/fuzz_ws_inflate fuzz/fuzz_ws_session fuzz/fuzz_tls_input \
+	fuzz/fuzz_tls_fast fuzz/fuzz_tcp_input \
 	fuzz/fuzz_config fuzz/fuzz_metrics_json
 endif
 fuzz_fuzz_ws_frame_SOURCES = fuzz/fuzz_ws_frame.c fuzz/fuzz_common.h
@@ -135,6 +147,12 @@ fuzz_fuzz_tls_input_CPPFLAGS = $(fuzz_stk_cppflags) $(SSL_CFLAGS)
 fuzz_fuzz_tls_input_CFLAGS = $(AM_CFLAGS_COMMON)
 fuzz_fuzz_tls_input_LDADD = $(fuzz_tls_ldadd)
 fuzz_fuzz_tls_input_LDFLAGS = $(FUZZ_LDFLAGS)
+
+fuzz_fuzz_tls_fast_SOURCES = $(fuzz_tls_fast_sources)
+fuzz_fuzz_tls_fast_CPPFLAGS = $(fuzz_stk_cppflags) $(SSL_CFLAGS)
+fuzz_fuzz_tls_fast_CFLAGS = $(AM_CFLAGS_COMMON)
+fuzz_fuzz_tls_fast_LDADD = $(fuzz_tls_ldadd)
+fuzz_fuzz_tls_fast_LDFLAGS = $(FUZZ_LDFLAGS)
 
 fuzz_fuzz_ws_inflate_SOURCES = fuzz/fuzz_ws_inflate.c fuzz/fuzz_common.h
 fuzz_fuzz_ws_inflate_CPPFLAGS = $(fuzz_stk_cppflags)
