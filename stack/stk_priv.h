@@ -118,6 +118,7 @@ struct stk_sb {
 	uint32_t delivered;       /* bytes the last ACK delivered (cumulative + SACK) */
 	uint64_t ack_rtt;         /* ns: the last ACK's RTT sample (0: none), from the
 				   * latest segment it acknowledged never retransmitted */
+	uint8_t tlp_count;        /* probes in a row without an ACK of new data */
 	uint8_t sflags;
 #define SF_LOSS 0x01      /* after an RTO, until snd_una reaches recover */
 #define SF_REORDER 0x02   /* reordering seen: RACK waits reo_wnd */
@@ -345,6 +346,8 @@ void stk_sb_rto(struct stk *st, struct stk_tcb *c, bool was_recovering);
 void stk_sb_tlp_fire(struct stk *st, struct stk_tcb *c);
 /* the RACK reorder timer fires */
 void stk_sb_rack_timer(struct stk *st, struct stk_tcb *c);
+/* the probe timeout (RFC 8985 7.2, doubled per probe in a row), capped by the RTO */
+uint64_t stk_tcp_pto(struct stk *st, const struct stk_tcb *c);
 /* RTO timer or tail loss probe timer, whichever applies (RFC 8985 7.2) */
 void stk_tcp_rexmt_arm_data(struct stk *st, struct stk_tcb *c);
 

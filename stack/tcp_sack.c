@@ -373,6 +373,8 @@ stk_sb_ack(struct stk *st, struct stk_tcb *c, uint32_t ack, const struct stk_tcp
 	b->ack_rtt = 0;
 	if (b->cap == 0)
 		return false;
+	if (b->head != b->tail && SEQ_GT(ack, rec(b, b->head)->seq))
+		b->tlp_count = 0; /* new data acknowledged */
 	/* cumulative */
 	while (b->head != b->tail) {
 		struct stk_txrec *r = rec(b, b->head);
@@ -668,6 +670,11 @@ stk_sb_tlp_fire(struct stk *st, struct stk_tcb *c)
 
 	c->rexmt_mode = STK_REXMT_RTO;
 	STK_CTR(st, TCP_TLP_PROBES);
+	if (b->tlp_count > 0 && (b->sflags & SF_TLP) && SEQ_GT(b->tlp_high, c->snd_una)) {
+		/* the first probe brought nothing: the second repeats the last
+		 * segment not SACKed (the probe itself may be what was lost) */
+		b->sflags &= (uint8_t)~SF_TLP;
+	}
 	b->sflags |= SF_TLP;
 	b->sflags &= (uint8_t)~(SF_TLP_RXT | SF_TLP_DSACK);
 	b->tlp_seq = c->snd_max;
@@ -687,7 +694,13 @@ stk_sb_tlp_fire(struct stk *st, struct stk_tcb *c)
 		}
 	}
 	b->tlp_high = c->snd_max;
-	stk_tcp_rexmt_arm(st, c);
+	/* a second probe if this one brings no ACK, then the RTO */
+	if (++b->tlp_count < 2) {
+		c->rexmt_mode = STK_REXMT_TLP;
+		stk_tcp_timer_set(st, c, STK_T_REXMT, stk_tcp_pto(st, c));
+	} else {
+		stk_tcp_rexmt_arm(st, c);
+	}
 }
 
 void

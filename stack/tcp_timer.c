@@ -101,29 +101,37 @@ stk_tcp_rexmt_arm(struct stk *st, struct stk_tcb *c)
 
 /* RFC 8985 7.2: a tail loss probe at 2 SRTT (+ the peer's worst delayed ACK
  * when one segment is out, else + 2 ms), never after the RTO would fire; the
- * RTO otherwise (no SACK, no RTT yet, in recovery, a probe already out) */
+ * RTO otherwise (no SACK, no RTT yet, after an RTO, a probe already out).
+ * Unlike RFC 8985 and Linux, also in fast recovery, as QUIC's PTO (RFC 9002
+ * 6.2): when the last ACK of a recovery is lost with only a retransmission
+ * in flight, a probe 2 SRTT later repairs what an RTO (200 ms) would. */
+uint64_t
+stk_tcp_pto(struct stk *st, const struct stk_tcb *c)
+{
+	uint64_t srtt = (uint64_t)c->srtt_us * 1000, pto = 2 * srtt, rto = backed_off(st, c);
+
+	if (c->sb.out <= c->mss) {
+		uint64_t d = srtt + srtt / 2 + 200 * STK_MS; /* Linux: TCP_DELACK_MAX */
+
+		pto = pto > d ? pto : d;
+	} else {
+		pto += 2 * STK_MS;
+	}
+	pto <<= c->sb.tlp_count; /* a second probe in a row waits twice as long */
+	return pto > rto ? rto : pto;
+}
+
 void
 stk_tcp_rexmt_arm_data(struct stk *st, struct stk_tcb *c)
 {
 	const struct stk_sb *b = &c->sb;
 
 	if (c->sack_ok && c->srtt_us > 0 && b->out > 0 && c->rexmt_shift == 0 &&
-	    !(c->flags & TF_INRECOVERY) && !(b->sflags & (SF_LOSS | SF_TLP)) && b->lost == 0 &&
+	    !(b->sflags & (SF_LOSS | SF_TLP)) &&
 	    (c->state == STK_TCP_ESTABLISHED || c->state == STK_TCP_CLOSE_WAIT ||
 	     c->state == STK_TCP_FIN_WAIT_1 || c->state == STK_TCP_CLOSING || c->state == STK_TCP_LAST_ACK)) {
-		uint64_t srtt = (uint64_t)c->srtt_us * 1000, pto = 2 * srtt, rto = backed_off(st, c);
-
-		if (b->out <= c->mss) {
-			uint64_t d = srtt + srtt / 2 + 200 * STK_MS; /* Linux: TCP_DELACK_MAX */
-
-			pto = pto > d ? pto : d;
-		} else {
-			pto += 2 * STK_MS;
-		}
-		if (pto > rto)
-			pto = rto;
 		c->rexmt_mode = STK_REXMT_TLP;
-		stk_tcp_timer_set(st, c, STK_T_REXMT, pto);
+		stk_tcp_timer_set(st, c, STK_T_REXMT, stk_tcp_pto(st, c));
 		return;
 	}
 	stk_tcp_rexmt_arm(st, c);

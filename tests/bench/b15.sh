@@ -21,7 +21,10 @@
 # Time: the kernel server's, from accept to the peer's FIN (send) or to EOF
 # (recv); every transfer is checked (bytes and SHA-256). Result: the median
 # of the repetitions per case, and the median of the per-repetition ratios
-# lcpipe / Linux (target <= 1.2 under loss). One JSON line per case.
+# lcpipe / Linux (target <= 1.2 under loss). For sending, also "ratio2":
+# lcpipe sending / Linux sending to lcpipe over the same tap path (the recv
+# case of the same repetition: it shares lcpipe's transport, not its
+# receiver). One JSON line per case.
 # Needs root (namespaces, tap, nft); SKIP (77) otherwise.
 set -u
 : "${BENCH_BUILDDIR:=$(pwd)}"
@@ -149,7 +152,8 @@ t = {}
 for cs, side, who, rep, secs in rows:
     if secs != "fail":
         t.setdefault((cs, side, who), {})[int(rep)] = float(secs)
-print("%-8s %-4s %10s %10s %8s %7s %7s" % ("case", "side", "lcpipe s", "linux s", "ratio", "lc MB/s", "target"))
+print("%-8s %-4s %10s %10s %8s %7s %7s %9s %7s" % ("case", "side", "lcpipe s", "linux s", "ratio", "lc MB/s", "target",
+      "tap lx s", "ratio2"))
 for cs in ["clean", "loss", "reorder"]:
     for side in ["send", "recv"]:
         lc = t.get((cs, side, "lcpipe"), {})
@@ -161,12 +165,20 @@ for cs in ["clean", "loss", "reorder"]:
         mlx = statistics.median(lx.values()) if lx else float("nan")
         ratio = statistics.median(ratios) if ratios else float("nan")
         target = 1.2 if cs != "clean" else None
-        print("%-8s %-4s %10.2f %10.2f %8.2f %7.1f %7s" % (cs, side, mlc, mlx, ratio, size / mlc / 1e6,
-              "<= 1.2" if target else "-"))
+        # second anchor for sending: Linux sending over lcpipe's own tap path
+        # (the recv case of the same repetition: kernel server -> lcpipe)
+        tap = t.get((cs, "recv", "lcpipe"), {}) if side == "send" else {}
+        r2 = [lc[r] / tap[r] for r in lc if r in tap and tap[r] > 0]
+        mtap = statistics.median(tap.values()) if tap else float("nan")
+        ratio2 = statistics.median(r2) if r2 else float("nan")
+        print("%-8s %-4s %10.2f %10.2f %8.2f %7.1f %7s %9.2f %7.2f" % (cs, side, mlc, mlx, ratio, size / mlc / 1e6,
+              "<= 1.2" if target else "-", mtap, ratio2))
         print(json.dumps({"bench": "B15", "case": cs, "side": side, "bytes": size,
                           "lcpipe_s": sorted(lc.values()), "linux_s": sorted(lx.values()),
                           "lcpipe_median_s": mlc, "linux_median_s": mlx, "ratio_median": ratio,
                           "anchor": "linux same run" + (" (loss, no reordering)" if cs == "reorder" else ""),
+                          "tap_path_linux_sender_median_s": mtap if tap else None,
+                          "ratio_tap_path_median": ratio2 if r2 else None,
                           "target": target, "met": (ratio <= target) if target else None}))
 PY
 finish

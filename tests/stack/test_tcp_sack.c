@@ -15,9 +15,13 @@
  *                         duplicate ACK, the second (not the first unacked
  *                         segment) once three segments above it are SACKed
  *                         (RFC 6675 IsLost) and PRR (RFC 6937) lets it go
- *   rto_keeps_sacked      the retransmissions of two holes lost as well, then
- *                         an RTO: only the two holes go again, never SACKed
- *                         data (RFC 6675 5.1; go-back-N would resend all)
+ *   rto_keeps_sacked      the retransmissions of two holes lost as well: two
+ *                         probes of the last one (within 2 SRTT + 2 ms, then
+ *                         twice that), lost too, then an RTO: only the two holes go
+ *                         again, never SACKed data (RFC 6675 5.1; go-back-N
+ *                         would resend all)
+ *   probe_in_recovery     every ACK of a recovery's retransmission lost: a
+ *                         probe within 24 ms repairs it, no RTO
  *   rack_lost_retransmit  a retransmission lost: RACK (RFC 8985) sees segments
  *                         sent after it delivered and sends it a third time,
  *                         without an RTO (tcp_rack_lost)
@@ -55,6 +59,7 @@ static struct {
 	bool drop_next[NSEG];	/* drop the next transmission of a segment */
 	bool dsack;		/* the next ACK reports a duplicate first */
 	bool no_dsack;		/* a peer that does not report duplicates */
+	bool mute;		/* its ACKs are lost */
 	uint32_t dsack_seg;
 	uint32_t fin_rel;	/* relative seq of the FIN, if seen */
 	bool fin;
@@ -185,7 +190,8 @@ arrive(uint32_t seg)
 		M.recent[0] = (int)seg;
 		M.nrecent += M.nrecent < 4;
 	}
-	peer_ack();
+	if (!M.mute)
+		peer_ack();
 }
 
 /* one round trip: f's segments travel, the clock moves RTT_MS, the ACKs come
@@ -335,7 +341,19 @@ START_TEST(rto_keeps_sacked)
 	M.drop_next[0] = M.drop_next[5] = true;
 	round_trip(&f1, &f2);
 	ck_assert_uint_eq(f2.n, 0);
-	/* nothing comes back: the RTO */
+	/* nothing comes back: two probes of the last segment not SACKed (5),
+	 * at most 2 SRTT + 2 ms after the last ACK, then twice that, both lost */
+	t = h_run(H, 5000, 1, true);
+	ck_assert_msg(t <= 24, "first probe after %llu ms (the RTO is 200)", (unsigned long long)t);
+	pop_flight(&f);
+	ck_assert_msg(f.n == 1 && f.seg[0] == 5, "probe: %u segments, first %u", f.n, f.seg[0]);
+	t = h_run(H, 5000, 1, true);
+	ck_assert_msg(t >= 40 && t <= 48, "second probe after %llu ms more", (unsigned long long)t);
+	pop_flight(&f);
+	ck_assert_msg(f.n == 1 && f.seg[0] == 5, "probe: %u segments, first %u", f.n, f.seg[0]);
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_TLP_PROBES), 2);
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_RTO_EXPIRED), 0);
+	/* then the RTO: every segment not SACKed is lost, 0 goes first */
 	t = h_run(H, 5000, 1, true);
 	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_RTO_EXPIRED), 1);
 	ck_assert_uint_ge(t, 150);
@@ -343,9 +361,42 @@ START_TEST(rto_keeps_sacked)
 	ck_assert_msg(f.n == 1 && f.seg[0] == 0, "after the RTO: %u segments, first %u", f.n, f.seg[0]);
 	finish_transfer(&f, total);
 	for (uint32_t s = 0; s < 10; s++)
-		ck_assert_msg(M.tx[s] == ((s == 0 || s == 5) ? 3u : 1u), "segment %u sent %u times", s,
+		ck_assert_msg(M.tx[s] == (s == 0 ? 3u : s == 5 ? 5u : 1u), "segment %u sent %u times", s,
 			      M.tx[s]);
 	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_RTO_EXPIRED), 1);
+}
+END_TEST
+
+/* the last ACKs of a recovery lost while only its retransmission was in
+ * flight: a probe 2 SRTT + 2 ms later (in recovery, as QUIC's PTO), not the
+ * 200 ms RTO */
+START_TEST(probe_in_recovery)
+{
+	const uint32_t total = 10 * MSS;
+	struct flight f, f1, f2;
+	struct stk_tcb *c = conn(true);
+	uint64_t t;
+
+	ck_assert_int_eq(h_send(H, c, 0, total), 0);
+	pop_flight(&f);
+	M.drop_next[9] = true; /* the last: found lost by the probe below */
+	M.drop_next[0] = true;
+	round_trip(&f, &f1);
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_SACK_RECOVERIES), 1);
+	ck_assert(in_flight(&f1, 0));
+	/* f1 arrives, every ACK of it lost */
+	M.mute = true;
+	round_trip(&f1, &f2);
+	M.mute = false;
+	ck_assert_uint_eq(f2.n, 0);
+	t = h_run(H, 5000, 1, true);
+	ck_assert_msg(t <= 24, "probe in recovery after %llu ms (an RTO takes 200)", (unsigned long long)t);
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_TLP_PROBES), 1);
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_RTO_EXPIRED), 0);
+	pop_flight(&f);
+	ck_assert_uint_eq(f.n, 1);
+	finish_transfer(&f, total);
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_RTO_EXPIRED), 0);
 }
 END_TEST
 
@@ -488,6 +539,7 @@ tcp_sack_suite(void)
 	tcase_add_test(tc, three_holes_one_rtt);
 	tcase_add_test(tc, dupthresh_after_reordering);
 	tcase_add_test(tc, rto_keeps_sacked);
+	tcase_add_test(tc, probe_in_recovery);
 	tcase_add_test(tc, rack_lost_retransmit);
 	tcase_add_test(tc, tlp_tail_loss);
 	tcase_add_test(tc, dsack_undo);
