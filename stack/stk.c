@@ -53,6 +53,7 @@ stk_config_init(struct stk_config *c)
 	c->timestamps = true;
 	c->sack = true;
 	c->challenge_ack_limit = 100;
+	c->oow_ack_ms = 500;
 }
 
 #define SIP_ROTL(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))

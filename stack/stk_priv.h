@@ -206,6 +206,9 @@ struct stk_tcb {
 	unsigned arp_idx;
 	uint32_t nexthop;
 
+	uint64_t challenge_window; /* ns start of the current second (RFC 5961 challenge ACKs) */
+	unsigned challenge_count;
+	uint64_t oow_ack_at;       /* ns of the last ACK to an out-of-window segment */
 	uint64_t idle_since;
 	uint64_t zw_since;        /* ns the peer's window closed with data waiting (0: open) */
 	uint64_t probe_sent;      /* ns of the last zero-window probe */
@@ -257,8 +260,6 @@ struct stk {
 	struct stk_tcb *active;  /* doubly linked, timers armed */
 	uint64_t timer_min;      /* no deadline on the active list is earlier */
 	struct stk_listener *listeners;
-	uint64_t challenge_window; /* ns start of the current second */
-	unsigned challenge_count;
 	struct stk_tcb *cur; /* the control block being processed (zombie guard) */
 	bool rx_pressure;    /* stk_rx_pressure(): refuse new payload */
 };

@@ -146,25 +146,46 @@ cookie_check(const struct stk *st, uint32_t rip, uint16_t rport, uint16_t lport,
 	return 0;
 }
 
+/* Challenge ACKs are limited per connection: a stack-wide budget is a side
+ * channel (CVE-2016-5696: an off-path host counts the challenge ACKs it gets
+ * back to learn that its guess of a 4-tuple hit a connection that spent some) */
 static bool
-challenge_allowed(struct stk *st)
+challenge_allowed(struct stk *st, struct stk_tcb *c)
 {
-	if (st->now - st->challenge_window >= 1000 * STK_MS) {
-		st->challenge_window = st->now;
-		st->challenge_count = 0;
+	if (st->now - c->challenge_window >= 1000 * STK_MS) {
+		c->challenge_window = st->now;
+		c->challenge_count = 0;
 	}
-	if (st->challenge_count >= st->cfg.challenge_ack_limit) {
+	if (c->challenge_count >= st->cfg.challenge_ack_limit) {
 		STK_CTR(st, DROP_TCP_CHALLENGE_LIMIT);
 		return false;
 	}
-	st->challenge_count++;
+	c->challenge_count++;
+	return true;
+}
+
+/* A duplicate ACK in answer to an unacceptable segment without payload (or a
+ * SYN) at most once per oow_ack_ms on a connection, as Linux's
+ * tcp_oow_rate_limited: two hosts that disagree about the window otherwise
+ * ACK each other's ACKs without end. Segments with payload (zero-window
+ * probes, retransmissions) are always answered. */
+static bool
+oow_ack_allowed(struct stk *st, struct stk_tcb *c, const struct seg *s)
+{
+	if (s->plen > 0 && !(s->flags & STK_TCP_SYN))
+		return true;
+	if (c->oow_ack_at != 0 && st->now - c->oow_ack_at < (uint64_t)st->cfg.oow_ack_ms * STK_MS) {
+		STK_CTR(st, TCP_OOW_ACKS_LIMITED);
+		return false;
+	}
+	c->oow_ack_at = st->now;
 	return true;
 }
 
 static void
 challenge_ack(struct stk *st, struct stk_tcb *c)
 {
-	if (!challenge_allowed(st))
+	if (!challenge_allowed(st, c))
 		return;
 	STK_CTR(st, TCP_CHALLENGE_ACKS);
 	stk_tcp_send_ack(st, c);
@@ -919,7 +940,8 @@ established(struct stk *st, struct stk_tcb *c, struct seg *s)
 	    st->now - c->ts_recent_age < 24ull * 86400 * 1000 * STK_MS) {
 		STK_CTR(st, DROP_TCP_PAWS);
 		c->stats.drops++;
-		c->flags |= TF_ACKNOW;
+		if (oow_ack_allowed(st, c, s))
+			c->flags |= TF_ACKNOW;
 		goto drop_ack;
 	}
 	/* acceptability (RFC 9293 3.10.7.4 first) */
@@ -964,7 +986,8 @@ established(struct stk *st, struct stk_tcb *c, struct seg *s)
 			if (c->zflags & TZ_ZOMBIE)
 				goto drop;
 		}
-		c->flags |= TF_ACKNOW;
+		if (oow_ack_allowed(st, c, s))
+			c->flags |= TF_ACKNOW;
 		goto drop_ack;
 	}
 	/* RST (RFC 5961 3.2) */

@@ -33,6 +33,7 @@ struct tcp_conf {
 	bool window_scale, timestamps, sack, csum_offload;
 	uint32_t arp_entries, arp_timeout_s, arp_pending, arp_retries, arp_retry_ms;
 	uint32_t challenge_ack_limit;
+	uint32_t oow_ack_ms;
 	uint32_t node_pool;
 	uint32_t rx_reserve;
 	uint32_t tx_mbufs;

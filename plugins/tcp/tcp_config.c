@@ -76,7 +76,9 @@ const struct lcp_opt tcp_opts[] = {
 	LCP_OPT_UINT(C, arp_pending, "arp_pending", "16", 1, 4096, 0,
 		     "frames queued per unresolved neighbour (more are dropped, counted)"),
 	LCP_OPT_UINT(C, challenge_ack_limit, "challenge_ack_limit", "100", 1, 100000, 0,
-		     "RFC 5961 challenge ACKs per second, stage-wide"),
+		     "RFC 5961 challenge ACKs per second, per connection (the rest counted: drop_tcp_challenge_limit)"),
+	LCP_OPT_UINT(C, oow_ack_ms, "oow_ack_ms", "500", 0, 60000, 0,
+		     "a connection answers unacceptable segments without payload (old or out-of-window ACKs, PAWS rejects) with at most one ACK per this many ms (the rest counted: tcp_oow_acks_limited; 0: every one)"),
 	LCP_OPT_UINT(C, node_pool, "node_pool", "65536", 1024, 16777216, 0,
 		     "queue nodes (out-of-order, send queue, ARP pending) in the stage's node pool"),
 	LCP_OPT_UINT(C, tx_mbufs, "tx_mbufs", "4095", 0, 16777216, 0,
@@ -230,6 +232,7 @@ tcp_conf_to_stk(const struct tcp_conf *c, struct stk_config *k, bool *have_mac, 
 	k->arp_retry_ms = c->arp_retry_ms;
 	k->arp_pending = c->arp_pending;
 	k->challenge_ack_limit = c->challenge_ack_limit;
+	k->oow_ack_ms = c->oow_ack_ms;
 	return 0;
 }
 

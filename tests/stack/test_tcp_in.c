@@ -1491,6 +1491,66 @@ START_TEST(ack_too_old)
 }
 END_TEST
 
+/* the budget is per connection: one connection's RST storm spends its own
+ * challenge ACKs, not another's (a stack-wide budget is CVE-2016-5696's side
+ * channel) */
+START_TEST(challenge_per_conn)
+{
+	struct h_peer p2;
+	struct stk_tcb *c, *c2;
+	unsigned acks = 0;
+
+	H->cfg.challenge_ack_limit = 3;
+	c = est_plain();
+	p2 = P;
+	h_peer_init(&P, 40001, 80);
+	c2 = h_accept(H, &P, 30000, &opt_mss);
+	h_tx_drain(H);
+	for (int i = 0; i < 6; i++)
+		h_tcp_seg(H, &p2, STK_TCP_RST, p2.snd_nxt + 100 + i, 0, 0, NULL, NULL, 0);
+	for (struct h_pkt *k; (k = h_tx_pop(H));)
+		acks += k->is_tcp && k->flags == STK_TCP_ACK && k->dport == 40000;
+	ck_assert_uint_eq(acks, 3);
+	ck_assert_uint_eq(h_ctr(H, STK_C_DROP_TCP_CHALLENGE_LIMIT), 3);
+	/* the other connection still answers at once */
+	h_tcp_seg(H, &P, STK_TCP_RST, P.snd_nxt + 100, 0, 0, NULL, NULL, 0);
+	expect_challenge("a RST on the second connection");
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_CHALLENGE_ACKS), 4);
+	ck_assert_int_eq(stk_tcp_state(c), STK_TCP_ESTABLISHED);
+	ck_assert_int_eq(stk_tcp_state(c2), STK_TCP_ESTABLISHED);
+}
+END_TEST
+
+/* out-of-window segments without payload get at most one ACK per oow_ack_ms
+ * on a connection; one with payload is always answered */
+START_TEST(oow_ack_rate)
+{
+	const uint32_t base = 20001;
+	struct h_snap s;
+	unsigned n = 0;
+
+	H->cfg.oow_ack_ms = 500;
+	est_plain();
+	h_snap(H, &s);
+	for (int i = 0; i < 5; i++)
+		h_tcp_seg(H, &P, STK_TCP_ACK, base + H->cfg.rcvbuf + 5000 + (uint32_t)i, P.rcv_nxt, P.win, NULL,
+			  NULL, 0);
+	for (struct h_pkt *k; (k = h_tx_pop(H));)
+		n += k->is_tcp;
+	ck_assert_uint_eq(n, 1);
+	ck_assert_uint_eq(h_delta(H, &s, STK_C_TCP_OOW_ACKS_LIMITED), 4);
+	/* with payload: answered */
+	peer_send_at(base, H->cfg.rcvbuf + 9000, 10, STK_TCP_ACK);
+	ck_assert_msg(last_tcp() != NULL, "an out-of-window segment with payload got no ACK");
+	/* later on: answered again */
+	h_advance(H, 501);
+	h_tx_drain(H);
+	h_tcp_seg(H, &P, STK_TCP_ACK, base + H->cfg.rcvbuf + 5000, P.rcv_nxt, P.win, NULL, NULL, 0);
+	ck_assert_msg(last_tcp() != NULL, "no ACK oow_ack_ms later");
+	ck_assert_uint_eq(h_delta(H, &s, STK_C_TCP_OOW_ACKS_LIMITED), 4);
+}
+END_TEST
+
 START_TEST(challenge_limit)
 {
 	struct stk_tcb *c;
@@ -2231,6 +2291,8 @@ tcp_in_suite(void)
 	tcase_add_test(tc, ack_unsent);
 	tcase_add_test(tc, ack_too_old);
 	tcase_add_test(tc, challenge_limit);
+	tcase_add_test(tc, challenge_per_conn);
+	tcase_add_test(tc, oow_ack_rate);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("rst_after_fin");

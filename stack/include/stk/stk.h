@@ -139,7 +139,8 @@ struct stk_config {
 	uint32_t keepalive_intvl_ms;
 	unsigned keepalive_probes;
 	bool window_scale, timestamps, sack;
-	unsigned challenge_ack_limit; /* RFC 5961 challenge ACKs per second, stack-wide */
+	unsigned challenge_ack_limit; /* RFC 5961 challenge ACKs per second, per connection */
+	uint32_t oow_ack_ms;     /* ACKs to unacceptable segments without payload: one per this, per connection */
 	/* Delivered payload counts against the receive window until the
 	 * application releases it (stk_tcp_rx_release): the window is the space
 	 * the application has not given back, so a slow consumer slows the peer.
@@ -229,6 +230,7 @@ struct stk_config {
 	X(TCP_RST_STALE, "tcp_rst_stale")                                      \
 	X(TCP_RST_OUT, "tcp_rst_out")                                          \
 	X(TCP_CHALLENGE_ACKS, "tcp_challenge_acks")                            \
+	X(TCP_OOW_ACKS_LIMITED, "tcp_oow_acks_limited")                        \
 	X(TCP_CONNECTS, "tcp_connects")                                        \
 	X(TCP_ACCEPTS, "tcp_accepts")                                          \
 	X(TCP_ESTABLISHED, "tcp_established")                                  \
