@@ -36,7 +36,7 @@ stk_config_init(struct stk_config *c)
 	c->sndbuf = 1u << 20;
 	c->ooo_max_bytes = 1u << 20;
 	c->ooo_max_segs = 1024;
-	c->time_wait_ms = 1000;
+	c->time_wait_ms = 60000;
 	c->fin_wait2_ms = 60000;
 	c->delack_ms = 10;
 	c->rto_min_ms = 200;

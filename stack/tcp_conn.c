@@ -50,13 +50,35 @@ hash_remove(struct stk *st, struct stk_tcb *c)
 		}
 }
 
+/* Every control block in use: the TIME_WAIT one whose 2*MSL ends first gives
+ * way (as Linux past tcp_max_tw_buckets), so a long TIME_WAIT never refuses
+ * new connections. A scan of the slots, only when they are all taken. */
+static bool
+time_wait_recycle(struct stk *st)
+{
+	struct stk_tcb *old = NULL;
+
+	for (unsigned i = 0; i < st->cfg.max_conns; i++) {
+		struct stk_tcb *c = st->slots[i];
+
+		if (c != NULL && c->state == STK_TCP_TIME_WAIT && c != st->cur &&
+		    (old == NULL || c->timer[STK_T_2MSL] < old->timer[STK_T_2MSL]))
+			old = c;
+	}
+	if (old == NULL)
+		return false;
+	STK_CTR(st, TCP_TIME_WAIT_RECYCLED);
+	stk_tcb_release(st, old);
+	return true;
+}
+
 struct stk_tcb *
 stk_tcb_alloc(struct stk *st)
 {
 	struct stk_tcb *c;
 	unsigned s;
 
-	if (st->n_conns >= st->cfg.max_conns) {
+	if (st->n_conns >= st->cfg.max_conns && !time_wait_recycle(st)) {
 		STK_CTR(st, DROP_TCP_CONN_LIMIT);
 		errno = ENOBUFS;
 		return NULL;

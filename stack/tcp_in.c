@@ -182,6 +182,18 @@ oow_ack_allowed(struct stk *st, struct stk_tcb *c, const struct seg *s)
 	return true;
 }
 
+/* RFC 6191: a SYN may open a new incarnation of a 4-tuple still in TIME_WAIT
+ * when its timestamp is newer than the last one of the old incarnation, or,
+ * without timestamps, when it starts above the old incarnation's sequence
+ * space (RFC 1122 4.2.2.13) */
+static bool
+time_wait_reusable(const struct stk_tcb *c, const struct seg *s)
+{
+	if (c->ts_ok && s->o.has_ts)
+		return SEQ_GT(s->o.tsval, c->ts_recent);
+	return !c->ts_ok && SEQ_GT(s->seq, c->rcv_nxt);
+}
+
 static void
 challenge_ack(struct stk *st, struct stk_tcb *c)
 {
@@ -1195,6 +1207,14 @@ stk_tcp_input(struct stk *st, struct stk_buf *b, uint8_t *frame, struct stk_ip4_
 	s.seglen = s.plen + ((s.flags & STK_TCP_SYN) ? 1 : 0) + ((s.flags & STK_TCP_FIN) ? 1 : 0);
 
 	c = stk_tcb_lookup(st, ip->src, be16toh(th->sport), be16toh(th->dport));
+	if (c != NULL && c->state == STK_TCP_TIME_WAIT &&
+	    (s.flags & (STK_TCP_SYN | STK_TCP_ACK | STK_TCP_RST)) == STK_TCP_SYN && c != st->cur &&
+	    stk_listener_find(st, be16toh(th->dport)) != NULL && time_wait_reusable(c, &s)) {
+		/* a new incarnation of the 4-tuple: the old one gives way */
+		STK_CTR(st, TCP_TIME_WAIT_REUSED);
+		stk_tcb_release(st, c);
+		c = NULL;
+	}
 	if (c == NULL) {
 		struct stk_listener *l = stk_listener_find(st, be16toh(th->dport));
 

@@ -461,6 +461,7 @@ h_new(void)
 	h->cfg.prefix = H_PREFIX;
 	h->cfg.gateway = 0;
 	h->cfg.tx_csum_offload = false;
+	h->cfg.time_wait_ms = 1000; /* the tests' connections end within their runs */
 	h->ops = (struct stk_ops){
 		.ctx = h,
 		.tx = op_tx,

@@ -1748,6 +1748,92 @@ START_TEST(rst_after_fin_bounds)
 }
 END_TEST
 
+/* a passive connection from the peer's port `port` that we close first and
+ * the peer answers: TIME_WAIT on our side; P is that peer afterwards */
+static struct stk_tcb *
+tw_conn(const struct h_topts *opts, uint16_t port, uint32_t isn)
+{
+	struct stk_tcb *c;
+
+	h_peer_init(&P, port, 80);
+	c = h_accept(H, &P, isn, opts);
+	h_tx_drain(H);
+	ck_assert_int_eq(stk_tcp_close(H->st, c), 0);
+	h_tx_drain(H);
+	P.rcv_nxt += 1; /* our FIN */
+	h_tcp_seg(H, &P, STK_TCP_ACK | STK_TCP_FIN, P.snd_nxt, P.rcv_nxt, P.win, NULL, NULL, 0);
+	P.snd_nxt++;
+	h_tx_drain(H);
+	ck_assert_int_eq(stk_tcp_state(c), STK_TCP_TIME_WAIT);
+	return c;
+}
+
+/* RFC 6191: a SYN with a newer timestamp (or, without timestamps, above the
+ * old sequence space) reopens a 4-tuple in TIME_WAIT; an older one does not */
+START_TEST(time_wait_reuse)
+{
+	const bool ts = _i == 0;
+	const struct h_topts *o = ts ? &opt_all : &opt_mss;
+	struct h_topts syn = *o;
+	unsigned acc;
+
+	H->cfg.time_wait_ms = 60000;
+	h_create(H);
+	ck_assert_int_eq(stk_tcp_listen(H->st, 80, 16, 77), 0);
+	tw_conn(o, 40000, 1000);
+	acc = h_ev_count(H, STK_EV_ACCEPTED);
+	/* an old one: the same timestamp (TS) or a sequence inside the old space */
+	syn.no_auto_ts = true;
+	syn.tsval = P.tsval - 1;
+	h_tcp_seg(H, &P, STK_TCP_SYN, ts ? P.snd_nxt + 100000 : P.snd_nxt - 10, 0, 65535, &syn, NULL, 0);
+	ck_assert_uint_eq(h_ev_count(H, STK_EV_ACCEPTED), acc);
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_TIME_WAIT_REUSED), 0);
+	ck_assert_uint_eq(stk_conns(H->st), 1);
+	h_tx_drain(H);
+	/* a new one: a later timestamp, or above the old space */
+	syn.tsval = P.tsval + 1000;
+	h_tcp_seg(H, &P, STK_TCP_SYN, P.snd_nxt + 100000, 0, 65535, &syn, NULL, 0);
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_TIME_WAIT_REUSED), 1);
+	{
+		struct h_pkt *k = last_tcp();
+
+		ck_assert_msg(k != NULL && k->flags == (STK_TCP_SYN | STK_TCP_ACK), "no SYN-ACK to the new SYN");
+		ck_assert_uint_eq(k->ack, P.snd_nxt + 100001);
+	}
+}
+END_TEST
+
+/* with every control block taken, the TIME_WAIT whose 2*MSL ends first gives
+ * way to a new connection */
+START_TEST(time_wait_recycle)
+{
+	struct stk_tcb *c;
+
+	H->cfg.time_wait_ms = 60000;
+	H->cfg.max_conns = 2;
+	h_create(H);
+	ck_assert_int_eq(stk_tcp_listen(H->st, 80, 16, 77), 0);
+	tw_conn(&opt_mss, 40000, 1000);
+	h_advance(H, 10);
+	tw_conn(&opt_mss, 40001, 5000);
+	ck_assert_uint_eq(stk_conns(H->st), 2);
+	h_peer_init(&P, 40002, 80);
+	c = h_accept(H, &P, 9000, &opt_mss);
+	ck_assert_ptr_nonnull(c);
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_TIME_WAIT_RECYCLED), 1);
+	ck_assert_uint_eq(h_ctr(H, STK_C_DROP_TCP_CONN_LIMIT), 0);
+	ck_assert_uint_eq(stk_conns(H->st), 2);
+	/* the older TIME_WAIT went: 40000 is unknown now, 40001 still answers */
+	h_peer_init(&P, 40000, 80);
+	h_tcp_seg(H, &P, STK_TCP_ACK, 5, 5, 65535, NULL, NULL, 0);
+	{
+		struct h_pkt *k = last_tcp();
+
+		ck_assert_msg(k != NULL && (k->flags & STK_TCP_RST), "40000's TIME_WAIT is still there");
+	}
+}
+END_TEST
+
 /* ================================================================ malformed */
 
 static const char *const bad_hdr_names[] = {
@@ -2265,6 +2351,13 @@ tcp_in_suite(void)
 	tcase_add_test(tc, out_of_window);
 	tcase_add_test(tc, out_of_window_unscaled);
 	tcase_add_test(tc, ack_at_window_edge);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("time_wait");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 10);
+	tcase_add_loop_test(tc, time_wait_reuse, 0, 2);
+	tcase_add_test(tc, time_wait_recycle);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("isn_ports");

@@ -235,6 +235,8 @@ struct stk_config {
 	X(TCP_ACCEPTS, "tcp_accepts")                                          \
 	X(TCP_ESTABLISHED, "tcp_established")                                  \
 	X(TCP_CLOSED, "tcp_closed")                                            \
+	X(TCP_TIME_WAIT_REUSED, "tcp_time_wait_reused")                        \
+	X(TCP_TIME_WAIT_RECYCLED, "tcp_time_wait_recycled")                    \
 	X(TCP_RESETS, "tcp_resets")                                            \
 	X(TCP_TIMEOUTS, "tcp_timeouts")                                        \
 	X(TCP_PERSIST_TIMEOUTS, "tcp_persist_timeouts")                        \
