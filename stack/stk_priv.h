@@ -294,6 +294,8 @@ void stk_icmp_input(struct stk *st, struct stk_buf *b, uint8_t *frame, uint32_t 
 void stk_tcp_input(struct stk *st, struct stk_buf *b, uint8_t *frame, struct stk_ip4_hdr *ip,
 		   uint8_t *l4, uint32_t l4len, uint32_t flags);
 int stk_tcp_parse_opts(const uint8_t *p, unsigned len, struct stk_tcp_opts *o);
+/* RFC 6528 initial sequence number for a 4-tuple (st->now current) */
+uint32_t stk_tcp_isn(const struct stk *st, uint32_t rip, uint16_t rport, uint16_t lport);
 
 /* tcp_out.c */
 int stk_tcp_output(struct stk *st, struct stk_tcb *c);

@@ -308,7 +308,7 @@ stk_tcp_connect(struct stk *st, uint32_t ip, uint16_t port, uint64_t user)
 	c->rport = port;
 	c->lport = lport;
 	c->user = user;
-	c->iss = (uint32_t)st->ops.random(st->ops.ctx);
+	c->iss = stk_tcp_isn(st, ip, port, lport);
 	c->snd_una = c->snd_nxt = c->snd_max = c->iss;
 	c->snd_end = c->iss + 1;
 	c->recover = c->iss;

@@ -6,7 +6,8 @@
  *                          no connection: listener (passive_open) or RST
  *                          SYN_SENT: syn_sent()
  *                          otherwise: established() below
- *   stk_tcp_parse_opts   MSS, WS, SACK-permitted, TS; malformed -> -1
+ *   stk_tcp_parse_opts   MSS, WS, SACK-permitted, TS, SACK blocks; malformed -> -1
+ *   stk_tcp_isn          RFC 6528 initial sequence numbers (also tcp_conn.c)
  *   passive_open         a SYN to a listener: SYN_RCVD within its backlog;
  *                        past it a SYN cookie (default), or evict the oldest,
  *                        or drop (stk_config.backlog_full)
@@ -146,6 +147,19 @@ cookie_hash(const struct stk *st, uint32_t rip, uint16_t rport, uint16_t lport, 
 	       0xffffffu;
 }
 
+/* RFC 6528 3: ISN = M + F(4-tuple, secret key), M a clock ticking every 4 us:
+ * an off-path attacker cannot guess it, and a new incarnation of the same
+ * 4-tuple starts above the old one's sequence space. F is SipHash-2-4 with the
+ * SYN cookies' key, kept apart from the cookies by its last word. */
+uint32_t
+stk_tcp_isn(const struct stk *st, uint32_t rip, uint16_t rport, uint16_t lport)
+{
+	uint32_t f = (uint32_t)siphash3(st->cookie_key, ((uint64_t)rip << 32) | st->cfg.ip,
+					((uint64_t)rport << 48) | ((uint64_t)lport << 32), 0x6973736e00000000ull);
+
+	return (uint32_t)(st->now / 4000) + f;
+}
+
 static uint32_t
 cookie_make(const struct stk *st, uint32_t rip, uint16_t rport, uint16_t lport, uint32_t peer_isn,
 	    uint16_t peer_mss, uint16_t *mss)
@@ -281,7 +295,7 @@ passive_open(struct stk *st, struct stk_listener *l, const struct stk_ip4_hdr *i
 	c->irs = s->seq;
 	c->rcv_nxt = s->seq + 1;
 	c->rcv_adv = c->rcv_nxt;
-	c->iss = (uint32_t)st->ops.random(st->ops.ctx);
+	c->iss = stk_tcp_isn(st, c->rip, c->rport, c->lport);
 	c->snd_una = c->snd_nxt = c->snd_max = c->iss;
 	c->snd_end = c->iss + 1;
 	c->recover = c->iss;

@@ -11,6 +11,9 @@
  *   hs_active_opts (loop)   our SYN offers what the config enables; the ACK of
  *                           the SYN-ACK carries TS only when the peer echoed it
  *   hs_data_on_third_ack    data on the handshake's ACK: ACCEPTED, then DATA
+ *   isn_rfc6528             ISS = 4 us clock + keyed hash of the 4-tuple: the same
+ *                           4-tuple 1 s later +250,000 exactly; another peer port
+ *                           or local port elsewhere (RFC 6528)
  *   listen_backlog          backlog 2, backlog_full drop: a third half-open SYN
  *                           is dropped (drop_tcp_backlog, nothing sent); ACCEPTED
  *                           carries the listener's user value; an accept frees a slot
@@ -311,6 +314,46 @@ START_TEST(hs_data_on_third_ack)
 	ck_assert_uint_eq(H->evs[ia].user, 99);
 	ck_assert_uint_eq(h_conn_id(H, H->evs[ia].id)->rx_len, sizeof(data));
 	ck_assert(h_check_pat(h_conn_id(H, H->evs[ia].id)->rx, 0, sizeof(data)));
+}
+END_TEST
+
+/* RFC 6528: ISN = 4 us clock + a keyed hash of the 4-tuple. The same 4-tuple
+ * one second later starts exactly 250,000 higher (a new incarnation lies above
+ * the old one's sequence space); another peer port, elsewhere; an active open
+ * too (another local port, elsewhere) */
+START_TEST(isn_rfc6528)
+{
+	struct stk_tcb *c;
+	uint32_t i1, i2, i3, i4, i5;
+
+	h_create(H);
+	c = passive(&opt_mss, 1000);
+	i1 = P.iss;
+	stk_tcp_abort(H->st, c);
+	h_tx_drain(H);
+	h_advance(H, 1000);
+	h_peer_init(&P, 40000, 80);
+	c = h_accept(H, &P, 5000, &opt_mss);
+	i2 = P.iss;
+	ck_assert_msg(i2 - i1 == 250000, "same 4-tuple 1 s later: ISS %u then %u (+%u, want +250000)", i1, i2,
+		      i2 - i1);
+	stk_tcp_abort(H->st, c);
+	h_tx_drain(H);
+	h_peer_init(&P, 40001, 80);
+	c = h_accept(H, &P, 5000, &opt_mss);
+	i3 = P.iss;
+	ck_assert_msg(i3 - i2 > 1000 && i2 - i3 > 1000, "another peer port: ISS %u vs %u", i3, i2);
+	stk_tcp_abort(H->st, c);
+	h_tx_drain(H);
+	/* active opens to one address and port: two local ports, two spaces */
+	h_peer_init(&P, 81, 0);
+	c = h_connect(H, &P, 1, 777, NULL);
+	i4 = P.iss;
+	h_peer_init(&P, 81, 0);
+	h_connect(H, &P, 2, 778, NULL);
+	i5 = P.iss;
+	ck_assert_msg(i5 - i4 > 1000 && i4 - i5 > 1000, "two local ports: ISS %u vs %u", i4, i5);
+	(void)c;
 }
 END_TEST
 
@@ -1962,6 +2005,7 @@ tcp_in_suite(void)
 	tcase_add_loop_test(tc, hs_passive_opts, 0, 5);
 	tcase_add_loop_test(tc, hs_active_opts, 0, 3);
 	tcase_add_test(tc, hs_data_on_third_ack);
+	tcase_add_test(tc, isn_rfc6528);
 	tcase_add_test(tc, listen_backlog);
 	tcase_add_test(tc, backlog_evict_flood);
 	tcase_add_test(tc, syncookie_flood);
