@@ -185,6 +185,7 @@ struct stk_tcb {
 	bool ts_ok, sack_ok, ws_ok;
 	uint32_t ts_recent, last_ack_sent, ts_off;
 	uint64_t last_rx;       /* ns of the last segment received (keepalive) */
+	uint64_t oow_ack_at;    /* ns + 1 of our last ACK to a pure ACK outside the window */
 	uint16_t zflags;
 #define TZ_ZOMBIE 0x1 /* released while being processed: freed at the end */
 	uint64_t ts_recent_age;

@@ -998,6 +998,18 @@ established(struct stk *st, struct stk_tcb *c, struct seg *s)
 			if (c->zflags & TZ_ZOMBIE)
 				goto drop;
 		}
+		/* answered with an ACK (RFC 9293), but a pure ACK outside the
+		 * window at most once per 500 ms per connection, as Linux's
+		 * tcp_invalid_ratelimit: two ends that disagree on the window
+		 * cannot loop ACKs at line rate, and a flood of forged ones gets
+		 * few answers. A segment with data (a duplicate) always gets one. */
+		if (s->seglen == 0) {
+			if (c->oow_ack_at != 0 && st->now + 1 - c->oow_ack_at < 500 * STK_MS) {
+				STK_CTR(st, TCP_OOW_ACKS_LIMITED);
+				goto drop_ack;
+			}
+			c->oow_ack_at = st->now + 1;
+		}
 		c->flags |= TF_ACKNOW;
 		goto drop_ack;
 	}

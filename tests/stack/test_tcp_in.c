@@ -72,6 +72,8 @@
  *   syn_in_established (loop) SYN in / before / beyond the window: challenge ACK
  *   ack_unsent              ACK of unsent data: ACK back, drop_tcp_bad_ack, no data
  *   ack_too_old             ACK below SND.UNA - MAX.SND.WND: the same
+ *   oow_ack_ratelimit       pure ACKs outside the window: one answer per 500 ms
+ *                           (tcp_oow_acks_limited), duplicates with data always
  *   challenge_limit         challenge_ack_limit per second, the rest counted
  * rst_after_fin
  *   rst_stale_after_fin     our data and FIN crossed the peer's data and FIN
@@ -1318,6 +1320,40 @@ START_TEST(ack_too_old)
 }
 END_TEST
 
+/* pure ACKs outside the window: one answer per 500 ms per connection (Linux's
+ * tcp_invalid_ratelimit), the rest counted tcp_oow_acks_limited; duplicates
+ * with data are answered every time */
+START_TEST(oow_ack_ratelimit)
+{
+	struct stk_tcb *c = est_plain();
+	uint8_t d[10] = "0123456789";
+	unsigned acks = 0;
+	struct h_pkt *k;
+
+	for (int i = 0; i < 20; i++) {
+		h_tcp_seg(H, &P, STK_TCP_ACK, P.snd_nxt + 3000000u, P.rcv_nxt, 65535, NULL, NULL, 0);
+		while ((k = h_tx_pop(H)))
+			acks += k->is_tcp;
+		h_advance(H, 10);
+	}
+	ck_assert_msg(acks == 1, "%u answers to 20 out-of-window ACKs in 200 ms, want 1", acks);
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_OOW_ACKS_LIMITED), 19);
+	h_advance(H, 400);
+	h_tx_drain(H);
+	h_tcp_seg(H, &P, STK_TCP_ACK, P.snd_nxt - 5000, P.rcv_nxt, 65535, NULL, NULL, 0);
+	k = last_tcp();
+	ck_assert_msg(k != NULL, "no answer 600 ms after the last one");
+	ck_assert_uint_eq(k->ack, P.snd_nxt);
+	/* a duplicate with data: always answered */
+	for (int i = 0; i < 3; i++) {
+		h_tcp_seg(H, &P, STK_TCP_ACK, P.snd_nxt - 10, P.rcv_nxt, 65535, NULL, d, 10);
+		ck_assert_msg(last_tcp() != NULL, "duplicate %d with data not answered", i);
+	}
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_OOW_ACKS_LIMITED), 19);
+	ck_assert_uint_eq(rx_of(c)->rx_len, 0);
+}
+END_TEST
+
 START_TEST(challenge_limit)
 {
 	struct stk_tcb *c;
@@ -2044,6 +2080,7 @@ tcp_in_suite(void)
 	tcase_add_loop_test(tc, syn_in_established, 0, 3);
 	tcase_add_test(tc, ack_unsent);
 	tcase_add_test(tc, ack_too_old);
+	tcase_add_test(tc, oow_ack_ratelimit);
 	tcase_add_test(tc, challenge_limit);
 	suite_add_tcase(s, tc);
 

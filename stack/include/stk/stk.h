@@ -157,7 +157,8 @@ struct stk_config {
  * lost), tcp_tlp_probes / tcp_tlp_recoveries (tail loss probes sent / that
  * repaired a loss), tcp_dsack_in / tcp_dsack_out (D-SACK blocks received /
  * sent), tcp_dsack_undo (cwnd reductions undone: every retransmission of the
- * episode was D-SACKed). */
+ * episode was D-SACKed). tcp_oow_acks_limited: pure ACKs outside the window
+ * left unanswered (one answer per 500 ms per connection). */
 #define STK_COUNTERS(X)                                                        \
 	X(RX_FRAMES, "rx_frames")                                              \
 	X(RX_BYTES, "rx_bytes")                                                \
@@ -221,6 +222,7 @@ struct stk_config {
 	X(TCP_RST_STALE, "tcp_rst_stale")                                      \
 	X(TCP_RST_OUT, "tcp_rst_out")                                          \
 	X(TCP_CHALLENGE_ACKS, "tcp_challenge_acks")                            \
+	X(TCP_OOW_ACKS_LIMITED, "tcp_oow_acks_limited")                        \
 	X(TCP_CONNECTS, "tcp_connects")                                        \
 	X(TCP_ACCEPTS, "tcp_accepts")                                          \
 	X(TCP_ESTABLISHED, "tcp_established")                                  \
