@@ -295,6 +295,9 @@ void stk_icmp_input(struct stk *st, struct stk_buf *b, uint8_t *frame, uint32_t 
 void stk_tcp_input(struct stk *st, struct stk_buf *b, uint8_t *frame, struct stk_ip4_hdr *ip,
 		   uint8_t *l4, uint32_t l4len, uint32_t flags);
 int stk_tcp_parse_opts(const uint8_t *p, unsigned len, struct stk_tcp_opts *o);
+/* SipHash-2-4 (the SYN cookies' key) of a 4-tuple in a domain (tcp_in.c) */
+uint32_t stk_tcp_tuple_hash(const struct stk *st, uint32_t rip, uint16_t rport, uint16_t lport,
+			    uint32_t domain);
 /* RFC 6528 initial sequence number for a 4-tuple (st->now current) */
 uint32_t stk_tcp_isn(const struct stk *st, uint32_t rip, uint16_t rport, uint16_t lport);
 

@@ -277,6 +277,7 @@ stk_tcp_connect(struct stk *st, uint32_t ip, uint16_t port, uint64_t user)
 {
 	struct stk_tcb *c;
 	uint16_t lport = 0;
+	uint32_t offset;
 
 	st->now = st->ops.clock_ns(st->ops.ctx);
 	if (ip == 0 || port == 0) {
@@ -288,10 +289,14 @@ stk_tcp_connect(struct stk *st, uint32_t ip, uint16_t port, uint64_t user)
 		errno = EHOSTUNREACH;
 		return NULL;
 	}
+	/* RFC 6056 3.3.3 (Algorithm 3): from a keyed hash of the destination,
+	 * then in turn, so that the ports one destination sees tell nothing of
+	 * those used towards others */
+	offset = stk_tcp_tuple_hash(st, ip, port, 0, 0x706f7274u);
 	for (unsigned i = 0; i < 16384; i++) {
-		uint16_t p = st->eph_next;
+		uint16_t p = (uint16_t)(49152 + (st->eph_next + offset) % 16384);
 
-		st->eph_next = p == 65535 ? 49152 : p + 1;
+		st->eph_next++;
 		if (!port_in_use(st, p, ip, port)) {
 			lport = p;
 			break;

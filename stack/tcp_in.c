@@ -150,14 +150,19 @@ cookie_hash(const struct stk *st, uint32_t rip, uint16_t rport, uint16_t lport, 
 /* RFC 6528 3: ISN = M + F(4-tuple, secret key), M a clock ticking every 4 us:
  * an off-path attacker cannot guess it, and a new incarnation of the same
  * 4-tuple starts above the old one's sequence space. F is SipHash-2-4 with the
- * SYN cookies' key, kept apart from the cookies by its last word. */
+ * SYN cookies' key, kept apart from the cookies (and from the ephemeral port
+ * offsets, RFC 6056, tcp_conn.c) by a domain in its last word. */
+uint32_t
+stk_tcp_tuple_hash(const struct stk *st, uint32_t rip, uint16_t rport, uint16_t lport, uint32_t domain)
+{
+	return (uint32_t)siphash3(st->cookie_key, ((uint64_t)rip << 32) | st->cfg.ip,
+				  ((uint64_t)rport << 48) | ((uint64_t)lport << 32), (uint64_t)domain << 32);
+}
+
 uint32_t
 stk_tcp_isn(const struct stk *st, uint32_t rip, uint16_t rport, uint16_t lport)
 {
-	uint32_t f = (uint32_t)siphash3(st->cookie_key, ((uint64_t)rip << 32) | st->cfg.ip,
-					((uint64_t)rport << 48) | ((uint64_t)lport << 32), 0x6973736e00000000ull);
-
-	return (uint32_t)(st->now / 4000) + f;
+	return (uint32_t)(st->now / 4000) + stk_tcp_tuple_hash(st, rip, rport, lport, 0x6973736eu);
 }
 
 static uint32_t

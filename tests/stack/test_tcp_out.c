@@ -48,6 +48,9 @@
  *                         out from a timer later (found: data stalled, fixed
  *                         fc4b94d)
  *   ephemeral_ports       64 connects: distinct ports >= 1024, ids look up
+ *   ephemeral_ports_rfc6056 RFC 6056 Algorithm 3: one destination's ports follow
+ *                         one another (the counter counts every connect), another
+ *                         destination's come from another offset
  *   zero_window_persist   peer window 0: no data, persist probes with growing
  *                         intervals (tcp_window_probes), data again once the
  *                         window opens, every byte delivered
@@ -1161,6 +1164,42 @@ START_TEST(tx_alloc_failure)
 }
 END_TEST
 
+/* RFC 6056 Algorithm 3: port = 49152 + (next + F(destination)) % 16384, next
+ * counting every try: one destination sees consecutive ports (here 80: p,
+ * p + 1, then p + 3 once port 81 took a turn), another an unrelated offset */
+static uint16_t
+eph_port(uint16_t rport)
+{
+	struct stk_tcb *c = stk_tcp_connect(H->st, h_ip(H_PEER_IP), rport, 0);
+	uint16_t lp;
+
+	ck_assert_ptr_nonnull(c);
+	stk_tcp_peer(c, NULL, NULL, &lp);
+	ck_assert_msg(lp >= 49152, "ephemeral port %u below 49152", lp);
+	return lp;
+}
+
+static uint16_t
+eph_add(uint16_t p, unsigned k)
+{
+	return (uint16_t)(49152 + (p - 49152 + k) % 16384);
+}
+
+START_TEST(ephemeral_ports_rfc6056)
+{
+	uint16_t p1, p2, r, p3;
+
+	h_create(H);
+	p1 = eph_port(80);
+	p2 = eph_port(80);
+	r = eph_port(81);
+	p3 = eph_port(80);
+	ck_assert_msg(p2 == eph_add(p1, 1) && p3 == eph_add(p1, 3),
+		      "ports to one destination %u %u %u, want p, p + 1, p + 3", p1, p2, p3);
+	ck_assert_msg(r != eph_add(p1, 2), "port %u to another destination follows the first's sequence", r);
+}
+END_TEST
+
 START_TEST(ephemeral_ports)
 {
 	uint16_t seen[64];
@@ -1216,6 +1255,7 @@ tcp_out_suite(void)
 	tcase_add_test(tc, alloc_failure);
 	tcase_add_test(tc, tx_alloc_failure);
 	tcase_add_test(tc, ephemeral_ports);
+	tcase_add_test(tc, ephemeral_ports_rfc6056);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("zero_window");
