@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * icmp.c — ICMP echo (RFC 792): a request to our address is answered in place
  * (same buffer, addresses swapped, type 0, checksums updated), so `ping` from
- * a peer works. Other types are counted and dropped. */
+ * a peer works. "Fragmentation needed" (RFC 1191) about a TCP segment of ours
+ * lowers that connection's MSS (stk_tcp_frag_needed). Other types are counted
+ * and dropped. */
 #include "stk_priv.h"
 
 void
@@ -18,6 +20,19 @@ stk_icmp_input(struct stk *st, struct stk_buf *b, uint8_t *frame, uint32_t len, 
 	if (l4len < sizeof(*ic) ||
 	    (!(flags & STK_RX_L4_CSUM_OK) && stk_csum_fold(stk_csum_partial(ic, l4len, 0)) != 0)) {
 		STK_CTR(st, DROP_ICMP_BAD);
+		goto drop;
+	}
+	if (ic->type == STK_ICMP_UNREACH && ic->code == STK_ICMP_FRAG_NEEDED) {
+		/* the quoted datagram: its IPv4 header and 8 bytes of its TCP header */
+		const uint8_t *q = (const uint8_t *)ic + sizeof(*ic);
+		uint32_t qlen = l4len - (uint32_t)sizeof(*ic), ihl = qlen > 0 ? (q[0] & 0xfu) * 4u : 0;
+		const struct stk_ip4_hdr *qip = (const struct stk_ip4_hdr *)q;
+
+		STK_CTR(st, ICMP_FRAG_NEEDED);
+		if (ihl < STK_IP4_HLEN || qlen < ihl + 8 || qip->proto != STK_IPPROTO_TCP || qip->src != st->cfg.ip ||
+		    stk_tcp_frag_needed(st, qip->dst, stk_get16(q + ihl + 2), stk_get16(q + ihl), stk_get32(q + ihl + 4),
+					stk_get16(&ic->seq)) < 0)
+			STK_CTR(st, DROP_ICMP_UNMATCHED);
 		goto drop;
 	}
 	if (ic->type != STK_ICMP_ECHO || ic->code != 0) {

@@ -167,6 +167,7 @@ struct stk_tcb {
 	uint32_t max_snd_wnd;
 	uint32_t cwnd, ssthresh, recover;
 	uint32_t mss;          /* payload per segment we send (options excluded) */
+	uint32_t pmtu;         /* IP MTU of the path (cfg.mtu, lowered by RFC 1191) */
 	uint32_t snd_queued;   /* bytes in the send queue (unacked + unsent) */
 	uint32_t sndbuf;
 	uint32_t fin_seq;      /* seq of our FIN when TF_SENT_FIN */
@@ -313,6 +314,12 @@ void stk_tcp_send_cookie_synack(struct stk *st, const struct stk_ip4_hdr *ip, co
 				uint32_t iss, uint16_t mss);
 int stk_tcp_xmit(struct stk *st, struct stk_tcb *c, uint32_t seq, uint32_t len, uint8_t flags);
 void stk_tcp_retransmit_first(struct stk *st, struct stk_tcb *c);
+/* RFC 1191: the path to rip:rport from lport carries at most mtu bytes, said
+ * an ICMP message quoting our segment with sequence number seq. 0, or -1 when
+ * no connection in a state that sends has seq in flight (a stale or forged
+ * message: ignored) */
+int stk_tcp_frag_needed(struct stk *st, uint32_t rip, uint16_t rport, uint16_t lport, uint32_t seq,
+			uint16_t mtu);
 /* new data beyond cwnd for a tail loss probe: at most one segment; sent or not */
 bool stk_tcp_output_probe(struct stk *st, struct stk_tcb *c);
 

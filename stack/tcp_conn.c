@@ -109,6 +109,7 @@ stk_tcb_init_params(struct stk *st, struct stk_tcb *c)
 	const struct stk_config *k = &st->cfg;
 
 	c->mss = k->mtu - STK_IP4_HLEN - STK_TCP_HLEN; /* until the peer's MSS is known */
+	c->pmtu = k->mtu;
 	c->rto_ns = (uint64_t)k->rto_init_ms * STK_MS;
 	c->ssthresh = 0x7fffffff;
 	c->rcv_wnd = k->rcvbuf;

@@ -270,7 +270,7 @@ stk_tcp_xmit(struct stk *st, struct stk_tcb *c, uint32_t seq, uint32_t len, uint
 	}
 	/* options beyond the timestamps (SACK blocks) come out of the payload */
 	if (len > 0) {
-		uint32_t room = st->cfg.mtu - STK_IP4_HLEN - STK_TCP_HLEN - ol;
+		uint32_t room = c->pmtu - STK_IP4_HLEN - STK_TCP_HLEN - ol;
 
 		if (len > room) {
 			len = room;
@@ -346,6 +346,57 @@ stk_tcp_send_cookie_synack(struct stk *st, const struct stk_ip4_hdr *ip, const s
 }
 
 /* first unacknowledged segment again (fast retransmit, partial ACK) */
+int
+stk_tcp_frag_needed(struct stk *st, uint32_t rip, uint16_t rport, uint16_t lport, uint32_t seq, uint16_t mtu)
+{
+	struct stk_tcb *c = stk_tcb_lookup(st, rip, rport, lport);
+	uint32_t mss;
+	bool was;
+
+	if (c == NULL || (c->flags & TF_DEAD) || SEQ_LT(seq, c->snd_una) || !SEQ_LT(seq, c->snd_max))
+		return -1; /* RFC 5927 4.1: only about data in flight */
+	switch (c->state) {
+	case STK_TCP_ESTABLISHED:
+	case STK_TCP_CLOSE_WAIT:
+	case STK_TCP_FIN_WAIT_1:
+	case STK_TCP_CLOSING:
+	case STK_TCP_LAST_ACK:
+		break;
+	default:
+		return -1;
+	}
+	/* RFC 1191 3: no MTU (an old router) or an absurd one: the smallest a host
+	 * must take, 576 (a 536-byte MSS) */
+	if (mtu < 576 || mtu >= c->pmtu)
+		mtu = mtu >= c->pmtu ? (uint16_t)c->pmtu : 576;
+	if (mtu >= c->pmtu)
+		return 0; /* nothing to lower */
+	c->pmtu = mtu;
+	mss = mtu - STK_IP4_HLEN - STK_TCP_HLEN - (c->ts_ok ? 12 : 0);
+	if (mss >= c->mss)
+		return 0;
+	c->mss = mss;
+	STK_CTR(st, TCP_PMTU_LOWERED);
+	stk_logf(st, STK_LOG_INFO, "conn 0x%x: path MTU %u: segments of %u bytes from now on", c->id, mtu, mss);
+	/* what is in flight was too big for the path: send it again in the
+	 * smaller segments, without taking it as congestion (cwnd kept, as
+	 * Linux's tcp_simple_retransmit) */
+	st->now = st->ops.clock_ns(st->ops.ctx);
+	c->flags &= ~TF_RTT_TIMING; /* Karn */
+	c->dupacks = 0;
+	was = (c->flags & TF_INRECOVERY) != 0;
+	c->flags &= ~TF_INRECOVERY;
+	if (c->sack_ok && c->sb.head != c->sb.tail)
+		stk_sb_rto(st, c, was); /* all but what the peer SACKed is lost */
+	else
+		c->snd_nxt = c->snd_una; /* go-back-N */
+	c->recover = c->snd_max;
+	stk_tcp_output(st, c);
+	if (c->timer[STK_T_REXMT] == 0 && c->snd_una != c->snd_max)
+		stk_tcp_rexmt_arm(st, c);
+	return 0;
+}
+
 void
 stk_tcp_retransmit_first(struct stk *st, struct stk_tcb *c)
 {

@@ -229,6 +229,93 @@ START_TEST(mss_segments)
 }
 END_TEST
 
+/* an ICMP "fragmentation needed" (RFC 1191) from a router between us and the
+ * peer, quoting segment k (its IPv4 header and first 8 TCP bytes) */
+static void
+frag_needed(const struct h_pkt *k, uint16_t mtu, uint32_t seq)
+{
+	uint8_t icmp[8 + 28], frame[128];
+	uint32_t n;
+
+	memset(icmp, 0, sizeof(icmp));
+	icmp[0] = 3;
+	icmp[1] = 4;
+	icmp[6] = (uint8_t)(mtu >> 8);
+	icmp[7] = (uint8_t)mtu;
+	memcpy(icmp + 8, k->frame + 14, 20);
+	memcpy(icmp + 28, k->frame + 34, 8);
+	icmp[28 + 4] = (uint8_t)(seq >> 24); /* the quoted segment's sequence number */
+	icmp[28 + 5] = (uint8_t)(seq >> 16);
+	icmp[28 + 6] = (uint8_t)(seq >> 8);
+	icmp[28 + 7] = (uint8_t)seq;
+	{
+		uint16_t cs = stk_csum_fold(stk_csum_partial(icmp, sizeof(icmp), 0));
+
+		memcpy(icmp + 2, &cs, 2);
+	}
+	n = h_build_ip4(H, frame, H_PEER_MAC, 0x0a000063u /* a router */, H_OUR_IP, 1, icmp, sizeof(icmp));
+	h_inject(H, frame, n, 0);
+}
+
+/* RFC 1191: "fragmentation needed" about a segment in flight lowers the MSS
+ * to what the path carries and sends what is in flight again in segments
+ * that fit; one about data not in flight (stale or forged, RFC 5927) and one
+ * naming an MTU below 576 change nothing or clamp to 576 */
+START_TEST(pmtu_lowered)
+{
+	const struct h_topts synack = { .has_mss = true, .mss = 1460, .sack_perm = true };
+	struct stk_tcb *c;
+	struct h_pkt *k, first;
+	struct h_snap s;
+	unsigned resent = 0;
+	uint32_t base;
+
+	h_create(H);
+	h_peer_init(&P, 80, 0);
+	c = h_connect(H, &P, 1, 1000, &synack);
+	ck_assert_int_eq(h_send(H, c, 0, 3 * 1460), 0);
+	k = h_tx_tcp(H, "the first segment");
+	ck_assert_uint_eq(k->plen, 1460);
+	first = *k;
+	base = k->seq;
+	h_tx_drain(H);
+	h_snap(H, &s);
+	/* stale: a sequence number before anything in flight */
+	frag_needed(&first, 1000, base - 5000);
+	ck_assert_uint_eq(h_delta(H, &s, STK_C_DROP_ICMP_UNMATCHED), 1);
+	ck_assert_uint_eq(h_txq(H), 0);
+	frag_needed(&first, 1000, base);
+	ck_assert_uint_eq(h_delta(H, &s, STK_C_TCP_PMTU_LOWERED), 1);
+	while ((k = h_tx_pop(H)) != NULL) {
+		if (!k->is_tcp || k->plen == 0)
+			continue;
+		ck_assert_msg(k->len - 14 <= 1000, "a %u-byte IP packet after the path said 1000", k->len - 14);
+		ck_assert_msg(h_check_pat(k->payload, k->seq - base, k->plen), "payload at %u differs", k->seq - base);
+		resent += k->plen;
+	}
+	ck_assert_msg(resent >= 960, "only %u bytes sent again in smaller segments", resent);
+	/* new data goes in the smaller segments too */
+	P.rcv_nxt = base + 3 * 1460;
+	h_peer_ack(H, &P);
+	h_tx_drain(H);
+	ck_assert_int_eq(h_send(H, c, 3 * 1460, 5000), 0);
+	while ((k = h_tx_pop(H)) != NULL)
+		if (k->is_tcp && k->plen > 0)
+			ck_assert_msg(k->plen <= 960, "new segment of %u bytes", k->plen);
+	/* an MTU below what a host must take: clamped to 576 */
+	k = NULL;
+	ck_assert_int_eq(h_send(H, c, 3 * 1460 + 5000, 960), 0);
+	k = h_tx_pop(H);
+	ck_assert_ptr_nonnull(k);
+	frag_needed(k, 68, k->seq);
+	ck_assert_uint_eq(h_delta(H, &s, STK_C_TCP_PMTU_LOWERED), 2);
+	while ((k = h_tx_pop(H)) != NULL)
+		if (k->is_tcp && k->plen > 0)
+			ck_assert_msg(k->plen <= 536, "a %u-byte segment after the 576 clamp", k->plen);
+	ck_assert_int_eq(stk_tcp_state(c), STK_TCP_ESTABLISHED);
+}
+END_TEST
+
 START_TEST(window_respected)
 {
 	const uint32_t total = 200000;
@@ -1190,6 +1277,7 @@ tcp_out_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(tc, mss_segments, 0, (int)(sizeof(mss_cases) / sizeof(mss_cases[0])));
+	tcase_add_test(tc, pmtu_lowered);
 	tcase_add_loop_test(tc, window_respected, 0, 2);
 	tcase_add_test(tc, tiny_peer_window);
 	tcase_add_loop_test(tc, fast_retransmit, 0, 4);

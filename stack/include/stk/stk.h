@@ -197,6 +197,9 @@ struct stk_config {
 	X(ICMP_ECHO_TX, "icmp_echo_tx")                                        \
 	X(DROP_ICMP_BAD, "drop_icmp_bad")                                      \
 	X(DROP_ICMP_TYPE, "drop_icmp_type")                                    \
+	X(ICMP_FRAG_NEEDED, "icmp_frag_needed")                                \
+	X(DROP_ICMP_UNMATCHED, "drop_icmp_unmatched")                          \
+	X(TCP_PMTU_LOWERED, "tcp_pmtu_lowered")                                \
 	X(TCP_SEGS_IN, "tcp_segs_in")                                          \
 	X(TCP_SEGS_OUT, "tcp_segs_out")                                        \
 	X(TCP_BYTES_IN, "tcp_bytes_in")                                        \

@@ -7,6 +7,8 @@
 
 #define STK_ICMP_ECHOREPLY 0
 #define STK_ICMP_ECHO 8
+#define STK_ICMP_UNREACH 3
+#define STK_ICMP_FRAG_NEEDED 4 /* code of UNREACH: DF set, the next hop's MTU in bytes 6-7 (RFC 1191) */
 
 struct stk_icmp_hdr {
 	uint8_t type;
