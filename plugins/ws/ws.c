@@ -118,6 +118,7 @@ ws_process(struct lcp_stage *st, void *ctx, unsigned port, void **objs, unsigned
 			if (c->state == WC_CONNECTING && x->stopping) {
 				/* connected while we stop: no TLS, no upgrade, just TCP's close */
 				c->tcp = meta->conn;
+				c->rx_off = 0;
 				c->state = WC_CLOSING;
 				c->close_rcvd = true;
 				c->fin_sent = false;
