@@ -205,6 +205,7 @@ ws_validate(const void *conf, char *msg, size_t msglen)
 {
 	const struct ws_conf *c = conf;
 	const char *p = c->url;
+	unsigned urls = 0;
 
 	while (*p) {
 		const char *comma = strchr(p, ',');
@@ -214,7 +215,10 @@ ws_validate(const void *conf, char *msg, size_t msglen)
 		if (ws_parse_url(p, n, &tmp, msg, msglen) < 0)
 			return -1;
 		p += n + (comma ? 1 : 0);
+		urls++;
 	}
+	/* the connections it opens, for the mbuf budget (lcpipe check) */
+	lcp_check_mbufs(&(struct lcp_mbuf_hold){ .conns = urls * c->connections });
 	if (c->reconnect_min_ms > c->reconnect_max_ms) {
 		snprintf(msg, msglen, "reconnect_min_ms %u is above reconnect_max_ms %u", c->reconnect_min_ms,
 			 c->reconnect_max_ms);
