@@ -145,14 +145,42 @@ tcp_op_tx(void *ctx, struct stk_buf *b, uint8_t *data, uint32_t len, uint32_t fl
 	return 0;
 }
 
+/* The stage's pool ran dry (a frame could not be built): logged once per
+ * episode, with what failed and its counter; an episode lasts at least a
+ * second (a pool that empties and refills all the time is one episode), and
+ * tcp_pool_back() ends it with how many allocations failed in it. */
+static void __rte_cold
+tcp_pool_empty(struct tcp_ctx *x, const char *what)
+{
+	if (x->pool_short++ == 0) {
+		x->pool_short_since = rte_rdtsc();
+		lcp_log(x->st, LCP_LOG_ERR,
+			"pool %s is empty: %s lost (drop_tx_nobuf) until mbufs come back (tx_mbufs %u)",
+			x->pool->name, what, x->pool->size);
+	}
+}
+
+static inline void
+tcp_pool_back(struct tcp_ctx *x)
+{
+	if (unlikely(x->pool_short != 0) && rte_rdtsc() - x->pool_short_since >= rte_get_tsc_hz()) {
+		lcp_log(x->st, LCP_LOG_INFO, "pool %s has mbufs again: %u allocation(s) failed meanwhile",
+			x->pool->name, x->pool_short);
+		x->pool_short = 0;
+	}
+}
+
 static struct stk_buf *
 tcp_op_tx_alloc(void *ctx, uint32_t len, uint8_t **data)
 {
 	struct tcp_ctx *x = ctx;
 	struct rte_mbuf *m = rte_pktmbuf_alloc(x->pool);
 
-	if (unlikely(m == NULL))
+	if (unlikely(m == NULL)) {
+		tcp_pool_empty(x, "a frame (the segment is sent again later, an ACK with the next)");
 		return NULL;
+	}
+	tcp_pool_back(x);
 	if (unlikely(len > rte_pktmbuf_tailroom(m))) {
 		rte_pktmbuf_free(m);
 		return NULL;
@@ -247,13 +275,13 @@ tcp_op_log(void *ctx, int level, const char *msg)
 static struct rte_mbuf *
 tcp_event_mbuf(struct tcp_ctx *x, struct stk_tcb *c, uint64_t user, unsigned ev, int reason)
 {
-	struct rte_mbuf *m = lcp_stream_mbuf(x->pool, ev, c != NULL ? stk_tcp_id(c) : 0, rte_rdtsc());
+	struct rte_mbuf *m = lcp_stream_mbuf(x->evpool, ev, c != NULL ? stk_tcp_id(c) : 0, rte_rdtsc());
 	struct lcp_stream_meta *meta;
 
 	if (m == NULL) {
 		TCP_COUNT(x, DROP_EVENT_NOMBUF, 1);
-		lcp_log(x->st, LCP_LOG_ERR, "no mbuf for a %s event of connection 0x%x: event lost",
-			lcp_stream_ev_name(ev), c != NULL ? stk_tcp_id(c) : 0);
+		lcp_log(x->st, LCP_LOG_ERR, "no mbuf in %s for a %s event of connection 0x%x: event lost",
+			x->evpool->name, lcp_stream_ev_name(ev), c != NULL ? stk_tcp_id(c) : 0);
 		return NULL;
 	}
 	meta = lcp_stream_meta(m);
@@ -367,12 +395,13 @@ tcp_init(struct lcp_stage *st, const void *conf, void **ctx)
 	x->listen = c->listen;
 	x->backlog = c->backlog;
 	x->csum_offload = c->csum_offload;
-	/* the frames the stack builds and the events come from a pool of the
-	 * stage's own: applications that send from the engine's pool can take
-	 * all of it, and the retransmissions whose ACKs free it must still go */
-	x->pool = c->tx_mbufs != 0 ? lcp_stage_pktmbuf_pool_create(st, "tcp", c->tx_mbufs)
-				   : lcp_stage_pktmbuf_pool(st);
-	if (x->pool == NULL) {
+	/* the frames the stack builds come from a pool of the stage's own:
+	 * applications that send from the engine's pool can take all of it, and
+	 * the retransmissions whose ACKs free it must still go; events come from
+	 * the engine's (frames never take what an event needs) */
+	x->evpool = lcp_stage_pktmbuf_pool(st);
+	x->pool = c->tx_mbufs != 0 ? lcp_stage_pktmbuf_pool_create(st, "tcp", c->tx_mbufs) : x->evpool;
+	if (x->pool == NULL || x->evpool == NULL) {
 		lcp_log(st, LCP_LOG_ERR, "tx_mbufs: no packet mbuf pool of %u on socket %d: %s", c->tx_mbufs,
 			lcp_stage_socket(st), rte_strerror(rte_errno));
 		rte_free(x);

@@ -64,7 +64,10 @@ struct tcp_ctx {
 	struct stk *stk;
 	struct stk_config k;
 	bool have_mac;
-	struct rte_mempool *pool;  /* frames and events (tx_mbufs: the stage's own pool) */
+	struct rte_mempool *pool;  /* the frames it builds (tx_mbufs: the stage's own pool) */
+	struct rte_mempool *evpool; /* events to the application: the engine's pool */
+	unsigned pool_short;       /* allocations from pool failed in this episode (tcp.c) */
+	uint64_t pool_short_since; /* TSC: the episode's first failure */
 	struct lcp_pool *nodes;    /* small control objects (pool strategy) */
 	uint64_t ns_mult;          /* ns = tsc * ns_mult >> 32 */
 	uint64_t rnd[32];

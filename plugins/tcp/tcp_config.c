@@ -82,7 +82,7 @@ const struct lcp_opt tcp_opts[] = {
 	LCP_OPT_UINT(C, node_pool, "node_pool", "65536", 1024, 16777216, 0,
 		     "queue nodes (out-of-order, send queue, ARP pending) in the stage's node pool"),
 	LCP_OPT_UINT(C, tx_mbufs, "tx_mbufs", "4095", 0, 16777216, 0,
-		     "mbufs of the stage's own pool for the frames it builds and the events it sends, apart from the engine's pool applications send from, so retransmissions and ACKs always find one (0: the engine's pool)"),
+		     "mbufs of the stage's own pool for the frames it builds, apart from the engine's pool applications send from, so retransmissions and ACKs always find one (0: the engine's pool)"),
 	LCP_OPT_UINT(C, rx_reserve, "rx_reserve", "256", 0, 1048576, 0,
 		     "mbufs of the packet pool kept free for receiving: below it new payload is refused unacknowledged (drop_tcp_rx_pressure) while ACKs still come in (0: no reserve)"),
 	LCP_OPT_END,

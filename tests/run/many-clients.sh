@@ -10,7 +10,8 @@
 # bad_tick 0), no connection fails (fail_* 0), every close completes both
 # ways (200 each). The engine pool is sized for 200 connections' buffers
 # (engine.mbufs 65535). Then the same on the default pool, which runs dry:
-# nothing torn, shortages logged once per episode.
+# nothing torn, shortages logged once per episode (ws's, and the exchange's
+# tcp stage building its frames in a pool of 512).
 . "$(dirname "$0")/lib.sh"
 
 for p in tcp ws feedsim metrics port_ethdev sink_null; do
@@ -59,6 +60,8 @@ step "the same on the default engine pool (8191 mbufs): nothing torn when it run
 import json, sys
 c = json.load(open(sys.argv[1]))
 del c["engine"]["mbufs"]
+# the exchange's tcp stage builds its frames in a pool of 512: it runs dry too
+[s for s in c["stages"] if s["name"] == "exch_tcp"][0]["options"]["tx_mbufs"] = 512
 json.dump(c, open(sys.argv[2], "w"), indent=1)
 PY
 new_prefix
@@ -78,5 +81,12 @@ if [ "$lost" -le $((back + 1)) ]; then
 	ok "ws logged $lost shortage episode(s), $back end(s): once per episode"
 else
 	fail "ws logged $lost shortages for $back ends: not once per episode"
+fi
+lost=$(grep -c '\[tcp:exch_tcp\] error: pool lcp_tcp_[0-9]* is empty: .* lost (drop_tx_nobuf)' "$ERR")
+back=$(grep -c '\[tcp:exch_tcp\] pool lcp_tcp_[0-9]* has mbufs again: [0-9]* allocation(s) failed meanwhile' "$ERR")
+if [ "$lost" -ge 1 ] && [ "$lost" -le $((back + 1)) ]; then
+	ok "exch_tcp logged $lost episode(s) of its empty pool, $back end(s): once per episode"
+else
+	fail "exch_tcp logged $lost empty-pool episodes for $back ends (want at least one, once per episode)"
 fi
 finish
