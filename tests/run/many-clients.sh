@@ -11,7 +11,7 @@
 # ways (200 each). The engine pool is sized for 200 connections' buffers
 # (engine.mbufs 65535). Then the same on the default pool, which runs dry:
 # nothing torn, shortages logged once per episode (ws's, and the exchange's
-# tcp stage building its frames in a pool of 512).
+# tcp stage building its frames in a pool of 64).
 . "$(dirname "$0")/lib.sh"
 
 for p in tcp ws feedsim metrics port_ethdev sink_null; do
@@ -60,8 +60,8 @@ step "the same on the default engine pool (8191 mbufs): nothing torn when it run
 import json, sys
 c = json.load(open(sys.argv[1]))
 del c["engine"]["mbufs"]
-# the exchange's tcp stage builds its frames in a pool of 512: it runs dry too
-[s for s in c["stages"] if s["name"] == "exch_tcp"][0]["options"]["tx_mbufs"] = 512
+# the exchange's tcp stage builds its frames in a pool of 64: it runs dry too
+[s for s in c["stages"] if s["name"] == "exch_tcp"][0]["options"]["tx_mbufs"] = 64
 json.dump(c, open(sys.argv[2], "w"), indent=1)
 PY
 new_prefix
