@@ -393,6 +393,14 @@ uint32_t stk_tcb_sws_step(const struct stk *st, const struct stk_tcb *c);
 void stk_ooo_purge(struct stk *st, struct stk_tcb *c);
 void stk_sndq_ack(struct stk *st, struct stk_tcb *c, uint32_t upto);
 
+/* states in which data of ours may be in flight or go out */
+static inline bool
+stk_tcp_state_sends(uint8_t s)
+{
+	return s == STK_TCP_ESTABLISHED || s == STK_TCP_CLOSE_WAIT || s == STK_TCP_FIN_WAIT_1 ||
+	       s == STK_TCP_CLOSING || s == STK_TCP_LAST_ACK;
+}
+
 static inline uint16_t
 stk_get16(const void *p)
 {

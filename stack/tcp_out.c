@@ -353,22 +353,14 @@ stk_tcp_frag_needed(struct stk *st, uint32_t rip, uint16_t rport, uint16_t lport
 	uint32_t mss;
 	bool was;
 
-	if (c == NULL || (c->flags & TF_DEAD) || SEQ_LT(seq, c->snd_una) || !SEQ_LT(seq, c->snd_max))
-		return -1; /* RFC 5927 4.1: only about data in flight */
-	switch (c->state) {
-	case STK_TCP_ESTABLISHED:
-	case STK_TCP_CLOSE_WAIT:
-	case STK_TCP_FIN_WAIT_1:
-	case STK_TCP_CLOSING:
-	case STK_TCP_LAST_ACK:
-		break;
-	default:
+	/* RFC 5927 4.1: only about data in flight */
+	if (c == NULL || (c->flags & TF_DEAD) || !stk_tcp_state_sends(c->state) || SEQ_LT(seq, c->snd_una) ||
+	    !SEQ_LT(seq, c->snd_max))
 		return -1;
-	}
 	/* RFC 1191 3: no MTU (an old router) or an absurd one: the smallest a host
 	 * must take, 576 (a 536-byte MSS) */
-	if (mtu < 576 || mtu >= c->pmtu)
-		mtu = mtu >= c->pmtu ? (uint16_t)c->pmtu : 576;
+	if (mtu < 576)
+		mtu = 576;
 	if (mtu >= c->pmtu)
 		return 0; /* nothing to lower */
 	c->pmtu = mtu;
@@ -453,13 +445,9 @@ output(struct stk *st, struct stk_tcb *c, bool probe)
 			stk_tcp_rexmt_arm(st, c);
 		}
 		return 0;
-	case STK_TCP_ESTABLISHED:
-	case STK_TCP_CLOSE_WAIT:
-	case STK_TCP_FIN_WAIT_1:
-	case STK_TCP_CLOSING:
-	case STK_TCP_LAST_ACK:
-		break;
 	default:
+		if (stk_tcp_state_sends(c->state))
+			break;
 		if (c->flags & TF_ACKNOW)
 			stk_tcp_send_ack(st, c);
 		return 0;
