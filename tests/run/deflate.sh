@@ -119,13 +119,17 @@ expect_rc 0 "wss + deflate run"
 rcheck "wss + deflate" "${compressed_checks[@]}" 'ctr("feed", "tls_handshakes") == 1'
 hash_equal wssz
 step "wss + deflate through seeded loss, reordering, duplication and corruption both ways"
-# conf/fault-demo.json (1 % drop, 1 % reorder, 0.5 % duplicate, 0.1 % corrupt on
-# each side) with feedsim serving wss and compressing: what TCP repairs must reach
-# TLS (whose records would fail their tag otherwise) and the inflater exactly
+# conf/fault-demo.json (1 % drop, 1 % reorder, 0.5 % duplicate on each side;
+# corruption raised to 2 %: the 20,000 compressed messages make only some 500
+# frames each way, too few for the demo's 0.1 % to corrupt one every run) with
+# feedsim serving wss and compressing: what TCP repairs must reach TLS (whose
+# records would fail their tag otherwise) and the inflater exactly
 cp "$top_srcdir/conf/fault-demo.json" "$T/cfg/fault-demo.json"
 zconf "$T/cfg/fault-demo.json" "$T/cfg/faultz.json" '
 ex.update({"listen": 8443, "tls_cert": "tls/server.pem", "tls_key": "tls/server.key", "send_mbufs": 1024})
 ws.update({"url": "wss://10.99.0.1:8443/marketdata", "ca_file": "tls/ca.pem", "handshake_timeout_ms": 20000})
+for n in ("fault", "exch_fault"):
+    st[n]["options"]["corrupt"] = 0.02
 '
 new_prefix
 lcrun faultz "$T/cfg/faultz.json" --duration 60 --no-live -- $(eal_base) -l 0,1
