@@ -6,10 +6,13 @@
  * States: ACCEPT (0), REJECT (1), then "continuation bytes still expected"
  * with the range the next one must fall in (E0: A0..BF, ED: 80..9F, F0: 90..BF,
  * F4: 80..8F exclude overlongs, surrogates and > U+10FFFF). ASCII, the bulk of
- * market data, is skipped 8 bytes at a time. Hand-written: the Debian
+ * market data, is skipped 16 bytes at a time. Hand-written: the Debian
  * libraries that validate UTF-8 (glib, ICU) are not resumable across chunks
  * without copying, and this runs on every text byte. */
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include <stk/ws.h>
 
@@ -70,11 +73,20 @@ step(uint32_t s, uint8_t b)
 uint32_t
 stk_utf8_validate(uint32_t s, const uint8_t *p, size_t n)
 {
-	const uint8_t *end = p + n;
+	const uint8_t *start = p, *end = p + n;
 
 	while (p < end) {
 		if (s == U_ACC) {
-			/* ASCII fast path */
+			/* ASCII fast path: 16 bytes at a time (SSE2, the x86-64
+			 * baseline), then 8; a tail of 1..7 bytes is checked with
+			 * the chunk's last 8 bytes (overlapping what was read) */
+#if defined(__SSE2__)
+			while (end - p >= 16) {
+				if (_mm_movemask_epi8(_mm_loadu_si128((const __m128i *)(const void *)p)) != 0)
+					break;
+				p += 16;
+			}
+#endif
 			while (end - p >= 8) {
 				uint64_t w;
 
@@ -82,6 +94,13 @@ stk_utf8_validate(uint32_t s, const uint8_t *p, size_t n)
 				if (w & 0x8080808080808080ull)
 					break;
 				p += 8;
+			}
+			if (p < end && end - p < 8 && end - start >= 8) {
+				uint64_t w;
+
+				memcpy(&w, end - 8, 8);
+				if ((w & 0x8080808080808080ull) == 0)
+					break; /* the tail is ASCII */
 			}
 			while (p < end && *p < 0x80)
 				p++;

@@ -44,6 +44,7 @@
 #include <lcp/lcp.h>
 
 #include "metrics_json.h"
+#include "metrics_scan.h"
 
 enum { MT_P_IN, MT_P_OUT };
 
@@ -138,8 +139,7 @@ _Static_assert(MT_LAT_FUTURE - MT_TICKS == 12, "the per-burst block is contiguou
 
 /* ---- options ---- */
 
-#define MT_FIELD_MAX 31     /* field name length */
-#define MT_SYM_MAX 31       /* symbol length */
+#define MT_FIELD_MAX METRICS_FIELD_MAX /* field name length */
 #define MT_SYMBOLS_MAX (1u << 20)
 #define MT_VALUES_MAX 8     /* values of select_value / reset_value */
 #define MT_VALUE_LEN 255    /* their total length */
@@ -408,9 +408,7 @@ struct metrics_ctx {
 	uint32_t max_conns;
 	uint32_t sample;
 	uint32_t sample_left;  /* messages until the next sample */
-	uint32_t sym_len, seq_len;
-	char sym_name[MT_FIELD_MAX + 1];
-	char seq_name[MT_FIELD_MAX + 1];
+	struct metrics_scan scan; /* the tick scan's field names and patterns */
 	struct mt_sym *tab;
 	uint64_t mask;         /* table slots - 1 (a power of two, >= 2 x symbols) */
 	uint32_t epoch[MT_EPOCHS]; /* session count per conn_id % MT_EPOCHS */
@@ -423,6 +421,8 @@ struct metrics_ctx {
 	uint64_t first_tsc, last_tsc;    /* TSC of the first and last burst */
 	uint64_t first_msgs, first_bytes; /* what arrived with the first burst */
 	uint64_t hz;
+	/* the lat_b* counters published: hist[] at the last burst's end */
+	uint64_t hist_pub[MT_NB];
 	char naive_pat[5][MT_FIELD_MAX + 4]; /* naive: "\"s\":" ... */
 	size_t naive_pat_len[5];
 
@@ -494,10 +494,12 @@ mt_loss(struct lcp_stage *st, struct metrics_ctx *x, const struct lcp_msg *m)
 	}
 }
 
-/* one latency sample; c[] is the per-burst local block */
+/* one latency sample; c[] is the per-burst local block. The bucket's counter
+ * lat_bNNN is not added here: [*lo, *hi] widens to cover the buckets touched,
+ * and mt_hist_publish() adds what they gained once per burst. */
 static __rte_always_inline void
-mt_sample(struct lcp_stage *st, struct metrics_ctx *x, uint64_t rx_tsc, uint64_t now,
-	  uint64_t *c)
+mt_sample(struct metrics_ctx *x, uint64_t rx_tsc, uint64_t now, uint64_t *c, unsigned *lo,
+	  unsigned *hi)
 {
 	uint64_t d;
 	unsigned b;
@@ -515,7 +517,24 @@ mt_sample(struct lcp_stage *st, struct metrics_ctx *x, uint64_t rx_tsc, uint64_t
 	x->hist[b]++;
 	if (d > x->lat_max)
 		x->lat_max = d;
-	lcp_count(st, MT_LAT_B000 + b, 1);
+	if (b < *lo)
+		*lo = b;
+	if (b > *hi)
+		*hi = b;
+}
+
+/* the lat_b* counters of buckets lo..hi catch up with hist[] */
+static __rte_always_inline void
+mt_hist_publish(struct lcp_stage *st, struct metrics_ctx *x, unsigned lo, unsigned hi)
+{
+	for (unsigned b = lo; b <= hi && b < MT_NB; b++) {
+		uint64_t d = x->hist[b] - x->hist_pub[b];
+
+		if (d != 0) {
+			lcp_count(st, MT_LAT_B000 + b, d);
+			x->hist_pub[b] = x->hist[b];
+		}
+	}
 }
 
 /* ---- the symbol table ---- */
@@ -679,103 +698,6 @@ mt_track_paths(struct metrics_ctx *x, uint64_t conn, const uint64_t key[4], uint
 	}
 }
 
-/* ---- the tick scan ----
- * Walks the JSON strings of the message with memchr: each string is skipped
- * whole (escaped quotes respected), and a string followed by ':' is a key. The
- * first occurrence of each wanted key wins, at whatever depth; the scan stops
- * once both are found, so padding after them is never read. */
-enum { MT_SCAN_TICK, MT_SCAN_NON_TICK, MT_SCAN_BAD };
-
-
-static __rte_always_inline const uint8_t *
-mt_skip_ws(const uint8_t *p, const uint8_t *end)
-{
-	while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
-		p++;
-	return p;
-}
-
-/* an unsigned decimal at p: digits, not followed by a fraction or exponent */
-static __rte_always_inline const uint8_t *
-mt_uint(const uint8_t *p, const uint8_t *end, uint64_t *v)
-{
-	uint64_t n = 0;
-	const uint8_t *p0 = p;
-
-	while (p < end && *p >= '0' && *p <= '9') {
-		unsigned d = (unsigned)(*p - '0');
-
-		if (unlikely(n > (UINT64_MAX - d) / 10))
-			return NULL;
-		n = n * 10 + d;
-		p++;
-	}
-	if (p == p0 || (p < end && (*p == '.' || *p == 'e' || *p == 'E')))
-		return NULL;
-	*v = n;
-	return p;
-}
-
-/* the symbol string whose body starts at s into key[4]/len; the end quote or NULL */
-static __rte_always_inline const uint8_t *
-mt_symbol(const uint8_t *s, const uint8_t *end, uint64_t key[4], uint32_t *len)
-{
-	const uint8_t *q = mj_str_end(s, end);
-	size_t n;
-
-	if (q == NULL)
-		return NULL;
-	n = (size_t)(q - s);
-	if (n == 0 || n > MT_SYM_MAX)
-		return NULL;
-	key[0] = key[1] = key[2] = key[3] = 0;
-	memcpy(key, s, n);
-	*len = (uint32_t)n;
-	return q;
-}
-
-static __rte_always_inline int
-mt_scan(const struct metrics_ctx *x, const uint8_t *p, const uint8_t *end, uint64_t key[4],
-	uint32_t *len, uint64_t *seq)
-{
-	bool have_sym = false, have_seq = false;
-
-	while (p < end) {
-		const uint8_t *s, *q, *v;
-		size_t klen;
-
-		s = memchr(p, '"', (size_t)(end - p));
-		if (s == NULL)
-			break;
-		s++;
-		q = mj_str_end(s, end);
-		if (q == NULL)
-			break;
-		p = q + 1;
-		v = mt_skip_ws(p, end);
-		if (v >= end || *v != ':')
-			continue; /* a value, not a key */
-		klen = (size_t)(q - s);
-		v = mt_skip_ws(v + 1, end);
-		if (!have_sym && klen == x->sym_len && memcmp(s, x->sym_name, klen) == 0) {
-			if (v >= end || *v != '"' || (q = mt_symbol(v + 1, end, key, len)) == NULL)
-				return MT_SCAN_BAD;
-			p = q + 1;
-			have_sym = true;
-		} else if (!have_seq && klen == x->seq_len && memcmp(s, x->seq_name, klen) == 0) {
-			if ((v = mt_uint(v, end, seq)) == NULL)
-				return MT_SCAN_BAD;
-			p = v;
-			have_seq = true;
-		} else {
-			continue;
-		}
-		if (have_sym && have_seq)
-			return MT_SCAN_TICK;
-	}
-	return MT_SCAN_NON_TICK;
-}
-
 /* ---- paths mode: one message ---- */
 
 /* a captured number: a JSON number or a string of digits, unsigned, integral */
@@ -786,7 +708,7 @@ mt_span_uint(const struct metrics_json_span *sp, uint64_t *v)
 
 	if (sp->kind != METRICS_JSON_LITERAL && sp->kind != METRICS_JSON_STRING)
 		return false;
-	return mt_uint(sp->p, end, v) == end;
+	return metrics_scan_uint(sp->p, end, v) == end;
 }
 
 /* a captured symbol: a string (or a number) of 1 .. 31 bytes */
@@ -794,7 +716,7 @@ static __rte_always_inline bool
 mt_span_symbol(const struct metrics_json_span *sp, uint64_t key[4], uint32_t *len)
 {
 	if ((sp->kind != METRICS_JSON_STRING && sp->kind != METRICS_JSON_LITERAL) || sp->len == 0 ||
-	    sp->len > MT_SYM_MAX)
+	    sp->len > METRICS_SYM_MAX)
 		return false;
 	key[0] = key[1] = key[2] = key[3] = 0;
 	memcpy(key, sp->p, sp->len);
@@ -890,6 +812,7 @@ metrics_burst(struct lcp_stage *st, struct metrics_ctx *x, void **objs, unsigned
 	uint64_t c[MT_NLOCAL] = { 0 };
 	uint64_t ext[2] = { 0, 0 };
 	uint64_t bytes = 0, run_conn = 0, run_msgs = 0, run_bytes = 0;
+	unsigned lo = MT_NB, hi = 0; /* histogram buckets touched */
 
 	for (unsigned i = 0; i < n; i++) {
 		const struct lcp_msg *m = objs[i];
@@ -915,17 +838,17 @@ metrics_burst(struct lcp_stage *st, struct metrics_ctx *x, void **objs, unsigned
 
 		if (--x->sample_left == 0) {
 			x->sample_left = x->sample;
-			mt_sample(st, x, m->rx_tsc, now, c);
+			mt_sample(x, m->rx_tsc, now, c, &lo, &hi);
 		}
 
 		if (paths) {
 			mt_paths_msg(x, m, c, ext);
 			continue;
 		}
-		r = m->len != 0 ? mt_scan(x, m->data, m->data + m->len, key, &len, &seq)
-				: MT_SCAN_NON_TICK;
-		if (unlikely(r != MT_SCAN_TICK)) {
-			c[MT_L(r == MT_SCAN_BAD ? MT_BAD_TICK : MT_NON_TICK)]++;
+		r = m->len != 0 ? metrics_scan_tick(&x->scan, m->data, m->data + m->len, key, &len, &seq)
+				: METRICS_SCAN_NON_TICK;
+		if (unlikely(r != METRICS_SCAN_TICK)) {
+			c[MT_L(r == METRICS_SCAN_BAD ? MT_BAD_TICK : MT_NON_TICK)]++;
 			continue;
 		}
 		c[MT_L(MT_TICKS)]++;
@@ -938,6 +861,7 @@ metrics_burst(struct lcp_stage *st, struct metrics_ctx *x, void **objs, unsigned
 	}
 	if (run_msgs != 0)
 		mt_conn_add(st, x, run_conn, run_msgs, run_bytes);
+	mt_hist_publish(st, x, lo, hi);
 	lcp_count(st, MT_MSGS, n);
 	lcp_count(st, MT_BYTES, bytes);
 	for (unsigned k = 0; k < MT_NLOCAL; k++)
@@ -1001,8 +925,11 @@ metrics_process_naive(struct lcp_stage *st, struct metrics_ctx *x, void **objs, 
 			mt_loss(st, x, m);
 		mt_conn_add(st, x, m->conn_id, 1, m->len);
 		if (--x->sample_left == 0) {
+			unsigned lo = MT_NB, hi = 0;
+
 			x->sample_left = x->sample;
-			mt_sample(st, x, m->rx_tsc, now, c);
+			mt_sample(x, m->rx_tsc, now, c, &lo, &hi);
+			mt_hist_publish(st, x, lo, hi);
 		}
 		for (unsigned k = 0; k < 5; k++) {
 			f[k] = m->len ? memmem(m->data, m->len, x->naive_pat[k], x->naive_pat_len[k]) : NULL;
@@ -1023,7 +950,7 @@ metrics_process_naive(struct lcp_stage *st, struct metrics_ctx *x, void **objs, 
 			buf[nb] = '\0';
 			errno = 0;
 			seq = strtoull(buf, &ep, 10);
-			if (s >= end || *s != '"' || mt_symbol(s + 1, end, key, &len) == NULL ||
+			if (s >= end || *s != '"' || metrics_scan_symbol(s + 1, end, key, &len) == NULL ||
 			    !(buf[0] >= '0' && buf[0] <= '9') || errno == ERANGE || *ep == '.' ||
 			    *ep == 'e' || *ep == 'E') {
 				c[MT_L(MT_BAD_TICK)]++;
@@ -1127,10 +1054,7 @@ metrics_init(struct lcp_stage *st, const void *conf, void **ctx)
 	x->max_conns = c->max_conns;
 	x->sample = c->sample;
 	x->sample_left = 1; /* the first message is sampled */
-	x->sym_len = (uint32_t)strlen(c->symbol_field);
-	x->seq_len = (uint32_t)strlen(c->seq_field);
-	snprintf(x->sym_name, sizeof(x->sym_name), "%s", c->symbol_field);
-	snprintf(x->seq_name, sizeof(x->seq_name), "%s", c->seq_field);
+	metrics_scan_init(&x->scan, c->symbol_field, c->seq_field);
 	for (unsigned k = 0; k < 5; k++) {
 		const char *f = k == 0 ? c->symbol_field : k == 1 ? c->seq_field : mt_naive_fixed[k - 2];
 

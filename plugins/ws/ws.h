@@ -230,6 +230,9 @@ struct ws_ctx {
 	unsigned n_rnd;            /* bytes of rnd not used yet (taken from the end) */
 	struct lcp_obuf tx;  /* commands and bytes to tcp */
 	struct lcp_obuf msg; /* decoded messages */
+	/* messages, their bytes and the zero-copy ones emitted since the
+	 * counters were last added (ws_flush adds them: once per burst) */
+	uint64_t pend_msgs, pend_bytes, pend_zc;
 	/* permessage-deflate */
 	bool deflate;                 /* offer it */
 	struct stk_ws_pmd pmd_offer;

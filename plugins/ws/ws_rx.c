@@ -106,8 +106,8 @@ ws_emit_msg(struct ws_ctx *x, struct ws_conn *c, struct lcp_msg *m)
 	c->msgs++;
 	c->bytes += m->len;
 	c->t_last_msg = m->rx_tsc != 0 ? m->rx_tsc : ws_now(); /* the stale-feed watchdog */
-	lcp_count(x->st, WS_C_MSGS, 1);
-	lcp_count(x->st, WS_C_MSG_BYTES, m->len);
+	x->pend_msgs++;
+	x->pend_bytes += m->len;
 	lcp_obuf_put(x->st, &x->msg, m);
 }
 
@@ -239,17 +239,25 @@ ws_server_closed(struct ws_ctx *x, struct ws_conn *c, const struct stk_wss_msg *
 	ws_schedule_reconnect(x, c, why);
 }
 
+/* References on a segment are taken WS_SEG_REFS at a time: one atomic add
+ * for up to that many messages of the segment instead of one each, and the
+ * unused ones given back when the segment's frames are done. The caller's own
+ * reference keeps the segment alive meanwhile, so a consumer that frees a
+ * message before the give-back never takes the count to zero. */
+#define WS_SEG_REFS 64
+
 /* frames in [p, end) of segment seg */
 static void
 ws_frames(struct ws_ctx *x, struct ws_conn *c, struct rte_mbuf *seg, uint8_t *p, uint8_t *end)
 {
 	uint64_t tsc = lcp_mbuf_rx_tsc(seg);
 	struct stk_wss_msg w;
+	unsigned spare = 0; /* references taken on seg and not yet given to a message */
 
 	for (;;) {
 		switch (stk_wss_recv(&c->ws, &p, end, &w)) {
 		case STK_WSS_NEED_MORE:
-			return;
+			goto out;
 		case STK_WSS_MSG:
 			if (likely(w.how == STK_WSS_IN_CHUNK)) {
 				/* wholly inside this segment: by reference */
@@ -257,9 +265,13 @@ ws_frames(struct ws_ctx *x, struct ws_conn *c, struct rte_mbuf *seg, uint8_t *p,
 
 				if (m == NULL)
 					continue;
-				rte_mbuf_refcnt_update(seg, 1);
+				if (unlikely(spare == 0)) {
+					rte_mbuf_refcnt_update(seg, WS_SEG_REFS);
+					spare = WS_SEG_REFS;
+				}
+				spare--;
 				m->backing[0] = seg;
-				lcp_count(x->st, WS_C_MSGS_ZERO_COPY, 1);
+				x->pend_zc++;
 				ws_emit_msg(x, c, m);
 			} else {
 				ws_buf_msg(x, c, &w, tsc);
@@ -272,7 +284,7 @@ ws_frames(struct ws_ctx *x, struct ws_conn *c, struct rte_mbuf *seg, uint8_t *p,
 			continue;
 		case STK_WSS_CLOSE:
 			ws_server_closed(x, c, &w);
-			return;
+			goto out;
 		case STK_WSS_ERROR:
 			lcp_count(x->st, w.close_code == STK_WS_CLOSE_BAD_DATA ? WS_C_FAIL_1007
 					 : w.close_code == STK_WS_CLOSE_TOO_BIG ? WS_C_FAIL_1009
@@ -280,11 +292,14 @@ ws_frames(struct ws_ctx *x, struct ws_conn *c, struct rte_mbuf *seg, uint8_t *p,
 										: WS_C_FAIL_1002,
 				  1);
 			ws_fail(x, c, w.close_code, w.reason);
-			return;
+			goto out;
 		default: /* GONE: a send failed (TLS), the connection ended */
-			return;
+			goto out;
 		}
 	}
+out:
+	if (spare != 0)
+		rte_mbuf_refcnt_update(seg, -(int16_t)spare);
 }
 
 const struct stk_wss_ops ws_wss_ops = {

@@ -56,6 +56,13 @@ ws_rand(struct ws_ctx *x, uint8_t *out, unsigned n)
 void
 ws_flush(struct ws_ctx *x)
 {
+	if (x->pend_msgs != 0) {
+		lcp_count(x->st, WS_C_MSGS, x->pend_msgs);
+		lcp_count(x->st, WS_C_MSG_BYTES, x->pend_bytes);
+		if (x->pend_zc != 0)
+			lcp_count(x->st, WS_C_MSGS_ZERO_COPY, x->pend_zc);
+		x->pend_msgs = x->pend_bytes = x->pend_zc = 0;
+	}
 	while (x->tx.n || x->msg.n) {
 		lcp_obuf_flush(x->st, &x->tx);
 		lcp_obuf_flush(x->st, &x->msg);
