@@ -175,51 +175,60 @@ metrics_scan_general(const struct metrics_scan *sc, const uint8_t *p, const uint
 	return METRICS_SCAN_NON_TICK;
 }
 
+/* the known layout only: the outcome, or -1 when the message is not in it
+ * (or the build has no SSE2) and the general walk must decide */
+static inline __attribute__((always_inline)) int
+metrics_scan_known(const struct metrics_scan *sc, const uint8_t *p, const uint8_t *end,
+		   uint64_t key[4], uint32_t *len, uint64_t *seq)
+{
+#if defined(__SSE2__)
+	const __m128i idx = _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+	const uint8_t *s = p + sc->pre_len, *q;
+	__m128i v, w, keep;
+	unsigned qm, bm, n;
+
+	if (!sc->fast || end - p < (ptrdiff_t)(sc->pre_len + 16))
+		return -1;
+	v = _mm_loadu_si128((const __m128i *)(const void *)p);
+	if (((unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(
+		     v, _mm_loadu_si128((const __m128i *)(const void *)sc->pre))) & sc->pre_mask) != sc->pre_mask)
+		return -1;
+	/* the symbol: its closing quote in the next 16 bytes, no escape before it */
+	w = _mm_loadu_si128((const __m128i *)(const void *)s);
+	qm = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(w, _mm_set1_epi8('"')));
+	bm = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(w, _mm_set1_epi8('\\')));
+	if (qm == 0)
+		return -1;
+	n = (unsigned)__builtin_ctz(qm);
+	if (n == 0 || (bm & ((1u << n) - 1)) != 0)
+		return -1;
+	q = s + n;
+	if (end - q < (ptrdiff_t)(sc->mid_len + 16) ||
+	    ((unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(
+		     _mm_loadu_si128((const __m128i *)(const void *)q),
+		     _mm_loadu_si128((const __m128i *)(const void *)sc->mid))) & sc->mid_mask) != sc->mid_mask)
+		return -1;
+	if (metrics_scan_uint(q + sc->mid_len, end, seq) == NULL)
+		return -1; /* not a plain number there (a blank, a sign...): the walk judges */
+	keep = _mm_cmplt_epi8(idx, _mm_set1_epi8((char)n));
+	_mm_storeu_si128((__m128i *)(void *)key, _mm_and_si128(w, keep));
+	key[2] = key[3] = 0;
+	*len = n;
+	return METRICS_SCAN_TICK;
+#else
+	(void)sc, (void)p, (void)end, (void)key, (void)len, (void)seq;
+	return -1;
+#endif
+}
+
 /* the known layout, else the general walk: the same outcome (see the top) */
 static inline __attribute__((always_inline)) int
 metrics_scan_tick(const struct metrics_scan *sc, const uint8_t *p, const uint8_t *end,
 		  uint64_t key[4], uint32_t *len, uint64_t *seq)
 {
-#if defined(__SSE2__)
-	if (__builtin_expect(sc->fast, 1) && end - p >= (ptrdiff_t)(sc->pre_len + 16)) {
-		const __m128i idx = _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-		const uint8_t *s = p + sc->pre_len, *q, *d;
-		__m128i v, w, keep;
-		unsigned qm, bm, n;
+	int r = metrics_scan_known(sc, p, end, key, len, seq);
 
-		v = _mm_loadu_si128((const __m128i *)(const void *)p);
-		if (((unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(
-			     v, _mm_loadu_si128((const __m128i *)(const void *)sc->pre))) & sc->pre_mask) !=
-		    sc->pre_mask)
-			goto general;
-		/* the symbol: its closing quote in the next 16 bytes, no escape before it */
-		w = _mm_loadu_si128((const __m128i *)(const void *)s);
-		qm = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(w, _mm_set1_epi8('"')));
-		bm = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(w, _mm_set1_epi8('\\')));
-		if (qm == 0)
-			goto general;
-		n = (unsigned)__builtin_ctz(qm);
-		if (n == 0 || (bm & ((1u << n) - 1)) != 0)
-			goto general;
-		q = s + n;
-		if (end - q < (ptrdiff_t)(sc->mid_len + 16) ||
-		    ((unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(
-			     _mm_loadu_si128((const __m128i *)(const void *)q),
-			     _mm_loadu_si128((const __m128i *)(const void *)sc->mid))) & sc->mid_mask) !=
-			    sc->mid_mask)
-			goto general;
-		d = metrics_scan_uint(q + sc->mid_len, end, seq);
-		if (d == NULL)
-			return METRICS_SCAN_BAD;
-		keep = _mm_cmplt_epi8(idx, _mm_set1_epi8((char)n));
-		_mm_storeu_si128((__m128i *)(void *)key, _mm_and_si128(w, keep));
-		key[2] = key[3] = 0;
-		*len = n;
-		return METRICS_SCAN_TICK;
-	}
-general:
-#endif
-	return metrics_scan_general(sc, p, end, key, len, seq);
+	return __builtin_expect(r >= 0, 1) ? r : metrics_scan_general(sc, p, end, key, len, seq);
 }
 
 #endif

@@ -12,11 +12,14 @@
  * a string span sits between two quotes; an object span starts with '{', an array
  * span with '[', and both end with a closing bracket of either kind; a literal is not empty and
  * holds no blank, quote, comma, colon, bracket or brace. The same message walked twice gives the
- * same spans (the walk keeps no state).
+ * same spans (the walk keeps no state). The tick scan (metrics_scan.h): where the
+ * known-layout reader takes the message, its outcome (and symbol, length,
+ * sequence) is the general walk's, for the default field names and others.
  */
 #include "fuzz_common.h"
 
 #include "metrics_json.h"
+#include "metrics_scan.h"
 
 static const char *const fj_sets[][METRICS_JSON_MAX_PATHS + 1] = {
 	{"data.s", "data.u", "data.U", "data.e", NULL},
@@ -96,6 +99,28 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		default:
 			FUZZ_CHECK(0);
+		}
+	}
+	{
+		static struct metrics_scan sc[2];
+		static int scan_init;
+
+		if (!scan_init) {
+			metrics_scan_init(&sc[0], "s", "n");
+			metrics_scan_init(&sc[1], "sym", "seqId");
+			scan_init = 1;
+		}
+		for (unsigned k = 0; k < 2; k++) {
+			uint64_t k1[4] = {0}, k2[4] = {0}, s1 = 0, s2 = 0;
+			uint32_t l1 = 0, l2 = 0;
+			int r1 = metrics_scan_known(&sc[k], m, m + n, k1, &l1, &s1);
+			int r2 = metrics_scan_general(&sc[k], m, m + n, k2, &l2, &s2);
+
+			if (r1 < 0)
+				continue;
+			FUZZ_CHECK(r1 == r2);
+			if (r1 == METRICS_SCAN_TICK)
+				FUZZ_CHECK(l1 == l2 && s1 == s2 && memcmp(k1, k2, sizeof(k1)) == 0);
 		}
 	}
 	metrics_json_walk(p, m, m + n, again);

@@ -9,6 +9,13 @@
  * and blanks, the stop once everything is captured (garbage after it is never
  * read), truncated and malformed input (what came before stays), top-level
  * arrays, every message fed from a buffer that ends exactly at its last byte.
+ *
+ * The tick scan (metrics_scan.h): the known-layout reader gives the general
+ * walk's outcome (symbol, length, sequence, or non-tick / bad) on compact ticks
+ * of every symbol length, cut at every length, with every byte replaced by each
+ * of the bytes that matter to it (quote, backslash, blank, digit, dot, colon,
+ * brace), with leading zeros and 19/20/21-digit sequences, under other field
+ * names; and it does take compact ticks itself (x86-64: SSE2).
  */
 #include <check.h>
 #include <stdarg.h>
@@ -16,6 +23,7 @@
 #include <string.h>
 
 #include "metrics_json.h"
+#include "metrics_scan.h"
 
 static struct metrics_json_paths ps;
 static unsigned slot[METRICS_JSON_MAX_PATHS];
@@ -264,6 +272,94 @@ START_TEST(refusals)
 }
 END_TEST
 
+/* ---- the tick scan ---- */
+
+static unsigned scan_known_taken;
+
+/* the two readers on a copy of [m, m + n) that ends at its last byte */
+static void
+scan_same(const struct metrics_scan *sc, const uint8_t *m, size_t n)
+{
+	uint8_t *b = malloc(n ? n : 1);
+	uint64_t k1[4] = {0}, k2[4] = {0}, s1 = 0, s2 = 0;
+	uint32_t l1 = 0, l2 = 0;
+	int r1, r2;
+
+	ck_assert_ptr_nonnull(b);
+	memcpy(b, m, n);
+	r1 = metrics_scan_general(sc, b, b + n, k2, &l2, &s2);
+	r2 = metrics_scan_known(sc, b, b + n, k1, &l1, &s1);
+	if (r2 >= 0) {
+		scan_known_taken++;
+		ck_assert_msg(r1 == r2, "\"%.*s\": known layout %d, general walk %d", (int)n, m, r2, r1);
+		if (r1 == METRICS_SCAN_TICK)
+			ck_assert_msg(l1 == l2 && memcmp(k1, k2, sizeof(k1)) == 0 && s1 == s2,
+				      "\"%.*s\": known layout %u/%llu, general walk %u/%llu", (int)n, m, l1,
+				      (unsigned long long)s1, l2, (unsigned long long)s2);
+	}
+	r2 = metrics_scan_tick(sc, b, b + n, k1, &l1, &s1);
+	ck_assert_int_eq(r1, r2);
+	free(b);
+}
+
+START_TEST(scan_known_layout)
+{
+	static const char *const syms[] = {"S", "SYM00042", "BTCUSDT", "ABCDEFGHIJKLMNO", "ABCDEFGHIJKLMNOP",
+					   "A\\\"B", "AB\\\\", "", "ETH-USD-SWAP-PERP-2026"};
+	static const char *const seqs[] = {"12345", "0", "0000000000000000000000042", "9999999999999999999",
+					   "18446744073709551615", "18446744073709551616", "123456789012345678901",
+					   "12.5", "1e3", "-5", "\"7\"", "x"};
+	static const char *const pads[] = {"", ",\"p\":\"101.25\",\"q\":300,\"t\":1733350000000000000",
+					   ",\"x\":\"padpadpadpadpadpadpadpadpadpadpadpad\"}", "}"};
+	static const uint8_t swaps[] = {'"', '\\', ' ', '5', '.', ':', '{', ',', 'n', 's', 0x80};
+	struct metrics_scan sc;
+	char m[256];
+
+	metrics_scan_init(&sc, "s", "n");
+	scan_known_taken = 0;
+	for (size_t a = 0; a < sizeof(syms) / sizeof(syms[0]); a++)
+		for (size_t b = 0; b < sizeof(seqs) / sizeof(seqs[0]); b++)
+			for (size_t c = 0; c < sizeof(pads) / sizeof(pads[0]); c++) {
+				int n = snprintf(m, sizeof(m), "{\"s\":\"%s\",\"n\":%s%s", syms[a], seqs[b], pads[c]);
+
+				ck_assert_int_lt(n, (int)sizeof(m));
+				for (int cut = 0; cut <= n; cut++)
+					scan_same(&sc, (const uint8_t *)m, (size_t)cut);
+				for (int i = 0; i < n && c == 1; i++)
+					for (size_t w = 0; w < sizeof(swaps); w++) {
+						char save = m[i];
+
+						m[i] = (char)swaps[w];
+						scan_same(&sc, (const uint8_t *)m, (size_t)n);
+						m[i] = save;
+					}
+			}
+#if defined(__SSE2__)
+	/* compact ticks do take the known layout */
+	{
+		const char *t = "{\"s\":\"SYM00042\",\"n\":12345,\"p\":\"101.25\",\"q\":300,\"t\":1}";
+		uint64_t k[4], q;
+		uint32_t l;
+
+		ck_assert_int_eq(metrics_scan_known(&sc, (const uint8_t *)t, (const uint8_t *)t + strlen(t), k, &l, &q),
+				 METRICS_SCAN_TICK);
+		ck_assert_uint_eq(l, 8);
+		ck_assert_uint_eq(q, 12345);
+		ck_assert(memcmp(k, "SYM00042", 8) == 0 && k[1] == 0 && k[2] == 0 && k[3] == 0);
+		ck_assert_uint_gt(scan_known_taken, 1000);
+	}
+#endif
+	/* other names; a name too long for the 16-byte patterns turns the
+	 * known layout off */
+	metrics_scan_init(&sc, "symbol", "seqNum");
+	snprintf(m, sizeof(m), "{\"symbol\":\"BTC-USD\",\"seqNum\":77,\"px\":1}");
+	for (size_t cut = 0; cut <= strlen(m); cut++)
+		scan_same(&sc, (const uint8_t *)m, cut);
+	metrics_scan_init(&sc, "instrument_name_long", "n");
+	ck_assert(!sc.fast);
+}
+END_TEST
+
 static Suite *
 mj_suite(void)
 {
@@ -279,6 +375,7 @@ mj_suite(void)
 	tcase_add_test(t, top_level_array);
 	tcase_add_test(t, slots_shared);
 	tcase_add_test(t, refusals);
+	tcase_add_test(t, scan_known_layout);
 	suite_add_tcase(s, t);
 	return s;
 }
