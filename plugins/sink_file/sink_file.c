@@ -797,8 +797,8 @@ sink_file_process(struct lcp_stage *st, void *ctx, unsigned port, void **objs, u
 			lcp_count(st, SF_C_DROP_WRITE_ERROR, 1);
 			x->dropped++;
 		}
-		lcp_msg_free(msgs[i]);
 	}
+	lcp_msgs_free(msgs, n);
 }
 
 static void

@@ -312,6 +312,7 @@ ws_init(struct lcp_stage *st, const void *conf, void **ctx)
 	if (x == NULL)
 		return -ENOMEM;
 	x->st = st;
+	ws_msg_owner_init(x);
 	x->pkt = lcp_stage_pktmbuf_pool(st);
 	lcp_obuf_init(&x->tx, WS_P_TX, 64);
 	lcp_obuf_init(&x->msg, WS_P_MSG, 64);

@@ -207,6 +207,7 @@ struct ws_msg {
 
 struct ws_ctx {
 	struct lcp_stage *st;
+	struct lcp_msg_owner owner; /* our msgs' owner: their release_bulk */
 	struct lcp_stream_credits *credits; /* tcp.data's, when it asks for releases */
 	struct rte_mempool *pkt;
 	struct lcp_pool *msgs;     /* struct ws_msg objects */
@@ -282,6 +283,7 @@ void ws_send_msgs(struct ws_ctx *x, struct lcp_msg **ms, unsigned n);
 /* ws_rx.c */
 extern const struct stk_wss_ops ws_wss_ops;
 void ws_session_end(struct ws_conn *c);
+void ws_msg_owner_init(struct ws_ctx *x); /* the release_bulk of our msgs (ABI 1.9) */
 void ws_publish(struct ws_ctx *x);
 void ws_on_data(struct ws_ctx *x, struct ws_conn *c, struct rte_mbuf *m);
 void ws_on_plain(struct ws_ctx *x, struct ws_conn *c, struct rte_mbuf *m);

@@ -46,6 +46,41 @@ ws_msg_release(struct lcp_msg *pm)
 	lcp_pool_put(m->x->msgs, m);
 }
 
+/* lcp_msgs_free() of a run of our messages (ABI 1.9): a run of them cut from
+ * one segment gives its references back with one update (and the last one by
+ * rte_pktmbuf_free, which frees the segment when it is the last holder); one
+ * pool put for all */
+static void
+ws_msgs_release(struct lcp_msg *const *pm, unsigned n)
+{
+	struct ws_ctx *x = ((struct ws_msg *)pm[0])->x;
+	unsigned i = 0;
+
+	while (i < n) {
+		struct rte_mbuf *seg = pm[i]->backing[0];
+		unsigned j = i + 1;
+
+		if (pm[i]->backing[1] != NULL)
+			ws_asm_free(x, ((struct ws_msg *)pm[i])->asm_kind, pm[i]->backing[1]);
+		if (seg != NULL) {
+			while (j < n && j - i < INT16_MAX && pm[j]->backing[0] == seg &&
+			       pm[j]->backing[1] == NULL)
+				j++;
+			if (j - i > 1)
+				rte_mbuf_refcnt_update(seg, (int16_t)-(int)(j - i - 1));
+			rte_pktmbuf_free(seg);
+		}
+		i = j;
+	}
+	lcp_pool_put_bulk(x->msgs, (void *const *)pm, n);
+}
+
+void
+ws_msg_owner_init(struct ws_ctx *x)
+{
+	x->owner.release_bulk = ws_msgs_release;
+}
+
 
 /* an object from pool p; empty: wait up to pool_wait_us (backpressure), counted.
  * What this lcore has staged is emitted first: the messages waiting in our own
@@ -85,7 +120,7 @@ ws_msg_new(struct ws_ctx *x, struct ws_conn *c, unsigned op, const uint8_t *data
 	m->pub.data = data;
 	m->pub.len = (uint32_t)len;
 	m->pub.opcode = (uint16_t)op;
-	m->pub.flags = c->session_start ? LCP_MSG_F_SESSION_START : 0;
+	m->pub.flags = c->session_start ? LCP_MSG_F_SESSION_START | LCP_MSG_F_BULK : LCP_MSG_F_BULK;
 	c->session_start = false;
 	m->pub.lost = c->lost;
 	if (unlikely(c->lost != 0)) {
@@ -95,7 +130,7 @@ ws_msg_new(struct ws_ctx *x, struct ws_conn *c, unsigned op, const uint8_t *data
 		c->lost = 0;
 	}
 	m->pub.release = ws_msg_release;
-	m->pub.owner = x;
+	m->pub.owner = &x->owner;
 	m->pub.backing[0] = m->pub.backing[1] = NULL;
 	return &m->pub;
 }

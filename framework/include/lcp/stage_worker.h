@@ -151,8 +151,7 @@ static inline void
 lcp_objs_free(unsigned unit, void **objs, unsigned n)
 {
 	if (unit == LCP_UNIT_MSG) {
-		for (unsigned i = 0; i < n; i++)
-			lcp_msg_free((struct lcp_msg *)objs[i]);
+		lcp_msgs_free((struct lcp_msg *const *)objs, n);
 	} else {
 		rte_pktmbuf_free_bulk((struct rte_mbuf **)objs, n);
 	}
