@@ -124,7 +124,7 @@ RUN_CONFS += run/conf/counters.json
 # a clean stop of a WebSocket session (engine.linger): the demo pipeline ended
 # by --duration and SIGTERM with its stages in both orders and across lcores;
 # both sides close with 1001, nothing is reset
-RUN_TESTS += run/ws-stop.sh run/stop-limit.sh run/stream-gap.sh run/many-clients.sh
+RUN_TESTS += run/ws-stop.sh run/stop-limit.sh run/stream-gap.sh run/many-clients.sh run/trust-csum.sh
 RUN_CONFS += run/conf/loop.json run/conf/stuck.json
 
 # lcpipe ab (framework/ab.c): two demo configs and two gen configs compared end to

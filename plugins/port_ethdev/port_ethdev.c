@@ -106,6 +106,8 @@ static const struct lcp_opt port_ethdev_opts[] = {
 		     "transmit with sendmmsg() on an AF_PACKET socket bound to the device's kernel interface instead of the driver's tx queue (net_af_packet only)"),
 	LCP_OPT_UINT(struct port_ethdev_conf, rx_mbufs, "rx_mbufs", "0", 0, 16777216, 0,
 		     "mbufs of the port's own receive pool, apart from the engine's pool that applications send from, so received ACKs always find one; 0: 2 x rx_queues x rx descriptors + 1024 (ring pairs receive what the other side sent: no pool)"),
+	LCP_OPT_BOOL(struct port_ethdev_conf, trust_checksums, "trust_checksums", "false",
+		     "mark every received frame's IPv4 and TCP/ICMP checksums good instead of having the tcp stage verify them: only on a link that cannot corrupt a frame of its own (net_memif, a ring_pair, net_ring); never on a NIC, af_packet or tap, where the checksum is the only check"),
 	LCP_OPT_END,
 };
 
@@ -179,6 +181,7 @@ port_ethdev_init(struct lcp_stage *st, const void *conf, void **ctx)
 	x->nb_txq = c->tx_queues;
 	x->burst = (uint16_t)c->burst;
 	x->tx_retries = c->tx_retries;
+	x->trust_csum = c->trust_checksums;
 	x->promiscuous = c->promiscuous;
 	x->drain_budget = UINT64_MAX;
 	x->tx_fd = -1;
@@ -202,6 +205,9 @@ port_ethdev_init(struct lcp_stage *st, const void *conf, void **ctx)
 		if (rc != 0)
 			goto fail_port;
 	}
+	if (x->trust_csum)
+		lcp_log(st, LCP_LOG_INFO, "%s: trust_checksums: received frames' checksums are not verified "
+			"(right only where the link cannot corrupt a frame: memif, ring pairs)", x->name);
 	*ctx = x;
 	return 0;
 
@@ -270,6 +276,11 @@ port_ethdev_poll(struct lcp_stage *st, void *ctx)
 			pkts[i]->port = x->port; /* net_ring does not set it */
 			bytes += rte_pktmbuf_pkt_len(pkts[i]);
 		}
+		if (x->trust_csum)
+			for (uint16_t i = 0; i < n; i++)
+				pkts[i]->ol_flags = (pkts[i]->ol_flags &
+						     ~(RTE_MBUF_F_RX_IP_CKSUM_MASK | RTE_MBUF_F_RX_L4_CKSUM_MASK)) |
+						    RTE_MBUF_F_RX_IP_CKSUM_GOOD | RTE_MBUF_F_RX_L4_CKSUM_GOOD;
 		lcp_count(st, PE_RX_BURSTS, 1);
 		lcp_count(st, PE_RX_PACKETS, n);
 		lcp_count(st, PE_RX_BYTES, bytes);

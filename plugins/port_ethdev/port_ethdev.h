@@ -65,6 +65,7 @@ struct port_ethdev_conf {
 	uint32_t ring_size;
 	bool tx_socket;
 	uint32_t rx_mbufs;
+	bool trust_checksums;
 };
 
 struct port_ethdev_ctx {
@@ -73,6 +74,7 @@ struct port_ethdev_ctx {
 	uint16_t nb_txq;
 	uint16_t burst;
 	uint32_t tx_retries;
+	bool trust_csum;       /* trust_checksums: rx frames marked checksum-good */
 	uint64_t drain_budget; /* frames rx may still take once the engine stops
 				* (set at the first poll that sees it); UINT64_MAX before */
 	uint32_t drain_max; /* frames per rx queue drained at stop, at most: a source

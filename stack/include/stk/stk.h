@@ -315,6 +315,12 @@ void stk_rx_pressure(struct stk *st, bool on);
 /* Internet checksum helpers (exported for tests and the plugin) */
 uint32_t stk_csum_partial(const void *data, size_t len, uint32_t sum);
 uint16_t stk_csum_fold(uint32_t sum);
+/* which loop stk_csum_partial runs for buffers of 64 bytes or more: "avx2"
+ * (picked at the first call when the CPU has it), "sse2", or "scalar" */
+const char *stk_csum_impl(void);
+/* tests and benchmarks: run "scalar", "sse2" or "avx2" from now on; -1 when
+ * this CPU or build has no such loop */
+int stk_csum_use(const char *impl);
 
 #ifdef __cplusplus
 }
