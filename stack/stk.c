@@ -266,8 +266,11 @@ stk_input_burst(struct stk *st, const struct stk_rx *rx, unsigned n)
 	if (n == 0)
 		return;
 	st->now = st->ops.clock_ns(st->ops.ctx);
+	st->in_burst = st->cfg.ack_stretch > 2;
 	for (unsigned i = 0; i < n; i++)
 		stk_eth_input(st, rx[i].b, rx[i].data, rx[i].len, rx[i].flags);
+	st->in_burst = false;
+	stk_tcp_burst_acks(st);
 }
 
 unsigned

@@ -189,6 +189,7 @@ struct stk_tcb {
 	uint64_t last_rx;       /* ns of the last segment received (keepalive) */
 	uint16_t zflags;
 #define TZ_ZOMBIE 0x1 /* released while being processed: freed at the end */
+#define TZ_BURST_ACK 0x2 /* owes an ACK at the end of this receive burst (st->burst_ack) */
 #define TZ_ZWND_OUT 0x2 /* the last window offered was zero */
 	uint64_t ts_recent_age;
 	unsigned segs_unacked;  /* full segments received since our last ACK */
@@ -262,6 +263,12 @@ struct stk {
 	uint64_t timer_min;      /* no deadline on the active list is earlier */
 	struct stk_listener *listeners;
 	struct stk_tcb *cur; /* the control block being processed (zombie guard) */
+	/* stretch ACKs (cfg.ack_stretch): inside stk_input_burst, connections
+	 * whose ACK waits for the burst's end */
+	bool in_burst;
+	unsigned n_burst_ack;
+#define STK_BURST_ACK_MAX 32
+	struct stk_tcb *burst_ack[STK_BURST_ACK_MAX];
 	bool rx_pressure;    /* stk_rx_pressure(): refuse new payload */
 };
 
@@ -383,6 +390,8 @@ void stk_bufs_hold(struct stk *st);
 /* the terminal event (if the app can still see c) and release */
 void stk_tcb_finish(struct stk *st, struct stk_tcb *c, enum stk_ev ev, int reason);
 void stk_tcb_release(struct stk *st, struct stk_tcb *c);
+void stk_tcp_burst_acks(struct stk *st);
+void stk_tcp_burst_ack_forget(struct stk *st, struct stk_tcb *c);
 void stk_tcb_set_state(struct stk *st, struct stk_tcb *c, enum stk_tcp_state s);
 void stk_tcb_event(struct stk *st, struct stk_tcb *c, enum stk_ev ev, int reason);
 void stk_tcb_init_params(struct stk *st, struct stk_tcb *c);

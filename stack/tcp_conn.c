@@ -202,6 +202,8 @@ stk_tcb_release(struct stk *st, struct stk_tcb *c)
 		c->flags |= TF_DEAD;
 		return;
 	}
+	if (c->zflags & TZ_BURST_ACK)
+		stk_tcp_burst_ack_forget(st, c);
 	stk_listener_detach(st, c);
 	stk_tcb_active_remove(st, c);
 	if (c->state != STK_TCP_CLOSED || c->rport != 0)
@@ -675,4 +677,34 @@ const struct stk_tcp_stats *
 stk_tcp_stats(const struct stk_tcb *c)
 {
 	return &c->stats;
+}
+
+/* the stretch ACKs of the burst that just ended (stk_input_burst): one ACK for
+ * every connection that still owes one (an ACK sent meanwhile, with data or a
+ * window update, cleared segs_unacked) */
+void
+stk_tcp_burst_acks(struct stk *st)
+{
+	for (unsigned i = 0; i < st->n_burst_ack; i++) {
+		struct stk_tcb *c = st->burst_ack[i];
+
+		c->zflags &= (uint16_t)~TZ_BURST_ACK;
+		if (c->segs_unacked > 0 && !(c->flags & TF_DEAD) && c->state != STK_TCP_CLOSED) {
+			STK_CTR(st, TCP_STRETCH_ACKS);
+			stk_tcp_send_ack(st, c);
+		}
+	}
+	st->n_burst_ack = 0;
+}
+
+/* c goes away in the middle of a burst: out of the stretch-ACK list */
+void
+stk_tcp_burst_ack_forget(struct stk *st, struct stk_tcb *c)
+{
+	for (unsigned i = 0; i < st->n_burst_ack; i++)
+		if (st->burst_ack[i] == c) {
+			st->burst_ack[i] = st->burst_ack[--st->n_burst_ack];
+			break;
+		}
+	c->zflags &= (uint16_t)~TZ_BURST_ACK;
 }

@@ -1138,6 +1138,14 @@ drop_ack:
 		if (c->state == STK_TCP_TIME_WAIT || (c->flags & TF_DEAD && c->state != STK_TCP_TIME_WAIT)) {
 			if (c->state == STK_TCP_TIME_WAIT)
 				stk_tcp_send_ack(st, c);
+		} else if (!(c->flags & TF_ACKNOW) && c->segs_unacked < st->cfg.ack_stretch && st->in_burst &&
+			   ((c->zflags & TZ_BURST_ACK) || st->n_burst_ack < STK_BURST_ACK_MAX)) {
+			/* a stretch ACK: this burst's later segments join it */
+			if (!(c->zflags & TZ_BURST_ACK)) {
+				c->zflags |= TZ_BURST_ACK;
+				st->burst_ack[st->n_burst_ack++] = c;
+			}
+			stk_tcp_output(st, c);
 		} else {
 			stk_tcp_output(st, c);
 			if (c->flags & TF_ACKNOW || c->segs_unacked >= 2)

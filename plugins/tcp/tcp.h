@@ -25,7 +25,7 @@ struct tcp_conf {
 	uint32_t max_conns;
 	uint32_t rcvbuf, sndbuf;
 	uint32_t ooo_max_bytes, ooo_max_segs;
-	uint32_t time_wait_ms, fin_wait2_ms, delack_ms;
+	uint32_t time_wait_ms, fin_wait2_ms, delack_ms, ack_stretch;
 	uint32_t rto_min_ms, rto_init_ms, rto_max_ms;
 	uint32_t syn_retries, max_retries, persist_timeout_ms;
 	int backlog_full; /* enum stk_backlog_full */

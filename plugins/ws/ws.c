@@ -484,6 +484,8 @@ ws_fini(struct lcp_stage *st, void *ctx)
 		rte_pktmbuf_free(x->tx.objs[i]);
 	for (unsigned i = 0; i < x->msg.n; i++)
 		lcp_msg_free(x->msg.objs[i]);
+	if (x->mcache_n != 0)
+		lcp_pool_put_bulk(x->msgs, x->mcache, x->mcache_n);
 	lcp_pool_free(x->msgs); /* reports objects never given back */
 	lcp_pool_free(x->asm_pool);
 	free(x->subscribe);

@@ -234,6 +234,11 @@ struct ws_ctx {
 	/* messages, their bytes and the zero-copy ones emitted since the
 	 * counters were last added (ws_flush adds them: once per burst) */
 	uint64_t pend_msgs, pend_bytes, pend_zc;
+	/* msg objects taken from the pool WS_MCACHE at a time (one pool call
+	 * per burst of ticks, not one per tick); given back at fini */
+#define WS_MCACHE 32
+	unsigned mcache_n;
+	void *mcache[WS_MCACHE];
 	/* permessage-deflate */
 	bool deflate;                 /* offer it */
 	struct stk_ws_pmd pmd_offer;

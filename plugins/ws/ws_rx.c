@@ -107,7 +107,14 @@ ws_msg_new(struct ws_ctx *x, struct ws_conn *c, unsigned op, const uint8_t *data
 {
 	struct ws_msg *m;
 
-	m = ws_pool_get(x, x->msgs);
+	/* a cacheful at once through the module's op (a refill that does not
+	 * fit is not a failed get: the single get below counts those) */
+	if (unlikely(x->mcache_n == 0) && x->msgs->get_bulk(x->msgs->pool, x->mcache, WS_MCACHE) == 0)
+		x->mcache_n = WS_MCACHE;
+	if (likely(x->mcache_n != 0))
+		m = x->mcache[--x->mcache_n];
+	else
+		m = ws_pool_get(x, x->msgs); /* fewer than a cacheful left: one, maybe waiting */
 	if (m == NULL) {
 		lcp_count(x->st, WS_C_DROP_NO_MSG, 1);
 		c->lost++;

@@ -128,6 +128,10 @@ struct stk_config {
 	uint32_t time_wait_ms;
 	uint32_t fin_wait2_ms;
 	uint32_t delack_ms;
+	unsigned ack_stretch;    /* in-order full segments one ACK may cover within a
+				  * receive burst (stk_input_burst): <= 2 = an ACK every
+				  * second segment (RFC 5681 4.2); more = stretch ACKs,
+				  * one at the end of the burst, as Linux's under GRO */
 	uint32_t rto_min_ms, rto_max_ms, rto_init_ms;
 	unsigned syn_retries;    /* SYN / SYN-ACK transmissions after the first */
 	unsigned max_retries;    /* data retransmissions of one segment; also
@@ -222,6 +226,7 @@ struct stk_config {
 	X(TCP_PARTIAL_DUP, "tcp_partial_dup")                                  \
 	X(TCP_DUP_ACKS_IN, "tcp_dup_acks_in")                                  \
 	X(TCP_ACKS_OUT, "tcp_acks_out")                                        \
+	X(TCP_STRETCH_ACKS, "tcp_stretch_acks")                                \
 	X(TCP_DELAYED_ACKS, "tcp_delayed_acks")                                \
 	X(TCP_WINDOW_PROBES, "tcp_window_probes")                              \
 	X(TCP_ZERO_WINDOW_IN, "tcp_zero_window_in")                            \
