@@ -102,7 +102,7 @@ ws_pool_get(struct ws_ctx *x, struct lcp_pool *p)
 	return o;
 }
 
-static struct lcp_msg *
+static __rte_always_inline struct lcp_msg *
 ws_msg_new(struct ws_ctx *x, struct ws_conn *c, unsigned op, const uint8_t *data, size_t len, uint64_t tsc)
 {
 	struct ws_msg *m;
@@ -142,7 +142,7 @@ ws_msg_new(struct ws_ctx *x, struct ws_conn *c, unsigned op, const uint8_t *data
 	return &m->pub;
 }
 
-static void
+static __rte_always_inline void
 ws_emit_msg(struct ws_ctx *x, struct ws_conn *c, struct lcp_msg *m)
 {
 	c->msgs++;
