@@ -19,6 +19,7 @@ RUN_TESTS = \
 	run/wss.sh \
 	run/deflate.sh \
 	run/ws-defaults.sh \
+	run/feedsim-prerender.sh \
 	run/batch.sh \
 	run/timing.sh \
 	run/pools.sh \

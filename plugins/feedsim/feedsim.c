@@ -30,6 +30,14 @@
  * public feed instead (Binance, Coinbase, Kraken, OKX, Bybit, Deribit); gap_every
  * skips an update id now and then, in every mode, so gap detection can be tested.
  *
+ * prerender (fs_pr_render, fs_stream_pr): the client's whole stream (count messages) is
+ * rendered once at init into one buffer of complete text frames, in
+ * b12_feed_server's shape and exact sizes (symbols round robin, price and
+ * quantity fixed, no "t"), cut into steps of whole frames of at most a SEND
+ * mbuf's room; each client is sent that buffer by copies, steps at a time, so
+ * a poll always ends on a frame boundary (a pong or the close goes between
+ * frames). Every client gets the same bytes.
+ *
  * Backpressure: SEND mbufs come from the stage's own pool ("send_mbufs"); the
  * tcp stage keeps each until its bytes are acknowledged, so an empty pool means
  * "the peer is behind" and generation waits. Keep send_mbufs * ~1.9 KB below
@@ -137,6 +145,7 @@ struct fs_conf {
 	int venue;
 	uint32_t gap_every;
 	uint32_t heartbeat_every;
+	bool prerender;
 };
 
 static const char *const fs_tls_versions[] = { "1.2", "1.3", NULL };
@@ -185,6 +194,8 @@ static const struct lcp_opt fs_opts[] = {
 		     "skip an update id before message N+1, 2N+1, ... of each symbol to each client (gaps_injected; 0: never)"),
 	LCP_OPT_UINT(C, heartbeat_every, "heartbeat_every", "100", 0, 1000000, 0,
 		     "venues with heartbeats (coinbase, kraken, deribit): one after every Nth data message to a client (venue_ctl_msgs; 0: never)"),
+	LCP_OPT_BOOL(C, prerender, "prerender", "false",
+		     "replay: render each client's whole stream once at init (count > 0 messages, at most 1 GiB of frames) as B12's feed does, {\"s\":\"SYM00042\",\"n\":17,\"p\":\"101.25\",\"q\":300,\"x\":\"aa…\"} padded to exactly the drawn size (below 50 bytes: the bare tick), symbols round robin, and send every client that buffer by copies (batch then counts SEND mbufs of whole frames); not with TLS, deflate, a venue, fragment_every, gap_every, rate, ping_interval_ms or hash_payloads"),
 	LCP_OPT_END,
 };
 #undef C
@@ -192,6 +203,14 @@ static const struct lcp_opt fs_opts[] = {
 enum { FC_FREE = 0, FC_TLS, FC_HANDSHAKE, FC_STREAM, FC_CLOSING };
 
 #define FS_MAX_SIZES 16
+#define FS_PR_MAX (1ull << 30) /* prerender: bytes of frames, at most */
+
+/* prerender: whole frames, together at most a SEND mbuf's room (or one larger frame) */
+struct fs_pr_step {
+	uint32_t len;     /* frame bytes */
+	uint32_t msgs;    /* frames */
+	uint32_t payload; /* payload bytes */
+};
 
 struct fs_ctx;
 
@@ -208,6 +227,7 @@ struct fs_client {
 	uint64_t sent;
 	uint64_t next_send; /* tsc (rate limit) */
 	uint64_t next_ping;
+	uint64_t pr_i, pr_off; /* prerender: next step and its offset in pr_buf */
 	struct rte_mbuf *cur; /* SEND mbuf being filled */
 	struct stk_tls *t;    /* wss */
 	uint8_t *pt;          /* wss: plaintext staged for the next record */
@@ -222,6 +242,9 @@ struct fs_ctx {
 	struct rte_mempool *send; /* SEND mbufs (backpressure) */
 	struct fs_client *cl;
 	unsigned max_clients;
+	uint8_t *pr_buf;              /* prerender: the stream's frames */
+	struct fs_pr_step *pr_step;   /* ... cut into steps of whole frames */
+	uint64_t pr_n;                /* steps */
 	struct fs_conf c;
 	unsigned n_sizes;
 	uint32_t size[FS_MAX_SIZES], cum[FS_MAX_SIZES], total_w;
@@ -633,6 +656,58 @@ fs_venue_ctl(struct fs_ctx *x, struct fs_client *k, const char *p, size_t n)
 	lcp_count(x->st, FS_C_VENUE_CTL_MSGS, 1);
 }
 
+static void fs_drop(struct fs_ctx *x, struct fs_client *k);
+
+/* prerender: the next steps of the buffer to one client, at most batch of
+ * them (each at most a SEND mbuf of whole frames): a poll ends on a frame
+ * boundary. Returns messages sent. */
+static unsigned
+fs_stream_pr(struct fs_ctx *x, struct fs_client *k)
+{
+	uint64_t msgs = 0, bytes = 0;
+
+	for (unsigned n = 0; n < x->c.batch; n++) {
+		const struct fs_pr_step *s;
+
+		if (k->pr_i == x->pr_n) {
+			if (x->c.close_when_done) {
+				stk_wss_close(&k->ws, STK_WS_CLOSE_NORMAL, NULL);
+				lcp_count(x->st, FS_C_CLOSES, 1);
+				k->state = FC_CLOSING;
+			}
+			break;
+		}
+		/* room for the largest step (a 64 KiB frame: 33 mbufs), so none is torn */
+		if (rte_mempool_avail_count(x->send) < 40) {
+			lcp_count(x->st, FS_C_SEND_POOL_EMPTY, 1);
+			break;
+		}
+		s = &x->pr_step[k->pr_i];
+		if (!fs_put_raw(x, k, x->pr_buf + k->pr_off, s->len)) {
+			/* cannot happen with the reserve above; a torn stream must not go on */
+			lcp_count(x->st, FS_C_DROP_NO_MBUF, 1);
+			lcp_log(x->st, LCP_LOG_ERR, "client 0x%x: send pool empty inside a frame: aborting", k->conn);
+			fs_cmd(x, k->conn, LCP_STREAM_CMD_ABORT);
+			fs_drop(x, k);
+			break;
+		}
+		k->pr_i++;
+		k->pr_off += s->len;
+		k->sent += s->msgs;
+		msgs += s->msgs;
+		bytes += s->payload;
+	}
+	if (k->cur != NULL) {
+		fs_tx(x, k->cur);
+		k->cur = NULL;
+	}
+	if (msgs) {
+		lcp_count(x->st, FS_C_MSGS, msgs);
+		lcp_count(x->st, FS_C_MSG_BYTES, bytes);
+	}
+	return (unsigned)msgs;
+}
+
 /* stream to one client; returns messages sent */
 static unsigned
 fs_stream(struct fs_ctx *x, struct fs_client *k, uint64_t now)
@@ -640,6 +715,9 @@ fs_stream(struct fs_ctx *x, struct fs_client *k, uint64_t now)
 	char buf[70000];
 	unsigned n = 0;
 	uint64_t bytes = 0;
+
+	if (x->pr_buf != NULL)
+		return fs_stream_pr(x, k);
 
 	if (x->ping_tsc && now >= k->next_ping) {
 		fs_ping(k);
@@ -933,6 +1011,8 @@ fs_process(struct lcp_stage *st, void *ctx, unsigned port, void **objs, unsigned
 			f->tx_full = false;
 			f->state = FC_HANDSHAKE;
 			f->sent = 0;
+			f->pr_i = 0;
+			f->pr_off = 0;
 			f->cur = NULL;
 			f->pt_n = 0;
 			lcp_count(st, FS_C_CLIENTS, 1);
@@ -1063,10 +1143,10 @@ fs_linger(struct lcp_stage *st, void *ctx, bool last)
 }
 
 static int
-fs_parse_sizes(const char *s, struct fs_ctx *x, char *msg, size_t len)
+fs_parse_sizes(const char *s, struct fs_ctx *x, uint32_t *maxp, char *msg, size_t len)
 {
 	unsigned n = 0;
-	uint32_t w = 0;
+	uint32_t w = 0, max = 0;
 
 	while (*s) {
 		char *e;
@@ -1083,6 +1163,8 @@ fs_parse_sizes(const char *s, struct fs_ctx *x, char *msg, size_t len)
 			return -1;
 		}
 		w += (uint32_t)wt;
+		if (sz > max)
+			max = (uint32_t)sz;
 		if (x != NULL) {
 			x->size[n] = (uint32_t)sz;
 			x->cum[n] = w;
@@ -1098,6 +1180,8 @@ fs_parse_sizes(const char *s, struct fs_ctx *x, char *msg, size_t len)
 		x->n_sizes = n;
 		x->total_w = w;
 	}
+	if (maxp != NULL)
+		*maxp = max;
 	return 0;
 }
 
@@ -1105,6 +1189,7 @@ static int
 fs_validate(const void *conf, char *msg, size_t msglen)
 {
 	const struct fs_conf *c = conf;
+	uint32_t max;
 
 	if (!c->tls_cert[0] != !c->tls_key[0]) {
 		snprintf(msg, msglen, "tls_cert and tls_key go together (wss needs both)");
@@ -1115,7 +1200,134 @@ fs_validate(const void *conf, char *msg, size_t msglen)
 			 fs_tls_versions[c->tls_min_version], fs_tls_versions[c->tls_max_version]);
 		return -1;
 	}
-	return fs_parse_sizes(c->sizes, NULL, msg, msglen);
+	if (fs_parse_sizes(c->sizes, NULL, &max, msg, msglen) < 0)
+		return -1;
+	if (!c->prerender)
+		return 0;
+	{
+		/* what prerender cannot replay: per-client or per-message work */
+		const char *bad = NULL;
+		uint64_t frame = max + (max < 126 ? 2u : max < 65536 ? 4u : 10u);
+
+		if (c->tls_cert[0])
+			bad = "tls_cert";
+		else if (c->deflate)
+			bad = "deflate";
+		else if (c->venue != FS_VENUE_LCPIPE)
+			bad = "venue";
+		else if (c->fragment_every != 0)
+			bad = "fragment_every";
+		else if (c->gap_every != 0)
+			bad = "gap_every";
+		else if (c->rate != 0)
+			bad = "rate";
+		else if (c->ping_interval_ms != 0)
+			bad = "ping_interval_ms";
+		else if (c->hash_payloads)
+			bad = "hash_payloads";
+
+		if (bad != NULL) {
+			snprintf(msg, msglen, "prerender replays one rendered stream: it does not go with %s", bad);
+			return -1;
+		}
+		if (c->count == 0) {
+			snprintf(msg, msglen, "prerender needs count > 0 (the messages rendered at init)");
+			return -1;
+		}
+		if (c->count > FS_PR_MAX / frame) {
+			snprintf(msg, msglen,
+				 "prerender: count %" PRIu64 " x up to %" PRIu64 " frame bytes (sizes) is above the 1 GiB bound; at most %" PRIu64 " messages",
+				 c->count, frame, (uint64_t)(FS_PR_MAX / frame));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* prerender: one tick of b12_feed_server's shape into out, exactly size
+ * bytes (the bare tick when size is below it, with "x":"" 50 bytes at n 1);
+ * returns its length */
+static size_t
+fs_pr_tick(char *out, uint32_t sym, uint64_t n, uint32_t size)
+{
+	static const char mid[] = ",\"p\":\"101.25\",\"q\":300";
+	char *p = out;
+	size_t l;
+
+	memcpy(p, "{\"s\":\"SYM", 9);
+	p += 9;
+	for (int d = 10000; d > 0; d /= 10)
+		*p++ = (char)('0' + sym / (uint32_t)d % 10);
+	memcpy(p, "\",\"n\":", 6);
+	p += 6;
+	p = u64dec(p, n);
+	memcpy(p, mid, sizeof(mid) - 1);
+	p += sizeof(mid) - 1;
+	l = (size_t)(p - out);
+	if (l + 8 <= size) {
+		memcpy(p, ",\"x\":\"", 6);
+		p += 6;
+		memset(p, 'a', size - l - 8);
+		p += size - l - 8;
+		*p++ = '"';
+	}
+	*p++ = '}';
+	return (size_t)(p - out);
+}
+
+/* prerender: the stream of count messages into pr_buf, cut into steps of
+ * whole frames of at most room bytes (a larger frame is a step of its own) */
+static int
+fs_pr_render(struct fs_ctx *x, const struct fs_conf *c, size_t room)
+{
+	uint32_t max;
+	size_t cap, len = 0, steps_cap = 1024;
+	struct fs_pr_step *cur;
+	char msg[256];
+	uint64_t t0 = rte_rdtsc();
+
+	fs_parse_sizes(c->sizes, NULL, &max, msg, sizeof(msg));
+	cap = (size_t)c->count * (max + (max < 126 ? 2u : max < 65536 ? 4u : 10u));
+	/* plain heap: the buffer may be larger than the EAL's memory; pages
+	 * never written (sizes below the largest) are never touched */
+	x->pr_buf = malloc(cap);
+	x->pr_step = malloc(steps_cap * sizeof(*x->pr_step));
+	if (x->pr_buf == NULL || x->pr_step == NULL) {
+		lcp_log(x->st, LCP_LOG_ERR, "prerender: no memory for %zu bytes of frames", cap);
+		return -ENOMEM;
+	}
+	x->pr_n = 0;
+	cur = NULL;
+	for (uint64_t j = 0; j < c->count; j++) {
+		uint32_t sym = (uint32_t)(j % c->symbols);
+		char tick[70000];
+		size_t plen = fs_pr_tick(tick, sym, j / c->symbols + 1, fs_size(x));
+		size_t hlen = stk_ws_hdr(x->pr_buf + len, STK_WS_OP_TEXT, true, plen, NULL);
+		size_t flen = hlen + plen;
+
+		memcpy(x->pr_buf + len + hlen, tick, plen);
+		len += flen;
+		if (cur == NULL || cur->len + flen > room) {
+			if (x->pr_n == steps_cap) {
+				struct fs_pr_step *ns = realloc(x->pr_step, 2 * steps_cap * sizeof(*ns));
+
+				if (ns == NULL) {
+					lcp_log(x->st, LCP_LOG_ERR, "prerender: no memory for the steps");
+					return -ENOMEM;
+				}
+				x->pr_step = ns;
+				steps_cap *= 2;
+			}
+			cur = &x->pr_step[x->pr_n++];
+			*cur = (struct fs_pr_step){ 0 };
+		}
+		cur->len += (uint32_t)flen;
+		cur->msgs++;
+		cur->payload += (uint32_t)plen;
+	}
+	lcp_log(x->st, LCP_LOG_INFO, "prerender: %" PRIu64 " messages, %zu bytes of frames in %" PRIu64 " steps, rendered in %.2f s",
+		c->count, len, x->pr_n, (double)(rte_rdtsc() - t0) / (double)rte_get_tsc_hz());
+	return 0;
 }
 
 /* wss: the server context and every client's plaintext stage */
@@ -1166,7 +1378,7 @@ fs_init(struct lcp_stage *st, const void *conf, void **ctx)
 	lcp_obuf_init(&x->tx, FS_P_TX, 128);
 	x->c = *c;
 	x->c.sizes = NULL;
-	if (fs_parse_sizes(c->sizes, x, msg, sizeof(msg)) < 0) {
+	if (fs_parse_sizes(c->sizes, x, NULL, msg, sizeof(msg)) < 0) {
 		lcp_log(st, LCP_LOG_ERR, "%s", msg);
 		rte_free(x);
 		return -EINVAL;
@@ -1205,6 +1417,11 @@ fs_init(struct lcp_stage *st, const void *conf, void **ctx)
 	x->tsc0 = rte_rdtsc();
 	x->per_msg = c->rate ? x->hz / c->rate : 0;
 	x->ping_tsc = c->ping_interval_ms ? x->hz / 1000 * c->ping_interval_ms : 0;
+	if (c->prerender) {
+		rc = fs_pr_render(x, c, (size_t)(rte_pktmbuf_data_room_size(x->send) - RTE_PKTMBUF_HEADROOM));
+		if (rc < 0)
+			goto fail;
+	}
 	*ctx = x;
 	return 0;
 nomem:
@@ -1217,6 +1434,8 @@ fail:
 		}
 	stk_tls_ctx_free(x->tls);
 	rte_mempool_free(x->send);
+	free(x->pr_buf);
+	free(x->pr_step);
 	rte_free(x->cl);
 	rte_free(x);
 	return rc;
@@ -1239,6 +1458,8 @@ fs_fini(struct lcp_stage *st, void *ctx)
 	if (rte_mempool_in_use_count(x->send) != 0)
 		lcp_log(st, LCP_LOG_ERR, "%u send mbufs never came back", rte_mempool_in_use_count(x->send));
 	rte_mempool_free(x->send);
+	free(x->pr_buf);
+	free(x->pr_step);
 	rte_free(x->cl);
 	rte_free(x);
 }

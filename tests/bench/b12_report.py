@@ -25,6 +25,8 @@ permessage-deflate, _ws: plain), checked per run and used to pair lcpipe with ke
           and that share of the run's on-CPU busy cycles per message (the
           sample window's figure, as for the runs above); "loop" is what no
           stage owns (the worker loop, empty polls inside busy turns).
+          B13 (b13.sh) uses timing and cg with --bench B13: its runs have no
+          sampler (no on-CPU column) and its port is the net_memif PMD.
   cg      CALLGRIND_OUT MSGS SEGMENTS [MAPS|- [IDLE_OUT RX_BURSTS]] [--report LCPIPE_REPORT]
           (B14: then the same run split by what the instructions do; see cg_tls)
   cgk     CALLGRIND_OUT MSGS PLAINTEXT_BYTES [LCPIPE_CG_OUTPUT]   (B14)
@@ -570,17 +572,19 @@ def cmd_timing(argv):
         size, base = line.split()[:2]
         case = line.split()[2] if len(line.split()) > 2 else "lcpipe1"
         rep = json.load(open(base + ".report.json"))
-        samp = json.load(open(base + ".sample.json"))
-        if samp.get("error") or not samp.get("B"):
-            print("FAIL: %s: sampler: %s" % (base, samp.get("error")))
-            bad += 1
-            continue
-        w = window(samp, hz)
+        w = None  # B13 runs have no sampler: no on-CPU figures
+        if os.path.exists(base + ".sample.json"):
+            samp = json.load(open(base + ".sample.json"))
+            if samp.get("error") or not samp.get("B"):
+                print("FAIL: %s: sampler: %s" % (base, samp.get("error")))
+                bad += 1
+                continue
+            w = window(samp, hz)
         st = rep["stages"]
         msgs = st["metrics"]["counters"]["msgs"]
         segs = st["tcp"]["counters"]["tcp_segs_in"]
         busy = sum(l["busy_cycles"] for l in rep["lcores"].values())
-        oncpu = sum(l["busy_on_cpu"] for l in w["lcores"].values()) / w["msgs"] if w["msgs"] else float("nan")
+        oncpu = sum(l["busy_on_cpu"] for l in w["lcores"].values()) / w["msgs"] if w and w["msgs"] else float("nan")
         rows = []
         for name in order:
             t = st[name].get("timing")
@@ -593,11 +597,15 @@ def cmd_timing(argv):
             print("%5s %-10s %-8s %12.1f %12.1f %7.1f%% %14.1f %14s  %s" % (
                 size, case, name, cyc / msgs, cyc / segs, 100 * share, share * oncpu,
                 "%.0f" % t.get("call_p50_ns", float("nan")) if t else "", "%d, %d" % (t["calls"], t["objects"]) if t else ""))
-            jl.append({"bench": BENCH, "case": ("stage_timing.%s.%s" % (size, name)) if BENCH == "B12" else
+            jl.append({"bench": BENCH, "case": ("stage_timing.%s.%s" % (size, name)) if BENCH != "B14" else
                        "stage_timing.%s.%s.%s" % (case, size, name), "size": int(size),
                        "own_cycles_per_msg": cyc / msgs, "own_cycles_per_segment": cyc / segs,
                        "share_of_busy": share, "on_cpu_cycles_per_msg": share * oncpu,
                        "calls": t["calls"] if t else None, "objects": t["objects"] if t else None})
+        if w is None:
+            print("%5s %-10s %-8s %12.1f %12.1f %7s   (busy cycles of the run)" % (
+                size, case, "all", busy / msgs, busy / segs, "100%"))
+            continue
         print("%5s %-10s %-8s %12.1f %12.1f %7s %14.1f   (busy cycles of the run; on-CPU busy cycles per message in the window; "
               "worker off-CPU %.0f %%, kernel %.0f %% of its CPU time)" % (
                   size, case, "all", busy / msgs, busy / segs, "100%", oncpu,
@@ -633,6 +641,8 @@ def component(ob):
         return "framework"
     if "af_packet" in b:
         return "af_packet_pmd"
+    if "net_memif" in b:
+        return "memif_pmd"
     if "mempool_ring" in b:
         return None  # mempool handler: shared
     for s in SHARED:
@@ -704,7 +714,7 @@ def cg_parse(path):
     for (comp, f, o, cf), c in shared_in.items():
         if "libcrypto" in o:
             # B12: SHA-1/base64 of the upgrade, once per connection; B14: TLS (libssl's calls are its own component)
-            comp = "ws_handshake" if BENCH == "B12" else "ws_libcrypto"
+            comp = "ws_handshake" if BENCH != "B14" else "ws_libcrypto"
         d = comps.setdefault(comp, {"self": 0, "shared": 0, "top_shared": {}})
         d["shared"] += c
         key = "%s (%s)" % (cf, os.path.basename(resolve(o, cf)))
@@ -1022,7 +1032,7 @@ def cmd_cg(argv):
                 print("note: the empty turns were %.0f %% of what was collected; the per-stage figures carry about "
                       "+-%.0f Ir/msg of that correction's error (2 %% of an empty turn per empty turn)"
                       % (100.0 * removed / total, 0.02 * removed / msgs))
-    order = ["port_ethdev", "af_packet_pmd", "tcp", "ws", "ws_libcrypto", "libssl.so.3", "metrics", "sink_null", "framework",
+    order = ["port_ethdev", "af_packet_pmd", "memif_pmd", "tcp", "ws", "ws_libcrypto", "libssl.so.3", "metrics", "sink_null", "framework",
              "counters", "ws_handshake"]
     print("%-14s %14s %12s %12s %12s  %s" % ("component", "Ir", "Ir/msg", "Ir/segment", "idle turns",
                                             "largest calls into shared libraries (Ir/msg)"))
