@@ -302,6 +302,67 @@ scan_same(const struct metrics_scan *sc, const uint8_t *m, size_t n)
 	free(b);
 }
 
+/* metrics_scan_uint against a byte-wise reference: every length 0..24 of
+ * digit runs (leading zeros, the 64-bit limit and past it), each followed by
+ * every kind of byte or by the end of the buffer, at every start offset of a
+ * word, from a buffer that ends where the input ends */
+static const uint8_t *
+ref_uint(const uint8_t *p, const uint8_t *end, uint64_t *v)
+{
+	const uint8_t *p0 = p;
+	uint64_t n = 0;
+	bool over = false;
+
+	while (p < end && *p >= '0' && *p <= '9') {
+		unsigned d = (unsigned)(*p - '0');
+
+		if (n > (UINT64_MAX - d) / 10)
+			over = true;
+		n = n * 10 + d;
+		p++;
+	}
+	if (over || p == p0 || (p < end && (*p == '.' || *p == 'e' || *p == 'E')))
+		return NULL;
+	*v = n;
+	return p;
+}
+
+START_TEST(scan_uint_reference)
+{
+	static const char *const tails[] = {"", ",", "}", ".5", "e3", "E", " ", "\"", "/", ":", "\x80", "a"};
+	uint64_t rng = 0x5eedull;
+	char buf[64];
+
+	for (int len = 0; len <= 24; len++)
+		for (size_t t = 0; t < sizeof(tails) / sizeof(tails[0]); t++)
+			for (int rep = 0; rep < 40; rep++) {
+				int n = 0;
+				uint8_t *b;
+				const uint8_t *r1, *r2;
+				uint64_t v1 = 0, v2 = 0;
+
+				for (int i = 0; i < len; i++) {
+					rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+					buf[n++] = (char)('0' + (rep == 0 ? 9 : rep == 1 ? 0 : (int)((rng >> 33) % 10)));
+				}
+				if (rep == 2 && len == 20)
+					n = snprintf(buf, sizeof(buf), "18446744073709551615");
+				if (rep == 3 && len == 20)
+					n = snprintf(buf, sizeof(buf), "18446744073709551616");
+				n += snprintf(buf + n, sizeof(buf) - (size_t)n, "%s", tails[t]);
+				b = malloc((size_t)n + 1);
+				ck_assert_ptr_nonnull(b);
+				memcpy(b, buf, (size_t)n);
+				r1 = metrics_scan_uint(b, b + n, &v1);
+				r2 = ref_uint(b, b + n, &v2);
+				ck_assert_msg(r1 == r2 && (r1 == NULL || v1 == v2), "\"%.*s\": %s %llu, reference %s %llu", n,
+					      buf, r1 ? "end" : "NULL", (unsigned long long)v1, r2 ? "end" : "NULL",
+					      (unsigned long long)v2);
+				free(b);
+			}
+}
+END_TEST
+
 START_TEST(scan_known_layout)
 {
 	static const char *const syms[] = {"S", "SYM00042", "BTCUSDT", "ABCDEFGHIJKLMNO", "ABCDEFGHIJKLMNOP",
@@ -375,6 +436,7 @@ mj_suite(void)
 	tcase_add_test(t, top_level_array);
 	tcase_add_test(t, slots_shared);
 	tcase_add_test(t, refusals);
+	tcase_add_test(t, scan_uint_reference);
 	tcase_add_test(t, scan_known_layout);
 	suite_add_tcase(s, t);
 	return s;
