@@ -189,7 +189,7 @@ struct stk_tcb {
 	uint64_t last_rx;       /* ns of the last segment received (keepalive) */
 	uint16_t zflags;
 #define TZ_ZOMBIE 0x1 /* released while being processed: freed at the end */
-#define TZ_BURST_ACK 0x2 /* owes an ACK at the end of this receive burst (st->burst_ack) */
+#define TZ_BURST_ACK 0x4 /* owes an ACK at the end of this receive burst (st->burst_ack) */
 #define TZ_ZWND_OUT 0x2 /* the last window offered was zero */
 	uint64_t ts_recent_age;
 	unsigned segs_unacked;  /* full segments received since our last ACK */
