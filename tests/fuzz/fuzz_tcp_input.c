@@ -9,7 +9,8 @@
  *
  * Input:  byte 0  the state: 0 CLOSED (no socket), 1 LISTEN, 2 SYN_SENT,
  *                 3 SYN_RCVD, 4 ESTABLISHED, 5 FIN_WAIT_1, 6 FIN_WAIT_2,
- *                 7 CLOSE_WAIT, 8 CLOSING, 9 LAST_ACK, 10 TIME_WAIT (mod 11)
+ *                 7 CLOSE_WAIT, 8 CLOSING, 9 LAST_ACK, 10 TIME_WAIT (mod 11);
+ *                 bit 7 also: stretch ACKs on (ack_stretch 4)
  *         byte 1  bit 0: the peer offers timestamps, 1: SACK, 2: window scale,
  *                 3: MSS 536 (else 1460), 4: 3000 bytes queued for sending once
  *                 established, 5: passive open (listen + accept) for the states
@@ -691,6 +692,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cfg.n_static = 1;
 	cfg.neigh[0].ip = __builtin_bswap32(PEER_IP);
 	memcpy(cfg.neigh[0].mac, peer_mac, 6);
+	if (data[0] & 0x80)
+		cfg.ack_stretch = 4; /* stretch ACKs: the cap and the burst's end both reached */
 	if (opts & 0x40)
 		cfg.keepalive_ms = 1000;
 	if (opts & 0x80) {
