@@ -15,6 +15,10 @@
 #                           (bench/b8_kernel_client), both to bench/b8_echo_server
 #   B9  bench/b9_counters   the four counters strategies: cycles per add with 1
 #                           and 2 writers, per read, and callgrind counts (b9.sh)
+#   B10 bench/b10.sh        the engine's instrumentation (counters_percore, the live
+#                           line, telemetry) against counters_null on the demo
+#                           feed flat out on one lcore, rounds interleaved; then
+#                           the metrics stage's own cycles/msg (stage_timing)
 #   B11 bench/b11.sh        burst x flush-timeout sweep of the ws -> metrics ring
 #                           (bench/b11.py drives lcpipe on conf/ab/burst_32.json);
 #                           not in the default BENCH_ONLY (several minutes)
@@ -42,7 +46,7 @@
 #   callgrind.sh            instruction counts of the single-lcore hot paths
 #
 # Knobs: make bench BENCH_REPS=11 BENCH_MS=10 BENCH_CG_ITERS=20000
-#        BENCH_ONLY="b1 b2 b7 cg b6 b8 b4 b9 b11 b12 b13 b14 b15" (any subset; b11 is not in the default)
+#        BENCH_ONLY="b1 b2 b7 cg b6 b8 b4 b9 b10 b11 b12 b13 b14 b15" (any subset; b11 is not in the default)
 #        B15: B15_REPS=3 B15_BYTES=67108864 B15_CASES="clean loss reorder" (environment)
 BENCH_PROGS = bench/b1_ring_link$(EXEEXT) bench/b2_dispatch$(EXEEXT) bench/b7_tcp_rx$(EXEEXT)
 EXTRA_PROGRAMS = bench/b1_ring_link bench/b2_dispatch bench/b7_tcp_rx
@@ -78,7 +82,7 @@ CLEANFILES += $(BENCH_PROGS) bench-b1.log bench-b2.log bench-b7.log bench-cg.log
 BENCH_REPS = 11
 BENCH_MS = 10
 BENCH_CG_ITERS = 20000
-BENCH_ONLY = b1 b2 b7 cg b6 b8 b4 b9 b12 b13 b14 b15
+BENCH_ONLY = b1 b2 b7 cg b6 b8 b4 b9 b10 b12 b13 b14 b15
 
 .PHONY: bench
 bench: $(BENCH_PROGS)
@@ -88,8 +92,8 @@ bench: $(BENCH_PROGS)
 	for b in $(BENCH_ONLY); do \
 		case $$b in \
 		b1) s=b1.sh ;; b2) s=b2.sh ;; b7) s=b7.sh ;; cg) s=callgrind.sh ;; b6) s=b6.sh ;; b8) s=b8.sh ;; b11) s=b11.sh ;; \
-		b4) s=b4.sh ;; b9) s=b9.sh ;; b12) s=b12.sh ;; b13) s=b13.sh ;; b14) s=b14.sh ;; b15) s=b15.sh ;; \
-		*) echo "bench: unknown '$$b' in BENCH_ONLY (b1 b2 b7 cg b6 b8 b4 b9 b11 b12 b13 b14 b15)" >&2; exit 2 ;; \
+		b4) s=b4.sh ;; b9) s=b9.sh ;; b10) s=b10.sh ;; b12) s=b12.sh ;; b13) s=b13.sh ;; b14) s=b14.sh ;; b15) s=b15.sh ;; \
+		*) echo "bench: unknown '$$b' in BENCH_ONLY (b1 b2 b7 cg b6 b8 b4 b9 b10 b11 b12 b13 b14 b15)" >&2; exit 2 ;; \
 		esac; \
 		{ bash '$(srcdir)/bench/'$$s; echo $$? > bench-$$b.rc; } 2>&1 | tee bench-$$b.log; \
 		rc=$$(cat bench-$$b.rc); rm -f bench-$$b.rc; \
@@ -108,8 +112,8 @@ bench_b6_ws_decode_CPPFLAGS = $(BENCH_CPPFLAGS) -I$(top_srcdir)/stack/include
 bench_b6_ws_decode_CFLAGS = $(BENCH_CFLAGS)
 bench_b6_ws_decode_LDADD = $(top_builddir)/stack/libstk.la $(BENCH_LDADD) $(WSLAY_LIBS)
 bench_b6_ws_decode_LDFLAGS = -no-install
-EXTRA_DIST += bench/b6.sh bench/b11.sh bench/b11.py bench/ab_all.sh
-CLEANFILES += bench/b6_ws_decode$(EXEEXT) bench-b6.log
+EXTRA_DIST += bench/b6.sh bench/b10.sh bench/b11.sh bench/b11.py bench/ab_all.sh
+CLEANFILES += bench/b6_ws_decode$(EXEEXT) bench-b6.log bench-b10.log
 
 .PHONY: bench-b6-build
 bench: bench-b6-build
