@@ -42,6 +42,8 @@
 # B10_KEEP=1 (keep the work directory), BENCH_NICE, LCPIPE.
 set -eu
 . "$(dirname "$0")/common.sh"
+# shellcheck disable=SC2034 # read by bench_header
+BENCH_RT=0 # lcpipe runs at BENCH_NICE, not SCHED_FIFO
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
 : "${LCPIPE:=${BENCH_BUILDDIR}/../framework/lcpipe}"
