@@ -128,6 +128,11 @@ RUN_CONFS += run/conf/counters.json
 RUN_TESTS += run/ws-stop.sh run/stop-limit.sh run/stream-gap.sh run/many-clients.sh run/trust-csum.sh
 RUN_CONFS += run/conf/loop.json run/conf/stuck.json
 
+# shared-nothing scale-out (conf/scaleout.json): two complete feedsim -> tcp =
+# ring pair = tcp -> ws -> metrics lanes, one per worker lcore, in one process;
+# every message of both lanes in order, no ring between lcores
+RUN_TESTS += run/scaleout.sh
+
 # lcpipe ab (framework/ab.c): two demo configs and two gen configs compared end to
 # end; run/abcheck.py recomputes the medians and ratios from the JSON and parses
 # the SVG
