@@ -609,8 +609,10 @@ mt_track(struct metrics_ctx *x, uint64_t conn, const uint64_t key[4], uint32_t l
 		e = &x->tab[i];
 		if (e->len == 0)
 			break;
-		if (e->len == len && e->conn == conn && e->key[0] == key[0] &&
-		    e->key[1] == key[1] && e->key[2] == key[2] && e->key[3] == key[3]) {
+		/* keys are zero-padded: a symbol of 16 bytes or fewer is its
+		 * first two words */
+		if (e->len == len && e->conn == conn && e->key[0] == key[0] && e->key[1] == key[1] &&
+		    (len <= 16 || (e->key[2] == key[2] && e->key[3] == key[3]))) {
 			uint64_t last = e->last;
 
 			if (unlikely(e->epoch != ep)) { /* the connection re-opened */

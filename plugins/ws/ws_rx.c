@@ -295,6 +295,7 @@ ws_frames(struct ws_ctx *x, struct ws_conn *c, struct rte_mbuf *seg, uint8_t *p,
 	uint64_t tsc = lcp_mbuf_rx_tsc(seg);
 	struct stk_wss_msg w;
 	unsigned spare = 0; /* references taken on seg and not yet given to a message */
+	uint64_t zc_msgs = 0, zc_bytes = 0; /* messages handed on by reference, their bytes */
 
 	for (;;) {
 		switch (stk_wss_recv(&c->ws, &p, end, &w)) {
@@ -313,8 +314,10 @@ ws_frames(struct ws_ctx *x, struct ws_conn *c, struct rte_mbuf *seg, uint8_t *p,
 				}
 				spare--;
 				m->backing[0] = seg;
-				x->pend_zc++;
-				ws_emit_msg(x, c, m);
+				/* counted once for the segment, below */
+				zc_msgs++;
+				zc_bytes += w.len;
+				lcp_obuf_put(x->st, &x->msg, m);
 			} else {
 				ws_buf_msg(x, c, &w, tsc);
 			}
@@ -342,6 +345,14 @@ ws_frames(struct ws_ctx *x, struct ws_conn *c, struct rte_mbuf *seg, uint8_t *p,
 out:
 	if (spare != 0)
 		rte_mbuf_refcnt_update(seg, -(int16_t)spare);
+	if (zc_msgs != 0) { /* what ws_emit_msg counts, for the segment's messages at once */
+		c->msgs += zc_msgs;
+		c->bytes += zc_bytes;
+		c->t_last_msg = tsc != 0 ? tsc : ws_now(); /* the stale-feed watchdog */
+		x->pend_msgs += zc_msgs;
+		x->pend_bytes += zc_bytes;
+		x->pend_zc += zc_msgs;
+	}
 }
 
 const struct stk_wss_ops ws_wss_ops = {

@@ -11,7 +11,9 @@
 #       ticks, messages without rx TSC
 #   (c) naive mode on (a)'s traffic in compact form: the same results
 #   (d) a symbol table smaller than the symbols: symbol_table_full
-#   (e) configurable field names; the default names on that traffic see no tick
+#   (e) configurable field names; the default names on that traffic see no tick;
+#       (e3) 26-byte symbols sharing their first 22 bytes: tracked apart (a table
+#       of 40 symbols, 128 slots, so that lookups probe past other symbols)
 #   (f) lcpipe check refuses bad field names
 # Paths mode (venue shapes; msg_src sends crafted messages, one per line of a
 # file, each line's expected outcome written beside it):
@@ -166,6 +168,14 @@ lcrun e2 "$T/e2.json" --duration 20 --no-live
 expect_rc 0 "(e2)"
 rcheck "(e2) default names see no tick" 'ctr("m", "non_tick") == ctr("m", "msgs") == 1000' \
 	'ctr("m", "ticks") == ctr("m", "symbols") == 0' 'in_use == 0'
+
+step "(e3) long symbols that share their first 16+ bytes stay apart (keys compared past 16 bytes)"
+mkconf metrics.json "$T/e3.json" LSRC=1 LM=1 LINKS="$LINK_DIRECT" SINK="$(sink_on 1)" \
+	SRC_OPTS='{"count": '$N', "symbols": 40, "symbol_prefix": "BTC-USDT-SWAP-2026-12-", "gap_every": 11, "dup_every": 17}' \
+	M_OPTS='{"symbols": 40, "log_buckets": false}'
+lcrun e3 "$T/e3.json" --duration 20 --no-live
+expect_rc 0 "(e3)"
+rcheck "(e3) 26-byte symbols" $(defs $N 1 0) "${common[@]}" 'ctr("m", "symbols") == 40' 'ctr("m", "seq_gaps") > 0'
 
 step "(f) lcpipe check refuses bad field names"
 mkconf metrics.json "$T/f1.json" LSRC=1 LM=1 LINKS="$LINK_DIRECT" SINK="$(sink_on 1)" SRC_OPTS='{}' \

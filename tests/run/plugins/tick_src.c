@@ -107,9 +107,11 @@ struct tick_src_conf {
 	int layout;
 	const char *symbol_field;
 	const char *seq_field;
+	const char *symbol_prefix;
 	uint32_t burst;
 	uint32_t pool;
 	bool stop_when_done;
+	bool produce_while_stopping;
 };
 
 static const struct lcp_opt tick_src_opts[] = {
@@ -141,12 +143,16 @@ static const struct lcp_opt tick_src_opts[] = {
 		       "key of the symbol"),
 	LCP_OPT_STRING(struct tick_src_conf, seq_field, "seq_field", "\"n\"", 1, 31, 0,
 		       "key of the sequence number"),
+	LCP_OPT_STRING(struct tick_src_conf, symbol_prefix, "symbol_prefix", "\"SYM\"", 1, 27, 0,
+		       "symbols are this prefix and 4 digits (a long prefix: symbols that share their first 16 bytes and more)"),
 	LCP_OPT_UINT(struct tick_src_conf, burst, "burst", "32", 1, TS_BURST_MAX, 0,
 		     "messages per poll"),
 	LCP_OPT_UINT(struct tick_src_conf, pool, "pool", "4096", 64, 1 << 20, 0,
 		     "msg objects in the stage's pool"),
 	LCP_OPT_BOOL(struct tick_src_conf, stop_when_done, "stop_when_done", "true",
 		     "ask the engine to stop once every message is sent"),
+	LCP_OPT_BOOL(struct tick_src_conf, produce_while_stopping, "produce_while_stopping", "false",
+		     "keep emitting after the engine starts to stop (a source that ignores lcp_stage_stopping(), for shutdown tests: what it emits reaches the next stage while stopping, every time)"),
 	LCP_OPT_END,
 };
 
@@ -225,7 +231,7 @@ ts_make(struct tick_src_ctx *x, struct tick_msg *m, uint64_t i, uint64_t *c)
 	unsigned p_int = 100 + (unsigned)(i % 50), p_frac = (unsigned)(i % 100);
 	unsigned q = 100 + (unsigned)(i % 1000);
 	uint64_t t = 1764489600000000000ull + i;
-	const char *sf = k->symbol_field, *nf = k->seq_field;
+	const char *sf = k->symbol_field, *nf = k->seq_field, *sp = k->symbol_prefix;
 
 	if (ts_every(k->non_tick_every, i)) {
 		conn = i % k->conns;
@@ -233,10 +239,10 @@ ts_make(struct tick_src_ctx *x, struct tick_msg *m, uint64_t i, uint64_t *c)
 		if (i % 2 == 0) /* no fields at all */
 			n = (size_t)snprintf(b, cap, "{\"type\":\"ack\",\"id\":%" PRIu64 ",\"note\":\"subscribed\"", i);
 		else /* a symbol but no sequence number */
-			n = (size_t)snprintf(b, cap, "{\"type\":\"status\",\"%s\":\"SYM%04" PRIu32 "\",\"state\":\"open\"", sf, j);
+			n = (size_t)snprintf(b, cap, "{\"type\":\"status\",\"%s\":\"%s%04" PRIu32 "\",\"state\":\"open\"", sf, sp, j);
 	} else if (ts_every(k->bad_every, i)) {
 		c[TS_BAD_TICKS]++;
-		n = (size_t)snprintf(b, cap, "{\"%s\":\"SYM%04" PRIu32 "\",\"%s\":-5,\"p\":\"%u.%02u\"", sf, j, nf, p_int, p_frac);
+		n = (size_t)snprintf(b, cap, "{\"%s\":\"%s%04" PRIu32 "\",\"%s\":-5,\"p\":\"%u.%02u\"", sf, sp, j, nf, p_int, p_frac);
 	} else {
 		struct ts_sym *s = &x->syms[j];
 
@@ -258,16 +264,16 @@ ts_make(struct tick_src_ctx *x, struct tick_msg *m, uint64_t i, uint64_t *c)
 		s->last = seq;
 		switch (k->layout == TS_MIXED ? i % 3 : 0) {
 		case 0:
-			n = (size_t)snprintf(b, cap, "{\"%s\":\"SYM%04" PRIu32 "\",\"%s\":%" PRIu64 ",\"p\":\"%u.%02u\",\"q\":%u,\"t\":%" PRIu64,
-					     sf, j, nf, seq, p_int, p_frac, q, t);
+			n = (size_t)snprintf(b, cap, "{\"%s\":\"%s%04" PRIu32 "\",\"%s\":%" PRIu64 ",\"p\":\"%u.%02u\",\"q\":%u,\"t\":%" PRIu64,
+					     sf, sp, j, nf, seq, p_int, p_frac, q, t);
 			break;
 		case 1:
-			n = (size_t)snprintf(b, cap, "{\"t\":%" PRIu64 ",\"q\":%u,\"%s\":%" PRIu64 ",\"p\":\"%u.%02u\",\"%s\":\"SYM%04" PRIu32 "\"",
-					     t, q, nf, seq, p_int, p_frac, sf, j);
+			n = (size_t)snprintf(b, cap, "{\"t\":%" PRIu64 ",\"q\":%u,\"%s\":%" PRIu64 ",\"p\":\"%u.%02u\",\"%s\":\"%s%04" PRIu32 "\"",
+					     t, q, nf, seq, p_int, p_frac, sf, sp, j);
 			break;
 		default:
-			n = (size_t)snprintf(b, cap, "{\"e\":\"trade\",\"note\":\"a \\\"%s\\\":\\\"FAKE\\\",\\\"%s\\\":1 \\\"odd trap\\\\\" , \"%s\" : %" PRIu64 " , \"%s\" :\"SYM%04" PRIu32 "\",\"p\":\"%u.%02u\"",
-					     sf, nf, nf, seq, sf, j, p_int, p_frac);
+			n = (size_t)snprintf(b, cap, "{\"e\":\"trade\",\"note\":\"a \\\"%s\\\":\\\"FAKE\\\",\\\"%s\\\":1 \\\"odd trap\\\\\" , \"%s\" : %" PRIu64 " , \"%s\" :\"%s%04" PRIu32 "\",\"p\":\"%u.%02u\"",
+					     sf, nf, nf, seq, sf, sp, j, p_int, p_frac);
 			break;
 		}
 	}
@@ -311,7 +317,7 @@ tick_src_poll(struct lcp_stage *st, void *ctx)
 	uint64_t c[TS_N_COUNTERS] = { 0 };
 	unsigned n;
 
-	if (x->done || lcp_stage_stopping(st))
+	if (x->done || (lcp_stage_stopping(st) && !x->c.produce_while_stopping))
 		return 0;
 	n = (unsigned)RTE_MIN((uint64_t)x->c.burst, x->c.count - x->i);
 	if (rte_mempool_get_bulk(x->pool, objs, n) != 0) {
