@@ -10,8 +10,10 @@
 #
 # The ws stage connects at its first poll, before the tap has an address on the
 # kernel's side: the tcp stage holds the SYN while it resolves 10.77.0.1
-# (arp_retry_ms 100, arp_retries 20: ARP keeps asking for 2 s), so the first
-# connection goes out as soon as tap_up has configured the tap.
+# (arp_retry_ms 500, arp_retries 20: ARP keeps asking for 10 s), so the first
+# connection goes out within half a second of tap_up configuring the tap (2 s
+# were not enough: under distcheck's load tap_up once took longer, and the
+# held SYN died as drop_arp_unresolved).
 #
 # Provides: ws_conf (a whole config), server_start / server_wait (a server
 # process in the namespace, with a ready file), ws_run_transfer (lcpipe and the
@@ -41,7 +43,7 @@ ws_conf() {
   "stages": [
     {"name": "port", "plugin": "port_ethdev", "lcore": 1, "options": {"device": "net_tap0"}},
     {"name": "tcp", "plugin": "tcp", "lcore": 1,
-     "options": {"ip": "$LC_IP/24", "device": "net_tap0", "arp_retry_ms": 100, "arp_retries": 20${tcpo:+, $tcpo}}},
+     "options": {"ip": "$LC_IP/24", "device": "net_tap0", "arp_retry_ms": 500, "arp_retries": 20${tcpo:+, $tcpo}}},
     {"name": "ws", "plugin": "ws", "lcore": 1, "options": {$wso}},
     {"name": "hash", "plugin": "msg_hash", "lcore": 1,
      "options": {${hopt:+$hopt, }"result": "$RESULT"}}],
