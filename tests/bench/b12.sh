@@ -152,15 +152,8 @@ L_MAC=02:00:0a:59:00:03
 PORT=9712
 PIDS=""
 cleanup() {
-	local p
-	for p in $PIDS; do
-		if kill -0 "$p" 2>/dev/null; then
-			kill -TERM "$p" 2>/dev/null || true
-			for _ in $(seq 30); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-			kill -KILL "$p" 2>/dev/null || true
-		fi
-		wait "$p" 2>/dev/null || true
-	done
+	# shellcheck disable=SC2086 # PIDS: a list of numbers
+	bench_stop_pids 30 $PIDS
 	ip netns del "$NSS" 2>/dev/null || true
 	ip netns del "$NSC" 2>/dev/null || true
 	if [ "${B12_KEEP:-0}" = 1 ] || [ "${B14_KEEP:-0}" = 1 ]; then

@@ -103,15 +103,8 @@ NS=lcpb13-$$
 PORT=9713
 PIDS=""
 cleanup() {
-	local p
-	for p in $PIDS; do
-		if kill -0 "$p" 2>/dev/null; then
-			kill -TERM "$p" 2>/dev/null || true
-			for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-			kill -KILL "$p" 2>/dev/null || true
-		fi
-		wait "$p" 2>/dev/null || true
-	done
+	# shellcheck disable=SC2086 # PIDS: a list of numbers
+	bench_stop_pids 50 $PIDS
 	ip netns del "$NS" 2>/dev/null || true
 	rm -f "$tmp"/*.sock
 	if [ "${B13_KEEP:-0}" = 1 ]; then

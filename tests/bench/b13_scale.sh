@@ -77,15 +77,8 @@ bench_header B13s "scale-out: 1 shared-nothing lane on 1 worker lcore vs 2 lanes
 tmp=$(mktemp -d /tmp/lcpb13s.XXXXXX)
 PIDS=""
 cleanup() {
-	local p
-	for p in $PIDS; do
-		if kill -0 "$p" 2>/dev/null; then
-			kill -TERM "$p" 2>/dev/null || true
-			for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-			kill -KILL "$p" 2>/dev/null || true
-		fi
-		wait "$p" 2>/dev/null || true
-	done
+	# shellcheck disable=SC2086 # PIDS: a list of numbers
+	bench_stop_pids 50 $PIDS
 	if [ "${B13S_KEEP:-0}" = 1 ]; then
 		echo "B13S_KEEP=1: keeping $tmp"
 	else

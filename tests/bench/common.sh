@@ -80,3 +80,19 @@ bench_run() {
 		"$@"
 	fi
 }
+
+# bench_stop_pids TENTHS PID...: for each process still running, SIGTERM, up to
+# TENTHS tenths of a second for it to go, then SIGKILL; reap it either way
+# (the scripts' cleanup traps)
+bench_stop_pids() {
+	local t=$1 p
+	shift
+	for p in "$@"; do
+		if kill -0 "$p" 2>/dev/null; then
+			kill -TERM "$p" 2>/dev/null || true
+			for _ in $(seq "$t"); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+			kill -KILL "$p" 2>/dev/null || true
+		fi
+		wait "$p" 2>/dev/null || true
+	done
+}
