@@ -282,6 +282,21 @@ fs_tx(struct fs_ctx *x, struct rte_mbuf *m)
 	lcp_obuf_put(x->st, &x->tx, m);
 }
 
+/* the end of a poll's messages to client k (rendered or replayed): the SEND
+ * being filled goes out, and msgs / msg_bytes count them once */
+static void
+fs_burst_end(struct fs_ctx *x, struct fs_client *k, uint64_t msgs, uint64_t bytes)
+{
+	if (k->cur != NULL) {
+		fs_tx(x, k->cur);
+		k->cur = NULL;
+	}
+	if (msgs) {
+		lcp_count(x->st, FS_C_MSGS, msgs);
+		lcp_count(x->st, FS_C_MSG_BYTES, bytes);
+	}
+}
+
 static struct rte_mbuf *
 fs_mbuf(struct fs_ctx *x, struct rte_mempool *mp, uint32_t conn, unsigned cmd)
 {
@@ -697,14 +712,7 @@ fs_stream_pr(struct fs_ctx *x, struct fs_client *k)
 		msgs += s->msgs;
 		bytes += s->payload;
 	}
-	if (k->cur != NULL) {
-		fs_tx(x, k->cur);
-		k->cur = NULL;
-	}
-	if (msgs) {
-		lcp_count(x->st, FS_C_MSGS, msgs);
-		lcp_count(x->st, FS_C_MSG_BYTES, bytes);
-	}
+	fs_burst_end(x, k, msgs, bytes);
 	return (unsigned)msgs;
 }
 
@@ -781,14 +789,7 @@ fs_stream(struct fs_ctx *x, struct fs_client *k, uint64_t now)
 	}
 	if (k->t != NULL && !fs_pt_flush(x, k))
 		return n;
-	if (k->cur != NULL) {
-		fs_tx(x, k->cur);
-		k->cur = NULL;
-	}
-	if (n) {
-		lcp_count(x->st, FS_C_MSGS, n);
-		lcp_count(x->st, FS_C_MSG_BYTES, bytes);
-	}
+	fs_burst_end(x, k, n, bytes);
 	return n;
 }
 
