@@ -511,7 +511,7 @@ collect(struct ab *ab, struct ab_side *s, json_t *rep, const struct rusage *ru, 
 	}
 
 	/* per stage: drops, and with engine.stage_timing its own cycles per object
-	 * (nested calls to stages on the same lcore subtracted) */
+	 * (since ABI 2.0 no stage call runs inside another) */
 	json_object_foreach (stages, key, st) {
 		if (get_uint(st, "drops", &v))
 			drops += v;

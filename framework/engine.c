@@ -157,10 +157,9 @@ lcp_emit_drop(struct lcp_stage *st, const struct lcp_edge *e, void **objs, unsig
 		}
 	}
 	if (e->ring != NULL && sp->full != NULL && sp->full[e - sp->edges].block) {
+		/* "<port>.out" is read off the ring */
 		unsigned k = lcp_ring_enqueue_wait(st, &sp->full[e - sp->edges], e->ring, objs, n);
 
-		if (sp->count_ring_out) /* else read off the ring */
-			lcp_ctr_add(st, e->ctr_out, k);
 		objs += k;
 		n -= k;
 		if (n == 0)
@@ -170,25 +169,141 @@ lcp_emit_drop(struct lcp_stage *st, const struct lcp_edge *e, void **objs, unsig
 	lcp_ctr_add(st, e->ctr_drop, n);
 }
 
-/* A same-lcore emit that would re-enter its destination LCP_EMIT_DEPTH_MAX
- * deep: a message loop among stages on one lcore. Dropped and counted on the
- * emitting stage; the first time logged with the link. */
-void
-lcp_emit_loop(struct lcp_stage *st, const struct lcp_edge *e, void **objs, unsigned n)
+/* A same-lcore input vector is full: double it (or more) on its socket. The
+ * worker does this; rte_realloc takes the heap's lock, so a vector grows a few
+ * times early in a run and then stays. Out of memory: the emit is dropped
+ * under the edge's "<port>.drop_ring_full", logged once per stage. */
+int
+lcp_pend_grow(struct lcp_stage *st, const struct lcp_edge *e, void **objs, unsigned n)
 {
+	struct lcp_pend_q *q = (struct lcp_pend_q *)e->pend;
 	struct lcp_stage_priv *sp = (struct lcp_stage_priv *)st;
-	struct lcp_stage_priv *dp = (struct lcp_stage_priv *)e->dst;
+	uint64_t want = (uint64_t)q->pub.cap * 2;
+	void **v = NULL;
 
-	lcp_objs_free(e->unit, objs, n);
-	lcp_ctr_add(st, sp->ctr_drop_loop, n);
-	if (!sp->loop_logged) {
-		sp->loop_logged = true;
-		lcp_log(st, LCP_LOG_ERR,
-			"message loop: what this stage emits to %s (lcore %u) re-enters it %u deep; %u object(s) "
-			"dropped (drop_loop). Stages on one lcore run to completion inside each other's calls: a "
-			"loop among them never ends; put one of them on another lcore",
-			dp->cs->name, sp->cs->lcore, LCP_EMIT_DEPTH_MAX, n);
+	while (want < (uint64_t)q->pub.n + n)
+		want *= 2;
+	if (want <= UINT32_MAX / sizeof(void *))
+		v = rte_realloc_socket(q->pub.objs, want * sizeof(void *), RTE_CACHE_LINE_SIZE, q->socket);
+	if (v != NULL) {
+		q->pub.objs = v;
+		q->pub.cap = (uint32_t)want;
+		return 0;
 	}
+	lcp_objs_free(e->unit, objs, n);
+	lcp_ctr_add(st, e->ctr_drop, n);
+	if (!sp->grow_logged) {
+		sp->grow_logged = true;
+		lcp_log(st, LCP_LOG_ERR,
+			"the input vector of %s (lcore %u) holds %u objects and cannot grow (no memory): %u "
+			"dropped (drop_ring_full)",
+			((struct lcp_stage_priv *)e->dst)->cs->name, sp->cs->lcore, q->pub.n, n);
+	}
+	return -1;
+}
+
+struct lcp_pend_q *
+lcp_pend_new(struct lcp_stage *dst, unsigned port, unsigned unit, int socket)
+{
+	struct lcp_pend_q *q = rte_zmalloc_socket("lcp_pend", sizeof(*q), RTE_CACHE_LINE_SIZE, socket);
+
+	if (q == NULL)
+		return NULL;
+	q->pub.objs = rte_malloc_socket("lcp_pend_objs", LCP_PEND_INIT * sizeof(void *), RTE_CACHE_LINE_SIZE,
+					socket);
+	q->spare = rte_malloc_socket("lcp_pend_objs", LCP_PEND_INIT * sizeof(void *), RTE_CACHE_LINE_SIZE,
+				     socket);
+	if (q->pub.objs == NULL || q->spare == NULL) {
+		lcp_pend_free(q);
+		return NULL;
+	}
+	q->pub.cap = q->spare_cap = LCP_PEND_INIT;
+	q->port = (uint16_t)port;
+	q->unit = (uint16_t)unit;
+	q->dst = dst;
+	q->socket = socket;
+	return q;
+}
+
+void
+lcp_pend_free(struct lcp_pend_q *q)
+{
+	if (q == NULL)
+		return;
+	rte_free(q->pub.objs);
+	rte_free(q->spare);
+	rte_free(q);
+}
+
+/* the input vector of dp's input port `port`, made on first use */
+static struct lcp_pend_q *
+pend_of(struct lcp_stage_priv *dp, unsigned port, unsigned unit)
+{
+	if (dp->pend == NULL && (dp->pend = calloc(dp->cs->n_ports + 1, sizeof(*dp->pend))) == NULL)
+		return NULL;
+	if (dp->pend[port] == NULL)
+		dp->pend[port] = lcp_pend_new(&dp->pub, port, unit, dp->socket);
+	return dp->pend[port];
+}
+
+/* depth-first from sp along same-lcore links; appends sp after what it reaches */
+static void
+walk_dfs(struct lcp_stage_priv *sp, bool *seen, struct lcp_stage_priv **post, unsigned *n_post)
+{
+	seen[sp->index] = true;
+	for (unsigned k = 0; k < sp->cs->n_ports; k++) {
+		struct lcp_stage_priv *dp = (struct lcp_stage_priv *)sp->edges[k].dst;
+
+		if (dp != NULL && !seen[dp->index])
+			walk_dfs(dp, seen, post, n_post);
+	}
+	post[(*n_post)++] = sp;
+}
+
+/* The order a worker walks its input vectors in: the reverse postorder of a
+ * depth-first search over the lcore's same-lcore links, started from its
+ * sources (pollers), then from the stages its rings feed, then from any stage
+ * left, in config order. On a DAG that is a topological order (every stage
+ * after all that feed it, as rte_graph walks); a link that closes a cycle
+ * (ws.tx -> tcp.app, tcp.tx -> port) points backwards, and what it carries is
+ * taken in the walk's next round. */
+static int
+plan_walk(struct lcp_engine *e, struct lcp_worker *w)
+{
+	bool *seen = calloc(e->n_stages + 1, sizeof(*seen));
+	struct lcp_stage_priv **post = calloc(e->n_stages + 1, sizeof(*post));
+	unsigned n_post = 0, n_q = 0;
+
+	if (seen == NULL || post == NULL)
+		goto fail;
+	for (unsigned i = 0; i < w->n_pollers; i++)
+		if (!seen[((struct lcp_stage_priv *)w->pollers[i])->index])
+			walk_dfs((struct lcp_stage_priv *)w->pollers[i], seen, post, &n_post);
+	for (unsigned i = 0; i < w->n_rins; i++)
+		if (!seen[((struct lcp_stage_priv *)w->rins[i].dst)->index])
+			walk_dfs((struct lcp_stage_priv *)w->rins[i].dst, seen, post, &n_post);
+	for (unsigned i = 0; i < w->n_stages; i++)
+		if (!seen[((struct lcp_stage_priv *)w->stages[i])->index])
+			walk_dfs((struct lcp_stage_priv *)w->stages[i], seen, post, &n_post);
+	for (unsigned i = 0; i < n_post; i++)
+		if (post[i]->pend != NULL)
+			for (unsigned k = 0; k < post[i]->cs->n_ports; k++)
+				n_q += post[i]->pend[k] != NULL;
+	w->pends = calloc(n_q + 1, sizeof(*w->pends));
+	if (w->pends == NULL)
+		goto fail;
+	for (unsigned i = n_post; i-- > 0;)
+		if (post[i]->pend != NULL)
+			for (unsigned k = 0; k < post[i]->cs->n_ports; k++)
+				if (post[i]->pend[k] != NULL)
+					w->pends[w->n_pends++] = post[i]->pend[k];
+	free(seen);
+	free(post);
+	return 0;
+fail:
+	free(seen);
+	free(post);
+	return -ENOMEM;
 }
 
 /* ---- build ---- */
@@ -378,8 +493,7 @@ build_ring_ctrs(struct lcp_engine *e)
 			continue;
 		sp = e->stages[l->src];
 		dp = e->stages[l->dst];
-		if ((!sp->count_ring_out || (sp->sbuf != NULL && sp->sbuf[l->src_port] != NULL)) &&
-		    add_ring_ctr(sp, sp->edges[l->src_port].ctr_out, ri, true) < 0)
+		if (add_ring_ctr(sp, sp->edges[l->src_port].ctr_out, ri, true) < 0)
 			return -ENOMEM;
 		if (add_ring_ctr(dp, ri->ctr_in, ri, false) < 0)
 			return -ENOMEM;
@@ -493,7 +607,6 @@ lcp_engine_build(struct lcp_engine *e)
 		sp->pub.ops = cs->pf->desc->ops;
 		sp->pub.slot = w->slot;
 		sp->worker = w;
-		sp->count_ring_out = cs->pf->desc->abi_minor < 4;
 		if (c->eng.stage_timing) {
 			sp->tm = rte_zmalloc_socket("lcp_timing", sizeof(*sp->tm), RTE_CACHE_LINE_SIZE, socket);
 			if (sp->tm == NULL)
@@ -516,8 +629,7 @@ lcp_engine_build(struct lcp_engine *e)
 			w->pollers = realloc(w->pollers, (w->n_pollers + 1) * sizeof(*w->pollers));
 			w->pollers[w->n_pollers++] = &sp->pub;
 		}
-		/* before 1.6 the field was reserved: never read it from older plugins */
-		if (cs->pf->desc->abi_minor >= 6 && sp->pub.ops->linger != NULL) {
+		if (sp->pub.ops->linger != NULL) {
 			sp->linger = sp->pub.ops->linger;
 			sp->linger_n = LCP_LINGER_UNSEEN;
 			w->lingerers = realloc(w->lingerers, (w->n_lingerers + 1) * sizeof(*w->lingerers));
@@ -546,9 +658,19 @@ lcp_engine_build(struct lcp_engine *e)
 				struct lcp_stage_priv *dp = e->stages[l->dst];
 
 				if (dp->cs->lcore == sp->cs->lcore) {
+					struct lcp_pend_q *q = pend_of(dp, l->dst_port, p->unit);
+
+					if (q == NULL) {
+						lcp_log(NULL, LCP_LOG_ERR, "links[%u]: no memory for the input vector of %s",
+							li, dp->cs->name);
+						return -1;
+					}
 					ed->dst = &dp->pub;
+					ed->pend = &q->pub;
 					ed->dst_port = (uint16_t)l->dst_port;
 					ed->dst_ctr_in = dp->ctr_in[l->dst_port];
+					/* a vector that cannot grow drops what it cannot take */
+					ed->ctr_drop = ed->ctr_out + 1;
 				} else {
 					struct lcp_worker *w = &e->workers[worker_index(e, dp->cs->lcore)];
 					struct lcp_ring_in *ri;
@@ -597,6 +719,9 @@ lcp_engine_build(struct lcp_engine *e)
 	for (unsigned w = 0; w < e->n_workers; w++)
 		for (unsigned r = 0; r < e->workers[w].n_rins; r++)
 			e->ring_of_link[e->workers[w].rins[r].link] = &e->workers[w].rins[r];
+	for (unsigned w = 0; w < e->n_workers; w++)
+		if (plan_walk(e, &e->workers[w]) < 0)
+			return -1;
 	return build_ring_ctrs(e);
 }
 
@@ -626,12 +751,25 @@ lcp_engine_init_stages(struct lcp_engine *e)
 	return 0;
 }
 
-/* objects still in rings after the workers exited: free and count */
+/* objects still in rings or input vectors after the workers exited: free and
+ * count (a stage's start() may emit before any walk; a run cut short leaves
+ * what it left) */
 static void
 free_ring_leftovers(struct lcp_engine *e)
 {
 	void *objs[LCP_BURST_MAX];
 
+	for (unsigned w = 0; w < e->n_workers; w++)
+		for (unsigned i = 0; i < e->workers[w].n_pends; i++) {
+			struct lcp_pend_q *q = e->workers[w].pends[i];
+			struct lcp_stage_priv *dp = (struct lcp_stage_priv *)q->dst;
+
+			if (q->pub.n == 0)
+				continue;
+			lcp_objs_free(q->unit, q->pub.objs, q->pub.n);
+			dp->pub.ctr_add(dp->pub.ctrs, e->main_slot, dp->ctr_drop_shutdown, q->pub.n);
+			q->pub.n = 0;
+		}
 	for (unsigned w = 0; w < e->n_workers; w++) {
 		for (unsigned r = 0; r < e->workers[w].n_rins; r++) {
 			struct lcp_ring_in *ri = &e->workers[w].rins[r];
@@ -685,6 +823,9 @@ engine_free(struct lcp_engine *e)
 				rte_free(sp->sbuf[k]);
 			}
 		}
+		for (unsigned k = 0; sp->pend != NULL && k < sp->cs->n_ports; k++)
+			lcp_pend_free(sp->pend[k]);
+		free(sp->pend);
 		free(sp->sbuf);
 		free(sp->full);
 		free(sp->rctr);
@@ -705,6 +846,7 @@ engine_free(struct lcp_engine *e)
 		free(e->workers[w].sbufs);
 		free(e->workers[w].tickers);
 		free(e->workers[w].lingerers);
+		free(e->workers[w].pends);
 	}
 	free(e->pools);
 	json_decref(e->pool_reports);

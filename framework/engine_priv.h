@@ -119,8 +119,32 @@ struct lcp_stage_buf {
 	void *objs[];
 };
 
-/* engine.stage_timing: a stage's own cycles per call (process or poll), minus
- * those of same-lcore stages it called; log-linear histogram of per-call
+/* A same-lcore input vector (struct lcp_pend) with what the walk needs. The
+ * walk hands `pub.objs` to the stage and puts `spare` in its place first, so
+ * what the stage emits to itself while it runs (a self link) lands in the
+ * other array: the one it reads is never grown under it. */
+struct lcp_pend_q {
+	struct lcp_pend pub;            /* first: lcp_edge.pend points here */
+	void **spare;
+	uint32_t spare_cap;
+	uint16_t port;                  /* input port of dst */
+	uint16_t unit;                  /* enum lcp_unit, to free what a loop leaves */
+	struct lcp_stage *dst;
+	lcp_stage_process_t process;    /* resolved by the worker: ops->process or timed */
+	void *ctx;
+	int socket;
+};
+
+#define LCP_PEND_INIT 256 /* objects an input vector holds before it first grows */
+/* Rounds of one walk: a round hands every non-empty input vector of the lcore,
+ * in graph order, to its stage. Request and reply (tcp -> ws -> tcp -> port)
+ * take three or four; what is still queued after this many goes round a
+ * message loop among the lcore's stages: dropped, counted ("drop_loop" of the
+ * stage it was queued for), logged once. */
+#define LCP_WALK_ROUNDS 16
+
+/* engine.stage_timing: a stage's own cycles per call (process or poll): since
+ * ABI 2.0 no call runs inside another; log-linear histogram of per-call
  * cycles (16 exact buckets, then 4 per power of two) */
 #define LCP_TM_BUCKETS 256
 struct lcp_timing {
@@ -144,13 +168,14 @@ struct lcp_worker {
 	unsigned n_tickers;
 	struct lcp_stage_priv **lingerers; /* stages with a linger op, config order */
 	unsigned n_lingerers;
+	struct lcp_pend_q **pends; /* input vectors of same-lcore links, in walk order */
+	unsigned n_pends;
 	/* published for the control thread (relaxed; one writer) */
 	uint64_t busy_cycles __rte_cache_aligned;
 	uint64_t idle_cycles;
 	uint64_t loops;
 	uint64_t work;
 	uint32_t stopped;
-	uint64_t nested; /* stage_timing: cycles of the calls made inside the current one */
 	struct lcp_stage_priv *cur; /* the stage whose poll / process runs (control reads) */
 	uint32_t exited;            /* lcp_worker_main returned (release) */
 };
@@ -166,8 +191,10 @@ struct lcp_stage_priv {
 	unsigned n_ctrs;
 	uint32_t *ctr_in;          /* per port: "<port>.in" */
 	uint32_t ctr_drop_shutdown;
-	uint32_t ctr_drop_loop;      /* "drop_loop": lcp_emit_loop */
+	uint32_t ctr_drop_loop;      /* "drop_loop": still queued after LCP_WALK_ROUNDS */
 	bool loop_logged;
+	bool grow_logged;            /* lcp_pend_grow failed once */
+	struct lcp_pend_q **pend;    /* per input port, NULL unless a same-lcore link feeds it */
 	bool inited;
 	struct lcp_edge *edges;
 	struct lcp_stage_buf **sbuf; /* per port, NULL unless the link stages */
@@ -176,8 +203,6 @@ struct lcp_stage_priv {
 	struct lcp_timing *tm;       /* engine.stage_timing, else NULL */
 	struct lcp_ring_ctr *rctr;   /* counters read off rings, added to the module's */
 	unsigned n_rctr;
-	bool count_ring_out;         /* plugin built before ABI 1.4: its lcp_emit() adds
-				      * "<port>.out" on a ring link itself */
 	lcp_stage_linger_t linger;   /* ops->linger of a plugin built for ABI >= 1.5 */
 	uint32_t linger_n;           /* its last answer (worker writes), LCP_LINGER_UNSEEN
 				      * before its first call */
@@ -238,6 +263,12 @@ int lcp_engine_build(struct lcp_engine *e);
 int lcp_engine_init_stages(struct lcp_engine *e);
 void lcp_engine_teardown(struct lcp_engine *e);
 int lcp_worker_main(void *arg);
+/* hand what is queued on w's input vectors to their stages, round after round
+ * (runner.c); returns the objects handed. The worker loop calls it every turn. */
+unsigned lcp_worker_walk(struct lcp_worker *w);
+/* an input vector of LCP_PEND_INIT objects for dst's input port, on socket */
+struct lcp_pend_q *lcp_pend_new(struct lcp_stage *dst, unsigned port, unsigned unit, int socket);
+void lcp_pend_free(struct lcp_pend_q *q);
 /* false: a worker did not return within engine.stop_timeout (e->stuck names
  * its stage); nothing may be torn down then */
 bool lcp_engine_shutdown(struct lcp_engine *e);

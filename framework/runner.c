@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * runner.c — the worker lcore loop and the shutdown protocol.
  *
- * Worker loop, per turn: poll every source stage on the lcore (run to
- * completion: what they emit to stages on the same lcore is processed inside
- * the call), then dequeue a burst from every ring feeding the lcore and hand it
- * to its stage. Cycles of turns that did work count as busy, the rest as idle.
+ * Worker loop, per turn: poll every source stage on the lcore, dequeue a burst
+ * from every ring feeding the lcore and hand it to its stage, then walk the
+ * lcore's input vectors: what those calls emitted to stages on the same lcore
+ * was queued there (lcp_emit, ABI 2.0), and the walk hands each stage all that
+ * is queued for it, in graph order, round after round until nothing is left —
+ * as rte_graph_walk() does. No stage's call runs inside another's. Cycles of
+ * turns that did work count as busy, the rest as idle.
  *
  * Shutdown (control thread): DRAIN — sources see lcp_stage_stopping() and stop
  * producing, stages with a linger op are called on every turn and close their
@@ -61,59 +64,110 @@ tm_bucket_low(unsigned b)
 	return (1ull << e) | ((uint64_t)((b - 16u) % 4u) << (e - 2u));
 }
 
-/* charge elapsed - (what nested calls took) to st; returns elapsed */
+/* charge one call of `elapsed` cycles over n objects to sp */
 static inline void
-tm_account(struct lcp_stage_priv *sp, uint64_t elapsed, uint64_t saved, unsigned n)
+tm_account(struct lcp_stage_priv *sp, uint64_t elapsed, unsigned n)
 {
-	struct lcp_worker *w = sp->worker;
-	uint64_t self = elapsed - w->nested;
 	struct lcp_timing *t = sp->tm;
 
-	w->nested = saved + elapsed;
 	t->calls++;
 	t->objs += n;
-	t->cycles += self;
-	if (self > t->max)
-		t->max = self;
-	t->hist[tm_bucket(self)]++;
+	t->cycles += elapsed;
+	if (elapsed > t->max)
+		t->max = elapsed;
+	t->hist[tm_bucket(elapsed)]++;
 }
 
-void
-lcp_process_timed(struct lcp_stage *d, unsigned port, void **objs, unsigned n)
-{
-	struct lcp_stage_priv *sp = (struct lcp_stage_priv *)d;
-	uint64_t saved = sp->worker->nested, t0;
-
-	sp->worker->nested = 0;
-	t0 = rte_rdtsc();
-	d->ops->process(d, d->ctx, port, objs, n);
-	tm_account(sp, rte_rdtsc() - t0, saved, n);
-}
-
-/* engine.stage_timing on a ring's consumer, with process()'s signature */
+/* engine.stage_timing: process() timed, with process()'s signature */
 static void
-ring_process_timed(struct lcp_stage *d, void *ctx, unsigned port, void **objs, unsigned n)
+process_timed(struct lcp_stage *d, void *ctx, unsigned port, void **objs, unsigned n)
 {
-	RTE_SET_USED(ctx);
-	lcp_process_timed(d, port, objs, n);
+	uint64_t t0 = rte_rdtsc();
+
+	d->ops->process(d, ctx, port, objs, n);
+	tm_account((struct lcp_stage_priv *)d, rte_rdtsc() - t0, n);
 }
 
 unsigned
 lcp_poll_timed(struct lcp_stage *st)
 {
-	struct lcp_stage_priv *sp = (struct lcp_stage_priv *)st;
-	uint64_t saved = sp->worker->nested, t0;
-	unsigned n;
+	uint64_t t0 = rte_rdtsc();
+	unsigned n = st->ops->poll(st, st->ctx);
 
-	sp->worker->nested = 0;
-	t0 = rte_rdtsc();
-	n = st->ops->poll(st, st->ctx);
-	if (n == 0) { /* an idle poll is not a call worth timing */
-		sp->worker->nested = saved;
-		return 0;
-	}
-	tm_account(sp, rte_rdtsc() - t0, saved, n);
+	if (n != 0) /* an idle poll is not a call worth timing */
+		tm_account((struct lcp_stage_priv *)st, rte_rdtsc() - t0, n);
 	return n;
+}
+
+/* What is still queued after LCP_WALK_ROUNDS rounds goes round a message loop
+ * among this lcore's stages: dropped, counted on the stage it was queued for,
+ * logged once per stage. */
+static __rte_noinline __rte_cold void
+walk_drop_loop(struct lcp_worker *w)
+{
+	for (unsigned i = 0; i < w->n_pends; i++) {
+		struct lcp_pend_q *q = w->pends[i];
+		struct lcp_stage_priv *dp = (struct lcp_stage_priv *)q->dst;
+		unsigned n = q->pub.n;
+
+		if (n == 0)
+			continue;
+		lcp_objs_free(q->unit, q->pub.objs, n);
+		q->pub.n = 0;
+		lcp_ctr_add(q->dst, dp->ctr_drop_loop, n);
+		if (!dp->loop_logged) {
+			dp->loop_logged = true;
+			lcp_log(q->dst, LCP_LOG_ERR,
+				"message loop: objects are still queued for its input \"%s\" after %u rounds of "
+				"lcore %u's walk; %u dropped (drop_loop). The links among its stages on this lcore form a "
+				"loop that never ends; put one of them on another lcore",
+				((const struct lcp_stage_ops *)dp->pub.ops)->ports[q->port].name, LCP_WALK_ROUNDS,
+				w->lcore, n);
+		}
+	}
+}
+
+/* Hand every non-empty input vector of this lcore to its stage, in walk order,
+ * until a round finds them all empty; returns the objects handed. The vector is
+ * swapped for its spare before the call, so the stage reads an array nothing
+ * appends to. */
+unsigned
+lcp_worker_walk(struct lcp_worker *w)
+{
+	unsigned work = 0;
+
+	for (unsigned round = 0; round < LCP_WALK_ROUNDS; round++) {
+		unsigned did = 0;
+
+		for (unsigned i = 0; i < w->n_pends; i++) {
+			struct lcp_pend_q *q = w->pends[i];
+			struct lcp_stage *d = q->dst;
+			void **v = q->pub.objs;
+			uint32_t n = q->pub.n, cap = q->pub.cap;
+
+			if (n == 0)
+				continue;
+
+			q->pub.objs = q->spare;
+			q->pub.cap = q->spare_cap;
+			q->pub.n = 0;
+			d->in_vec = v;
+			d->in_n = n;
+			d->in_cap = cap;
+			__atomic_store_n(&w->cur, (struct lcp_stage_priv *)d, __ATOMIC_RELAXED);
+			q->process(d, q->ctx, q->port, v, n);
+			/* v, or the empty array lcp_emit() swapped in for it */
+			q->spare = d->in_vec;
+			q->spare_cap = d->in_cap;
+			d->in_vec = NULL;
+			did += n;
+		}
+		if (did == 0)
+			return work;
+		work += did;
+	}
+	walk_drop_loop(w);
+	return work;
 }
 
 /* read after the workers stopped (or racy but harmless while running) */
@@ -379,16 +433,22 @@ lcp_worker_main(void *arg)
 	struct lcp_wacct a = {.t0 = rte_rdtsc()};
 	bool stopped = false;
 
-	/* what the ring path calls, resolved once: the stages' init has run */
+	/* what the ring path and the walk call, resolved once: the stages' init has run */
 	for (unsigned i = 0; i < w->n_rins; i++) {
 		struct lcp_ring_in *ri = &w->rins[i];
 		struct lcp_stage *d = ri->dst;
 
-		ri->process = d->timed ? ring_process_timed : d->ops->process;
+		ri->process = d->timed ? process_timed : d->ops->process;
 		ri->ctx = d->ctx;
 	}
+	for (unsigned i = 0; i < w->n_pends; i++) {
+		struct lcp_pend_q *q = w->pends[i];
+
+		q->process = q->dst->timed ? process_timed : q->dst->ops->process;
+		q->ctx = q->dst->ctx;
+	}
 	if (w->n_rins == 1 && w->n_pollers == 0 && w->n_sbufs == 0 && w->n_lingerers == 0 &&
-	    w->rins[0].dequeue_size == NULL)
+	    w->n_pends == 0 && w->rins[0].dequeue_size == NULL)
 		worker_one_ring(w, &a);
 	for (;;) {
 		uint32_t state = __atomic_load_n(&e->run_state, __ATOMIC_ACQUIRE);
@@ -441,6 +501,9 @@ lcp_worker_main(void *arg)
 			ri->process(ri->dst, ri->ctx, ri->port, objs, n);
 			work += n;
 		}
+		/* what the stop(), linger, poll and ring calls above queued on this lcore */
+		if (w->n_pends != 0)
+			work += lcp_worker_walk(w);
 		if (w->n_sbufs != 0)
 			work += flush_staged(w, state);
 		wacct_turn(w, &a, work);
@@ -541,19 +604,12 @@ wait_exit(struct lcp_engine *e)
 		struct lcp_worker *wk = &e->workers[w];
 		struct lcp_stage_priv *sp = __atomic_load_n(&wk->cur, __ATOMIC_RELAXED);
 
-		char chain[160];
-		size_t c = 0;
+		const char *chain = sp != NULL ? sp->cs->name : "?";
 
 		if (__atomic_load_n(&wk->exited, __ATOMIC_ACQUIRE))
 			continue;
-		/* the stage the worker called, then those it called on this lcore
-		 * that have not returned (lcp_emit's depth; config order) */
-		c += (size_t)snprintf(chain, sizeof(chain), "%s", sp != NULL ? sp->cs->name : "?");
-		for (unsigned i = 0; i < wk->n_stages && c < sizeof(chain); i++)
-			if (__atomic_load_n(&wk->stages[i]->depth, __ATOMIC_RELAXED) != 0 &&
-			    (struct lcp_stage_priv *)wk->stages[i] != sp)
-				c += (size_t)snprintf(chain + c, sizeof(chain) - c, " -> %s",
-						      ((struct lcp_stage_priv *)wk->stages[i])->cs->name);
+		/* the stage the worker called: since ABI 2.0 no stage's call runs
+		 * inside another's, so it is the one that does not return */
 		if (o < sizeof(e->stuck))
 			o += (size_t)snprintf(e->stuck + o, sizeof(e->stuck) - o, "%s%s (lcore %u)", o ? ", " : "",
 					      chain, wk->lcore);

@@ -422,6 +422,8 @@ wss_control(struct stk_wss *s, struct stk_ws_out *o, struct stk_wss_msg *m)
 				return STK_WSS_GONE;
 			s->state = STK_WSS_OPEN;
 			st->pongs_tx++;
+		} else {
+			st->pings_after_close++;
 		}
 		return STK_WSS_PING;
 	}

@@ -62,8 +62,8 @@ run_plugins_sink_check_la_CFLAGS = $(RUN_PLUGIN_CFLAGS)
 run_plugins_sink_check_la_LDFLAGS = $(RUN_PLUGIN_LDFLAGS)
 run_plugins_sink_check_la_LIBADD = $(RUN_PLUGIN_LIBADD)
 
-# abi13_pass: a stage as built against the ABI 1.3 SDK (its lcp_emit() counts a
-# ring link's out itself), for run/abi_compat.sh
+# abi13_pass: the descriptor of a plugin built against the ABI 1.3 SDK, which
+# the 2.x loader refuses (run/abi_compat.sh)
 RUN_TESTS += run/abi_compat.sh
 RUN_CONFS += run/conf/abi-compat.json
 check_LTLIBRARIES += run/plugins/abi13_pass.la
@@ -72,6 +72,18 @@ run_plugins_abi13_pass_la_CPPFLAGS = $(RUN_PLUGIN_CPPFLAGS)
 run_plugins_abi13_pass_la_CFLAGS = $(RUN_PLUGIN_CFLAGS)
 run_plugins_abi13_pass_la_LDFLAGS = $(RUN_PLUGIN_LDFLAGS)
 run_plugins_abi13_pass_la_LIBADD = $(RUN_PLUGIN_LIBADD)
+
+# plain_pass: a pass-through that does not declare LCP_PORT_F_FORWARDS, so
+# lcpipe check cannot see a loop through it (run/stop-limit.sh); it counts
+# calls that start inside its own (run/walk.sh)
+RUN_TESTS += run/walk.sh
+RUN_CONFS += run/conf/walk.json
+check_LTLIBRARIES += run/plugins/plain_pass.la
+run_plugins_plain_pass_la_SOURCES = run/plugins/plain_pass.c
+run_plugins_plain_pass_la_CPPFLAGS = $(RUN_PLUGIN_CPPFLAGS)
+run_plugins_plain_pass_la_CFLAGS = $(RUN_PLUGIN_CFLAGS)
+run_plugins_plain_pass_la_LDFLAGS = $(RUN_PLUGIN_LDFLAGS)
+run_plugins_plain_pass_la_LIBADD = $(RUN_PLUGIN_LIBADD)
 
 # stream_drop: a hole in a stream on demand, for run/stream-gap.sh
 check_LTLIBRARIES += run/plugins/stream_drop.la

@@ -34,169 +34,169 @@ unit_plugin_ldflags = -module -avoid-version -shared -rpath /nowhere \
 	-export-symbols-regex '^lcp_plugin_descriptor$$' $(SAN_LDFLAGS)
 
 check_LTLIBRARIES += plugins/hdr/bad_magic.la
-plugins_hdr_bad_magic_la_SOURCES = plugins/broken.c plugins/marker.h
+plugins_hdr_bad_magic_la_SOURCES = plugins/broken.c plugins/marker.h $(top_srcdir)/framework/include/lcp/plugin.h
 plugins_hdr_bad_magic_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_MAGIC
 plugins_hdr_bad_magic_la_CFLAGS = $(unit_plugin_cflags)
 plugins_hdr_bad_magic_la_LDFLAGS = $(unit_plugin_ldflags)
 
 check_LTLIBRARIES += plugins/hdr/abi_major.la
-plugins_hdr_abi_major_la_SOURCES = plugins/broken.c plugins/marker.h
+plugins_hdr_abi_major_la_SOURCES = plugins/broken.c plugins/marker.h $(top_srcdir)/framework/include/lcp/plugin.h
 plugins_hdr_abi_major_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_ABI_MAJOR
 plugins_hdr_abi_major_la_CFLAGS = $(unit_plugin_cflags)
 plugins_hdr_abi_major_la_LDFLAGS = $(unit_plugin_ldflags)
 
 check_LTLIBRARIES += plugins/hdr/abi_minor.la
-plugins_hdr_abi_minor_la_SOURCES = plugins/broken.c plugins/marker.h
+plugins_hdr_abi_minor_la_SOURCES = plugins/broken.c plugins/marker.h $(top_srcdir)/framework/include/lcp/plugin.h
 plugins_hdr_abi_minor_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_ABI_MINOR
 plugins_hdr_abi_minor_la_CFLAGS = $(unit_plugin_cflags)
 plugins_hdr_abi_minor_la_LDFLAGS = $(unit_plugin_ldflags)
 
 check_LTLIBRARIES += plugins/hdr/bad_size.la
-plugins_hdr_bad_size_la_SOURCES = plugins/broken.c plugins/marker.h
+plugins_hdr_bad_size_la_SOURCES = plugins/broken.c plugins/marker.h $(top_srcdir)/framework/include/lcp/plugin.h
 plugins_hdr_bad_size_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_SIZE
 plugins_hdr_bad_size_la_CFLAGS = $(unit_plugin_cflags)
 plugins_hdr_bad_size_la_LDFLAGS = $(unit_plugin_ldflags)
 
 check_LTLIBRARIES += plugins/hdr/sym_size.la
-plugins_hdr_sym_size_la_SOURCES = plugins/broken.c plugins/marker.h
+plugins_hdr_sym_size_la_SOURCES = plugins/broken.c plugins/marker.h $(top_srcdir)/framework/include/lcp/plugin.h
 plugins_hdr_sym_size_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_SYMSIZE
 plugins_hdr_sym_size_la_CFLAGS = $(unit_plugin_cflags)
 plugins_hdr_sym_size_la_LDFLAGS = $(unit_plugin_ldflags)
 
 check_LTLIBRARIES += plugins/hdr/tiny.la
-plugins_hdr_tiny_la_SOURCES = plugins/broken.c plugins/marker.h
+plugins_hdr_tiny_la_SOURCES = plugins/broken.c plugins/marker.h $(top_srcdir)/framework/include/lcp/plugin.h
 plugins_hdr_tiny_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_TINY
 plugins_hdr_tiny_la_CFLAGS = $(unit_plugin_cflags)
 plugins_hdr_tiny_la_LDFLAGS = $(unit_plugin_ldflags)
 
 check_LTLIBRARIES += plugins/hdr/func.la
-plugins_hdr_func_la_SOURCES = plugins/broken.c plugins/marker.h
+plugins_hdr_func_la_SOURCES = plugins/broken.c plugins/marker.h $(top_srcdir)/framework/include/lcp/plugin.h
 plugins_hdr_func_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_FUNC
 plugins_hdr_func_la_CFLAGS = $(unit_plugin_cflags)
 plugins_hdr_func_la_LDFLAGS = $(unit_plugin_ldflags)
 
 check_LTLIBRARIES += plugins/hdr/hidden.la
-plugins_hdr_hidden_la_SOURCES = plugins/broken.c plugins/marker.h
+plugins_hdr_hidden_la_SOURCES = plugins/broken.c plugins/marker.h $(top_srcdir)/framework/include/lcp/plugin.h
 plugins_hdr_hidden_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_HIDDEN
 plugins_hdr_hidden_la_CFLAGS = $(unit_plugin_cflags)
 plugins_hdr_hidden_la_LDFLAGS = $(unit_plugin_ldflags)
 
 check_LTLIBRARIES += plugins/hdr/bad_kind.la
-plugins_hdr_bad_kind_la_SOURCES = plugins/broken.c plugins/marker.h
+plugins_hdr_bad_kind_la_SOURCES = plugins/broken.c plugins/marker.h $(top_srcdir)/framework/include/lcp/plugin.h
 plugins_hdr_bad_kind_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_KIND
 plugins_hdr_bad_kind_la_CFLAGS = $(unit_plugin_cflags)
 plugins_hdr_bad_kind_la_LDFLAGS = $(unit_plugin_ldflags)
 
 check_LTLIBRARIES += plugins/hdr/bad_name.la
-plugins_hdr_bad_name_la_SOURCES = plugins/broken.c plugins/marker.h
+plugins_hdr_bad_name_la_SOURCES = plugins/broken.c plugins/marker.h $(top_srcdir)/framework/include/lcp/plugin.h
 plugins_hdr_bad_name_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_NAME
 plugins_hdr_bad_name_la_CFLAGS = $(unit_plugin_cflags)
 plugins_hdr_bad_name_la_LDFLAGS = $(unit_plugin_ldflags)
 
 check_LTLIBRARIES += plugins/hdr/no_name.la
-plugins_hdr_no_name_la_SOURCES = plugins/broken.c plugins/marker.h
+plugins_hdr_no_name_la_SOURCES = plugins/broken.c plugins/marker.h $(top_srcdir)/framework/include/lcp/plugin.h
 plugins_hdr_no_name_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_NONAME
 plugins_hdr_no_name_la_CFLAGS = $(unit_plugin_cflags)
 plugins_hdr_no_name_la_LDFLAGS = $(unit_plugin_ldflags)
 
 check_LTLIBRARIES += plugins/dup/dup_a.la
-plugins_dup_dup_a_la_SOURCES = plugins/broken.c plugins/marker.h
+plugins_dup_dup_a_la_SOURCES = plugins/broken.c plugins/marker.h $(top_srcdir)/framework/include/lcp/plugin.h
 plugins_dup_dup_a_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_DUP_A
 plugins_dup_dup_a_la_CFLAGS = $(unit_plugin_cflags)
 plugins_dup_dup_a_la_LDFLAGS = $(unit_plugin_ldflags)
 
 check_LTLIBRARIES += plugins/dup/dup_b.la
-plugins_dup_dup_b_la_SOURCES = plugins/broken.c plugins/marker.h
+plugins_dup_dup_b_la_SOURCES = plugins/broken.c plugins/marker.h $(top_srcdir)/framework/include/lcp/plugin.h
 plugins_dup_dup_b_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_DUP_B
 plugins_dup_dup_b_la_CFLAGS = $(unit_plugin_cflags)
 plugins_dup_dup_b_la_LDFLAGS = $(unit_plugin_ldflags)
 
 check_LTLIBRARIES += plugins/bugs/long_name.la
-plugins_bugs_long_name_la_SOURCES = plugins/broken.c plugins/marker.h
+plugins_bugs_long_name_la_SOURCES = plugins/broken.c plugins/marker.h $(top_srcdir)/framework/include/lcp/plugin.h
 plugins_bugs_long_name_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_LONGNAME
 plugins_bugs_long_name_la_CFLAGS = $(unit_plugin_cflags)
 plugins_bugs_long_name_la_LDFLAGS = $(unit_plugin_ldflags)
 
 check_LTLIBRARIES += plugins/bugs/dup_port.la
-plugins_bugs_dup_port_la_SOURCES = plugins/broken.c plugins/marker.h
+plugins_bugs_dup_port_la_SOURCES = plugins/broken.c plugins/marker.h $(top_srcdir)/framework/include/lcp/plugin.h
 plugins_bugs_dup_port_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_DUPPORT
 plugins_bugs_dup_port_la_CFLAGS = $(unit_plugin_cflags)
 plugins_bugs_dup_port_la_LDFLAGS = $(unit_plugin_ldflags)
 
 check_LTLIBRARIES += plugins/open/no_init.la
-plugins_open_no_init_la_SOURCES = plugins/broken.c plugins/marker.h
+plugins_open_no_init_la_SOURCES = plugins/broken.c plugins/marker.h $(top_srcdir)/framework/include/lcp/plugin.h
 plugins_open_no_init_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_NOINIT
 plugins_open_no_init_la_CFLAGS = $(unit_plugin_cflags)
 plugins_open_no_init_la_LDFLAGS = $(unit_plugin_ldflags)
 
 check_LTLIBRARIES += plugins/open/no_process.la
-plugins_open_no_process_la_SOURCES = plugins/broken.c plugins/marker.h
+plugins_open_no_process_la_SOURCES = plugins/broken.c plugins/marker.h $(top_srcdir)/framework/include/lcp/plugin.h
 plugins_open_no_process_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_NOPROCESS
 plugins_open_no_process_la_CFLAGS = $(unit_plugin_cflags)
 plugins_open_no_process_la_LDFLAGS = $(unit_plugin_ldflags)
 
 check_LTLIBRARIES += plugins/open/no_poll.la
-plugins_open_no_poll_la_SOURCES = plugins/broken.c plugins/marker.h
+plugins_open_no_poll_la_SOURCES = plugins/broken.c plugins/marker.h $(top_srcdir)/framework/include/lcp/plugin.h
 plugins_open_no_poll_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_NOPOLL
 plugins_open_no_poll_la_CFLAGS = $(unit_plugin_cflags)
 plugins_open_no_poll_la_LDFLAGS = $(unit_plugin_ldflags)
 
 check_LTLIBRARIES += plugins/open/no_ports.la
-plugins_open_no_ports_la_SOURCES = plugins/broken.c plugins/marker.h
+plugins_open_no_ports_la_SOURCES = plugins/broken.c plugins/marker.h $(top_srcdir)/framework/include/lcp/plugin.h
 plugins_open_no_ports_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_NOPORTS
 plugins_open_no_ports_la_CFLAGS = $(unit_plugin_cflags)
 plugins_open_no_ports_la_LDFLAGS = $(unit_plugin_ldflags)
 
 check_LTLIBRARIES += plugins/open/bad_forward.la
-plugins_open_bad_forward_la_SOURCES = plugins/broken.c plugins/marker.h
+plugins_open_bad_forward_la_SOURCES = plugins/broken.c plugins/marker.h $(top_srcdir)/framework/include/lcp/plugin.h
 plugins_open_bad_forward_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_BADFWD
 plugins_open_bad_forward_la_CFLAGS = $(unit_plugin_cflags)
 plugins_open_bad_forward_la_LDFLAGS = $(unit_plugin_ldflags)
 
 check_LTLIBRARIES += plugins/open/bad_port.la
-plugins_open_bad_port_la_SOURCES = plugins/broken.c plugins/marker.h
+plugins_open_bad_port_la_SOURCES = plugins/broken.c plugins/marker.h $(top_srcdir)/framework/include/lcp/plugin.h
 plugins_open_bad_port_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_BADPORT
 plugins_open_bad_port_la_CFLAGS = $(unit_plugin_cflags)
 plugins_open_bad_port_la_LDFLAGS = $(unit_plugin_ldflags)
 
 check_LTLIBRARIES += plugins/open/bad_counter.la
-plugins_open_bad_counter_la_SOURCES = plugins/broken.c plugins/marker.h
+plugins_open_bad_counter_la_SOURCES = plugins/broken.c plugins/marker.h $(top_srcdir)/framework/include/lcp/plugin.h
 plugins_open_bad_counter_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_BADCTR
 plugins_open_bad_counter_la_CFLAGS = $(unit_plugin_cflags)
 plugins_open_bad_counter_la_LDFLAGS = $(unit_plugin_ldflags)
 
 check_LTLIBRARIES += plugins/open/dup_counter.la
-plugins_open_dup_counter_la_SOURCES = plugins/broken.c plugins/marker.h
+plugins_open_dup_counter_la_SOURCES = plugins/broken.c plugins/marker.h $(top_srcdir)/framework/include/lcp/plugin.h
 plugins_open_dup_counter_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_DUPCTR
 plugins_open_dup_counter_la_CFLAGS = $(unit_plugin_cflags)
 plugins_open_dup_counter_la_LDFLAGS = $(unit_plugin_ldflags)
 
 check_LTLIBRARIES += plugins/open/null_ops.la
-plugins_open_null_ops_la_SOURCES = plugins/broken.c plugins/marker.h
+plugins_open_null_ops_la_SOURCES = plugins/broken.c plugins/marker.h $(top_srcdir)/framework/include/lcp/plugin.h
 plugins_open_null_ops_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_NULLOPS
 plugins_open_null_ops_la_CFLAGS = $(unit_plugin_cflags)
 plugins_open_null_ops_la_LDFLAGS = $(unit_plugin_ldflags)
 
 check_LTLIBRARIES += plugins/open/no_version.la
-plugins_open_no_version_la_SOURCES = plugins/broken.c plugins/marker.h
+plugins_open_no_version_la_SOURCES = plugins/broken.c plugins/marker.h $(top_srcdir)/framework/include/lcp/plugin.h
 plugins_open_no_version_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_NOVERSION
 plugins_open_no_version_la_CFLAGS = $(unit_plugin_cflags)
 plugins_open_no_version_la_LDFLAGS = $(unit_plugin_ldflags)
 
 check_LTLIBRARIES += plugins/open/bad_opts.la
-plugins_open_bad_opts_la_SOURCES = plugins/broken.c plugins/marker.h
+plugins_open_bad_opts_la_SOURCES = plugins/broken.c plugins/marker.h $(top_srcdir)/framework/include/lcp/plugin.h
 plugins_open_bad_opts_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_BADOPTS
 plugins_open_bad_opts_la_CFLAGS = $(unit_plugin_cflags)
 plugins_open_bad_opts_la_LDFLAGS = $(unit_plugin_ldflags)
 
 check_LTLIBRARIES += plugins/open/ctr_no_read.la
-plugins_open_ctr_no_read_la_SOURCES = plugins/broken.c plugins/marker.h
+plugins_open_ctr_no_read_la_SOURCES = plugins/broken.c plugins/marker.h $(top_srcdir)/framework/include/lcp/plugin.h
 plugins_open_ctr_no_read_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_CTRNOREAD
 plugins_open_ctr_no_read_la_CFLAGS = $(unit_plugin_cflags)
 plugins_open_ctr_no_read_la_LDFLAGS = $(unit_plugin_ldflags)
 
 check_LTLIBRARIES += plugins/open/undef.la
-plugins_open_undef_la_SOURCES = plugins/broken.c plugins/marker.h
+plugins_open_undef_la_SOURCES = plugins/broken.c plugins/marker.h $(top_srcdir)/framework/include/lcp/plugin.h
 plugins_open_undef_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_UNDEF
 plugins_open_undef_la_CFLAGS = $(unit_plugin_cflags)
 plugins_open_undef_la_LDFLAGS = $(unit_plugin_ldflags)
@@ -237,13 +237,13 @@ unit_notso = plugins/notso/exec.so plugins/notso/pie.so plugins/notso/object.so 
 	plugins/notso/dir.so plugins/notso/dangling.so
 unit_notso_cc = $(CC) $(unit_plugin_cppflags) $(AM_CFLAGS_COMMON) $(CFLAGS) -fvisibility=hidden
 
-plugins/notso/exec.so: plugins/broken.c plugins/marker.h
+plugins/notso/exec.so: plugins/broken.c plugins/marker.h $(top_srcdir)/framework/include/lcp/plugin.h
 	@$(MKDIR_P) plugins/notso
 	$(AM_V_CC)$(unit_notso_cc) -DBROKEN_EXEC -fno-pie -no-pie -rdynamic -o $@ $(srcdir)/plugins/broken.c
-plugins/notso/pie.so: plugins/broken.c plugins/marker.h
+plugins/notso/pie.so: plugins/broken.c plugins/marker.h $(top_srcdir)/framework/include/lcp/plugin.h
 	@$(MKDIR_P) plugins/notso
 	$(AM_V_CC)$(unit_notso_cc) -DBROKEN_PIE -fpie -pie -rdynamic -o $@ $(srcdir)/plugins/broken.c
-plugins/notso/object.so: plugins/broken.c plugins/marker.h
+plugins/notso/object.so: plugins/broken.c plugins/marker.h $(top_srcdir)/framework/include/lcp/plugin.h
 	@$(MKDIR_P) plugins/notso
 	$(AM_V_CC)$(unit_notso_cc) -DBROKEN_OBJECT -fpic -c -o $@ $(srcdir)/plugins/broken.c
 plugins/notso/archive.so: plugins/notso/object.so

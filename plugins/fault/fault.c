@@ -474,7 +474,7 @@ fault_release(struct fault_ctx *x, struct fault_dir *fd, uint32_t i, unsigned ct
 	memmove(&fd->held[i], &fd->held[i + 1], (fd->n_held - i - 1) * sizeof(fd->held[0]));
 	fd->n_held--;
 	lcp_count(x->st, fd->ctr + ctr, 1);
-	/* the entry is gone before the put: a flush may re-enter this stage */
+	/* the entry is gone before the put (which may flush) */
 	lcp_obuf_put(x->st, &fd->ob, m);
 }
 
@@ -519,7 +519,7 @@ fault_hold(struct fault_ctx *x, struct fault_dir *fd, struct rte_mbuf *m, uint64
 {
 	struct fault_held *h;
 
-	while (fd->n_held >= x->max_held) { /* a loop: the release may re-enter */
+	while (fd->n_held >= x->max_held) {
 		fault_release(x, fd, 0, FC_RELEASED_EARLY);
 		fault_rescan(fd);
 	}

@@ -86,6 +86,7 @@ static const struct lcp_port_def fs_ports[] = {
 	X(PONGS_RX, "pongs_rx")                                                \
 	X(PINGS_RX, "pings_rx")                                                \
 	X(PONGS_TX, "pongs_tx")                                                \
+	X(PINGS_AFTER_CLOSE, "pings_after_close")                              \
 	X(CLIENT_MSGS, "client_msgs")                                          \
 	X(CLOSES, "closes")                                                    \
 	X(CLOSES_RX, "closes_rx")                                              \
@@ -591,6 +592,7 @@ static const uint8_t fs_wss_ctr[STK_WSS_S__N] = {
 	[STK_WSS_S_pings_rx] = FS_C_PINGS_RX + 1,   [STK_WSS_S_pongs_tx] = FS_C_PONGS_TX + 1,
 	[STK_WSS_S_pings_tx] = FS_C_PINGS_TX + 1,   [STK_WSS_S_pongs_rx] = FS_C_PONGS_RX + 1,
 	[STK_WSS_S_closes_rx] = FS_C_CLOSES_RX + 1, [STK_WSS_S_z_msgs_tx] = FS_C_MSGS_DEFLATED + 1,
+	[STK_WSS_S_pings_after_close] = FS_C_PINGS_AFTER_CLOSE + 1,
 	[STK_WSS_S_z_bytes_tx] = FS_C_DEFLATED_BYTES + 1,
 };
 

@@ -24,8 +24,9 @@
  * here, in order (tcp_dq_*), never dropped; it is released once enqueued, or,
  * when the consumer's port says LCP_PORT_F_RELEASES, once the consumer reports
  * it done (stream credits, lcp/stream.h, read back every poll). A slow
- * consumer so closes the window and slows the peer. On a same-lcore link the
- * consumer is done when the call returns: no hold.
+ * consumer so closes the window and slows the peer. On a same-lcore link
+ * nothing is held: the consumer takes what is queued for it in this turn's
+ * walk (ABI 2.0), before the stack runs again.
  *
  * Receive reserve: every 100 us the free count of the pool received frames
  * come from (the port's receive pool) is read; below rx_reserve the stack
@@ -37,8 +38,9 @@
  * the stream mbuf of its payload (offsets moved with rte_pktmbuf_adj/trim —
  * zero copy), frames we build come from the engine's packet pool. Events and
  * frames produced inside one stack call are staged and emitted after it
- * returns, so a same-lcore application that answers at once (a stream
- * command straight back into "app") never re-enters the stack mid-segment.
+ * returns: one emit (and one ring enqueue on a link to another lcore) per
+ * burst. An emit never calls back into this stage (ABI 2.0): what a same-lcore
+ * application answers reaches "app" later in the worker's walk.
  *
  * Counters: the stack counts into its own array (plain adds on this lcore);
  * the stage publishes the deltas through the counters strategy every
@@ -91,13 +93,11 @@ static const char *const tcp_counters[] = {
 static void
 tcp_flush(struct tcp_ctx *x)
 {
-	while (x->tx.n || x->ev.n) {
-		lcp_obuf_flush(x->st, &x->tx);
-		if (x->hold)
-			tcp_ev_flush(x);
-		else
-			lcp_obuf_flush(x->st, &x->ev);
-	}
+	lcp_obuf_flush(x->st, &x->tx);
+	if (x->hold)
+		tcp_ev_flush(x);
+	else
+		lcp_obuf_flush(x->st, &x->ev);
 }
 
 static inline void

@@ -58,7 +58,7 @@ tcp_flow_start(struct tcp_ctx *x)
 {
 	const struct lcp_edge *e = &x->st->edges[TCP_P_DATA];
 
-	/* a ring to another lcore (direct: the consumer is done when it returns) */
+	/* a ring to another lcore (same lcore: queued for this turn's walk, no hold) */
 	x->hold = lcp_port_is_linked(x->st, TCP_P_DATA) && e->dst == NULL;
 	x->k.rx_hold = x->hold;
 	if (x->hold)
@@ -185,23 +185,23 @@ tcp_dq_drain(struct tcp_ctx *x)
 void
 tcp_ev_flush(struct tcp_ctx *x)
 {
-	while (x->ev.n > 0) {
-		struct rte_mbuf *ms[LCP_OBUF_MAX];
-		struct tcp_rel rel[LCP_OBUF_MAX];
-		unsigned n = x->ev.n, k = 0;
+	/* emitted in place: a ring link never calls back into this stage */
+	struct rte_mbuf **ms = (struct rte_mbuf **)x->ev.objs;
+	struct tcp_rel rel[LCP_OBUF_MAX];
+	unsigned n = x->ev.n, k = 0;
 
-		memcpy(ms, x->ev.objs, n * sizeof(ms[0]));
-		x->ev.n = 0;
-		if (x->dq_head == NULL) {
-			tcp_rel_of(ms, n, rel);
-			k = lcp_emit_try(x->st, TCP_P_DATA, (void **)ms, n);
-			tcp_handed(x, rel, k);
-		}
-		if (k < n) {
-			TCP_COUNT(x, DATA_HELD_BACK, n - k);
-			tcp_dq_append(x, ms + k, n - k);
-			tcp_dq_drain(x);
-		}
+	if (n == 0)
+		return;
+	x->ev.n = 0;
+	if (x->dq_head == NULL) {
+		tcp_rel_of(ms, n, rel);
+		k = lcp_emit_try(x->st, TCP_P_DATA, (void **)ms, n);
+		tcp_handed(x, rel, k);
+	}
+	if (k < n) {
+		TCP_COUNT(x, DATA_HELD_BACK, n - k);
+		tcp_dq_append(x, ms + k, n - k);
+		tcp_dq_drain(x);
 	}
 }
 

@@ -45,6 +45,7 @@ enum { WS_P_IN, WS_P_TX, WS_P_MSG, WS_P_SEND };
 	X(FRAMES_CONTROL, "frames_control")                                    \
 	X(PINGS_RX, "pings_rx")                                                \
 	X(PONGS_TX, "pongs_tx")                                                \
+	X(PINGS_AFTER_CLOSE, "pings_after_close")                              \
 	X(PINGS_TX, "pings_tx")                                                \
 	X(PONGS_RX, "pongs_rx")                                                \
 	X(CONNECTS, "connects")                                                \

@@ -83,8 +83,9 @@ ws_msg_owner_init(struct ws_ctx *x)
 
 
 /* an object from pool p; empty: wait up to pool_wait_us (backpressure), counted.
- * What this lcore has staged is emitted first: the messages waiting in our own
- * output buffer are the ones whose release would refill the pool. */
+ * What this lcore has staged is emitted first: on a link to another lcore the
+ * messages waiting in our own output buffer are the ones whose release would
+ * refill the pool (a consumer on this lcore runs only after this call). */
 static inline void *
 ws_pool_get(struct ws_ctx *x, struct lcp_pool *p)
 {
@@ -212,6 +213,7 @@ static const uint8_t ws_wss_ctr[STK_WSS_S__N] = {
 	[STK_WSS_S_frames_control_rx] = WS_C_FRAMES_CONTROL + 1,
 	[STK_WSS_S_pings_rx] = WS_C_PINGS_RX + 1,
 	[STK_WSS_S_pongs_tx] = WS_C_PONGS_TX + 1,
+	[STK_WSS_S_pings_after_close] = WS_C_PINGS_AFTER_CLOSE + 1,
 	[STK_WSS_S_pings_tx] = WS_C_PINGS_TX + 1,
 	[STK_WSS_S_pongs_rx] = WS_C_PONGS_RX + 1,
 	[STK_WSS_S_closes_rx] = WS_C_CLOSES_RX + 1,

@@ -25,8 +25,11 @@
  * copy taking rte_rdtsc() once every 64 turns (busy/idle split by the turns that
  * did work) and adding its "<port>.in" counter inline.
  *
- * Same lcore (bursts 1, 8, 32): lcp_emit() on a direct edge (two counter adds and
- * the indirect process() call) against a plain call of the same process function.
+ * Same lcore (bursts 1, 8, 32): lcp_emit() on a same-lcore edge (two counter adds,
+ * the pointers appended to the sink's input vector) and lcp_worker_walk() (the
+ * indirect process() call on that vector), ABI 2.0's dispatch, against a plain
+ * call of the same process function; "proto" is ABI 1.x's emit that called
+ * process() from inside.
  *
  * The functions that call lcp_emit() are `flatten`ed so that it is inlined into
  * each, as it is in a plugin with a single lcp_emit() call site; with several
@@ -144,6 +147,7 @@ struct b1 {
 	uint64_t *proto_row[2];
 	/* same lcore; dpprod/dpsink: the prototype, whose ctrs is a plain row */
 	struct lcp_stage_priv *dprod, *dsink, *dpprod, *dpsink;
+	struct lcp_worker *dw; /* the same-lcore pair's worker: the sink's input vector */
 	struct b1_sink_ctx *dsctx, *dpsctx;
 	/* the repetition being run */
 	const struct b1_case *c;
@@ -266,6 +270,14 @@ b1_build(struct b1 *b)
 	b->dprod->edges[0].dst = &b->dsink->pub;
 	b->dprod->edges[0].dst_port = 0;
 	b->dprod->edges[0].dst_ctr_in = 0;
+	b->dw = rte_zmalloc("b1_dw", sizeof(*b->dw), RTE_CACHE_LINE_SIZE);
+	if (b->dw == NULL || (b->dw->pends = calloc(1, sizeof(*b->dw->pends))) == NULL ||
+	    (b->dw->pends[0] = lcp_pend_new(&b->dsink->pub, 0, LCP_UNIT_MSG, (int)rte_socket_id())) == NULL)
+		exit(1);
+	b->dw->n_pends = 1;
+	b->dw->pends[0]->process = b->dsink->pub.ops->process;
+	b->dw->pends[0]->ctx = b->dsink->pub.ctx;
+	b->dprod->edges[0].pend = &b->dw->pends[0]->pub;
 
 	/* the same pair for the prototype: counters are a plain row per stage */
 	b->dpsctx = rte_zmalloc("b1_dpsink", sizeof(*b->dpsctx), RTE_CACHE_LINE_SIZE);
@@ -617,12 +629,14 @@ b1_loop_plain(struct lcp_stage *sink, void **objs, unsigned burst, uint64_t it)
 }
 
 static __attribute__((noinline, flatten)) uint64_t
-b1_loop_emit(struct lcp_stage *st, void **objs, unsigned burst, uint64_t it)
+b1_loop_emit(struct lcp_stage *st, struct lcp_worker *w, void **objs, unsigned burst, uint64_t it)
 {
 	uint64_t t0 = rte_rdtsc_precise();
 
-	for (uint64_t i = 0; i < it; i++)
+	for (uint64_t i = 0; i < it; i++) {
 		lcp_emit(st, 0, objs, burst);
+		lcp_worker_walk(w);
+	}
 	return rte_rdtsc_precise() - t0;
 }
 
@@ -653,8 +667,8 @@ enum b1_direct { D_PLAIN, D_EMIT, D_PROTO, D_COUNT };
 static const char *const b1_dname[D_COUNT] = {"plain_call", "lcp_emit_direct", "proto_emit_direct"};
 static const char *const b1_dlabel[D_COUNT] = {
 	"plain call of process (anchor)",
-	"lcp_emit direct edge (same lcore)",
-	"proto: inline emit, inline counters",
+	"lcp_emit + walk (same lcore)",
+	"1.x: emit calls process() inside",
 };
 
 struct b1_direct_job {
@@ -677,7 +691,7 @@ b1_direct_main(void *arg)
 	j->spin_before = bench_spin(b->gate[rte_lcore_id()].iters);
 	bench_oncpu_start(&oc);
 	if (j->d == D_EMIT)
-		j->cycles = b1_loop_emit(&b->dprod->pub, b->objs, j->burst, j->it);
+		j->cycles = b1_loop_emit(&b->dprod->pub, b->dw, b->objs, j->burst, j->it);
 	else if (j->d == D_PROTO)
 		j->cycles = b1_loop_proto(&b->dpprod->pub, b->objs, j->burst, j->it);
 	else
@@ -918,7 +932,7 @@ b1_callgrind(struct b1 *b, uint64_t it)
 		printf("callgrind-case %s objects %" PRIu64 "\n", name, it * burst);
 
 		CALLGRIND_ZERO_STATS;
-		b1_loop_emit(&b->dprod->pub, b->objs, burst, it);
+		b1_loop_emit(&b->dprod->pub, b->dw, b->objs, burst, it);
 		snprintf(name, sizeof(name), "b1.direct.lcp_emit.b%u", burst);
 		CALLGRIND_DUMP_STATS_AT(name);
 		printf("callgrind-case %s objects %" PRIu64 "\n", name, it * burst);

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * B2 — stage dispatch: N pass-through stages on one lcore, cycles per stage call.
  *
- * The engine's run-to-completion chain, built from engine_priv.h as
+ * The engine's same-lcore dispatch, built from engine_priv.h as
  * lcp_engine_build() builds same-lcore links: a source stage (poll() emits `burst`
  * dummy pointers) -> N pass-through stages (process() = lcp_emit() on its output
- * port) -> a sink (process() counts). Every edge is direct (lcp_edge.dst), every
- * stage has its counter set from the real counters_percore plugin, so each hop
- * costs what lcp_emit costs: two counter adds and an indirect process() call.
+ * port) -> a sink (process() counts). Every edge is same-lcore (lcp_edge.dst and
+ * its input vector lcp_edge.pend), every stage has its counter set from the real
+ * counters_percore plugin, so each hop costs what ABI 2.0's dispatch costs: the
+ * emit (two counter adds, the pointers appended to the next stage's vector) and
+ * the walk's indirect process() call on that vector.
  * N = 1, 4, 8, 16; bursts 1, 32, 256; N + 2 stage calls per burst.
  *
  * Variants, interleaved per repetition:
@@ -14,12 +16,13 @@
  *                dpdk-test graph_perf_autotest, with DPDK's build setting
  *                (stats on: two rdtsc per node call) — the anchor
  *   graph_nostats the same walk compiled without stats
- *   lcp_chain    a bare loop calling the source's poll() through its ops
+ *   lcp_chain    a bare loop: the source's poll() through its ops, then
+ *                lcp_worker_walk() (the walk the worker runs every turn)
  *   lcp_worker   the engine's lcp_worker_main() with the source as poller (per-turn
  *                run-state load, rdtsc, stats stores included)
- *   proto_chain  lcp_chain with the lcp_emit doc/benchmarks.md recommends: forced
- *                inline, direct edge first, counters added inline to a per-slot
- *                row (no indirect call), drops out of line — a prototype
+ *   call_chain   ABI 1.x's run to completion, for before / after in one run: the
+ *                emit calls the next stage's process() from inside the current
+ *                one (forced inline, counters added inline to a per-slot row)
  * Cycles per stage call = cycles / (bursts x (N + 2)); per object: / burst.
  * The marginal cost of one more stage is the slope between N = 1 and N = 16.
  *
@@ -49,13 +52,13 @@
 static const unsigned b2_ns[] = {1, 4, 8, 16};
 static const unsigned b2_bursts[] = {1, 32, 256};
 
-enum b2_variant { V_GRAPH, V_GRAPH_NOSTATS, V_CHAIN, V_WORKER, V_PROTO, V_COUNT };
+enum b2_variant { V_GRAPH, V_GRAPH_NOSTATS, V_CHAIN, V_WORKER, V_CALL, V_COUNT };
 static const char *const b2_vname[V_COUNT] = {"graph", "graph_nostats", "lcp_chain", "lcp_worker",
-					      "proto_chain"};
+					      "call_chain"};
 static const char *const b2_vlabel[V_COUNT] = {
 	"rte_graph walk, stats on (anchor)",	"rte_graph walk, stats off",
-	"lcp chain (poll -> lcp_emit x N+1)",	"lcp chain in lcp_worker_main",
-	"proto: inline emit + inline counters",
+	"lcp chain (poll, lcp_worker_walk)",	"lcp chain in lcp_worker_main",
+	"1.x: emit calls process() inside",
 };
 
 /* ---- stages ---- */
@@ -98,7 +101,7 @@ b2_sink_process(struct lcp_stage *st, void *ctx, unsigned port, void **objs, uns
 	__atomic_store_n(&c->count, c->count + n, __ATOMIC_RELAXED);
 }
 
-/* ---- the prototype: row counters, the recommended lcp_emit ---- */
+/* ---- ABI 1.x's run to completion: the emit calls the next process() ---- */
 
 static void
 b2_row_add(void *set, unsigned slot, unsigned idx, uint64_t v)
@@ -107,7 +110,7 @@ b2_row_add(void *set, unsigned slot, unsigned idx, uint64_t v)
 }
 
 static __attribute__((noinline, cold)) void
-b2_proto_emit_slow(struct lcp_stage *st, struct lcp_edge *e, void **objs, unsigned n)
+b2_call_emit_slow(struct lcp_stage *st, struct lcp_edge *e, void **objs, unsigned n)
 {
 	uint64_t *row = st->ctrs;
 
@@ -125,7 +128,7 @@ b2_proto_emit_slow(struct lcp_stage *st, struct lcp_edge *e, void **objs, unsign
 }
 
 static __rte_always_inline void
-b2_proto_emit(struct lcp_stage *st, unsigned port, void **objs, unsigned n)
+b2_call_emit(struct lcp_stage *st, unsigned port, void **objs, unsigned n)
 {
 	struct lcp_edge *e = &st->edges[port];
 	struct lcp_stage *d = e->dst;
@@ -135,25 +138,25 @@ b2_proto_emit(struct lcp_stage *st, unsigned port, void **objs, unsigned n)
 		((uint64_t *)d->ctrs)[e->dst_ctr_in] += n;
 		d->ops->process(d, d->ctx, e->dst_port, objs, n);
 	} else {
-		b2_proto_emit_slow(st, e, objs, n);
+		b2_call_emit_slow(st, e, objs, n);
 	}
 }
 
 static unsigned
-b2_proto_src_poll(struct lcp_stage *st, void *ctx)
+b2_call_src_poll(struct lcp_stage *st, void *ctx)
 {
 	struct b2_src_ctx *c = ctx;
 
 	if (unlikely(++c->polls >= c->limit))
 		__atomic_store_n(&c->eng->run_state, LCP_RUN_EXIT, __ATOMIC_RELEASE);
-	b2_proto_emit(st, 0, c->objs, c->burst);
+	b2_call_emit(st, 0, c->objs, c->burst);
 	return c->burst;
 }
 
 static void
-b2_proto_pass_process(struct lcp_stage *st, void *ctx, unsigned port, void **objs, unsigned n)
+b2_call_pass_process(struct lcp_stage *st, void *ctx, unsigned port, void **objs, unsigned n)
 {
-	b2_proto_emit(st, 1, objs, n);
+	b2_call_emit(st, 1, objs, n);
 }
 
 static int
@@ -181,17 +184,17 @@ static const struct lcp_stage_ops b2_pass_ops = {
 	.ports = b2_pass_ports, .init = b2_init, .process = b2_pass_process};
 static const struct lcp_stage_ops b2_sink_ops = {
 	.ports = b2_sink_ports, .init = b2_init, .process = b2_sink_process};
-static const struct lcp_stage_ops b2_proto_src_ops = {
-	.ports = b2_src_ports, .init = b2_init, .poll = b2_proto_src_poll};
-static const struct lcp_stage_ops b2_proto_pass_ops = {
-	.ports = b2_pass_ports, .init = b2_init, .process = b2_proto_pass_process};
+static const struct lcp_stage_ops b2_call_src_ops = {
+	.ports = b2_src_ports, .init = b2_init, .poll = b2_call_src_poll};
+static const struct lcp_stage_ops b2_call_pass_ops = {
+	.ports = b2_pass_ports, .init = b2_init, .process = b2_call_pass_process};
 
 struct b2_chain {
 	unsigned n;
 	struct lcp_engine *eng;
 	struct lcp_worker *w;
 	struct lcp_stage_priv *st[B2_NMAX + 2];	 /* source, pass 1..n, sink */
-	struct lcp_stage_priv *pst[B2_NMAX + 2]; /* the same, prototype */
+	struct lcp_stage_priv *pst[B2_NMAX + 2]; /* the same, ABI 1.x call chain */
 	struct b2_src_ctx *sctx, *psctx;
 	struct b2_sink_ctx *kctx, *pkctx;
 	struct rte_graph *g;
@@ -253,15 +256,23 @@ b2_stage(struct b2 *b, struct lcp_engine *e, const struct lcp_stage_ops *ops, vo
 	return sp;
 }
 
-/* link src's output port `port` to dst's input port 0: a direct edge */
-static void
+/* link src's output port `port` to dst's input port 0: a same-lcore edge, with
+ * dst's input vector (the call chain's emit ignores it) */
+static struct lcp_pend_q *
 b2_link(struct lcp_stage_priv *src, unsigned port, struct lcp_stage_priv *dst)
 {
 	struct lcp_edge *ed = &src->edges[port];
+	struct lcp_pend_q *q = lcp_pend_new(&dst->pub, 0, LCP_UNIT_MSG, (int)rte_socket_id());
 
+	if (q == NULL)
+		exit(1);
+	q->process = dst->pub.ops->process;
+	q->ctx = dst->pub.ctx;
 	ed->dst = &dst->pub;
+	ed->pend = &q->pub;
 	ed->dst_port = 0;
 	ed->dst_ctr_in = dst->ctr_in[0];
+	return q;
 }
 
 static void
@@ -293,10 +304,15 @@ b2_build(struct b2 *b)
 		for (unsigned i = 1; i <= n; i++)
 			ch->st[i] = b2_stage(b, ch->eng, &b2_pass_ops, NULL);
 		ch->st[n + 1] = b2_stage(b, ch->eng, &b2_sink_ops, ch->kctx);
-		b2_link(ch->st[0], 0, ch->st[1]);
+		/* the worker: every stage on it, the source as its only poller, the
+		 * input vectors in chain order (what plan_walk() finds) */
+		ch->w->pends = calloc(n + 1, sizeof(*ch->w->pends));
+		if (ch->w->pends == NULL)
+			exit(1);
+		ch->w->pends[0] = b2_link(ch->st[0], 0, ch->st[1]);
 		for (unsigned i = 1; i <= n; i++)
-			b2_link(ch->st[i], 1, ch->st[i + 1]);
-		/* the worker: every stage on it, the source as its only poller */
+			ch->w->pends[i] = b2_link(ch->st[i], 1, ch->st[i + 1]);
+		ch->w->n_pends = n + 1;
 		ch->w->eng = ch->eng;
 		ch->w->slot = 0;
 		ch->w->stages = calloc(n + 2, sizeof(*ch->w->stages));
@@ -306,15 +322,15 @@ b2_build(struct b2 *b)
 		ch->w->n_stages = n + 2;
 		ch->w->pollers[0] = &ch->st[0]->pub;
 		ch->w->n_pollers = 1;
-		/* the prototype chain: same stages, row counters, the recommended emit */
+		/* the 1.x call chain: same stages, row counters, process() called inside the emit */
 		ch->psctx = rte_zmalloc("b2_src", sizeof(*ch->psctx), RTE_CACHE_LINE_SIZE);
 		ch->pkctx = rte_zmalloc("b2_sink", sizeof(*ch->pkctx), RTE_CACHE_LINE_SIZE);
 		if (ch->psctx == NULL || ch->pkctx == NULL)
 			exit(1);
 		*ch->psctx = *ch->sctx;
-		ch->pst[0] = b2_stage(b, ch->eng, &b2_proto_src_ops, ch->psctx);
+		ch->pst[0] = b2_stage(b, ch->eng, &b2_call_src_ops, ch->psctx);
 		for (unsigned i = 1; i <= n; i++)
-			ch->pst[i] = b2_stage(b, ch->eng, &b2_proto_pass_ops, NULL);
+			ch->pst[i] = b2_stage(b, ch->eng, &b2_call_pass_ops, NULL);
 		ch->pst[n + 1] = b2_stage(b, ch->eng, &b2_sink_ops, ch->pkctx);
 		for (unsigned i = 0; i < n + 2; i++) {
 			b->cops->destroy(ch->pst[i]->pub.ctrs);
@@ -337,12 +353,15 @@ b2_build(struct b2 *b)
 /* ---- runs ---- */
 
 static __attribute__((noinline)) uint64_t
-b2_drive_chain(struct lcp_stage *src, uint64_t bursts)
+b2_drive_chain(struct lcp_stage *src, struct lcp_worker *w, uint64_t bursts)
 {
 	uint64_t t0 = rte_rdtsc_precise();
 
-	for (uint64_t i = 0; i < bursts; i++)
+	for (uint64_t i = 0; i < bursts; i++) {
 		src->ops->poll(src, src->ctx);
+		if (w != NULL)
+			lcp_worker_walk(w);
+	}
 	return rte_rdtsc_precise() - t0;
 }
 
@@ -373,11 +392,11 @@ b2_run(struct b2_chain *ch, enum b2_variant v, unsigned burst, uint64_t bursts)
 	case V_GRAPH_NOSTATS:
 		return b2_graph_walk_nostats(ch->g, bursts);
 	case V_CHAIN:
-		return b2_drive_chain(&ch->st[0]->pub, bursts);
+		return b2_drive_chain(&ch->st[0]->pub, ch->w, bursts);
 	case V_WORKER:
 		return b2_drive_worker(ch, bursts);
-	case V_PROTO:
-		return b2_drive_chain(&ch->pst[0]->pub, bursts);
+	case V_CALL:
+		return b2_drive_chain(&ch->pst[0]->pub, NULL, bursts);
 	default:
 		abort();
 	}
@@ -630,10 +649,10 @@ main(int argc, char **argv)
 		printf("{\"bench\":\"B2\",\"case\":\"marginal_stage\",\"burst\":%u,\"unit\":"
 		       "\"cycles/stage-call\","
 		       "\"tsc_hz\":%.0f,\"graph\":%.3f,\"graph_nostats\":%.3f,\"lcp_chain\":%.3f,"
-		       "\"lcp_worker\":%.3f,\"proto_chain\":%.3f,\"chain_over_graph\":%.4f,"
+		       "\"lcp_worker\":%.3f,\"call_chain\":%.3f,\"chain_over_graph\":%.4f,"
 		       "\"chain_over_graph_nostats\":%.4f,\"placement\":%s}\n",
 		       b2_bursts[k], hz, slope[V_GRAPH], slope[V_GRAPH_NOSTATS], slope[V_CHAIN],
-		       slope[V_WORKER], slope[V_PROTO], slope[V_CHAIN] / slope[V_GRAPH],
+		       slope[V_WORKER], slope[V_CALL], slope[V_CHAIN] / slope[V_GRAPH],
 		       slope[V_CHAIN] / slope[V_GRAPH_NOSTATS], placement_json);
 	}
 	printf("\n");

@@ -1,13 +1,13 @@
 #!/bin/bash
 # A run that cannot stop the normal way still ends (issue 17, bounded
 # shutdown):
-#  (a) a message loop on one lcore (gen -> a -> b -> a, fault stages passing
-#      frames on): lcp_emit stops re-entering a stage LCP_EMIT_DEPTH_MAX deep,
-#      drops and counts what loops (drop_loop > 0, logged once with the path);
+#  (a) a message loop on one lcore (gen -> a -> b -> a, plain_pass stages
+#      passing frames on): the worker's walk stops after LCP_WALK_ROUNDS rounds,
+#      drops and counts what is still queued (drop_loop, logged once per stage);
 #      the run ends at its duration, drained, exit 0, nothing leaked;
 #  (b) a stage stuck in process() once the engine stops (msg_stall
-#      hang_at_stop) with engine.stop_timeout 2: lcpipe names the stage chain
-#      (src -> stall), writes the report (stuck, the counters) and exits 4;
+#      hang_at_stop) with engine.stop_timeout 2: lcpipe names the stage (stall:
+#      no stage's call runs inside another's), writes the report (stuck, the counters) and exits 4;
 #  (c) the same with stop_timeout 300: a second SIGTERM during the shutdown
 #      cuts it short at once: exit 4, logged as "a second signal".
 . "$(dirname "$0")/lib.sh"
@@ -27,8 +27,8 @@ rcheck "loop" \
 	'ctr("a", "drop_loop") + ctr("b", "drop_loop") == 1000' \
 	'r["leaked_objects"] == 0' \
 	'"stuck" not in r'
-expect_grep "$ERR" 'message loop: what this stage emits to [ab] \(lcore 1\) re-enters it 16 deep' \
-	"the loop is logged with its link"
+expect_grep "$ERR" 'message loop: objects are still queued for its input "in" after 16 rounds of lcore 1.s walk; [0-9]+ dropped \(drop_loop\)' \
+	"the loop is logged with the input"
 
 step "(b) a stage stuck at stop: named, report written, exit 4"
 mkconf stuck.json "$T/stuck.json" LIMIT=2
@@ -36,9 +36,9 @@ lcrun stuck "$T/stuck.json" --duration 0.5 --no-live
 expect_rc 4 "stuck"
 rcheck "stuck" \
 	'r["stop_reason"] == "duration"' \
-	'r["stuck"] == "src -> stall (lcore 1)"' \
+	'r["stuck"] == "stall (lcore 1)"' \
 	'ctr("stall", "msgs") > 0'
-expect_grep "$ERR" 'stop: lcore 1 still inside stage src -> stall .* \(engine\.stop_timeout\); exiting without it' \
+expect_grep "$ERR" 'stop: lcore 1 still inside stage stall .* \(engine\.stop_timeout\); exiting without it' \
 	"the stuck stage is named"
 
 step "(c) a second SIGTERM cuts the shutdown short"
@@ -57,8 +57,8 @@ else
 fi
 lcwait
 expect_rc 4 "second signal"
-expect_grep "$ERR" 'stop: lcore 1 still inside stage src -> stall .* \(a second signal\); exiting without it' \
+expect_grep "$ERR" 'stop: lcore 1 still inside stage stall .* \(a second signal\); exiting without it' \
 	"the second signal ended the shutdown"
-rcheck "second signal" 'r["stop_reason"] == "SIGTERM"' 'r["stuck"] == "src -> stall (lcore 1)"'
+rcheck "second signal" 'r["stop_reason"] == "SIGTERM"' 'r["stuck"] == "stall (lcore 1)"'
 
 finish

@@ -1,7 +1,7 @@
 #!/bin/bash
 # engine.stage_timing: every process/poll call is timed and charged to its stage
-# minus what same-lcore stages it called took. (a) gen@1 -> sink@1 (direct call,
-# nested) and (b) gen@1 -> ring -> sink@2: the report's per-stage "timing" counts
+# (since ABI 2.0 no call runs inside another). (a) gen@1 -> sink@1 (the sink's
+# input vector, handed to it by the walk) and (b) gen@1 -> ring -> sink@2: the report's per-stage "timing" counts
 # exactly the objects each stage handled, cycles are positive, percentiles are
 # ordered; (c) off by default: no "timing" in the report.
 . "$(dirname "$0")/lib.sh"

@@ -1834,6 +1834,7 @@ START_TEST(stats_moved)
 	ck_assert_uint_eq(d[STK_WSS_S_closes_tx], 1);
 	ck_assert_uint_eq(d[STK_WSS_S_pings_rx], 1);
 	ck_assert_uint_eq(d[STK_WSS_S_pongs_tx], 0); /* our close went out first */
+	ck_assert_uint_eq(d[STK_WSS_S_pings_after_close], 1);
 	ck_assert_uint_eq(d[STK_WSS_S_frames_control_rx], 1);
 	for (unsigned i = 0; i < STK_WSS_S__N; i++)
 		ck_assert_uint_eq(((const uint64_t *)&pub)[i], ((const uint64_t *)&c.st)[i]);

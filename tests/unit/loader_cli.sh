@@ -14,6 +14,8 @@ set -u
 : "${top_builddir:?run from make check, or set top_srcdir and top_builddir}"
 abi_minor=$(sed -n 's/^#define LCP_ABI_MINOR \([0-9]*\).*/\1/p' "$top_srcdir/framework/include/lcp/plugin.h")
 [ -n "$abi_minor" ] || { echo "FAIL: cannot read LCP_ABI_MINOR from lcp/plugin.h"; exit 1; }
+abi_major=$(sed -n 's/^#define LCP_ABI_MAJOR \([0-9]*\).*/\1/p' "$top_srcdir/framework/include/lcp/plugin.h")
+[ -n "$abi_major" ] || { echo "FAIL: cannot read LCP_ABI_MAJOR from lcp/plugin.h"; exit 1; }
 LCPIPE=${LCPIPE:-$top_builddir/framework/lcpipe}
 tp=$top_builddir/tests/plugins
 work=$top_builddir/tests/unit/scratch-loader-cli
@@ -56,7 +58,7 @@ rc=$?
 [ $rc -eq 0 ] || fail "list-plugins exited $rc"
 
 cat >"$work/refused.want" <<EOF
-$hdr/abi_major.so: refused: ABI major version: expected 1, found 2
+$hdr/abi_major.so: refused: ABI major version: expected $abi_major, found $((abi_major + 1))
 $hdr/abi_minor.so: refused: ABI minor version: expected at most $abi_minor, found $((abi_minor + 1)) (plugin built for a newer lcpipe)
 $hdr/bad_kind.so: refused: kind: expected 1..4 (stage, counters, pool, batch), found 9
 $hdr/bad_magic.so: refused: bad magic: expected 0x3150434c, found 0xdeadbeef
@@ -183,7 +185,7 @@ LCP_TEST_MARKER=$marker LCP_PLUGIN_PATH=$hdr "$LCPIPE" describe test_abi_major \
 rc=$?
 first=$(head -n 1 "$work/describe.err")
 if [ $rc -eq 1 ] &&
-	[ "$first" = "lcpipe describe: $hdr/abi_major.so: refused: ABI major version: expected 1, found 2" ] &&
+	[ "$first" = "lcpipe describe: $hdr/abi_major.so: refused: ABI major version: expected $abi_major, found $((abi_major + 1))" ] &&
 	[ ! -e "$marker" ]; then
 	pass "describe test_abi_major: refused, with file and reason, no code run"
 else

@@ -16,8 +16,16 @@ extern "C" {
 #endif
 
 #define LCP_PLUGIN_MAGIC 0x3150434cu /* "LCP1" little-endian */
-#define LCP_ABI_MAJOR 1
-#define LCP_ABI_MINOR 9 /* 1.1: lcp_counters_ops.row, lcp_stage.ctr_row, lcp_emit_drop; 1.2: lcp/stream.h; 1.3: lcp/pool.h, lcp/batch.h; 1.4: lcp_emit() no longer counts "<port>.out" on a ring link (the engine reads it off the ring); 1.5: LCP_OPT_F_PATH; 1.6: lcp_stage_ops.linger; 1.7: lcp_stage.depth, lcp_emit_loop (a message loop on one lcore stops), lcp_msg.lost + LCP_MSG_F_LOSS, lcp_stream_meta.off, LCP_STREAM_EV_SEND_FULL / SEND_ROOM; 1.8: lcp_emit_try (nothing dropped on a full ring), LCP_PORT_F_RELEASES and the stream credits (lcp/stream.h), lcp_stage_pktmbuf_pool_create, LCP_PORT_F_FORWARDS, lcp_check_mbufs(); 1.9: LCP_MSG_F_BULK + struct lcp_msg_owner, lcp_msgs_free() (runs of one producer's messages released at once) */
+#define LCP_ABI_MAJOR 2
+#define LCP_ABI_MINOR 0 /* 2.0: a same-lcore lcp_emit() queues onto the destination's input vector
+			 * (struct lcp_pend, lcp_edge.pend) and the worker walks those in graph order:
+			 * no process() runs inside another; lcp_stage.depth, LCP_EMIT_DEPTH_MAX,
+			 * lcp_emit_loop() and lcp_process_timed() gone; lcp_obuf_flush() emits in place.
+			 * 1.x (history in git): 1.1 counters row; 1.2 lcp/stream.h; 1.3 lcp/pool.h,
+			 * lcp/batch.h; 1.4 ring "<port>.out" read off the ring; 1.5 LCP_OPT_F_PATH;
+			 * 1.6 linger; 1.7 lcp_msg.lost, stream meta off, SEND_FULL / SEND_ROOM;
+			 * 1.8 lcp_emit_try, stream credits, LCP_PORT_F_FORWARDS, lcp_check_mbufs;
+			 * 1.9 LCP_MSG_F_BULK, lcp_msgs_free */
 #define LCP_NAME_MAX 32 /* plugin and stage names, including the NUL */
 #define LCP_PLUGIN_SYMBOL "lcp_plugin_descriptor"
 

@@ -8,6 +8,14 @@
  * Ownership: lcp_emit() always consumes all n objects. What cannot be delivered
  * (ring full, port not linked) is freed and counted under
  * "<port>.drop_ring_full" / "<port>.drop_unlinked".
+ *
+ * Dispatch (ABI 2.0): an emit to a stage on the same lcore appends the objects
+ * to that stage's input vector (struct lcp_pend) and returns; the worker then
+ * walks the lcore's input vectors in graph order (the rte_graph walk model),
+ * handing each stage all that is queued for an input port in one process()
+ * call. No process() ever runs inside another: a stage may emit from anywhere
+ * in its own call, and a stage that answers the stage that fed it (tcp <-> ws)
+ * is called again later in the same walk, not from inside the emit.
  */
 #ifndef LCP_STAGE_WORKER_H
 #define LCP_STAGE_WORKER_H
@@ -35,11 +43,22 @@ extern "C" {
 #define LCP_RUN_STOP 2u  /* stages' stop() runs on their lcores */
 #define LCP_RUN_EXIT 3u
 
+/* ABI 2.0: the input vector of one input port of a stage, fed by the links
+ * from stages on the same lcore (several links into one port share it). The
+ * engine owns it: objs grows on demand (lcp_pend_grow), the worker hands
+ * objs[0..n) to the stage and empties it. */
+struct lcp_pend {
+	void **objs;   /* queued objects, in the order they were emitted */
+	uint32_t n;    /* how many */
+	uint32_t cap;  /* room in objs */
+};
+
 /* An output port's link. Exactly one of ring / dst is set when linked.
  * Every cross-lcore link has its own ring, so rings are always SP/SC. */
 struct lcp_edge {
 	struct rte_ring *ring;   /* link to a stage on another lcore */
-	struct lcp_stage *dst;   /* link to a stage on the same lcore: direct call */
+	struct lcp_stage *dst;   /* link to a stage on the same lcore: queued on pend */
+	struct lcp_pend *pend;   /* ABI 2.0: dst's input vector of dst_port (same lcore) */
 	uint16_t dst_port;       /* input port number at dst */
 	uint16_t unit;           /* enum lcp_unit: how to free what is dropped */
 	uint32_t ctr_out;        /* our counter "<port>.out" */
@@ -63,25 +82,19 @@ struct lcp_stage {
 	struct lcp_stage_priv *priv;      /* engine-private */
 	uint64_t *ctr_row;                /* ABI 1.1: the slot's counter row, or NULL */
 	uint32_t timed;                   /* ABI 1.3: engine.stage_timing is on */
-	uint32_t depth;                   /* ABI 1.7: nested same-lcore calls into this stage (lcp_emit) */
+	/* ABI 2.0: the input vector the walk handed to the running process()
+	 * (NULL outside it): lcp_emit() of all of it to an empty input vector
+	 * moves the array instead of copying it, as rte_node_next_stream_move() */
+	void **in_vec;
+	uint32_t in_n;
+	uint32_t in_cap;
 };
 
-/* ABI 1.7: how deep lcp_emit() re-enters one stage through same-lcore links
- * before it stops: a chain of stages on one lcore is run to completion inside
- * the first call, so a message loop among them (a.out -> b.in, b.out -> a.in)
- * would recurse for ever. Past this depth the objects are dropped and counted
- * ("drop_loop" of the emitting stage, logged once with the path). A stage that
- * answers a stage which called it (tcp <-> ws) re-enters once or twice. */
-#define LCP_EMIT_DEPTH_MAX 16
-
-/* ABI 1.7, out of line and cold: the objects of a same-lcore emit that would
- * re-enter its destination LCP_EMIT_DEPTH_MAX deep: freed, counted, logged. */
-void lcp_emit_loop(struct lcp_stage *st, const struct lcp_edge *e, void **objs, unsigned n) __rte_cold;
-
-/* ABI 1.3, out of line: run d's process() and charge its own cycles (minus
- * those of same-lcore stages it calls) to d's timing histogram. Used instead of
- * a plain call when engine.stage_timing is on. */
-void lcp_process_timed(struct lcp_stage *d, unsigned port, void **objs, unsigned n);
+/* ABI 2.0, out of line and cold: make room in e->pend for n more objects.
+ * Returns 0, or -1 when it cannot grow (no memory): then the n objects of the
+ * emit are freed and counted under the edge's "<port>.drop_ring_full",
+ * logged once. */
+int lcp_pend_grow(struct lcp_stage *st, const struct lcp_edge *e, void **objs, unsigned n) __rte_cold;
 
 /* Out of line and cold: free what could not be delivered and count it under
  * the edge's drop counter ("<port>.drop_ring_full" / ".drop_unlinked"). */
@@ -157,10 +170,15 @@ lcp_objs_free(unsigned unit, void **objs, unsigned n)
 	}
 }
 
-/* Hand n objects to whatever output port `port` is linked to. Same lcore: the
- * next stage's process() runs now (run to completion). Other lcore: an SP/SC
- * ring enqueue. Always consumes all n objects. Always inlined: a plugin calling
- * it from several places would otherwise get an out-of-line copy. */
+/* Hand n objects to whatever output port `port` is linked to. Same lcore: they
+ * are appended to the destination's input vector, which the worker hands to its
+ * process() later in this turn's walk. Other lcore: an SP/SC ring enqueue.
+ * Always consumes all n objects. objs itself stays the caller's, except that
+ * when a stage emits exactly the vector it was handed (objs, n as received) to
+ * a same-lcore vector with nothing queued, the array moves there (no copy):
+ * do not read objs after emitting it, as the objects themselves are no
+ * longer yours either. Always inlined: a plugin calling it from
+ * several places would otherwise get an out-of-line copy. */
 static __rte_always_inline void
 lcp_emit(struct lcp_stage *st, unsigned port, void **objs, unsigned n)
 {
@@ -168,20 +186,32 @@ lcp_emit(struct lcp_stage *st, unsigned port, void **objs, unsigned n)
 	struct lcp_stage *d = e->dst;
 
 	if (likely(d != NULL)) {
-		if (unlikely(n == 0))
-			return;
-		if (unlikely(d->depth >= LCP_EMIT_DEPTH_MAX)) {
-			lcp_emit_loop(st, e, objs, n);
-			return;
+		struct lcp_pend *q = e->pend;
+
+		if (objs == st->in_vec && n == st->in_n && q->n == 0) {
+			/* all we were handed, to a vector with nothing queued: swap
+			 * the arrays (the walk takes back whichever in_vec holds) */
+			void **empty = q->objs;
+			uint32_t cap = q->cap;
+
+			q->objs = objs;
+			q->cap = st->in_cap;
+			q->n = n;
+			st->in_vec = empty;
+			st->in_cap = cap;
+			st->in_n = 0;
+		} else {
+			void **to;
+
+			if (unlikely(q->n + n > q->cap) && lcp_pend_grow(st, e, objs, n) != 0)
+				return;
+			to = q->objs + q->n;
+			for (unsigned i = 0; i < n; i++)
+				to[i] = objs[i];
+			q->n += n;
 		}
 		lcp_ctr_add(st, e->ctr_out, n);
 		lcp_ctr_add(d, e->dst_ctr_in, n);
-		d->depth++;
-		if (unlikely(d->timed))
-			lcp_process_timed(d, e->dst_port, objs, n);
-		else
-			d->ops->process(d, d->ctx, e->dst_port, objs, n);
-		d->depth--;
 	} else if (likely(e->ring != NULL)) {
 		/* "<port>.out" of a ring link is not added here (ABI 1.4): the
 		 * engine reads it off the ring's producer index, so the producer
@@ -195,14 +225,14 @@ lcp_emit(struct lcp_stage *st, unsigned port, void **objs, unsigned n)
 	}
 }
 
-/* ABI 1.8, out of line: lcp_emit_try() on a link that is not a same-lcore call */
+/* ABI 1.8, out of line: lcp_emit_try() on a link to another lcore */
 unsigned lcp_emit_try_link(struct lcp_stage *st, const struct lcp_edge *e, void **objs, unsigned n);
 
 /* ABI 1.8: like lcp_emit(), but what a full ring cannot take stays with the
  * caller instead of being dropped: returns k, the objects objs[0..k) were
  * handed on, objs[k..n) are still the caller's (keep them, in order, and try
- * again later). A same-lcore link takes all n (a message loop drops them, as
- * lcp_emit does); a link that blocks when full waits as lcp_emit does; an
+ * again later). A same-lcore link takes all n (queued, as lcp_emit
+ * does); a link that blocks when full waits as lcp_emit does; an
  * unlinked port frees and counts all n. For producers that must not lose what
  * they emit, such as stream bytes a transport has acknowledged. */
 static __rte_always_inline unsigned
@@ -218,10 +248,10 @@ lcp_emit_try(struct lcp_stage *st, unsigned port, void **objs, unsigned n)
 }
 
 /* Staging of what a stage produces inside one call, emitted in bursts
- * afterwards (ABI 1.2, header only). lcp_obuf_put() flushes when full;
- * lcp_obuf_flush() copies the staged pointers out before emitting, so a
- * same-lcore downstream stage that calls back into this stage (which may stage
- * and flush again) never sees a half-emitted buffer. */
+ * afterwards (ABI 1.2, header only): one emit, and one ring enqueue on a link
+ * to another lcore, per burst instead of per object. lcp_obuf_put() flushes
+ * when full. Since ABI 2.0 an emit never calls back into the emitting stage,
+ * so lcp_obuf_flush() emits the buffer in place. */
 #define LCP_OBUF_MAX 256
 
 struct lcp_obuf {
@@ -242,14 +272,12 @@ lcp_obuf_init(struct lcp_obuf *b, unsigned port, unsigned cap)
 static inline void
 lcp_obuf_flush(struct lcp_stage *st, struct lcp_obuf *b)
 {
-	while (b->n > 0) {
-		void *objs[LCP_OBUF_MAX];
-		unsigned n = b->n;
+	unsigned n = b->n;
 
-		memcpy(objs, b->objs, n * sizeof(objs[0]));
-		b->n = 0;
-		lcp_emit(st, b->port, objs, n);
-	}
+	if (n == 0)
+		return;
+	b->n = 0;
+	lcp_emit(st, b->port, b->objs, n);
 }
 
 static inline void

@@ -95,6 +95,8 @@ struct stk_wss_ops {
 
 /* The counts, one uint64_t each (X(field, what)):
  *   frames_control_rx  pings, pongs and closes received
+ *   pings_after_close  pings received after our close went out: not
+ *                      answered (pings_rx = pongs_tx + pings_after_close)
  *   msgs_dropped       messages skipped: no buffer (buf_get -1 or NULL)
  *   z_msgs_rx          compressed messages inflated whole
  *   z_bytes_rx, inflated_bytes   compressed bytes received, inflated from them
@@ -105,6 +107,7 @@ struct stk_wss_ops {
 	X(frames_control_rx)                                                   \
 	X(pings_rx)                                                            \
 	X(pongs_tx)                                                            \
+	X(pings_after_close)                                                   \
 	X(pings_tx)                                                            \
 	X(pongs_rx)                                                            \
 	X(closes_rx)                                                           \
