@@ -665,6 +665,14 @@ lcp_engine_build(struct lcp_engine *e)
 							li, dp->cs->name);
 						return -1;
 					}
+					/* the smallest burst a link into this input gives,
+					 * else what the port declares */
+					if (l->burst_set && (!q->chunk_set || l->burst < q->chunk)) {
+						q->chunk = l->burst;
+						q->chunk_set = true;
+					} else if (!q->chunk_set) {
+						q->chunk = ports_of(dp)[l->dst_port].burst;
+					}
 					ed->dst = &dp->pub;
 					ed->pend = &q->pub;
 					ed->dst_port = (uint16_t)l->dst_port;

@@ -129,6 +129,9 @@ struct lcp_pend_q {
 	uint32_t spare_cap;
 	uint16_t port;                  /* input port of dst */
 	uint16_t unit;                  /* enum lcp_unit, to free what a loop leaves */
+	uint32_t chunk;                 /* most objects per process() call, 0: all: a link's
+					 * "burst", else lcp_port_def.burst */
+	bool chunk_set;                 /* a link's "burst" set chunk */
 	struct lcp_stage *dst;
 	lcp_stage_process_t process;    /* resolved by the worker: ops->process or timed */
 	void *ctx;

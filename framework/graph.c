@@ -356,6 +356,7 @@ load_link(struct lcp_cfg *c, unsigned i, json_t *v, struct lcp_errs *errs)
 				bad = 1;
 			} else {
 				l->burst = (uint32_t)b;
+				l->burst_set = true;
 			}
 		}
 	} else {

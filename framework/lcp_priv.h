@@ -142,6 +142,7 @@ struct lcp_cfg_link {
 	int on_full;                   /* enum lcp_on_full */
 	uint32_t block_timeout_us;
 	bool on_full_set, timeout_set; /* given in the link itself */
+	bool burst_set;                /* "burst" given: on a same-lcore link, the walk's piece size */
 	bool valid;
 };
 

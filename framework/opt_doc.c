@@ -185,7 +185,7 @@ lcp_describe_markdown(struct lcp_registry *r, struct lcp_sbuf *b)
 			 "| `engine` | object | engine options, below |\n"
 			 "| `strategies` | object | `counters` (default `counters_percore`), `pool` (default `pool_mempool`), `batch` (default `batch_burst`): each a plugin name or `{\"plugin\": …, \"options\": {…}}`; a stage may override any of them in its own `strategies` (its `batch` applies to the links leaving it), a link its `batch` |\n"
 			 "| `stages` | array | `{\"name\", \"plugin\", \"lcore\" (default 1), \"options\", \"strategies\"}` |\n"
-			 "| `links` | array | `\"stage.port -> stage.port\"` or `{\"from\", \"to\", \"ring_size\", \"burst\", \"batch\", \"on_full\", \"block_timeout_us\"}` (the last two default to the engine's `on_ring_full` and `block_timeout_us`; a `stream` link between lcores never drops: it holds when its producer keeps what the ring refuses, as `tcp.data` does, and blocks with no time limit otherwise) |\n\n"
+			 "| `links` | array | `\"stage.port -> stage.port\"` or `{\"from\", \"to\", \"ring_size\", \"burst\", \"batch\", \"on_full\", \"block_timeout_us\"}` (the last two default to the engine's `on_ring_full` and `block_timeout_us`; a `stream` link between lcores never drops: it holds when its producer keeps what the ring refuses, as `tcp.data` does, and blocks with no time limit otherwise; `burst` on a link within one lcore is the most objects the worker's walk hands the consumer per call, the rest after the stages downstream ran, overriding the port's own, e.g. 8 on `ws.in`) |\n\n"
 			 "## `engine` options\n\n");
 	md_opts(b, lcp_engine_opts);
 	for (unsigned i = 0; i < n; i++)

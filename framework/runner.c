@@ -127,41 +127,79 @@ walk_drop_loop(struct lcp_worker *w)
 	}
 }
 
+static unsigned walk_from(struct lcp_worker *w, unsigned i0);
+
+/* Hand what input vector i holds to its stage: whole, or, when its links set
+ * a burst (q->chunk), that many at a time with the stages after it in walk
+ * order run between the pieces, so that what one piece produced is consumed
+ * while it is still in cache (a stage that turns one segment into twenty
+ * messages would otherwise hand its consumer thousands at once). The vector is
+ * swapped for its spare first, so the stage reads an array nothing appends to;
+ * what arrives for it meanwhile waits for the next round. */
+static inline unsigned
+walk_hand(struct lcp_worker *w, unsigned i)
+{
+	struct lcp_pend_q *q = w->pends[i];
+	struct lcp_stage *d = q->dst;
+	void **v = q->pub.objs;
+	uint32_t n = q->pub.n, cap = q->pub.cap;
+	unsigned did = n;
+
+	if (n == 0)
+		return 0;
+	q->pub.objs = q->spare;
+	q->pub.cap = q->spare_cap;
+	q->pub.n = 0;
+	__atomic_store_n(&w->cur, (struct lcp_stage_priv *)d, __ATOMIC_RELAXED);
+	if (likely(q->chunk == 0 || n <= q->chunk)) {
+		d->in_vec = v;
+		d->in_n = n;
+		d->in_cap = cap;
+		q->process(d, q->ctx, q->port, v, n);
+		/* v, or the empty array lcp_emit() swapped in for it */
+		q->spare = d->in_vec;
+		q->spare_cap = d->in_cap;
+		d->in_vec = NULL;
+		return did;
+	}
+	for (uint32_t off = 0; off < n;) { /* pieces are never moved (in_vec NULL) */
+		uint32_t k = RTE_MIN(q->chunk, n - off);
+
+		q->process(d, q->ctx, q->port, v + off, k);
+		off += k;
+		if (off < n) {
+			did += walk_from(w, i + 1);
+			__atomic_store_n(&w->cur, (struct lcp_stage_priv *)d, __ATOMIC_RELAXED);
+		}
+	}
+	q->spare = v;
+	q->spare_cap = cap;
+	return did;
+}
+
+/* one pass over the input vectors from i0 on, in walk order */
+static unsigned
+walk_from(struct lcp_worker *w, unsigned i0)
+{
+	unsigned did = 0;
+
+	for (unsigned i = i0; i < w->n_pends; i++)
+		if (w->pends[i]->pub.n != 0) /* here: an empty vector costs no call */
+			did += walk_hand(w, i);
+	return did;
+}
+
 /* Hand every non-empty input vector of this lcore to its stage, in walk order,
- * until a round finds them all empty; returns the objects handed. The vector is
- * swapped for its spare before the call, so the stage reads an array nothing
- * appends to. */
+ * round after round until one finds them all empty; returns the objects
+ * handed. */
 unsigned
 lcp_worker_walk(struct lcp_worker *w)
 {
 	unsigned work = 0;
 
 	for (unsigned round = 0; round < LCP_WALK_ROUNDS; round++) {
-		unsigned did = 0;
+		unsigned did = walk_from(w, 0);
 
-		for (unsigned i = 0; i < w->n_pends; i++) {
-			struct lcp_pend_q *q = w->pends[i];
-			struct lcp_stage *d = q->dst;
-			void **v = q->pub.objs;
-			uint32_t n = q->pub.n, cap = q->pub.cap;
-
-			if (n == 0)
-				continue;
-
-			q->pub.objs = q->spare;
-			q->pub.cap = q->spare_cap;
-			q->pub.n = 0;
-			d->in_vec = v;
-			d->in_n = n;
-			d->in_cap = cap;
-			__atomic_store_n(&w->cur, (struct lcp_stage_priv *)d, __ATOMIC_RELAXED);
-			q->process(d, q->ctx, q->port, v, n);
-			/* v, or the empty array lcp_emit() swapped in for it */
-			q->spare = d->in_vec;
-			q->spare_cap = d->in_cap;
-			d->in_vec = NULL;
-			did += n;
-		}
 		if (did == 0)
 			return work;
 		work += did;

@@ -34,7 +34,11 @@
 static const struct lcp_port_def ws_ports[] = {
 	{ .name = "in", .dir = LCP_PORT_IN, .unit = LCP_UNIT_STREAM,
 	  .flags = LCP_PORT_F_REQUIRED | LCP_PORT_F_RELEASES,
-	  .doc = "stream events and payload from the tcp stage (tcp.data); what was read is released (flow control)" },
+	  .doc = "stream events and payload from the tcp stage (tcp.data); what was read is released (flow control)",
+	  /* a full segment of small ticks is a few dozen messages: the walk
+	   * hands 8 at a time so metrics takes them while they are in cache
+	   * (B13 at 64 B: 86 cycles/msg with whole bursts, 81-82 with 2-8) */
+	  .burst = 8 },
 	{ .name = "tx", .dir = LCP_PORT_OUT, .unit = LCP_UNIT_STREAM, .flags = LCP_PORT_F_REQUIRED,
 	  .doc = "commands and bytes to the tcp stage (tcp.app)" },
 	{ .name = "msg", .dir = LCP_PORT_OUT, .unit = LCP_UNIT_MSG, .doc = "decoded messages" },

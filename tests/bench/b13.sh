@@ -75,6 +75,12 @@ BENCH_RT=0
 : "${B13_CG:=1}"
 : "${B13_CG_MB:=8}"
 : "${B13_CG_IDLE:=0.5}"
+: "${B13_WS_BURST:=0}"
+if [ "$B13_WS_BURST" -gt 0 ]; then
+	WS_IN_LINK="{\"from\": \"tcp.data\", \"to\": \"ws.in\", \"burst\": $B13_WS_BURST}"
+else
+	WS_IN_LINK='"tcp.data -> ws.in"'
+fi
 : "${LCPIPE:=$BENCH_BUILDDIR/../framework/lcpipe}"
 : "${VALGRIND:=$(command -v valgrind || true)}"
 PY=/usr/bin/python3
@@ -173,7 +179,7 @@ JSON
                  "reconnect_min_ms": $rmin, "reconnect_max_ms": $rmin, "reconnect_jitter": false}},
     {"name": "metrics", "plugin": "metrics", "lcore": 1, "options": {"log_buckets": false}},
     {"name": "sink", "plugin": "sink_null", "lcore": 1}],
-  "links": ["port.rx -> tcp.rx", "tcp.tx -> port.tx", "tcp.data -> ws.in", "ws.tx -> tcp.app",
+  "links": ["port.rx -> tcp.rx", "tcp.tx -> port.tx", $WS_IN_LINK, "ws.tx -> tcp.app",
             "ws.msg -> metrics.in", "metrics.out -> sink.msg"] }
 JSON
 }

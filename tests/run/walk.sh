@@ -7,7 +7,10 @@
 # on "back" ran inside a's own call on "in" (through b's): plain_pass counts
 # such calls in "reentered", which must be 0 on both, with every frame back,
 # nothing dropped or leaked — with stage_timing off and on (the timed walk
-# counts each stage's objects exactly once).
+# counts each stage's objects exactly once). Then the same with "burst": 4 on
+# a.out -> b.in: the walk hands b at most 4 frames per call (b's timed calls
+# >= N / 4, every one of its objects counted once), a piece at a time with the
+# stages after b run in between, and still nothing re-entered.
 . "$(dirname "$0")/lib.sh"
 
 for p in gen; do
@@ -17,7 +20,7 @@ done
 N=200000
 for timing in false true; do
 	step "request and reply through a cycle on one lcore, stage_timing $timing"
-	mkconf walk.json "$T/walk-$timing.json" COUNT=$N TIMING=$timing
+	mkconf walk.json "$T/walk-$timing.json" COUNT=$N TIMING=$timing LINK_AB='"a.out -> b.in"'
 	lcrun "walk-$timing" "$T/walk-$timing.json" --duration 2 --no-live
 	expect_rc 0 "walk, stage_timing $timing"
 	rcheck "walk, stage_timing $timing" -D N=$N \
@@ -40,4 +43,19 @@ for timing in false true; do
 			'st("gen", "timing")["objects"] == N'
 	fi
 done
+
+step "a link burst: the walk hands b 4 frames at a time"
+mkconf walk.json "$T/walk-burst.json" COUNT=$N TIMING=true \
+	LINK_AB='{"from": "a.out", "to": "b.in", "burst": 4}'
+lcrun walk-burst "$T/walk-burst.json" --duration 2 --no-live
+expect_rc 0 "walk, burst 4"
+rcheck "walk, burst 4" -D N=$N \
+	'r["drained"] == True' \
+	'ctr("a", "back_freed") == N' \
+	'ctr("a", "reentered") == 0' \
+	'ctr("b", "reentered") == 0' \
+	'st("b", "timing")["objects"] == N' \
+	'st("b", "timing")["calls"] >= N // 4' \
+	'total_drops() == 0' \
+	'r["leaked_objects"] == 0'
 finish

@@ -78,6 +78,13 @@ struct lcp_port_def {
 	uint8_t unit;     /* enum lcp_unit */
 	uint16_t flags;   /* LCP_PORT_F_* */
 	const char *doc;  /* one line */
+	/* ABI 2.0, an input port: the most objects the worker's walk hands one
+	 * process() call from this port's same-lcore input vector, running the
+	 * stages after this one between pieces; 0: the whole vector. For a stage
+	 * whose output outnumbers its input (ws: one segment, dozens of
+	 * messages), so that its consumers take what a piece produced while it is
+	 * in cache. A link's "burst" overrides it. */
+	uint16_t burst;
 };
 #define LCP_PORT_END { .name = NULL }
 
