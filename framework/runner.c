@@ -127,42 +127,63 @@ walk_drop_loop(struct lcp_worker *w)
 	}
 }
 
-static unsigned walk_from(struct lcp_worker *w, unsigned i0);
+static unsigned walk_pieces(struct lcp_worker *w, unsigned i, void **v, uint32_t n, uint32_t cap);
 
 /* Hand what input vector i holds to its stage: whole, or, when its links set
- * a burst (q->chunk), that many at a time with the stages after it in walk
- * order run between the pieces, so that what one piece produced is consumed
- * while it is still in cache (a stage that turns one segment into twenty
- * messages would otherwise hand its consumer thousands at once). The vector is
+ * a burst (q->chunk), that many at a time (walk_pieces). The vector is
  * swapped for its spare first, so the stage reads an array nothing appends to;
  * what arrives for it meanwhile waits for the next round. */
-static inline unsigned
+static __rte_always_inline unsigned
 walk_hand(struct lcp_worker *w, unsigned i)
 {
 	struct lcp_pend_q *q = w->pends[i];
 	struct lcp_stage *d = q->dst;
 	void **v = q->pub.objs;
 	uint32_t n = q->pub.n, cap = q->pub.cap;
-	unsigned did = n;
 
-	if (n == 0)
-		return 0;
 	q->pub.objs = q->spare;
 	q->pub.cap = q->spare_cap;
 	q->pub.n = 0;
 	__atomic_store_n(&w->cur, (struct lcp_stage_priv *)d, __ATOMIC_RELAXED);
-	if (likely(q->chunk == 0 || n <= q->chunk)) {
-		d->in_vec = v;
-		d->in_n = n;
-		d->in_cap = cap;
-		q->process(d, q->ctx, q->port, v, n);
-		/* v, or the empty array lcp_emit() swapped in for it */
-		q->spare = d->in_vec;
-		q->spare_cap = d->in_cap;
-		d->in_vec = NULL;
-		return did;
-	}
-	for (uint32_t off = 0; off < n;) { /* pieces are never moved (in_vec NULL) */
+	if (unlikely(q->chunk != 0 && n > q->chunk))
+		return walk_pieces(w, i, v, n, cap);
+	d->in_vec = v;
+	d->in_n = n;
+	d->in_cap = cap;
+	q->process(d, q->ctx, q->port, v, n);
+	/* v, or the empty array lcp_emit() swapped in for it */
+	q->spare = d->in_vec;
+	q->spare_cap = d->in_cap;
+	d->in_vec = NULL;
+	return n;
+}
+
+/* one pass over the input vectors from i0 on, in walk order */
+static __rte_always_inline unsigned
+walk_from(struct lcp_worker *w, unsigned i0)
+{
+	unsigned did = 0;
+
+	for (unsigned i = i0; i < w->n_pends; i++)
+		if (w->pends[i]->pub.n != 0) /* an empty vector costs a load, no more */
+			did += walk_hand(w, i);
+	return did;
+}
+
+/* Vector i's n objects (v, taken off it by walk_hand) handed q->chunk at a
+ * time, with the stages after it in walk order run between the pieces, so
+ * that what one piece produced is consumed while it is still in cache (a
+ * stage that turns one segment into twenty messages would otherwise hand its
+ * consumer thousands at once). Pieces are never moved on (in_vec stays NULL):
+ * they are parts of one array. Out of line: the whole-vector path stays short. */
+static __rte_noinline unsigned
+walk_pieces(struct lcp_worker *w, unsigned i, void **v, uint32_t n, uint32_t cap)
+{
+	struct lcp_pend_q *q = w->pends[i];
+	struct lcp_stage *d = q->dst;
+	unsigned did = n;
+
+	for (uint32_t off = 0; off < n;) {
 		uint32_t k = RTE_MIN(q->chunk, n - off);
 
 		q->process(d, q->ctx, q->port, v + off, k);
@@ -174,18 +195,6 @@ walk_hand(struct lcp_worker *w, unsigned i)
 	}
 	q->spare = v;
 	q->spare_cap = cap;
-	return did;
-}
-
-/* one pass over the input vectors from i0 on, in walk order */
-static unsigned
-walk_from(struct lcp_worker *w, unsigned i0)
-{
-	unsigned did = 0;
-
-	for (unsigned i = i0; i < w->n_pends; i++)
-		if (w->pends[i]->pub.n != 0) /* here: an empty vector costs no call */
-			did += walk_hand(w, i);
 	return did;
 }
 

@@ -206,8 +206,10 @@ lcp_emit(struct lcp_stage *st, unsigned port, void **objs, unsigned n)
 			if (unlikely(q->n + n > q->cap) && lcp_pend_grow(st, e, objs, n) != 0)
 				return;
 			to = q->objs + q->n;
-			for (unsigned i = 0; i < n; i++)
-				to[i] = objs[i];
+			if (n == 1) /* the common answer of one object: no loop set-up */
+				to[0] = objs[0];
+			else
+				memcpy(to, objs, n * sizeof(*objs));
 			q->n += n;
 		}
 		lcp_ctr_add(st, e->ctr_out, n);
