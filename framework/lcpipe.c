@@ -7,11 +7,28 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include <lcp/log.h>
 
 #include "config.h"
 #include "cli.h"
 #include "lcp_priv.h"
+
+/* what the embedded default job is, read from it (so --help cannot drift) */
+static void
+print_default_job(void)
+{
+	json_t *r = json_loads(lcp_default_config, 0, NULL);
+	const char *name = json_string_value(json_object_get(r, "name"));
+	json_t *d = json_object_get(json_object_get(r, "engine"), "duration");
+
+	printf("Without CONF: the embedded default job (conf/default.json), \"%s\"", name != NULL ? name : "?");
+	if (json_is_number(d) && json_number_value(d) > 0)
+		printf(", for %g s", json_number_value(d));
+	printf(".\n");
+	json_decref(r);
+}
 
 static void
 usage_main(FILE *f)
@@ -150,9 +167,9 @@ cmd_run(int argc, char **argv)
 		case 'N': o.live = 0; break;
 		case 'h':
 			printf("usage: lcpipe run [CONF] [--duration S] [--report FILE] [--live|--no-live] [-- EAL ARGS]\n\n"
-			       "Run the pipeline in CONF (without CONF: the embedded default job, a generator\n"
-			       "through a back-to-back net_ring port pair into sink_null for 3 s).\n"
-			       "  --duration S   stop cleanly after S seconds (overrides engine.duration; 0 = until a signal)\n"
+			       "Run the pipeline in CONF.\n");
+			print_default_job();
+			printf("  --duration S   stop cleanly after S seconds (overrides engine.duration; 0 = until a signal)\n"
 			       "  --report FILE  write the final stats as JSON to FILE\n"
 			       "  --live         one live stats line, rewritten in place (default on a terminal)\n"
 			       "  --no-live      periodic stats lines every engine.stats_interval seconds\n"

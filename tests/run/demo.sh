@@ -80,4 +80,12 @@ step "the embedded default is this job"
 "$LCPIPE" check "$top_srcdir/conf/default.json" >"$T/check.out" 2>&1 || fail "lcpipe check conf/default.json"
 cmp -s "$top_srcdir/conf/default.json" "$top_srcdir/conf/demo.json" &&
 	ok "conf/default.json == conf/demo.json" || fail "conf/default.json differs from conf/demo.json"
+# run --help describes the job it runs without a config (issue 19: it used to
+# describe a generator job that no longer existed)
+want=$("$PYTHON3" -c 'import json, sys; c = json.load(open(sys.argv[1])); print("\"%s\", for %g s." % (c["name"], c["engine"]["duration"]))' "$top_srcdir/conf/default.json")
+if "$LCPIPE" run --help | grep -qF -- "Without CONF: the embedded default job (conf/default.json), $want"; then
+	ok "run --help names the default job and its duration"
+else
+	fail "run --help does not say: $want"
+fi
 finish
