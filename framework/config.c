@@ -115,12 +115,17 @@ check_keys(json_t *obj, const char *const *allowed, const char *path, const char
 	json_object_foreach(obj, key, v) {
 		if (!in_list(allowed, key)) {
 			struct lcp_sbuf b = { 0 };
+			struct lcp_suggest sg;
 
+			lcp_suggest_init(&sg, key);
+			for (const char *const *a = allowed; *a; a++)
+				lcp_suggest_try(&sg, *a);
 			lcp_sbuf_join(&b, allowed, 0, ", ");
 			if (*path)
-				lcp_errs_add(errs, "%s.%s: unknown %s; allowed: %s", path, key, what, b.s);
+				lcp_errs_add(errs, "%s.%s: unknown %s%s; allowed: %s", path, key, what,
+					     lcp_suggest_hint(&sg), b.s);
 			else
-				lcp_errs_add(errs, "%s: unknown %s; allowed: %s", key, what, b.s);
+				lcp_errs_add(errs, "%s: unknown %s%s; allowed: %s", key, what, lcp_suggest_hint(&sg), b.s);
 			lcp_sbuf_free(&b);
 		}
 	}
@@ -165,8 +170,13 @@ find_plugin(struct lcp_cfg *c, const char *path, const char *what, const char *n
 		if (refused) {
 			lcp_errs_add(errs, "%s: %s\"%s\": %s", path, what, name, refused->refused);
 		} else {
+			struct lcp_suggest sg;
+
+			lcp_suggest_init(&sg, name);
+			lcp_registry_suggest(&c->reg, &sg);
 			lcp_registry_names(&c->reg, &b);
-			lcp_errs_add(errs, "%s: unknown plugin \"%s\"; plugins found: %s", path, name, b.s);
+			lcp_errs_add(errs, "%s: unknown plugin \"%s\"%s; plugins found: %s", path, name,
+				     lcp_suggest_hint(&sg), b.s);
 		}
 		lcp_sbuf_free(&b);
 		return NULL;

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
+#include <ctype.h>
+#include <stdint.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,4 +82,69 @@ lcp_sbuf_join(struct lcp_sbuf *b, const char *const *names, unsigned n, const ch
 	lcp_sbuf_addf(b, "%s", "");
 	for (unsigned i = 0; (n == 0 || i < n) && names[i] != NULL; i++)
 		lcp_sbuf_addf(b, "%s%s", i ? sep : "", names[i]);
+}
+
+/* optimal string alignment distance, case ignored; words longer than 63
+ * characters are not compared (UINT32_MAX) */
+static unsigned
+osa_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	unsigned d[64][64];
+
+	if (la > 63 || lb > 63)
+		return UINT32_MAX;
+	for (size_t i = 0; i <= la; i++)
+		d[i][0] = (unsigned)i;
+	for (size_t j = 0; j <= lb; j++)
+		d[0][j] = (unsigned)j;
+	for (size_t i = 1; i <= la; i++)
+		for (size_t j = 1; j <= lb; j++) {
+			unsigned cost = tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]);
+			unsigned v = d[i - 1][j] + 1;
+
+			if (d[i][j - 1] + 1 < v)
+				v = d[i][j - 1] + 1;
+			if (d[i - 1][j - 1] + cost < v)
+				v = d[i - 1][j - 1] + cost;
+			if (i > 1 && j > 1 && tolower((unsigned char)a[i - 1]) == tolower((unsigned char)b[j - 2]) &&
+			    tolower((unsigned char)a[i - 2]) == tolower((unsigned char)b[j - 1]) &&
+			    d[i - 2][j - 2] + 1 < v)
+				v = d[i - 2][j - 2] + 1;
+			d[i][j] = v;
+		}
+	return d[la][lb];
+}
+
+void
+lcp_suggest_init(struct lcp_suggest *s, const char *word)
+{
+	s->word = word;
+	s->best = NULL;
+	s->dist = UINT32_MAX;
+	s->hint[0] = '\0';
+}
+
+void
+lcp_suggest_try(struct lcp_suggest *s, const char *cand)
+{
+	unsigned d, max;
+
+	if (s->word == NULL || cand == NULL || strcmp(s->word, cand) == 0)
+		return;
+	max = strlen(s->word) > 5 ? 2 : 1;
+	d = osa_distance(s->word, cand);
+	if (d <= max && d < s->dist) {
+		s->dist = d;
+		s->best = cand;
+	}
+}
+
+const char *
+lcp_suggest_hint(struct lcp_suggest *s)
+{
+	if (s->best == NULL)
+		return "";
+	snprintf(s->hint, sizeof(s->hint), " (did you mean \"%.60s\"?)", s->best);
+	return s->hint;
 }

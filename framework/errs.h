@@ -25,4 +25,19 @@ void lcp_sbuf_free(struct lcp_sbuf *b);
 /* "a, b, c" from a NULL-terminated or counted list of names */
 void lcp_sbuf_join(struct lcp_sbuf *b, const char *const *names, unsigned n, const char *sep);
 
+/* "did you mean": the candidate nearest to a word that was not found, by
+ * edit distance (insert, delete, substitute, swap two neighbours; case
+ * ignored), if it is near enough: 1 edit for words up to 5 characters, 2
+ * beyond. Feed every candidate to lcp_suggest_try(), then lcp_suggest_hint()
+ * gives " (did you mean \"x\"?)" or "". */
+struct lcp_suggest {
+	const char *word;
+	const char *best;
+	unsigned dist;
+	char hint[96];
+};
+void lcp_suggest_init(struct lcp_suggest *s, const char *word);
+void lcp_suggest_try(struct lcp_suggest *s, const char *cand);
+const char *lcp_suggest_hint(struct lcp_suggest *s);
+
 #endif

@@ -193,12 +193,19 @@ resolve_end(struct lcp_cfg *c, const char *path, const char *ref, unsigned *stag
 	si = find_stage(c, ref, (size_t)(dot - ref));
 	if (si < 0) {
 		struct lcp_sbuf b = { 0 };
+		struct lcp_suggest sg;
+		char want[LCP_NAME_MAX * 2];
 
+		snprintf(want, sizeof(want), "%.*s", (int)(dot - ref), ref);
+		lcp_suggest_init(&sg, want);
 		lcp_sbuf_addf(&b, "%s", "");
 		for (unsigned i = 0, m = 0; i < c->n_stages; i++)
-			if (c->stages[i].name[0])
+			if (c->stages[i].name[0]) {
 				lcp_sbuf_addf(&b, "%s%s", m++ ? ", " : "", c->stages[i].name);
-		lcp_errs_add(errs, "%s: unknown stage \"%.*s\"; stages: %s", path, (int)(dot - ref), ref, b.s);
+				lcp_suggest_try(&sg, c->stages[i].name);
+			}
+		lcp_errs_add(errs, "%s: unknown stage \"%.*s\"%s; stages: %s", path, (int)(dot - ref), ref,
+			     lcp_suggest_hint(&sg), b.s);
 		lcp_sbuf_free(&b);
 		return -1;
 	}
@@ -215,13 +222,18 @@ resolve_end(struct lcp_cfg *c, const char *path, const char *ref, unsigned *stag
 	}
 	{
 		struct lcp_sbuf b = { 0 };
+		struct lcp_suggest sg;
+
 		k = 0;
+		lcp_suggest_init(&sg, dot + 1);
 		lcp_sbuf_addf(&b, "%s", "");
-		for (const struct lcp_port_def *p = stage_ports(&c->stages[si]); p->name; p++, k++)
+		for (const struct lcp_port_def *p = stage_ports(&c->stages[si]); p->name; p++, k++) {
 			lcp_sbuf_addf(&b, "%s%s (%s %s)", k ? ", " : "", p->name,
 				      p->dir == LCP_PORT_IN ? "in" : "out", unit_name(p->unit));
-		lcp_errs_add(errs, "%s: stage \"%s\" (%s) has no port \"%s\"; ports: %s", path,
-			     c->stages[si].name, c->stages[si].plugin, dot + 1, b.s);
+			lcp_suggest_try(&sg, p->name);
+		}
+		lcp_errs_add(errs, "%s: stage \"%s\" (%s) has no port \"%s\"%s; ports: %s", path,
+			     c->stages[si].name, c->stages[si].plugin, dot + 1, lcp_suggest_hint(&sg), b.s);
 		lcp_sbuf_free(&b);
 	}
 	return -1;
@@ -313,9 +325,15 @@ load_link(struct lcp_cfg *c, unsigned i, json_t *v, struct lcp_errs *errs)
 
 			for (int k = 0; keys[k]; k++)
 				ok |= strcmp(keys[k], key) == 0;
-			if (!ok)
-				lcp_errs_add(errs, "%s.%s: unknown key; allowed: from, to, ring_size, burst, batch, on_full, block_timeout_us",
-					     path, key);
+			if (!ok) {
+				struct lcp_suggest sg;
+
+				lcp_suggest_init(&sg, key);
+				for (int k = 0; keys[k]; k++)
+					lcp_suggest_try(&sg, keys[k]);
+				lcp_errs_add(errs, "%s.%s: unknown key%s; allowed: from, to, ring_size, burst, batch, on_full, block_timeout_us",
+					     path, key, lcp_suggest_hint(&sg));
+			}
 		}
 		if (!json_is_string(f) || !json_is_string(t)) {
 			lcp_errs_add(errs, "%s: \"from\" and \"to\" are required strings \"stage.port\"", path);

@@ -79,6 +79,8 @@ struct lcp_plugin_file *lcp_registry_get(struct lcp_registry *r, const char *nam
 /* open (dlopen + checks) a probed file; 0 or -1 (pf->refused set) */
 int lcp_plugin_open(struct lcp_plugin_file *pf);
 void lcp_registry_names(struct lcp_registry *r, struct lcp_sbuf *b);
+/* every plugin name of the registry offered to a "did you mean" */
+void lcp_registry_suggest(struct lcp_registry *r, struct lcp_suggest *sg);
 void lcp_registry_fini(struct lcp_registry *r);
 
 /* ---- config model (config.c, graph.c) ---- */

@@ -250,8 +250,13 @@ cmd_describe(int argc, char **argv)
 
 			if (refused)
 				fprintf(stderr, "lcpipe describe: %s\n", refused->refused);
+			struct lcp_suggest sg;
+
+			lcp_suggest_init(&sg, name);
+			lcp_registry_suggest(&r, &sg);
 			lcp_registry_names(&r, &b);
-			fprintf(stderr, "lcpipe describe: unknown plugin \"%s\"; plugins found: %s\n", name, b.s);
+			fprintf(stderr, "lcpipe describe: unknown plugin \"%s\"%s; plugins found: %s\n", name,
+				lcp_suggest_hint(&sg), b.s);
 			lcp_sbuf_free(&b);
 			rc = 1;
 		} else if (fmt == JSON) {

@@ -424,6 +424,17 @@ lcp_registry_names(struct lcp_registry *r, struct lcp_sbuf *b)
 	free(v);
 }
 
+void
+lcp_registry_suggest(struct lcp_registry *r, struct lcp_suggest *sg)
+{
+	struct lcp_plugin_file **v;
+	unsigned n = lcp_registry_sorted(r, &v);
+
+	for (unsigned i = 0; i < n; i++)
+		lcp_suggest_try(sg, v[i]->name);
+	free(v);
+}
+
 static int
 cmp_pf(const void *a, const void *b)
 {

@@ -188,11 +188,15 @@ lcp_opt_apply(const struct lcp_opt *tbl, size_t conf_size, json_t *obj, void *co
 					known = true;
 			if (!known) {
 				struct lcp_sbuf b = { 0 };
+				struct lcp_suggest sg;
 
-				for (const struct lcp_opt *o = tbl; o && o->name; o++)
+				lcp_suggest_init(&sg, key);
+				for (const struct lcp_opt *o = tbl; o && o->name; o++) {
 					lcp_sbuf_addf(&b, "%s%s", o == tbl ? "" : ", ", o->name);
-				lcp_errs_add(errs, "%s.%s: unknown option; allowed: %s", path, key,
-					     b.s && b.len ? b.s : "(none)");
+					lcp_suggest_try(&sg, o->name);
+				}
+				lcp_errs_add(errs, "%s.%s: unknown option%s; allowed: %s", path, key,
+					     lcp_suggest_hint(&sg), b.s && b.len ? b.s : "(none)");
 				lcp_sbuf_free(&b);
 			}
 		}
