@@ -369,6 +369,8 @@ ws_init(struct lcp_stage *st, const void *conf, void **ctx)
 	x->rc_min = c->reconnect_min_ms;
 	x->rc_max = c->reconnect_max_ms;
 	x->rc_jitter = c->reconnect_jitter;
+	x->stop_after = c->stop_after_msgs;
+	x->stop_on_close = c->stop_on_close;
 	x->rc_reset_ms = c->reconnect_reset_ms;
 	x->stale_ms = c->stale_timeout_ms;
 	x->sub_ms = c->subscribe_interval_ms;

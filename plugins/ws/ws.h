@@ -124,6 +124,8 @@ struct ws_conf {
 	uint32_t assembly_size, assembly_buffers;
 	int on_pool_empty;
 	uint32_t pool_wait_us;
+	uint64_t stop_after_msgs;
+	bool stop_on_close;
 	const char *ca_file, *ca_path;
 	bool insecure;
 	int tls_min_version, tls_max_version; /* index into ws_tls_versions */
@@ -228,6 +230,10 @@ struct ws_ctx {
 	bool check_utf8;
 	uint64_t hz_ms, next_tick;
 	bool stopping;             /* the shutdown began (ws_linger): close, never reconnect */
+	uint64_t delivered;        /* messages emitted, for stop_after_msgs */
+	uint64_t stop_after;       /* stop_after_msgs, 0: never */
+	bool stop_on_close;        /* a connection that was open ends: end the run */
+	bool stop_asked;           /* lcp_stage_request_stop() called */
 	uint8_t rnd[WS_RND_BYTES]; /* CSPRNG output for mask keys and handshake keys */
 	unsigned n_rnd;            /* bytes of rnd not used yet (taken from the end) */
 	struct lcp_obuf tx;  /* commands and bytes to tcp */

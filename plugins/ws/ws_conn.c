@@ -46,6 +46,13 @@ ws_schedule_reconnect(struct ws_ctx *x, struct ws_conn *c, const char *why)
 	uint64_t now;
 	uint32_t delay;
 
+	if (x->stop_on_close && c->t_opened != 0 && !x->stop_asked) {
+		x->stop_asked = true;
+		lcp_log(x->st, LCP_LOG_INFO, "conn %u (%s%s): %s; ending the run (stop_on_close)", c->idx, c->host,
+			c->path, why);
+		lcp_stage_request_stop(x->st, "ws stop_on_close");
+		x->stopping = true; /* no reconnect while the engine drains */
+	}
 	if (c->hs != NULL) {
 		rte_free(c->hs);
 		c->hs = NULL;

@@ -76,6 +76,44 @@ rcheck "demo with reconnects" \
 	'ctr("stats", "symbols") + ctr("stats", "seq_in_order") + ctr("stats", "gap_events") + ctr("stats", "seq_dups") + ctr("stats", "seq_resyncs") + ctr("stats", "symbol_table_full") == ctr("stats", "ticks")' \
 	'r["leaked_objects"] == 0'
 
+step "ws ends the run: stop_after_msgs, stop_on_close"
+# issue 19 item 6: a capture of N messages, or of one session, without a duration
+"$PYTHON3" - "$top_srcdir/conf/demo.json" "$T" <<'PY' || fail "cannot write the stop configs"
+import json, sys
+for tag, feed, exch in (("after", {"stop_after_msgs": 100000}, {}),
+                        ("close", {"stop_on_close": True}, {"count": 20000, "close_when_done": True})):
+    c = json.load(open(sys.argv[1]))
+    c["engine"]["duration"] = 0
+    for s in c["stages"]:
+        if s["name"] == "feed":
+            s["options"].update(feed)
+        if s["name"] == "exchange":
+            s["options"].update(exch)
+    json.dump(c, open("%s/stop-%s.json" % (sys.argv[2], tag), "w"))
+PY
+new_prefix
+# shellcheck disable=SC2046
+lcrun stop-after "$T/stop-after.json" --duration 0 --no-live -- $(eal_base) -l 0,1
+expect_rc 0 "stop_after_msgs"
+rcheck "stop_after_msgs" \
+	'r["stop_reason"] == "ws stop_after_msgs"' \
+	'r["drained"] == True' \
+	'ctr("stats", "msgs") >= 100000' \
+	'ctr("stats", "seq_gaps") == 0' \
+	'r["leaked_objects"] == 0'
+expect_grep "$ERR" 'messages delivered \(stop_after_msgs 100000\): ending the run' "stop_after_msgs is logged"
+new_prefix
+# shellcheck disable=SC2046
+lcrun stop-close "$T/stop-close.json" --duration 0 --no-live -- $(eal_base) -l 0,1
+expect_rc 0 "stop_on_close"
+rcheck "stop_on_close" \
+	'r["stop_reason"] == "ws stop_on_close"' \
+	'r["drained"] == True' \
+	'ctr("stats", "msgs") == 20000' \
+	'ctr("feed", "opens") == 1' \
+	'ctr("feed", "connects") == 1' \
+	'r["leaked_objects"] == 0'
+
 step "the embedded default is this job"
 "$LCPIPE" check "$top_srcdir/conf/default.json" >"$T/check.out" 2>&1 || fail "lcpipe check conf/default.json"
 cmp -s "$top_srcdir/conf/default.json" "$top_srcdir/conf/demo.json" &&
