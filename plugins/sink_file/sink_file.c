@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * sink_file — write `msg` objects (WebSocket messages from the ws stage, or any
- * other msg producer) to a file, then free them. Two formats:
+ * other msg producer) to a file, then free them. Three formats:
  *
  * format "jsonl" (default): one JSON object per line, keys in this order:
  *
@@ -37,6 +37,11 @@
  *   offset 4   u8                 opcode (low 8 bits of lcp_msg.opcode)
  *   offset 5   u64 little-endian  rx_tsc
  *   offset 13  L bytes            the payload, as is
+ *
+ * format "payload": each message's payload as is, then a newline (0x0a): the
+ * feed's own text, one message per line, for tools that read lines (jq, grep).
+ * A payload that holds a newline itself spans lines: use jsonl or raw for
+ * feeds whose messages may.
  *
  * Writing: records are formatted into a user-space buffer of flush_bytes bytes,
  * written with write(2) when the next record might not fit, and at stop(). A record
@@ -105,8 +110,8 @@ static const char *const sink_file_counters[] = {
 	NULL,
 };
 
-enum { SF_FMT_JSONL, SF_FMT_RAW };
-static const char *const sink_file_formats[] = { "jsonl", "raw", NULL };
+enum { SF_FMT_JSONL, SF_FMT_RAW, SF_FMT_PAYLOAD };
+static const char *const sink_file_formats[] = { "jsonl", "raw", "payload", NULL };
 
 struct sink_file_conf {
 	const char *path;
@@ -121,7 +126,7 @@ static const struct lcp_opt sink_file_opts[] = {
 	LCP_OPT_STRING(C, path, "path", NULL, 1, 4095, LCP_OPT_F_REQUIRED,
 		       "file to write; created if missing, truncated at start unless append"),
 	LCP_OPT_ENUM(C, format, "format", "\"jsonl\"", sink_file_formats, 0,
-		     "jsonl: one JSON object per message and line; raw: length-prefixed binary records (doc/sinks.md)"),
+		     "jsonl: one JSON object per message and line; raw: length-prefixed binary records; payload: each payload as is and a newline (doc/sinks.md)"),
 	LCP_OPT_UINT(C, flush_bytes, "flush_bytes", "1048576", 4096, 1073741824, 0,
 		     "size of the write buffer: one write(2) when it is full and at stop"),
 	LCP_OPT_BOOL(C, append, "append", "false", "append to an existing file instead of truncating it"),
@@ -660,30 +665,36 @@ sf_raw_hdr(uint8_t *h, const struct lcp_msg *m)
 }
 
 static void
-sf_raw(struct sink_file_ctx *x, const struct lcp_msg *m)
+sf_record(struct sink_file_ctx *x, const struct lcp_msg *m, const uint8_t *hdr, uint32_t hl,
+	  const uint8_t *tail, uint32_t tl)
 {
-	uint64_t need = SF_RAW_HDR + (uint64_t)m->len;
+	uint64_t need = hl + (uint64_t)m->len + tl;
 
 	if (unlikely(x->cap - x->used < need)) {
 		sf_flush(x);
 		if (sf_gave_up(x))
 			return;
-		if (need > x->cap) { /* on its own: header and payload in one writev */
-			uint8_t h[SF_RAW_HDR];
-			struct iovec iov[2] = { { h, SF_RAW_HDR }, { (void *)(uintptr_t)m->data, m->len } };
+		if (need > x->cap) { /* on its own: header, payload and tail in one writev */
+			struct iovec iov[3] = { { (void *)(uintptr_t)hdr, hl },
+						{ (void *)(uintptr_t)m->data, m->len },
+						{ (void *)(uintptr_t)tail, tl } };
 			uint64_t done = 0;
 			int rc = 0;
 
-			sf_raw_hdr(h, m);
 			while (done < need) {
+				struct iovec v[3];
+				uint64_t skip = done;
+				unsigned k0 = 0, nv = 0;
 				ssize_t k;
-				unsigned i = done < SF_RAW_HDR ? 0 : 1;
-				size_t skip = i == 0 ? done : done - SF_RAW_HDR;
-				struct iovec v[2] = { iov[0], iov[1] };
 
-				v[i].iov_base = (uint8_t *)v[i].iov_base + skip;
-				v[i].iov_len -= skip;
-				k = writev(x->fd, &v[i], 2 - (int)i);
+				while (k0 < 3 && skip >= iov[k0].iov_len) /* the iovecs fully written */
+					skip -= iov[k0++].iov_len;
+				for (unsigned a = k0; a < 3; a++)
+					if (iov[a].iov_len > (a == k0 ? skip : 0)) {
+						v[nv].iov_base = (uint8_t *)iov[a].iov_base + (a == k0 ? skip : 0);
+						v[nv++].iov_len = iov[a].iov_len - (a == k0 ? skip : 0);
+					}
+				k = writev(x->fd, v, (int)nv);
 				if (k < 0 && errno == EINTR)
 					continue;
 				if (k <= 0) {
@@ -704,12 +715,33 @@ sf_raw(struct sink_file_ctx *x, const struct lcp_msg *m)
 			return;
 		}
 	}
-	sf_raw_hdr(x->buf + x->used, m);
+	if (hl != 0)
+		memcpy(x->buf + x->used, hdr, hl);
 	if (m->len != 0)
-		memcpy(x->buf + x->used + SF_RAW_HDR, m->data, m->len);
+		memcpy(x->buf + x->used + hl, m->data, m->len);
+	if (tl != 0)
+		memcpy(x->buf + x->used + hl + m->len, tail, tl);
 	x->used += need;
 	x->buf_msgs++;
 	x->buf_bytes += m->len;
+}
+
+static void
+sf_raw(struct sink_file_ctx *x, const struct lcp_msg *m)
+{
+	uint8_t h[SF_RAW_HDR];
+
+	sf_raw_hdr(h, m);
+	sf_record(x, m, h, SF_RAW_HDR, NULL, 0);
+}
+
+/* format "payload": the payload and a newline */
+static void
+sf_payload(struct sink_file_ctx *x, const struct lcp_msg *m)
+{
+	static const uint8_t nl = '\n';
+
+	sf_record(x, m, NULL, 0, &nl, 1);
 }
 
 /* ---- the stage ---- */
@@ -791,8 +823,10 @@ sink_file_process(struct lcp_stage *st, void *ctx, unsigned port, void **objs, u
 		if (likely(!x->broken)) {
 			if (x->format == SF_FMT_JSONL)
 				sf_jsonl(x, msgs[i]);
-			else
+			else if (x->format == SF_FMT_RAW)
 				sf_raw(x, msgs[i]);
+			else
+				sf_payload(x, msgs[i]);
 		} else {
 			lcp_count(st, SF_C_DROP_WRITE_ERROR, 1);
 			x->dropped++;

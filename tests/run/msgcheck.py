@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """msgcheck.py — check a sink_file output file against msg_src manifests.
 
-usage: msgcheck.py jsonl|raw FILE MANIFEST... [--no-embed] [--log LOG] [--no-tsc]
+usage: msgcheck.py jsonl|raw|payload FILE MANIFEST... [--no-embed] [--log LOG] [--no-tsc]
                    [--subsequence] [--count K] [--every K]
 
 The manifests (msg_src option "manifest": one line per message,
@@ -17,6 +17,9 @@ payload's bytes (CR and LF turned into spaces); other valid UTF-8 text is a JSON
 string equal to the payload; everything else is data_b64, the payload in base64.
 With --log (the lcpipe output holding sink_file's "rx_ns: TSC N at start, H Hz"
 line) and one manifest, rx_ns is checked against (rx_tsc - N) * 10^9 / H.
+
+payload: the file is every payload followed by a newline, back to back, nothing
+else (byte for byte; with --subsequence, --count: not supported).
 
 raw: records "<u32 len><u8 opcode><u64 rx_tsc><payload>" little-endian, back to
 back, each equal to the manifest's, and the SHA-256 of all payloads equal.
@@ -211,8 +214,19 @@ def check_raw(path, msgs, use_tsc, subseq):
     return len(recs)
 
 
+def check_payload(path, msgs):
+    data = open(path, "rb").read()
+    want = b"".join(m[3] + b"\n" for m in msgs)
+    check(len(data) == len(want), "%d bytes, expected %d (payloads and newlines)" % (len(data), len(want)))
+    if data != want:
+        k = next((i for i in range(min(len(data), len(want))) if data[i] != want[i]), min(len(data), len(want)))
+        print("  first difference at byte %d" % k)
+    check(data == want, "every payload and its newline, in order")
+    return len(msgs)
+
+
 def main(argv):
-    if len(argv) < 4 or argv[1] not in ("jsonl", "raw"):
+    if len(argv) < 4 or argv[1] not in ("jsonl", "raw", "payload"):
         print(__doc__)
         return 2
     fmt, path = argv[1], argv[2]
@@ -249,6 +263,8 @@ def main(argv):
             clock = (int(m.group(1)), int(m.group(2)))
     if fmt == "jsonl":
         n = check_jsonl(path, msgs, embed, clock, use_tsc, subseq)
+    elif fmt == "payload":
+        n = check_payload(path, msgs)
     else:
         n = check_raw(path, msgs, use_tsc, subseq)
     if count is not None:

@@ -15,7 +15,8 @@
 #     100 KiB file size limit (short writes, then EFBIG): the file is cut back to
 #     whole records, holds exactly the messages counted in msgs, in order, and
 #     msgs + drop_write_error = N; (h) a path that cannot be opened: the run fails
-#     at start, the error names the stage and the path.
+#     at start, the error names the stage and the path; (e2) payload: every
+#     payload and a newline, byte for byte, and ticks one JSON object per line.
 . "$(dirname "$0")/lib.sh"
 
 "$LCPIPE" describe sink_file >/dev/null 2>&1 || skip "the sink_file plugin is not built"
@@ -84,6 +85,19 @@ msgcheck raw "$T/e.raw" "$T/e1.manifest" "$T/e2.manifest"
 COUNT=10 run_file e3 1 1 "" "{\"path\": \"$T/e.raw\", \"format\": \"raw\"}"
 expect_rc 0 "raw, truncating"
 msgcheck raw "$T/e.raw" "$T/e3.manifest"
+
+step "(e2) payload: each payload and a newline, 4 KiB buffer, across lcores"
+# issue 19 item 6: the feed's own text, one message per line (jq, grep); every
+# kind, 30 KB binaries included (bigger than the buffer: one writev with the
+# newline), byte for byte
+run_file p 1 2 "" "{\"path\": \"$T/p.txt\", \"format\": \"payload\", \"flush_bytes\": 4096}"
+expect_rc 0 "payload"
+rcheck_clean "payload" $N
+msgcheck payload "$T/p.txt" "$T/p.manifest"
+COUNT=50 run_file p2 1 1 ", \"kinds\": \"j\"" "{\"path\": \"$T/p2.txt\", \"format\": \"payload\"}"
+expect_rc 0 "payload, ticks"
+[ "$(wc -l <"$T/p2.txt")" -eq 50 ] && "$PYTHON3" -c 'import json, sys; [json.loads(l) for l in open(sys.argv[1])]' "$T/p2.txt" &&
+	ok "50 ticks, one JSON object per line" || fail "the ticks file is not one JSON object per line"
 
 step "(f) every write fails (/dev/full): counted, nothing leaked"
 if [ -w /dev/full ]; then
