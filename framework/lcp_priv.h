@@ -191,6 +191,8 @@ void lcp_strategy_ref_load(struct lcp_cfg *c, json_t *v, const char *path,
 /* lcores from EAL args (graph.c) */
 void lcp_eal_lcores(char *const *eal, unsigned n, bool *avail, unsigned *main_lcore);
 extern const char lcp_default_config[];
+/* the live stats line is on screen without its newline: log lines clear it first (log.c) */
+extern int lcp_live_line;
 extern const char *const lcp_on_full_choices[]; /* "drop", "block" */
 extern const char *const lcp_on_full_names[];   /* the same, and "hold" */
 

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <pthread.h>
+#include <unistd.h>
 
 #include <lcp/log.h>
 #include <lcp/stage.h>
@@ -12,6 +13,24 @@
 #include "lcp_priv.h"
 
 static const char *const lcp_log_names[] = { "", "error", "warning", "notice", "info", "debug" };
+
+/* the live stats line is on the terminal, without its newline (stats.c) */
+int lcp_live_line;
+
+/* what a log line starts with: on a terminal that shows the live line, the
+ * cursor back to its start and the line cleared, so the log line replaces it
+ * instead of being glued onto its end (the next tick draws it again below) */
+static const char *
+line_start(void)
+{
+	static int tty = -1;
+
+	if (!__atomic_load_n(&lcp_live_line, __ATOMIC_RELAXED))
+		return "";
+	if (tty < 0)
+		tty = isatty(2);
+	return tty ? "\r\033[K" : "";
+}
 
 int
 lcp_log_level(void)
@@ -39,11 +58,11 @@ lcp_log(const struct lcp_stage *st, int level, const char *fmt, ...)
 	va_end(ap);
 	/* one fprintf per line so lines from several lcores do not interleave */
 	if (st != NULL)
-		fprintf(stderr, "[%s:%s] %s%s%s\n", lcp_stage_plugin(st), lcp_stage_name(st),
+		fprintf(stderr, "%s[%s:%s] %s%s%s\n", line_start(), lcp_stage_plugin(st), lcp_stage_name(st),
 			level <= LCP_LOG_WARNING ? lcp_log_names[level] : "",
 			level <= LCP_LOG_WARNING ? ": " : "", msg);
 	else
-		fprintf(stderr, "[lcpipe] %s%s%s\n",
+		fprintf(stderr, "%s[lcpipe] %s%s%s\n", line_start(),
 			level <= LCP_LOG_WARNING ? lcp_log_names[level] : "",
 			level <= LCP_LOG_WARNING ? ": " : "", msg);
 }

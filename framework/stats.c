@@ -139,6 +139,7 @@ lcp_stats_tick(struct lcp_engine *e, bool final_line)
 	else
 		fprintf(stdout, "%s\n", line);
 	fflush(stdout);
+	__atomic_store_n(&lcp_live_line, e->live && !final_line, __ATOMIC_RELAXED);
 }
 
 static void

@@ -94,4 +94,32 @@ conf ttyno
 under_tty ttyno "$T/ttyno.json" --duration 1.5 --no-live
 expect_rc 0 "--no-live under script(1)"
 outcheck "$OUT" periodic
+
+step "(e) log lines during the live line replace it, not glued onto its end"
+# the demo logs its connections' closes while the live line is on screen: each
+# log line must start with "\r\e[K" (issue 19, item 7), so that what the terminal
+# shows of a line is never the live line with a log line behind it
+if [ -f "$top_builddir/plugins/ws/.libs/ws.so" ]; then
+	new_prefix
+	# shellcheck disable=SC2046
+	under_tty demo "$top_srcdir/conf/demo.json" --duration 1.2 -- $(eal_base) -l 0,1
+	expect_rc 0 "the demo under script(1)"
+	"$PYTHON3" - "$OUT" <<'PY' || fail "a log line was glued onto the live line (above)"
+import re, sys
+raw = open(sys.argv[1], "rb").read().decode("utf-8", "replace")
+logs = glued = 0
+for line in raw.split("\n"):
+    shown = line.rstrip("\r").split("\r")[-1]  # what the terminal keeps of it
+    if re.match(r"(\x1b\[K)?\[(lcpipe|[a-z_0-9]+:[a-z_0-9]+)\] ", shown):
+        logs += 1
+    if re.search(r"busy +[0-9]+%.*\[(lcpipe|[a-z_0-9]+:[a-z_0-9]+)\] ", shown):
+        glued += 1
+        print("glued: %r" % shown[:200])
+print("%d log lines, %d glued onto the live line" % (logs, glued))
+sys.exit(1 if glued or logs == 0 else 0)
+PY
+	[ $? -eq 0 ] && ok "every log line stands on its own line"
+else
+	say "NOTE: plugins/ws not built: (e) skipped"
+fi
 finish
