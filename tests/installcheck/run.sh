@@ -5,6 +5,7 @@
 # As a plugin author would, with nothing but what `make install` put under PREFIX:
 #  1. lcpipe.pc is found with PKG_CONFIG_PATH=PREFIX/lib/pkgconfig; its plugindir is
 #     the installed plugin directory and its abi_major/abi_minor match lcp/plugin.h;
+#     no libtool archive (.la) was installed, for the library or the plugins;
 #  2. doc/examples/sink_count (copied to a temporary directory under the current
 #     directory, since distcheck's source tree is read-only) builds with its own
 #     plain Makefile and -Werror, and exports lcp_plugin_descriptor only;
@@ -75,6 +76,9 @@ for v in major minor; do
 	[ -n "$pc" ] && [ "$pc" = "$h" ] || fail "lcpipe.pc abi_$v=$pc but lcp/plugin.h says LCP_ABI_$uc $h"
 done
 say "ok: lcpipe.pc (plugindir $plugindir, ABI $(pkg-config --variable=abi_major lcpipe).$(pkg-config --variable=abi_minor lcpipe))"
+las=$(find "$libdir" -name '*.la' 2>/dev/null)
+[ -z "$las" ] || fail "libtool archives installed (none belong in the installed tree): $las"
+say "ok: no .la installed under $libdir"
 
 # ---- 2. build the example as its README says: its own Makefile ----
 cp "$example/sink_count.c" "$example/Makefile" "$example/pipeline.json" "$work/"
