@@ -55,7 +55,10 @@ step "the same on the default engine pool (8191 mbufs): nothing torn when it run
 # (ws drop_no_mbuf, tcp drop_tx_nobuf) and TCP recovers; no frame may go out
 # in part (feedsim's control frames take all their mbufs first, ws's too), so
 # no client fails on a frame, and every tick delivered is whole and in order.
-# ws logs a shortage once per episode, and its end.
+# ws logs a shortage once per episode, and its end. Every client still opens,
+# late: handshakes lost to the dry pool wait for TCP's retransmission. 8 s:
+# under ABI 2.0's walk 176-184 of 200 were open after 3 s (ABI 1.9: 200), all
+# after 4 s on a quiet machine, 197 once in 4 s under CI load (2026-12-05).
 "$PYTHON3" - "$T/many.json" "$T/many-small.json" <<'PY' || fail "cannot write the config"
 import json, sys
 c = json.load(open(sys.argv[1]))
@@ -66,7 +69,7 @@ json.dump(c, open(sys.argv[2], "w"), indent=1)
 PY
 new_prefix
 # shellcheck disable=SC2046
-lcrun small "$T/many-small.json" --duration 4 --no-live -- --no-huge --no-pci --no-shconf -m 1024 \
+lcrun small "$T/many-small.json" --duration 8 --no-live -- --no-huge --no-pci --no-shconf -m 1024 \
 	--file-prefix="$PFX" -l 0,1
 expect_rc 0 "small pool"
 rcheck "small pool" \
