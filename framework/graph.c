@@ -45,9 +45,10 @@ parse_idset(const char *s, const char *end, bool *avail)
 				return -1;
 			s = e;
 		}
-		for (long k = a; k <= b && k < LCP_MAX_LCORES; k++)
-			if (k >= 0)
-				avail[k] = true;
+		/* from 0, not from a: "-l -99999999999-2" must not count up from
+		 * LONG_MIN (fuzz_config found that hang, 2026-12-05) */
+		for (long k = a < 0 ? 0 : a; k <= b && k < LCP_MAX_LCORES; k++)
+			avail[k] = true;
 	}
 	return 0;
 }
