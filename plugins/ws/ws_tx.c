@@ -70,10 +70,9 @@ ws_flush(struct ws_ctx *x)
 			lcp_count(x->st, WS_C_MSGS_ZERO_COPY, x->pend_zc);
 		x->pend_msgs = x->pend_bytes = x->pend_zc = 0;
 	}
-	while (x->tx.n || x->msg.n) {
-		lcp_obuf_flush(x->st, &x->tx);
-		lcp_obuf_flush(x->st, &x->msg);
-	}
+	/* once each: an emit never calls back into this stage (ABI 2.0) */
+	lcp_obuf_flush(x->st, &x->tx);
+	lcp_obuf_flush(x->st, &x->msg);
 }
 
 void
