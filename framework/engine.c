@@ -84,7 +84,8 @@ lcp_stage_pktmbuf_pool_create(struct lcp_stage *st, const char *tag, unsigned n)
 	struct lcp_stage_priv *sp = (struct lcp_stage_priv *)st;
 	struct lcp_engine *e = sp->eng;
 	const struct lcp_engine_conf *k = &e->cfg->eng;
-	struct rte_mempool **v, *mp;
+	struct lcp_stage_pktpool *v;
+	struct rte_mempool *mp;
 	char name[RTE_MEMPOOL_NAMESIZE];
 
 	v = realloc(e->stage_pktpools, (e->n_stage_pktpools + 1) * sizeof(*v));
@@ -95,8 +96,22 @@ lcp_stage_pktmbuf_pool_create(struct lcp_stage *st, const char *tag, unsigned n)
 	mp = rte_pktmbuf_pool_create(name, n, RTE_MIN(k->mbuf_cache, n / 2), 0, (uint16_t)k->mbuf_data_room,
 				     sp->socket < 0 ? SOCKET_ID_ANY : sp->socket);
 	if (mp != NULL)
-		e->stage_pktpools[e->n_stage_pktpools++] = mp;
+		e->stage_pktpools[e->n_stage_pktpools++] =
+			(struct lcp_stage_pktpool){ .mp = mp, .stage = lcp_stage_name(st), .held = 0 };
 	return mp;
+}
+
+int
+lcp_stage_pktmbuf_pool_held(struct lcp_stage *st, struct rte_mempool *mp, unsigned n)
+{
+	struct lcp_engine *e = ((struct lcp_stage_priv *)st)->eng;
+
+	for (unsigned i = 0; i < e->n_stage_pktpools; i++)
+		if (e->stage_pktpools[i].mp == mp && strcmp(e->stage_pktpools[i].stage, lcp_stage_name(st)) == 0) {
+			e->stage_pktpools[i].held = n;
+			return 0;
+		}
+	return -EINVAL;
 }
 
 void
@@ -866,7 +881,7 @@ engine_free(struct lcp_engine *e)
 	for (int s = 0; s < RTE_MAX_NUMA_NODES; s++)
 		rte_mempool_free(e->pktpool[s]);
 	for (unsigned i = 0; i < e->n_stage_pktpools; i++)
-		rte_mempool_free(e->stage_pktpools[i]);
+		rte_mempool_free(e->stage_pktpools[i].mp);
 	free(e->stage_pktpools);
 	json_decref(e->mempools);
 }

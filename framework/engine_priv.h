@@ -235,7 +235,11 @@ struct lcp_engine {
 	struct lcp_ring_in **ring_of_link; /* by link index, NULL if direct */
 	struct lcp_stream_credits **link_credits; /* by link index: offered by the producer (stream.c) */
 	struct rte_mempool *pktpool[RTE_MAX_NUMA_NODES];
-	struct rte_mempool **stage_pktpools; /* lcp_stage_pktmbuf_pool_create(): freed after every fini */
+	struct lcp_stage_pktpool {
+		struct rte_mempool *mp;
+		const char *stage; /* the stage that made it */
+		unsigned held;     /* lcp_stage_pktmbuf_pool_held(): kept by a driver past close */
+	} *stage_pktpools; /* lcp_stage_pktmbuf_pool_create(): freed after every fini */
 	unsigned n_stage_pktpools;
 	uint64_t tsc_hz;
 	uint64_t t_start, t_stop;

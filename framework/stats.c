@@ -146,17 +146,36 @@ static void
 mp_walk(struct rte_mempool *mp, void *arg)
 {
 	struct lcp_engine *e = arg;
-	unsigned in_use = rte_mempool_in_use_count(mp);
+	unsigned in_use = rte_mempool_in_use_count(mp), held = 0;
+	const char *by = NULL;
 	json_t *o = json_object();
 
+	for (unsigned i = 0; i < e->n_stage_pktpools; i++)
+		if (e->stage_pktpools[i].mp == mp) {
+			held = e->stage_pktpools[i].held;
+			by = e->stage_pktpools[i].stage;
+		}
 	json_object_set_new(o, "name", json_string(mp->name));
 	json_object_set_new(o, "size", json_integer(mp->size));
 	json_object_set_new(o, "in_use", json_integer(in_use));
+	if (held > 0) {
+		/* a driver keeps these past close by its design
+		 * (lcp_stage_pktmbuf_pool_held); only what is above them leaked */
+		json_object_set_new(o, "held_by_driver", json_integer(held));
+		json_object_set_new(o, "held_for", json_string(by));
+	}
+	json_object_set_new(o, "leaked", json_integer(in_use > held ? in_use - held : 0));
 	json_array_append_new(e->mempools, o);
-	if (in_use > 0) {
-		lcp_log(NULL, LCP_LOG_ERR, "mempool %s: %u of %u objects still in use after shutdown (leak)",
-			mp->name, in_use, mp->size);
-		e->leaked += in_use;
+	if (in_use > held) {
+		if (held > 0)
+			lcp_log(NULL, LCP_LOG_ERR,
+				"mempool %s: %u of %u objects still in use after shutdown, %u more than the %u "
+				"stage %s declared held by its driver (leak)",
+				mp->name, in_use, mp->size, in_use - held, held, by);
+		else
+			lcp_log(NULL, LCP_LOG_ERR, "mempool %s: %u of %u objects still in use after shutdown (leak)",
+				mp->name, in_use, mp->size);
+		e->leaked += in_use - held;
 	}
 }
 
@@ -360,11 +379,19 @@ lcp_stats_summary(struct lcp_engine *e, FILE *f)
 		json_t *m;
 
 		json_array_foreach(e->mempools, i, m)
-			fprintf(f, "mempool %s: %lld of %lld in use%s\n",
+		{
+			long long held = json_integer_value(json_object_get(m, "held_by_driver"));
+			char note[96] = "";
+
+			if (held > 0)
+				snprintf(note, sizeof(note), " (%lld held by %s's driver)", held,
+					 json_string_value(json_object_get(m, "held_for")));
+			fprintf(f, "mempool %s: %lld of %lld in use%s%s\n",
 				json_string_value(json_object_get(m, "name")),
 				(long long)json_integer_value(json_object_get(m, "in_use")),
-				(long long)json_integer_value(json_object_get(m, "size")),
-				json_integer_value(json_object_get(m, "in_use")) ? "  <- LEAK" : "");
+				(long long)json_integer_value(json_object_get(m, "size")), note,
+				json_integer_value(json_object_get(m, "leaked")) ? "  <- LEAK" : "");
+		}
 	}
 	fflush(f);
 }

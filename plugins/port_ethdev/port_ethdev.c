@@ -233,6 +233,8 @@ port_ethdev_start(struct lcp_stage *st, void *ctx)
 		return rc;
 	}
 	x->started = true;
+	if (x->keeps_fill)
+		x->fill_hold = rte_mempool_in_use_count(x->rx_pool); /* nothing received yet */
 	if (x->promiscuous) {
 		rc = rte_eth_promiscuous_enable(x->port);
 		if (rc != 0)
@@ -352,6 +354,10 @@ port_ethdev_stop(struct lcp_stage *st, void *ctx)
 	}
 	for (uint16_t q = 0; q < x->nb_txq; q++)
 		(void)rte_eth_tx_done_cleanup(x->port, q, 0); /* -ENOTSUP is fine */
+	if (x->keeps_fill) /* net_af_xdp has no tx_done_cleanup: an empty burst takes in its completion
+			    * ring (the copies of what it sent, rx_pool mbufs); twice, for what the first kicked */
+		for (int k = 0; k < 2; k++)
+			(void)rte_eth_tx_burst(x->port, 0, pkts, 0);
 	if (drained != 0) {
 		lcp_count(st, PE_DROP_RX_SHUTDOWN, drained);
 		lcp_log(st, LCP_LOG_INFO, "freed %" PRIu64 " frames still queued on %s at stop",

@@ -84,6 +84,9 @@ struct port_ethdev_ctx {
 	bool promiscuous;
 	bool ring_pair;
 	int tx_fd; /* tx_socket: the AF_PACKET socket; -1 otherwise */
+	struct rte_mempool *rx_pool; /* our receive pool (NULL on a ring pair) */
+	bool keeps_fill;    /* net_af_xdp: the driver keeps its fill ring's mbufs past close */
+	unsigned fill_hold; /* keeps_fill: rx_pool's mbufs in use at start, before any rx */
 	const struct rte_memzone *claim;
 	char name[RTE_ETH_NAME_MAX_LEN];  /* ethdev name, for logs */
 	char vdev[RTE_RING_NAMESIZE];     /* ring pair: our vdev, "net_ring_NAME<side>" */

@@ -207,6 +207,12 @@ port_ethdev_configure(struct lcp_stage *st, struct port_ethdev_ctx *x,
 			return -ENOMEM;
 		}
 	}
+	x->rx_pool = x->ring_pair ? NULL : pool;
+	/* DPDK 22.11's net_af_xdp fills its fill ring with rx_pool mbufs at queue
+	 * setup, replaces each one it receives, and never gives them back (its
+	 * close deletes the ring, not the mbufs): port_ethdev_teardown() tells the
+	 * engine how many, as measured at start */
+	x->keeps_fill = !x->ring_pair && strcmp(di.driver_name, "net_af_xdp") == 0;
 	for (uint16_t q = 0; q < c->rx_queues; q++) {
 		rc = rte_eth_rx_queue_setup(x->port, q, nrxd, (unsigned)socket, NULL, pool);
 		if (rc != 0) {
@@ -262,6 +268,12 @@ port_ethdev_teardown(struct lcp_stage *st, struct port_ethdev_ctx *x)
 			lcp_log(st, LCP_LOG_WARNING, "rte_eth_dev_close(%s): %s", x->name,
 				rte_strerror(-rc));
 	}
+	if (x->keeps_fill && x->fill_hold > 0 && lcp_stage_pktmbuf_pool_held(st, x->rx_pool, x->fill_hold) == 0)
+		lcp_log(st, LCP_LOG_INFO,
+			"%s: the driver keeps the %u mbufs of its fill ring after close (net_af_xdp, DPDK 22.11): "
+			"%s reports them as held by the driver; more in use than that is a leak",
+			x->name, x->fill_hold, x->rx_pool->name);
+	x->keeps_fill = false;
 	x->configured = false;
 	x->ring_pair = false;
 	if (x->tx_fd >= 0) {

@@ -79,7 +79,8 @@
 # (the feed connection's congestion control, set by the server with
 # setsockopt: cubic, Linux's default; this VM's default is bbr, whose pacing
 # would shape the feed, and a namespace may not pick cubic by sysctl), B12_AFP_ARGS (net_af_packet devargs, "qdisc_bypass=1,framecnt=2048":
-# a ring larger than the tcp stage's 1 MiB window), B12_TIMING (1), B12_CG (1), B12_CG_MB (8), B12_CG_IDLE (1 s),
+# a ring larger than the tcp stage's 1 MiB window), B12_DRIVER (af_packet, or af_xdp: net_af_xdp on the
+# same veth, its fill ring's mbufs declared held by the driver), B12_TIMING (1), B12_CG (1), B12_CG_MB (8), B12_CG_IDLE (1 s),
 # BENCH_NICE, BENCH_QUIET_WAIT, LCPIPE, B12_KEEP=1 (keep the work directory);
 # B12_ID (B12; B14 from b14.sh), B12_SUITE (TLS_AES_128_GCM_SHA256: a TLS 1.3
 # suite, or a TLS 1.2 cipher name, which pins TLS 1.2), B12_DEFLATE_LEVEL (1).
@@ -110,6 +111,11 @@ id=$(echo "$ID" | tr '[:upper:]' '[:lower:]')
 : "${B12_CLIENT_CPU:=1}"
 : "${B12_CC:=cubic}"
 : "${B12_AFP_ARGS:=qdisc_bypass=1,framecnt=2048}"
+: "${B12_DRIVER:=af_packet}"
+case $B12_DRIVER in
+af_packet | af_xdp) PDEV=net_${B12_DRIVER}0; export B12_DRIVER ;;
+*) echo "b12.sh: B12_DRIVER must be af_packet or af_xdp"; exit 2 ;;
+esac
 : "${B12_CG:=1}"
 : "${B12_CG_MB:=8}"
 : "${LCPIPE:=$BENCH_BUILDDIR/../framework/lcpipe}"
@@ -145,6 +151,7 @@ NSS=lcp${id}s-$$
 NSC=lcp${id}c-$$
 VS=${id}s$$
 VC=${id}c$$
+if [ "$B12_DRIVER" = af_packet ]; then PVDEV="$PDEV,iface=$VC${B12_AFP_ARGS:+,$B12_AFP_ARGS}"; else PVDEV="$PDEV,iface=$VC"; fi
 S_IP=10.89.0.1
 K_IP=10.89.0.2
 L_IP=10.89.0.3
@@ -186,6 +193,7 @@ for x in "$NSS:$VS" "$NSC:$VC"; do
 	echo "         ${x#*:}: $(ip netns exec "${x%%:*}" ethtool -k "${x#*:}" | grep -E '^(tcp-segmentation-offload|generic-segmentation-offload|generic-receive-offload|tx-checksumming|rx-checksumming):' | tr -s ' \n' ' ')"
 done
 echo "tcp:     congestion control of the feed's connection: $B12_CC (setsockopt TCP_CONGESTION; the namespaces' default is $(nss sysctl -n net.ipv4.tcp_congestion_control)); client rmem $(nsc sysctl -n net.ipv4.tcp_rmem | tr -s '\t ' ' ')"
+echo "port:    lcpipe's port_ethdev on $PVDEV$([ "$B12_DRIVER" = af_xdp ] && echo " (its fill ring's mbufs declared held by the driver)")"
 echo "placement: feed server CPU $B12_SERVER_CPU (taskset); kernel client CPU $B12_CLIENT_CPU (taskset);"
 echo "           lcpipe1 EAL -l 0,1: main lcore 0 = CPU 0 (control loop, sleeps), worker lcore 1 = CPU 1 (port, tcp, ws, metrics, sink)"
 echo "           lcpipe2 EAL --lcores=0@0,1@1,2@0: lcore 1 = CPU 1 (port, tcp), lcore 2 = CPU 0 (ws, metrics, sink) -- CPU 0 is shared with the feed server"
@@ -272,13 +280,13 @@ lc_conf() { # case -> $tmp/lc.N.json (sets LC_CONF, LC_PFX)
 	cat >"$LC_CONF" <<JSON
 { "name": "$ID $1",
   "eal": ["--no-huge", "--no-pci", "--no-shconf", "-m", "256", $lcores,
-          "--file-prefix=$LC_PFX", "--vdev=net_af_packet0,iface=$VC${B12_AFP_ARGS:+,$B12_AFP_ARGS}",
+          "--file-prefix=$LC_PFX", "--vdev=$PVDEV",
           "--log-level=lib.eal:error"],
   "engine": {"duration": ${2:-120}, "drain_timeout": 1.0, "stage_timing": $timing},
   "stages": [
-    {"name": "port", "plugin": "port_ethdev", "lcore": 1, "options": {"device": "net_af_packet0"}},
+    {"name": "port", "plugin": "port_ethdev", "lcore": 1, "options": {"device": "$PDEV"}},
     {"name": "tcp", "plugin": "tcp", "lcore": 1,
-     "options": {"ip": "$L_IP/24", "device": "net_af_packet0", "mac": "$L_MAC"}},
+     "options": {"ip": "$L_IP/24", "device": "$PDEV", "mac": "$L_MAC"}},
     {"name": "ws", "plugin": "ws", "lcore": $st2,
      "options": {"url": "$url", "subscribe": "$id subscribe",
                  "reconnect_min_ms": 3600000, "reconnect_max_ms": 3600000, "ping_interval_ms": 0,
@@ -379,7 +387,7 @@ if [ "$TLS_DEF" = 1 ]; then
 fi
 echo "+ ip netns exec $NSS taskset -c $B12_SERVER_CPU $(basename "$SRV") --listen $S_IP:$PORT --size SIZE --count N --symbols $B12_SYMBOLS --opcode $B12_OPCODE --cc $B12_CC [--go-file R.go]$SRV_X"
 echo "+ ip netns exec $NSC taskset -c $B12_CLIENT_CPU $(basename "$KC") --connect $S_IP:$PORT --tsc-hz $TSC_HZ [--scan fixed --hash mix]$KC_X"
-echo "+ ip netns exec $NSC lcpipe run lc.N.json --no-live --report R.report.json  (EAL --vdev=net_af_packet0,iface=$VC,$B12_AFP_ARGS)"
+echo "+ ip netns exec $NSC lcpipe run lc.N.json --no-live --report R.report.json  (EAL --vdev=$PVDEV)"
 echo "+ b12_report.py sample --sock-dir \$RUNTIME_DIRECTORY/dpdk/PREFIX --pid LCPIPE_PID --server-pid SERVER_PID --go-file R.go --out R.sample.json  (lcpipe runs: the server waits for R.go)"
 : >"$tmp/runs.tsv"
 t_start=$(date +%s)

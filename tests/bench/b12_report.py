@@ -60,6 +60,13 @@ import time
 
 BENCH = "B12"
 REPORT = None
+# the lcpipe cases' port driver (b12.sh B12_DRIVER): every JSON line says which
+PORT_DRIVER = os.environ.get("B12_DRIVER", "af_packet")
+
+
+def jprint(j, **kw):
+    """one JSON result line, with the port driver of the lcpipe cases"""
+    print(json.dumps(dict(j, port_driver=PORT_DRIVER), **kw))
 
 
 def take_bench(argv):
@@ -527,7 +534,7 @@ def cmd_report(argv):
                                "cycles_per_msg": m, "min": min(ds), "max": max(ds), "pairs": len(ds)})
         print()
         for j in jl:
-            print(json.dumps(j, sort_keys=False))
+            jprint(j, sort_keys=False)
         return 1 if bad else 0
 
     # throughput targets
@@ -559,7 +566,7 @@ def cmd_report(argv):
                        "ws_metrics_sink_msgs_per_s_per_core": hz / s2["lcore"][2] if s2["lcore"].get(2) else None})
     print()
     for j in jl:
-        print(json.dumps(j, sort_keys=False))
+        jprint(j, sort_keys=False)
     return 1 if bad else 0
 
 
@@ -615,7 +622,7 @@ def cmd_timing(argv):
                   size, case, "all", busy / msgs, busy / segs, "100%", oncpu,
                   100 * w["lcores"][1]["off_cpu_share"], 100 * (w["lcores"][1]["sys_share"] or 0)))
     for j in jl:
-        print(json.dumps(j))
+        jprint(j)
     return 1 if bad else 0
 
 
@@ -958,11 +965,11 @@ def cg_tls(path, msgs, segs, idle_path, rx_bursts, report):
           " with what they call: %.1f Ir/msg (%.0f per SSL call)" % (
               glue["ssl_reads"], glue["ssl_reads"] / segs if segs else 0, glue["ssl_reads"] / recs if recs else 0,
               glue["bio_reads"], glue["err_incl"] / msgs, glue["err_incl"] / glue["ssl_reads"] if glue["ssl_reads"] else 0))
-    print(json.dumps({"bench": BENCH, "case": "callgrind_tls", "unit": "instructions", "messages": msgs,
+    jprint({"bench": BENCH, "case": "callgrind_tls", "unit": "instructions", "messages": msgs,
                       "segments": segs, "tls_records": recs, "tls_bytes": cbytes, "ir_per_msg": total / msgs,
                       "tls_ir_per_msg": tls / msgs, "empty_turns": idle_turns, "ssl_read_calls": glue["ssl_reads"],
                       "bio_read_calls": glue["bio_reads"], "err_calls_incl_ir_per_msg": glue["err_incl"] / msgs,
-                      "categories": out}))
+                      "categories": out})
 
 
 def cmd_cgk(argv):
@@ -999,9 +1006,9 @@ def cmd_cgk(argv):
     print("  %-14s %12.0f %10.1f %12.1f %14s  all TLS in user space" % ("tls", tls, tls / msgs, tls / (sbytes / 1024.0),
           "%.1f" % lc["tls_ir_per_msg"] if lc else ""))
     print("  %-14s %12.0f %10.1f %12s %14s" % ("all", total, total / msgs, "", "%.1f" % lc["ir_per_msg"] if lc else ""))
-    print(json.dumps({"bench": BENCH, "case": "callgrind_tls_kernel_client", "unit": "instructions", "messages": msgs,
+    jprint({"bench": BENCH, "case": "callgrind_tls_kernel_client", "unit": "instructions", "messages": msgs,
                       "plaintext_bytes": sbytes, "ir_per_msg": total / msgs, "tls_ir_per_msg": tls / msgs,
-                      "lcpipe_tls_ir_per_msg": lc["tls_ir_per_msg"] if lc else None, "categories": out}))
+                      "lcpipe_tls_ir_per_msg": lc["tls_ir_per_msg"] if lc else None, "categories": out})
     return 0
 
 
@@ -1057,10 +1064,10 @@ def cmd_cg(argv):
                     "self_ir": d["self"], "shared_lib_ir": d["shared"], "idle_turns_ir_removed": idle})
     print("%-14s %14d %12.1f %12.1f  (the stream without its empty turns and the one-off ws_handshake; collected %d)"
           % ("all", run, run / msgs, run / segs if segs else 0, total))
-    print(json.dumps({"bench": BENCH, "case": "callgrind", "unit": "instructions", "messages": msgs, "segments": segs,
+    jprint({"bench": BENCH, "case": "callgrind", "unit": "instructions", "messages": msgs, "segments": segs,
                       "ir_collected": total, "ir_stream": run, "ir_per_msg": run / msgs,
                       "ir_per_segment": run / segs if segs else None, "turns": turns, "empty_turns": idle_turns,
-                      "components": out}))
+                      "components": out})
     if BENCH == "B14":
         rep = json.load(open(REPORT)) if REPORT else None
         cg_tls(path, msgs, segs, argv[4] if len(argv) > 5 else None, int(argv[5]) if len(argv) > 5 else 0, rep)

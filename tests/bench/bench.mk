@@ -29,6 +29,8 @@
 #                           (lcpipe on 1 and 2 lcores, net_af_packet on a veth)
 #                           against a kernel-socket client (bench/b12_kernel_client),
 #                           both fed by bench/b12_feed_server
+#   B12x bench/b12x.sh      B12 with lcpipe's port on net_af_xdp (same veth, same
+#                           kernel anchors in the same run)
 #   B13 bench/b13.sh        the free wire: B12's receiving pipeline fed by a second
 #                           lcpipe (feedsim, live or prerender) over net_memif,
 #                           against B12's feed server and kernel client on
@@ -51,7 +53,7 @@
 #   callgrind.sh            instruction counts of the single-lcore hot paths
 #
 # Knobs: make bench BENCH_REPS=11 BENCH_MS=10 BENCH_CG_ITERS=20000
-#        BENCH_ONLY="b1 b2 b7 cg b6 b8 b4 b9 b10 b11 b12 b13 b13s b14 b15" (any subset; b11 is not in the default)
+#        BENCH_ONLY="b1 b2 b7 cg b6 b8 b4 b9 b10 b11 b12 b12x b13 b13s b14 b15" (any subset; b11 is not in the default)
 #        B15: B15_REPS=3 B15_BYTES=67108864 B15_CASES="clean loss reorder" (environment)
 BENCH_PROGS = bench/b1_ring_link$(EXEEXT) bench/b2_dispatch$(EXEEXT) bench/b7_tcp_rx$(EXEEXT)
 EXTRA_PROGRAMS = bench/b1_ring_link bench/b2_dispatch bench/b7_tcp_rx
@@ -87,7 +89,7 @@ CLEANFILES += $(BENCH_PROGS) bench-b1.log bench-b2.log bench-b7.log bench-cg.log
 BENCH_REPS = 11
 BENCH_MS = 10
 BENCH_CG_ITERS = 20000
-BENCH_ONLY = b1 b2 b7 cg b6 b8 b4 b9 b10 b12 b13 b13s b14 b15
+BENCH_ONLY = b1 b2 b7 cg b6 b8 b4 b9 b10 b12 b12x b13 b13s b14 b15
 
 .PHONY: bench
 bench: $(BENCH_PROGS)
@@ -98,8 +100,9 @@ bench: $(BENCH_PROGS)
 		case $$b in \
 		b1) s=b1.sh ;; b2) s=b2.sh ;; b7) s=b7.sh ;; cg) s=callgrind.sh ;; b6) s=b6.sh ;; b8) s=b8.sh ;; b11) s=b11.sh ;; \
 		b4) s=b4.sh ;; b9) s=b9.sh ;; b10) s=b10.sh ;; b12) s=b12.sh ;; b13) s=b13.sh ;; b13s) s=b13_scale.sh ;; \
+		b12x) s=b12x.sh ;; \
 		b14) s=b14.sh ;; b15) s=b15.sh ;; \
-		*) echo "bench: unknown '$$b' in BENCH_ONLY (b1 b2 b7 cg b6 b8 b4 b9 b10 b11 b12 b13 b13s b14 b15)" >&2; exit 2 ;; \
+		*) echo "bench: unknown '$$b' in BENCH_ONLY (b1 b2 b7 cg b6 b8 b4 b9 b10 b11 b12 b12x b13 b13s b14 b15)" >&2; exit 2 ;; \
 		esac; \
 		{ bash '$(srcdir)/bench/'$$s; echo $$? > bench-$$b.rc; } 2>&1 | tee bench-$$b.log; \
 		rc=$$(cat bench-$$b.rc); rm -f bench-$$b.rc; \
@@ -243,7 +246,7 @@ bench_b12_kernel_client_CPPFLAGS = -I$(top_srcdir)/stack/include $(SSL_CFLAGS) $
 bench_b12_kernel_client_CFLAGS = $(AM_CFLAGS_COMMON)
 bench_b12_kernel_client_LDADD = $(top_builddir)/stack/libstk.la $(SSL_LIBS) $(CRYPTO_LIBS) $(ZLIB_LIBS)
 bench_b12_kernel_client_LDFLAGS = -no-install
-EXTRA_DIST += bench/b12.sh bench/b12_report.py bench/b13.sh bench/b13_report.py bench/b14.sh \
+EXTRA_DIST += bench/b12.sh bench/b12x.sh bench/b12_report.py bench/b13.sh bench/b13_report.py bench/b14.sh \
 	bench/b13_scale.sh bench/b13_scale.py
 CLEANFILES += bench/b12_feed_server$(EXEEXT) bench/b12_kernel_client$(EXEEXT) bench-b12.log bench-b13.log bench-b14.log \
 	bench-b13s.log
@@ -251,7 +254,7 @@ CLEANFILES += bench/b12_feed_server$(EXEEXT) bench/b12_kernel_client$(EXEEXT) be
 .PHONY: bench-b12-build
 bench: bench-b12-build
 bench-b12-build:
-	@case " $(BENCH_ONLY) " in *" b12 "* | *" b13 "* | *" b14 "*) \
+	@case " $(BENCH_ONLY) " in *" b12 "* | *" b12x "* | *" b13 "* | *" b14 "*) \
 		$(MAKE) $(AM_MAKEFLAGS) bench/b12_feed_server$(EXEEXT) bench/b12_kernel_client$(EXEEXT) ;; \
 	esac
 

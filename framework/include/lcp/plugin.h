@@ -17,7 +17,8 @@ extern "C" {
 
 #define LCP_PLUGIN_MAGIC 0x3150434cu /* "LCP1" little-endian */
 #define LCP_ABI_MAJOR 2
-#define LCP_ABI_MINOR 0 /* 2.0: a same-lcore lcp_emit() queues onto the destination's input vector
+#define LCP_ABI_MINOR 1 /* 2.1: lcp_stage_pktmbuf_pool_held().
+			 * 2.0: a same-lcore lcp_emit() queues onto the destination's input vector
 			 * (struct lcp_pend, lcp_edge.pend) and the worker walks those in graph order:
 			 * no process() runs inside another; lcp_stage.depth, LCP_EMIT_DEPTH_MAX,
 			 * lcp_emit_loop() and lcp_process_timed() gone; lcp_obuf_flush() emits in place.
