@@ -40,6 +40,12 @@ struct seg {
 int
 stk_tcp_parse_opts(const uint8_t *p, unsigned len, struct stk_tcp_opts *o)
 {
+	/* the options of nearly every segment once established, from Linux
+	 * and BSD alike: NOP, NOP, timestamps (RFC 7323 appendix A) */
+	if (len == 12 && stk_get32(p) == 0x0101080au) {
+		*o = (struct stk_tcp_opts){ .has_ts = true, .tsval = stk_get32(p + 4), .tsecr = stk_get32(p + 8) };
+		return 0;
+	}
 	memset(o, 0, sizeof(*o));
 	while (len > 0) {
 		unsigned k = p[0], l;
@@ -778,6 +784,16 @@ process_ack(struct stk *st, struct stk_tcb *c, struct seg *s)
 		challenge_ack(st, c);
 		return false;
 	}
+	/* header prediction, the receiving side's common case (BSD's
+	 * tcp_input does the same): nothing in flight, nothing newly
+	 * acknowledged, no SACK blocks. No RTT sample, congestion, scoreboard,
+	 * duplicate-ACK or recovery work can follow from it (each needs
+	 * snd_max != snd_una or new data acknowledged); only the window moves. */
+	if (ack == c->snd_una && c->snd_max == c->snd_una && !s->o.has_sack && !(c->flags & TF_INRECOVERY)) {
+		c->sb.delivered = 0; /* what stk_sb_ack() would have said: nothing */
+		c->sb.ack_rtt = 0;
+		goto window;
+	}
 	if (SEQ_GT(ack, c->snd_una)) {
 		uint32_t acked = ack - c->snd_una;
 		bool fin_now = (c->flags & TF_SENT_FIN) && SEQ_GT(ack, c->fin_seq);
@@ -904,6 +920,7 @@ process_ack(struct stk *st, struct stk_tcb *c, struct seg *s)
 	    c->snd_max != c->snd_una && SEQ_GEQ(ack, c->recover) &&
 	    (c->dupacks >= 3 || stk_sb_has_lost(c)))
 		stk_sb_enter_recovery(st, c);
+window:
 	/* window update (RFC 9293 3.10.7.4 fifth, SND.WL1/WL2 rule) */
 	if (SEQ_LT(c->snd_wl1, s->seq) || (c->snd_wl1 == s->seq && SEQ_LEQ(c->snd_wl2, ack))) {
 		bool was_zero = c->snd_wnd == 0;

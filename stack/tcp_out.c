@@ -581,6 +581,13 @@ output(struct stk *st, struct stk_tcb *c, bool probe)
 int
 stk_tcp_output(struct stk *st, struct stk_tcb *c)
 {
+	/* the receiving side calls this after every segment: with nothing
+	 * queued or in flight, no ACK owed, no FIN and no loss to repair,
+	 * output() would send nothing and arm nothing */
+	if (c->state == STK_TCP_ESTABLISHED && c->snd_end == c->snd_nxt && c->snd_max == c->snd_una &&
+	    !(c->flags & (TF_ACKNOW | TF_SENT_FIN | TF_INRECOVERY | TF_DEAD)) &&
+	    (!c->sack_ok || (!(c->sb.sflags & SF_LOSS) && c->sb.lost == 0)))
+		return 0;
 	return output(st, c, false);
 }
 

@@ -897,6 +897,42 @@ END_TEST
 
 /* ================================================================ zero window */
 
+/* The receiving side's fast paths (tcp_in.c header prediction, stk_tcp_output's
+ * early return) on a connection that receives data with nothing in flight:
+ * a data segment that closes the window must still close it (nothing of ours
+ * goes out but probes), and the next one, which reopens it, must send what
+ * the application queued at once, without waiting for a timer. */
+START_TEST(window_on_data_segments)
+{
+	const struct h_topts synack = {.has_mss = true, .mss = 1000};
+	struct stk_tcb *c;
+	struct h_pkt *k;
+	uint8_t d[200];
+	uint32_t sent = 0;
+
+	h_create(H);
+	h_peer_init(&P, 80, 0);
+	c = h_connect(H, &P, 1, 1000, &synack);
+	while (h_tx_pop(H))
+		;
+	h_fill_pat(d, 0, sizeof(d));
+	/* data with nothing of ours in flight, window 0 */
+	P.win = 0;
+	h_peer_data(H, &P, d, 100);
+	ck_assert_int_eq(h_send(H, c, 0, 5000), 0);
+	while ((k = h_tx_pop(H)))
+		ck_assert_msg(k->plen <= 1, "%u bytes sent into a window closed by a data segment", k->plen);
+	/* more data, same ACK, the window open again */
+	P.win = 8000;
+	h_peer_data(H, &P, d + 100, 100);
+	while ((k = h_tx_pop(H)))
+		if (k->is_tcp && k->plen > 1)
+			sent += k->plen;
+	ck_assert_msg(sent >= 4000, "%u bytes sent at once when a data segment reopened the window", sent);
+	ck_assert_int_eq(stk_tcp_state(c), STK_TCP_ESTABLISHED);
+}
+END_TEST
+
 START_TEST(zero_window_persist)
 {
 	const struct h_topts synack = {.has_mss = true, .mss = 1000};
@@ -1309,6 +1345,7 @@ tcp_out_suite(void)
 	tc = tcase_create("zero_window");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, window_on_data_segments);
 	tcase_add_test(tc, zero_window_persist);
 	tcase_add_test(tc, zero_window_forever);
 	tcase_add_test(tc, zero_window_timeout);
