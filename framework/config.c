@@ -85,6 +85,8 @@ const struct lcp_opt lcp_engine_opts[] = {
 		     "a link between lcores whose ring is full: drop what does not fit (<port>.drop_ring_full) or block the producing lcore until there is room (backpressure); a link's own on_full wins"),
 	LCP_OPT_UINT(struct lcp_engine_conf, block_timeout_us, "block_timeout_us", "0", 0, 60000000, 0,
 		     "on_full \"block\": give up after this many microseconds of waiting and drop the rest (counted); 0 = wait until the engine stops"),
+	LCP_OPT_STRING(struct lcp_engine_conf, metrics_listen, "metrics_listen", "\"\"", 0, 63, 0,
+		       "serve Prometheus / OpenMetrics text at http://ADDRESS:PORT/metrics (e.g. \"127.0.0.1:9464\", \"[::1]:9464\"), from the control thread, while the pipeline runs; it listens on that address only; \"\" = off"),
 	LCP_OPT_END,
 };
 
@@ -498,6 +500,14 @@ lcp_cfg_load(const char *path, char *const *eal_override, unsigned n_override, s
 	if (c->eng.ring_size & (c->eng.ring_size - 1))
 		lcp_errs_add(errs, "engine.ring_size: ring size %u is invalid: not a power of two",
 			     c->eng.ring_size);
+	if (c->eng.metrics_listen != NULL && c->eng.metrics_listen[0] != '\0') {
+		struct sockaddr_storage ss;
+		socklen_t len;
+
+		if (lcp_prom_parse(c->eng.metrics_listen, &ss, &len) < 0)
+			lcp_errs_add(errs, "engine.metrics_listen: \"%s\" is not ADDRESS:PORT (a numeric IPv4 address, or an IPv6 one in brackets, and a port 1..65535), e.g. \"127.0.0.1:9464\"",
+				     c->eng.metrics_listen);
+	}
 
 	/* the defaults first, then what the config says */
 	{

@@ -7,7 +7,8 @@
  * loop, shutdown, report.
  */
 #include <errno.h>
-#include <semaphore.h>
+#include <poll.h>
+#include <sys/eventfd.h>
 #include <signal.h>
 #include <time.h>
 #include <stdio.h>
@@ -32,7 +33,16 @@
 #include "engine_priv.h"
 
 /* wakes the control loop: a signal, or a stage asking to stop */
-static sem_t lcp_wake;
+static int lcp_wake_fd = -1; /* an eventfd: write() is async-signal-safe */
+
+static void
+wake_control(void)
+{
+	uint64_t one = 1;
+	ssize_t rc = write(lcp_wake_fd, &one, sizeof(one));
+
+	(void)rc; /* the counter cannot overflow in practice; a full one still wakes */
+}
 
 int lcp_rx_tsc_offset = -1;
 int lcp_stream_offset = -1;
@@ -101,6 +111,15 @@ lcp_stage_pktmbuf_pool_create(struct lcp_stage *st, const char *tag, unsigned n)
 	return mp;
 }
 
+void
+lcp_hist_set_scale(struct lcp_stage *st, unsigned h, double scale)
+{
+	struct lcp_stage_priv *sp = (struct lcp_stage_priv *)st;
+
+	if (h < sp->n_hists && scale > 0)
+		sp->hist_scale[h] = scale;
+}
+
 int
 lcp_stage_pktmbuf_pool_held(struct lcp_stage *st, struct rte_mempool *mp, unsigned n)
 {
@@ -124,7 +143,7 @@ lcp_stage_request_stop(struct lcp_stage *st, const char *why)
 	if (__atomic_compare_exchange_n(&sp->eng->stop_request, &none,
 					why != NULL ? why : lcp_stage_name(st), false, __ATOMIC_RELEASE,
 					__ATOMIC_RELAXED))
-		sem_post(&lcp_wake);
+		wake_control();
 }
 
 bool
@@ -370,6 +389,17 @@ build_counters(struct lcp_engine *e, struct lcp_stage_priv *sp)
 	cap++; /* drop_loop */
 	for (const char *const *c = ops->counters; c && *c; c++)
 		cap++;
+	sp->hists = lcp_stage_hists(sp->cs->pf->desc);
+	for (const struct lcp_hist_def *h = sp->hists; h && h->name; h++) {
+		sp->n_hists++;
+		cap += h->n_le + 2;
+	}
+	if (sp->n_hists > 0) {
+		sp->hist_ctr = calloc(sp->n_hists, sizeof(*sp->hist_ctr));
+		sp->hist_scale = calloc(sp->n_hists, sizeof(*sp->hist_scale));
+		if (sp->hist_ctr == NULL || sp->hist_scale == NULL)
+			return -ENOMEM;
+	}
 	sp->ctr_names = calloc(cap + 1, sizeof(char *));
 	sp->ctr_in = calloc(sp->cs->n_ports + 1, sizeof(uint32_t));
 	sp->edges = rte_zmalloc_socket("lcp_edges", (sp->cs->n_ports + 1) * sizeof(struct lcp_edge),
@@ -410,6 +440,17 @@ build_counters(struct lcp_engine *e, struct lcp_stage_priv *sp)
 	sp->pub.ctr_own = n;
 	for (const char *const *c = ops->counters; c && *c; c++)
 		sp->ctr_names[n++] = strdup(*c);
+	/* histograms last: the report, telemetry and the metrics endpoint show
+	 * them as histograms, not as counters */
+	sp->hist_first = n;
+	for (unsigned h = 0; h < sp->n_hists; h++) {
+		sp->hist_ctr[h] = n;
+		sp->hist_scale[h] = 1.0;
+		for (unsigned b = 0; b <= sp->hists[h].n_le; b++)
+			sp->ctr_names[n++] = xasprintf("%s.b%u", sp->hists[h].name, b);
+		sp->ctr_names[n++] = xasprintf("%s.sum", sp->hists[h].name);
+	}
+	sp->pub.hist_ctr = sp->hist_ctr;
 	sp->n_ctrs = n;
 	sp->cops = sp->cs->strat.counters.pf->desc->ops;
 	sp->pub.ctrs = sp->cops->create(sp->cs->strat.counters.conf, sp->ctr_names, n, e->n_workers + 1,
@@ -839,6 +880,8 @@ engine_free(struct lcp_engine *e)
 			free((char *)sp->ctr_names[k]);
 		free(sp->ctr_names);
 		free(sp->ctr_in);
+		free(sp->hist_ctr);
+		free(sp->hist_scale);
 		for (unsigned k = 0; k < sp->cs->n_ports; k++) {
 			rte_ring_free(sp->edges ? sp->edges[k].ring : NULL);
 			if (sp->sbuf != NULL && sp->sbuf[k] != NULL) {
@@ -894,7 +937,7 @@ on_signal(int sig)
 {
 	lcp_signal = sig;
 	lcp_signals = lcp_signals + 1;
-	sem_post(&lcp_wake); /* async-signal-safe */
+	wake_control(); /* async-signal-safe */
 }
 
 /* this thread's CPU time, seconds (the report's control_cpu_s) */
@@ -908,26 +951,32 @@ thread_cpu_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* sleep until abs_tsc (a TSC value) or until woken */
+/* sleep until abs_tsc (a TSC value) or until woken (a signal, a stop
+ * request); serve the metrics endpoint meanwhile when it is on */
 static void
 control_sleep(struct lcp_engine *e, uint64_t abs_tsc)
 {
-	uint64_t now = rte_rdtsc();
-	struct timespec ts;
-	uint64_t ns;
+	struct pollfd pf[2] = { { .fd = lcp_wake_fd, .events = POLLIN }, { .fd = e->prom_fd, .events = POLLIN } };
+	uint64_t now = rte_rdtsc(), v;
+	int ms, pm;
 
 	if (abs_tsc <= now)
 		return;
-	ns = (uint64_t)((double)(abs_tsc - now) * 1e9 / (double)e->tsc_hz);
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	ts.tv_sec += (time_t)(ns / 1000000000u);
-	ts.tv_nsec += (long)(ns % 1000000000u);
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
+	ms = (int)(((double)(abs_tsc - now) * 1e3 + (double)e->tsc_hz - 1) / (double)e->tsc_hz);
+	pm = lcp_prom_timeout_ms(e);
+	if (pm >= 0 && pm < ms)
+		ms = pm;
+	if (poll(pf, e->prom_fd >= 0 ? 2 : 1, ms) > 0) {
+		if (pf[0].revents & POLLIN) {
+			ssize_t rc = read(lcp_wake_fd, &v, sizeof(v));
+
+			(void)rc;
+		}
+		if (pf[1].revents & POLLIN)
+			lcp_prom_run(e);
+	} else if (e->prom_fd >= 0) {
+		lcp_prom_run(e); /* its timeouts */
 	}
-	while (sem_clockwait(&lcp_wake, CLOCK_MONOTONIC, &ts) != 0 && errno == EINTR && !lcp_signal)
-		;
 }
 
 static char **
@@ -970,7 +1019,15 @@ lcp_engine_run(struct lcp_cfg *c, const struct lcp_run_opts *o)
 		goto out_free_args;
 	}
 	e->live = o->live >= 0 ? o->live : (c->eng.live == 1 || (c->eng.live == 0 && isatty(1)));
-	if (lcp_engine_build(e) < 0 || lcp_engine_init_stages(e) < 0) {
+	e->prom_fd = -1;
+	if (lcp_wake_fd < 0 && (lcp_wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0) {
+		lcp_log(NULL, LCP_LOG_ERR, "eventfd: %s", strerror(errno));
+		status = 1;
+		goto out_eal;
+	}
+	/* the metrics endpoint listens before anything runs: a taken port is a
+	 * startup failure like a stage's init */
+	if (lcp_engine_build(e) < 0 || lcp_engine_init_stages(e) < 0 || lcp_prom_start(e) < 0) {
 		status = 1;
 		e->stop_reason = "startup failure";
 		e->t_start = e->t_stop = rte_rdtsc();
@@ -989,7 +1046,6 @@ lcp_engine_run(struct lcp_cfg *c, const struct lcp_run_opts *o)
 	}
 	lcp_signal = 0;
 	lcp_signals = 0;
-	sem_init(&lcp_wake, 0, 0);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	lcp_telemetry_attach(e);
@@ -1045,6 +1101,7 @@ lcp_engine_run(struct lcp_cfg *c, const struct lcp_run_opts *o)
 		control_sleep(e, RTE_MIN(wake, now + tally));
 	}
 	e->control_cpu_s = thread_cpu_s() - cpu0;
+	lcp_prom_stop(e); /* scrapes end with the run */
 	if (!lcp_engine_shutdown(e)) { /* drain, stop, wait for the lcores */
 		/* a worker is still inside a stage: nothing can be torn down under
 		 * it; what the counters say goes out, then lcpipe ends (status 4) */

@@ -192,6 +192,13 @@ struct lcp_stage_priv {
 	const struct lcp_counters_ops *cops;
 	const char **ctr_names;
 	unsigned n_ctrs;
+	/* ABI 2.2 histograms: their counters are ctr_names[hist_first ..
+	 * n_ctrs - 1] (per histogram: buckets 0..n_le, then the sum) */
+	const struct lcp_hist_def *hists;
+	unsigned n_hists;
+	unsigned hist_first;
+	uint32_t *hist_ctr; /* per histogram, its bucket 0 (lcp_stage.hist_ctr) */
+	double *hist_scale; /* lcp_hist_set_scale() */
 	uint32_t *ctr_in;          /* per port: "<port>.in" */
 	uint32_t ctr_drop_shutdown;
 	uint32_t ctr_drop_loop;      /* "drop_loop": still queued after LCP_WALK_ROUNDS */
@@ -223,6 +230,8 @@ struct lcp_stats_prev {
 /* SIGINT / SIGTERM received so far (engine.c's handler): a second one during
  * the shutdown cuts it short */
 extern volatile sig_atomic_t lcp_signals;
+
+struct MHD_Daemon;
 
 struct lcp_engine {
 	struct lcp_cfg *cfg;
@@ -264,6 +273,9 @@ struct lcp_engine {
 	unsigned pool_seq;
 	uint64_t pool_leaked;    /* objects never given back to freed pools */
 	json_t *pool_reports;    /* pools already freed, as reported */
+	struct MHD_Daemon *prom; /* the metrics endpoint (prom.c), or NULL */
+	int prom_fd;             /* its epoll descriptor, polled by the control loop; -1 without */
+	uint64_t prom_scrapes;   /* GET /metrics answered */
 };
 
 int lcp_engine_build(struct lcp_engine *e);
@@ -302,9 +314,25 @@ void lcp_pools_sample(struct lcp_engine *e);
 uint64_t lcp_stage_ctr(const struct lcp_stage_priv *sp, unsigned idx);
 void lcp_stage_totals(const struct lcp_stage_priv *sp, uint64_t *in, uint64_t *out, uint64_t *drops);
 json_t *lcp_stats_json(struct lcp_engine *e, bool final);
+/* histogram h of sp now: b[0 .. n_le] per bucket (not cumulative), their
+ * total, and the sum (the stage's unit) */
+void lcp_hist_read(const struct lcp_stage_priv *sp, unsigned h, uint64_t *b, uint64_t *count, uint64_t *sum);
+/* the q-quantile (0 < q < 1) of b in the exported unit, interpolated linearly
+ * inside its bucket as Prometheus's histogram_quantile(); the highest finite
+ * bound when it falls in +Inf; 0 without values */
+double lcp_hist_quantile(const struct lcp_stage_priv *sp, unsigned h, const uint64_t *b, uint64_t count,
+			 double q);
+/* every histogram of sp: {name: {le, buckets, count, sum, p50, p90, p99, p999}} */
+json_t *lcp_hists_json(const struct lcp_stage_priv *sp);
 void lcp_stats_tick(struct lcp_engine *e, bool final_line);
 void lcp_stats_summary(struct lcp_engine *e, FILE *f);
 void lcp_mempools_check(struct lcp_engine *e);
+
+/* prom.c: the metrics endpoint (engine.metrics_listen) */
+int lcp_prom_start(struct lcp_engine *e);
+void lcp_prom_run(struct lcp_engine *e);
+int lcp_prom_timeout_ms(struct lcp_engine *e);
+void lcp_prom_stop(struct lcp_engine *e);
 
 /* telemetry.c */
 void lcp_telemetry_attach(struct lcp_engine *e);

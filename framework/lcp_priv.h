@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <jansson.h>
+#include <sys/socket.h>
 
 #include <lcp/plugin.h>
 #include <lcp/opt.h>
@@ -62,6 +63,19 @@ struct lcp_plugin_file {
 	char *refused;                 /* why it was refused, or NULL */
 };
 
+/* prom.c: "ADDRESS:PORT" (numeric IPv4, or IPv6 in brackets) into ss; 0 or -EINVAL */
+int lcp_prom_parse(const char *s, struct sockaddr_storage *ss, socklen_t *len);
+
+/* a stage plugin's histograms: ops->hists of a plugin built for ABI 2.2 or
+ * later (older ones had a reserved NULL there), else NULL */
+static inline const struct lcp_hist_def *
+lcp_stage_hists(const struct lcp_plugin *d)
+{
+	const struct lcp_stage_ops *ops = d->ops;
+
+	return d->kind == LCP_KIND_STAGE && d->abi_minor >= 2 ? ops->hists : NULL;
+}
+
 struct lcp_registry {
 	struct lcp_plugin_file *v; /* accepted and refused, in search order */
 	unsigned n;
@@ -99,6 +113,7 @@ struct lcp_engine_conf {
 	bool stage_timing;
 	int on_ring_full;          /* enum lcp_on_full: default of every link between lcores */
 	uint32_t block_timeout_us; /* on_full "block": give up and drop after this; 0 = never */
+	const char *metrics_listen; /* "ADDRESS:PORT" of the metrics endpoint; "" = none */
 };
 
 /* what a link between lcores does when its ring is full */

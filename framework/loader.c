@@ -307,6 +307,34 @@ check_stage_ops(struct lcp_plugin_file *pf, const struct lcp_stage_ops *ops)
 	return 0;
 }
 
+/* ABI 2.2 histograms: names [a-z][a-z0-9_]* and unique, 1..LCP_HIST_MAX_LE
+ * strictly ascending bounds, a help line */
+static int
+check_hists(struct lcp_plugin_file *pf, const struct lcp_hist_def *h)
+{
+	for (const struct lcp_hist_def *d = h; d != NULL && d->name != NULL; d++) {
+		if (!name_ok(d->name) || d->name[0] < 'a' || d->name[0] > 'z' || d->help == NULL ||
+		    d->le == NULL || d->n_le < 1 || d->n_le > LCP_HIST_MAX_LE) {
+			refuse(pf, "stage ops: histogram \"%s\": expected a name [a-z][a-z0-9_]*, a help line and 1..%u bounds",
+			       d->name, LCP_HIST_MAX_LE);
+			return -1;
+		}
+		for (unsigned k = 1; k < d->n_le; k++)
+			if (d->le[k] <= d->le[k - 1]) {
+				refuse(pf, "stage ops: histogram \"%s\": bound %u (%llu) is not above bound %u (%llu)",
+				       d->name, k, (unsigned long long)d->le[k], k - 1,
+				       (unsigned long long)d->le[k - 1]);
+				return -1;
+			}
+		for (const struct lcp_hist_def *e = h; e != d; e++)
+			if (strcmp(e->name, d->name) == 0) {
+				refuse(pf, "stage ops: histogram \"%s\" declared twice", d->name);
+				return -1;
+			}
+	}
+	return 0;
+}
+
 int
 lcp_plugin_open(struct lcp_plugin_file *pf)
 {
@@ -358,7 +386,7 @@ lcp_plugin_open(struct lcp_plugin_file *pf)
 		refuse(pf, "%s", why);
 		goto fail;
 	}
-	if (d->kind == LCP_KIND_STAGE && check_stage_ops(pf, d->ops) < 0)
+	if (d->kind == LCP_KIND_STAGE && (check_stage_ops(pf, d->ops) < 0 || check_hists(pf, lcp_stage_hists(d)) < 0))
 		goto fail;
 	if (d->kind == LCP_KIND_COUNTERS) {
 		const struct lcp_counters_ops *co = d->ops;

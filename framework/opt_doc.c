@@ -87,6 +87,14 @@ lcp_describe_plugin(const struct lcp_plugin_file *pf, bool with_file)
 			json_array_append_new(ctrs, json_string(*c));
 		json_object_set_new(j, "ports", ports);
 		json_object_set_new(j, "counters", ctrs);
+		if (lcp_stage_hists(d) != NULL) {
+			json_t *hs = json_array();
+
+			for (const struct lcp_hist_def *h = lcp_stage_hists(d); h->name; h++)
+				json_array_append_new(hs, json_pack("{s:s, s:s, s:I}", "name", h->name, "help", h->help,
+								    "buckets", (json_int_t)h->n_le + 1));
+			json_object_set_new(j, "histograms", hs);
+		}
 	}
 	return j;
 }
@@ -165,6 +173,15 @@ lcp_describe_plugin_markdown(const struct lcp_plugin *d, struct lcp_sbuf *b)
 			lcp_sbuf_addf(b, ".");
 		}
 		lcp_sbuf_addf(b, "\n\n");
+		if (lcp_stage_hists(d) != NULL && lcp_stage_hists(d)->name != NULL) {
+			lcp_sbuf_addf(b, "### Histograms\n\n| histogram | buckets | description |\n|---|---|---|\n");
+			for (const struct lcp_hist_def *h = lcp_stage_hists(d); h->name; h++) {
+				lcp_sbuf_addf(b, "| `%s` | %u | ", h->name, h->n_le + 1);
+				md_escape(b, h->help);
+				lcp_sbuf_addf(b, " |\n");
+			}
+			lcp_sbuf_addf(b, "\n");
+		}
 	}
 }
 

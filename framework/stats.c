@@ -55,7 +55,7 @@ void
 lcp_stage_totals(const struct lcp_stage_priv *sp, uint64_t *in, uint64_t *out, uint64_t *drops)
 {
 	*in = *out = *drops = 0;
-	for (unsigned k = 0; k < sp->n_ctrs; k++) {
+	for (unsigned k = 0; k < sp->hist_first; k++) {
 		uint64_t v = lcp_stage_ctr(sp, k);
 
 		if (is_drop(sp->ctr_names[k]))
@@ -188,6 +188,69 @@ lcp_mempools_check(struct lcp_engine *e)
 	rte_mempool_walk(mp_walk, e);
 }
 
+void
+lcp_hist_read(const struct lcp_stage_priv *sp, unsigned h, uint64_t *b, uint64_t *count, uint64_t *sum)
+{
+	unsigned c = sp->hist_ctr[h], n = sp->hists[h].n_le;
+
+	*count = 0;
+	for (unsigned k = 0; k <= n; k++) {
+		b[k] = lcp_stage_ctr(sp, c + k);
+		*count += b[k];
+	}
+	*sum = lcp_stage_ctr(sp, c + n + 1);
+}
+
+double
+lcp_hist_quantile(const struct lcp_stage_priv *sp, unsigned h, const uint64_t *b, uint64_t count, double q)
+{
+	const struct lcp_hist_def *d = &sp->hists[h];
+	double rank = q * (double)count, seen = 0, scale = sp->hist_scale[h];
+
+	if (count == 0)
+		return 0;
+	for (unsigned k = 0; k < d->n_le; k++) {
+		if (b[k] > 0 && seen + (double)b[k] >= rank) {
+			double lo = k == 0 ? 0 : (double)d->le[k - 1], hi = (double)d->le[k];
+
+			return (lo + (hi - lo) * (rank - seen) / (double)b[k]) * scale;
+		}
+		seen += (double)b[k];
+	}
+	return (double)d->le[d->n_le - 1] * scale;
+}
+
+json_t *
+lcp_hists_json(const struct lcp_stage_priv *sp)
+{
+	static const struct {
+		const char *key;
+		double q;
+	} qs[] = { { "p50", 0.5 }, { "p90", 0.9 }, { "p99", 0.99 }, { "p999", 0.999 } };
+	json_t *o = json_object();
+
+	for (unsigned h = 0; h < sp->n_hists; h++) {
+		const struct lcp_hist_def *d = &sp->hists[h];
+		uint64_t b[LCP_HIST_MAX_LE + 1], count, sum;
+		json_t *x = json_object(), *le = json_array(), *bk = json_array();
+
+		lcp_hist_read(sp, h, b, &count, &sum);
+		for (unsigned k = 0; k < d->n_le; k++)
+			json_array_append_new(le, json_real((double)d->le[k] * sp->hist_scale[h]));
+		for (unsigned k = 0; k <= d->n_le; k++)
+			json_array_append_new(bk, json_integer((json_int_t)b[k]));
+		json_object_set_new(x, "help", json_string(d->help));
+		json_object_set_new(x, "le", le);
+		json_object_set_new(x, "buckets", bk);
+		json_object_set_new(x, "count", json_integer((json_int_t)count));
+		json_object_set_new(x, "sum", json_real((double)sum * sp->hist_scale[h]));
+		for (unsigned i = 0; i < sizeof(qs) / sizeof(qs[0]); i++)
+			json_object_set_new(x, qs[i].key, json_real(lcp_hist_quantile(sp, h, b, count, qs[i].q)));
+		json_object_set_new(o, d->name, x);
+	}
+	return o;
+}
+
 json_t *
 lcp_stats_json(struct lcp_engine *e, bool final)
 {
@@ -210,6 +273,10 @@ lcp_stats_json(struct lcp_engine *e, bool final)
 		json_object_set_new(r, "linger_s", json_real(e->linger_s));
 		json_object_set_new(r, "linger_left", json_integer((json_int_t)e->linger_left));
 	}
+	if (e->cfg->eng.metrics_listen != NULL && e->cfg->eng.metrics_listen[0] != '\0')
+		json_object_set_new(r, "metrics_endpoint",
+				    json_pack("{s:s, s:I}", "listen", e->cfg->eng.metrics_listen, "scrapes",
+					      (json_int_t)e->prom_scrapes));
 	for (unsigned i = 0; i < e->n_stages; i++) {
 		struct lcp_stage_priv *sp = e->stages != NULL ? e->stages[i] : NULL;
 		json_t *s, *ctrs, *drops;
@@ -221,7 +288,7 @@ lcp_stats_json(struct lcp_engine *e, bool final)
 		drops = json_object();
 		uint64_t in, out, dr;
 
-		for (unsigned k = 0; k < sp->n_ctrs; k++) {
+		for (unsigned k = 0; k < sp->hist_first; k++) {
 			uint64_t v = lcp_stage_ctr(sp, k);
 
 			json_object_set_new(ctrs, sp->ctr_names[k], json_integer((json_int_t)v));
@@ -238,6 +305,8 @@ lcp_stats_json(struct lcp_engine *e, bool final)
 		json_object_set_new(s, "drops", json_integer((json_int_t)dr));
 		json_object_set_new(s, "drops_by_reason", drops);
 		json_object_set_new(s, "counters", ctrs);
+		if (sp->n_hists > 0)
+			json_object_set_new(s, "histograms", lcp_hists_json(sp));
 		if (sp->tm != NULL)
 			json_object_set_new(s, "timing", lcp_timing_json(e, sp));
 		json_object_set_new(stages, sp->cs->name, s);
@@ -313,7 +382,7 @@ lcp_stats_summary(struct lcp_engine *e, FILE *f)
 	for (unsigned i = 0; i < e->n_stages; i++) {
 		struct lcp_stage_priv *sp = e->stages[i];
 
-		for (unsigned k = 0; k < sp->n_ctrs; k++) {
+		for (unsigned k = 0; k < sp->hist_first; k++) {
 			uint64_t v = lcp_stage_ctr(sp, k);
 
 			if (v > 0 && is_drop(sp->ctr_names[k]))

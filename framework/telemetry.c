@@ -97,11 +97,31 @@ tel_stage(const char *cmd, const char *params, struct rte_tel_data *d)
 		if (strcmp(sp->cs->name, params) != 0)
 			continue;
 		rte_tel_data_start_dict(d);
-		for (unsigned k = 0; k < sp->n_ctrs && k < RTE_TEL_MAX_DICT_ENTRIES; k++) {
+		for (unsigned k = 0; k < sp->hist_first && k < RTE_TEL_MAX_DICT_ENTRIES; k++) {
 			char key[RTE_TEL_MAX_STRING_LEN];
 
 			tel_key(key, sizeof(key), sp->ctr_names[k], NULL); /* "in.in" -> "in/in" */
 			rte_tel_data_add_dict_u64(d, key, lcp_stage_ctr(sp, k));
+		}
+		/* histograms: their count, sum and live quantiles (telemetry in
+		 * DPDK 22.11 has no floating point values: strings, "%g") */
+		for (unsigned h = 0; h < sp->n_hists; h++) {
+			static const char *const qn[] = { "p50", "p90", "p99", "p999" };
+			static const double qv[] = { 0.5, 0.9, 0.99, 0.999 };
+			uint64_t b[LCP_HIST_MAX_LE + 1], count, sum;
+			char key[RTE_TEL_MAX_STRING_LEN], v[32];
+
+			lcp_hist_read(sp, h, b, &count, &sum);
+			tel_key(key, sizeof(key), sp->hists[h].name, "count");
+			rte_tel_data_add_dict_u64(d, key, count);
+			tel_key(key, sizeof(key), sp->hists[h].name, "sum");
+			snprintf(v, sizeof(v), "%g", (double)sum * sp->hist_scale[h]);
+			rte_tel_data_add_dict_string(d, key, v);
+			for (unsigned q = 0; q < 4; q++) {
+				tel_key(key, sizeof(key), sp->hists[h].name, qn[q]);
+				snprintf(v, sizeof(v), "%g", lcp_hist_quantile(sp, h, b, count, qv[q]));
+				rte_tel_data_add_dict_string(d, key, v);
+			}
 		}
 		rc = 0;
 	}

@@ -11,6 +11,7 @@ RUN_TESTS = \
 	run/seq-order.sh \
 	run/unlinked.sh \
 	run/telemetry.sh \
+	run/prometheus.sh \
 	run/live.sh \
 	run/eal-override.sh \
 	run/failure.sh \

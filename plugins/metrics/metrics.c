@@ -15,9 +15,11 @@
  *                    field's value, and a sequence may be a range (first, last) or
  *                    a chain (prev, this)
  *   latency          rx TSC (msg->rx_tsc) to this stage, in a log-linear histogram
- *                    of 150 buckets published live as counters lat_b000..lat_b149;
- *                    at stop p50/p99/p99.9/max are added once (gauges) and one
- *                    summary line is logged
+ *                    of 150 buckets published live as the SDK histogram
+ *                    latency_seconds (ABI 2.2: bounds, sum, count, quantiles in
+ *                    the report, telemetry and the metrics endpoint); at stop
+ *                    p50/p99/p99.9/max are added once (gauges) and one summary
+ *                    line is logged
  *
  * Ports: "in" (msg, required); "out" (msg, optional): every message is passed on
  * unchanged, or freed with lcp_msg_free() when "out" is not linked. Nothing is
@@ -62,20 +64,6 @@ static const struct lcp_port_def metrics_ports[] = {
 
 #define MT_CONN(X, i) X(CONN##i##_MSGS, "conn" #i "_msgs") X(CONN##i##_BYTES, "conn" #i "_bytes")
 
-/* histogram buckets lat_b000..lat_b149 */
-#define MT_B10(X, h, t)                                                        \
-	X(LAT_B##h##t##0, "lat_b" #h #t "0") X(LAT_B##h##t##1, "lat_b" #h #t "1") \
-	X(LAT_B##h##t##2, "lat_b" #h #t "2") X(LAT_B##h##t##3, "lat_b" #h #t "3") \
-	X(LAT_B##h##t##4, "lat_b" #h #t "4") X(LAT_B##h##t##5, "lat_b" #h #t "5") \
-	X(LAT_B##h##t##6, "lat_b" #h #t "6") X(LAT_B##h##t##7, "lat_b" #h #t "7") \
-	X(LAT_B##h##t##8, "lat_b" #h #t "8") X(LAT_B##h##t##9, "lat_b" #h #t "9")
-#define MT_B100(X, h)                                                          \
-	MT_B10(X, h, 0) MT_B10(X, h, 1) MT_B10(X, h, 2) MT_B10(X, h, 3) MT_B10(X, h, 4) \
-	MT_B10(X, h, 5) MT_B10(X, h, 6) MT_B10(X, h, 7) MT_B10(X, h, 8) MT_B10(X, h, 9)
-#define MT_BUCKETS(X)                                                          \
-	MT_B100(X, 0) MT_B10(X, 1, 0) MT_B10(X, 1, 1) MT_B10(X, 1, 2) MT_B10(X, 1, 3) \
-	MT_B10(X, 1, 4)
-
 /* The block TICKS..LAT_FUTURE is accumulated per burst in a local array indexed
  * from MT_TICKS: keep it contiguous. */
 #define METRICS_COUNTERS(X)                                                    \
@@ -104,7 +92,6 @@ static const struct lcp_port_def metrics_ports[] = {
 	X(SEQ_RESETS, "seq_resets")                                            \
 	X(LOSS_EVENTS, "loss_events")                                          \
 	X(MSGS_LOST_UPSTREAM, "msgs_lost_upstream")                            \
-	MT_BUCKETS(X)                                                          \
 	X(LAT_SAMPLES, "lat_samples")                                          \
 	X(LAT_P50_NS, "lat_p50_ns")                                            \
 	X(LAT_P99_NS, "lat_p99_ns")                                            \
@@ -130,10 +117,31 @@ static const char *const metrics_counters[] = {
 	NULL,
 };
 
-#define MT_NB (MT_LAT_B149 - MT_LAT_B000 + 1)         /* histogram buckets */
+#define MT_NB 150                                     /* histogram buckets */
 #define MT_NLOCAL (MT_LAT_FUTURE - MT_TICKS + 1)      /* per-burst local block */
 #define MT_L(c) ((c) - MT_TICKS)                      /* its local index */
-_Static_assert(MT_NB == 150, "150 histogram buckets");
+
+/* The histogram's inclusive upper bounds in TSC cycles (see mt_bucket()):
+ * bucket 0 holds [0, 16), bucket 1 + 4 (k - 4) + s for k = 4..40, s = 0..3
+ * holds [2^k + s 2^(k-2), 2^k + (s+1) 2^(k-2)); bucket 149 the rest (+Inf). */
+#define MT_LE_K(k) ((1ull << (k)) + (1ull << ((k)-2)) - 1), ((1ull << (k)) + (2ull << ((k)-2)) - 1), \
+		   ((1ull << (k)) + (3ull << ((k)-2)) - 1), ((1ull << (k)) + (4ull << ((k)-2)) - 1)
+static const uint64_t mt_le[MT_NB - 1] = {
+	15, MT_LE_K(4), MT_LE_K(5), MT_LE_K(6), MT_LE_K(7), MT_LE_K(8), MT_LE_K(9), MT_LE_K(10), MT_LE_K(11),
+	MT_LE_K(12), MT_LE_K(13), MT_LE_K(14), MT_LE_K(15), MT_LE_K(16), MT_LE_K(17), MT_LE_K(18), MT_LE_K(19),
+	MT_LE_K(20), MT_LE_K(21), MT_LE_K(22), MT_LE_K(23), MT_LE_K(24), MT_LE_K(25), MT_LE_K(26), MT_LE_K(27),
+	MT_LE_K(28), MT_LE_K(29), MT_LE_K(30), MT_LE_K(31), MT_LE_K(32), MT_LE_K(33), MT_LE_K(34), MT_LE_K(35),
+	MT_LE_K(36), MT_LE_K(37), MT_LE_K(38), MT_LE_K(39), MT_LE_K(40),
+};
+_Static_assert(sizeof(mt_le) / sizeof(mt_le[0]) == MT_NB - 1, "149 finite bounds");
+
+enum { MT_H_LATENCY };
+static const struct lcp_hist_def metrics_hists[] = {
+	[MT_H_LATENCY] = { .name = "latency_seconds",
+			   .help = "time from the rx TSC of the frame that completed a message to the metrics stage",
+			   .le = mt_le, .n_le = MT_NB - 1 },
+	{ .name = NULL },
+};
 _Static_assert(MT_CONN15_BYTES - MT_CONN0_MSGS == 2 * MT_MAX_CONNS - 1, "conn counters in pairs");
 _Static_assert(MT_LAT_FUTURE - MT_TICKS == 12, "the per-burst block is contiguous");
 
@@ -414,15 +422,16 @@ struct metrics_ctx {
 	uint32_t epoch[MT_EPOCHS]; /* session count per conn_id % MT_EPOCHS */
 	uint32_t n_syms, max_syms;
 	uint64_t lat_max;      /* cycles */
-	uint64_t hist[MT_NB];  /* the same as the lat_b* counters, for the quantiles */
+	uint64_t hist[MT_NB];  /* the same as the histogram's buckets, for the quantiles */
 
 	/* totals for the summary at stop (counters are write-only for a plugin) */
 	uint64_t msgs, bytes, gaps, gap_events, dups, sessions, resyncs;
 	uint64_t first_tsc, last_tsc;    /* TSC of the first and last burst */
 	uint64_t first_msgs, first_bytes; /* what arrived with the first burst */
 	uint64_t hz;
-	/* the lat_b* counters published: hist[] at the last burst's end */
+	/* what the histogram latency_seconds has: hist[] and hist_sum at the last burst's end */
 	uint64_t hist_pub[MT_NB];
+	uint64_t hist_sum, hist_sum_pub; /* the samples' sum, cycles */
 	char naive_pat[5][MT_FIELD_MAX + 4]; /* naive: "\"s\":" ... */
 	size_t naive_pat_len[5];
 
@@ -494,9 +503,9 @@ mt_loss(struct lcp_stage *st, struct metrics_ctx *x, const struct lcp_msg *m)
 	}
 }
 
-/* one latency sample; c[] is the per-burst local block. The bucket's counter
- * lat_bNNN is not added here: [*lo, *hi] widens to cover the buckets touched,
- * and mt_hist_publish() adds what they gained once per burst. */
+/* one latency sample; c[] is the per-burst local block. The histogram is not
+ * added to here: [*lo, *hi] widens to cover the buckets touched, and
+ * mt_hist_publish() adds what they gained once per burst. */
 static __rte_always_inline void
 mt_sample(struct metrics_ctx *x, uint64_t rx_tsc, uint64_t now, uint64_t *c, unsigned *lo,
 	  unsigned *hi)
@@ -515,6 +524,7 @@ mt_sample(struct metrics_ctx *x, uint64_t rx_tsc, uint64_t now, uint64_t *c, uns
 	d = now - rx_tsc;
 	b = mt_bucket(d);
 	x->hist[b]++;
+	x->hist_sum += d;
 	if (d > x->lat_max)
 		x->lat_max = d;
 	if (b < *lo)
@@ -523,18 +533,22 @@ mt_sample(struct metrics_ctx *x, uint64_t rx_tsc, uint64_t now, uint64_t *c, uns
 		*hi = b;
 }
 
-/* the lat_b* counters of buckets lo..hi catch up with hist[] */
+/* the histogram's buckets lo..hi and its sum catch up with hist[] */
 static __rte_always_inline void
 mt_hist_publish(struct lcp_stage *st, struct metrics_ctx *x, unsigned lo, unsigned hi)
 {
+	uint64_t sum = x->hist_sum - x->hist_sum_pub;
+
 	for (unsigned b = lo; b <= hi && b < MT_NB; b++) {
 		uint64_t d = x->hist[b] - x->hist_pub[b];
 
 		if (d != 0) {
-			lcp_count(st, MT_LAT_B000 + b, d);
+			lcp_hist_add(st, MT_H_LATENCY, b, d, sum);
+			sum = 0;
 			x->hist_pub[b] = x->hist[b];
 		}
 	}
+	x->hist_sum_pub = x->hist_sum;
 }
 
 /* ---- the symbol table ---- */
@@ -1009,7 +1023,7 @@ mt_log_buckets(struct lcp_stage *st, const struct metrics_ctx *x)
 	int o = 0;
 
 	lcp_log(st, LCP_LOG_INFO,
-		"latency histogram: counters lat_b000..lat_b%03u, exclusive upper bounds in ns at a %.3f GHz TSC (bucket 0 is below %u cycles, bucket %u is 2^%u cycles and more):",
+		"latency histogram latency_seconds: buckets b000..b%03u, exclusive upper bounds in ns at a %.3f GHz TSC (bucket 0 is below %u cycles, bucket %u is 2^%u cycles and more):",
 		MT_NB - 1, (double)x->hz / 1e9, 1u << MT_K_MIN, MT_NB - 1, MT_K_MAX + 1);
 	for (unsigned b = 0; b < MT_NB; b++) {
 		uint64_t u = mt_bucket_upper(b);
@@ -1101,6 +1115,7 @@ metrics_init(struct lcp_stage *st, const void *conf, void **ctx)
 			x->has_reset ? c->reset_field : "new sessions only", x->has_reset ? " = " : "",
 			x->has_reset ? c->reset_value : "");
 	}
+	lcp_hist_set_scale(st, MT_H_LATENCY, 1.0 / (double)x->hz); /* exported in seconds */
 	if (c->log_buckets)
 		mt_log_buckets(st, x);
 	*ctx = x;
@@ -1191,6 +1206,7 @@ metrics_fini(struct lcp_stage *st, void *ctx)
 static const struct lcp_stage_ops metrics_ops = {
 	.ports = metrics_ports,
 	.counters = metrics_counters,
+	.hists = metrics_hists,
 	.validate = metrics_validate,
 	.init = metrics_init,
 	.process = metrics_process,

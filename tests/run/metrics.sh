@@ -50,7 +50,12 @@ common=(
 	'ctr("m", "gap_events") == ctr("src", "injected_gap_events")'
 	'ctr("m", "seq_dups") == ctr("src", "injected_dups")'
 	'ctr("m", "symbols") + ctr("m", "seq_in_order") + ctr("m", "gap_events") + ctr("m", "seq_dups") + ctr("m", "seq_resyncs") + ctr("m", "symbol_table_full") == ctr("m", "ticks")' 'ctr("m", "seq_resyncs") == ctr("m", "sessions") == 0'
-	'sum(ctr("m", "lat_b%03d" % b) for b in range(150)) == ctr("m", "lat_samples")'
+	'sum(hist("m", "latency_seconds")["buckets"]) == hist("m", "latency_seconds")["count"] == ctr("m", "lat_samples")' \
+	'len(hist("m", "latency_seconds")["buckets"]) == len(hist("m", "latency_seconds")["le"]) + 1 == 150' \
+	'all(a < b for a, b in zip(hist("m", "latency_seconds")["le"], hist("m", "latency_seconds")["le"][1:]))' \
+	'not any(k.startswith("lat_b") or k.startswith("latency_seconds") for k in st("m", "counters"))' \
+	'hist("m", "latency_seconds")["count"] == 0 or 0 < hist("m", "latency_seconds")["p50"] <= hist("m", "latency_seconds")["p99"] <= hist("m", "latency_seconds")["p999"] <= ctr("m", "lat_max_ns") * 1.3e-9' \
+	'hist("m", "latency_seconds")["count"] == 0 or hist("m", "latency_seconds")["sum"] > 0'
 	'ctr("m", "lat_samples") + ctr("m", "no_rx_tsc") + ctr("m", "lat_future") == SAMPLED'
 	'ctr("m", "no_rx_tsc") == len([i for i in range(0, N, S) if E and (i + 1) % E == 0])'
 	'ctr("m", "lat_p50_ns") <= ctr("m", "lat_p99_ns") <= ctr("m", "lat_p999_ns") <= ctr("m", "lat_max_ns")'
@@ -99,7 +104,7 @@ rcheck "(a) cross-lcore" $(defs $N 1 0) "${common[@]}" "${cc[@]}" \
 	'ctr("m", "lat_samples") == N' \
 	'sum(ctr("m", "naive_field_" + f) for f in "snpqt") == 0' \
 	'ctr("m", "out.out") == st("sink", "in") == N'
-expect_grep "$ERR" '\[metrics:m\] latency histogram: counters lat_b000\.\.lat_b149' "bucket bounds logged at start"
+expect_grep "$ERR" '\[metrics:m\] latency histogram latency_seconds: buckets b000\.\.b149' "bucket bounds logged at start"
 expect_grep "$ERR" '\[metrics:m\] +b140:<[0-9]+ .* b149:inf' "the last bucket is open"
 expect_grep "$ERR" "\\[metrics:m\\] $N messages \\([0-9.]+ [kMG]?msg/s\\), [0-9.]+ MB/s, latency p50 [0-9.]+µs p99 [0-9.]+µs p99\\.9 [0-9.]+µs max [0-9.]+µs \\($N samples\\), sequence gaps [1-9][0-9]* \\(events [1-9][0-9]*\\), duplicates [1-9][0-9]*, symbols 64\$" \
 	"summary line at stop"

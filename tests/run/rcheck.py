@@ -90,6 +90,12 @@ def main(argv):
             raise KeyError("stage %r has no counter %r (counters: %s)" % (s, c, ", ".join(sorted(cs))))
         return cs[c]
 
+    def hist(s, h):
+        hs = st(s, "histograms") if "histograms" in stages_.get(s, {}) else {}
+        if h not in hs:
+            raise KeyError("stage %r has no histogram %r (histograms: %s)" % (s, h, ", ".join(sorted(hs))))
+        return hs[h]
+
     def ring(text):
         m = [g for g in r.get("rings", []) if text in g.get("link", "")]
         if len(m) != 1:
@@ -98,7 +104,7 @@ def main(argv):
         return m[0]
 
     env = {
-        "r": r, "st": st, "ctr": ctr, "ring": ring,
+        "r": r, "st": st, "ctr": ctr, "hist": hist, "ring": ring,
         "drops": lambda s: st(s, "drops"),
         "total_drops": lambda: sum(s["drops"] for s in stages_.values()),
         "rings": r.get("rings", []),

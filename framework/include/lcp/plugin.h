@@ -17,7 +17,9 @@ extern "C" {
 
 #define LCP_PLUGIN_MAGIC 0x3150434cu /* "LCP1" little-endian */
 #define LCP_ABI_MAJOR 2
-#define LCP_ABI_MINOR 1 /* 2.1: lcp_stage_pktmbuf_pool_held().
+#define LCP_ABI_MINOR 2 /* 2.2: histograms (struct lcp_hist_def, lcp_stage_ops.hists,
+			 * lcp_stage.hist_ctr, lcp_hist_add / _observe / _set_scale).
+			 * 2.1: lcp_stage_pktmbuf_pool_held().
 			 * 2.0: a same-lcore lcp_emit() queues onto the destination's input vector
 			 * (struct lcp_pend, lcp_edge.pend) and the worker walks those in graph order:
 			 * no process() runs inside another; lcp_stage.depth, LCP_EMIT_DEPTH_MAX,

@@ -143,6 +143,22 @@ struct lcp_mbuf_hold {
 uint32_t lcp_check_mbuf_room(void);
 void lcp_check_mbufs(const struct lcp_mbuf_hold *h);
 
+/* ABI 2.2: a histogram a stage records into, exported as a real histogram
+ * family (the report's "histograms", telemetry /lcpipe/stage with live
+ * quantiles, the Prometheus endpoint: cumulative _bucket{le=...}, _sum,
+ * _count). Bucket k (0 <= k < n_le) counts the values v <= le[k] (and above
+ * le[k-1]); bucket n_le counts the rest (le="+Inf"). Values and bounds are in
+ * the stage's own unit (e.g. TSC cycles); lcp_hist_set_scale() gives what one
+ * of them is in the exported unit (e.g. 1/tsc_hz: seconds), 1 by default. */
+struct lcp_hist_def {
+	const char *name; /* [a-z][a-z0-9_]*, ending with its unit ("latency_seconds"):
+			   * the family is lcpipe_<name>, labelled by stage */
+	const char *help; /* one line */
+	const uint64_t *le; /* n_le strictly ascending upper bounds, inclusive */
+	unsigned n_le;      /* 1 .. LCP_HIST_MAX_LE */
+};
+#define LCP_HIST_MAX_LE 255
+
 struct lcp_stage_ops {
 	const struct lcp_port_def *ports; /* LCP_PORT_END-terminated; index = port number */
 	const char *const *counters; /* the stage's own counters, NULL-terminated;
@@ -156,7 +172,10 @@ struct lcp_stage_ops {
 	lcp_stage_fini_t fini;         /* optional */
 	lcp_stage_linger_t linger;     /* optional, ABI 1.6 (read only from plugins
 					* built for 1.6 or later) */
-	void *reserved[3];
+	const struct lcp_hist_def *hists; /* optional, ABI 2.2: terminated by a NULL name;
+					   * recorded with lcp_hist_add() / lcp_hist_observe()
+					   * (lcp/stage_worker.h) by their index here */
+	void *reserved[2];
 };
 
 /* accessors, valid from init to fini */
@@ -179,6 +198,10 @@ struct rte_mempool *lcp_stage_pktmbuf_pool_create(struct lcp_stage *st, const ch
  * leaked; whatever is in use above n is still a leak. Measure n, do not guess
  * it. 0, or -EINVAL if mp is not this stage's. From init to fini. */
 int lcp_stage_pktmbuf_pool_held(struct lcp_stage *st, struct rte_mempool *mp, unsigned n);
+/* ABI 2.2: histogram h (index into ops->hists) is exported with its bounds and
+ * sum multiplied by scale (> 0): e.g. 1.0 / rte_get_tsc_hz() for values in TSC
+ * cycles exported in seconds. From init(); 1 until then. */
+void lcp_hist_set_scale(struct lcp_stage *st, unsigned h, double scale);
 /* ABI 1.2: ask the engine to end the run as if --duration had expired (drain,
  * stop, fini). Any lcore may call it; the first reason given (a string that
  * stays valid, e.g. a literal) is reported as the stop reason. */

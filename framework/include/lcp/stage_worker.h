@@ -88,6 +88,9 @@ struct lcp_stage {
 	void **in_vec;
 	uint32_t in_n;
 	uint32_t in_cap;
+	/* ABI 2.2: per histogram of ops->hists, the counter of its bucket 0;
+	 * buckets 0..n_le follow it, then the sum */
+	const uint32_t *hist_ctr;
 };
 
 /* ABI 2.0, out of line and cold: make room in e->pend for n more objects.
@@ -157,6 +160,44 @@ static __rte_always_inline void
 lcp_count(struct lcp_stage *st, unsigned idx, uint64_t v)
 {
 	lcp_ctr_add(st, st->ctr_own + idx, v);
+}
+
+/* ABI 2.2: n values in bucket b (0 .. n_le; n_le is +Inf) of histogram h
+ * (index into ops->hists), whose sum is sum (the stage's unit). A stage that
+ * buckets its values itself (per burst) adds them here; one value at a time is
+ * lcp_hist_observe(). */
+static __rte_always_inline void
+lcp_hist_add(struct lcp_stage *st, unsigned h, unsigned b, uint64_t n, uint64_t sum)
+{
+	uint32_t c = st->hist_ctr[h];
+
+	lcp_ctr_add(st, c + b, n);
+	lcp_ctr_add(st, c + st->ops->hists[h].n_le + 1, sum);
+}
+
+/* ABI 2.2: the bucket of v in histogram h: a binary search over its bounds */
+static inline unsigned
+lcp_hist_bucket(const struct lcp_stage *st, unsigned h, uint64_t v)
+{
+	const struct lcp_hist_def *d = &st->ops->hists[h];
+	unsigned lo = 0, hi = d->n_le; /* the first bound >= v, or n_le */
+
+	while (lo < hi) {
+		unsigned mid = (lo + hi) / 2;
+
+		if (d->le[mid] >= v)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo;
+}
+
+/* ABI 2.2: record one value v in histogram h */
+static inline void
+lcp_hist_observe(struct lcp_stage *st, unsigned h, uint64_t v)
+{
+	lcp_hist_add(st, h, lcp_hist_bucket(st, h, v), 1, v);
 }
 
 /* free n objects of a unit */
