@@ -164,6 +164,11 @@ plugins_open_bad_counter_la_SOURCES = plugins/broken.c plugins/marker.h $(top_sr
 plugins_open_bad_counter_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_BADCTR
 plugins_open_bad_counter_la_CFLAGS = $(unit_plugin_cflags)
 plugins_open_bad_counter_la_LDFLAGS = $(unit_plugin_ldflags)
+check_LTLIBRARIES += plugins/open/bad_hist.la
+plugins_open_bad_hist_la_SOURCES = plugins/broken.c plugins/marker.h $(top_srcdir)/framework/include/lcp/plugin.h
+plugins_open_bad_hist_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_BADHIST
+plugins_open_bad_hist_la_CFLAGS = $(unit_plugin_cflags)
+plugins_open_bad_hist_la_LDFLAGS = $(unit_plugin_ldflags)
 
 check_LTLIBRARIES += plugins/open/dup_counter.la
 plugins_open_dup_counter_la_SOURCES = plugins/broken.c plugins/marker.h $(top_srcdir)/framework/include/lcp/plugin.h

@@ -245,6 +245,20 @@ static const struct lcp_stage_ops badctr_ops = {
 LCP_PLUGIN_EXPORT const struct lcp_plugin lcp_plugin_descriptor = {
 	T_DESC_HEAD(LCP_KIND_STAGE, "test_bad_counter"), .ops = &badctr_ops,
 };
+#elif defined(BROKEN_BADHIST)
+/* ABI 2.2 histogram bounds that do not ascend */
+LCP_TEST_MARKER_CTOR("bad_hist")
+static const uint64_t badhist_le[] = { 10, 30, 20 };
+static const struct lcp_hist_def badhist_hists[] = {
+	{ .name = "lat_seconds", .help = "bounds out of order", .le = badhist_le, .n_le = 3 },
+	{ .name = NULL },
+};
+static const struct lcp_stage_ops badhist_ops = {
+	.ports = stub_ports, .hists = badhist_hists, .init = stub_init, .process = stub_process,
+};
+LCP_PLUGIN_EXPORT const struct lcp_plugin lcp_plugin_descriptor = {
+	T_DESC_HEAD(LCP_KIND_STAGE, "test_bad_hist"), .ops = &badhist_ops,
+};
 #elif defined(BROKEN_DUPCTR)
 LCP_TEST_MARKER_CTOR("dup_counter")
 static const char *const dupctr_counters[] = { "packets", "bytes", "packets", NULL };

@@ -73,6 +73,7 @@ $dup/dup_a.so: refused: duplicate plugin name "test_dup" (also declared by $dup/
 $dup/dup_b.so: refused: duplicate plugin name "test_dup" (also declared by $dup/dup_a.so)
 $open/bad_counter.so: refused: stage ops: counter "drop_shutdown": expected [a-z0-9_] and not a built-in name (drop_shutdown)
 $open/bad_forward.so: refused: stage ops: port "out": LCP_PORT_F_FORWARDS(0) must be on an output and name an input port of the same unit
+$open/bad_hist.so: refused: stage ops: histogram "lat_seconds": bound 2 (20) is not above bound 1 (30)
 $open/bad_opts.so: refused: option table row 1 ("mode"): enum without choices
 $open/bad_port.so: refused: stage ops: port "weird": bad name, direction 1 or unit 7
 $open/ctr_no_read.so: refused: counters ops: create, destroy, add and read are required
@@ -122,7 +123,7 @@ esac
 
 # constructors: list-plugins opens every plugin accepted at scan time, so the
 # ones refused after dlopen ran (in search order); none refused from the header
-printf '%s\n' bad_counter bad_forward bad_opts bad_port ctr_no_read dup_counter no_init no_poll no_ports \
+printf '%s\n' bad_counter bad_forward bad_hist bad_opts bad_port ctr_no_read dup_counter no_init no_poll no_ports \
 	no_process no_version null_ops \
 	>"$work/marker.want"
 touch "$marker"

@@ -314,6 +314,8 @@ static const struct {
 	{ "bad_counter.so", "bad_counter", "test_bad_counter",
 	  "stage ops: counter \"drop_shutdown\": expected [a-z0-9_] and not a built-in name (drop_shutdown)" },
 	{ "dup_counter.so", "dup_counter", "test_dup_counter", "stage ops: counter \"packets\" declared twice" },
+	{ "bad_hist.so", "bad_hist", "test_bad_hist",
+	  "stage ops: histogram \"lat_seconds\": bound 2 (20) is not above bound 1 (30)" },
 	{ "null_ops.so", "null_ops", "test_null_ops", "ops: expected a stage ops table, found NULL" },
 	{ "no_version.so", "no_version", "test_no_version", "descriptor: version and summary are required" },
 	{ "bad_opts.so", "bad_opts", "test_bad_opts", "option table row 1 (\"mode\"): enum without choices" },
@@ -399,7 +401,7 @@ START_TEST(all_dirs_only_open_ran)
 	n = lcp_registry_sorted(&r, &v);
 	got = marker_text();
 	/* sorted() opens in search order: open/ is scanned in file-name order */
-	ck_assert_str_eq(got, "bad_counter\nbad_forward\nbad_opts\nbad_port\nctr_no_read\ndup_counter\nno_init\nno_poll\n"
+	ck_assert_str_eq(got, "bad_counter\nbad_forward\nbad_hist\nbad_opts\nbad_port\nctr_no_read\ndup_counter\nno_init\nno_poll\n"
 			      "no_ports\nno_process\nno_version\nnull_ops\n");
 	free(got);
 	for (unsigned i = 0; i < n; i++) {
