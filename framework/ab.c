@@ -1390,8 +1390,8 @@ ab_free(struct ab *ab)
 	free(ab->m);
 }
 
-static void
-usage(FILE *f)
+void
+cli_ab_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: lcpipe ab A.json B.json [--runs N] [--duration S] [--json FILE] [--svg FILE]\n"
@@ -1506,7 +1506,7 @@ cli_ab(int argc, char **argv)
 				rc = 2;
 			break;
 		case 'h':
-			usage(stdout);
+			cli_ab_usage(stdout);
 			goto out;
 		default:
 			rc = 2;

@@ -5,6 +5,8 @@
 #ifndef LCP_CLI_H
 #define LCP_CLI_H
 
+#include <stdio.h>
+
 struct lcp_cfg;
 
 /* Split argv at "--": returns the count before it; *eal and *n_eal get what
@@ -23,5 +25,7 @@ int cli_load_checked(const char *path, char **eal, unsigned n_eal, struct lcp_cf
 
 /* `lcpipe ab A.json B.json ...` (ab.c); argv[0] is "ab". Returns the exit status. */
 int cli_ab(int argc, char **argv);
+/* its --help text (also in lcpipe(1)) */
+void cli_ab_usage(FILE *f);
 
 #endif

@@ -226,6 +226,9 @@ int lcp_engine_run(struct lcp_cfg *c, const struct lcp_run_opts *o);
 json_t *lcp_describe_plugin(const struct lcp_plugin_file *pf, bool with_file);
 void lcp_describe_plugin_markdown(const struct lcp_plugin *d, struct lcp_sbuf *b);
 void lcp_describe_markdown(struct lcp_registry *r, struct lcp_sbuf *b);
+/* markdown of the generators above (headings, tables, code blocks, paragraphs)
+ * as a man page NAME(section): "NAME \- what" */
+void lcp_md_to_man(const char *md, const char *name, int section, const char *what, struct lcp_sbuf *b);
 json_t *lcp_config_schema(struct lcp_registry *r);
 /* all accepted plugins sorted by name, opened */
 unsigned lcp_registry_sorted(struct lcp_registry *r, struct lcp_plugin_file ***out);

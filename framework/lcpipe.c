@@ -17,21 +17,21 @@
 
 /* what the embedded default job is, read from it (so --help cannot drift) */
 static void
-print_default_job(void)
+print_default_job(FILE *f)
 {
 	json_t *r = json_loads(lcp_default_config, 0, NULL);
 	const char *name = json_string_value(json_object_get(r, "name"));
 	json_t *d = json_object_get(json_object_get(r, "engine"), "duration");
 
-	printf("Without CONF: the embedded default job (conf/default.json), \"%s\"", name != NULL ? name : "?");
+	fprintf(f, "Without CONF: the embedded default job (conf/default.json), \"%s\"", name != NULL ? name : "?");
 	if (json_is_number(d) && json_number_value(d) > 0)
-		printf(", for %g s", json_number_value(d));
-	printf(".\n");
+		fprintf(f, ", for %g s", json_number_value(d));
+	fprintf(f, ".\n");
 	json_decref(r);
 }
 
 static void
-usage_main(FILE *f)
+usage_main(FILE *f, const char *libdir)
 {
 	fprintf(f,
 		"usage: lcpipe COMMAND [ARGS]\n"
@@ -40,7 +40,7 @@ usage_main(FILE *f)
 		"                      run a pipeline (no CONF: the embedded default job)\n"
 		"  check CONF [-- EAL ARGS]\n"
 		"                      validate a config without starting anything; exit 78 if bad\n"
-		"  describe [PLUGIN] [--json|--markdown|--schema]\n"
+		"  describe [PLUGIN] [--json|--markdown|--schema|--man1|--man5]\n"
 		"                      options, ports and counters of plugins, from their tables\n"
 		"  list-plugins        plugins on the search path (and files refused, with why)\n"
 		"  ab A B [--runs N] [--duration S] [--json FILE] [--svg FILE] [--quiet] [-- EAL ARGS]\n"
@@ -50,7 +50,107 @@ usage_main(FILE *f)
 		"\n"
 		"Plugins are searched in the config's plugin_path, $LCP_PLUGIN_PATH, then %s.\n"
 		"LCP_LOG_LEVEL=1..5 sets the log level (default 4, info).\n",
-		LCP_PKGLIBDIR);
+		libdir);
+}
+
+static void
+help_check(FILE *f)
+{
+	fprintf(f, "usage: lcpipe check CONF [-- EAL ARGS]\n\n"
+		   "Validate CONF fully (JSON syntax, keys, plugins, options, links, units, ports,\n"
+		   "lcores, ring sizes, message loops) without starting EAL or any traffic. Prints\n"
+		   "every error with its JSON path, and warnings (e.g. buffers that can hold more\n"
+		   "mbufs than engine.mbufs) that do not make it fail. Exit 0 when valid, 78 when not.\n");
+}
+
+static void
+help_run(FILE *f)
+{
+	fprintf(f, "usage: lcpipe run [CONF] [--duration S] [--report FILE] [--live|--no-live] [-- EAL ARGS]\n\n"
+		   "Run the pipeline in CONF.\n");
+	print_default_job(f);
+	fprintf(f, "  --duration S   stop cleanly after S seconds (overrides engine.duration; 0 = until a signal)\n"
+		   "  --report FILE  write the final stats as JSON to FILE\n"
+		   "  --live         one live stats line, rewritten in place (default on a terminal)\n"
+		   "  --no-live      periodic stats lines every engine.stats_interval seconds\n"
+		   "  -- ARGS        EAL arguments replacing the config's \"eal\" array\n"
+		   "SIGINT or SIGTERM drain the pipeline and stop it cleanly. Exit status: 0 ok,\n"
+		   "1 runtime failure, 3 objects leaked (a mempool not back to zero in use), 4 a stage did\n"
+		   "not return within engine.stop_timeout (or a second signal came), 78 bad config.\n");
+}
+
+static void
+help_describe(FILE *f)
+{
+	fprintf(f, "usage: lcpipe describe [PLUGIN] [--json|--markdown|--schema|--man1|--man5]\n\n"
+		   "Describe plugins from their option tables: options (type, default, range),\n"
+		   "ports (direction, unit), counters and histograms. Without PLUGIN: every plugin\n"
+		   "and the engine options (this is doc/plugins.md). --schema: the config JSON Schema\n"
+		   "(conf/lcpipe.schema.json). --man1, --man5: the man pages lcpipe(1) and\n"
+		   "lcpipe.json(5) (doc/lcpipe.1, doc/lcpipe.json.5).\n");
+}
+
+static void
+help_list(FILE *f)
+{
+	fprintf(f, "usage: lcpipe list-plugins\n\nEvery plugin on the search path: name, kind, version, "
+		   "summary, file; then every file refused, with the reason.\n");
+}
+
+/* lcpipe(1), as markdown for lcp_md_to_man(): the help texts of every command */
+static void
+man1_markdown(struct lcp_sbuf *b)
+{
+	static void (*const helps[])(FILE *) = { help_run, help_check, help_describe, help_list, cli_ab_usage };
+	static const char *const names[] = { "run", "check", "describe", "list-plugins", "ab" };
+	char *t = NULL;
+	size_t tl = 0;
+	FILE *f;
+
+	lcp_sbuf_addf(b, "## Synopsis\n\n```\n");
+	f = open_memstream(&t, &tl);
+	usage_main(f, "the installed plugin directory ($(pkglibdir), e.g. /usr/local/lib/lcpipe)");
+	fclose(f);
+	lcp_sbuf_addf(b, "%s```\n\n", t);
+	free(t);
+	lcp_sbuf_addf(b, "## Description\n\n"
+			 "lcpipe runs a pipeline of stages (shared-object plugins) on DPDK lcores, connected by "
+			 "rings and configured in a JSON file (lcpipe.json(5)): receive, a user-space TCP/IP "
+			 "stack, WebSocket and TLS, measurement and sinks, each stage on the lcore the config "
+			 "gives it. It validates a config before anything starts, reports every counter, "
+			 "histogram and pool as it runs (stats lines, DPDK telemetry, a Prometheus endpoint) "
+			 "and in a JSON report, and compares two configs on the same traffic (ab).\n\n"
+			 "## Commands\n\n");
+	for (unsigned i = 0; i < sizeof(helps) / sizeof(helps[0]); i++) {
+		t = NULL;
+		f = open_memstream(&t, &tl);
+		helps[i](f);
+		fclose(f);
+		lcp_sbuf_addf(b, "### %s\n\n```\n%s```\n\n", names[i], t);
+		free(t);
+	}
+	lcp_sbuf_addf(b, "## Environment\n\n"
+			 "| variable | meaning |\n|---|---|\n"
+			 "| `LCP_PLUGIN_PATH` | directories (colon-separated) searched for plugins after the config's `plugin_path` |\n"
+			 "| `LCP_LOG_LEVEL` | 1 (errors) to 5 (debug); default 4 (info) |\n"
+			 "| `RUNTIME_DIRECTORY` | where DPDK puts its runtime files and the telemetry socket |\n\n"
+			 "## Exit status\n\n"
+			 "| status | meaning |\n|---|---|\n"
+			 "| 0 | the run ended cleanly (duration, signal, a stage's stop) or the config is valid |\n"
+			 "| 1 | a runtime failure (EAL, a stage's init, the metrics endpoint's address) |\n"
+			 "| 2 | a usage error |\n"
+			 "| 3 | objects leaked: a mempool or pool not back to zero in use after the run |\n"
+			 "| 4 | a stage did not return within `engine.stop_timeout`, or a second signal came |\n"
+			 "| 78 | the config is not valid (every error printed with its JSON path) |\n\n"
+			 "## Files\n\n"
+			 "| file | what |\n|---|---|\n"
+			 "| `$(pkgdatadir)/conf/*.json` | example configs (demo, wss, fault injection, scale-out, venues) |\n"
+			 "| `$(pkgdatadir)/conf/lcpipe.schema.json` | the config's JSON Schema |\n"
+			 "| `$(pkgdatadir)/conf/grafana/lcpipe-dashboard.json` | a Grafana dashboard for the metrics endpoint |\n"
+			 "| `$(docdir)` | the documentation: architecture, plugins, the plugin guide, benchmarks |\n\n"
+			 "## See also\n\n"
+			 "lcpipe.json(5), the installed documentation (doc/architecture.md, doc/plugins.md, "
+			 "doc/writing-a-plugin.md), `pkg-config --cflags lcpipe` for the plugin SDK.\n");
 }
 
 static void
@@ -104,11 +204,7 @@ cmd_check(int argc, char **argv)
 
 	argc = cli_split_eal(argc, argv, &eal, &n_eal);
 	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-		printf("usage: lcpipe check CONF [-- EAL ARGS]\n\n"
-		       "Validate CONF fully (JSON syntax, keys, plugins, options, links, units, ports,\n"
-		       "lcores, ring sizes, message loops) without starting EAL or any traffic. Prints\n"
-		       "every error with its JSON path, and warnings (e.g. buffers that can hold more\n"
-		       "mbufs than engine.mbufs) that do not make it fail. Exit 0 when valid, 78 when not.\n");
+		help_check(stdout);
 		return 0;
 	}
 	if (argc != 2) {
@@ -166,17 +262,7 @@ cmd_run(int argc, char **argv)
 		case 'L': o.live = 1; break;
 		case 'N': o.live = 0; break;
 		case 'h':
-			printf("usage: lcpipe run [CONF] [--duration S] [--report FILE] [--live|--no-live] [-- EAL ARGS]\n\n"
-			       "Run the pipeline in CONF.\n");
-			print_default_job();
-			printf("  --duration S   stop cleanly after S seconds (overrides engine.duration; 0 = until a signal)\n"
-			       "  --report FILE  write the final stats as JSON to FILE\n"
-			       "  --live         one live stats line, rewritten in place (default on a terminal)\n"
-			       "  --no-live      periodic stats lines every engine.stats_interval seconds\n"
-			       "  -- ARGS        EAL arguments replacing the config's \"eal\" array\n"
-			       "SIGINT or SIGTERM drain the pipeline and stop it cleanly. Exit status: 0 ok,\n"
-			       "1 runtime failure, 3 objects leaked (a mempool not back to zero in use), 4 a stage did\n"
-			       "not return within engine.stop_timeout (or a second signal came), 78 bad config.\n");
+			help_run(stdout);
 			return 0;
 		default:
 			return 2;
@@ -210,7 +296,7 @@ cmd_describe(int argc, char **argv)
 {
 	struct lcp_registry r;
 	const char *name = NULL;
-	enum { MD, JSON, SCHEMA } fmt = MD;
+	enum { MD, JSON, SCHEMA, MAN1, MAN5 } fmt = MD;
 	int rc = 0;
 
 	for (int i = 1; i < argc; i++) {
@@ -220,12 +306,12 @@ cmd_describe(int argc, char **argv)
 			fmt = MD;
 		else if (strcmp(argv[i], "--schema") == 0)
 			fmt = SCHEMA;
+		else if (strcmp(argv[i], "--man1") == 0)
+			fmt = MAN1;
+		else if (strcmp(argv[i], "--man5") == 0)
+			fmt = MAN5;
 		else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-			printf("usage: lcpipe describe [PLUGIN] [--json|--markdown|--schema]\n\n"
-			       "Describe plugins from their option tables: options (type, default, range),\n"
-			       "ports (direction, unit) and counters. Without PLUGIN: every plugin and the\n"
-			       "engine options (this is doc/plugins.md). --schema: the config JSON Schema\n"
-			       "(conf/lcpipe.schema.json).\n");
+			help_describe(stdout);
 			return 0;
 		} else if (argv[i][0] == '-') {
 			fprintf(stderr, "lcpipe describe: unknown option %s\n", argv[i]);
@@ -234,8 +320,26 @@ cmd_describe(int argc, char **argv)
 			name = argv[i];
 		}
 	}
+	if (fmt == MAN1) {
+		struct lcp_sbuf md = { 0 }, b = { 0 };
+
+		man1_markdown(&md);
+		lcp_md_to_man(md.s, "lcpipe", 1, "a DPDK lcore pipeline engine", &b);
+		printf("%s", b.s);
+		lcp_sbuf_free(&md);
+		lcp_sbuf_free(&b);
+		return 0;
+	}
 	lcp_registry_init(&r, NULL, 0);
-	if (fmt == SCHEMA) {
+	if (fmt == MAN5) {
+		struct lcp_sbuf md = { 0 }, b = { 0 };
+
+		lcp_describe_markdown(&r, &md);
+		lcp_md_to_man(md.s, "lcpipe.json", 5, "lcpipe pipeline configuration: keys, engine options, every plugin's options, ports and counters", &b);
+		printf("%s", b.s);
+		lcp_sbuf_free(&md);
+		lcp_sbuf_free(&b);
+	} else if (fmt == SCHEMA) {
 		json_t *s = lcp_config_schema(&r);
 
 		json_dumpf(s, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
@@ -303,8 +407,7 @@ cmd_list(int argc, char **argv)
 
 	if (argc > 1) {
 		if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-			printf("usage: lcpipe list-plugins\n\nEvery plugin on the search path: name, kind, version, "
-			       "summary, file; then every file refused, with the reason.\n");
+			help_list(stdout);
 			return 0;
 		}
 		fprintf(stderr, "usage: lcpipe list-plugins\n");
@@ -335,7 +438,7 @@ int
 main(int argc, char **argv)
 {
 	if (argc < 2) {
-		usage_main(stderr);
+		usage_main(stderr, LCP_PKGLIBDIR);
 		return 2;
 	}
 	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
@@ -343,7 +446,7 @@ main(int argc, char **argv)
 		return 0;
 	}
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
-		usage_main(stdout);
+		usage_main(stdout, LCP_PKGLIBDIR);
 		return 0;
 	}
 	if (strcmp(argv[1], "run") == 0)
@@ -357,6 +460,6 @@ main(int argc, char **argv)
 	if (strcmp(argv[1], "ab") == 0)
 		return cli_ab(argc - 1, argv + 1);
 	fprintf(stderr, "lcpipe: unknown command \"%s\"\n\n", argv[1]);
-	usage_main(stderr);
+	usage_main(stderr, LCP_PKGLIBDIR);
 	return 2;
 }

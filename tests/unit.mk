@@ -323,7 +323,11 @@ update-generated:
 	$(top_builddir)/framework/lcpipe describe --markdown > $(top_srcdir)/doc/plugins.md.tmp && \
 	mv $(top_srcdir)/doc/plugins.md.tmp $(top_srcdir)/doc/plugins.md && \
 	$(top_builddir)/framework/lcpipe describe --schema > $(top_srcdir)/conf/lcpipe.schema.json.tmp && \
-	mv $(top_srcdir)/conf/lcpipe.schema.json.tmp $(top_srcdir)/conf/lcpipe.schema.json
+	mv $(top_srcdir)/conf/lcpipe.schema.json.tmp $(top_srcdir)/conf/lcpipe.schema.json && \
+	$(top_builddir)/framework/lcpipe describe --man1 > $(top_srcdir)/doc/lcpipe.1.tmp && \
+	mv $(top_srcdir)/doc/lcpipe.1.tmp $(top_srcdir)/doc/lcpipe.1 && \
+	$(top_builddir)/framework/lcpipe describe --man5 > $(top_srcdir)/doc/lcpipe.json.5.tmp && \
+	mv $(top_srcdir)/doc/lcpipe.json.5.tmp $(top_srcdir)/doc/lcpipe.json.5
 .PHONY: update-generated
 
 clean-local: clean-local-unit

@@ -4,6 +4,8 @@
 #
 #   doc/plugins.md          == `lcpipe describe --markdown`
 #   conf/lcpipe.schema.json == `lcpipe describe --schema`
+#   doc/lcpipe.1            == `lcpipe describe --man1`, doc/lcpipe.json.5 == `--man5`,
+#     and groff renders both without a warning (-ww)
 #   conf/*.json, conf/ab/*.json, tests/conf-good/*.json: valid for conf/lcpipe.schema.json
 #     (Debian's python3-jsonschema; only this part is skipped, exit 77, without it)
 #     and for `lcpipe check` (exit 0)
@@ -59,6 +61,20 @@ drift() { # drift FLAG FILE
 }
 drift --markdown doc/plugins.md
 drift --schema conf/lcpipe.schema.json
+drift --man1 doc/lcpipe.1
+drift --man5 doc/lcpipe.json.5
+if command -v groff >/dev/null 2>&1; then
+	for m in doc/lcpipe.1 doc/lcpipe.json.5; do
+		w=$(groff -man -Tutf8 -ww -z "$top_srcdir/$m" 2>&1)
+		if [ -z "$w" ]; then
+			echo "PASS: $m renders without a groff warning"
+		else
+			fail "$m: groff warns: $(echo "$w" | head -n 5)"
+		fi
+	done
+else
+	echo "(groff not found: the man pages' rendering is not checked)"
+fi
 
 # ---- 2. the shipped and the good configs pass `lcpipe check` ----
 configs=""
