@@ -91,7 +91,7 @@ const struct lcp_opt lcp_engine_opts[] = {
 };
 
 static const char *const lcp_top_keys[] = {
-	"$schema", "name", "eal", "plugin_path", "engine", "strategies", "stages", "links", NULL,
+	"$schema", "name", "eal", "plugin_path", "engine", "strategies", "stages", "links", "include", NULL,
 };
 static const char *const lcp_stage_keys[] = {
 	"name", "plugin", "lcore", "options", "strategies", "comment", NULL,
@@ -405,6 +405,253 @@ read_all(FILE *f, size_t *len)
 	return buf;
 }
 
+/* ---- includes and ${VAR} ----
+ * "include": "FILE" or ["FILE", ...] at the top level: each FILE (relative to
+ * the including file's directory) is loaded with the same rules, its own
+ * includes first, and merged in order; then the including file's keys on top.
+ * Merging: objects key by key (the later one wins); at the top level
+ * "stages" concatenate, a stage whose name is already there merging into it
+ * (so a config can include a base pipeline and change one stage's options),
+ * and "links" concatenate without repeating an identical one; any other
+ * value is replaced. At most LCP_INCLUDE_DEPTH levels; a cycle is refused. */
+#define LCP_INCLUDE_DEPTH 8
+
+static void
+merge_into(json_t *dst, json_t *src, bool top)
+{
+	const char *k;
+	json_t *sv;
+
+	json_object_foreach(src, k, sv) {
+		json_t *dv = json_object_get(dst, k);
+
+		if (dv != NULL && json_is_object(dv) && json_is_object(sv)) {
+			merge_into(dv, sv, false);
+		} else if (top && dv != NULL && json_is_array(dv) && json_is_array(sv) && strcmp(k, "stages") == 0) {
+			size_t i, j;
+			json_t *s, *d;
+
+			json_array_foreach(sv, i, s) {
+				const char *n = json_string_value(json_object_get(s, "name"));
+				bool merged = false;
+
+				json_array_foreach(dv, j, d) {
+					const char *m = json_string_value(json_object_get(d, "name"));
+
+					if (n != NULL && m != NULL && strcmp(n, m) == 0 && json_is_object(d) && json_is_object(s)) {
+						merge_into(d, s, false);
+						merged = true;
+						break;
+					}
+				}
+				if (!merged)
+					json_array_append(dv, s);
+			}
+		} else if (top && dv != NULL && json_is_array(dv) && json_is_array(sv) && strcmp(k, "links") == 0) {
+			size_t i, j;
+			json_t *s, *d;
+
+			json_array_foreach(sv, i, s) {
+				bool seen = false;
+
+				json_array_foreach(dv, j, d)
+					seen |= json_equal(d, s);
+				if (!seen)
+					json_array_append(dv, s);
+			}
+		} else {
+			json_object_set(dst, k, sv);
+		}
+	}
+}
+
+/* root after its includes are merged in (a new reference), or NULL after an
+ * error; chain: the files being included, for the cycle check */
+static json_t *
+resolve_includes(json_t *root, const char *path, const char *dir, const char **chain, unsigned depth,
+		 struct lcp_errs *errs)
+{
+	json_t *inc = json_object_get(root, "include"), *out, *one;
+	size_t i;
+
+	if (inc == NULL)
+		return json_incref(root);
+	if (json_is_string(inc)) {
+		one = json_array();
+		json_array_append(one, inc);
+	} else if (json_is_array(inc)) {
+		one = json_incref(inc);
+	} else {
+		lcp_errs_add(errs, "%s: include: expected a file name or an array of them", path);
+		return NULL;
+	}
+	out = json_object();
+	json_array_foreach(one, i, inc) {
+		const char *f = json_string_value(inc);
+		char *p = NULL, *d, *text;
+		FILE *fp;
+		size_t len;
+		json_error_t je;
+		json_t *sub, *res;
+		bool cycle = false;
+		char *rp;
+
+		if (f == NULL || f[0] == '\0') {
+			lcp_errs_add(errs, "%s: include[%zu]: expected a file name", path, i);
+			continue;
+		}
+		if (asprintf(&p, "%s/%s", dir, f) < 0)
+			continue;
+		if (f[0] == '/') {
+			free(p);
+			p = strdup(f);
+		}
+		rp = realpath(p, NULL); /* the same file however it is named: for the cycle check */
+		for (int k = -1; rp != NULL && k < (int)depth; k++)
+			cycle |= strcmp(chain[k], rp) == 0; /* chain[-1]: the top file */
+		if (cycle || depth >= LCP_INCLUDE_DEPTH) {
+			lcp_errs_add(errs, "%s: include[%zu]: \"%s\": %s", path, i, f,
+				     cycle ? "includes a file that includes it (a cycle)" : "more than 8 levels of includes");
+			free(rp);
+			free(p);
+			continue;
+		}
+		if ((fp = fopen(p, "r")) == NULL) {
+			lcp_errs_add(errs, "%s: include[%zu]: cannot open %s: %s", path, i, p, strerror(errno));
+			free(rp);
+			free(p);
+			continue;
+		}
+		text = read_all(fp, &len);
+		fclose(fp);
+		sub = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+		free(text);
+		if (sub == NULL || !json_is_object(sub)) {
+			if (sub == NULL)
+				lcp_errs_add(errs, "%s:%d:%d: JSON syntax error: %s (included by %s)", p, je.line,
+					     je.column, je.text, path);
+			else
+				lcp_errs_add(errs, "%s: an included config must be a JSON object (included by %s)", p,
+					     path);
+			json_decref(sub);
+			free(rp);
+			free(p);
+			continue;
+		}
+		chain[depth] = rp != NULL ? rp : p;
+		d = strdup(p);
+		res = resolve_includes(sub, p, dirname(d), chain, depth + 1, errs);
+		free(d);
+		json_decref(sub);
+		if (res != NULL) {
+			merge_into(out, res, true);
+			json_decref(res);
+		}
+		free(rp);
+		free(p);
+	}
+	json_decref(one);
+	merge_into(out, root, true);
+	json_object_del(out, "include");
+	return out;
+}
+
+/* ${NAME} and ${NAME:-default} in every string value, from the environment;
+ * "$${" stands for a literal "${". An unset NAME without a default is an error
+ * naming the JSON path. */
+static void
+subst_env(json_t *v, const char *path, struct lcp_errs *errs)
+{
+	if (json_is_object(v)) {
+		const char *k;
+		json_t *x;
+
+		json_object_foreach(v, k, x) {
+			char *p = NULL;
+
+			if (asprintf(&p, "%s%s%s", path, path[0] ? "." : "", k) >= 0) {
+				subst_env(x, p, errs);
+				free(p);
+			}
+		}
+	} else if (json_is_array(v)) {
+		size_t i;
+		json_t *x;
+
+		json_array_foreach(v, i, x) {
+			char *p = NULL;
+
+			if (asprintf(&p, "%s[%zu]", path, i) >= 0) {
+				subst_env(x, p, errs);
+				free(p);
+			}
+		}
+	} else if (json_is_string(v) && strchr(json_string_value(v), '$') != NULL) {
+		const char *s = json_string_value(v);
+		struct lcp_sbuf b = { 0 };
+		bool bad = false;
+
+		while (*s) {
+			if (s[0] == '$' && s[1] == '$' && s[2] == '{') {
+				lcp_sbuf_addf(&b, "${");
+				s += 3;
+			} else if (s[0] == '$' && s[1] == '{') {
+				const char *e = strchr(s + 2, '}'), *dflt = NULL;
+				size_t nlen;
+				char name[128];
+				const char *val;
+
+				if (e == NULL) {
+					lcp_errs_add(errs, "%s: \"${\" without its closing \"}\" (write \"$${\" for a literal \"${\")",
+						     path);
+					bad = true;
+					break;
+				}
+				nlen = (size_t)(e - s - 2);
+				for (size_t k = 0; k + 1 < nlen; k++)
+					if (s[2 + k] == ':' && s[3 + k] == '-') {
+						dflt = s + 4 + k;
+						nlen = k;
+						break;
+					}
+				if (nlen == 0 || nlen >= sizeof(name)) {
+					lcp_errs_add(errs, "%s: \"%.*s\": expected ${NAME} or ${NAME:-default}", path,
+						     (int)(e - s + 1), s);
+					bad = true;
+					break;
+				}
+				memcpy(name, s + 2, nlen);
+				name[nlen] = '\0';
+				for (size_t k = 0; k < nlen; k++)
+					if (!(isalnum((unsigned char)name[k]) || name[k] == '_') || isdigit((unsigned char)name[0])) {
+						lcp_errs_add(errs, "%s: ${%s}: a variable name is [A-Za-z_][A-Za-z0-9_]*", path, name);
+						bad = true;
+						break;
+					}
+				if (bad)
+					break;
+				val = getenv(name);
+				if (val != NULL)
+					lcp_sbuf_addf(&b, "%s", val);
+				else if (dflt != NULL)
+					lcp_sbuf_addf(&b, "%.*s", (int)(e - dflt), dflt);
+				else {
+					lcp_errs_add(errs, "%s: ${%s} is not set in the environment (give a default: ${%s:-VALUE})",
+						     path, name, name);
+					bad = true;
+					break;
+				}
+				s = e + 1;
+			} else {
+				lcp_sbuf_addf(&b, "%c", *s++);
+			}
+		}
+		if (!bad)
+			json_string_set(v, b.s ? b.s : "");
+		free(b.s);
+	}
+}
+
 struct lcp_cfg *
 lcp_cfg_load(const char *path, char *const *eal_override, unsigned n_override, struct lcp_errs *errs)
 {
@@ -448,6 +695,28 @@ lcp_cfg_load(const char *path, char *const *eal_override, unsigned n_override, s
 		lcp_errs_add(errs, "%s: the config must be a JSON object", c->path);
 		lcp_cfg_free(c);
 		return NULL;
+	}
+	{
+		const char *chain[LCP_INCLUDE_DEPTH + 1];
+		char *abs = realpath(c->path, NULL);
+		unsigned ne = errs->n;
+		json_t *merged;
+
+		chain[0] = abs != NULL ? abs : c->path;
+		merged = resolve_includes(c->root, c->path, c->dir, chain + 1, 0, errs);
+		free(abs);
+		if (merged == NULL || errs->n > ne) {
+			json_decref(merged);
+			lcp_cfg_free(c);
+			return NULL;
+		}
+		json_decref(c->root);
+		c->root = merged;
+		subst_env(c->root, "", errs);
+		if (errs->n > ne) {
+			lcp_cfg_free(c);
+			return NULL;
+		}
 	}
 	check_keys(c->root, lcp_top_keys, "", "top-level key", errs);
 	v = json_object_get(c->root, "name");

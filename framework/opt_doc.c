@@ -199,11 +199,13 @@ lcp_describe_markdown(struct lcp_registry *r, struct lcp_sbuf *b)
 			 "## Config file, top level\n\n"
 			 "| key | type | description |\n|---|---|---|\n"
 			 "| `name` | string | a name for reports |\n"
+			 "| `include` | string or array of strings | configs merged in first, in order (relative to this file; at most 8 levels, no cycles): objects key by key, this file's keys last; `stages` concatenate, a stage of the same name merging into the included one; `links` concatenate without repeats |\n"
 			 "| `eal` | array of strings | DPDK EAL arguments; `lcpipe run CONF -- ARGS` replaces them |\n"
 			 "| `plugin_path` | array of strings | directories searched first for plugins (relative to the config file) |\n"
 			 "| `engine` | object | engine options, below |\n"
 			 "| `strategies` | object | `counters` (default `counters_percore`), `pool` (default `pool_mempool`), `batch` (default `batch_burst`): each a plugin name or `{\"plugin\": …, \"options\": {…}}`; a stage may override any of them in its own `strategies` (its `batch` applies to the links leaving it), a link its `batch` |\n"
 			 "| `stages` | array | `{\"name\", \"plugin\", \"lcore\" (default 1), \"options\", \"strategies\"}` |\n"
+			 "| (any string) | | `${NAME}` is replaced by the environment variable NAME, `${NAME:-default}` by default when NAME is unset (unset without a default is an error naming the JSON path); `$${` is a literal `${`; strings only (a number option cannot come from a variable) |\n"
 			 "| `links` | array | `\"stage.port -> stage.port\"` or `{\"from\", \"to\", \"ring_size\", \"burst\", \"batch\", \"on_full\", \"block_timeout_us\"}` (the last two default to the engine's `on_ring_full` and `block_timeout_us`; a `stream` link between lcores never drops: it holds when its producer keeps what the ring refuses, as `tcp.data` does, and blocks with no time limit otherwise; `burst` on a link within one lcore is the most objects the worker's walk hands the consumer per call, the rest after the stages downstream ran, overriding the port's own, e.g. 8 on `ws.in`) |\n\n"
 			 "## `engine` options\n\n");
 	md_opts(b, lcp_engine_opts);
@@ -327,7 +329,11 @@ lcp_config_schema(struct lcp_registry *r)
 				      "required", "from", "to"));
 	json_decref(stratref);
 	json_object_set_new(s, "properties", props);
-	json_object_set_new(s, "required", json_pack("[s]", "stages"));
+	/* stages: here or from an included file */
+	json_object_set_new(props, "include",
+			    json_pack("{s:[{s:s}, {s:s, s:{s:s}}]}", "oneOf", "type", "string", "type", "array", "items",
+				      "type", "string"));
+	json_object_set_new(s, "anyOf", json_pack("[{s:[s]}, {s:[s]}]", "required", "stages", "required", "include"));
 	free(v);
 	return s;
 }

@@ -1,6 +1,7 @@
 # Included by every plugins/<name>/Makefile.am. A plugin is one .so exporting
-# only lcp_plugin_descriptor, installed into $(pkglibdir) without its .la.
-lcpplugindir = $(pkglibdir)
+# only lcp_plugin_descriptor, installed into $(plugindir) (configure
+# --with-plugindir, default $(pkglibdir)) without its .la.
+lcpplugindir = $(plugindir)
 PLUGIN_CPPFLAGS = -I$(top_srcdir)/framework/include -I$(top_srcdir)/stack/include
 PLUGIN_CFLAGS = $(AM_CFLAGS_COMMON) $(DPDK_CFLAGS) -fvisibility=hidden
 PLUGIN_LDFLAGS = -module -avoid-version -shared \

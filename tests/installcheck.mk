@@ -10,6 +10,8 @@ installcheck-local:
 	@rc=0; \
 	top_srcdir='$(abs_top_srcdir)' PYTHON3='$(PYTHON3)' CC='$(CC)' \
 	LCP_BINDIR='$(bindir)' LCP_LIBDIR='$(libdir)' LCP_INCLUDEDIR='$(includedir)' \
+	LCP_MANDIR='$(mandir)' LCP_DOCDIR='$(docdir)' LCP_UNITDIR='$(systemdsystemunitdir)' \
+	LCP_PLUGINDIR='$(plugindir)' \
 	  $(SHELL) '$(srcdir)/installcheck/run.sh' '$(prefix)' || rc=$$?; \
 	if test $$rc -eq 77; then rc=0; \
 	elif test $$rc -ne 0; then echo "installcheck: FAIL (run.sh exited $$rc)"; fi; \

@@ -12,6 +12,7 @@ RUN_TESTS = \
 	run/unlinked.sh \
 	run/telemetry.sh \
 	run/prometheus.sh \
+	run/config-include.sh \
 	run/live.sh \
 	run/eal-override.sh \
 	run/failure.sh \

@@ -13,11 +13,16 @@
 #     describes it, and validates pipeline.json (plugin_path ".");
 #  4. `lcpipe run` of gen (count N) -> sink_count reports exactly N frames and
 #     N*size bytes counted and no mempool object in use; with max_size below the
-#     frame size, exactly N frames under drop_too_big and none counted.
+#     frame size, exactly N frames under drop_too_big and none counted;
+#  5. packaging: the man pages lcpipe(1) and lcpipe.json(5) are installed and
+#     render without a groff warning, the docs and the example are in the doc
+#     directory, lcpipe@.service is installed with this prefix's paths in it and
+#     `systemd-analyze verify` finds nothing wrong with an instance of it.
 # Exit 0 pass, 1 fail, 77 skip (a prerequisite is missing). Leaves nothing behind.
 #
-# Environment: LCP_BINDIR, LCP_LIBDIR, LCP_INCLUDEDIR (default PREFIX/bin, /lib,
-# /include: the Makefile passes $(bindir) ...), top_srcdir (default: two levels
+# Environment: LCP_BINDIR, LCP_LIBDIR, LCP_INCLUDEDIR, LCP_MANDIR, LCP_DOCDIR,
+# LCP_UNITDIR, LCP_PLUGINDIR (default PREFIX/bin, /lib, /include, /share/man, /share/doc/lcpipe,
+# /lib/systemd/system, LIBDIR/lcpipe: the Makefile passes $(bindir) ...; LCP_UNITDIR=no: none), top_srcdir (default: two levels
 # up from this script), PYTHON3, LCP_INSTALLCHECK_N (frames, default 20000).
 set -eu
 
@@ -27,6 +32,9 @@ top_srcdir=${top_srcdir:-$here/../..}
 bindir=${LCP_BINDIR:-$prefix/bin}
 libdir=${LCP_LIBDIR:-$prefix/lib}
 includedir=${LCP_INCLUDEDIR:-$prefix/include}
+mandir=${LCP_MANDIR:-$prefix/share/man}
+docdir=${LCP_DOCDIR:-$prefix/share/doc/lcpipe}
+unitdir=${LCP_UNITDIR:-$prefix/lib/systemd/system}
 example=$top_srcdir/doc/examples/sink_count
 n=${LCP_INSTALLCHECK_N:-20000}
 size=64
@@ -65,7 +73,8 @@ PKG_CONFIG_PATH=$libdir/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
 export PKG_CONFIG_PATH
 pkg-config --exists lcpipe || fail "pkg-config does not find lcpipe with PKG_CONFIG_PATH=$PKG_CONFIG_PATH"
 plugindir=$(pkg-config --variable=plugindir lcpipe)
-[ "$plugindir" = "$libdir/lcpipe" ] || fail "lcpipe.pc plugindir is $plugindir, expected $libdir/lcpipe"
+want_plugindir=${LCP_PLUGINDIR:-$libdir/lcpipe}
+[ "$plugindir" = "$want_plugindir" ] || fail "lcpipe.pc plugindir is $plugindir, expected $want_plugindir"
 [ -f "$plugindir/gen.so" ] || fail "$plugindir/gen.so is not installed"
 hdr=$includedir/lcp/plugin.h
 [ -f "$hdr" ] || fail "$hdr is not installed"
@@ -160,4 +169,33 @@ conf drop "{\"max_size\": $((size - 1))}"
 run drop
 expect drop 0 0 "$n"
 say "ok: max_size $((size - 1)): $n frames refused, freed and counted under drop_too_big"
+
+# ---- 5. packaging: man pages, docs, the systemd unit ----
+for m in man1/lcpipe.1 man5/lcpipe.json.5; do
+	[ -f "$mandir/$m" ] || fail "$mandir/$m is not installed"
+	if command -v groff >/dev/null 2>&1; then
+		w=$(groff -man -Tutf8 -ww -z "$mandir/$m" 2>&1)
+		[ -z "$w" ] || fail "$mandir/$m: groff warns: $w"
+	fi
+done
+grep -q 'engine.metrics_listen\|metrics_listen' "$mandir/man5/lcpipe.json.5" || fail "lcpipe.json(5) lacks the engine options"
+say "ok: lcpipe(1) and lcpipe.json(5) installed in $mandir"
+for d in architecture.md plugins.md writing-a-plugin.md metrics-endpoint.md examples/sink_count/sink_count.c; do
+	[ -f "$docdir/$d" ] || fail "$docdir/$d is not installed"
+done
+say "ok: the docs and the plugin example installed in $docdir"
+if [ "$unitdir" != no ]; then
+	unit=$unitdir/lcpipe@.service
+	[ -f "$unit" ] || fail "$unit is not installed"
+	grep -q "^ExecStart=$bindir/lcpipe run " "$unit" || fail "$unit does not run $bindir/lcpipe: $(grep ExecStart "$unit")"
+	if command -v systemd-analyze >/dev/null 2>&1; then
+		cp "$unit" "$work/lcpipe@installcheck.service"
+		systemd-analyze verify --man=no "$work/lcpipe@installcheck.service" >"$work/verify.log" 2>&1 ||
+			{ cat "$work/verify.log"; fail "systemd-analyze verify finds fault with lcpipe@.service"; }
+		[ ! -s "$work/verify.log" ] || { cat "$work/verify.log"; fail "systemd-analyze verify warns about lcpipe@.service"; }
+		say "ok: $unit installed; systemd-analyze verify passes"
+	else
+		say "ok: $unit installed (systemd-analyze not found: not verified)"
+	fi
+fi
 say "PASS"
