@@ -105,11 +105,19 @@ struct ab_metric {
 	char *unit;
 	enum ab_kind kind;
 	int better; /* +1: higher is better, -1: lower */
+	bool sampled; /* read from a periodic sample (a peak the engine saw at a stats tick):
+		       * not exact enough to judge */
 	/* summarise() */
 	double med[2];
 	double r_med, r_min, r_max, r_q1, r_q3;
 	unsigned r_n;
+	unsigned left_out; /* pairs with A 0 and B not: no ratio */
+	const char *nojudge; /* why no verdict is given (then no ratio is shown), or NULL */
 };
+
+/* a count whose medians are both below this is too small to judge (a ratio of
+ * 3 to 2 says nothing) */
+#define AB_TINY_COUNT 20
 
 struct ab {
 	struct ab_side side[2];
@@ -530,10 +538,10 @@ collect(struct ab *ab, struct ab_side *s, json_t *rep, const struct rusage *ru, 
 	/* latency: the gauges every metrics stage sets at stop */
 	json_object_foreach (stages, key, st) {
 		static const struct {
-			const char *ctr, *name;
-		} q[] = { { "lat_p50_ns", "p50" },
-			  { "lat_p99_ns", "p99" },
-			  { "lat_p999_ns", "p99.9" } };
+			const char *ctr, *name, *hkey;
+		} q[] = { { "lat_p50_ns", "p50", "p50" },
+			  { "lat_p99_ns", "p99", "p99" },
+			  { "lat_p999_ns", "p99.9", "p999" } };
 		json_t *ctrs = json_object_get(st, "counters");
 		const char *plugin = json_string_value(json_object_get(st, "plugin"));
 
@@ -541,12 +549,21 @@ collect(struct ab *ab, struct ab_side *s, json_t *rep, const struct rusage *ru, 
 		    !get_uint(ctrs, "lat_samples", &samples) || samples == 0)
 			continue;
 		for (unsigned k = 0; k < sizeof(q) / sizeof(q[0]); k++) {
+			/* the histogram's quantile (interpolated in its bucket, ABI 2.2)
+			 * when the report has it, else the stage's gauge (its bucket's
+			 * upper bound, up to 25 % above) */
+			json_t *hq = json_object_get(json_object_get(json_object_get(st, "histograms"),
+								     "latency_seconds"),
+						     q[k].hkey);
 			char id[96];
 
 			if (k == 2 && samples < AB_P999_MIN_SAMPLES)
 				continue; /* too few samples to say */
 			snprintf(id, sizeof(id), "%s.%s", q[k].ctr, key);
-			if (get_uint(ctrs, q[k].ctr, &v))
+			if (json_is_number(hq))
+				put(vals, metric(ab, id, AB_NS, -1, "ns", "latency %s (%s)", q[k].name, key),
+				    json_number_value(hq) * 1e9);
+			else if (get_uint(ctrs, q[k].ctr, &v))
 				put(vals,
 				    metric(ab, id, AB_NS, -1, "ns", "latency %s (%s)", q[k].name,
 					   key),
@@ -566,6 +583,7 @@ collect(struct ab *ab, struct ab_side *s, json_t *rep, const struct rusage *ru, 
 		const char *name = json_string_value(json_object_get(a, "name"));
 		const char *stage = json_string_value(json_object_get(a, "stage"));
 		char id[160], pn[128];
+		struct ab_metric *m;
 
 		if (name == NULL)
 			continue;
@@ -577,7 +595,9 @@ collect(struct ab *ab, struct ab_side *s, json_t *rep, const struct rusage *ru, 
 		if (!get_uint(a, "peak_in_use", &v))
 			continue;
 		snprintf(id, sizeof(id), "pool_peak_in_use.%s", pn);
-		put(vals, metric(ab, id, AB_COUNT, -1, "objs", "pool %s peak in use", pn), v);
+		m = metric(ab, id, AB_COUNT, -1, "objs", "pool %s peak in use", pn);
+		m->sampled = true; /* at the engine's stats ticks: a peak between two is missed */
+		put(vals, m, v);
 	}
 	if (have_pools)
 		put(vals, metric(ab, "pool_get_fail", AB_COUNT, -1, "gets", "pool failed gets (all)"),
@@ -867,9 +887,18 @@ summarise(struct ab *ab)
 				v[n++] = b / a;
 			else if (b == 0)
 				v[n++] = 1.0; /* 0 and 0: the same */
+			else
+				m->left_out++;
 		}
 		qsort(v, n, sizeof(*v), dcmp);
 		m->r_n = n;
+		if (m->sampled)
+			m->nojudge = "sampled at stats ticks: not judged";
+		else if (m->med[0] == 0 && m->med[1] == 0)
+			m->nojudge = "0 in both: nothing to judge";
+		else if (m->kind == AB_COUNT && isfinite(m->med[0]) && isfinite(m->med[1]) &&
+			 m->med[0] < AB_TINY_COUNT && m->med[1] < AB_TINY_COUNT)
+			m->nojudge = "too few (< 20) to judge";
 		m->r_med = quantile(v, n, 0.5);
 		m->r_q1 = quantile(v, n, 0.25);
 		m->r_q3 = quantile(v, n, 0.75);
@@ -938,7 +967,7 @@ fmt_ratio(char *buf, size_t len, double r)
 static int
 verdict(const struct ab_metric *m)
 {
-	if (m->r_n == 0)
+	if (m->r_n == 0 || m->nojudge != NULL)
 		return 0;
 	if (m->r_min > 1.0 + AB_VERDICT_MIN)
 		return m->better;
@@ -954,6 +983,8 @@ verdict_text(const struct ab_metric *m)
 {
 	int vd = verdict(m);
 
+	if (m->nojudge != NULL)
+		return "not judged";
 	if (m->r_n == 0)
 		return "no ratio";
 	return vd > 0 ? "B better" : vd < 0 ? "B worse" : "unclear";
@@ -983,11 +1014,11 @@ print_table(const struct ab *ab, FILE *f)
 		100 * ab->tol, ab->side[0].noisy, ab->side[0].repeated, ab->side[1].noisy,
 		ab->side[1].repeated);
 	fprintf(f, "%-44s %14s %14s %7s %15s %s\n", "metric", "A median", "B median", "B/A",
-		"B/A min-max", "");
+		"B/A min-max", "verdict");
 	for (unsigned k = 0; k < ab->n_m; k++) {
 		const struct ab_metric *m = &ab->m[k];
-		int vd = verdict(m);
-		char range[40];
+		bool judged = m->nojudge == NULL && m->r_n > 0;
+		char range[40], why[96] = "";
 
 		fmt_value(a, sizeof(a), m->kind, m->med[0]);
 		fmt_value(b, sizeof(b), m->kind, m->med[1]);
@@ -995,13 +1026,16 @@ print_table(const struct ab *ab, FILE *f)
 		fmt_ratio(lo, sizeof(lo), m->r_min);
 		fmt_ratio(hi, sizeof(hi), m->r_max);
 		snprintf(range, sizeof(range), "%s-%s", lo, hi);
-		fprintf(f, "%-44.44s %14s %14s %7s %15s %s\n", m->label, a, b, r,
-			m->r_n ? range : "-",
-			m->r_n == 0 ? no_ratio_text(m)
-			: vd > 0    ? "B better"
-			: vd < 0    ? "B worse"
-				    : "");
+		if (m->left_out > 0 && judged)
+			snprintf(why, sizeof(why), "; %u pair%s left out (A 0, B not)", m->left_out,
+				 m->left_out == 1 ? "" : "s");
+		fprintf(f, "%-44.44s %14s %14s %7s %15s %s%s\n", m->label, a, b, judged ? r : "-",
+			judged ? range : "-",
+			m->nojudge != NULL ? m->nojudge : m->r_n == 0 ? no_ratio_text(m) : verdict_text(m), why);
 	}
+	fprintf(f, "verdict: B better / B worse when every pair's ratio is on that side of 1 by more than %.0f %%; "
+		   "unclear otherwise; rows without a ratio say why\n",
+		100 * AB_VERDICT_MIN);
 	fflush(f);
 }
 
@@ -1102,7 +1136,11 @@ write_json(const struct ab *ab, const char *path)
 		json_object_set_new(ratio, "q3", jnum(m->r_q3));
 		json_object_set_new(ratio, "pairs", json_integer(m->r_n));
 		json_object_set_new(jm, "ratio_b_over_a", ratio);
+		json_object_set_new(ratio, "pairs_left_out", json_integer(m->left_out));
 		json_object_set_new(jm, "verdict", json_string(verdict_text(m)));
+		json_object_set_new(jm, "sampled", json_boolean(m->sampled));
+		if (m->nojudge != NULL || m->r_n == 0)
+			json_object_set_new(jm, "why", json_string(m->nojudge ? m->nojudge : no_ratio_text(m)));
 		json_array_append_new(ms, jm);
 	}
 	json_object_set_new(o, "metrics", ms);
@@ -1303,12 +1341,12 @@ write_svg(const struct ab *ab, const char *path)
 			: vd < 0 ? "#c62828"
 				 : "#555",
 			r);
-		if (m->r_n > 0)
+		if (m->r_n > 0 && m->nojudge == NULL)
 			fprintf(f, "<text x=\"%d\" y=\"%.1f\" class=\"g\">[%s–%s] %s</text>\n",
 				SVG_RATIO_X + 110, y + 24, rl, rh, verdict_text(m));
 		else
 			fprintf(f, "<text x=\"%d\" y=\"%.1f\" class=\"g\">%s</text>\n",
-				SVG_RATIO_X + 110, y + 24, no_ratio_text(m));
+				SVG_RATIO_X + 110, y + 24, m->nojudge ? m->nojudge : no_ratio_text(m));
 		fprintf(f, "</g>\n");
 	}
 	fprintf(f,

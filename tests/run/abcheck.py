@@ -146,6 +146,14 @@ def main():
         if ratios and (not close(r["median"], statistics.median(ratios))
                        or not close(r["min"], ratios[0]) or not close(r["max"], ratios[-1])):
             fail("%s: ratio %r, recomputed median %r of %r" % (mid, r, statistics.median(ratios), ratios))
+        if mid.startswith("pool_peak_in_use.") and (m.get("sampled") is not True or m.get("verdict") != "not judged"
+                                                    or "sampled" not in m.get("why", "")):
+            fail("%s: a sampled peak must not be judged: %r" % (mid, m))
+        if m["a"]["median"] == 0 and m["b"]["median"] == 0 and not m.get("sampled") and (m.get("verdict") != "not judged" or "0 in both" not in m.get("why", "")):
+            fail("%s: 0 in both must not be judged: %r" % (mid, m))
+        left = sum(1 for a, b in zip(va, vb) if a == 0 and b != 0)
+        if r.get("pairs_left_out") != left:
+            fail("%s: pairs_left_out %r, recomputed %d" % (mid, r.get("pairs_left_out"), left))
         if m.get("better") not in ("higher", "lower") or not m.get("label") or not m.get("unit"):
             fail("%s: label/unit/better missing: %r" % (mid, m))
         print("ok:   %s (%s): A %.6g, B %.6g, B/A %s" % (mid, m["label"], m["a"]["median"], m["b"]["median"],
