@@ -159,3 +159,9 @@ EXTRA_DIST += run/abcheck.py
 # ring pair for corruption caught by the tcp stage's checksums
 RUN_TESTS += run/fault.sh run/loss.sh
 RUN_CONFS += run/conf/fault-gen.json run/conf/fault-xfer.json run/conf/fault-demo.json
+
+# the NATS sink (plugins/sink_nats) against a real nats-server on loopback (core
+# and JetStream), read back over the NATS protocol by run/nats_peer.py; skipped
+# without nats-server or without the plugin (no libnats at configure time)
+RUN_TESTS += run/nats.sh
+EXTRA_DIST += run/nats_peer.py
