@@ -13,6 +13,7 @@ RUN_TESTS = \
 	run/telemetry.sh \
 	run/prometheus.sh \
 	run/config-include.sh \
+	run/tee.sh \
 	run/live.sh \
 	run/eal-override.sh \
 	run/failure.sh \
