@@ -21,14 +21,7 @@ TESTS += $(TCP_KERNEL_TESTS)
 # kernel connection
 EXTRA_DIST += $(TCP_KERNEL_TESTS) kernel/tcp_lib.sh kernel/tcp_peer.py kernel/tcp_hostile.py
 
-# test-only plugin: loaded through the configs' plugin_path (kernel/plugins/.libs)
-check_LTLIBRARIES += kernel/plugins/tcp_app.la
-kernel_plugins_tcp_app_la_SOURCES = kernel/plugins/tcp_app.c
-kernel_plugins_tcp_app_la_CPPFLAGS = -I$(top_srcdir)/framework/include
-kernel_plugins_tcp_app_la_CFLAGS = $(AM_CFLAGS_COMMON) $(DPDK_CFLAGS) $(CRYPTO_CFLAGS) -fvisibility=hidden
-kernel_plugins_tcp_app_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere \
-	-export-symbols-regex '^lcp_plugin_descriptor$$' $(SAN_LDFLAGS)
-kernel_plugins_tcp_app_la_LIBADD = $(top_builddir)/framework/liblcp.la $(DPDK_LIBS) $(CRYPTO_LIBS)
+# tcp_app, the application these tests drive, is a shipped plugin (plugins/tcp_app)
 
 # test-only plugin for port_kernel.sh: frames as mbuf chains (tx_socket)
 check_LTLIBRARIES += kernel/plugins/pkt_split.la

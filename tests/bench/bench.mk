@@ -161,7 +161,7 @@ bench_b8_kernel_client_CFLAGS = $(AM_CFLAGS_COMMON)
 bench_b8_kernel_client_LDADD = $(top_builddir)/stack/libstk.la
 bench_b8_kernel_client_LDFLAGS = -no-install
 
-# bench-only stage plugin (like kernel/plugins/tcp_app in kernel.mk, but never
+# bench-only stage plugin (like kernel/plugins/pkt_split in kernel.mk, but never
 # built by `make check`)
 EXTRA_LTLIBRARIES = bench/plugins/ws_rtt.la
 bench_plugins_ws_rtt_la_SOURCES = bench/plugins/ws_rtt.c bench/b8_hist.h
@@ -272,13 +272,6 @@ soak: all
 
 # ---- B15: bulk transfers under loss, lcpipe's TCP against Linux TCP ----
 # bench/b15.sh (doc/benchmarks.md "B15"; root, else SKIP) runs lcpipe with the
-# test plugin tcp_app (tests/kernel.mk, a check_LTLIBRARIES): built here when b15
-# is in BENCH_ONLY.
+# tcp_app plugin (plugins/tcp_app, built with everything else).
 EXTRA_DIST += bench/b15.sh
 CLEANFILES += bench-b15.log
-.PHONY: bench-b15-build
-bench: bench-b15-build
-bench-b15-build:
-	@case " $(BENCH_ONLY) " in *" b15 "*) \
-		$(MAKE) $(AM_MAKEFLAGS) kernel/plugins/tcp_app.la ;; \
-	esac

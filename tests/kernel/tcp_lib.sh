@@ -48,8 +48,8 @@ PY=/usr/bin/python3 # Debian's: python3 on PATH may be a pyenv shim
 [ -x "$LCPIPE" ] || skip "$LCPIPE not built"
 [ -d "$top_srcdir/plugins/tcp" ] || skip "no tcp plugin in this tree (plugins/tcp)"
 PEER=$top_srcdir/tests/kernel/tcp_peer.py
-PLUGDIR=$top_builddir/tests/kernel/plugins/.libs # tcp_app (check_LTLIBRARIES)
-[ -e "$PLUGDIR/tcp_app.so" ] || { echo "FAIL: $PLUGDIR/tcp_app.so not built (make check builds it)"; exit 1; }
+PLUGDIR=$top_builddir/tests/kernel/plugins/.libs # test-only plugins (check_LTLIBRARIES); tcp_app is plugins/tcp_app
+[ -e "$top_builddir/plugins/tcp_app/.libs/tcp_app.so" ] || { echo "FAIL: plugins/tcp_app is not built"; exit 1; }
 
 TAP=lcpt0
 K_IP=10.77.0.1  # the kernel's end of the tap

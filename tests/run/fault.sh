@@ -22,7 +22,7 @@
 #     drop_tcp_csum == <d>_corrupted), and the stream arrives intact (SHA-256).
 . "$(dirname "$0")/lib.sh"
 
-APPDIR=$top_builddir/tests/kernel/plugins/.libs # tcp_app (check_LTLIBRARIES)
+APPDIR=$top_builddir/tests/kernel/plugins/.libs # test-only plugins; tcp_app is plugins/tcp_app
 "$LCPIPE" describe fault >/dev/null 2>&1 || skip "the fault plugin is not built"
 [ -f "$PLUGDIR/sink_check.so" ] || skip "the sink_check test plugin is not built ($PLUGDIR)"
 
@@ -129,7 +129,7 @@ rcheck "frames tcp" -D M=$M \
 	'in_use == 0'
 
 step "(f) corrupt only, on a TCP byte stream: the receivers' checksums catch every one"
-if [ ! -f "$APPDIR/tcp_app.so" ] || ! "$LCPIPE" describe tcp >/dev/null 2>&1; then
+if [ ! -f "$top_builddir/plugins/tcp_app/.libs/tcp_app.so" ] || ! "$LCPIPE" describe tcp >/dev/null 2>&1; then
 	fail "tcp_app ($APPDIR) or the tcp plugin is not built"
 else
 	head -c 2097152 /dev/urandom >"$T/f.bin" || fail "cannot make the file"

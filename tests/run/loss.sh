@@ -24,11 +24,11 @@
 # Prints the figures doc/reliability.md section 2 quotes.
 . "$(dirname "$0")/lib.sh"
 
-APPDIR=$top_builddir/tests/kernel/plugins/.libs # tcp_app (check_LTLIBRARIES)
+APPDIR=$top_builddir/tests/kernel/plugins/.libs # test-only plugins; tcp_app is plugins/tcp_app
 for p in fault tcp ws feedsim metrics; do
 	"$LCPIPE" describe $p >/dev/null 2>&1 || skip "the $p plugin is not built"
 done
-[ -f "$APPDIR/tcp_app.so" ] || { fail "tcp_app not built ($APPDIR; make check builds it)"; finish; }
+[ -f "$top_builddir/plugins/tcp_app/.libs/tcp_app.so" ] || { fail "tcp_app not built ($APPDIR; make check builds it)"; finish; }
 
 MIX='"drop": 0.01, "reorder": 0.01, "duplicate": 0.005, "corrupt": 0.001'
 SIZE=${LOSS_BYTES:-4194304}

@@ -94,8 +94,8 @@ for order in demo reversed split wss; do
 done
 
 step "(tcp_app) connections no application closes: FIN from the tcp stages"
-APPDIR=$top_builddir/tests/kernel/plugins/.libs # tcp_app (check_LTLIBRARIES)
-if [ -e "$APPDIR/tcp_app.so" ]; then
+APPDIR=$top_builddir/tests/kernel/plugins/.libs # test-only plugins; tcp_app is plugins/tcp_app
+if [ -e "$top_builddir/plugins/tcp_app/.libs/tcp_app.so" ]; then
 	head -c 67108864 /dev/urandom >"$T/big.bin"
 	mkconf fault-xfer.json "$T/apps.json" APPDIR="$APPDIR" DURATION=1.5 FAULT_A='{}' FAULT_B='{}' \
 		APP_A="{\"mode\": \"send\", \"connect\": \"10.98.0.2:7000\", \"file\": \"$T/big.bin\", \"rate_mbps\": 200}" \

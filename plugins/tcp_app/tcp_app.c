@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause
- * tcp_app — test-only application stage on top of the `tcp` stage, speaking the
- * `stream` unit (lcp/stream.h). Built only for `make check` (tests/kernel.mk) and
- * used by the L2 tests tests/kernel/tcp_*.sh against the Linux kernel's TCP.
+ * tcp_app — a plain TCP client/server application on top of the `tcp` stage,
+ * speaking the `stream` unit (lcp/stream.h): connect or listen, send a file,
+ * echo, or receive and hash (doc/tcp.md, "tcp_app"). The L2 tests
+ * tests/kernel/tcp_*.sh drive it against the Linux kernel's TCP, and B15 uses it
+ * for bulk transfers.
  *
  * Wiring:  tcp.data -> app.in   (events and in-order payload from tcp)
  *          app.out  -> tcp.app  (commands to tcp)
@@ -48,10 +50,11 @@
  *    may be queued at once, so use sndbuf >= file size then.
  * Either way "burst_bytes" bounds the bytes per connection per poll().
  *
- * Re-entrancy: on one lcore, lcp_emit() to tcp runs tcp's process() at once,
- * which may deliver events to this stage's process() while poll() is still in
- * lcp_emit(). All state is in the context, the connection table never moves, and
- * poll() re-reads a connection's state after every emit.
+ * Since ABI 2.0 an lcp_emit() to tcp on the same lcore queues the commands for
+ * the worker's walk: tcp's answer (events) arrives after poll() or process()
+ * returns, never inside them. The state is all in the context and poll()
+ * re-reads a connection's state after every emit all the same, which also
+ * covers a tcp stage on another lcore.
  */
 #include <arpa/inet.h>
 #include <errno.h>
