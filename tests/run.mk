@@ -14,6 +14,7 @@ RUN_TESTS = \
 	run/prometheus.sh \
 	run/config-include.sh \
 	run/tee.sh \
+	run/ws-rtt.sh \
 	run/live.sh \
 	run/eal-override.sh \
 	run/failure.sh \

@@ -107,7 +107,8 @@ static const struct lcp_port_def fs_ports[] = {
 	X(MSGS_DEFLATED, "msgs_deflated")                                      \
 	X(DEFLATED_BYTES, "deflated_bytes")                                    \
 	X(VENUE_CTL_MSGS, "venue_ctl_msgs")                                    \
-	X(GAPS_INJECTED, "gaps_injected")
+	X(GAPS_INJECTED, "gaps_injected")                                      \
+	X(ECHOED, "echoed")
 
 enum {
 #define X(e, s) FS_C_##e,
@@ -136,6 +137,7 @@ struct fs_conf {
 	uint64_t seed;
 	bool close_when_done;
 	bool hash_payloads;
+	bool echo;
 	const char *tls_cert, *tls_key;
 	int tls_min_version, tls_max_version;
 	const char *tls_ciphers, *tls_ciphersuites;
@@ -173,6 +175,8 @@ static const struct lcp_opt fs_opts[] = {
 	LCP_OPT_BOOL(C, close_when_done, "close_when_done", "true", "after count messages, close with 1000"),
 	LCP_OPT_BOOL(C, hash_payloads, "hash_payloads", "false",
 		     "SHA-256 over the payloads sent to each client, logged when the client goes (integrity tests; hashes every byte)"),
+	LCP_OPT_BOOL(C, echo, "echo", "false",
+		     "an echo server instead of a feed: every message a client sends comes back to it at once, same opcode and payload (echoed), and no ticks are sent (for ws_rtt and round-trip tests)"),
 	LCP_OPT_STRING(C, tls_cert, "tls_cert", "\"\"", 0, 4095, LCP_OPT_F_PATH,
 		       "serve wss: the certificate chain, a PEM file (with tls_key)"),
 	LCP_OPT_STRING(C, tls_key, "tls_key", "\"\"", 0, 4095, LCP_OPT_F_PATH, "serve wss: the private key, a PEM file"),
@@ -845,6 +849,10 @@ fs_client_frames(struct fs_ctx *x, struct fs_client *k, uint8_t *p, uint8_t *end
 			return;
 		case STK_WSS_MSG:
 			lcp_count(x->st, FS_C_CLIENT_MSGS, 1);
+			if (x->c.echo && stk_wss_send(&k->ws, w.opcode, w.data, w.len) == 0) {
+				fs_push(x, k);
+				lcp_count(x->st, FS_C_ECHOED, 1);
+			}
 			if (x->c.venue != FS_VENUE_LCPIPE) {
 				char r[FS_VENUE_CTL_MAX];
 
@@ -1107,7 +1115,7 @@ fs_poll(struct lcp_stage *st, void *ctx)
 	if (lcp_stage_stopping(st))
 		return 0;
 	now = rte_rdtsc();
-	for (unsigned i = 0; i < x->max_clients; i++)
+	for (unsigned i = 0; i < x->max_clients && !x->c.echo; i++) /* an echo server sends no ticks */
 		if (x->cl[i].state == FC_STREAM && !x->cl[i].tx_full)
 			work += fs_stream(x, &x->cl[i], now);
 	fs_publish(x);

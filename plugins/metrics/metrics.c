@@ -45,6 +45,8 @@
 
 #include <lcp/lcp.h>
 
+#include <lcp/hist_log4.h>
+
 #include "metrics_json.h"
 #include "metrics_scan.h"
 
@@ -121,25 +123,14 @@ static const char *const metrics_counters[] = {
 #define MT_NLOCAL (MT_LAT_FUTURE - MT_TICKS + 1)      /* per-burst local block */
 #define MT_L(c) ((c) - MT_TICKS)                      /* its local index */
 
-/* The histogram's inclusive upper bounds in TSC cycles (see mt_bucket()):
- * bucket 0 holds [0, 16), bucket 1 + 4 (k - 4) + s for k = 4..40, s = 0..3
- * holds [2^k + s 2^(k-2), 2^k + (s+1) 2^(k-2)); bucket 149 the rest (+Inf). */
-#define MT_LE_K(k) ((1ull << (k)) + (1ull << ((k)-2)) - 1), ((1ull << (k)) + (2ull << ((k)-2)) - 1), \
-		   ((1ull << (k)) + (3ull << ((k)-2)) - 1), ((1ull << (k)) + (4ull << ((k)-2)) - 1)
-static const uint64_t mt_le[MT_NB - 1] = {
-	15, MT_LE_K(4), MT_LE_K(5), MT_LE_K(6), MT_LE_K(7), MT_LE_K(8), MT_LE_K(9), MT_LE_K(10), MT_LE_K(11),
-	MT_LE_K(12), MT_LE_K(13), MT_LE_K(14), MT_LE_K(15), MT_LE_K(16), MT_LE_K(17), MT_LE_K(18), MT_LE_K(19),
-	MT_LE_K(20), MT_LE_K(21), MT_LE_K(22), MT_LE_K(23), MT_LE_K(24), MT_LE_K(25), MT_LE_K(26), MT_LE_K(27),
-	MT_LE_K(28), MT_LE_K(29), MT_LE_K(30), MT_LE_K(31), MT_LE_K(32), MT_LE_K(33), MT_LE_K(34), MT_LE_K(35),
-	MT_LE_K(36), MT_LE_K(37), MT_LE_K(38), MT_LE_K(39), MT_LE_K(40),
-};
-_Static_assert(sizeof(mt_le) / sizeof(mt_le[0]) == MT_NB - 1, "149 finite bounds");
+/* the histogram's buckets: lcp/hist_log4.h (bounds in TSC cycles) */
+_Static_assert(MT_NB == LCP_HIST_LOG4_BUCKETS, "the log4 layout's buckets");
 
 enum { MT_H_LATENCY };
 static const struct lcp_hist_def metrics_hists[] = {
 	[MT_H_LATENCY] = { .name = "latency_seconds",
 			   .help = "time from the rx TSC of the frame that completed a message to the metrics stage",
-			   .le = mt_le, .n_le = MT_NB - 1 },
+			   .le = lcp_hist_log4_le, .n_le = LCP_HIST_LOG4_N_LE },
 	{ .name = NULL },
 };
 _Static_assert(MT_CONN15_BYTES - MT_CONN0_MSGS == 2 * MT_MAX_CONNS - 1, "conn counters in pairs");
@@ -450,20 +441,13 @@ struct metrics_ctx {
  * b = 1 + 4(k-4) + s holds [2^k + s 2^(k-2), 2^k + (s+1) 2^(k-2)) cycles: four
  * linear steps per power of two, each at most 25% of its lower bound wide.
  * Bucket 149: >= 2^41 cycles (about 12 minutes at 3 GHz). */
-#define MT_K_MIN 4
-#define MT_K_MAX 40
+#define MT_K_MIN LCP_HIST_LOG4_K_MIN
+#define MT_K_MAX LCP_HIST_LOG4_K_MAX
 
 static __rte_always_inline unsigned
 mt_bucket(uint64_t d)
 {
-	unsigned k;
-
-	if (d < (1ull << MT_K_MIN))
-		return 0;
-	k = 63u - (unsigned)__builtin_clzll(d);
-	if (k > MT_K_MAX)
-		return MT_NB - 1;
-	return 1 + (k - MT_K_MIN) * 4 + (unsigned)((d >> (k - 2)) & 3);
+	return lcp_hist_log4_bucket(d);
 }
 
 /* exclusive upper bound of bucket b in cycles; UINT64_MAX for the last one */

@@ -32,7 +32,7 @@
 # Runs: each round runs, for each server mode (blocking recv / busy-poll recv,
 # alternating which goes first), the three clients in a rotating order:
 # kernel_block (blocking recv), kernel_busy (recv(MSG_DONTWAIT) loop), lcpipe
-# (ws stage + bench/plugins/ws_rtt). Each run: a fresh process and connection,
+# (ws stage + plugins/ws_rtt). Each run: a fresh process and connection,
 # B8_WARMUP probes not recorded, then B8_COUNT recorded. Noise gate: the spin
 # loop (b8_kernel_client --spin) on both CPUs before and after every run; a run
 # whose spin drifted more than 10 % from the reference (median of 5 at the
@@ -77,7 +77,7 @@ done
 SRV=$BENCH_BUILDDIR/bench/b8_echo_server
 KC=$BENCH_BUILDDIR/bench/b8_kernel_client
 AFPTX=$BENCH_BUILDDIR/bench/b8_afp_tx
-PLUGDIR=$(cd "$BENCH_BUILDDIR/bench/plugins/.libs" 2>/dev/null && pwd || echo "$BENCH_BUILDDIR/bench/plugins/.libs")
+PLUGDIR=$(cd "$BENCH_BUILDDIR/../plugins/ws_rtt/.libs" 2>/dev/null && pwd || echo "$BENCH_BUILDDIR/../plugins/ws_rtt/.libs")
 for f in "$SRV" "$KC" "$AFPTX" "$LCPIPE" "$PLUGDIR/ws_rtt.so"; do
 	[ -e "$f" ] || { echo "B8: $f is not built (make bench BENCH_ONLY=b8 builds it)"; exit 1; }
 done

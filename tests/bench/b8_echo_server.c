@@ -39,7 +39,7 @@
 #include <unistd.h>
 
 #include <stk/ws.h>
-#include "b8_hist.h"
+#include "ws_rtt_hist.h" /* plugins/ws_rtt */
 #include "kbench.h"
 
 #define SRV_BUF (1u << 20) /* largest frame accepted: a little under 1 MiB */

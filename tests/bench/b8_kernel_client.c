@@ -6,7 +6,7 @@
  * loop, one probe outstanding:
  *
  *   t0 = rdtsc; send() one masked text frame (fresh mask key per frame) whose
- *   payload is the B8 probe (b8_hist.h: sequence number, t0); receive until the
+ *   payload is the B8 probe (ws_rtt_hist.h: sequence number, t0); receive until the
  *   whole echo (an unmasked text frame) is in; t1 = rdtsc; check it is the
  *   probe just sent (sequence number and stamp); RTT = t1 - t0.
  *
@@ -21,7 +21,7 @@
  *                   fixed dependent multiply-add loop (≈ 1 ms), JSON
  *
  * Output: one JSON line: {"bench":"B8","client":"kernel_block"|"kernel_busy",
- * "rtt":{histogram in cycles (b8_hist.h)}, "tx_call":{the same for the time from
+ * "rtt":{histogram in cycles (ws_rtt_hist.h)}, "tx_call":{the same for the time from
  * t0 until send() returned}, "errors":..., ...}.
  * Usage: b8_kernel_client --connect A.B.C.D:PORT [--mode block|busy]
  *          [--count N] [--warmup N] [--size BYTES] [--timeout-ms MS]
@@ -47,7 +47,7 @@
 
 #include <stk/ws.h>
 
-#include "b8_hist.h"
+#include "ws_rtt_hist.h" /* plugins/ws_rtt */
 #include "kbench.h"
 
 static int

@@ -11,7 +11,7 @@
 #   B6  bench/b6_ws_decode  libstk's WebSocket decoder against memcpy and wslay
 #                           (libwslay-dev), and its callgrind counts (b6.sh)
 #   B8  bench/b8.sh         WebSocket echo RTT over a veth: lcpipe (ws stage +
-#                           bench/plugins/ws_rtt) against a kernel-socket client
+#                           plugins/ws_rtt) against a kernel-socket client
 #                           (bench/b8_kernel_client), both to bench/b8_echo_server
 #   B9  bench/b9_counters   the four counters strategies: cycles per add with 1
 #                           and 2 writers, per read, and callgrind counts (b9.sh)
@@ -140,8 +140,8 @@ bench-b6-build:
 # bench/b8.sh (doc/benchmarks.md "B8"; root, else SKIP): the same echo server
 # (b8_echo_server, kernel sockets) over the same veth for every client: the
 # kernel-socket client b8_kernel_client (blocking and busy-polling recv) and
-# lcpipe (port_ethdev on net_af_packet, tcp, ws, and the bench-only stage
-# ws_rtt, loaded through the config's plugin_path bench/plugins/.libs). The two
+# lcpipe (port_ethdev on net_af_packet, tcp, ws, and the ws_rtt stage,
+# plugins/ws_rtt, built with everything else). The two
 # programs use libstk only for the WebSocket handshake (and its libcrypto).
 # b8_afp_tx: a diagnostic b8.sh runs once per run, the cost of one small frame
 # sent on the veth through af_packet's TX ring and through sendmmsg().
@@ -151,40 +151,26 @@ bench_b8_afp_tx_SOURCES = bench/b8_afp_tx.c
 bench_b8_afp_tx_CFLAGS = $(AM_CFLAGS_COMMON)
 bench_b8_afp_tx_LDFLAGS = -no-install
 bench_b8_echo_server_SOURCES = bench/b8_echo_server.c bench/kbench.h
-bench_b8_echo_server_CPPFLAGS = -I$(top_srcdir)/stack/include
+bench_b8_echo_server_CPPFLAGS = -I$(top_srcdir)/stack/include -I$(top_srcdir)/plugins/ws_rtt
 bench_b8_echo_server_CFLAGS = $(AM_CFLAGS_COMMON)
 bench_b8_echo_server_LDADD = $(top_builddir)/stack/libstk.la
 bench_b8_echo_server_LDFLAGS = -no-install
-bench_b8_kernel_client_SOURCES = bench/b8_kernel_client.c bench/b8_hist.h bench/kbench.h
-bench_b8_kernel_client_CPPFLAGS = -I$(top_srcdir)/stack/include
+bench_b8_kernel_client_SOURCES = bench/b8_kernel_client.c bench/kbench.h
+bench_b8_kernel_client_CPPFLAGS = -I$(top_srcdir)/stack/include -I$(top_srcdir)/plugins/ws_rtt
 bench_b8_kernel_client_CFLAGS = $(AM_CFLAGS_COMMON)
 bench_b8_kernel_client_LDADD = $(top_builddir)/stack/libstk.la
 bench_b8_kernel_client_LDFLAGS = -no-install
 
-# bench-only stage plugin (like kernel/plugins/pkt_split in kernel.mk, but never
-# built by `make check`)
-EXTRA_LTLIBRARIES = bench/plugins/ws_rtt.la
-bench_plugins_ws_rtt_la_SOURCES = bench/plugins/ws_rtt.c bench/b8_hist.h
-bench_plugins_ws_rtt_la_CPPFLAGS = -I$(top_srcdir)/framework/include
-bench_plugins_ws_rtt_la_CFLAGS = $(AM_CFLAGS_COMMON) $(DPDK_CFLAGS) -fvisibility=hidden
-bench_plugins_ws_rtt_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere \
-	-export-symbols-regex '^lcp_plugin_descriptor$$' $(SAN_LDFLAGS)
-bench_plugins_ws_rtt_la_LIBADD = $(top_builddir)/framework/liblcp.la $(DPDK_LIBS)
-
 EXTRA_DIST += bench/b8.sh
 CLEANFILES += bench/b8_echo_server$(EXEEXT) bench/b8_kernel_client$(EXEEXT) bench/b8_afp_tx$(EXEEXT) \
-	bench/plugins/ws_rtt.la bench-b8.log
-clean-local: clean-bench-b8
-.PHONY: clean-bench-b8
-clean-bench-b8:
-	-rm -rf bench/plugins/.libs bench/plugins/_libs
+	bench-b8.log
 
 .PHONY: bench-b8-build
 bench: bench-b8-build
 bench-b8-build:
 	@case " $(BENCH_ONLY) " in *" b8 "*) \
 		$(MAKE) $(AM_MAKEFLAGS) bench/b8_echo_server$(EXEEXT) bench/b8_kernel_client$(EXEEXT) \
-			bench/b8_afp_tx$(EXEEXT) bench/plugins/ws_rtt.la ;; \
+			bench/b8_afp_tx$(EXEEXT) ;; \
 	esac
 
 # ---- B9: the counters strategies (plugins/counters_*) against each other ----

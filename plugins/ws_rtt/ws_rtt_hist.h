@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause
- * b8_hist.h — B8 (WebSocket echo RTT): the log-linear latency histogram and the
- * probe payload, shared by the kernel-socket client (b8_kernel_client.c) and
- * the lcpipe stage (plugins/ws_rtt.c), so both sides bucket, rank and report
- * the same way. Header-only, no DPDK, no allocation.
+ * ws_rtt_hist.h — the WebSocket echo RTT probe and its fine log-linear
+ * histogram, shared by the ws_rtt stage (plugins/ws_rtt) and B8's
+ * kernel-socket client and echo server (tests/bench/b8_*.c), so both sides
+ * bucket, rank and report the same way. Header-only, no DPDK, no allocation.
  *
  * Histogram: values in TSC cycles. Below 2^B8_SUB_BITS every value has its own
  * bucket; above, each power of two [2^e, 2^(e+1)) is split into 2^B8_SUB_BITS

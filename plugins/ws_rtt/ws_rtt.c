@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause
- * ws_rtt — bench-only stage for B8 (WebSocket echo RTT, doc/benchmarks.md):
- * closed-loop probes through the ws stage to a WebSocket echo server. Built
- * only by `make bench` (tests/bench/bench.mk), loaded through the config's
- * plugin_path.
+ * ws_rtt — WebSocket round trips: closed-loop probes through the ws stage to a
+ * WebSocket echo server (feedsim with "echo", or any echo server), the
+ * application-level RTT in histograms (doc/websocket.md, "ws_rtt"). B8
+ * (doc/benchmarks.md) runs it against a kernel-socket echo server.
  *
  * Wiring (everything on one lcore):
  *   ws.msg -> rtt.in     echoes (and the echo of ws's "subscribe" text)
@@ -11,11 +11,14 @@
  * The first message that arrives (the echo of the ws stage's "subscribe"
  * text, sent when the connection opens) starts the run: probe 0 goes out at
  * once. Each probe is an lcp_msg from the stage's own mempool carrying the B8
- * probe payload ("size" bytes, tests/bench/b8_hist.h: sequence number and the
+ * probe payload ("size" bytes, ws_rtt_hist.h: sequence number and the
  * TSC read just before lcp_emit()). One probe is outstanding at a time; when
  * its echo arrives (process() on "in"), the next goes out from the same call.
  * The first "warmup" probes are not recorded; then "count" are. Per recorded
- * probe, in TSC cycles (log-linear histograms, b8_hist.h):
+ * probe, in TSC cycles, into fine histograms (ws_rtt_hist.h, 1.6 % buckets: the
+ * "result" file) and into the SDK histograms rtt_seconds, rx_path_seconds,
+ * wire_seconds, tx_call_seconds (lcp/hist_log4.h: the report, telemetry and
+ * the metrics endpoint, live):
  *   rtt      now - the stamp in the echoed payload (the whole round trip as the
  *            application sees it: the same definition as b8_kernel_client)
  *   rx_path  now - msg->rx_tsc: the port's rx stamp to this stage (port, tcp,
@@ -41,7 +44,9 @@
 
 #include <lcp/lcp.h>
 
-#include "../b8_hist.h"
+#include <lcp/hist_log4.h>
+
+#include "ws_rtt_hist.h"
 
 enum { RTT_P_IN, RTT_P_OUT };
 
@@ -71,6 +76,27 @@ static const char *const rtt_counters[] = {
 #undef X
 	NULL,
 };
+
+enum { RTT_H_RTT, RTT_H_RX_PATH, RTT_H_WIRE, RTT_H_TX_CALL };
+static const struct lcp_hist_def rtt_hists[] = {
+	[RTT_H_RTT] = { .name = "rtt_seconds", .help = "probe round trip: sent to its echo received, as the application sees it",
+			.le = lcp_hist_log4_le, .n_le = LCP_HIST_LOG4_N_LE },
+	[RTT_H_RX_PATH] = { .name = "rx_path_seconds", .help = "the echo's rx stamp at the port to this stage (port, tcp, ws decode)",
+			    .le = lcp_hist_log4_le, .n_le = LCP_HIST_LOG4_N_LE },
+	[RTT_H_WIRE] = { .name = "wire_seconds", .help = "probe sent to its echo's rx stamp: ws encode, tcp, port tx, the network and the server",
+			 .le = lcp_hist_log4_le, .n_le = LCP_HIST_LOG4_N_LE },
+	[RTT_H_TX_CALL] = { .name = "tx_call_seconds", .help = "the probe's lcp_emit() call (with the ABI 2.0 walk: queuing it for ws)",
+			    .le = lcp_hist_log4_le, .n_le = LCP_HIST_LOG4_N_LE },
+	{ .name = NULL },
+};
+
+/* a recorded value into the fine histogram (the result file) and the SDK one */
+static inline void
+rtt_rec(struct lcp_stage *st, struct b8_hist *h, unsigned sdk, uint64_t v)
+{
+	b8_hist_add(h, v);
+	lcp_hist_add(st, sdk, lcp_hist_log4_bucket(v), 1, v);
+}
 
 struct rtt_conf {
 	uint64_t count;
@@ -151,6 +177,8 @@ rtt_init(struct lcp_stage *st, const void *conf, void **ctx)
 	b8_hist_reset(&x->rx_path);
 	b8_hist_reset(&x->wire);
 	b8_hist_reset(&x->tx_call);
+	for (unsigned h = 0; h <= RTT_H_TX_CALL; h++)
+		lcp_hist_set_scale(st, h, 1.0 / (double)rte_get_tsc_hz()); /* exported in seconds */
 	*ctx = x;
 	return 0;
 }
@@ -239,7 +267,7 @@ rtt_send(struct rtt_ctx *x, uint64_t seq)
 	lcp_count(x->st, RTT_C_PROBES, 1);
 	lcp_emit(x->st, RTT_P_OUT, (void **)&m, 1);
 	if (seq >= x->conf->warmup)
-		b8_hist_add(&x->tx_call, rte_rdtsc() - t);
+		rtt_rec(x->st, &x->tx_call, RTT_H_TX_CALL, rte_rdtsc() - t);
 }
 
 static void
@@ -279,9 +307,9 @@ rtt_process(struct lcp_stage *st, void *ctx, unsigned port, void **objs, unsigne
 		lcp_count(st, RTT_C_ECHOES, 1);
 		x->outstanding = false;
 		if (seq >= x->conf->warmup) {
-			b8_hist_add(&x->rtt, now - stamp);
-			b8_hist_add(&x->rx_path, m->rx_tsc != 0 && now >= m->rx_tsc ? now - m->rx_tsc : 0);
-			b8_hist_add(&x->wire, m->rx_tsc >= stamp ? m->rx_tsc - stamp : 0);
+			rtt_rec(st, &x->rtt, RTT_H_RTT, now - stamp);
+			rtt_rec(st, &x->rx_path, RTT_H_RX_PATH, m->rx_tsc != 0 && now >= m->rx_tsc ? now - m->rx_tsc : 0);
+			rtt_rec(st, &x->wire, RTT_H_WIRE, m->rx_tsc >= stamp ? m->rx_tsc - stamp : 0);
 			lcp_count(st, RTT_C_RECORDED, 1);
 		}
 		lcp_msg_free(m);
@@ -351,6 +379,7 @@ rtt_fini(struct lcp_stage *st, void *ctx)
 static const struct lcp_stage_ops rtt_ops = {
 	.ports = rtt_ports,
 	.counters = rtt_counters,
+	.hists = rtt_hists,
 	.init = rtt_init,
 	.poll = rtt_poll,
 	.process = rtt_process,
@@ -361,7 +390,7 @@ static const struct lcp_stage_ops rtt_ops = {
 LCP_PLUGIN_EXPORT const struct lcp_plugin lcp_plugin_descriptor = {
 	LCP_PLUGIN_HEADER(LCP_KIND_STAGE, "ws_rtt"),
 	.version = "1.0.0",
-	.summary = "B8 bench: closed-loop WebSocket echo probes through the ws stage, RTT histograms",
+	.summary = "WebSocket round trips: closed-loop echo probes through the ws stage, RTT histograms (B8)",
 	.options = rtt_opts,
 	.conf_size = sizeof(struct rtt_conf),
 	.ops = &rtt_ops,
