@@ -160,6 +160,11 @@ scan_dir(struct lcp_registry *r, const char *dir, bool warn_missing)
 
 		if (l < 4 || strcmp(de->d_name + l - 3, ".so") != 0)
 			continue;
+		/* the build tree's and the plugin directory's lib*.so are libraries
+		 * built beside the plugins (sink_shm's consumer library), not plugins;
+		 * a directory the user names is taken whole */
+		if (!warn_missing && strncmp(de->d_name, "lib", 3) == 0)
+			continue;
 		names = realloc(names, (n + 1) * sizeof(*names));
 		if (names == NULL || asprintf(&names[n], "%s/%s", dir, de->d_name) < 0)
 			abort();

@@ -17,18 +17,7 @@ extern "C" {
 
 #define LCP_PLUGIN_MAGIC 0x3150434cu /* "LCP1" little-endian */
 #define LCP_ABI_MAJOR 2
-#define LCP_ABI_MINOR 2 /* 2.2: histograms (struct lcp_hist_def, lcp_stage_ops.hists,
-			 * lcp_stage.hist_ctr, lcp_hist_add / _observe / _set_scale).
-			 * 2.1: lcp_stage_pktmbuf_pool_held().
-			 * 2.0: a same-lcore lcp_emit() queues onto the destination's input vector
-			 * (struct lcp_pend, lcp_edge.pend) and the worker walks those in graph order:
-			 * no process() runs inside another; lcp_stage.depth, LCP_EMIT_DEPTH_MAX,
-			 * lcp_emit_loop() and lcp_process_timed() gone; lcp_obuf_flush() emits in place.
-			 * 1.x (history in git): 1.1 counters row; 1.2 lcp/stream.h; 1.3 lcp/pool.h,
-			 * lcp/batch.h; 1.4 ring "<port>.out" read off the ring; 1.5 LCP_OPT_F_PATH;
-			 * 1.6 linger; 1.7 lcp_msg.lost, stream meta off, SEND_FULL / SEND_ROOM;
-			 * 1.8 lcp_emit_try, stream credits, LCP_PORT_F_FORWARDS, lcp_check_mbufs;
-			 * 1.9 LCP_MSG_F_BULK, lcp_msgs_free */
+#define LCP_ABI_MINOR 2 /* what each minor added: doc/abi.md */
 #define LCP_NAME_MAX 32 /* plugin and stage names, including the NUL */
 #define LCP_PLUGIN_SYMBOL "lcp_plugin_descriptor"
 
