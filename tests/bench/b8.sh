@@ -302,7 +302,7 @@ import json, os, sys, statistics as stat
 tmp, hz, count, warmup, size = sys.argv[1], float(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
 servers, clients = sys.argv[6].split(), sys.argv[7].split()
 scpu, ccpu = sys.argv[8], sys.argv[9]
-us = lambda c: c * 1e6 / hz
+us = lambda c: c * 1e6 / hz if c is not None else float("nan")  # p99.9 is null below 1000 probes
 runs = [l.rstrip("\n").split("\t") for l in open(tmp + "/runs.tsv") if l.strip()]
 res, bad = {}, 0
 jl = [] # JSON result lines, printed at the end
