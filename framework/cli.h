@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * cli.h — what the lcpipe command line's files share: lcpipe.c (run, check,
- * describe, list-plugins) and ab.c (the A/B harness). Not part of liblcp.
+ * describe, list-plugins) and ab/ (the A/B harness). Not part of liblcp.
  */
 #ifndef LCP_CLI_H
 #define LCP_CLI_H

@@ -1,5 +1,5 @@
 #!/bin/bash
-# `lcpipe ab` (framework/ab.c), the A/B harness, end to end:
+# `lcpipe ab` (framework/ab/), the A/B harness, end to end:
 #  (a) two demo configs (conf/demo.json's pipeline; B measures in metrics'
 #      naive mode), 2 runs each, 0.5 s (LCP_TEST_AB_DURATION): exit 0, a table
 #      on stdout, the JSON and SVG under their default names in the current
