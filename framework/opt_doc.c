@@ -311,12 +311,16 @@ lcp_config_schema(struct lcp_registry *r)
 	for (unsigned i = 0; i < n; i++) {
 		if (v[i]->desc->kind != LCP_KIND_STAGE)
 			continue;
-		json_array_append_new(allof, json_pack("{s:{s:{s:{s:s}}}, s:{s:{s:o}}}", "if", "properties",
-						       "plugin", "const", v[i]->desc->name, "then", "properties",
-						       "options", schema_opts(v[i]->desc->options)));
+		json_array_append_new(allof, json_pack("{s:{s:[s], s:{s:{s:s}}}, s:{s:{s:o}}}", "if", "required",
+						       "plugin", "properties", "plugin", "const", v[i]->desc->name,
+						       "then", "properties", "options",
+						       schema_opts(v[i]->desc->options)));
 	}
-	stage = json_pack("{s:s, s:b, s:o, s:[s,s], s:o}", "type", "object", "additionalProperties", 0,
-			  "properties", sprops, "required", "name", "plugin", "allOf", allof);
+	/* "plugin" is required unless the config includes others: a stage there
+	 * may only change an included stage's options, by name (the merged config
+	 * is what lcpipe check validates whole) */
+	stage = json_pack("{s:s, s:b, s:o, s:[s], s:o}", "type", "object", "additionalProperties", 0,
+			  "properties", sprops, "required", "name", "allOf", allof);
 	json_object_set_new(props, "stages", json_pack("{s:s, s:i, s:o}", "type", "array", "minItems", 1, "items", stage));
 	json_object_set_new(props, "links",
 			    json_pack("{s:s, s:{s:[{s:s, s:s}, {s:s, s:b, s:{s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}, s:O, s:{s:[s,s]}, s:{s:s, s:i, s:i}}, s:[s,s]}]}}",
@@ -334,6 +338,8 @@ lcp_config_schema(struct lcp_registry *r)
 			    json_pack("{s:[{s:s}, {s:s, s:{s:s}}]}", "oneOf", "type", "string", "type", "array", "items",
 				      "type", "string"));
 	json_object_set_new(s, "anyOf", json_pack("[{s:[s]}, {s:[s]}]", "required", "stages", "required", "include"));
+	json_object_set_new(s, "if", json_pack("{s:{s:[s]}}", "not", "required", "include"));
+	json_object_set_new(s, "then", json_pack("{s:{s:{s:{s:[s]}}}}", "properties", "stages", "items", "required", "plugin"));
 	free(v);
 	return s;
 }

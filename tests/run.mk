@@ -167,3 +167,16 @@ RUN_CONFS += run/conf/fault-gen.json run/conf/fault-xfer.json run/conf/fault-dem
 # without nats-server or without the plugin (no libnats at configure time)
 RUN_TESTS += run/nats.sh
 EXTRA_DIST += run/nats_peer.py
+
+# the shared-memory sink (plugins/sink_shm): the demo pipeline into a ring read by
+# run/shm_consume (against the consumer library liblcpipe-shm) and run/shm_read.py
+# (the pure-Python reader): every message, overruns of slow readers, several
+# readers at once, files that are not rings, option refusals
+RUN_TESTS += run/shm.sh
+EXTRA_DIST += run/shm_read.py
+check_PROGRAMS += run/shm_consume
+run_shm_consume_SOURCES = run/shm_consume.c
+run_shm_consume_CPPFLAGS = -I$(top_srcdir)/plugins/sink_shm
+run_shm_consume_CFLAGS = $(AM_CFLAGS_COMMON)
+run_shm_consume_LDADD = $(top_builddir)/plugins/sink_shm/liblcpipe-shm.la
+run_shm_consume_LDFLAGS = -no-install

@@ -50,10 +50,14 @@
 #                           sending and receiving against Linux TCP on the same
 #                           router in the same run (tests/kernel/tcp_lib.sh's
 #                           topo_routed + topo_standin); root, else SKIP
+#   B16 bench/b16.sh        shared-memory consumers: latency from a message's rx_tsc
+#                           (and from sink_shm's publish) to a consumer's read on
+#                           the other CPU, p50/p99/p99.9, and the consumer's cost
+#                           per message (bench/b16_consume, liblcpipe-shm)
 #   callgrind.sh            instruction counts of the single-lcore hot paths
 #
 # Knobs: make bench BENCH_REPS=11 BENCH_MS=10 BENCH_CG_ITERS=20000
-#        BENCH_ONLY="b1 b2 b7 cg b6 b8 b4 b9 b10 b11 b12 b12x b13 b13s b14 b15" (any subset; b11 is not in the default)
+#        BENCH_ONLY="b1 b2 b7 cg b6 b8 b4 b9 b10 b11 b12 b12x b13 b13s b14 b15 b16" (any subset; b11 is not in the default)
 #        B15: B15_REPS=3 B15_BYTES=67108864 B15_CASES="clean loss reorder" (environment)
 BENCH_PROGS = bench/b1_ring_link$(EXEEXT) bench/b2_dispatch$(EXEEXT) bench/b7_tcp_rx$(EXEEXT)
 EXTRA_PROGRAMS = bench/b1_ring_link bench/b2_dispatch bench/b7_tcp_rx
@@ -89,7 +93,7 @@ CLEANFILES += $(BENCH_PROGS) bench-b1.log bench-b2.log bench-b7.log bench-cg.log
 BENCH_REPS = 11
 BENCH_MS = 10
 BENCH_CG_ITERS = 20000
-BENCH_ONLY = b1 b2 b7 cg b6 b8 b4 b9 b10 b12 b12x b13 b13s b14 b15
+BENCH_ONLY = b1 b2 b7 cg b6 b8 b4 b9 b10 b12 b12x b13 b13s b14 b15 b16
 
 .PHONY: bench
 bench: $(BENCH_PROGS)
@@ -101,8 +105,8 @@ bench: $(BENCH_PROGS)
 		b1) s=b1.sh ;; b2) s=b2.sh ;; b7) s=b7.sh ;; cg) s=callgrind.sh ;; b6) s=b6.sh ;; b8) s=b8.sh ;; b11) s=b11.sh ;; \
 		b4) s=b4.sh ;; b9) s=b9.sh ;; b10) s=b10.sh ;; b12) s=b12.sh ;; b13) s=b13.sh ;; b13s) s=b13_scale.sh ;; \
 		b12x) s=b12x.sh ;; \
-		b14) s=b14.sh ;; b15) s=b15.sh ;; \
-		*) echo "bench: unknown '$$b' in BENCH_ONLY (b1 b2 b7 cg b6 b8 b4 b9 b10 b11 b12 b12x b13 b13s b14 b15)" >&2; exit 2 ;; \
+		b14) s=b14.sh ;; b15) s=b15.sh ;; b16) s=b16.sh ;; \
+		*) echo "bench: unknown '$$b' in BENCH_ONLY (b1 b2 b7 cg b6 b8 b4 b9 b10 b11 b12 b12x b13 b13s b14 b15 b16)" >&2; exit 2 ;; \
 		esac; \
 		{ bash '$(srcdir)/bench/'$$s; echo $$? > bench-$$b.rc; } 2>&1 | tee bench-$$b.log; \
 		rc=$$(cat bench-$$b.rc); rm -f bench-$$b.rc; \
@@ -261,3 +265,25 @@ soak: all
 # tcp_app plugin (plugins/tcp_app, built with everything else).
 EXTRA_DIST += bench/b15.sh
 CLEANFILES += bench-b15.log
+
+# ---- B16: shared-memory consumers (plugins/sink_shm, liblcpipe-shm) ----
+# bench/b16.sh (doc/benchmarks.md "B16"): the demo pipeline into sink_shm at a
+# fixed rate, read by bench/b16_consume pinned to the other CPU than the lcpipe
+# worker; latency rx_tsc -> read and publish -> read, the consumer's cycles per
+# message, next to a cache line's trip between the same two CPUs (same run).
+# Built by bench-b16-build below only when b16 is in BENCH_ONLY.
+EXTRA_PROGRAMS += bench/b16_consume
+bench_b16_consume_SOURCES = bench/b16_consume.c
+bench_b16_consume_CPPFLAGS = -I$(top_srcdir)/plugins/sink_shm
+bench_b16_consume_CFLAGS = $(AM_CFLAGS_COMMON)
+bench_b16_consume_LDADD = $(top_builddir)/plugins/sink_shm/liblcpipe-shm.la
+bench_b16_consume_LDFLAGS = -no-install
+EXTRA_DIST += bench/b16.sh
+CLEANFILES += bench/b16_consume$(EXEEXT) bench-b16.log
+
+.PHONY: bench-b16-build
+bench: bench-b16-build
+bench-b16-build:
+	@case " $(BENCH_ONLY) " in *" b16 "*) \
+		$(MAKE) $(AM_MAKEFLAGS) bench/b16_consume$(EXEEXT) ;; \
+	esac
