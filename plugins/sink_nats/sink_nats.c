@@ -620,18 +620,30 @@ sn_url_now(natsConnection *nc, char *buf, size_t n)
 		snprintf(buf, n, "?");
 }
 
+/* a connection came (back): count it under ctr and say so ("connected to URL
+ * (after retrying)", "reconnected to NATS server URL") */
 static void
-sn_on_connected(natsConnection *nc, void *closure)
+sn_on_link(natsConnection *nc, struct sn_shared *sh, uint64_t *ctr, bool again)
 {
-	struct sn_shared *sh = closure;
 	char url[256];
 
 	if (!sn_cb_enter(sh))
 		return;
-	__atomic_add_fetch(&sh->connects, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(ctr, 1, __ATOMIC_RELAXED);
 	sn_url_now(nc, url, sizeof(url));
-	lcp_log(sh->st, LCP_LOG_NOTICE, "connected to %s (after retrying)", url);
+	if (again)
+		lcp_log(sh->st, LCP_LOG_NOTICE, "reconnected to NATS server %s", url);
+	else
+		lcp_log(sh->st, LCP_LOG_NOTICE, "connected to %s (after retrying)", url);
 	sn_cb_leave(sh);
+}
+
+static void
+sn_on_connected(natsConnection *nc, void *closure)
+{
+	struct sn_shared *sh = closure;
+
+	sn_on_link(nc, sh, &sh->connects, false);
 }
 
 static void
@@ -662,14 +674,8 @@ static void
 sn_on_reconnected(natsConnection *nc, void *closure)
 {
 	struct sn_shared *sh = closure;
-	char url[256];
 
-	if (!sn_cb_enter(sh))
-		return;
-	__atomic_add_fetch(&sh->reconnects, 1, __ATOMIC_RELAXED);
-	sn_url_now(nc, url, sizeof(url));
-	lcp_log(sh->st, LCP_LOG_NOTICE, "reconnected to NATS server %s", url);
-	sn_cb_leave(sh);
+	sn_on_link(nc, sh, &sh->reconnects, true);
 }
 
 static void

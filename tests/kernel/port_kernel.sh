@@ -62,6 +62,31 @@ assert r["leaked_objects"] == 0
 PYEOF
 echo "ok: af_packet tx: $N frames reached the kernel"
 
+# rx_run TAG CONF: run CONF in the background, send M raw frames on vB once it
+# runs (sequence numbers 0..M-1 after an Ethernet header), SIGINT it; RC its exit
+rx_run() {
+	local tag=$1 conf=$2 pid
+	ip netns exec "$NS" "$LCPIPE" run "$conf" --no-live --report "$W/$tag.r.json" > "$W/$tag.log" 2>&1 &
+	pid=$!
+	for _ in $(seq 100); do grep -q "running" "$W/$tag.log" && break; sleep 0.1; done
+	grep -q "running" "$W/$tag.log" || { kill -9 $pid; cat "$W/$tag.log"; fail "$tag: the pipeline did not start"; }
+	nsx $PY - $M <<'PYEOF' || { kill $pid; fail "$tag: raw sender"; }
+import socket, struct, sys, time
+m = int(sys.argv[1])
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+s.bind(("vB", 0))
+for i in range(m):
+    eth = b"\x02\x00\x00\x00\x00\xaa" + b"\x02\x00\x00\x00\x00\xbb" + b"\x88\xb5"
+    s.send(eth + struct.pack(">Q", i) + bytes(50))
+    if i % 100 == 99:
+        time.sleep(0.01)
+PYEOF
+	sleep 0.5
+	kill -INT $pid
+	wait $pid
+	RC=$?
+}
+
 # rx: kernel raw socket -> lcpipe
 M=500
 cat > "$W/rx.json" <<JSON
@@ -73,24 +98,8 @@ cat > "$W/rx.json" <<JSON
     {"name":"cap","plugin":"sink_pcap","lcore":1,"options":{"path":"$W/rx.pcapng"}}],
   "links": ["p.rx -> cap.in"] }
 JSON
-ip netns exec "$NS" "$LCPIPE" run "$W/rx.json" --no-live --report "$W/rx.r.json" > "$W/rx.log" 2>&1 &
-pid=$!
-for _ in $(seq 100); do grep -q "running" "$W/rx.log" && break; sleep 0.1; done
-grep -q "running" "$W/rx.log" || { kill -9 $pid; cat "$W/rx.log"; fail "rx pipeline did not start"; }
-nsx $PY - $M <<'PYEOF' || { kill $pid; fail "raw sender"; }
-import socket, struct, sys, time
-m = int(sys.argv[1])
-s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
-s.bind(("vB", 0))
-for i in range(m):
-    eth = b"\x02\x00\x00\x00\x00\xaa" + b"\x02\x00\x00\x00\x00\xbb" + b"\x88\xb5"
-    s.send(eth + struct.pack(">Q", i) + bytes(50))
-    if i % 100 == 99:
-        time.sleep(0.01)
-PYEOF
-sleep 0.5
-kill -INT $pid
-wait $pid || { cat "$W/rx.log"; fail "rx run exited $?"; }
+rx_run rx "$W/rx.json"
+[ "$RC" -eq 0 ] || { cat "$W/rx.log"; fail "rx run exited $RC"; }
 $PY - "$W/rx.r.json" $M <<'PYEOF' || { cat "$W/rx.log"; fail "af_packet rx report"; }
 import json, sys
 r = json.load(open(sys.argv[1])); m = int(sys.argv[2])
@@ -248,25 +257,8 @@ PYEOF
 
 	# rx into a sink that keeps 5 frames: a leak on top of the driver's hold
 	xdp_conf xrx 30 '{"name":"k","plugin":"sink_check","lcore":1,"options":{"leak":5,"log_max":0}}' '"p.rx -> k.in"'
-	ip netns exec "$NS" "$LCPIPE" run "$W/xrx.json" --no-live --report "$W/xrx.r.json" > "$W/xrx.log" 2>&1 &
-	pid=$!
-	for _ in $(seq 100); do grep -q "running" "$W/xrx.log" && break; sleep 0.1; done
-	grep -q "running" "$W/xrx.log" || { kill -9 $pid; cat "$W/xrx.log"; fail "af_xdp rx pipeline did not start"; }
-	nsx $PY - $M <<'PYEOF' || { kill $pid; fail "raw sender (af_xdp)"; }
-import socket, struct, sys, time
-m = int(sys.argv[1])
-s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
-s.bind(("vB", 0))
-for i in range(m):
-    eth = b"\x02\x00\x00\x00\x00\xaa" + b"\x02\x00\x00\x00\x00\xbb" + b"\x88\xb5"
-    s.send(eth + struct.pack(">Q", i) + bytes(50))
-    if i % 100 == 99:
-        time.sleep(0.01)
-PYEOF
-	sleep 0.5
-	kill -INT $pid
-	wait $pid
-	rc=$?
+	rx_run xrx "$W/xrx.json"
+	rc=$RC
 	[ $rc -eq 3 ] || { cat "$W/xrx.log"; fail "af_xdp rx with a leaking sink exited $rc, expected 3 (leak)"; }
 	$PY - "$W/xrx.r.json" $M <<'PYEOF' || { cat "$W/xrx.log"; fail "af_xdp rx report"; }
 import json, sys
