@@ -851,3 +851,19 @@ out:
 	lcp_sbuf_free(&parts);
 	lcp_sbuf_free(&ring_ids);
 }
+
+/* A sink of the graph: no linked output. With strict, also no poll(): a port
+ * whose rx is unlinked ends one branch (gen -> port tx) but in a loopback the
+ * frames it sends come back through another port to the real sink, and counting
+ * both would double "delivered". Strict sinks are used when there are any.
+ * The stats' "delivered" and lcpipe ab's plan both use it. */
+bool
+lcp_cfg_stage_is_sink(const struct lcp_cfg_stage *cs, bool strict)
+{
+	const struct lcp_stage_ops *ops = cs->pf->desc->ops;
+
+	for (unsigned k = 0; k < cs->n_ports; k++)
+		if (cs->link_out[k] >= 0)
+			return false;
+	return !strict || ops->poll == NULL;
+}

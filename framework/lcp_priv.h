@@ -63,6 +63,11 @@ struct lcp_plugin_file {
 	char *refused;                 /* why it was refused, or NULL */
 };
 
+struct lcp_cfg_stage;
+/* graph.c: a stage no link leaves (strict: that has no poll() either), for
+ * "delivered" (stats.c) and lcpipe ab's plan */
+bool lcp_cfg_stage_is_sink(const struct lcp_cfg_stage *cs, bool strict);
+
 /* prom.c: "ADDRESS:PORT" (numeric IPv4, or IPv6 in brackets) into ss; 0 or -EINVAL */
 int lcp_prom_parse(const char *s, struct sockaddr_storage *ss, socklen_t *len);
 

@@ -67,19 +67,6 @@ lcp_stage_totals(const struct lcp_stage_priv *sp, uint64_t *in, uint64_t *out, u
 	}
 }
 
-/* A sink of the graph: no linked output. With strict, also no poll(): a port
- * whose rx is unlinked ends one branch (gen -> port tx) but in a loopback the
- * frames it sends come back through another port to the real sink, and counting
- * both would double "delivered". Strict sinks are used when there are any. */
-static bool
-is_sink(const struct lcp_stage_priv *sp, bool strict)
-{
-	for (unsigned k = 0; k < sp->cs->n_ports; k++)
-		if (sp->cs->link_out[k] >= 0)
-			return false;
-	return !strict || sp->pub.ops->poll == NULL;
-}
-
 static void
 human(char *buf, size_t len, double v)
 {
@@ -108,12 +95,12 @@ lcp_stats_tick(struct lcp_engine *e, bool final_line)
 	bool strict = false;
 
 	for (unsigned i = 0; i < e->n_stages; i++)
-		strict |= is_sink(e->stages[i], true);
+		strict |= lcp_cfg_stage_is_sink(e->stages[i]->cs, true);
 	for (unsigned i = 0; i < e->n_stages; i++) {
 		uint64_t in, out, dr;
 
 		lcp_stage_totals(e->stages[i], &in, &out, &dr);
-		if (is_sink(e->stages[i], strict))
+		if (lcp_cfg_stage_is_sink(e->stages[i]->cs, strict))
 			delivered += in;
 		drops += dr;
 	}

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause
- * ab_plan.c — lcpipe ab: the plan: what a validated config says about its pipeline (its sinks, what leaves each lcore) (ab_priv.h).
+ * ab_plan.c — lcpipe ab: the plan: what a validated config says about its
+ * pipeline (its sinks, by graph.c's rule; what leaves each lcore) (ab_priv.h).
  */
 #include "ab_priv.h"
 
@@ -9,18 +10,6 @@ const struct lcp_stage_ops *
 stage_ops(const struct lcp_cfg_stage *cs)
 {
 	return (const struct lcp_stage_ops *)cs->pf->desc->ops;
-}
-
-/* stats.c's rule for "delivered": a sink has no linked output; with strict,
- * also no poll() (the tx-only end of a loopback port pair is not a sink when
- * there is a real one) */
-bool
-cfg_is_sink(const struct lcp_cfg_stage *cs, bool strict)
-{
-	for (unsigned k = 0; k < cs->n_ports; k++)
-		if (cs->link_out[k] >= 0)
-			return false;
-	return !strict || stage_ops(cs)->poll == NULL;
 }
 
 struct ab_lcore *
@@ -62,14 +51,14 @@ plan_build(struct ab_plan *p, const struct lcp_cfg *c)
 	bool strict = false;
 
 	for (unsigned i = 0; i < c->n_stages; i++)
-		strict |= cfg_is_sink(&c->stages[i], true);
+		strict |= lcp_cfg_stage_is_sink(&c->stages[i], true);
 	for (unsigned i = 0; i < c->n_stages; i++) {
 		const struct lcp_cfg_stage *cs = &c->stages[i];
 		const struct lcp_port_def *ports = stage_ops(cs)->ports;
 		struct ab_lcore *lc = plan_lcore(p, cs->lcore);
 
 		lc->stage = lc->n_stages++ == 0 ? (char *)cs->name : NULL;
-		if (cfg_is_sink(cs, strict)) {
+		if (lcp_cfg_stage_is_sink(cs, strict)) {
 			p->sinks = realloc(p->sinks, (p->n_sinks + 1) * sizeof(*p->sinks));
 			p->sinks[p->n_sinks++] = strdup(cs->name);
 			lcore_exit(lc, cs->name, NULL);

@@ -151,7 +151,6 @@ extern volatile sig_atomic_t ab_signal;
 
 /* ab_plan.c */
 const struct lcp_stage_ops *stage_ops(const struct lcp_cfg_stage *cs);
-bool cfg_is_sink(const struct lcp_cfg_stage *cs, bool strict);
 struct ab_lcore *plan_lcore(struct ab_plan *p, unsigned lcore);
 void lcore_exit(struct ab_lcore *lc, const char *stage, const char *port);
 int lcore_cmp(const void *a, const void *b);
