@@ -328,6 +328,11 @@ void lcp_stats_tick(struct lcp_engine *e, bool final_line);
 void lcp_stats_summary(struct lcp_engine *e, FILE *f);
 void lcp_mempools_check(struct lcp_engine *e);
 
+/* engine.c: free what lcp_engine_build() made (after teardown) */
+void lcp_engine_free(struct lcp_engine *e);
+/* control.c: wake the control loop (async-signal-safe) */
+void lcp_control_wake(void);
+
 /* prom.c: the metrics endpoint (engine.metrics_listen) */
 int lcp_prom_start(struct lcp_engine *e);
 void lcp_prom_run(struct lcp_engine *e);
