@@ -22,7 +22,7 @@
 #   fuzz/fuzz_tcp_input     Ethernet/IPv4/TCP frames into a connection in any TCP
 #                           state, fake clock, leak check at destroy
 #   fuzz/fuzz_config        lcp_cfg_load() on the input as JSON, build-tree plugins
-#   fuzz/fuzz_metrics_json  the metrics stage's path walk (plugins/metrics/
+#   fuzz/fuzz_metrics_json  the metrics stage's path walk (plugins/common/
 #                           metrics_json.c), the six venue path sets and more
 #
 # Every build (gcc, no libFuzzer): fuzz/replay_<target> is the same target with
@@ -56,8 +56,8 @@ fuzz_stk_ldadd = $(top_builddir)/stack/libstk.la $(CRYPTO_LIBS) $(ZLIB_LIBS)
 fuzz_lcp_cppflags = -I$(top_srcdir)/framework -I$(top_builddir)/framework \
 	-I$(top_srcdir)/framework/include -I$(top_builddir) -I$(srcdir)/fuzz $(JANSSON_CFLAGS)
 fuzz_lcp_ldadd = $(top_builddir)/framework/liblcp.la $(JANSSON_LIBS)
-fuzz_mj_cppflags = -I$(top_srcdir)/plugins/metrics -I$(srcdir)/fuzz
-fuzz_mj_ldadd = $(top_builddir)/plugins/metrics/libmetrics_json.la
+fuzz_mj_cppflags = -I$(top_srcdir)/plugins/common -I$(top_srcdir)/plugins/metrics -I$(srcdir)/fuzz
+fuzz_mj_ldadd = $(top_builddir)/plugins/common/libcommon.la
 fuzz_corpus = -DFUZZ_CORPUS_DIR='"$(abs_srcdir)/fuzz/$(1)"'
 
 # ---- replay: every build ----

@@ -9,7 +9,7 @@
 #                         conf/default.json, plugin_path, EAL override)
 #   unit/test_hardening   Check: defects these tests found (now fixed), each kept
 #                         fixed (see the file's header)
-#   unit/test_metrics_json Check: the metrics stage's path walk (plugins/metrics/
+#   unit/test_metrics_json Check: the metrics stage's path walk (plugins/common/
 #                         metrics_json.c) on venue message shapes and broken input
 #   unit/loader_cli.sh    the same refusals through `lcpipe list-plugins` / `check`
 #   unit/conf_corpus.sh   tests/conf-bad/*.json -> exact `error:` lines (*.expect),
@@ -33,208 +33,12 @@ unit_plugin_cflags = $(AM_CFLAGS_COMMON) -fvisibility=hidden
 unit_plugin_ldflags = -module -avoid-version -shared -rpath /nowhere \
 	-export-symbols-regex '^lcp_plugin_descriptor$$' $(SAN_LDFLAGS)
 
-check_LTLIBRARIES += plugins/hdr/bad_magic.la
-plugins_hdr_bad_magic_la_SOURCES = plugins/broken.c plugins/marker.h $(top_srcdir)/framework/include/lcp/plugin.h
-plugins_hdr_bad_magic_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_MAGIC
-plugins_hdr_bad_magic_la_CFLAGS = $(unit_plugin_cflags)
-plugins_hdr_bad_magic_la_LDFLAGS = $(unit_plugin_ldflags)
-
-check_LTLIBRARIES += plugins/hdr/abi_major.la
-plugins_hdr_abi_major_la_SOURCES = plugins/broken.c plugins/marker.h $(top_srcdir)/framework/include/lcp/plugin.h
-plugins_hdr_abi_major_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_ABI_MAJOR
-plugins_hdr_abi_major_la_CFLAGS = $(unit_plugin_cflags)
-plugins_hdr_abi_major_la_LDFLAGS = $(unit_plugin_ldflags)
-
-check_LTLIBRARIES += plugins/hdr/abi_minor.la
-plugins_hdr_abi_minor_la_SOURCES = plugins/broken.c plugins/marker.h $(top_srcdir)/framework/include/lcp/plugin.h
-plugins_hdr_abi_minor_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_ABI_MINOR
-plugins_hdr_abi_minor_la_CFLAGS = $(unit_plugin_cflags)
-plugins_hdr_abi_minor_la_LDFLAGS = $(unit_plugin_ldflags)
-
-check_LTLIBRARIES += plugins/hdr/bad_size.la
-plugins_hdr_bad_size_la_SOURCES = plugins/broken.c plugins/marker.h $(top_srcdir)/framework/include/lcp/plugin.h
-plugins_hdr_bad_size_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_SIZE
-plugins_hdr_bad_size_la_CFLAGS = $(unit_plugin_cflags)
-plugins_hdr_bad_size_la_LDFLAGS = $(unit_plugin_ldflags)
-
-check_LTLIBRARIES += plugins/hdr/sym_size.la
-plugins_hdr_sym_size_la_SOURCES = plugins/broken.c plugins/marker.h $(top_srcdir)/framework/include/lcp/plugin.h
-plugins_hdr_sym_size_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_SYMSIZE
-plugins_hdr_sym_size_la_CFLAGS = $(unit_plugin_cflags)
-plugins_hdr_sym_size_la_LDFLAGS = $(unit_plugin_ldflags)
-
-check_LTLIBRARIES += plugins/hdr/tiny.la
-plugins_hdr_tiny_la_SOURCES = plugins/broken.c plugins/marker.h $(top_srcdir)/framework/include/lcp/plugin.h
-plugins_hdr_tiny_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_TINY
-plugins_hdr_tiny_la_CFLAGS = $(unit_plugin_cflags)
-plugins_hdr_tiny_la_LDFLAGS = $(unit_plugin_ldflags)
-
-check_LTLIBRARIES += plugins/hdr/func.la
-plugins_hdr_func_la_SOURCES = plugins/broken.c plugins/marker.h $(top_srcdir)/framework/include/lcp/plugin.h
-plugins_hdr_func_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_FUNC
-plugins_hdr_func_la_CFLAGS = $(unit_plugin_cflags)
-plugins_hdr_func_la_LDFLAGS = $(unit_plugin_ldflags)
-
-check_LTLIBRARIES += plugins/hdr/hidden.la
-plugins_hdr_hidden_la_SOURCES = plugins/broken.c plugins/marker.h $(top_srcdir)/framework/include/lcp/plugin.h
-plugins_hdr_hidden_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_HIDDEN
-plugins_hdr_hidden_la_CFLAGS = $(unit_plugin_cflags)
-plugins_hdr_hidden_la_LDFLAGS = $(unit_plugin_ldflags)
-
-check_LTLIBRARIES += plugins/hdr/bad_kind.la
-plugins_hdr_bad_kind_la_SOURCES = plugins/broken.c plugins/marker.h $(top_srcdir)/framework/include/lcp/plugin.h
-plugins_hdr_bad_kind_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_KIND
-plugins_hdr_bad_kind_la_CFLAGS = $(unit_plugin_cflags)
-plugins_hdr_bad_kind_la_LDFLAGS = $(unit_plugin_ldflags)
-
-check_LTLIBRARIES += plugins/hdr/bad_name.la
-plugins_hdr_bad_name_la_SOURCES = plugins/broken.c plugins/marker.h $(top_srcdir)/framework/include/lcp/plugin.h
-plugins_hdr_bad_name_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_NAME
-plugins_hdr_bad_name_la_CFLAGS = $(unit_plugin_cflags)
-plugins_hdr_bad_name_la_LDFLAGS = $(unit_plugin_ldflags)
-
-check_LTLIBRARIES += plugins/hdr/no_name.la
-plugins_hdr_no_name_la_SOURCES = plugins/broken.c plugins/marker.h $(top_srcdir)/framework/include/lcp/plugin.h
-plugins_hdr_no_name_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_NONAME
-plugins_hdr_no_name_la_CFLAGS = $(unit_plugin_cflags)
-plugins_hdr_no_name_la_LDFLAGS = $(unit_plugin_ldflags)
-
-check_LTLIBRARIES += plugins/dup/dup_a.la
-plugins_dup_dup_a_la_SOURCES = plugins/broken.c plugins/marker.h $(top_srcdir)/framework/include/lcp/plugin.h
-plugins_dup_dup_a_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_DUP_A
-plugins_dup_dup_a_la_CFLAGS = $(unit_plugin_cflags)
-plugins_dup_dup_a_la_LDFLAGS = $(unit_plugin_ldflags)
-
-check_LTLIBRARIES += plugins/dup/dup_b.la
-plugins_dup_dup_b_la_SOURCES = plugins/broken.c plugins/marker.h $(top_srcdir)/framework/include/lcp/plugin.h
-plugins_dup_dup_b_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_DUP_B
-plugins_dup_dup_b_la_CFLAGS = $(unit_plugin_cflags)
-plugins_dup_dup_b_la_LDFLAGS = $(unit_plugin_ldflags)
-
-check_LTLIBRARIES += plugins/bugs/long_name.la
-plugins_bugs_long_name_la_SOURCES = plugins/broken.c plugins/marker.h $(top_srcdir)/framework/include/lcp/plugin.h
-plugins_bugs_long_name_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_LONGNAME
-plugins_bugs_long_name_la_CFLAGS = $(unit_plugin_cflags)
-plugins_bugs_long_name_la_LDFLAGS = $(unit_plugin_ldflags)
-
-check_LTLIBRARIES += plugins/bugs/dup_port.la
-plugins_bugs_dup_port_la_SOURCES = plugins/broken.c plugins/marker.h $(top_srcdir)/framework/include/lcp/plugin.h
-plugins_bugs_dup_port_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_DUPPORT
-plugins_bugs_dup_port_la_CFLAGS = $(unit_plugin_cflags)
-plugins_bugs_dup_port_la_LDFLAGS = $(unit_plugin_ldflags)
-
-check_LTLIBRARIES += plugins/open/no_init.la
-plugins_open_no_init_la_SOURCES = plugins/broken.c plugins/marker.h $(top_srcdir)/framework/include/lcp/plugin.h
-plugins_open_no_init_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_NOINIT
-plugins_open_no_init_la_CFLAGS = $(unit_plugin_cflags)
-plugins_open_no_init_la_LDFLAGS = $(unit_plugin_ldflags)
-
-check_LTLIBRARIES += plugins/open/no_process.la
-plugins_open_no_process_la_SOURCES = plugins/broken.c plugins/marker.h $(top_srcdir)/framework/include/lcp/plugin.h
-plugins_open_no_process_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_NOPROCESS
-plugins_open_no_process_la_CFLAGS = $(unit_plugin_cflags)
-plugins_open_no_process_la_LDFLAGS = $(unit_plugin_ldflags)
-
-check_LTLIBRARIES += plugins/open/no_poll.la
-plugins_open_no_poll_la_SOURCES = plugins/broken.c plugins/marker.h $(top_srcdir)/framework/include/lcp/plugin.h
-plugins_open_no_poll_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_NOPOLL
-plugins_open_no_poll_la_CFLAGS = $(unit_plugin_cflags)
-plugins_open_no_poll_la_LDFLAGS = $(unit_plugin_ldflags)
-
-check_LTLIBRARIES += plugins/open/no_ports.la
-plugins_open_no_ports_la_SOURCES = plugins/broken.c plugins/marker.h $(top_srcdir)/framework/include/lcp/plugin.h
-plugins_open_no_ports_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_NOPORTS
-plugins_open_no_ports_la_CFLAGS = $(unit_plugin_cflags)
-plugins_open_no_ports_la_LDFLAGS = $(unit_plugin_ldflags)
-
-check_LTLIBRARIES += plugins/open/bad_forward.la
-plugins_open_bad_forward_la_SOURCES = plugins/broken.c plugins/marker.h $(top_srcdir)/framework/include/lcp/plugin.h
-plugins_open_bad_forward_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_BADFWD
-plugins_open_bad_forward_la_CFLAGS = $(unit_plugin_cflags)
-plugins_open_bad_forward_la_LDFLAGS = $(unit_plugin_ldflags)
-
-check_LTLIBRARIES += plugins/open/bad_port.la
-plugins_open_bad_port_la_SOURCES = plugins/broken.c plugins/marker.h $(top_srcdir)/framework/include/lcp/plugin.h
-plugins_open_bad_port_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_BADPORT
-plugins_open_bad_port_la_CFLAGS = $(unit_plugin_cflags)
-plugins_open_bad_port_la_LDFLAGS = $(unit_plugin_ldflags)
-
-check_LTLIBRARIES += plugins/open/bad_counter.la
-plugins_open_bad_counter_la_SOURCES = plugins/broken.c plugins/marker.h $(top_srcdir)/framework/include/lcp/plugin.h
-plugins_open_bad_counter_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_BADCTR
-plugins_open_bad_counter_la_CFLAGS = $(unit_plugin_cflags)
-plugins_open_bad_counter_la_LDFLAGS = $(unit_plugin_ldflags)
-check_LTLIBRARIES += plugins/open/bad_hist.la
-plugins_open_bad_hist_la_SOURCES = plugins/broken.c plugins/marker.h $(top_srcdir)/framework/include/lcp/plugin.h
-plugins_open_bad_hist_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_BADHIST
-plugins_open_bad_hist_la_CFLAGS = $(unit_plugin_cflags)
-plugins_open_bad_hist_la_LDFLAGS = $(unit_plugin_ldflags)
-
-check_LTLIBRARIES += plugins/open/dup_counter.la
-plugins_open_dup_counter_la_SOURCES = plugins/broken.c plugins/marker.h $(top_srcdir)/framework/include/lcp/plugin.h
-plugins_open_dup_counter_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_DUPCTR
-plugins_open_dup_counter_la_CFLAGS = $(unit_plugin_cflags)
-plugins_open_dup_counter_la_LDFLAGS = $(unit_plugin_ldflags)
-
-check_LTLIBRARIES += plugins/open/null_ops.la
-plugins_open_null_ops_la_SOURCES = plugins/broken.c plugins/marker.h $(top_srcdir)/framework/include/lcp/plugin.h
-plugins_open_null_ops_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_NULLOPS
-plugins_open_null_ops_la_CFLAGS = $(unit_plugin_cflags)
-plugins_open_null_ops_la_LDFLAGS = $(unit_plugin_ldflags)
-
-check_LTLIBRARIES += plugins/open/no_version.la
-plugins_open_no_version_la_SOURCES = plugins/broken.c plugins/marker.h $(top_srcdir)/framework/include/lcp/plugin.h
-plugins_open_no_version_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_NOVERSION
-plugins_open_no_version_la_CFLAGS = $(unit_plugin_cflags)
-plugins_open_no_version_la_LDFLAGS = $(unit_plugin_ldflags)
-
-check_LTLIBRARIES += plugins/open/bad_opts.la
-plugins_open_bad_opts_la_SOURCES = plugins/broken.c plugins/marker.h $(top_srcdir)/framework/include/lcp/plugin.h
-plugins_open_bad_opts_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_BADOPTS
-plugins_open_bad_opts_la_CFLAGS = $(unit_plugin_cflags)
-plugins_open_bad_opts_la_LDFLAGS = $(unit_plugin_ldflags)
-
-check_LTLIBRARIES += plugins/open/ctr_no_read.la
-plugins_open_ctr_no_read_la_SOURCES = plugins/broken.c plugins/marker.h $(top_srcdir)/framework/include/lcp/plugin.h
-plugins_open_ctr_no_read_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_CTRNOREAD
-plugins_open_ctr_no_read_la_CFLAGS = $(unit_plugin_cflags)
-plugins_open_ctr_no_read_la_LDFLAGS = $(unit_plugin_ldflags)
-
-check_LTLIBRARIES += plugins/open/undef.la
-plugins_open_undef_la_SOURCES = plugins/broken.c plugins/marker.h $(top_srcdir)/framework/include/lcp/plugin.h
-plugins_open_undef_la_CPPFLAGS = $(unit_plugin_cppflags) -DBROKEN_UNDEF
-plugins_open_undef_la_CFLAGS = $(unit_plugin_cflags)
-plugins_open_undef_la_LDFLAGS = $(unit_plugin_ldflags)
-
-check_LTLIBRARIES += plugins/good/test_src.la
-plugins_good_test_src_la_SOURCES = plugins/good.c
-plugins_good_test_src_la_CPPFLAGS = $(unit_plugin_cppflags) -DGOOD_SRC
-plugins_good_test_src_la_CFLAGS = $(unit_plugin_cflags)
-plugins_good_test_src_la_LDFLAGS = $(unit_plugin_ldflags)
-
-check_LTLIBRARIES += plugins/good/test_sink.la
-plugins_good_test_sink_la_SOURCES = plugins/good.c
-plugins_good_test_sink_la_CPPFLAGS = $(unit_plugin_cppflags) -DGOOD_SINK
-plugins_good_test_sink_la_CFLAGS = $(unit_plugin_cflags)
-plugins_good_test_sink_la_LDFLAGS = $(unit_plugin_ldflags)
-
-check_LTLIBRARIES += plugins/good/test_opts.la
-plugins_good_test_opts_la_SOURCES = plugins/good.c
-plugins_good_test_opts_la_CPPFLAGS = $(unit_plugin_cppflags) -DGOOD_OPTS
-plugins_good_test_opts_la_CFLAGS = $(unit_plugin_cflags)
-plugins_good_test_opts_la_LDFLAGS = $(unit_plugin_ldflags)
-
-check_LTLIBRARIES += plugins/good/test_counters.la
-plugins_good_test_counters_la_SOURCES = plugins/good.c
-plugins_good_test_counters_la_CPPFLAGS = $(unit_plugin_cppflags) -DGOOD_COUNTERS
-plugins_good_test_counters_la_CFLAGS = $(unit_plugin_cflags)
-plugins_good_test_counters_la_LDFLAGS = $(unit_plugin_ldflags)
-
-check_LTLIBRARIES += plugins/shadow/shadow_sink.la
-plugins_shadow_shadow_sink_la_SOURCES = plugins/good.c
-plugins_shadow_shadow_sink_la_CPPFLAGS = $(unit_plugin_cppflags) -DGOOD_SHADOW
-plugins_shadow_shadow_sink_la_CFLAGS = $(unit_plugin_cflags)
-plugins_shadow_shadow_sink_la_LDFLAGS = $(unit_plugin_ldflags)
+# the cases of plugins/hdr, dup, bugs, open, good and shadow: one line each in
+# plugins/list, expanded by plugins/gen-am.sh
+include $(srcdir)/plugins/plugins.am
+$(srcdir)/plugins/plugins.am: $(srcdir)/plugins/list $(srcdir)/plugins/gen-am.sh
+	$(AM_V_GEN)$(SHELL) $(srcdir)/plugins/gen-am.sh $(srcdir)/plugins/list > $@.tmp && mv $@.tmp $@
+EXTRA_DIST += plugins/list plugins/gen-am.sh
 
 # ---- plugins/notso: files named *.so that are not shared objects ----
 unit_notso = plugins/notso/exec.so plugins/notso/pie.so plugins/notso/object.so \
@@ -299,9 +103,9 @@ check_PROGRAMS += unit/test_metrics_json
 TESTS += unit/test_metrics_json
 endif
 unit_test_metrics_json_SOURCES = unit/test_metrics_json.c
-unit_test_metrics_json_CPPFLAGS = -I$(top_srcdir)/plugins/metrics $(CHECK_CFLAGS)
+unit_test_metrics_json_CPPFLAGS = -I$(top_srcdir)/plugins/common -I$(top_srcdir)/plugins/metrics $(CHECK_CFLAGS)
 unit_test_metrics_json_CFLAGS = $(AM_CFLAGS_COMMON)
-unit_test_metrics_json_LDADD = $(top_builddir)/plugins/metrics/libmetrics_json.la $(CHECK_LIBS)
+unit_test_metrics_json_LDADD = $(top_builddir)/plugins/common/libcommon.la $(CHECK_LIBS)
 unit_test_hardening_SOURCES = unit/test_hardening.c unit/testutil.h
 unit_test_hardening_CPPFLAGS = $(unit_check_cppflags)
 unit_test_hardening_CFLAGS = $(AM_CFLAGS_COMMON)

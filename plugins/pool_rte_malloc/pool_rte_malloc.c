@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * pool_rte_malloc — the pool strategy on DPDK's general-purpose heap:
  * rte_malloc_socket() per object on get, rte_free() on put, with the capacity n
- * enforced by a counter (../pool_malloc/pool_cap.h) as in pool_malloc.
+ * enforced by a counter (plugins/common/pool_cap.h) as in pool_malloc.
  *
  * Why it exists: it is what DPDK code uses when it needs memory from the EAL's
  * (hugepage or, here, --no-huge) memory on a given socket without setting up a

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause
- * fuzz_metrics_json.c — the metrics stage's path walk (plugins/metrics/metrics_json.c)
+ * fuzz_metrics_json.c — the metrics stage's path walk (plugins/common/metrics_json.c)
  * on arbitrary messages.
  *
  * Input: byte 0 picks a path set (byte % FJ_NSETS: the six venue profiles of

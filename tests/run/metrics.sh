@@ -29,7 +29,7 @@
 
 [ -f "$PLUGDIR/tick_src.so" ] || skip "test plugin $PLUGDIR/tick_src.so not built"
 [ -f "$top_builddir/plugins/metrics/.libs/metrics.so" ] ||
-	skip "plugins/metrics not built (not in plugins/Makefile.am SUBDIRS?)"
+	skip "plugins/metrics not built (not in plugins/Makefile.am?)"
 
 LINK_RING='[{"from": "src.out", "to": "m.in", "ring_size": 8192}, "m.out -> sink.msg"]'
 LINK_DIRECT='["src.out -> m.in", "m.out -> sink.msg"]'

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause
- * test_metrics_json.c — the metrics stage's path walk (plugins/metrics/metrics_json.c),
+ * test_metrics_json.c — the metrics stage's path walk (plugins/common/metrics_json.c),
  * no EAL: compiled with the plugin's source file.
  *
  * metrics_json_compile(): slots (shared by equal paths), each refusal with its

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * pool_cap.h — capacity accounting for the pool strategies that allocate one
- * object at a time from a general-purpose allocator (pool_malloc, pool_rte_malloc;
- * pool_rte_malloc includes this file from here).
+ * object at a time from a general-purpose allocator (pool_malloc, pool_rte_malloc).
  *
  * Such an allocator never runs out at n objects by itself; the count below makes
  * the pool's capacity real, so exhaustion is observable (-ENOBUFS, as with the

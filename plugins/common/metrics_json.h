@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause
- * metrics_json — the path walk of the metrics stage (doc/metrics.md, "Paths"):
+ * metrics_json — the path walk of the metrics stage (doc/metrics.md, "Paths"),
+ * also sink_nats' subject templates:
  * a few dotted paths ("data.s", "arg.instId", "data.0.seqId", "data.-1.trade_id")
  * compiled into a trie, and one walk over a JSON message that captures the
  * value of each path, descending only along the trie and skipping every other
