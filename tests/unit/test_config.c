@@ -415,6 +415,29 @@ START_TEST(mbuf_budget_not_on_errors)
 }
 END_TEST
 
+/* an lcore set given twice (-l, -c, --lcores) is refused by `lcpipe check`,
+ * as EAL 22.11 refuses it */
+START_TEST(eal_lcore_option_twice)
+{
+	char *dir = t_scratch("bugs-eal"), *path;
+	static const char text[] =
+		"{\"eal\": [\"-l\", \"0,1\", \"-l\", \"0,1\"], \"plugin_path\": [\"" T_GOOD "\"],\n"
+		" \"stages\": [{\"name\": \"a\", \"plugin\": \"test_src\"},\n"
+		"            {\"name\": \"b\", \"plugin\": \"test_sink\"}],\n"
+		" \"links\": [\"a.out -> b.in\"]}\n";
+	struct lcp_cfg *c;
+
+	ck_assert(asprintf(&path, "%s/twice.json", dir) > 0);
+	t_write(path, text, strlen(text));
+	c = lcp_cfg_load(path, NULL, 0, &errs);
+	/* EAL 22.11: "Option -l is ignored, because (-l) is set!" then usage, init fails */
+	ck_assert_msg(errs.n > 0, "\"-l\" given twice passes lcpipe check; rte_eal_init refuses it");
+	lcp_cfg_free(c);
+	free(path);
+	free(dir);
+}
+END_TEST
+
 static Suite *
 config_suite(void)
 {
@@ -441,6 +464,7 @@ config_suite(void)
 	tcase_add_test(tc, eal_override_replaces_config);
 	tcase_add_loop_test(tc, eal_lcores, 0, (int)(sizeof(eal_cases) / sizeof(eal_cases[0])));
 	tcase_add_test(tc, eal_lcores_default_affinity);
+	tcase_add_test(tc, eal_lcore_option_twice);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("loops");

@@ -9,6 +9,8 @@
  * Every broken plugin has a constructor that appends its id to $LCP_TEST_MARKER:
  * the tests assert that no file refused from its header ever ran code, and (the
  * control) that dlopen()ing the same files directly does leave the marker.
+ * bugs/ holds what was once accepted: a 32-byte name without NUL, two ports with
+ * one name; probe_misaligned_tables moves a good plugin's tables off alignment.
  */
 #include <check.h>
 #include <dlfcn.h>
@@ -752,6 +754,113 @@ START_TEST(probe_never_crashes)
 }
 END_TEST
 
+#define T_BUGS T_PLUGINS "/bugs/.libs"
+
+/* a 32-byte name without NUL is refused, not truncated */
+START_TEST(loader_unterminated_name)
+{
+	const char *dirs[] = { T_BUGS };
+	struct lcp_registry r;
+	const struct lcp_plugin_file *pf;
+
+	lcp_registry_init(&r, dirs, 1);
+	pf = t_reg_find(&r, T_BUGS "/long_name.so");
+	ck_assert_ptr_nonnull(pf);
+	ck_assert_msg(pf->refused != NULL,
+		      "a 32-byte name without NUL was accepted as \"%s\" (truncated to 31)", pf->name);
+	lcp_registry_fini(&r);
+}
+END_TEST
+
+/* get("") does not answer with a file refused before its name was read */
+START_TEST(registry_get_empty_name)
+{
+	const char *dirs[] = { T_NOTSO };
+	struct lcp_registry r;
+	const struct lcp_plugin_file *refused = NULL;
+
+	lcp_registry_init(&r, dirs, 1);
+	ck_assert_ptr_null(lcp_registry_get(&r, "", &refused));
+	ck_assert_msg(refused == NULL, "get(\"\") answered with %s", refused ? refused->refused : "");
+	lcp_registry_fini(&r);
+}
+END_TEST
+
+/* check_stage_ops() refuses two ports with one name */
+START_TEST(loader_duplicate_port_name)
+{
+	const char *dirs[] = { T_BUGS };
+	struct lcp_registry r;
+	const struct lcp_plugin_file *refused = NULL;
+
+	lcp_registry_init(&r, dirs, 1);
+	ck_assert_msg(lcp_registry_get(&r, "test_dup_port", &refused) == NULL,
+		      "a stage with two ports named \"in\" was accepted");
+	lcp_registry_fini(&r);
+}
+END_TEST
+
+/* a copy of a good plugin with its section header table (what = 0) or its
+ * .dynsym (what = 1) moved to the end of the file, one byte off 8-byte alignment;
+ * before the fix the probe read them misaligned and accepted the file */
+START_TEST(probe_misaligned_tables)
+{
+	size_t len = 0;
+	char *orig = t_read(T_GOOD "/test_src.so", &len);
+	char *dir = t_scratch("bugs-align"), *path;
+	struct lcp_probe p;
+	char msg[512];
+
+	ck_assert_ptr_nonnull(orig);
+	ck_assert(asprintf(&path, "%s/misaligned.so", dir) > 0);
+	for (int what = 0; what < 2; what++) {
+		Elf64_Ehdr eh;
+		Elf64_Shdr *sh;
+		size_t end = (len + 8) / 8 * 8 + 1, tlen;
+		uint64_t toff;
+		char *buf;
+
+		memcpy(&eh, orig, sizeof(eh));
+		ck_assert_uint_eq(eh.e_shentsize, sizeof(Elf64_Shdr));
+		sh = calloc(eh.e_shnum, sizeof(*sh));
+		ck_assert_ptr_nonnull(sh);
+		memcpy(sh, orig + eh.e_shoff, eh.e_shnum * sizeof(*sh));
+		if (what == 0) {
+			toff = eh.e_shoff;
+			tlen = eh.e_shnum * sizeof(Elf64_Shdr);
+			eh.e_shoff = end;
+		} else {
+			unsigned i = 0;
+
+			while (i < eh.e_shnum && sh[i].sh_type != SHT_DYNSYM)
+				i++;
+			ck_assert_uint_lt(i, eh.e_shnum);
+			toff = sh[i].sh_offset;
+			tlen = sh[i].sh_size;
+			sh[i].sh_offset = end;
+		}
+		buf = calloc(1, end + tlen);
+		ck_assert_ptr_nonnull(buf);
+		memcpy(buf, orig, len);
+		memcpy(buf + end, orig + toff, tlen);
+		memcpy(buf, &eh, sizeof(eh));
+		if (what == 1)
+			memcpy(buf + eh.e_shoff, sh, eh.e_shnum * sizeof(*sh));
+		t_write(path, buf, end + tlen);
+		ck_assert_msg(lcp_elf_probe(path, &p, msg, sizeof(msg)) == -1,
+			      "a plugin with its %s at a misaligned offset was accepted",
+			      what == 0 ? "section headers" : ".dynsym");
+		ck_assert_str_eq(msg, what == 0 ? "not a shared object: ELF headers misaligned"
+						: "no descriptor: no dynamic symbol table");
+		free(buf);
+		free(sh);
+	}
+	free(path);
+	free(dir);
+	free(orig);
+}
+END_TEST
+
 static Suite *
 loader_suite(void)
 {
@@ -784,6 +893,9 @@ loader_suite(void)
 	tcase_add_test(tc, names_none);
 	tcase_add_test(tc, shadow_later_dir);
 	tcase_add_test(tc, search_path_order);
+	tcase_add_test(tc, loader_unterminated_name);
+	tcase_add_test(tc, registry_get_empty_name);
+	tcase_add_test(tc, loader_duplicate_port_name);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("probe");
@@ -791,6 +903,7 @@ loader_suite(void)
 	tcase_add_test(tc, probe_good);
 	tcase_add_test(tc, probe_crafted);
 	tcase_add_test(tc, probe_never_crashes);
+	tcase_add_test(tc, probe_misaligned_tables);
 	suite_add_tcase(s, tc);
 	return s;
 }

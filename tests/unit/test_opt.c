@@ -4,7 +4,8 @@
  * lcp_opt_apply(): every type and field width, defaults parsed with the same code
  * as user values, required, unknown keys listing the allowed ones, wrong JSON
  * type, range at both ends, string length bounds, enums; every message asserted
- * in full. lcp_opt_table_check(): each kind of broken table.
+ * in full. lcp_opt_table_check(): each kind of broken table, those it once let
+ * through included.
  */
 #include <check.h>
 #include <float.h>
@@ -779,6 +780,109 @@ START_TEST(type_names)
 }
 END_TEST
 
+/* ---- tables that lcp_opt_table_check() once let through (the loader refuses a
+ * plugin whose table fails the check) ---- */
+struct c8 {
+	uint8_t n;
+	uint8_t next;
+	uint32_t u;
+	double d;
+	const char *s;
+};
+
+/* an integer range must fit the field */
+START_TEST(table_range_must_fit_field)
+{
+	const struct lcp_opt t[] = {
+		LCP_OPT_UINT(struct c8, n, "n", "1", 0, 300, 0, "uint8_t, max 300"),
+		LCP_OPT_END,
+	};
+
+	/* the walker trusts a checked table: the check keeps 300 out of a uint8_t
+	 * (the loader refuses a plugin whose table fails it) */
+	ck_assert_msg(lcp_opt_table_check(t, sizeof(struct c8), msg, sizeof(msg)) == -1,
+		      "a uint8_t option with max 300 passes lcp_opt_table_check");
+	ck_assert_str_eq(msg, "option table row 0 (\"n\"): range 0..300 does not fit an unsigned 8-bit field (0..255)");
+}
+END_TEST
+
+/* an unsigned option cannot have a negative minimum */
+START_TEST(table_unsigned_negative_min)
+{
+	const struct lcp_opt t[] = {
+		LCP_OPT_UINT(struct c8, u, "u", "1", -5, 10, 0, "unsigned, min -5"),
+		LCP_OPT_END,
+	};
+
+	ck_assert_msg(lcp_opt_table_check(t, sizeof(struct c8), msg, sizeof(msg)) == -1,
+		      "an unsigned option with min -5 passes lcp_opt_table_check");
+}
+END_TEST
+
+/* a double's minimum cannot exceed its maximum */
+START_TEST(table_double_min_above_max)
+{
+	const struct lcp_opt t[] = {
+		LCP_OPT_DOUBLE(struct c8, d, "d", "1.5", 2.0, 1.0, 0, "dmin > dmax"),
+		LCP_OPT_END,
+	};
+
+	ck_assert_msg(lcp_opt_table_check(t, sizeof(struct c8), msg, sizeof(msg)) == -1,
+		      "dmin 2 > dmax 1 passes lcp_opt_table_check");
+}
+END_TEST
+
+/* a default the walker itself refuses is the table's fault, not every user config's */
+START_TEST(table_default_checked)
+{
+	const struct lcp_opt out_of_range[] = {
+		LCP_OPT_UINT(struct c8, u, "burst", "5000", 1, 1024, 0, "default above max"),
+		LCP_OPT_END,
+	};
+	const struct lcp_opt not_json[] = {
+		LCP_OPT_UINT(struct c8, u, "burst", "abc", 1, 1024, 0, "default not JSON"),
+		LCP_OPT_END,
+	};
+
+	ck_assert_msg(lcp_opt_table_check(out_of_range, sizeof(struct c8), msg, sizeof(msg)) == -1,
+		      "default 5000 above max 1024 passes lcp_opt_table_check");
+	ck_assert_msg(lcp_opt_table_check(not_json, sizeof(struct c8), msg, sizeof(msg)) == -1,
+		      "default 'abc' (not JSON) passes lcp_opt_table_check");
+}
+END_TEST
+
+/* two rows with one name: the second would be unreachable */
+START_TEST(table_duplicate_names)
+{
+	const struct lcp_opt t[] = {
+		LCP_OPT_UINT(struct c8, u, "n", "1", 0, 10, 0, "first"),
+		LCP_OPT_UINT(struct c8, n, "n", "2", 0, 10, 0, "second, unreachable"),
+		LCP_OPT_END,
+	};
+
+	ck_assert_msg(lcp_opt_table_check(t, sizeof(struct c8), msg, sizeof(msg)) == -1,
+		      "two rows named \"n\" pass lcp_opt_table_check");
+}
+END_TEST
+
+/* the bound, and the message, count bytes, not characters */
+START_TEST(string_length_in_bytes)
+{
+	const struct lcp_opt t[] = {
+		LCP_OPT_STRING(struct c8, s, "s", "\"ab\"", 2, 6, 0, "2..6 bytes"),
+		LCP_OPT_END,
+	};
+	json_t *obj = json_pack("{s:s}", "s", "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9");
+	struct c8 c;
+
+	/* "éééé": 4 characters, 8 bytes; the bound is in bytes (lcp/opt.h) */
+	lcp_opt_apply(t, sizeof(c), obj, &c, "t", &errs, keep);
+	ck_assert_uint_eq(errs.n, 1);
+	ck_assert_str_eq(errs.v[0], "t.s: a string of 8 bytes is longer than the maximum 6");
+	json_decref(obj);
+}
+END_TEST
+
 static Suite *
 opt_suite(void)
 {
@@ -814,6 +918,7 @@ opt_suite(void)
 	tcase_add_test(tc, string_length);
 	tcase_add_test(tc, string_with_nul);
 	tcase_add_test(tc, string_unbounded);
+	tcase_add_test(tc, string_length_in_bytes);
 	tcase_add_test(tc, enum_values);
 	suite_add_tcase(s, tc);
 
@@ -836,6 +941,11 @@ opt_suite(void)
 	tcase_add_test(tc, table_no_default);
 	tcase_add_test(tc, table_first_defect_reported);
 	tcase_add_test(tc, type_names);
+	tcase_add_test(tc, table_range_must_fit_field);
+	tcase_add_test(tc, table_unsigned_negative_min);
+	tcase_add_test(tc, table_double_min_above_max);
+	tcase_add_test(tc, table_default_checked);
+	tcase_add_test(tc, table_duplicate_names);
 	suite_add_tcase(s, tc);
 	return s;
 }
