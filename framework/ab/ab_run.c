@@ -246,7 +246,8 @@ collect(struct ab *ab, struct ab_side *s, json_t *rep, const struct rusage *ru, 
 		}
 	}
 
-	/* latency: the gauges every metrics stage sets at stop */
+	/* latency: the gauges every metrics stage (metrics, or its measurement
+	 * control metrics_naive) sets at stop */
 	json_object_foreach (stages, key, st) {
 		static const struct {
 			const char *ctr, *name, *hkey;
@@ -256,7 +257,8 @@ collect(struct ab *ab, struct ab_side *s, json_t *rep, const struct rusage *ru, 
 		json_t *ctrs = json_object_get(st, "counters");
 		const char *plugin = json_string_value(json_object_get(st, "plugin"));
 
-		if (plugin == NULL || strcmp(plugin, "metrics") != 0 ||
+		if (plugin == NULL ||
+		    (strcmp(plugin, "metrics") != 0 && strcmp(plugin, "metrics_naive") != 0) ||
 		    !get_uint(ctrs, "lat_samples", &samples) || samples == 0)
 			continue;
 		for (unsigned k = 0; k < sizeof(q) / sizeof(q[0]); k++) {

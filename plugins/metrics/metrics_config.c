@@ -11,19 +11,32 @@
 
 /* ---- options ---- */
 
-
+/* the rows metrics_naive has too (its table is the default mode's) */
+#define MT_OPT_MAX_CONNS \
+	LCP_OPT_UINT(struct metrics_conf, max_conns, "max_conns", "16", 0, MT_MAX_CONNS, 0, \
+		     "connections (conn_id 0 .. max_conns-1) with their own conn<i>_msgs/_bytes counters; the others count under conn_other_*")
+#define MT_OPT_SYMBOLS \
+	LCP_OPT_UINT(struct metrics_conf, symbols, "symbols", "4096", 1, MT_SYMBOLS_MAX, 0, \
+		     "(conn_id, symbol) pairs whose sequence is tracked (128 bytes each); ticks of further symbols count under symbol_table_full")
+#define MT_OPT_SAMPLE \
+	LCP_OPT_UINT(struct metrics_conf, sample, "sample", "1", 1, 1000000000, 0, \
+		     "latency of every Nth message (the 1st, N+1th, ...); 1 = every message")
+#define MT_OPT_SEQ_FIELD \
+	LCP_OPT_STRING(struct metrics_conf, seq_field, "seq_field", "\"n\"", 1, MT_FIELD_MAX, 0, \
+		       "JSON key of a tick's sequence number (an unsigned decimal); in paths mode a path such as \"data.u\" (the last update id of a range), a number or a string of digits")
+#define MT_OPT_SYMBOL_FIELD \
+	LCP_OPT_STRING(struct metrics_conf, symbol_field, "symbol_field", "\"s\"", 1, MT_FIELD_MAX, 0, \
+		       "JSON key of a tick's symbol (a string of at most 31 bytes); in paths mode a path such as \"data.s\" or \"arg.instId\"")
+#define MT_OPT_LOG_BUCKETS \
+	LCP_OPT_BOOL(struct metrics_conf, log_buckets, "log_buckets", "true", \
+		     "log the histogram's bucket bounds (ns) at start")
 
 const struct lcp_opt metrics_opts[] = {
-	LCP_OPT_UINT(struct metrics_conf, max_conns, "max_conns", "16", 0, MT_MAX_CONNS, 0,
-		     "connections (conn_id 0 .. max_conns-1) with their own conn<i>_msgs/_bytes counters; the others count under conn_other_*"),
-	LCP_OPT_UINT(struct metrics_conf, symbols, "symbols", "4096", 1, MT_SYMBOLS_MAX, 0,
-		     "(conn_id, symbol) pairs whose sequence is tracked (128 bytes each); ticks of further symbols count under symbol_table_full"),
-	LCP_OPT_UINT(struct metrics_conf, sample, "sample", "1", 1, 1000000000, 0,
-		     "latency of every Nth message (the 1st, N+1th, ...); 1 = every message"),
-	LCP_OPT_STRING(struct metrics_conf, seq_field, "seq_field", "\"n\"", 1, MT_FIELD_MAX, 0,
-		       "JSON key of a tick's sequence number (an unsigned decimal); in paths mode a path such as \"data.u\" (the last update id of a range), a number or a string of digits"),
-	LCP_OPT_STRING(struct metrics_conf, symbol_field, "symbol_field", "\"s\"", 1, MT_FIELD_MAX, 0,
-		       "JSON key of a tick's symbol (a string of at most 31 bytes); in paths mode a path such as \"data.s\" or \"arg.instId\""),
+	MT_OPT_MAX_CONNS,
+	MT_OPT_SYMBOLS,
+	MT_OPT_SAMPLE,
+	MT_OPT_SEQ_FIELD,
+	MT_OPT_SYMBOL_FIELD,
 	LCP_OPT_STRING(struct metrics_conf, seq_first_field, "seq_first_field", "\"\"", 0, MT_FIELD_MAX, 0,
 		       "path of the first update id a message covers (Binance \"U\"): it must be the last message's seq_field + 1; \"\" = single numbers; sets paths mode"),
 	LCP_OPT_STRING(struct metrics_conf, seq_prev_field, "seq_prev_field", "\"\"", 0, MT_FIELD_MAX, 0,
@@ -36,10 +49,18 @@ const struct lcp_opt metrics_opts[] = {
 		       "path of a field whose value marks a message (a snapshot) that restarts its symbol's sequence (seq_resets) instead of being judged; \"\" = off; sets paths mode"),
 	LCP_OPT_STRING(struct metrics_conf, reset_value, "reset_value", "\"\"", 0, MT_VALUE_LEN, 0,
 		       "values of reset_field that restart the sequence, as select_value (\"snapshot\")"),
-	LCP_OPT_BOOL(struct metrics_conf, naive, "naive", "false",
-		     "measure the slow way (rte_rdtsc, counter adds and a memmem per field for every message), to measure what that costs"),
-	LCP_OPT_BOOL(struct metrics_conf, log_buckets, "log_buckets", "true",
-		     "log the histogram's bucket bounds (ns) at start"),
+	MT_OPT_LOG_BUCKETS,
+	LCP_OPT_END,
+};
+
+/* metrics_naive (metrics_naive.c): no paths mode */
+const struct lcp_opt metrics_naive_opts[] = {
+	MT_OPT_MAX_CONNS,
+	MT_OPT_SYMBOLS,
+	MT_OPT_SAMPLE,
+	MT_OPT_SEQ_FIELD,
+	MT_OPT_SYMBOL_FIELD,
+	MT_OPT_LOG_BUCKETS,
 	LCP_OPT_END,
 };
 
@@ -208,10 +229,6 @@ metrics_validate(const void *conf, char *msg, size_t msglen)
 			return -EINVAL;
 		}
 		return 0;
-	}
-	if (c->naive) {
-		snprintf(msg, msglen, "naive measures the default tick shape: it does not take paths, select_*, reset_* or seq_first/prev_field");
-		return -EINVAL;
 	}
 	return mt_paths_build(c, &pc, msg, msglen);
 }

@@ -1,7 +1,7 @@
 #!/bin/bash
 # `lcpipe ab` (framework/ab/), the A/B harness, end to end:
-#  (a) two demo configs (conf/demo.json's pipeline; B measures in metrics'
-#      naive mode), 2 runs each, 0.5 s (LCP_TEST_AB_DURATION): exit 0, a table
+#  (a) two demo configs (conf/demo.json's pipeline; B measures with
+#      metrics_naive, the measurement control), 2 runs each, 0.5 s (LCP_TEST_AB_DURATION): exit 0, a table
 #      on stdout, the JSON and SVG under their default names in the current
 #      directory; abcheck.py checks
 #      both configs, 2 runs each, the gate records against the noisy flags, the
@@ -51,9 +51,9 @@ abcheck() {
 	fi
 }
 
-step "(a) demo vs demo with naive metrics, 2 runs each"
-mkconf ab-demo.json "$T/a.json" NAIVE=false DURATION=$AB_S
-mkconf ab-demo.json "$T/b.json" NAIVE=true DURATION=$AB_S
+step "(a) demo vs demo with metrics_naive, 2 runs each"
+mkconf ab-demo.json "$T/a.json" METRICS=metrics DURATION=$AB_S
+mkconf ab-demo.json "$T/b.json" METRICS=metrics_naive DURATION=$AB_S
 abrun pair "$T/a.json" "$T/b.json" --runs 2 --retries 0
 expect_rc 0 "ab on two valid configs"
 expect_grep "$OUT" '^msgs/s delivered +[0-9.]+ [kM]? +[0-9.]+ [kM]? +[0-9.]+ ' "the table has the throughput row"
@@ -96,10 +96,10 @@ expect_grep "$OUT" '^lcore 1 \(gen\) cycles/pkt ' "an lcore with one stage is na
 expect_grep "$OUT" '^lcore 2 \(sink\) cycles/pkt ' "the sink's lcore"
 
 step "(c) an invalid config: exit 78, nothing run"
-sed 's/"naive"/"naiv"/' "$T/b.json" >"$T/bad.json"
+sed 's/"log_buckets"/"log_bucket"/' "$T/b.json" >"$T/bad.json"
 abrun bad "$T/a.json" "$T/bad.json" --runs 1 --json "$T/bad-out.json"
 expect_rc 78 "ab with an invalid B"
-expect_grep "$ERR" '^error: stages\[6\]\.options\.naiv: unknown option' "the error has its JSON path"
+expect_grep "$ERR" '^error: stages\[6\]\.options\.log_bucket: unknown option' "the error has its JSON path"
 expect_grep "$ERR" "^$T/bad\\.json: 1 error" "the error count names the file"
 expect_grep "$ERR" "config B \\($T/bad\\.json\\) is not valid" "ab says which config"
 expect_nogrep "$ERR" '^\[ab\] run' "no run started"

@@ -9,7 +9,8 @@
 #       6 connections with max_conns 4 (conn_other), gaps and duplicates, out -> sink
 #   (b) same lcore, out unlinked (metrics frees), sample 7, non-ticks, malformed
 #       ticks, messages without rx TSC
-#   (c) naive mode on (a)'s traffic in compact form: the same results
+#   (c) metrics_naive (the measurement control) on (a)'s traffic in compact form:
+#       the same results
 #   (d) a symbol table smaller than the symbols: symbol_table_full
 #   (e) configurable field names; the default names on that traffic see no tick;
 #       (e3) 26-byte symbols sharing their first 22 bytes: tracked apart (a table
@@ -102,7 +103,7 @@ rcheck "(a) cross-lcore" $(defs $N 1 0) "${common[@]}" "${cc[@]}" \
 	'ctr("m", "symbol_table_full") == 0' \
 	'ctr("m", "non_tick") == ctr("m", "bad_tick") == 0' \
 	'ctr("m", "lat_samples") == N' \
-	'sum(ctr("m", "naive_field_" + f) for f in "snpqt") == 0' \
+	'not any(c.startswith("naive_") for c in st("m", "counters"))' \
 	'ctr("m", "out.out") == st("sink", "in") == N'
 expect_grep "$ERR" '\[metrics:m\] latency histogram latency_seconds: buckets b000\.\.b149' "bucket bounds logged at start"
 expect_grep "$ERR" '\[metrics:m\] +b140:<[0-9]+ .* b149:inf' "the last bucket is open"
@@ -130,14 +131,15 @@ rcheck "(b) sample, non-ticks, unlinked out" $(defs $N 7 50) "${common[@]}" "${c
 expect_nogrep "$ERR" 'latency histogram: counters' "log_buckets false: no bucket table"
 
 N=200000
-step "(c) naive mode, cross-lcore, compact ticks with gaps and duplicates: the same results"
+step "(c) metrics_naive (the measurement control), cross-lcore, compact ticks with gaps and duplicates: the same results"
 mkconf metrics.json "$T/c.json" LSRC=1 LM=2 LINKS="$LINK_RING" SINK="$(sink_on 2)" \
 	SRC_OPTS='{"count": '$N', "symbols": 64, "conns": 6, "gap_every": 97, "gap_size": 3, "dup_every": 101, "no_tsc_every": 1000}' \
-	M_OPTS='{"max_conns": 4, "naive": true, "log_buckets": false}'
+	M_OPTS='{"max_conns": 4, "log_buckets": false}'
+sed -i 's/"plugin": "metrics"/"plugin": "metrics_naive"/' "$T/c.json"
 lcrun c "$T/c.json" --duration 20 --no-live
 expect_rc 0 "(c)"
 mapfile -t cc < <(conn_checks 4)
-rcheck "(c) naive" $(defs $N 1 1000) "${common[@]}" "${cc[@]}" \
+rcheck "(c) metrics_naive" $(defs $N 1 1000) "${common[@]}" "${cc[@]}" \
 	'ctr("m", "seq_gaps") > 0' \
 	'ctr("m", "symbols") == 64' \
 	'all(ctr("m", "naive_field_" + f) == N for f in "snpqt")'
@@ -324,8 +326,9 @@ lines_case j '{"symbol_field": "data.s", "seq_field": "data.u", "select_field": 
 rcheck "(j) prefix selection, restarts" -D N="$LINES_N" $(outcomes "$T/j.src") "${paths_common[@]}" 'ctr("m", "seq_gaps") == 1'
 
 step "(k) lcpipe check refuses contradictory or malformed paths options"
-k_refuses() { # TAG M_OPTS REGEX
+k_refuses() { # TAG M_OPTS REGEX [PLUGIN]
 	mkconf metrics-lines.json "$T/k$1.json" LINES=/dev/null COUNT=1 M_OPTS="$2"
+	[ -z "${4:-}" ] || sed -i "s/\"plugin\": \"metrics\"/\"plugin\": \"$4\"/" "$T/k$1.json"
 	"$LCPIPE" check "$T/k$1.json" >"$T/k$1.out" 2>&1
 	RC=$?
 	OUT=$T/k$1.out ERR=$T/k$1.out expect_rc 78 "(k$1) refused"
@@ -338,6 +341,6 @@ k_refuses 4 '{"symbol_field": "data..s"}' 'symbol_field: path "data\.\.s": an em
 k_refuses 5 '{"symbol_field": "data", "seq_field": "data.u"}' "seq_field: path \"data\\.u\" goes inside another path's value"
 k_refuses 6 '{"select_field": "e", "select_value": "a*b"}' "select_value \"a\\*b\": '\\*' only at the end"
 k_refuses 7 '{"select_field": "e", "select_value": "a,,b"}' 'select_value "a,,b": an empty value'
-k_refuses 8 '{"naive": true, "select_field": "e", "select_value": "x"}' 'naive measures the default tick shape'
+k_refuses 8 '{"select_field": "e", "select_value": "x"}' 'options\.select_field: unknown option' metrics_naive
 k_refuses 9 '{"seq_field": "d.u", "seq_first_field": "d.u"}' 'seq_first_field "d\.u" is also the symbol or sequence field'
 finish

@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * metrics_track.h — the metrics stage's per-message work, inlined into each
+ * process loop (metrics.c, metrics_naive.c): the latency sample and its
+ * publication, the symbol table (hash, lookup, insert, the sequence check), the
+ * per-connection and first/last bookkeeping.
+ */
+#ifndef LCP_PLUGIN_METRICS_TRACK_H
+#define LCP_PLUGIN_METRICS_TRACK_H
+
+#include <string.h>
+
+#include <rte_branch_prediction.h>
+#include <rte_common.h>
+
+#include "metrics.h"
+
+/* the bucket of d cycles (lcp/hist_log4.h) */
+static __rte_always_inline unsigned
+mt_bucket(uint64_t d)
+{
+	return lcp_hist_log4_bucket(d);
+}
+
+/* one latency sample; c[] is the per-burst local block. The histogram is not
+ * added to here: [*lo, *hi] widens to cover the buckets touched, and
+ * mt_hist_publish() adds what they gained once per burst. */
+static __rte_always_inline void
+mt_sample(struct metrics_ctx *x, uint64_t rx_tsc, uint64_t now, uint64_t *c, unsigned *lo,
+	  unsigned *hi)
+{
+	uint64_t d;
+	unsigned b;
+
+	if (unlikely(rx_tsc == 0)) {
+		c[MT_L(MT_NO_RX_TSC)]++;
+		return;
+	}
+	if (unlikely(rx_tsc > now)) {
+		c[MT_L(MT_LAT_FUTURE)]++;
+		return;
+	}
+	d = now - rx_tsc;
+	b = mt_bucket(d);
+	x->hist[b]++;
+	x->hist_sum += d;
+	if (d > x->lat_max)
+		x->lat_max = d;
+	if (b < *lo)
+		*lo = b;
+	if (b > *hi)
+		*hi = b;
+}
+
+/* the histogram's buckets lo..hi and its sum catch up with hist[] */
+static __rte_always_inline void
+mt_hist_publish(struct lcp_stage *st, struct metrics_ctx *x, unsigned lo, unsigned hi)
+{
+	uint64_t sum = x->hist_sum - x->hist_sum_pub;
+
+	for (unsigned b = lo; b <= hi && b < MT_NB; b++) {
+		uint64_t d = x->hist[b] - x->hist_pub[b];
+
+		if (d != 0) {
+			lcp_hist_add(st, MT_H_LATENCY, b, d, sum);
+			sum = 0;
+			x->hist_pub[b] = x->hist[b];
+		}
+	}
+	x->hist_sum_pub = x->hist_sum;
+}
+
+/* ---- the symbol table ---- */
+
+static __rte_always_inline uint64_t
+mt_hash(uint64_t conn, const uint64_t key[4], uint32_t len)
+{
+	uint64_t h = (conn + len) * 0x9e3779b97f4a7c15ull;
+
+	for (unsigned i = 0; i < (len + 7) / 8; i++) {
+		h ^= key[i];
+		h *= 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+	}
+	/* MurmurHash3's fmix64: the slot is taken from the low bits, and symbols
+	 * such as "SYM00042" differ only in their last bytes, the high bits of
+	 * key[0]; without a full finaliser 100 of them shared 8 of 8192 slots (B12
+	 * found it: ~1,160 instructions per message spent probing) */
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ull;
+	return h ^ (h >> 33);
+}
+
+/* the entry of (conn, symbol), or the free slot where it belongs (len == 0) */
+static __rte_always_inline struct mt_sym *
+mt_lookup(struct metrics_ctx *x, uint64_t conn, const uint64_t key[4], uint32_t len)
+{
+	uint64_t i = mt_hash(conn, key, len) & x->mask;
+	struct mt_sym *e;
+
+	for (;;) {
+		e = &x->tab[i];
+		if (e->len == 0 ||
+		    (e->len == len && e->conn == conn && e->key[0] == key[0] && e->key[1] == key[1] &&
+		     e->key[2] == key[2] && e->key[3] == key[3]))
+			return e;
+		i = (i + 1) & x->mask;
+	}
+}
+
+/* a new (conn, symbol) into the free slot e; MT_SYMBOLS or MT_SYMBOL_TABLE_FULL */
+static __rte_always_inline unsigned
+mt_insert(struct metrics_ctx *x, struct mt_sym *e, uint64_t conn, const uint64_t key[4],
+	  uint32_t len, uint64_t seq, uint32_t ep)
+{
+	/* a free slot: the table always has one (twice as many slots as symbols) */
+	if (unlikely(x->n_syms >= x->max_syms))
+		return MT_SYMBOL_TABLE_FULL;
+	memcpy(e->key, key, sizeof(e->key));
+	e->conn = conn;
+	e->last = seq;
+	e->len = len;
+	e->epoch = ep;
+	x->n_syms++;
+	return MT_SYMBOLS;
+}
+
+/* Track sequence number seq of (conn, symbol); returns the outcome's counter
+ * (MT_SYMBOLS: a new symbol, MT_SEQ_IN_ORDER, MT_SEQ_GAPS: a gap of *missing,
+ * MT_SEQ_DUPS, MT_SEQ_RESYNCS: first tick of a new session, MT_SYMBOL_TABLE_FULL). */
+static __rte_always_inline unsigned
+mt_track(struct metrics_ctx *x, uint64_t conn, const uint64_t key[4], uint32_t len,
+	 uint64_t seq, uint64_t *missing)
+{
+	uint64_t i = mt_hash(conn, key, len) & x->mask;
+	uint32_t ep = x->epoch[conn % MT_EPOCHS];
+	struct mt_sym *e;
+
+	for (;;) {
+		e = &x->tab[i];
+		if (e->len == 0)
+			break;
+		/* keys are zero-padded: a symbol of 16 bytes or fewer is its
+		 * first two words */
+		if (e->len == len && e->conn == conn && e->key[0] == key[0] && e->key[1] == key[1] &&
+		    (len <= 16 || (e->key[2] == key[2] && e->key[3] == key[3]))) {
+			uint64_t last = e->last;
+
+			if (unlikely(e->epoch != ep)) { /* the connection re-opened */
+				e->epoch = ep;
+				e->last = seq;
+				return MT_SEQ_RESYNCS;
+			}
+			if (likely(seq > last)) {
+				e->last = seq;
+				if (likely(seq - last == 1))
+					return MT_SEQ_IN_ORDER;
+				*missing = seq - last - 1;
+				return MT_SEQ_GAPS;
+			}
+			return MT_SEQ_DUPS;
+		}
+		i = (i + 1) & x->mask;
+	}
+	/* a free slot: the table always has one (twice as many slots as symbols) */
+	if (unlikely(x->n_syms >= x->max_syms))
+		return MT_SYMBOL_TABLE_FULL;
+	memcpy(e->key, key, sizeof(e->key));
+	e->conn = conn;
+	e->last = seq;
+	e->len = len;
+	e->epoch = ep;
+	x->n_syms++;
+	return MT_SYMBOLS;
+}
+
+static __rte_always_inline void
+mt_conn_add(struct lcp_stage *st, const struct metrics_ctx *x, uint64_t conn, uint64_t msgs,
+	    uint64_t bytes)
+{
+	unsigned c = conn < x->max_conns ? MT_CONN0_MSGS + 2 * (unsigned)conn : MT_CONN_OTHER_MSGS;
+
+	lcp_count(st, c, msgs);
+	lcp_count(st, c + 1, bytes);
+}
+
+static __rte_always_inline void
+mt_first_last(struct metrics_ctx *x, uint64_t now, uint64_t msgs, uint64_t bytes)
+{
+	if (unlikely(x->msgs == 0)) {
+		x->first_tsc = now;
+		x->first_msgs = msgs;
+		x->first_bytes = bytes;
+	}
+	x->last_tsc = now;
+}
+
+#endif
