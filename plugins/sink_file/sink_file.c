@@ -77,6 +77,7 @@
 #include <rte_malloc.h>
 
 #include <lcp/lcp.h>
+#include <stk/ws.h>
 
 #define SF_RAW_HDR 13u          /* u32 len + u8 opcode + u64 rx_tsc */
 #define SF_JSON_FIXED 192u      /* a jsonl record without its payload, at most */
@@ -305,50 +306,21 @@ static const uint8_t sf_esc_class[256] = {
 static const char sf_hex[] = "0123456789abcdef";
 static const char sf_b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
-/* length of the valid UTF-8 sequence at p (lead byte >= 0x80), 0 if invalid
- * (RFC 3629: no overlongs, no surrogates, nothing above U+10FFFF) */
+/* length of the valid UTF-8 sequence at p (lead byte >= 0x80), 0 if invalid:
+ * the stack's validator (stk_utf8_validate, RFC 3629: no overlongs, no
+ * surrogates, nothing above U+10FFFF) judges the bytes its lead byte announces */
 static inline unsigned
 sf_utf8_len(const uint8_t *p, size_t n)
 {
-	uint8_t c = p[0];
+	unsigned k = p[0] >= 0xf0 ? 4 : p[0] >= 0xe0 ? 3 : 2;
 
-	if (c < 0xc2)
-		return 0;
-	if (c < 0xe0)
-		return n >= 2 && (p[1] & 0xc0) == 0x80 ? 2 : 0;
-	if (c < 0xf0) {
-		if (n < 3 || (p[1] & 0xc0) != 0x80 || (p[2] & 0xc0) != 0x80)
-			return 0;
-		if ((c == 0xe0 && p[1] < 0xa0) || (c == 0xed && p[1] > 0x9f))
-			return 0;
-		return 3;
-	}
-	if (c < 0xf5) {
-		if (n < 4 || (p[1] & 0xc0) != 0x80 || (p[2] & 0xc0) != 0x80 || (p[3] & 0xc0) != 0x80)
-			return 0;
-		if ((c == 0xf0 && p[1] < 0x90) || (c == 0xf4 && p[1] > 0x8f))
-			return 0;
-		return 4;
-	}
-	return 0;
+	return k <= n && stk_utf8_validate(STK_UTF8_ACCEPT, p, k) == STK_UTF8_ACCEPT ? k : 0;
 }
 
 static bool
 sf_utf8_valid(const uint8_t *p, size_t n)
 {
-	for (size_t i = 0; i < n;) {
-		unsigned k;
-
-		if (p[i] < 0x80) {
-			i++;
-			continue;
-		}
-		k = sf_utf8_len(p + i, n - i);
-		if (k == 0)
-			return false;
-		i += k;
-	}
-	return true;
+	return stk_utf8_validate(STK_UTF8_ACCEPT, p, n) == STK_UTF8_ACCEPT;
 }
 
 static inline uint8_t *
