@@ -101,9 +101,11 @@ mt_lookup(struct metrics_ctx *x, uint64_t conn, const uint64_t key[4], uint32_t 
 
 	for (;;) {
 		e = &x->tab[i];
+		/* keys are zero-padded: a symbol of 16 bytes or fewer is its
+		 * first two words */
 		if (e->len == 0 ||
 		    (e->len == len && e->conn == conn && e->key[0] == key[0] && e->key[1] == key[1] &&
-		     e->key[2] == key[2] && e->key[3] == key[3]))
+		     (len <= 16 || (e->key[2] == key[2] && e->key[3] == key[3]))))
 			return e;
 		i = (i + 1) & x->mask;
 	}
@@ -133,46 +135,26 @@ static __rte_always_inline unsigned
 mt_track(struct metrics_ctx *x, uint64_t conn, const uint64_t key[4], uint32_t len,
 	 uint64_t seq, uint64_t *missing)
 {
-	uint64_t i = mt_hash(conn, key, len) & x->mask;
 	uint32_t ep = x->epoch[conn % MT_EPOCHS];
-	struct mt_sym *e;
+	struct mt_sym *e = mt_lookup(x, conn, key, len);
+	uint64_t last;
 
-	for (;;) {
-		e = &x->tab[i];
-		if (e->len == 0)
-			break;
-		/* keys are zero-padded: a symbol of 16 bytes or fewer is its
-		 * first two words */
-		if (e->len == len && e->conn == conn && e->key[0] == key[0] && e->key[1] == key[1] &&
-		    (len <= 16 || (e->key[2] == key[2] && e->key[3] == key[3]))) {
-			uint64_t last = e->last;
-
-			if (unlikely(e->epoch != ep)) { /* the connection re-opened */
-				e->epoch = ep;
-				e->last = seq;
-				return MT_SEQ_RESYNCS;
-			}
-			if (likely(seq > last)) {
-				e->last = seq;
-				if (likely(seq - last == 1))
-					return MT_SEQ_IN_ORDER;
-				*missing = seq - last - 1;
-				return MT_SEQ_GAPS;
-			}
-			return MT_SEQ_DUPS;
-		}
-		i = (i + 1) & x->mask;
+	if (e->len == 0)
+		return mt_insert(x, e, conn, key, len, seq, ep);
+	last = e->last;
+	if (unlikely(e->epoch != ep)) { /* the connection re-opened */
+		e->epoch = ep;
+		e->last = seq;
+		return MT_SEQ_RESYNCS;
 	}
-	/* a free slot: the table always has one (twice as many slots as symbols) */
-	if (unlikely(x->n_syms >= x->max_syms))
-		return MT_SYMBOL_TABLE_FULL;
-	memcpy(e->key, key, sizeof(e->key));
-	e->conn = conn;
-	e->last = seq;
-	e->len = len;
-	e->epoch = ep;
-	x->n_syms++;
-	return MT_SYMBOLS;
+	if (likely(seq > last)) {
+		e->last = seq;
+		if (likely(seq - last == 1))
+			return MT_SEQ_IN_ORDER;
+		*missing = seq - last - 1;
+		return MT_SEQ_GAPS;
+	}
+	return MT_SEQ_DUPS;
 }
 
 static __rte_always_inline void
