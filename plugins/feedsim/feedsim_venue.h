@@ -2,8 +2,9 @@
  * feedsim_venue — the message shapes of real venues for feedsim's `venue`
  * option (doc/websocket.md, "Venue modes"): data messages with each venue's
  * per-symbol numbering, and its non-data messages (subscription answers,
- * status, heartbeats, pongs). Pure formatting: feedsim.c draws the randomness,
- * owns the per-(client, symbol) state words and sends what these return.
+ * status, heartbeats, pongs). Pure formatting: feedsim_tx.c draws the
+ * randomness and sends what these return; the per-(client, symbol) state words
+ * are feedsim's (allocated in feedsim_config.c, zeroed per client at accept).
  */
 #ifndef FEEDSIM_VENUE_H
 #define FEEDSIM_VENUE_H
@@ -12,7 +13,7 @@
 #include <stdint.h>
 
 enum fs_venue {
-	FS_VENUE_LCPIPE = 0, /* feedsim's own ticks (feedsim.c) */
+	FS_VENUE_LCPIPE = 0, /* feedsim's own ticks (feedsim_tx.c) */
 	FS_VENUE_BINANCE,
 	FS_VENUE_COINBASE,
 	FS_VENUE_KRAKEN,
