@@ -28,7 +28,8 @@
  *    to end the run (lcp_stage_request_stop, reason "tcp_app: done"). An ERROR
  *    on a live connection (a refused command) does not end it (doc/tcp.md).
  *  - "result": a JSON file, written at stop() and re-written at fini() if events
- *    arrived after stop() (see tcp_app_write_result for its shape).
+ *    arrived after stop() (see tcp_app_write_result, tcp_app_stage.c, for its
+ *    shape).
  *
  * Send pacing. A SEND beyond the tcp stage's send buffer is held by the stage
  * (SEND_FULL, then SEND_ROOM once it drained): tcp_app sends nothing more on
@@ -56,33 +57,18 @@
  * re-reads a connection's state after every emit all the same, which also
  * covers a tcp stage on another lcore.
  */
-#include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include <openssl/evp.h>
-
+#include <rte_branch_prediction.h>
 #include <rte_common.h>
 #include <rte_cycles.h>
-#include <rte_errno.h>
-#include <rte_malloc.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
-#include <lcp/lcp.h>
-
-#define TCP_APP_BATCH 64         /* mbufs per lcp_emit from poll() */
-#define TCP_APP_MAX_CONNECT 1000 /* "connections" */
-#define TCP_APP_N_EV (LCP_STREAM_EV_SEND_ROOM + 1)
-
-enum { TCP_APP_IN, TCP_APP_OUT };
+#include "tcp_app.h"
 
 static const struct lcp_port_def tcp_app_ports[] = {
 	[TCP_APP_IN] = { .name = "in", .dir = LCP_PORT_IN, .unit = LCP_UNIT_STREAM,
@@ -93,205 +79,12 @@ static const struct lcp_port_def tcp_app_ports[] = {
 	LCP_PORT_END,
 };
 
-#define TCP_APP_COUNTERS(X)                                                    \
-	X(EVENTS, "events")                                                    \
-	X(DATA_SEGS, "data_segs")                                              \
-	X(BYTES_IN, "bytes_in")                                                \
-	X(BYTES_OUT, "bytes_out")                                              \
-	X(SEND_SEGS, "send_segs")                                              \
-	X(CMDS, "cmds")                                                        \
-	X(CONNS_DONE, "conns_done")                                            \
-	X(REFUSED_SENDS, "refused_sends")                                      \
-	X(ALLOC_FAIL, "alloc_fail")                                            \
-	X(POOL_WAIT, "pool_wait")                                              \
-	X(UNKNOWN_CONN_EVENTS, "unknown_conn_events")                          \
-	X(CONN_TABLE_FULL, "conn_table_full")                                  \
-	X(DROP_UNKNOWN_CONN, "drop_unknown_conn")                              \
-	X(DROP_BAD_EVENT, "drop_bad_event")
-enum {
-#define X(e, s) TCP_APP_##e,
-	TCP_APP_COUNTERS(X)
-#undef X
-};
 static const char *const tcp_app_counters[] = {
 #define X(e, s) s,
 	TCP_APP_COUNTERS(X)
 #undef X
 	NULL,
 };
-
-enum tcp_app_mode { TCP_APP_RECV, TCP_APP_SEND, TCP_APP_ECHO };
-static const char *const tcp_app_modes[] = { "recv", "send", "echo", NULL };
-
-struct tcp_app_conf {
-	int mode;
-	const char *connect;
-	uint32_t connections;
-	uint32_t listen;
-	const char *file;
-	const char *result;
-	uint32_t expect;
-	bool close_on_peer_close;
-	uint64_t rate_mbps;
-	uint32_t burst_bytes;
-	uint32_t seg_size;
-	uint32_t max_conns;
-	uint32_t pool_reserve;
-	const char *start_file;
-	uint32_t delay_ms;
-	uint32_t send_mbufs;
-};
-
-static const struct lcp_opt tcp_app_opts[] = {
-	LCP_OPT_ENUM(struct tcp_app_conf, mode, "mode", "\"recv\"", tcp_app_modes, 0,
-		     "recv: hash what arrives; send: send \"file\" on every connection, then CLOSE; echo: send back every DATA mbuf"),
-	LCP_OPT_STRING(struct tcp_app_conf, connect, "connect", "\"\"", 0, 21, 0,
-		       "A.B.C.D:port to connect to at start; empty = none"),
-	LCP_OPT_UINT(struct tcp_app_conf, connections, "connections", "1", 1, TCP_APP_MAX_CONNECT, 0,
-		     "CONNECT commands to emit (user cookies 1..N)"),
-	LCP_OPT_UINT(struct tcp_app_conf, listen, "listen", "0", 0, UINT16_MAX, 0,
-		     "local port to LISTEN on at start (user 0); 0 = none"),
-	LCP_OPT_STRING(struct tcp_app_conf, file, "file", "\"\"", 0, 4095, 0,
-		       "send mode: the file whose bytes are sent on every connection"),
-	LCP_OPT_STRING(struct tcp_app_conf, result, "result", "\"\"", 0, 4095, 0,
-		       "JSON result file written at stop (per connection bytes, SHA-256, events); empty = none"),
-	LCP_OPT_UINT(struct tcp_app_conf, expect, "expect", "0", 0, 1000000, 0,
-		     "end the run once this many connections reached CLOSED/RESET/TIMEOUT (or their CONNECT failed); 0 = never"),
-	LCP_OPT_BOOL(struct tcp_app_conf, close_on_peer_close, "close_on_peer_close", "true",
-		     "CLOSE a connection when the peer closed it (send mode: after the whole file)"),
-	LCP_OPT_UINT(struct tcp_app_conf, rate_mbps, "rate_mbps", "0", 0, 100000, 0,
-		     "send mode: at most this many megabits per second over all connections; 0 = no limit"),
-	LCP_OPT_UINT(struct tcp_app_conf, burst_bytes, "burst_bytes", "65536", 1, 1 << 30, 0,
-		     "send mode: at most this many bytes per connection per poll"),
-	LCP_OPT_UINT(struct tcp_app_conf, seg_size, "seg_size", "1400", 1, 9000, 0,
-		     "send mode: bytes per SEND mbuf at most"),
-	LCP_OPT_UINT(struct tcp_app_conf, max_conns, "max_conns", "4096", 1, 65536, 0,
-		     "connection table size (connect entries plus accepted ones)"),
-	LCP_OPT_UINT(struct tcp_app_conf, pool_reserve, "pool_reserve", "1024", 0, 1 << 24, 0,
-		     "send mode: do not allocate SEND mbufs while fewer than this many are free in the pool"),
-	LCP_OPT_STRING(struct tcp_app_conf, start_file, "start_file", "\"\"", 0, 4095, 0,
-		       "emit the LISTEN/CONNECT commands only once this file exists; empty = at once"),
-	LCP_OPT_UINT(struct tcp_app_conf, delay_ms, "delay_ms", "0", 0, 3600000, 0,
-		     "emit the LISTEN/CONNECT commands this long after the first poll"),
-	LCP_OPT_UINT(struct tcp_app_conf, send_mbufs, "send_mbufs", "0", 0, 1 << 20, 0,
-		     "send mode: take SEND mbufs from a pool of this many of our own (tcp frees them when acked): at most send_mbufs * seg_size bytes outstanding; 0 = the engine's pool, paced by rate_mbps"),
-	LCP_OPT_END,
-};
-
-struct tcp_app_conn {
-	uint32_t conn; /* tcp's id, 0 until known */
-	uint32_t user;
-	uint32_t addr; /* peer, network order */
-	uint16_t port; /* peer, host order */
-	uint16_t lport;
-	int32_t next; /* hash chain, -1 = end */
-	bool in_hash;
-	bool terminal;
-	bool sending;    /* send mode: connected, file not yet all handed to tcp */
-	bool send_done;  /* send mode: whole file handed to tcp */
-	bool close_want; /* CLOSE decided, not yet emitted */
-	bool close_sent;
-	bool tx_full;    /* SEND_FULL: tcp holds our SENDs; none more until SEND_ROOM */
-	uint16_t last_reason;
-	uint64_t bytes_in;
-	uint64_t bytes_out;
-	uint64_t file_off; /* send mode: next byte of the file to send */
-	uint32_t ev[TCP_APP_N_EV];
-	EVP_MD_CTX *md;
-};
-
-struct tcp_app_ctx {
-	struct rte_mempool *pool;      /* the engine's: commands (and SENDs without send_mbufs) */
-	struct rte_mempool *send_pool; /* send_mbufs > 0: SEND mbufs */
-	int mode;
-	uint32_t connect_addr; /* network order, 0 = none */
-	uint16_t connect_port;
-	uint16_t listen_port;
-	uint32_t n_connect;
-	uint32_t n_connect_sent; /* CONNECT commands emitted so far */
-	const uint8_t *file; /* mmap, NULL if empty */
-	size_t file_len;
-	const char *result;
-	const char *start_file;
-	uint32_t expect;
-	bool close_on_peer_close;
-	uint64_t rate_Bps; /* bytes per second, 0 = no limit */
-	uint32_t burst_bytes;
-	uint32_t seg_size;
-	uint32_t pool_reserve;
-	uint64_t hz;
-	uint64_t delay_tsc;
-	uint64_t first_poll_tsc; /* 0 until the first poll */
-	uint64_t next_check_tsc; /* start_file polling */
-	uint64_t last_tsc;       /* token bucket */
-	uint64_t credit;         /* bytes * hz */
-	uint64_t credit_max;
-	bool started;
-	bool stop_requested;
-	bool result_written;
-	bool dirty; /* something changed after the result was written */
-	uint32_t n_done;
-	uint32_t n_closes; /* entries with close_want set */
-	uint64_t unknown_conn_events;
-	uint64_t refused_sends;
-	uint64_t errors_no_conn;
-	uint16_t last_error_no_conn;
-	uint64_t alloc_fail;
-	uint32_t max_conns;
-	uint32_t n_conns;
-	uint32_t hmask;
-	int32_t *buckets; /* hmask + 1 heads, -1 = empty */
-	struct tcp_app_conn conns[];
-};
-
-/* ---- options ---- */
-
-static int
-tcp_app_parse_connect(const char *s, uint32_t *addr, uint16_t *port)
-{
-	char buf[32];
-	const char *colon = strrchr(s, ':');
-	struct in_addr a;
-	unsigned long p;
-	char *end;
-
-	if (colon == NULL || (size_t)(colon - s) >= sizeof(buf))
-		return -EINVAL;
-	memcpy(buf, s, (size_t)(colon - s));
-	buf[colon - s] = '\0';
-	if (inet_pton(AF_INET, buf, &a) != 1)
-		return -EINVAL;
-	errno = 0;
-	p = strtoul(colon + 1, &end, 10);
-	if (errno != 0 || end == colon + 1 || *end != '\0' || p == 0 || p > UINT16_MAX)
-		return -EINVAL;
-	*addr = a.s_addr;
-	*port = (uint16_t)p;
-	return 0;
-}
-
-static int
-tcp_app_validate(const void *conf, char *msg, size_t msglen)
-{
-	const struct tcp_app_conf *c = conf;
-	uint32_t addr;
-	uint16_t port;
-
-	if (c->connect[0] != '\0' && tcp_app_parse_connect(c->connect, &addr, &port) != 0) {
-		snprintf(msg, msglen, "connect \"%s\" is not A.B.C.D:port", c->connect);
-		return -EINVAL;
-	}
-	if (c->mode == TCP_APP_SEND && c->file[0] == '\0') {
-		snprintf(msg, msglen, "mode \"send\" needs \"file\"");
-		return -EINVAL;
-	}
-	if (c->connect[0] != '\0' && c->connections > c->max_conns) {
-		snprintf(msg, msglen, "connections %" PRIu32 " > max_conns %" PRIu32,
-			 c->connections, c->max_conns);
-		return -EINVAL;
-	}
-	return 0;
-}
 
 /* ---- connection table ---- */
 
@@ -342,7 +135,7 @@ tcp_app_unbind(struct tcp_app_ctx *x, struct tcp_app_conn *c)
 }
 
 /* a new entry (not in the hash yet), or NULL when the table is full */
-static struct tcp_app_conn *
+struct tcp_app_conn *
 tcp_app_new(struct lcp_stage *st, struct tcp_app_ctx *x, uint32_t user)
 {
 	struct tcp_app_conn *c;
@@ -408,256 +201,6 @@ tcp_app_terminal(struct lcp_stage *st, struct tcp_app_ctx *x, struct tcp_app_con
 		lcp_log(st, LCP_LOG_INFO, "%" PRIu32 " connection(s) done: ending the run", x->n_done);
 		lcp_stage_request_stop(st, "tcp_app: done");
 	}
-}
-
-/* ---- result ---- */
-
-static void
-tcp_app_sha_hex(const struct tcp_app_conn *c, char hex[65])
-{
-	unsigned char d[EVP_MAX_MD_SIZE];
-	unsigned len = 0;
-	EVP_MD_CTX *t = EVP_MD_CTX_new();
-
-	hex[0] = '\0';
-	if (t == NULL || c->md == NULL || EVP_MD_CTX_copy_ex(t, c->md) != 1 ||
-	    EVP_DigestFinal_ex(t, d, &len) != 1 || len != 32) {
-		EVP_MD_CTX_free(t);
-		return;
-	}
-	EVP_MD_CTX_free(t);
-	for (unsigned i = 0; i < len; i++)
-		snprintf(hex + 2 * i, 3, "%02x", d[i]);
-}
-
-/* {"mode": "recv", "stop_requested": bool, "conns_done": n,
- *  "connections": [{"user", "conn", "peer": "ip:port", "lport", "bytes_in",
- *                   "sha256_in", "bytes_out", "send_done",
- *                   "events": {"connected", "accepted", "peer_closed", "closed",
- *                              "reset", "timeout", "error"}, "last_reason"}, ...],
- *  "unknown_conn_events": n, "refused_sends": n, "errors_no_conn": n,
- *  "last_error_no_conn": errno, "alloc_fail": n}
- * connections in the order they appeared (CONNECT entries 1..N first). Written to
- * PATH.tmp, then renamed, so a reader never sees half a file. */
-static int
-tcp_app_write_result(struct lcp_stage *st, struct tcp_app_ctx *x)
-{
-	char tmp[4200], peer[INET_ADDRSTRLEN], hex[65];
-	FILE *f;
-	int rc;
-
-	if (x->result == NULL || x->result[0] == '\0')
-		return 0;
-	snprintf(tmp, sizeof(tmp), "%s.tmp", x->result);
-	f = fopen(tmp, "w");
-	if (f == NULL) {
-		lcp_log(st, LCP_LOG_ERR, "cannot write %s: %s", tmp, strerror(errno));
-		return -errno;
-	}
-	fprintf(f, "{\"mode\": \"%s\", \"stop_requested\": %s, \"conns_done\": %" PRIu32 ",\n",
-		tcp_app_modes[x->mode], x->stop_requested ? "true" : "false", x->n_done);
-	fprintf(f, " \"file_bytes\": %zu,\n \"connections\": [", x->file_len);
-	for (uint32_t i = 0; i < x->n_conns; i++) {
-		const struct tcp_app_conn *c = &x->conns[i];
-		struct in_addr a = { .s_addr = c->addr };
-
-		inet_ntop(AF_INET, &a, peer, sizeof(peer));
-		tcp_app_sha_hex(c, hex);
-		fprintf(f,
-			"%s\n  {\"user\": %" PRIu32 ", \"conn\": %" PRIu32 ", \"peer\": \"%s:%u\", "
-			"\"lport\": %u, \"bytes_in\": %" PRIu64 ", \"sha256_in\": \"%s\", "
-			"\"bytes_out\": %" PRIu64 ", \"send_done\": %s, \"terminal\": %s, "
-			"\"events\": {\"connected\": %" PRIu32 ", \"accepted\": %" PRIu32
-			", \"peer_closed\": %" PRIu32 ", \"closed\": %" PRIu32 ", \"reset\": %" PRIu32
-			", \"timeout\": %" PRIu32 ", \"error\": %" PRIu32 "}, \"last_reason\": %u}",
-			i ? "," : "", c->user, c->conn, peer, c->port, c->lport, c->bytes_in, hex,
-			c->bytes_out, c->send_done ? "true" : "false", c->terminal ? "true" : "false",
-			c->ev[LCP_STREAM_EV_CONNECTED], c->ev[LCP_STREAM_EV_ACCEPTED],
-			c->ev[LCP_STREAM_EV_PEER_CLOSED], c->ev[LCP_STREAM_EV_CLOSED],
-			c->ev[LCP_STREAM_EV_RESET], c->ev[LCP_STREAM_EV_TIMEOUT],
-			c->ev[LCP_STREAM_EV_ERROR], c->last_reason);
-	}
-	fprintf(f, "],\n \"unknown_conn_events\": %" PRIu64 ", \"refused_sends\": %" PRIu64
-		", \"errors_no_conn\": %" PRIu64 ", \"last_error_no_conn\": %u, \"alloc_fail\": %" PRIu64 "}\n",
-		x->unknown_conn_events, x->refused_sends, x->errors_no_conn, x->last_error_no_conn,
-		x->alloc_fail);
-	rc = ferror(f) ? -EIO : 0;
-	if (fclose(f) != 0)
-		rc = -errno;
-	if (rc == 0 && rename(tmp, x->result) != 0)
-		rc = -errno;
-	if (rc != 0)
-		lcp_log(st, LCP_LOG_ERR, "cannot write %s: %s", x->result, strerror(-rc));
-	x->result_written = true;
-	x->dirty = false;
-	return rc;
-}
-
-/* ---- init / fini ---- */
-
-static void
-tcp_app_free(struct tcp_app_ctx *x)
-{
-	if (x == NULL)
-		return;
-	for (uint32_t i = 0; i < x->n_conns; i++)
-		EVP_MD_CTX_free(x->conns[i].md);
-	if (x->file != NULL)
-		munmap((void *)(uintptr_t)x->file, x->file_len);
-	/* a pool whose mbufs are still out (tcp's fini runs after ours) is left to
-	 * the engine's leak check rather than freed under them */
-	if (x->send_pool != NULL && rte_mempool_in_use_count(x->send_pool) == 0)
-		rte_mempool_free(x->send_pool);
-	rte_free(x->buckets);
-	rte_free(x);
-}
-
-static int
-tcp_app_map_file(struct lcp_stage *st, struct tcp_app_ctx *x, const char *path)
-{
-	struct stat sb;
-	void *p;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0 || fstat(fd, &sb) != 0) {
-		int e = errno;
-
-		lcp_log(st, LCP_LOG_ERR, "file %s: %s", path, strerror(e));
-		if (fd >= 0)
-			close(fd);
-		return -e;
-	}
-	x->file_len = (size_t)sb.st_size;
-	if (x->file_len > 0) {
-		p = mmap(NULL, x->file_len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
-		if (p == MAP_FAILED) {
-			int e = errno;
-
-			lcp_log(st, LCP_LOG_ERR, "file %s: mmap: %s", path, strerror(e));
-			close(fd);
-			return -e;
-		}
-		x->file = p;
-	}
-	close(fd);
-	return 0;
-}
-
-static int
-tcp_app_init(struct lcp_stage *st, const void *conf, void **ctx)
-{
-	const struct tcp_app_conf *c = conf;
-	struct rte_mempool *pool = lcp_stage_pktmbuf_pool(st);
-	struct tcp_app_ctx *x;
-	char msg[160];
-	uint32_t hsize = 16, room;
-	int rc;
-
-	if (tcp_app_validate(conf, msg, sizeof(msg)) != 0) {
-		lcp_log(st, LCP_LOG_ERR, "%s", msg);
-		return -EINVAL;
-	}
-	if (pool == NULL) {
-		lcp_log(st, LCP_LOG_ERR, "the engine has no packet mbuf pool for socket %d",
-			lcp_stage_socket(st));
-		return -ENOENT;
-	}
-	room = rte_pktmbuf_data_room_size(pool);
-	room = room > RTE_PKTMBUF_HEADROOM ? room - RTE_PKTMBUF_HEADROOM : 0;
-	if (c->mode == TCP_APP_SEND && c->seg_size > room) {
-		lcp_log(st, LCP_LOG_ERR, "seg_size %" PRIu32 " does not fit one mbuf (%" PRIu32 " bytes of data room)",
-			c->seg_size, room);
-		return -EINVAL;
-	}
-	x = rte_zmalloc_socket("tcp_app", sizeof(*x) + (size_t)c->max_conns * sizeof(x->conns[0]),
-			       RTE_CACHE_LINE_SIZE, lcp_stage_socket(st));
-	if (x == NULL) {
-		lcp_log(st, LCP_LOG_ERR, "cannot allocate the context for %" PRIu32 " connections",
-			c->max_conns);
-		return -ENOMEM;
-	}
-	while (hsize < 2 * c->max_conns)
-		hsize <<= 1;
-	x->buckets = rte_malloc_socket("tcp_app_hash", hsize * sizeof(int32_t), 0,
-				       lcp_stage_socket(st));
-	if (x->buckets == NULL) {
-		rte_free(x);
-		return -ENOMEM;
-	}
-	for (uint32_t i = 0; i < hsize; i++)
-		x->buckets[i] = -1;
-	x->hmask = hsize - 1;
-	x->max_conns = c->max_conns;
-	x->pool = pool;
-	x->mode = c->mode;
-	x->listen_port = (uint16_t)c->listen;
-	x->result = c->result;
-	x->start_file = c->start_file;
-	x->expect = c->expect;
-	x->close_on_peer_close = c->close_on_peer_close;
-	x->rate_Bps = c->rate_mbps * 125000u;
-	x->burst_bytes = c->burst_bytes;
-	x->seg_size = c->seg_size;
-	x->pool_reserve = c->pool_reserve;
-	x->hz = rte_get_tsc_hz();
-	x->delay_tsc = (uint64_t)c->delay_ms * (x->hz / 1000);
-	x->credit_max = RTE_MAX((uint64_t)c->burst_bytes, x->rate_Bps / 100) * x->hz;
-
-	if (c->mode == TCP_APP_SEND) {
-		rc = tcp_app_map_file(st, x, c->file);
-		if (rc != 0) {
-			tcp_app_free(x);
-			return rc;
-		}
-	}
-	if (c->mode == TCP_APP_SEND && c->send_mbufs > 0) {
-		char name[RTE_MEMPOOL_NAMESIZE];
-
-		snprintf(name, sizeof(name), "tapp_%.18s", lcp_stage_name(st));
-		x->send_pool = rte_pktmbuf_pool_create(name, c->send_mbufs,
-						       RTE_MIN(256u, c->send_mbufs / 2), 0,
-						       rte_pktmbuf_data_room_size(pool),
-						       lcp_stage_socket(st));
-		if (x->send_pool == NULL) {
-			lcp_log(st, LCP_LOG_ERR, "cannot create the send pool of %" PRIu32 " mbufs: %s",
-				c->send_mbufs, rte_strerror(rte_errno));
-			tcp_app_free(x);
-			return -ENOMEM;
-		}
-	}
-	if (c->connect[0] != '\0') {
-		tcp_app_parse_connect(c->connect, &x->connect_addr, &x->connect_port);
-		for (uint32_t i = 0; i < c->connections; i++) {
-			struct tcp_app_conn *e = tcp_app_new(st, x, i + 1);
-
-			if (e == NULL) {
-				lcp_log(st, LCP_LOG_ERR, "cannot set up connection %" PRIu32, i + 1);
-				tcp_app_free(x);
-				return -ENOMEM;
-			}
-			e->addr = x->connect_addr;
-			e->port = x->connect_port;
-		}
-		x->n_connect = c->connections;
-	}
-	lcp_log(st, LCP_LOG_INFO, "mode %s, connect \"%s\" x%" PRIu32 ", listen %" PRIu32
-		", expect %" PRIu32 "%s%s", tcp_app_modes[c->mode], c->connect,
-		x->n_connect, c->listen, c->expect, c->mode == TCP_APP_SEND ? ", file " : "",
-		c->mode == TCP_APP_SEND ? c->file : "");
-	*ctx = x;
-	return 0;
-}
-
-static void
-tcp_app_fini(struct lcp_stage *st, void *ctx)
-{
-	struct tcp_app_ctx *x = ctx;
-
-	if (x == NULL)
-		return;
-	if (!x->result_written || x->dirty)
-		tcp_app_write_result(st, x);
-	tcp_app_free(x);
 }
 
 /* ---- commands ---- */
@@ -1012,25 +555,6 @@ tcp_app_process(struct lcp_stage *st, void *ctx, unsigned port, void **objs, uns
 	}
 	if (k > 0)
 		lcp_emit(st, TCP_APP_OUT, objs, k);
-}
-
-/* ---- stop ---- */
-
-static void
-tcp_app_stop(struct lcp_stage *st, void *ctx)
-{
-	struct tcp_app_ctx *x = ctx;
-	uint64_t in = 0, out = 0;
-
-	for (uint32_t i = 0; i < x->n_conns; i++) {
-		in += x->conns[i].bytes_in;
-		out += x->conns[i].bytes_out;
-	}
-	lcp_log(st, LCP_LOG_INFO,
-		"%" PRIu32 " connection(s), %" PRIu32 " done, %" PRIu64 " bytes in, %" PRIu64
-		" bytes out, %" PRIu64 " refused sends, %" PRIu64 " unknown-connection events",
-		x->n_conns, x->n_done, in, out, x->refused_sends, x->unknown_conn_events);
-	tcp_app_write_result(st, x);
 }
 
 static const struct lcp_stage_ops tcp_app_ops = {
