@@ -43,7 +43,6 @@
 #       crash-* reproducers are always kept
 # FUZZ_FLAGS adds libFuzzer options (e.g. FUZZ_FLAGS=-max_len=16384).
 
-FUZZ_ALL = ws_frame ws_handshake ws_inflate ws_session tls_input tls_fast tcp_input config metrics_json
 FUZZ_TARGETS = $(FUZZ_ALL)
 FUZZ_SECONDS = 900
 FUZZ_WORKDIR = $(abs_top_builddir)/fuzz-work
@@ -60,131 +59,20 @@ fuzz_mj_cppflags = -I$(top_srcdir)/plugins/common -I$(top_srcdir)/plugins/metric
 fuzz_mj_ldadd = $(top_builddir)/plugins/common/libcommon.la
 fuzz_corpus = -DFUZZ_CORPUS_DIR='"$(abs_srcdir)/fuzz/$(1)"'
 
-# ---- replay: every build ----
-fuzz_replays = fuzz/replay_ws_frame fuzz/replay_ws_handshake fuzz/replay_ws_inflate fuzz/replay_ws_session fuzz/replay_tls_input \
-	fuzz/replay_tls_fast fuzz/replay_tcp_input \
-	fuzz/replay_config fuzz/replay_metrics_json
+fuzz_tls_cppflags = $(fuzz_stk_cppflags) $(SSL_CFLAGS)
+fuzz_tls_ldadd = $(top_builddir)/stack/libstk.la $(SSL_LIBS) $(CRYPTO_LIBS) $(ZLIB_LIBS)
+
+# ---- the targets: one line each in fuzz/targets, expanded by fuzz/gen-am.sh into
+# FUZZ_ALL, fuzz_replays (every build: a test replaying the committed corpus) and
+# the libFuzzer binaries (--enable-fuzzing) ----
+include $(srcdir)/fuzz/targets.am
+$(srcdir)/fuzz/targets.am: $(srcdir)/fuzz/targets $(srcdir)/fuzz/gen-am.sh
+	$(AM_V_GEN)$(SHELL) $(srcdir)/fuzz/gen-am.sh $(srcdir)/fuzz/targets > $@.tmp && mv $@.tmp $@
 check_PROGRAMS += $(fuzz_replays)
 TESTS += $(fuzz_replays)
 
-fuzz_replay_ws_frame_SOURCES = fuzz/fuzz_ws_frame.c fuzz/replay.c fuzz/fuzz_common.h
-fuzz_replay_ws_frame_CPPFLAGS = $(fuzz_stk_cppflags) $(call fuzz_corpus,ws_frame)
-fuzz_replay_ws_frame_CFLAGS = $(AM_CFLAGS_COMMON)
-fuzz_replay_ws_frame_LDADD = $(fuzz_stk_ldadd)
-fuzz_replay_ws_frame_LDFLAGS = $(SAN_LDFLAGS)
-
-fuzz_replay_ws_handshake_SOURCES = fuzz/fuzz_ws_handshake.c fuzz/replay.c fuzz/fuzz_common.h
-fuzz_replay_ws_handshake_CPPFLAGS = $(fuzz_stk_cppflags) $(call fuzz_corpus,ws_handshake)
-fuzz_replay_ws_handshake_CFLAGS = $(AM_CFLAGS_COMMON)
-fuzz_replay_ws_handshake_LDADD = $(fuzz_stk_ldadd)
-fuzz_replay_ws_handshake_LDFLAGS = $(SAN_LDFLAGS)
-
-fuzz_tls_sources = fuzz/fuzz_tls_input.c stack/tls_certs.c stack/tls_certs.h fuzz/fuzz_common.h
-fuzz_tls_ldadd = $(top_builddir)/stack/libstk.la $(SSL_LIBS) $(CRYPTO_LIBS) $(ZLIB_LIBS)
-fuzz_replay_tls_input_SOURCES = $(fuzz_tls_sources) fuzz/replay.c
-fuzz_replay_tls_input_CPPFLAGS = $(fuzz_stk_cppflags) $(SSL_CFLAGS) $(call fuzz_corpus,tls_input)
-fuzz_replay_tls_input_CFLAGS = $(AM_CFLAGS_COMMON)
-fuzz_replay_tls_input_LDADD = $(fuzz_tls_ldadd)
-fuzz_replay_tls_input_LDFLAGS = $(SAN_LDFLAGS)
-
-fuzz_tls_fast_sources = fuzz/fuzz_tls_fast.c stack/tls_certs.c stack/tls_certs.h fuzz/fuzz_common.h
-fuzz_replay_tls_fast_SOURCES = $(fuzz_tls_fast_sources) fuzz/replay.c
-fuzz_replay_tls_fast_CPPFLAGS = $(fuzz_stk_cppflags) $(SSL_CFLAGS) $(call fuzz_corpus,tls_fast)
-fuzz_replay_tls_fast_CFLAGS = $(AM_CFLAGS_COMMON)
-fuzz_replay_tls_fast_LDADD = $(fuzz_tls_ldadd)
-fuzz_replay_tls_fast_LDFLAGS = $(SAN_LDFLAGS)
-
-fuzz_replay_ws_inflate_SOURCES = fuzz/fuzz_ws_inflate.c fuzz/replay.c fuzz/fuzz_common.h
-fuzz_replay_ws_inflate_CPPFLAGS = $(fuzz_stk_cppflags) $(call fuzz_corpus,ws_inflate)
-fuzz_replay_ws_inflate_CFLAGS = $(AM_CFLAGS_COMMON)
-fuzz_replay_ws_inflate_LDADD = $(fuzz_stk_ldadd)
-fuzz_replay_ws_inflate_LDFLAGS = $(SAN_LDFLAGS)
-
-fuzz_replay_ws_session_SOURCES = fuzz/fuzz_ws_session.c fuzz/replay.c fuzz/fuzz_common.h
-fuzz_replay_ws_session_CPPFLAGS = $(fuzz_stk_cppflags) $(call fuzz_corpus,ws_session)
-fuzz_replay_ws_session_CFLAGS = $(AM_CFLAGS_COMMON)
-fuzz_replay_ws_session_LDADD = $(fuzz_stk_ldadd)
-fuzz_replay_ws_session_LDFLAGS = $(SAN_LDFLAGS)
-
-fuzz_replay_tcp_input_SOURCES = fuzz/fuzz_tcp_input.c fuzz/replay.c fuzz/fuzz_common.h stack/wire.h
-fuzz_replay_tcp_input_CPPFLAGS = $(fuzz_stk_cppflags) $(call fuzz_corpus,tcp_input)
-fuzz_replay_tcp_input_CFLAGS = $(AM_CFLAGS_COMMON)
-fuzz_replay_tcp_input_LDADD = $(fuzz_stk_ldadd)
-fuzz_replay_tcp_input_LDFLAGS = $(SAN_LDFLAGS)
-
-fuzz_replay_config_SOURCES = fuzz/fuzz_config.c fuzz/replay.c fuzz/fuzz_common.h
-fuzz_replay_config_CPPFLAGS = $(fuzz_lcp_cppflags) $(call fuzz_corpus,config)
-fuzz_replay_config_CFLAGS = $(AM_CFLAGS_COMMON)
-fuzz_replay_config_LDADD = $(fuzz_lcp_ldadd)
-fuzz_replay_config_LDFLAGS = $(SAN_LDFLAGS)
-
-fuzz_replay_metrics_json_SOURCES = fuzz/fuzz_metrics_json.c fuzz/replay.c fuzz/fuzz_common.h
-fuzz_replay_metrics_json_CPPFLAGS = $(fuzz_mj_cppflags) $(call fuzz_corpus,metrics_json)
-fuzz_replay_metrics_json_CFLAGS = $(AM_CFLAGS_COMMON)
-fuzz_replay_metrics_json_LDADD = $(fuzz_mj_ldadd)
-fuzz_replay_metrics_json_LDFLAGS = $(SAN_LDFLAGS)
-
-# ---- libFuzzer binaries: --enable-fuzzing ----
-if ENABLE_FUZZING
-noinst_PROGRAMS += fuzz/fuzz_ws_frame fuzz/fuzz_ws_handshake fuzz/fuzz_ws_inflate fuzz/fuzz_ws_session fuzz/fuzz_tls_input \
-	fuzz/fuzz_tls_fast fuzz/fuzz_tcp_input \
-	fuzz/fuzz_config fuzz/fuzz_metrics_json
-endif
-fuzz_fuzz_ws_frame_SOURCES = fuzz/fuzz_ws_frame.c fuzz/fuzz_common.h
-fuzz_fuzz_ws_frame_CPPFLAGS = $(fuzz_stk_cppflags)
-fuzz_fuzz_ws_frame_CFLAGS = $(AM_CFLAGS_COMMON)
-fuzz_fuzz_ws_frame_LDADD = $(fuzz_stk_ldadd)
-fuzz_fuzz_ws_frame_LDFLAGS = $(FUZZ_LDFLAGS)
-
-fuzz_fuzz_ws_handshake_SOURCES = fuzz/fuzz_ws_handshake.c fuzz/fuzz_common.h
-fuzz_fuzz_ws_handshake_CPPFLAGS = $(fuzz_stk_cppflags)
-fuzz_fuzz_ws_handshake_CFLAGS = $(AM_CFLAGS_COMMON)
-fuzz_fuzz_ws_handshake_LDADD = $(fuzz_stk_ldadd)
-fuzz_fuzz_ws_handshake_LDFLAGS = $(FUZZ_LDFLAGS)
-
-fuzz_fuzz_tls_input_SOURCES = $(fuzz_tls_sources)
-fuzz_fuzz_tls_input_CPPFLAGS = $(fuzz_stk_cppflags) $(SSL_CFLAGS)
-fuzz_fuzz_tls_input_CFLAGS = $(AM_CFLAGS_COMMON)
-fuzz_fuzz_tls_input_LDADD = $(fuzz_tls_ldadd)
-fuzz_fuzz_tls_input_LDFLAGS = $(FUZZ_LDFLAGS)
-
-fuzz_fuzz_tls_fast_SOURCES = $(fuzz_tls_fast_sources)
-fuzz_fuzz_tls_fast_CPPFLAGS = $(fuzz_stk_cppflags) $(SSL_CFLAGS)
-fuzz_fuzz_tls_fast_CFLAGS = $(AM_CFLAGS_COMMON)
-fuzz_fuzz_tls_fast_LDADD = $(fuzz_tls_ldadd)
-fuzz_fuzz_tls_fast_LDFLAGS = $(FUZZ_LDFLAGS)
-
-fuzz_fuzz_ws_inflate_SOURCES = fuzz/fuzz_ws_inflate.c fuzz/fuzz_common.h
-fuzz_fuzz_ws_inflate_CPPFLAGS = $(fuzz_stk_cppflags)
-fuzz_fuzz_ws_inflate_CFLAGS = $(AM_CFLAGS_COMMON)
-fuzz_fuzz_ws_inflate_LDADD = $(fuzz_stk_ldadd)
-fuzz_fuzz_ws_inflate_LDFLAGS = $(FUZZ_LDFLAGS)
-
-fuzz_fuzz_ws_session_SOURCES = fuzz/fuzz_ws_session.c fuzz/fuzz_common.h
-fuzz_fuzz_ws_session_CPPFLAGS = $(fuzz_stk_cppflags)
-fuzz_fuzz_ws_session_CFLAGS = $(AM_CFLAGS_COMMON)
-fuzz_fuzz_ws_session_LDADD = $(fuzz_stk_ldadd)
-fuzz_fuzz_ws_session_LDFLAGS = $(FUZZ_LDFLAGS)
-
-fuzz_fuzz_tcp_input_SOURCES = fuzz/fuzz_tcp_input.c fuzz/fuzz_common.h stack/wire.h
-fuzz_fuzz_tcp_input_CPPFLAGS = $(fuzz_stk_cppflags)
-fuzz_fuzz_tcp_input_CFLAGS = $(AM_CFLAGS_COMMON)
-fuzz_fuzz_tcp_input_LDADD = $(fuzz_stk_ldadd)
-fuzz_fuzz_tcp_input_LDFLAGS = $(FUZZ_LDFLAGS)
-
-fuzz_fuzz_config_SOURCES = fuzz/fuzz_config.c fuzz/fuzz_common.h
-fuzz_fuzz_config_CPPFLAGS = $(fuzz_lcp_cppflags)
-fuzz_fuzz_config_CFLAGS = $(AM_CFLAGS_COMMON)
-fuzz_fuzz_config_LDADD = $(fuzz_lcp_ldadd)
-fuzz_fuzz_config_LDFLAGS = $(FUZZ_LDFLAGS)
-
-fuzz_fuzz_metrics_json_SOURCES = fuzz/fuzz_metrics_json.c fuzz/fuzz_common.h
-fuzz_fuzz_metrics_json_CPPFLAGS = $(fuzz_mj_cppflags)
-fuzz_fuzz_metrics_json_CFLAGS = $(AM_CFLAGS_COMMON)
-fuzz_fuzz_metrics_json_LDADD = $(fuzz_mj_ldadd)
-fuzz_fuzz_metrics_json_LDFLAGS = $(FUZZ_LDFLAGS)
-
-EXTRA_DIST += fuzz/README.md fuzz/mkseeds.py fuzz/campaign.sh $(addprefix fuzz/,$(FUZZ_ALL))
+EXTRA_DIST += fuzz/README.md fuzz/mkseeds.py fuzz/campaign.sh fuzz/targets fuzz/gen-am.sh \
+	$(addprefix fuzz/,$(FUZZ_ALL))
 
 # ---- campaigns ----
 if ENABLE_FUZZING
