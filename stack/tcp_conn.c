@@ -252,7 +252,7 @@ stk_tcb_finish(struct stk *st, struct stk_tcb *c, enum stk_ev ev, int reason)
 }
 
 /* The listener keeps its half-open connections in arrival order, so that a
- * SYN flood can evict the oldest (backlog_evict, tcp_in.c passive_open). */
+ * SYN flood can evict the oldest (backlog_evict, tcp_in_open.c stk_tcp_passive_open). */
 void
 stk_listener_attach(struct stk *st, struct stk_listener *l, struct stk_tcb *c)
 {

@@ -1,41 +1,39 @@
 /* SPDX-License-Identifier: BSD-3-Clause
- * tcp_in.c — TCP input (RFC 9293 3.10.7 "SEGMENT ARRIVES").
+ * tcp_in.c — TCP input (RFC 9293 3.10.7 "SEGMENT ARRIVES"): header checks,
+ * the 4-tuple lookup, and on a synchronised connection the steps of 3.10.7.4
+ * in order, with the out-of-order queue of the text step. Two steps have
+ * files of their own (tcp_in_priv.h): tcp_in_open.c (3.10.7.2 LISTEN with SYN
+ * cookies, 3.10.7.3 SYN-SENT) and tcp_in_ack.c (3.10.7.4 fifth: the ACK
+ * field, header prediction first).
  *
  *   stk_tcp_input        header checks (length, data offset, checksum,
  *                        flags, options) -> 4-tuple lookup ->
- *                          no connection: listener (passive_open) or RST
- *                          SYN_SENT: syn_sent()
+ *                          no connection: listener (stk_tcp_passive_open,
+ *                          stk_tcp_cookie_open) or RST
+ *                          SYN_SENT: stk_tcp_syn_sent
  *                          otherwise: established() below
  *   stk_tcp_parse_opts   MSS, WS, SACK-permitted, TS; malformed -> -1
- *   passive_open         a SYN to a listener: SYN_RCVD within its backlog;
- *                        past it a SYN cookie (default), or evict the oldest,
- *                        or drop (stk_config.backlog_full)
- *   cookie_open          an ACK returning one of our SYN cookies
  *
  * established(), in RFC order: PAWS (RFC 7323) -> acceptability -> RST
  * (RFC 5961 3: exact seq resets, in-window gets a challenge ACK; after the
- * peer's FIN see rst_unacceptable) -> SYN
- * (challenge ACK) -> ACK (RFC 5961 5 range check; snd_una, RTT; with a SACK
- * peer the scoreboard and RFC 6675 recovery (tcp_sack.c), else NewReno
- * RFC 5681/6582; window update, FIN acked transitions) -> text (trim to
- * rcv_nxt and the window; in order: zero-copy delivery, then drain the
- * out-of-order queue; out of order: queue, immediate ACK with SACK) -> FIN.
+ * peer's FIN see rst_unacceptable) -> SYN (challenge ACK) -> ACK
+ * (stk_tcp_process_ack) -> text (trim to rcv_nxt and the window; in order:
+ * zero-copy delivery, then drain the out-of-order queue; out of order:
+ * ooo_insert, immediate ACK with SACK) -> FIN -> the answering ACK: now,
+ * stretched over the burst, or delayed.
+ *
+ * The out-of-order queue is a list of segments in sequence order
+ * (stk_seg_node) beside a sorted array of the blocks of adjacent data they
+ * form (stk_ooo_blk), which our SACK option reports, the most recently
+ * changed first (sack_hist). It stays in this file, next to the in-order
+ * delivery that drains it: each segment is inserted or popped without a call.
  *
  * Buffer ownership: the frame is the stack's on entry. Delivered payload
  * passes to the application (ops.event STK_EV_DATA), an out-of-order segment
  * is held in its queue node, anything else is freed here. Fields of the
  * header are read before delivery, since the application may free the frame
  * inside the event callback. */
-#include "stk_priv.h"
-
-struct seg {
-	struct stk_buf *b;
-	uint8_t *payload;
-	uint32_t seq, ack, plen, seglen;
-	uint32_t win; /* raw, unscaled */
-	uint8_t flags;
-	struct stk_tcp_opts o;
-};
+#include "tcp_in_priv.h"
 
 int
 stk_tcp_parse_opts(const uint8_t *p, unsigned len, struct stk_tcp_opts *o)
@@ -105,53 +103,6 @@ stk_tcp_parse_opts(const uint8_t *p, unsigned len, struct stk_tcp_opts *o)
 	return 0;
 }
 
-/* ---- SYN cookies (RFC 4987 3.6) ----
- * iss = t (5 bits: 64-second slots, mod 32) | MSS index (3 bits) | 24 bits of
- * SipHash-2-4 keyed with cookie_key over the 4-tuple, the peer's ISN and t.
- * An ACK is taken for a cookie when ack - 1 decodes with t now or one slot
- * before (64 to 128 s of validity) and the hash matches: a blind guess has a
- * 2^-24 chance. The connection gets the MSS from the table, nothing else. */
-static const uint16_t cookie_mss[8] = { 536, 1024, 1220, 1360, 1440, 1460, 4312, 8960 };
-#define COOKIE_SLOT_NS (64ull * 1000 * STK_MS)
-
-static uint32_t
-cookie_hash(const struct stk *st, uint32_t rip, uint16_t rport, uint16_t lport, uint32_t peer_isn,
-	    uint32_t t)
-{
-	return (uint32_t)stk_siphash3(st->cookie_key, ((uint64_t)rip << 32) | st->cfg.ip,
-				  ((uint64_t)rport << 48) | ((uint64_t)lport << 32) | peer_isn, t) &
-	       0xffffffu;
-}
-
-static uint32_t
-cookie_make(const struct stk *st, uint32_t rip, uint16_t rport, uint16_t lport, uint32_t peer_isn,
-	    uint16_t peer_mss, uint16_t *mss)
-{
-	uint32_t t = (uint32_t)(st->now / COOKIE_SLOT_NS), i = 0;
-
-	while (i < 7 && cookie_mss[i + 1] <= peer_mss)
-		i++;
-	*mss = cookie_mss[i];
-	return ((t & 0x1fu) << 27) | (i << 24) | cookie_hash(st, rip, rport, lport, peer_isn, t);
-}
-
-/* the MSS of a valid cookie, 0 for an invalid one */
-static uint16_t
-cookie_check(const struct stk *st, uint32_t rip, uint16_t rport, uint16_t lport, uint32_t peer_isn,
-	     uint32_t cookie)
-{
-	uint32_t now = (uint32_t)(st->now / COOKIE_SLOT_NS);
-
-	for (uint32_t age = 0; age < 2; age++) {
-		uint32_t t = now - age;
-
-		if ((t & 0x1fu) == cookie >> 27 &&
-		    cookie_hash(st, rip, rport, lport, peer_isn, t) == (cookie & 0xffffffu))
-			return cookie_mss[(cookie >> 24) & 7];
-	}
-	return 0;
-}
-
 /* Challenge ACKs are limited per connection: a stack-wide budget is a side
  * channel (CVE-2016-5696: an off-path host counts the challenge ACKs it gets
  * back to learn that its guess of a 4-tuple hit a connection that spent some) */
@@ -176,7 +127,7 @@ challenge_allowed(struct stk *st, struct stk_tcb *c)
  * ACK each other's ACKs without end. Segments with payload (zero-window
  * probes, retransmissions) are always answered. */
 static bool
-oow_ack_allowed(struct stk *st, struct stk_tcb *c, const struct seg *s)
+oow_ack_allowed(struct stk *st, struct stk_tcb *c, const struct stk_tcp_seg *s)
 {
 	if (s->plen > 0 && !(s->flags & STK_TCP_SYN))
 		return true;
@@ -193,233 +144,21 @@ oow_ack_allowed(struct stk *st, struct stk_tcb *c, const struct seg *s)
  * without timestamps, when it starts above the old incarnation's sequence
  * space (RFC 1122 4.2.2.13) */
 static bool
-time_wait_reusable(const struct stk_tcb *c, const struct seg *s)
+time_wait_reusable(const struct stk_tcb *c, const struct stk_tcp_seg *s)
 {
 	if (c->ts_ok && s->o.has_ts)
 		return SEQ_GT(s->o.tsval, c->ts_recent);
 	return !c->ts_ok && SEQ_GT(s->seq, c->rcv_nxt);
 }
 
-static void
-challenge_ack(struct stk *st, struct stk_tcb *c)
+/* a challenge ACK (RFC 5961 3.2, 4.2, 5.2) within the connection's budget */
+void
+stk_tcp_challenge_ack(struct stk *st, struct stk_tcb *c)
 {
 	if (!challenge_allowed(st, c))
 		return;
 	STK_CTR(st, TCP_CHALLENGE_ACKS);
 	stk_tcp_send_ack(st, c);
-}
-
-static void
-negotiate(struct stk *st, struct stk_tcb *c, const struct stk_tcp_opts *o)
-{
-	uint32_t peer_mss = o->has_mss ? o->mss : 536, mss;
-	unsigned ours = 0;
-
-	while (ours < 14 && (st->cfg.rcvbuf >> ours) > 65535)
-		ours++;
-	c->ws_ok = st->cfg.window_scale && o->has_ws;
-	c->snd_wscale = c->ws_ok ? o->wscale : 0;
-	c->rcv_wscale = c->ws_ok ? (uint8_t)ours : 0;
-	c->ts_ok = st->cfg.timestamps && o->has_ts;
-	c->sack_ok = st->cfg.sack && o->sack_perm;
-	if (c->ts_ok) {
-		c->ts_recent = o->tsval;
-		c->ts_recent_age = st->now;
-	}
-	mss = st->cfg.mtu - STK_IP4_HLEN - STK_TCP_HLEN;
-	if (peer_mss < mss)
-		mss = peer_mss;
-	if (c->ts_ok)
-		mss -= 12;
-	if (mss < 64)
-		mss = 64;
-	c->mss = mss;
-	c->cwnd = 10 * mss; /* RFC 6928 */
-	if (!c->ws_ok && c->rcv_wnd > 65535)
-		c->rcv_wnd = 65535;
-}
-
-static void
-passive_open(struct stk *st, struct stk_listener *l, const struct stk_ip4_hdr *ip,
-	     const struct stk_tcp_hdr *th, struct seg *s)
-{
-	struct stk_tcb *c;
-
-	if (l->pending >= l->backlog) {
-		/* backlog full (a SYN flood, or more connects at once than it
-		 * holds): by default a SYN cookie, which costs no state and
-		 * lets an honest peer in whatever the flood does */
-		if (st->cfg.backlog_full == STK_BACKLOG_COOKIES) {
-			uint16_t mss;
-			uint32_t iss = cookie_make(st, ip->src, be16toh(th->sport), be16toh(th->dport), s->seq,
-						   s->o.has_mss ? s->o.mss : 536, &mss);
-
-			if (stk_ip4_nexthop(st, ip->src) == 0) {
-				STK_CTR(st, DROP_NO_ROUTE);
-				return;
-			}
-			STK_CTR(st, TCP_SYNCOOKIES_SENT);
-			l->cookies_until = st->now + 2 * COOKIE_SLOT_NS;
-			stk_tcp_send_cookie_synack(st, ip, th, iss, mss);
-			return;
-		}
-		/* otherwise a flood of SYNs that never complete keeps the backlog
-		 * full until they time out (syn_retries): the oldest half-open
-		 * connection makes room (STK_BACKLOG_EVICT; an honest peer that
-		 * completes within backlog newer SYNs is not hurt), or the new
-		 * SYN is dropped (STK_BACKLOG_DROP) */
-		STK_CTR(st, DROP_TCP_BACKLOG);
-		if (st->cfg.backlog_full != STK_BACKLOG_EVICT || l->ho_head == NULL)
-			return;
-		/* never shown to the app: no event, no RST (the source is
-		 * likely forged); a late ACK from it gets the listener's RST */
-		c = l->ho_head;
-		c->flags |= TF_DEAD;
-		stk_tcb_set_state(st, c, STK_TCP_CLOSED);
-		stk_tcb_release(st, c);
-	}
-	c = stk_tcb_alloc(st);
-	if (c == NULL)
-		return; /* counted */
-	c->rip = ip->src;
-	c->rport = be16toh(th->sport);
-	c->lport = be16toh(th->dport);
-	c->user = l->user;
-	c->flags |= TF_PASSIVE;
-	stk_listener_attach(st, l, c);
-	c->nexthop = stk_ip4_nexthop(st, c->rip);
-	c->irs = s->seq;
-	c->rcv_nxt = s->seq + 1;
-	c->rcv_adv = c->rcv_nxt;
-	c->iss = stk_tcp_isn(st, c->rip, c->rport, c->lport);
-	c->snd_una = c->snd_nxt = c->snd_max = c->iss;
-	c->snd_end = c->iss + 1;
-	c->recover = c->iss;
-	c->ts_off = (uint32_t)st->ops.random(st->ops.ctx);
-	negotiate(st, c, &s->o);
-	c->snd_wnd = s->win; /* never scaled in a SYN */
-	c->max_snd_wnd = c->snd_wnd;
-	c->snd_wl1 = s->seq;
-	c->snd_wl2 = c->iss;
-	c->last_rx = st->now;
-	stk_tcb_set_state(st, c, STK_TCP_SYN_RCVD);
-	stk_tcb_hash_insert(st, c);
-	stk_tcp_output(st, c); /* SYN-ACK */
-}
-
-static void
-established_entered(struct stk *st, struct stk_tcb *c)
-{
-	STK_CTR(st, TCP_ESTABLISHED);
-	c->rexmt_shift = 0;
-	stk_tcp_timer_clear(st, c, STK_T_REXMT);
-	if (st->cfg.keepalive_ms)
-		stk_tcp_timer_set(st, c, STK_T_KEEP, (uint64_t)st->cfg.keepalive_ms * STK_MS);
-}
-
-/* An ACK to a listener that sent SYN cookies lately: a connection if ack - 1
- * is one of our cookies for this 4-tuple and the peer's ISN (seq - 1). The
- * tcb is made ESTABLISHED at once (ACCEPTED); the caller then processes the
- * segment on it (data on the ACK). NULL when it is no cookie (or no memory). */
-static struct stk_tcb *
-cookie_open(struct stk *st, struct stk_listener *l, const struct stk_ip4_hdr *ip,
-	    const struct stk_tcp_hdr *th, struct seg *s)
-{
-	struct stk_tcp_opts o;
-	struct stk_tcb *c;
-	uint16_t mss;
-
-	if ((s->flags & (STK_TCP_SYN | STK_TCP_RST | STK_TCP_ACK)) != STK_TCP_ACK ||
-	    st->now >= l->cookies_until)
-		return NULL;
-	mss = cookie_check(st, ip->src, be16toh(th->sport), be16toh(th->dport), s->seq - 1, s->ack - 1);
-	if (mss == 0)
-		return NULL;
-	c = stk_tcb_alloc(st);
-	if (c == NULL)
-		return NULL; /* counted */
-	STK_CTR(st, TCP_SYNCOOKIES_OK);
-	c->rip = ip->src;
-	c->rport = be16toh(th->sport);
-	c->lport = be16toh(th->dport);
-	c->user = l->user;
-	c->flags |= TF_PASSIVE;
-	c->nexthop = stk_ip4_nexthop(st, c->rip);
-	c->irs = s->seq - 1;
-	c->rcv_nxt = s->seq;
-	c->iss = s->ack - 1;
-	c->snd_una = c->snd_nxt = c->snd_max = c->snd_end = s->ack;
-	c->recover = c->iss;
-	c->ts_off = (uint32_t)st->ops.random(st->ops.ctx);
-	memset(&o, 0, sizeof(o));
-	o.has_mss = true;
-	o.mss = mss;
-	negotiate(st, c, &o); /* no WS, SACK or TS: the cookie kept none */
-	c->rcv_adv = c->rcv_nxt + (st->cfg.rcvbuf > 65535 ? 65535 : st->cfg.rcvbuf); /* the SYN-ACK's */
-	c->snd_wnd = s->win;
-	c->max_snd_wnd = c->snd_wnd;
-	c->snd_wl1 = s->seq;
-	c->snd_wl2 = s->ack;
-	c->last_rx = st->now;
-	stk_tcb_set_state(st, c, STK_TCP_ESTABLISHED);
-	stk_tcb_hash_insert(st, c);
-	established_entered(st, c);
-	STK_CTR(st, TCP_ACCEPTS);
-	return c;
-}
-
-static void
-syn_sent(struct stk *st, struct stk_tcb *c, struct seg *s)
-{
-	if (s->flags & STK_TCP_ACK) {
-		if (SEQ_LEQ(s->ack, c->iss) || SEQ_GT(s->ack, c->snd_max)) {
-			STK_CTR(st, DROP_TCP_BAD_ACK);
-			if (!(s->flags & STK_TCP_RST))
-				stk_tcp_send_ctl(st, c, STK_TCP_RST, s->ack);
-			return;
-		}
-	}
-	if (s->flags & STK_TCP_RST) {
-		STK_CTR(st, TCP_RST_IN);
-		if (s->flags & STK_TCP_ACK) {
-			stk_tcb_finish(st, c, STK_EV_RESET, ECONNREFUSED);
-			return;
-		}
-		STK_CTR(st, DROP_TCP_RST_INVALID);
-		return;
-	}
-	if (!(s->flags & STK_TCP_SYN)) {
-		STK_CTR(st, DROP_TCP_STATE);
-		return;
-	}
-	c->irs = s->seq;
-	c->rcv_nxt = s->seq + 1;
-	c->rcv_adv = c->rcv_nxt;
-	negotiate(st, c, &s->o);
-	c->snd_wnd = s->win;
-	c->max_snd_wnd = c->snd_wnd;
-	c->snd_wl1 = s->seq;
-	c->snd_wl2 = s->ack;
-	c->last_rx = st->now;
-	if (s->flags & STK_TCP_ACK) {
-		c->snd_una = s->ack;
-		if (c->flags & TF_RTT_TIMING)
-			c->flags &= ~TF_RTT_TIMING;
-		if (c->rexmt_shift == 0) /* Karn: only an unretransmitted SYN times the RTT */
-			stk_tcp_rtt_sample(st, c, st->now - (c->timer[STK_T_REXMT] - c->rto_ns));
-		stk_tcb_set_state(st, c, STK_TCP_ESTABLISHED);
-		established_entered(st, c);
-		c->flags |= TF_ACKNOW;
-		stk_tcb_event(st, c, STK_EV_CONNECTED, 0);
-		if (c->zflags & TZ_ZOMBIE)
-			return;
-		stk_tcp_output(st, c); /* the ACK, and any data queued meanwhile */
-		return;
-	}
-	/* simultaneous open (RFC 9293 3.10.7.3 fifth) */
-	stk_tcb_set_state(st, c, STK_TCP_SYN_RCVD);
-	c->snd_nxt = c->iss;
-	stk_tcp_output(st, c);
 }
 
 /* a duplicate [s, e) arrived: the next ACK reports it first (RFC 2883) */
@@ -500,7 +239,7 @@ ooo_pop(struct stk_tcb *c)
  * extends a block, joins two, or starts one. A segment reaching past the
  * next block keeps only what fits the gap (the peer resends the rest). */
 static void
-ooo_insert(struct stk *st, struct stk_tcb *c, struct seg *s, bool fin)
+ooo_insert(struct stk *st, struct stk_tcb *c, struct stk_tcp_seg *s, bool fin)
 {
 	uint32_t seq = s->seq, len = s->plen;
 	uint8_t *data = s->payload;
@@ -611,6 +350,7 @@ ooo_insert(struct stk *st, struct stk_tcb *c, struct seg *s, bool fin)
 	c->stats.ooo_segs++;
 }
 
+/* in-order payload to the application (STK_EV_DATA), rcv_nxt past it */
 static void
 deliver(struct stk *st, struct stk_tcb *c, struct stk_buf *b, uint8_t *data, uint32_t len)
 {
@@ -626,31 +366,7 @@ deliver(struct stk *st, struct stk_tcb *c, struct stk_buf *b, uint8_t *data, uin
 	st->ops.event(st->ops.ctx, c, c->user, STK_EV_DATA, 0, b, data, len);
 }
 
-/* our FIN acknowledged: state moves (RFC 9293 3.10.7.4 fifth, ACK processing) */
-static void
-fin_acked(struct stk *st, struct stk_tcb *c)
-{
-	switch (c->state) {
-	case STK_TCP_FIN_WAIT_1:
-		stk_tcb_set_state(st, c, STK_TCP_FIN_WAIT_2);
-		stk_tcp_timer_set(st, c, STK_T_2MSL, (uint64_t)st->cfg.fin_wait2_ms * STK_MS);
-		break;
-	case STK_TCP_CLOSING:
-		stk_tcb_set_state(st, c, STK_TCP_TIME_WAIT);
-		stk_tcb_event(st, c, STK_EV_CLOSED, 0);
-		STK_CTR(st, TCP_CLOSED);
-		c->flags |= TF_DEAD;
-		stk_tcp_timer_clear(st, c, STK_T_REXMT);
-		stk_tcp_timer_set(st, c, STK_T_2MSL, (uint64_t)st->cfg.time_wait_ms * STK_MS);
-		break;
-	case STK_TCP_LAST_ACK:
-		stk_tcb_finish(st, c, STK_EV_CLOSED, 0);
-		break;
-	default:
-		break;
-	}
-}
-
+/* the peer's FIN, in order (RFC 9293 3.10.7.4 eighth) */
 static void
 fin_received(struct stk *st, struct stk_tcb *c)
 {
@@ -713,7 +429,7 @@ rst_reset(struct stk *st, struct stk_tcb *c)
  *    peer's data is all here, and a current segment of ours gets an exact RST.
  * Linux ignores that one too: it is not in its window (tcp_sequence). */
 static void
-rst_unacceptable(struct stk *st, struct stk_tcb *c, const struct seg *s, uint32_t wnd)
+rst_unacceptable(struct stk *st, struct stk_tcb *c, const struct stk_tcp_seg *s, uint32_t wnd)
 {
 	if (c->flags & TF_RCVD_FIN) {
 		if (s->seq == c->rcv_nxt - 1 &&
@@ -731,225 +447,8 @@ rst_unacceptable(struct stk *st, struct stk_tcb *c, const struct seg *s, uint32_
 	STK_CTR(st, DROP_TCP_RST_INVALID);
 }
 
-/* RFC 5681 3.1: slow start, then congestion avoidance */
 static void
-cwnd_grow(struct stk_tcb *c, uint32_t acked)
-{
-	if (c->cwnd < c->ssthresh)
-		c->cwnd += acked < c->mss ? acked : c->mss;
-	else
-		c->cwnd += (c->mss * c->mss) / c->cwnd > 0 ? (c->mss * c->mss) / c->cwnd : 1;
-}
-
-/* ACK processing; returns false when the segment must be dropped */
-static bool
-process_ack(struct stk *st, struct stk_tcb *c, struct seg *s)
-{
-	uint32_t ack = s->ack, win = s->win << c->snd_wscale;
-
-	if (c->state == STK_TCP_SYN_RCVD) {
-		if (SEQ_LEQ(ack, c->snd_una) || SEQ_GT(ack, c->snd_max)) {
-			STK_CTR(st, DROP_TCP_BAD_ACK);
-			stk_tcp_send_ctl(st, c, STK_TCP_RST, ack);
-			return false;
-		}
-		stk_listener_detach(st, c);
-		stk_tcb_set_state(st, c, STK_TCP_ESTABLISHED);
-		c->snd_wnd = win;
-		c->max_snd_wnd = win;
-		c->snd_wl1 = s->seq;
-		c->snd_wl2 = ack;
-		c->snd_una = ack;
-		if (c->rexmt_shift == 0)
-			stk_tcp_rtt_sample(st, c, st->now - (c->timer[STK_T_REXMT] - c->rto_ns));
-		established_entered(st, c);
-		if (c->flags & TF_PASSIVE) {
-			STK_CTR(st, TCP_ACCEPTS);
-			stk_tcb_event(st, c, STK_EV_ACCEPTED, 0);
-		} else {
-			stk_tcb_event(st, c, STK_EV_CONNECTED, 0);
-		}
-		if (c->zflags & TZ_ZOMBIE)
-			return false;
-		/* an ACK of our FIN too, if the app closed inside the event */
-	}
-	/* RFC 5961 5.2: acceptable range */
-	if (SEQ_GT(ack, c->snd_max)) {
-		STK_CTR(st, DROP_TCP_BAD_ACK);
-		challenge_ack(st, c);
-		return false;
-	}
-	if (SEQ_LT(ack, c->snd_una - c->max_snd_wnd)) {
-		STK_CTR(st, DROP_TCP_BAD_ACK);
-		challenge_ack(st, c);
-		return false;
-	}
-	/* header prediction, the receiving side's common case (BSD's
-	 * tcp_input does the same): nothing in flight, nothing newly
-	 * acknowledged, no SACK blocks. No RTT sample, congestion, scoreboard,
-	 * duplicate-ACK or recovery work can follow from it (each needs
-	 * snd_max != snd_una or new data acknowledged); only the window moves. */
-	if (ack == c->snd_una && c->snd_max == c->snd_una && !s->o.has_sack && !(c->flags & TF_INRECOVERY)) {
-		c->sb.delivered = 0; /* what stk_sb_ack() would have said: nothing */
-		c->sb.ack_rtt = 0;
-		goto window;
-	}
-	if (SEQ_GT(ack, c->snd_una)) {
-		uint32_t acked = ack - c->snd_una;
-		bool fin_now = (c->flags & TF_SENT_FIN) && SEQ_GT(ack, c->fin_seq);
-
-		/* RTT: a SACK peer's scoreboard knows when each segment left (ns,
-		 * Karn); else timestamps when both use them (ms), else the timed
-		 * segment (Karn) */
-		if (c->sack_ok)
-			stk_sb_ack(st, c, ack, &s->o);
-		if (c->sack_ok && c->sb.ack_rtt != 0) {
-			if (c->rexmt_shift == 0)
-				stk_tcp_rtt_sample(st, c, c->sb.ack_rtt - 1);
-		} else if (c->ts_ok && s->o.has_ts && s->o.tsecr != 0) {
-			uint32_t d = stk_tcp_ts_now(st, c) - s->o.tsecr;
-
-			if (d < 60000 && c->rexmt_shift == 0)
-				stk_tcp_rtt_sample(st, c, (uint64_t)d * STK_MS);
-		} else if ((c->flags & TF_RTT_TIMING) && SEQ_GT(ack, c->rtt_seq)) {
-			stk_tcp_rtt_sample(st, c, st->now - c->rtt_start);
-		}
-		if ((c->flags & TF_RTT_TIMING) && SEQ_GT(ack, c->rtt_seq))
-			c->flags &= ~TF_RTT_TIMING;
-		c->rexmt_shift = 0;
-		/* congestion control */
-		if (c->sack_ok) {
-			/* RFC 6675: the scoreboard (updated above) decides what
-			 * goes again; PRR sets cwnd through recovery */
-			if (c->flags & TF_INRECOVERY) {
-				if (SEQ_GEQ(ack, c->recover)) {
-					c->flags &= ~TF_INRECOVERY;
-					c->dupacks = 0;
-					stk_sb_exit_recovery(c);
-				} else {
-					stk_sb_prr(c);
-				}
-			} else {
-				c->dupacks = 0;
-				if ((c->sb.sflags & SF_LOSS) && SEQ_GEQ(ack, c->recover))
-					c->sb.sflags &= (uint8_t)~SF_LOSS;
-				cwnd_grow(c, acked);
-			}
-		} else if (c->flags & TF_INRECOVERY) {
-			if (SEQ_GEQ(ack, c->recover)) {
-				/* full ACK (RFC 6582 3.2 step 3) */
-				uint32_t flight = c->snd_max - ack;
-
-				c->cwnd = c->ssthresh < (flight > c->mss ? flight : c->mss) + c->mss
-						  ? c->ssthresh
-						  : (flight > c->mss ? flight : c->mss) + c->mss;
-				c->flags &= ~TF_INRECOVERY;
-				c->dupacks = 0;
-			} else {
-				/* partial ACK: the next hole goes now, deflate */
-				c->snd_una = ack;
-				stk_sndq_ack(st, c, ack);
-				STK_CTR(st, TCP_FAST_RETRANSMITS);
-				c->stats.fast_retransmits++;
-				stk_tcp_retransmit_first(st, c);
-				c->cwnd = c->cwnd > acked ? c->cwnd - acked : 0;
-				if (acked >= c->mss)
-					c->cwnd += c->mss;
-				if (c->cwnd < c->mss)
-					c->cwnd = c->mss;
-			}
-		} else {
-			c->dupacks = 0;
-			cwnd_grow(c, acked);
-		}
-		c->snd_una = ack;
-		stk_sndq_ack(st, c, fin_now ? c->fin_seq : ack);
-		if (SEQ_LT(c->snd_nxt, c->snd_una))
-			c->snd_nxt = c->snd_una;
-		if (c->snd_una == c->snd_max) {
-			stk_tcp_timer_clear(st, c, STK_T_REXMT);
-			if (c->timer[STK_T_RACK])
-				stk_tcp_timer_clear(st, c, STK_T_RACK);
-		} else if (c->sack_ok) {
-			stk_tcp_rexmt_arm_data(st, c); /* RFC 6298 5.3, RFC 8985 7.2 */
-		} else if (!(c->flags & TF_INRECOVERY) || SEQ_GEQ(ack, c->recover)) {
-			stk_tcp_rexmt_arm(st, c); /* RFC 6298 5.3 */
-		}
-		if (fin_now) {
-			fin_acked(st, c);
-			if (c->zflags & TZ_ZOMBIE)
-				return false;
-		}
-	} else if (c->sack_ok) {
-		/* a duplicate ACK is one with new SACK information (RFC 6675 2);
-		 * a D-SACK alone does not count */
-		if (stk_sb_ack(st, c, ack, &s->o) && c->snd_max != c->snd_una) {
-			STK_CTR(st, TCP_DUP_ACKS_IN);
-			c->stats.dup_acks_in++;
-			if (c->dupacks < UINT8_MAX)
-				c->dupacks++;
-		}
-		if (c->flags & TF_INRECOVERY)
-			stk_sb_prr(c);
-	} else if (ack == c->snd_una && s->seglen == 0 && c->snd_max != c->snd_una &&
-		   ((s->win << c->snd_wscale) == c->snd_wnd || s->o.has_sack)) {
-		/* duplicate ACK (RFC 5681 2); one carrying SACK blocks reports
-		 * out-of-order arrivals even when the window moved (RFC 6675) */
-		STK_CTR(st, TCP_DUP_ACKS_IN);
-		c->stats.dup_acks_in++;
-		if (c->dupacks < UINT8_MAX) /* saturate: a wrap would stop the inflation */
-			c->dupacks++;
-		if (c->dupacks == 3 && !(c->flags & TF_INRECOVERY) && SEQ_GT(ack, c->recover - 1)) {
-			uint32_t flight = c->snd_max - c->snd_una;
-
-			c->ssthresh = flight / 2 > 2 * c->mss ? flight / 2 : 2 * c->mss;
-			c->recover = c->snd_max;
-			c->flags |= TF_INRECOVERY;
-			c->flags &= ~TF_RTT_TIMING;
-			STK_CTR(st, TCP_FAST_RETRANSMITS);
-			c->stats.fast_retransmits++;
-			stk_tcp_retransmit_first(st, c);
-			c->cwnd = c->ssthresh + 3 * c->mss;
-		} else if (c->dupacks > 3 && (c->flags & TF_INRECOVERY)) {
-			c->cwnd += c->mss; /* inflate: a segment left the network */
-		}
-	}
-	/* RFC 6675 5: recovery on DupThresh duplicate ACKs or once a segment
-	 * counts as lost (IsLost, RACK) */
-	if (c->sack_ok && !(c->flags & TF_INRECOVERY) && !(c->sb.sflags & SF_LOSS) &&
-	    c->snd_max != c->snd_una && SEQ_GEQ(ack, c->recover) &&
-	    (c->dupacks >= 3 || stk_sb_has_lost(c)))
-		stk_sb_enter_recovery(st, c);
-window:
-	/* window update (RFC 9293 3.10.7.4 fifth, SND.WL1/WL2 rule) */
-	if (SEQ_LT(c->snd_wl1, s->seq) || (c->snd_wl1 == s->seq && SEQ_LEQ(c->snd_wl2, ack))) {
-		bool was_zero = c->snd_wnd == 0;
-
-		c->snd_wnd = win;
-		c->snd_wl1 = s->seq;
-		c->snd_wl2 = ack;
-		if (win > c->max_snd_wnd)
-			c->max_snd_wnd = win;
-		if (win == 0 && !was_zero)
-			STK_CTR(st, TCP_ZERO_WINDOW_IN);
-		if (win != 0)
-			c->zw_since = 0; /* persist_timeout_ms counts one closed spell */
-		if (win != 0 && c->rexmt_mode == STK_REXMT_PERSIST && c->timer[STK_T_REXMT] != 0) {
-			stk_tcp_timer_clear(st, c, STK_T_REXMT);
-			c->rexmt_mode = STK_REXMT_RTO;
-			c->rexmt_shift = 0;
-		}
-	}
-	if (c->state == STK_TCP_TIME_WAIT && (s->flags & STK_TCP_FIN)) {
-		/* the peer's FIN again: our ACK was lost */
-		c->flags |= TF_ACKNOW;
-		stk_tcp_timer_set(st, c, STK_T_2MSL, (uint64_t)st->cfg.time_wait_ms * STK_MS);
-	}
-	return true;
-}
-
-static void
-established(struct stk *st, struct stk_tcb *c, struct seg *s)
+established(struct stk *st, struct stk_tcb *c, struct stk_tcp_seg *s)
 {
 	uint32_t wnd = SEQ_GT(c->rcv_adv, c->rcv_nxt) ? c->rcv_adv - c->rcv_nxt : 0;
 	bool acceptable, fin = s->flags & STK_TCP_FIN;
@@ -1011,7 +510,7 @@ established(struct stk *st, struct stk_tcb *c, struct seg *s)
 		}
 		/* an ACK in it still tells us about the peer's receive side */
 		if ((s->flags & STK_TCP_ACK) && (s->seglen == 0 || at_edge) && c->state != STK_TCP_SYN_RCVD) {
-			process_ack(st, c, s); /* RFC 9293 3.10.7.4: a zero window still takes ACKs */
+			stk_tcp_process_ack(st, c, s); /* RFC 9293 3.10.7.4: a zero window still takes ACKs */
 			if (c->zflags & TZ_ZOMBIE)
 				goto drop;
 		}
@@ -1023,7 +522,7 @@ established(struct stk *st, struct stk_tcb *c, struct seg *s)
 	if (s->flags & STK_TCP_RST) {
 		STK_CTR(st, TCP_RST_IN);
 		if (s->seq != c->rcv_nxt) {
-			challenge_ack(st, c);
+			stk_tcp_challenge_ack(st, c);
 			goto drop;
 		}
 		rst_reset(st, c);
@@ -1037,7 +536,7 @@ established(struct stk *st, struct stk_tcb *c, struct seg *s)
 			stk_tcp_output(st, c);
 			goto drop;
 		}
-		challenge_ack(st, c);
+		stk_tcp_challenge_ack(st, c);
 		goto drop;
 	}
 	if (!(s->flags & STK_TCP_ACK)) {
@@ -1051,7 +550,7 @@ established(struct stk *st, struct stk_tcb *c, struct seg *s)
 	}
 	c->last_rx = st->now;
 	c->keep_probes = 0;
-	if (!process_ack(st, c, s))
+	if (!stk_tcp_process_ack(st, c, s))
 		goto drop;
 	/* text */
 	if (s->plen > 0 || fin) {
@@ -1143,7 +642,7 @@ established(struct stk *st, struct stk_tcb *c, struct seg *s)
 			c->flags |= TF_ACKNOW;
 		} else if (s->plen > 0 || fin) {
 			/* out of order: hold it, ACK now with SACK (RFC 5681 4.2) */
-			struct seg t = *s;
+			struct stk_tcp_seg t = *s;
 
 			s->b = NULL;
 			ooo_insert(st, c, &t, fin);
@@ -1185,7 +684,7 @@ stk_tcp_input(struct stk *st, struct stk_buf *b, uint8_t *frame, struct stk_ip4_
 {
 	struct stk_tcp_hdr *th = (struct stk_tcp_hdr *)l4;
 	struct stk_tcb *c, *prev;
-	struct seg s;
+	struct stk_tcp_seg s;
 	unsigned off;
 
 	(void)frame;
@@ -1244,10 +743,10 @@ stk_tcp_input(struct stk *st, struct stk_buf *b, uint8_t *frame, struct stk_ip4_
 		struct stk_listener *l = stk_listener_find(st, be16toh(th->dport));
 
 		if (l != NULL && (s.flags & (STK_TCP_SYN | STK_TCP_ACK | STK_TCP_RST)) == STK_TCP_SYN) {
-			passive_open(st, l, ip, th, &s);
+			stk_tcp_passive_open(st, l, ip, th, &s);
 			goto drop;
 		}
-		if (l != NULL && (c = cookie_open(st, l, ip, th, &s)) != NULL) {
+		if (l != NULL && (c = stk_tcp_cookie_open(st, l, ip, th, &s)) != NULL) {
 			/* ACCEPTED, then the segment itself (data on the ACK) */
 			c->stats.segs_in++;
 			prev = st->cur;
@@ -1270,7 +769,7 @@ stk_tcp_input(struct stk *st, struct stk_buf *b, uint8_t *frame, struct stk_ip4_
 	prev = st->cur;
 	st->cur = c;
 	if (c->state == STK_TCP_SYN_SENT) {
-		syn_sent(st, c, &s);
+		stk_tcp_syn_sent(st, c, &s);
 		if (s.b != NULL)
 			stk_buf_free(st, s.b);
 	} else {

@@ -4,7 +4,7 @@
  * and D-SACK (RFC 2883) to undo a spurious reduction (as RFC 3708 / Linux).
  *
  *   stk_sb_room / stk_sb_sent   tcp_out.c records every new segment (and FIN)
- *   stk_sb_ack                  tcp_in.c, every acceptable ACK: cumulative ACK,
+ *   stk_sb_ack                  tcp_in_ack.c, every acceptable ACK: cumulative ACK,
  *                               SACK blocks (binary search in the ring), D-SACK
  *                               (undo), RFC 6675 IsLost threshold, RACK
  *   stk_sb_enter_recovery       fast recovery: ssthresh, the first lost segment

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * fuzz_tcp_input.c — libFuzzer target: Ethernet / IPv4 / TCP input of libStk
- * (stack/eth.c, ip4.c, icmp.c, arp.c, tcp_in.c and, through what input
- * triggers, tcp_out.c, tcp_timer.c, tcp_conn.c) with one connection driven into
- * a chosen state first. A self-contained fake environment (no Check, no
- * tests/stack/harness.c): exactly sized malloc'd buffers, a fake clock, a
- * seeded random source, counted allocations. Byte order and checksums come
- * from tests/stack/wire.h, shared with the harness.
+ * (stack/eth.c, ip4.c, icmp.c, arp.c, tcp_in.c, tcp_in_open.c, tcp_in_ack.c
+ * and, through what input triggers, tcp_out.c, tcp_timer.c, tcp_conn.c) with
+ * one connection driven into a chosen state first. A self-contained fake
+ * environment (no Check, no tests/stack/harness.c): exactly sized malloc'd
+ * buffers, a fake clock, a seeded random source, counted allocations. Byte
+ * order and checksums come from tests/stack/wire.h, shared with the harness.
  *
  * Input:  byte 0  the state: 0 CLOSED (no socket), 1 LISTEN, 2 SYN_SENT,
  *                 3 SYN_RCVD, 4 ESTABLISHED, 5 FIN_WAIT_1, 6 FIN_WAIT_2,

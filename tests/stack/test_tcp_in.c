@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause
- * test_tcp_in.c — stack/tcp_in.c (and the connection set-up in tcp_conn.c)
+ * test_tcp_in.c — stack/tcp_in*.c (and the connection set-up in tcp_conn.c)
  * through the public API, against a fake peer (L0).
  *
  * handshake
