@@ -14,7 +14,7 @@
 #                           client or server session fed arbitrary streams in
 #                           any chunking, pmd, refused buffers, failing tx;
 #                           every frame it sends read back by a reference decoder
-#   fuzz/fuzz_tls_input     TLS receive path (stack/tls.c): a client or a server
+#   fuzz/fuzz_tls_input     TLS receive path (stack/tls*.c): a client or a server
 #                           session fed arbitrary records in any chunking
 #   fuzz/fuzz_tls_fast      TLS receive fast path (stk_tls_recv): a real session
 #                           of each fast suite, records written by a program in

@@ -158,7 +158,7 @@ stack_test_ws_session_CPPFLAGS = $(stack_check_cppflags)
 stack_test_ws_session_CFLAGS = $(stack_check_cflags)
 stack_test_ws_session_LDADD = $(stack_ws_ldadd)
 
-# TLS (stack/tls.c): a client and a server session on in-memory queues, the test
+# TLS (stack/tls*.c): a client and a server session on in-memory queues, the test
 # PKI made at start with libcrypto (stack/tls_certs.c). Appended to stack_tests.
 #
 #   stack/test_tls   Check: TLS 1.2 and 1.3 exchanges exact under every chunking,

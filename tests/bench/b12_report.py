@@ -741,7 +741,7 @@ TLS_CATS = [
     ("openssl_err", "OpenSSL's error queue: ERR_clear_error / ERR_peek_* (stk_tls_read clears it before each SSL call)"),
     ("copy_bio", "copy 1: the segment into OpenSSL's record buffer (memcpy in our BIO read, stack/tls.c bio_read)"),
     ("copy_ssl", "copy 2: memcpy called from libssl (SSL_read's copy of the plaintext into our mbuf)"),
-    ("tls_glue", "our TLS glue: stack/tls.c (bio_*, stk_tls_*) and plugins/ws/ws_tls.c (mbuf per read)"),
+    ("tls_glue", "our TLS glue: stack/tls*.c (bio_*, stk_tls_*) and plugins/ws/ws_tls.c (mbuf per read)"),
     ("frame_decoder", "the WebSocket frame decoder: stack/ws_frame.c and its inline fast path (stk/ws.h)"),
     ("inflate", "permessage-deflate: zlib and stack/ws_deflate.c"),
     ("ws", "the rest of the ws stage: msg objects, assembly, emit (plugins/ws)"),
@@ -781,6 +781,10 @@ def _aes_code(ob, fn):
     return _AES_ADDR[key]
 
 
+# libstk's TLS: stack/tls.c, tls_ctx.c, tls_keys.c, tls_fast.c and the inlines of tls_priv.h
+STK_TLS_FILE = re.compile(r"stack/tls(_ctx|_keys|_fast)?\.c$|stack/tls_priv\.h$")
+
+
 def tls_cat(ob, fl, fn):
     """the category of the code at (object, file, function); None: a shared library (libc, DPDK, ld.so),
     whose cost goes to its callers"""
@@ -802,7 +806,7 @@ def tls_cat(ob, fl, fn):
     if comp is None:
         return None
     if comp == "ws":
-        if fl.endswith("stack/tls.c") or fl.endswith("ws_tls.c"):
+        if STK_TLS_FILE.search(fl) or fl.endswith("ws_tls.c"):
             return "tls_glue"
         if fl.endswith("stack/ws_frame.c") or fl.endswith("stk/ws.h"):
             return "frame_decoder"
@@ -828,7 +832,7 @@ def cg_tls_parse(path):
 
     selfc = {}    # (ob, fn) -> {file: Ir}
     callers = {}  # callee (ob, fn) -> {caller (ob, fn, file): inclusive Ir}
-    glue = {"err_incl": 0, "ssl_reads": 0, "bio_reads": 0}  # from stack/tls.c: ERR_* inclusive Ir; SSL_read_ex, BIO reads
+    glue = {"err_incl": 0, "ssl_reads": 0, "bio_reads": 0}  # from stack/tls*.c: ERR_* inclusive Ir; SSL_read_ex, BIO reads
     ob = fl = fi = fn = ""
     cob = cfn = None
     in_call = False
@@ -846,7 +850,7 @@ def cg_tls_parse(path):
                 d = callers.setdefault((cob, cfn), {})
                 k = (ob, fn, fi)
                 d[k] = d.get(k, 0) + cost
-                if fi.endswith("stack/tls.c"):
+                if STK_TLS_FILE.search(fi):
                     if cfn.startswith("ERR_"):
                         glue["err_incl"] += cost
                     elif cfn == "SSL_read_ex":
@@ -961,7 +965,7 @@ def cg_tls(path, msgs, segs, idle_path, rx_bursts, report):
           % ("tls", tls, tls / msgs, tls / recs if recs else 0, tls / (cbytes / 1024.0) if cbytes else 0,
              100.0 * tls / total if total else 0))
     print("  %-14s %12.0f %10.1f" % ("all", total, total / msgs))
-    print("  stack/tls.c's calls: %d SSL_read_ex (%.2f per segment, %.2f per record), %d BIO reads; its ERR_* calls"
+    print("  stack/tls*.c's calls: %d SSL_read_ex (%.2f per segment, %.2f per record), %d BIO reads; its ERR_* calls"
           " with what they call: %.1f Ir/msg (%.0f per SSL call)" % (
               glue["ssl_reads"], glue["ssl_reads"] / segs if segs else 0, glue["ssl_reads"] / recs if recs else 0,
               glue["bio_reads"], glue["err_incl"] / msgs, glue["err_incl"] / glue["ssl_reads"] if glue["ssl_reads"] else 0))

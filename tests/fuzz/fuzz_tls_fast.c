@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause
- * fuzz_tls_fast.c — stack/tls.c's receive fast path (stk_tls_fast_start,
+ * fuzz_tls_fast.c — stack/tls_fast.c's receive fast path (stk_tls_fast_start,
  * stk_tls_recv: records decrypted with EVP AEAD straight into lent buffers)
  * on a real session whose records the input writes and then damages.
  *

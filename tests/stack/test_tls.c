@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause
- * test_tls.c — stack/tls.c through stk/tls.h (L0, no DPDK, no sockets): a
+ * test_tls.c — stack/tls*.c through stk/tls.h (L0, no DPDK, no sockets): a
  * client and a server session joined by two in-memory byte queues, the
  * ciphertext handed over in seeded random chunks (down to 1 byte) from
  * exactly-sized heap copies that are poisoned as soon as the borrow ends, and
