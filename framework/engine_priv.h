@@ -282,6 +282,14 @@ int lcp_engine_build(struct lcp_engine *e);
 int lcp_engine_init_stages(struct lcp_engine *e);
 void lcp_engine_teardown(struct lcp_engine *e);
 int lcp_worker_main(void *arg);
+/* The parts of lcp_worker_main() that a caller driving w itself uses (the
+ * plugin test harness, tests/harness/, runs a stage on the calling thread):
+ * resolve what the rings and the walk call, once, after every stage's init;
+ * one turn of the loop (polls unless stopped, rings, the walk, staged links),
+ * returning the work done; every stage's stop() in config order. */
+void lcp_worker_resolve(struct lcp_worker *w);
+unsigned lcp_worker_turn(struct lcp_worker *w, bool stopped);
+void lcp_worker_stop_stages(struct lcp_worker *w);
 /* hand what is queued on w's input vectors to their stages, round after round
  * (runner.c); returns the objects handed. The worker loop calls it every turn. */
 unsigned lcp_worker_walk(struct lcp_worker *w);

@@ -471,16 +471,10 @@ linger_turn(struct lcp_worker *w)
 	}
 }
 
-int
-lcp_worker_main(void *arg)
+/* what the ring path and the walk call, resolved once the stages' init has run */
+void
+lcp_worker_resolve(struct lcp_worker *w)
 {
-	struct lcp_worker *w = arg;
-	struct lcp_engine *e = w->eng;
-	void *objs[LCP_BURST_MAX];
-	struct lcp_wacct a = {.t0 = rte_rdtsc()};
-	bool stopped = false;
-
-	/* what the ring path and the walk call, resolved once: the stages' init has run */
 	for (unsigned i = 0; i < w->n_rins; i++) {
 		struct lcp_ring_in *ri = &w->rins[i];
 		struct lcp_stage *d = ri->dst;
@@ -494,65 +488,109 @@ lcp_worker_main(void *arg)
 		q->process = q->dst->timed ? process_timed : q->dst->ops->process;
 		q->ctx = q->dst->ctx;
 	}
+}
+
+/* every stage of the lcore's stop(), in config order */
+static __rte_always_inline void
+worker_stop_stages(struct lcp_worker *w)
+{
+	for (unsigned i = 0; i < w->n_stages; i++)
+		if (w->stages[i]->ops->stop != NULL) {
+			__atomic_store_n(&w->cur, (struct lcp_stage_priv *)w->stages[i], __ATOMIC_RELAXED);
+			w->stages[i]->ops->stop(w->stages[i], w->stages[i]->ctx);
+		}
+}
+
+/* One turn of the general loop, after the stop and linger handling: the
+ * sources' polls (not once stopped), a burst from every ring into its stage,
+ * the walk, the staged links. Returns the work done. */
+static __rte_always_inline unsigned
+worker_turn(struct lcp_worker *w, uint32_t state, bool stopped, void **objs)
+{
+	unsigned work = 0;
+
+	if (likely(!stopped))
+		for (unsigned i = 0; i < w->n_pollers; i++) {
+			/* for the shutdown's report of a stage that never returns */
+			__atomic_store_n(&w->cur, (struct lcp_stage_priv *)w->pollers[i], __ATOMIC_RELAXED);
+			work += unlikely(w->pollers[i]->timed) ? lcp_poll_timed(w->pollers[i])
+				: w->pollers[i]->ops->poll(w->pollers[i], w->pollers[i]->ctx);
+		}
+	for (unsigned i = 0; i < w->n_rins; i++) {
+		struct lcp_ring_in *ri = &w->rins[i];
+		unsigned avail, n;
+
+		if (ri->dequeue_size != NULL) {
+			unsigned want = ri->dequeue_size(ri->batch, ri->last, ri->avail);
+
+			if (unlikely(want == 0 || want > LCP_BURST_MAX))
+				want = want == 0 ? 1 : LCP_BURST_MAX;
+			n = rte_ring_sc_dequeue_burst(ri->r, objs, want, &avail);
+			ri->last = n;
+			ri->avail = avail;
+		} else {
+			n = rte_ring_sc_dequeue_burst(ri->r, objs, ri->burst, &avail);
+		}
+		if (n == 0)
+			continue;
+		if (unlikely(n + avail > ri->hwm))
+			__atomic_store_n(&ri->hwm, n + avail, __ATOMIC_RELAXED);
+		/* "<port>.in" is the ring's consumer index (lcp_ring_tally) */
+		__atomic_store_n(&w->cur, (struct lcp_stage_priv *)ri->dst, __ATOMIC_RELAXED);
+		ri->process(ri->dst, ri->ctx, ri->port, objs, n);
+		work += n;
+	}
+	/* what the stop(), linger, poll and ring calls above queued on this lcore */
+	if (w->n_pends != 0)
+		work += lcp_worker_walk(w);
+	if (w->n_sbufs != 0)
+		work += flush_staged(w, state);
+	return work;
+}
+
+unsigned
+lcp_worker_turn(struct lcp_worker *w, bool stopped)
+{
+	void *objs[LCP_BURST_MAX];
+
+	return worker_turn(w, __atomic_load_n(&w->eng->run_state, __ATOMIC_ACQUIRE), stopped, objs);
+}
+
+void
+lcp_worker_stop_stages(struct lcp_worker *w)
+{
+	worker_stop_stages(w);
+}
+
+int
+lcp_worker_main(void *arg)
+{
+	struct lcp_worker *w = arg;
+	struct lcp_engine *e = w->eng;
+	void *objs[LCP_BURST_MAX];
+	struct lcp_wacct a = {.t0 = rte_rdtsc()};
+	bool stopped = false;
+
+	lcp_worker_resolve(w);
 	if (w->n_rins == 1 && w->n_pollers == 0 && w->n_sbufs == 0 && w->n_lingerers == 0 &&
 	    w->n_pends == 0 && w->rins[0].dequeue_size == NULL)
 		worker_one_ring(w, &a);
 	for (;;) {
 		uint32_t state = __atomic_load_n(&e->run_state, __ATOMIC_ACQUIRE);
-		unsigned work = 0;
+		unsigned work;
 
 		if (unlikely(state >= LCP_RUN_STOP)) {
 			if (state == LCP_RUN_EXIT)
 				break;
 			if (!stopped) {
-				for (unsigned i = 0; i < w->n_stages; i++)
-					if (w->stages[i]->ops->stop != NULL) {
-						__atomic_store_n(&w->cur, (struct lcp_stage_priv *)w->stages[i],
-								 __ATOMIC_RELAXED);
-						w->stages[i]->ops->stop(w->stages[i], w->stages[i]->ctx);
-					}
+				worker_stop_stages(w);
 				stopped = true;
 				__atomic_store_n(&w->stopped, 1, __ATOMIC_RELEASE);
 			}
 		}
 		if (unlikely(state == LCP_RUN_DRAIN) && w->n_lingerers != 0)
 			linger_turn(w);
-		if (likely(!stopped))
-			for (unsigned i = 0; i < w->n_pollers; i++) {
-				/* for the shutdown's report of a stage that never returns */
-				__atomic_store_n(&w->cur, (struct lcp_stage_priv *)w->pollers[i], __ATOMIC_RELAXED);
-				work += unlikely(w->pollers[i]->timed) ? lcp_poll_timed(w->pollers[i])
-					: w->pollers[i]->ops->poll(w->pollers[i], w->pollers[i]->ctx);
-			}
-		for (unsigned i = 0; i < w->n_rins; i++) {
-			struct lcp_ring_in *ri = &w->rins[i];
-			unsigned avail, n;
-
-			if (ri->dequeue_size != NULL) {
-				unsigned want = ri->dequeue_size(ri->batch, ri->last, ri->avail);
-
-				if (unlikely(want == 0 || want > LCP_BURST_MAX))
-					want = want == 0 ? 1 : LCP_BURST_MAX;
-				n = rte_ring_sc_dequeue_burst(ri->r, objs, want, &avail);
-				ri->last = n;
-				ri->avail = avail;
-			} else {
-				n = rte_ring_sc_dequeue_burst(ri->r, objs, ri->burst, &avail);
-			}
-			if (n == 0)
-				continue;
-			if (unlikely(n + avail > ri->hwm))
-				__atomic_store_n(&ri->hwm, n + avail, __ATOMIC_RELAXED);
-			/* "<port>.in" is the ring's consumer index (lcp_ring_tally) */
-			__atomic_store_n(&w->cur, (struct lcp_stage_priv *)ri->dst, __ATOMIC_RELAXED);
-			ri->process(ri->dst, ri->ctx, ri->port, objs, n);
-			work += n;
-		}
-		/* what the stop(), linger, poll and ring calls above queued on this lcore */
-		if (w->n_pends != 0)
-			work += lcp_worker_walk(w);
-		if (w->n_sbufs != 0)
-			work += flush_staged(w, state);
+		work = worker_turn(w, state, stopped, objs);
 		wacct_turn(w, &a, work);
 	}
 	/* busy_cycles and idle_cycles are published whenever they change */
