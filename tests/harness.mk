@@ -1,0 +1,81 @@
+# tests/harness.mk — L1 Check suites of stage plugins through the plugin test
+# harness (harness/plugin_harness.[ch]): one stage built by liblcp from a
+# config the harness writes, its ports linked to test-only h_tap stages, run
+# turn by turn on the test's thread with EAL (--no-huge, lcores 0-2 on CPU 0)
+# initialised in each forked test. See harness/README.md. Included by
+# tests/Makefile.am.
+#
+#   harness/test_h_ws          Check: ws after a handshake the test answers:
+#                              frames -> msgs (whole, fragmented, one byte per
+#                              segment), ping -> pong, protocol errors, gaps
+#   harness/test_h_metrics     Check: metrics on msg ticks: counts, per-connection
+#                              counters, sequence gaps, passthrough or free
+#   harness/test_h_feedsim     Check: feedsim serving one client the test
+#                              upgrades: listen, 101, ticks as well-formed frames,
+#                              close 1000 after count
+#   harness/test_h_sinks       Check: sink_null, sink_file (exact file bytes) and
+#                              sink_echo: what they free, write and pass on; the
+#                              guide's sink_count (doc/.libs, built first here)
+#   harness/test_h_strategies  Check: pool_* modules behind ws's pools, batch_*
+#                              modules on a ring link: same output, nothing lost
+#
+# Test-only plugin (never installed; -rpath /nowhere makes libtool build a .so):
+#   harness/.libs/h_tap.so     the far end of every link of the stage under test
+
+harness_tests = harness/test_h_ws harness/test_h_metrics harness/test_h_feedsim \
+	harness/test_h_sinks harness/test_h_strategies
+
+check_LTLIBRARIES += harness/h_tap.la
+harness_h_tap_la_SOURCES = harness/h_tap.c harness/h_tap.h
+harness_h_tap_la_CPPFLAGS = -I$(top_srcdir)/framework/include $(DPDK_CFLAGS)
+harness_h_tap_la_CFLAGS = $(AM_CFLAGS_COMMON) -fvisibility=hidden
+harness_h_tap_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere \
+	-export-symbols-regex '^lcp_plugin_descriptor$$' $(SAN_LDFLAGS)
+
+harness_cppflags = -I$(top_srcdir)/framework -I$(top_builddir)/framework \
+	-I$(top_srcdir)/framework/include -I$(top_srcdir)/stack/include -I$(top_builddir) \
+	-I$(srcdir)/harness $(DPDK_CFLAGS) $(JANSSON_CFLAGS) $(CHECK_CFLAGS) \
+	-DTEST_BUILDDIR='"$(abs_builddir)"' -DTEST_TOP_BUILDDIR='"$(abs_top_builddir)"'
+harness_cflags = $(AM_CFLAGS_COMMON)
+harness_ldadd = $(top_builddir)/framework/liblcp.la $(top_builddir)/stack/libstk.la \
+	$(DPDK_LIBS) $(JANSSON_LIBS) $(CHECK_LIBS)
+harness_src = harness/plugin_harness.c harness/plugin_harness.h harness/h_tap.h
+
+if HAVE_CHECK
+check_PROGRAMS += $(harness_tests)
+TESTS += $(harness_tests)
+endif
+
+harness_test_h_ws_SOURCES = harness/test_h_ws.c $(harness_src)
+harness_test_h_ws_CPPFLAGS = $(harness_cppflags)
+harness_test_h_ws_CFLAGS = $(harness_cflags)
+harness_test_h_ws_LDADD = $(harness_ldadd)
+harness_test_h_metrics_SOURCES = harness/test_h_metrics.c $(harness_src)
+harness_test_h_metrics_CPPFLAGS = $(harness_cppflags)
+harness_test_h_metrics_CFLAGS = $(harness_cflags)
+harness_test_h_metrics_LDADD = $(harness_ldadd)
+harness_test_h_feedsim_SOURCES = harness/test_h_feedsim.c $(harness_src)
+harness_test_h_feedsim_CPPFLAGS = $(harness_cppflags)
+harness_test_h_feedsim_CFLAGS = $(harness_cflags)
+harness_test_h_feedsim_LDADD = $(harness_ldadd)
+harness_test_h_sinks_SOURCES = harness/test_h_sinks.c $(harness_src)
+harness_test_h_sinks_CPPFLAGS = $(harness_cppflags)
+harness_test_h_sinks_CFLAGS = $(harness_cflags)
+harness_test_h_sinks_LDADD = $(harness_ldadd)
+harness_test_h_strategies_SOURCES = harness/test_h_strategies.c $(harness_src)
+harness_test_h_strategies_CPPFLAGS = $(harness_cppflags)
+harness_test_h_strategies_CFLAGS = $(harness_cflags)
+harness_test_h_strategies_LDADD = $(harness_ldadd)
+
+# test_h_sinks loads doc/writing-a-plugin.md's example from doc/.libs
+check_DATA += harness-doc-example
+harness-doc-example:
+	cd $(top_builddir)/doc && $(MAKE) $(AM_MAKEFLAGS) sink_count.la
+.PHONY: harness-doc-example
+
+EXTRA_DIST += harness/README.md
+
+clean-local: clean-local-harness
+clean-local-harness:
+	-rm -rf harness/scratch-*
+.PHONY: clean-local-harness

@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * test_h_metrics.c — the metrics stage (plugins/metrics) through the plugin
+ * test harness, fed harness messages (lcp_h_msg) with JSON ticks.
+ *
+ * counts_and_gaps   one burst of nine messages on three connections: exact
+ *                   msgs, bytes, per-connection and conn_other counters, ticks,
+ *                   symbols, in-order, a gap of two (one event), a duplicate, a
+ *                   non-tick; every message passed on to "out" unchanged, in
+ *                   order, none freed
+ * unlinked_frees    "out" unlinked: metrics frees every message itself, none
+ *                   counted as drop_unlinked
+ * loss_and_session  LCP_MSG_F_LOSS counts loss_events and msgs_lost_upstream
+ *                   (and the symbol's gap all the same);
+ *                   LCP_MSG_F_SESSION_START restarts a symbol (seq_resyncs), not
+ *                   a duplicate; a message without an rx TSC counts no_rx_tsc
+ * bursts_add_up     the same ticks in bursts of 1, 2 and 3 give the same counts
+ */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plugin_harness.h"
+
+struct t_tick {
+	uint64_t conn;
+	const char *text;
+};
+
+static const struct t_tick t_ticks[] = {
+	{0, "{\"s\":\"A\",\"n\":1}"},  /* a new symbol */
+	{0, "{\"s\":\"A\",\"n\":2}"},  /* in order */
+	{0, "{\"s\":\"A\",\"n\":5}"},  /* 3 and 4 missing: a gap of 2 */
+	{0, "{\"s\":\"A\",\"n\":5}"},  /* a duplicate */
+	{0, "{\"s\":\"B\",\"n\":10}"}, /* a new symbol */
+	{0, "{\"s\":\"B\",\"n\":11}"}, /* in order */
+	{1, "{\"s\":\"A\",\"n\":7}"},  /* the same symbol, another connection: new */
+	{1, "not a tick"},	       /* non_tick */
+	{20, "{\"s\":\"C\",\"n\":1}"}, /* above max_conns: conn_other */
+};
+#define T_N (sizeof(t_ticks) / sizeof(t_ticks[0]))
+
+static size_t
+t_bytes(uint64_t conn, bool any)
+{
+	size_t b = 0;
+
+	for (unsigned i = 0; i < T_N; i++)
+		if (any || t_ticks[i].conn == conn)
+			b += strlen(t_ticks[i].text);
+	return b;
+}
+
+static void
+t_make(struct lcp_h *h, struct lcp_msg **m)
+{
+	for (unsigned i = 0; i < T_N; i++)
+		m[i] = lcp_h_msg(h, t_ticks[i].conn, 1, t_ticks[i].text, strlen(t_ticks[i].text));
+}
+
+static void
+t_check_counts(struct lcp_h *h)
+{
+	ck_assert_uint_eq(lcp_h_ctr(h, "in.in"), T_N);
+	ck_assert_uint_eq(lcp_h_ctr(h, "msgs"), T_N);
+	ck_assert_uint_eq(lcp_h_ctr(h, "bytes"), t_bytes(0, true));
+	ck_assert_uint_eq(lcp_h_ctr(h, "conn0_msgs"), 6);
+	ck_assert_uint_eq(lcp_h_ctr(h, "conn0_bytes"), t_bytes(0, false));
+	ck_assert_uint_eq(lcp_h_ctr(h, "conn1_msgs"), 2);
+	ck_assert_uint_eq(lcp_h_ctr(h, "conn1_bytes"), t_bytes(1, false));
+	ck_assert_uint_eq(lcp_h_ctr(h, "conn2_msgs"), 0);
+	ck_assert_uint_eq(lcp_h_ctr(h, "conn_other_msgs"), 1);
+	ck_assert_uint_eq(lcp_h_ctr(h, "conn_other_bytes"), t_bytes(20, false));
+	ck_assert_uint_eq(lcp_h_ctr(h, "ticks"), 8);
+	ck_assert_uint_eq(lcp_h_ctr(h, "non_tick"), 1);
+	ck_assert_uint_eq(lcp_h_ctr(h, "bad_tick"), 0);
+	ck_assert_uint_eq(lcp_h_ctr(h, "symbols"), 4);
+	ck_assert_uint_eq(lcp_h_ctr(h, "seq_in_order"), 2);
+	ck_assert_uint_eq(lcp_h_ctr(h, "seq_gaps"), 2);
+	ck_assert_uint_eq(lcp_h_ctr(h, "gap_events"), 1);
+	ck_assert_uint_eq(lcp_h_ctr(h, "seq_dups"), 1);
+	ck_assert_uint_eq(lcp_h_ctr(h, "seq_resyncs"), 0);
+	ck_assert_uint_eq(lcp_h_ctr(h, "no_rx_tsc"), 0);
+}
+
+START_TEST(counts_and_gaps)
+{
+	struct lcp_h *h = lcp_h_new(
+		&(struct lcp_h_conf){.plugin = "metrics", .options = "{\"log_buckets\": false}"});
+	struct lcp_msg *m[T_N], **out;
+
+	t_make(h, m);
+	lcp_h_push(h, "in", (void **)m, T_N);
+	t_check_counts(h);
+	/* passed on unchanged, in order, none freed */
+	ck_assert_uint_eq(lcp_h_out_n(h, "out"), T_N);
+	ck_assert_uint_eq(lcp_h_ctr(h, "out.out"), T_N);
+	out = (struct lcp_msg **)lcp_h_out(h, "out");
+	for (unsigned i = 0; i < T_N; i++) {
+		ck_assert_ptr_eq(out[i], m[i]);
+		ck_assert_uint_eq(out[i]->len, strlen(t_ticks[i].text));
+		ck_assert_mem_eq(out[i]->data, t_ticks[i].text, out[i]->len);
+	}
+	ck_assert_uint_eq(lcp_h_msgs_freed(h), 0);
+	lcp_h_out_clear(h, "out");
+	ck_assert_uint_eq(lcp_h_msgs_freed(h), T_N);
+	lcp_h_free(h);
+}
+END_TEST
+
+START_TEST(unlinked_frees)
+{
+	struct lcp_h *h = lcp_h_new(&(struct lcp_h_conf){
+		.plugin = "metrics", .options = "{\"log_buckets\": false}", .unlinked = "out"});
+	struct lcp_msg *m[T_N];
+
+	t_make(h, m);
+	lcp_h_push(h, "in", (void **)m, T_N);
+	t_check_counts(h);
+	ck_assert_uint_eq(lcp_h_msgs_freed(h), T_N);
+	ck_assert_uint_eq(lcp_h_ctr(h, "out.out"), 0);
+	ck_assert_uint_eq(lcp_h_ctr(h, "out.drop_unlinked"), 0);
+	lcp_h_free(h);
+}
+END_TEST
+
+START_TEST(loss_and_session)
+{
+	struct lcp_h *h = lcp_h_new(
+		&(struct lcp_h_conf){.plugin = "metrics", .options = "{\"log_buckets\": false}"});
+	struct lcp_msg *m[4];
+
+	m[0] = lcp_h_msg(h, 3, 1, "{\"s\":\"X\",\"n\":40}", 16);
+	m[1] = lcp_h_msg(h, 3, 1, "{\"s\":\"X\",\"n\":44}", 16);
+	m[1]->flags |= LCP_MSG_F_LOSS;
+	m[1]->lost = 3;
+	/* the connection re-opened: its sequence starts over, lower */
+	m[2] = lcp_h_msg(h, 3, 1, "{\"s\":\"X\",\"n\":1}", 15);
+	m[2]->flags |= LCP_MSG_F_SESSION_START;
+	m[3] = lcp_h_msg(h, 3, 1, "{\"s\":\"X\",\"n\":2}", 15);
+	m[3]->rx_tsc = 0;
+	lcp_h_push(h, "in", (void **)m, 4);
+	ck_assert_uint_eq(lcp_h_ctr(h, "msgs"), 4);
+	ck_assert_uint_eq(lcp_h_ctr(h, "conn3_msgs"), 4);
+	ck_assert_uint_eq(lcp_h_ctr(h, "loss_events"), 1);
+	ck_assert_uint_eq(lcp_h_ctr(h, "msgs_lost_upstream"), 3);
+	/* what the producer said it lost is still a gap of the symbol: 41..43 */
+	ck_assert_uint_eq(lcp_h_ctr(h, "seq_gaps"), 3);
+	ck_assert_uint_eq(lcp_h_ctr(h, "gap_events"), 1);
+	ck_assert_uint_eq(lcp_h_ctr(h, "symbols"), 1);
+	ck_assert_uint_eq(lcp_h_ctr(h, "seq_resyncs"), 1);
+	ck_assert_uint_eq(lcp_h_ctr(h, "seq_dups"), 0);
+	ck_assert_uint_eq(lcp_h_ctr(h, "seq_in_order"), 1);
+	ck_assert_uint_eq(lcp_h_ctr(h, "no_rx_tsc"), 1);
+	ck_assert_uint_eq(lcp_h_out_n(h, "out"), 4);
+	lcp_h_free(h);
+}
+END_TEST
+
+START_TEST(bursts_add_up)
+{
+	struct lcp_h *h = lcp_h_new(
+		&(struct lcp_h_conf){.plugin = "metrics", .options = "{\"log_buckets\": false}"});
+	struct lcp_msg *m[T_N];
+	unsigned i = 0, k = 1;
+
+	t_make(h, m);
+	while (i < T_N) {
+		unsigned n = k < T_N - i ? k : T_N - i;
+
+		lcp_h_push(h, "in", (void **)&m[i], n);
+		i += n;
+		k = k % 3 + 1;
+	}
+	t_check_counts(h);
+	ck_assert_uint_eq(lcp_h_out_n(h, "out"), T_N);
+	ck_assert_uint_eq(lcp_h_out_bursts(h, "out"), 5); /* 1, 2, 3, 1, 2 */
+	lcp_h_free(h);
+}
+END_TEST
+
+static Suite *
+metrics_suite(void)
+{
+	Suite *s = suite_create("h_metrics");
+	TCase *tc = tcase_create("metrics");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, counts_and_gaps);
+	tcase_add_test(tc, unlinked_frees);
+	tcase_add_test(tc, loss_and_session);
+	tcase_add_test(tc, bursts_add_up);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(metrics_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -1,0 +1,328 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * test_h_sinks.c — the sinks sink_null, sink_file and sink_echo through the
+ * plugin test harness: what each frees (mbufs back in the pool, harness
+ * messages released), writes or passes on, and its counters.
+ *
+ * null_frees_all       pkt, stream and msg objects on their three ports: all
+ *                      freed at once, per-port in counts, bytes of the mbufs
+ * null_count_bytes_off count_bytes false: nothing added to bytes
+ * file_payload         format payload: the file is empty until stop() (one
+ *                      buffer), then exactly each payload and a newline; msgs
+ *                      and bytes (of payload) count what was written
+ * file_raw             format raw: exact length-prefixed records (length,
+ *                      opcode, rx TSC, payload)
+ * file_jsonl           format jsonl: one JSON object per message, conn, op,
+ *                      len, data (an object embedded, a string) or data_b64
+ * echo_sample          sample 2: the 1st, 3rd, 5th message passed on unchanged,
+ *                      the others freed and counted as skipped
+ * echo_unlinked        out unlinked: every message freed, the echoed ones
+ *                      counted under sink_echo's own drop_unlinked
+ * sink_count_example   the out-of-tree example of doc/writing-a-plugin.md
+ *                      (doc/.libs/sink_count.so), as its "Testing it in C"
+ *                      shows it: one frame accepted, one refused, both freed
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include <lcp/stream.h>
+
+#include "plugin_harness.h"
+
+/* ---- sink_null ---- */
+
+START_TEST(null_frees_all)
+{
+	struct lcp_h *h = lcp_h_new(&(struct lcp_h_conf){.plugin = "sink_null"});
+	static const uint8_t z[128];
+	void *p[3], *s[2], *m[2];
+
+	p[0] = lcp_h_pkt(h, z, 60);
+	p[1] = lcp_h_pkt(h, z, 70);
+	p[2] = lcp_h_pkt(h, z, 80);
+	s[0] = lcp_h_stream(h, LCP_STREAM_EV_DATA, 1, 0, 0, z, 100);
+	s[1] = lcp_h_stream(h, LCP_STREAM_EV_CLOSED, 1, 0, 100, NULL, 0);
+	m[0] = lcp_h_msg(h, 0, 1, "hello", 5);
+	m[1] = lcp_h_msg(h, 0, 2, "xyz", 3);
+	ck_assert_uint_eq(lcp_h_mbufs_in_use(h), 5);
+	lcp_h_push(h, "in", p, 3);
+	lcp_h_push(h, "stream", s, 2);
+	lcp_h_push(h, "msg", m, 2);
+	ck_assert_uint_eq(lcp_h_mbufs_in_use(h), 0);
+	ck_assert_uint_eq(lcp_h_msgs_freed(h), 2);
+	ck_assert_uint_eq(lcp_h_ctr(h, "in.in"), 3);
+	ck_assert_uint_eq(lcp_h_ctr(h, "stream.in"), 2);
+	ck_assert_uint_eq(lcp_h_ctr(h, "msg.in"), 2);
+	ck_assert_uint_eq(lcp_h_ctr(h, "bytes"), 60 + 70 + 80 + 100 + 5 + 3);
+	lcp_h_free(h);
+}
+END_TEST
+
+START_TEST(null_count_bytes_off)
+{
+	struct lcp_h *h = lcp_h_new(
+		&(struct lcp_h_conf){.plugin = "sink_null", .options = "{\"count_bytes\": false}"});
+	static const uint8_t z[128];
+
+	lcp_h_push1(h, "in", lcp_h_pkt(h, z, 64));
+	lcp_h_push1(h, "msg", lcp_h_msg(h, 0, 1, "hello", 5));
+	ck_assert_uint_eq(lcp_h_ctr(h, "in.in"), 1);
+	ck_assert_uint_eq(lcp_h_ctr(h, "msg.in"), 1);
+	ck_assert_uint_eq(lcp_h_ctr(h, "bytes"), 0);
+	ck_assert_uint_eq(lcp_h_mbufs_in_use(h), 0);
+	ck_assert_uint_eq(lcp_h_msgs_freed(h), 1);
+	lcp_h_free(h);
+}
+END_TEST
+
+/* ---- sink_file ---- */
+
+static char *
+t_slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = malloc(1 << 16);
+
+	ck_assert_msg(f != NULL, "%s: %s", path, strerror(errno));
+	*len = fread(buf, 1, (1 << 16) - 1, f);
+	buf[*len] = '\0';
+	fclose(f);
+	return buf;
+}
+
+/* a sink_file stage writing to <scratch>/out in format fmt; the path to *path */
+static struct lcp_h *
+t_file(const char *fmt, char **path)
+{
+	char *dir = lcp_h_scratch("sink_file_out"), opts[1024];
+	struct lcp_h *h;
+
+	ck_assert(asprintf(path, "%s/out", dir) > 0);
+	free(dir);
+	snprintf(opts, sizeof(opts),
+		 "{\"path\": \"%s\", \"format\": \"%s\", \"flush_bytes\": 65536}", *path, fmt);
+	h = lcp_h_new(&(struct lcp_h_conf){.plugin = "sink_file", .options = opts});
+	return h;
+}
+
+START_TEST(file_payload)
+{
+	char *path, *got;
+	size_t len;
+	struct lcp_h *h = t_file("payload", &path);
+	void *m[3];
+
+	m[0] = lcp_h_msg(h, 0, 1, "a", 1);
+	m[1] = lcp_h_msg(h, 1, 1, "bb", 2);
+	m[2] = lcp_h_msg(h, 2, 1, "{\"x\":1}", 7);
+	lcp_h_push(h, "in", m, 3);
+	ck_assert_uint_eq(lcp_h_msgs_freed(h), 3);
+	got = t_slurp(path, &len);
+	ck_assert_uint_eq(len, 0); /* in the buffer until it fills or stop() */
+	free(got);
+	lcp_h_stop(h);
+	got = t_slurp(path, &len);
+	ck_assert_uint_eq(len, 13);
+	ck_assert_mem_eq(got, "a\nbb\n{\"x\":1}\n", 13);
+	/* counted as written: messages and their payload bytes */
+	ck_assert_uint_eq(lcp_h_ctr(h, "msgs"), 3);
+	ck_assert_uint_eq(lcp_h_ctr(h, "bytes"), 1 + 2 + 7);
+	ck_assert_uint_eq(lcp_h_ctr(h, "drop_write_error"), 0);
+	free(got);
+	lcp_h_free(h);
+	free(path);
+}
+END_TEST
+
+START_TEST(file_raw)
+{
+	char *path, *got;
+	size_t len;
+	struct lcp_h *h = t_file("raw", &path);
+	struct lcp_msg *m[2];
+	static const uint8_t want[] = {
+		3, 0, 0, 0, 1, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 'a',  'b',  'c',
+		2, 0, 0, 0, 2, 0x11, 0,	   0,	 0,    0,    0,	   0,	 0,    0x00, 0xff,
+	};
+
+	m[0] = lcp_h_msg(h, 0, 1, "abc", 3);
+	m[0]->rx_tsc = 0x0102030405060708ull;
+	m[1] = lcp_h_msg(h, 5, 2, "\x00\xff", 2);
+	m[1]->rx_tsc = 0x11;
+	lcp_h_push(h, "in", (void **)m, 2);
+	lcp_h_stop(h);
+	got = t_slurp(path, &len);
+	ck_assert_uint_eq(len, sizeof(want));
+	ck_assert_mem_eq(got, want, sizeof(want));
+	ck_assert_uint_eq(lcp_h_ctr(h, "msgs"), 2);
+	ck_assert_uint_eq(lcp_h_ctr(h, "bytes"), 3 + 2);
+	ck_assert_uint_eq(lcp_h_msgs_freed(h), 2);
+	free(got);
+	lcp_h_free(h);
+	free(path);
+}
+END_TEST
+
+START_TEST(file_jsonl)
+{
+	char *path, *got, *line, *save = NULL;
+	size_t len;
+	struct lcp_h *h = t_file("jsonl", &path);
+	void *m[3];
+	unsigned n = 0;
+
+	m[0] = lcp_h_msg(h, 4, 1, "{\"s\":\"SYM1\",\"n\":5}", 18);
+	m[1] = lcp_h_msg(h, 5, 1, "he said \"hi\"\n", 13);
+	m[2] = lcp_h_msg(h, 6, 2, "\x00\x01\x02\x03", 4);
+	lcp_h_push(h, "in", m, 3);
+	lcp_h_stop(h);
+	got = t_slurp(path, &len);
+	ck_assert_uint_gt(len, 0);
+	ck_assert_uint_eq(got[len - 1], '\n');
+	for (line = strtok_r(got, "\n", &save); line != NULL;
+	     line = strtok_r(NULL, "\n", &save), n++) {
+		json_error_t je;
+		json_t *o = json_loads(line, 0, &je);
+
+		ck_assert_msg(o != NULL, "line %u is not JSON: %s (%s)", n, je.text, line);
+		ck_assert_int_eq(json_integer_value(json_object_get(o, "conn")), 4 + n);
+		switch (n) {
+		case 0:
+			ck_assert_str_eq(json_string_value(json_object_get(o, "op")), "text");
+			ck_assert_int_eq(json_integer_value(json_object_get(o, "len")), 18);
+			ck_assert_int_eq(json_integer_value(
+						 json_object_get(json_object_get(o, "data"), "n")),
+					 5);
+			ck_assert_str_eq(
+				json_string_value(json_object_get(json_object_get(o, "data"), "s")),
+				"SYM1");
+			break;
+		case 1:
+			ck_assert_str_eq(json_string_value(json_object_get(o, "data")),
+					 "he said \"hi\"\n");
+			break;
+		default:
+			ck_assert_str_eq(json_string_value(json_object_get(o, "op")), "binary");
+			ck_assert_str_eq(json_string_value(json_object_get(o, "data_b64")),
+					 "AAECAw==");
+			ck_assert_ptr_null(json_object_get(o, "data"));
+			break;
+		}
+		json_decref(o);
+	}
+	ck_assert_uint_eq(n, 3);
+	ck_assert_uint_eq(lcp_h_ctr(h, "msgs"), 3);
+	ck_assert_uint_eq(lcp_h_ctr(h, "bytes"), 18 + 13 + 4);
+	free(got);
+	lcp_h_free(h);
+	free(path);
+}
+END_TEST
+
+/* ---- sink_echo ---- */
+
+START_TEST(echo_sample)
+{
+	struct lcp_h *h = lcp_h_new(
+		&(struct lcp_h_conf){.plugin = "sink_echo", .options = "{\"sample\": 2}"});
+	struct lcp_msg *m[5], **out;
+	static const char *const p[5] = {"m0", "m1x", "m2xx", "m3xxx", "m4xxxx"};
+
+	for (unsigned i = 0; i < 5; i++)
+		m[i] = lcp_h_msg(h, i, 1, p[i], strlen(p[i]));
+	lcp_h_push(h, "in", (void **)m, 5);
+	ck_assert_uint_eq(lcp_h_out_n(h, "out"), 3);
+	out = (struct lcp_msg **)lcp_h_out(h, "out");
+	ck_assert_ptr_eq(out[0], m[0]);
+	ck_assert_ptr_eq(out[1], m[2]);
+	ck_assert_ptr_eq(out[2], m[4]);
+	ck_assert_uint_eq(lcp_h_msgs_freed(h), 2); /* m1, m3 */
+	ck_assert_uint_eq(lcp_h_ctr(h, "echoed"), 3);
+	ck_assert_uint_eq(lcp_h_ctr(h, "skipped"), 2);
+	ck_assert_uint_eq(lcp_h_ctr(h, "bytes"), 2 + 4 + 6);
+	ck_assert_uint_eq(lcp_h_ctr(h, "drop_unlinked"), 0);
+	ck_assert_uint_eq(lcp_h_ctr(h, "out.out"), 3);
+	lcp_h_out_clear(h, "out");
+	ck_assert_uint_eq(lcp_h_msgs_freed(h), 5);
+	lcp_h_free(h);
+}
+END_TEST
+
+START_TEST(echo_unlinked)
+{
+	struct lcp_h *h = lcp_h_new(&(struct lcp_h_conf){.plugin = "sink_echo", .unlinked = "out"});
+	void *m[3];
+
+	for (unsigned i = 0; i < 3; i++)
+		m[i] = lcp_h_msg(h, i, 1, "x", 1);
+	lcp_h_push(h, "in", m, 3);
+	ck_assert_uint_eq(lcp_h_msgs_freed(h), 3);
+	ck_assert_uint_eq(lcp_h_ctr(h, "drop_unlinked"), 3);
+	ck_assert_uint_eq(lcp_h_ctr(h, "out.drop_unlinked"), 0);
+	ck_assert_uint_eq(lcp_h_ctr(h, "echoed"), 0);
+	ck_assert_uint_eq(lcp_h_ctr(h, "in.in"), 3);
+	lcp_h_free(h);
+}
+END_TEST
+
+/* ---- sink_count, the guide's example ---- */
+
+START_TEST(sink_count_example)
+{
+	struct lcp_h *h =
+		lcp_h_new(&(struct lcp_h_conf){.plugin = "sink_count",
+					       .options = "{\"max_size\": 63}",
+					       .plugin_dir = TEST_TOP_BUILDDIR "/doc/.libs"});
+	static const uint8_t frame[64];
+	void *p[2] = {lcp_h_pkt(h, frame, 60), lcp_h_pkt(h, frame, 64)};
+
+	lcp_h_push(h, "in", p, 2);
+	ck_assert_uint_eq(lcp_h_ctr(h, "pkts"), 1);
+	ck_assert_uint_eq(lcp_h_ctr(h, "bytes"), 60);
+	ck_assert_uint_eq(lcp_h_ctr(h, "drop_too_big"), 1);
+	ck_assert_uint_eq(lcp_h_mbufs_in_use(h), 0); /* both freed */
+	lcp_h_free(h);
+}
+END_TEST
+
+static Suite *
+sinks_suite(void)
+{
+	Suite *s = suite_create("h_sinks");
+	TCase *tn = tcase_create("sink_null"), *tf = tcase_create("sink_file"),
+	      *te = tcase_create("sink_echo");
+	TCase *tc = tcase_create("sink_count");
+
+	tcase_set_timeout(tn, 60);
+	tcase_set_timeout(tf, 60);
+	tcase_set_timeout(te, 60);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tn, null_frees_all);
+	tcase_add_test(tn, null_count_bytes_off);
+	tcase_add_test(tf, file_payload);
+	tcase_add_test(tf, file_raw);
+	tcase_add_test(tf, file_jsonl);
+	tcase_add_test(te, echo_sample);
+	tcase_add_test(te, echo_unlinked);
+	tcase_add_test(tc, sink_count_example);
+	suite_add_tcase(s, tn);
+	suite_add_tcase(s, tf);
+	suite_add_tcase(s, te);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(sinks_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -1,0 +1,334 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * test_h_ws.c — the ws stage (plugins/ws) through the plugin test harness: the
+ * test is its tcp stage and its server. The first turn's poll sends CONNECT;
+ * the test answers CONNECTED, reads the upgrade request off "tx", answers 101
+ * with the right Sec-WebSocket-Accept, then feeds server frames as DATA events
+ * and checks the messages on "msg", what ws sends back on "tx" and its
+ * counters.
+ *
+ * open_and_frames     a text, a binary, a text in two fragments and a ping in
+ *                     the segment of the 101: three msgs with exact bytes and
+ *                     opcodes, one masked pong with the ping's payload; stop()
+ *                     sends close 1001 and publishes the session's counts
+ * one_byte_segments   the same stream one byte per DATA event: the same msgs
+ * bad_opcode_1002     a frame with reserved opcode 0x3: close 1002 on tx,
+ *                     fail_protocol_1002, a reconnect, no msg
+ * stream_gap          a DATA event past the offset ws has read: fail_stream_gap,
+ *                     nothing parsed across the gap
+ * bad_accept          a 101 with a wrong Sec-WebSocket-Accept: fail_handshake,
+ *                     no open
+ * refused_options     a config ws refuses (no url) names the option
+ */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <arpa/inet.h>
+
+#include <lcp/stream.h>
+#include <stk/ws.h>
+
+#include "plugin_harness.h"
+
+#define T_CONN 7 /* the tcp connection id the test gives */
+
+static const char t_opts[] =
+	"{\"url\": \"ws://10.0.0.1:8080/feed\", \"handshake_timeout_ms\": 3600000,"
+	" \"ping_interval_ms\": 0, \"stale_timeout_ms\": 0, \"deflate\": false,"
+	" \"reconnect_min_ms\": 3600000, \"reconnect_max_ms\": 3600000}";
+
+/* the one stream mbuf on "tx", its bytes copied to buf (NUL-terminated) */
+static struct lcp_stream_meta
+t_tx1(struct lcp_h *h, char *buf, size_t cap, size_t *len)
+{
+	struct rte_mbuf *m;
+	struct lcp_stream_meta meta;
+	const void *p;
+
+	ck_assert_uint_eq(lcp_h_out_n(h, "tx"), 1);
+	m = lcp_h_out(h, "tx")[0];
+	meta = *lcp_stream_meta(m);
+	*len = rte_pktmbuf_pkt_len(m);
+	ck_assert_uint_lt(*len, cap);
+	p = rte_pktmbuf_read(m, 0, (uint32_t)*len, buf);
+	if (p != buf)
+		memcpy(buf, p, *len);
+	buf[*len] = '\0';
+	lcp_h_out_clear(h, "tx");
+	return meta;
+}
+
+/* connect and upgrade request: returns the cookie; the 101 that answers it
+ * goes to resp (with extra bytes appended by the caller) */
+static uint32_t
+t_connect(struct lcp_h *h, char *resp, size_t cap, bool good_accept)
+{
+	char req[4096], acc[29];
+	struct lcp_stream_meta meta;
+	const char *k;
+	size_t len;
+	uint32_t user;
+
+	lcp_h_turn(h); /* the first poll connects */
+	meta = t_tx1(h, req, sizeof(req), &len);
+	ck_assert_uint_eq(meta.ev, LCP_STREAM_CMD_CONNECT);
+	ck_assert_uint_eq(meta.addr, inet_addr("10.0.0.1"));
+	ck_assert_uint_eq(meta.port, 8080);
+	ck_assert_uint_eq(len, 0);
+	user = meta.user;
+	ck_assert_uint_eq(lcp_h_ctr(h, "connects"), 1);
+
+	lcp_h_push1(h, "in", lcp_h_stream(h, LCP_STREAM_EV_CONNECTED, T_CONN, user, 0, NULL, 0));
+	meta = t_tx1(h, req, sizeof(req), &len);
+	ck_assert_uint_eq(meta.ev, LCP_STREAM_CMD_SEND);
+	ck_assert_uint_eq(meta.conn, T_CONN);
+	ck_assert_msg(strncmp(req, "GET /feed HTTP/1.1\r\n", 20) == 0, "request: %s", req);
+	ck_assert_msg(strstr(req, "\r\nHost: 10.0.0.1:8080\r\n") != NULL, "request: %s", req);
+	ck_assert_msg(strcmp(req + len - 4, "\r\n\r\n") == 0, "request: %s", req);
+	k = strstr(req, "\r\nSec-WebSocket-Key: ");
+	ck_assert_msg(k != NULL, "request: %s", req);
+	k += strlen("\r\nSec-WebSocket-Key: ");
+	ck_assert_ptr_nonnull(strchr(k, '\r'));
+	*strchr(k, '\r') = '\0';
+	stk_ws_accept_for(k, acc);
+	if (!good_accept)
+		acc[0] = acc[0] == 'A' ? 'B' : 'A';
+	snprintf(resp, cap,
+		 "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+		 "Sec-WebSocket-Accept: %s\r\n\r\n",
+		 acc);
+	return user;
+}
+
+/* an unmasked server frame appended at *o */
+static void
+t_frame(uint8_t *buf, size_t *o, unsigned opcode, bool fin, const char *payload, size_t n)
+{
+	*o += stk_ws_hdr(buf + *o, opcode, fin, n, NULL);
+	memcpy(buf + *o, payload, n);
+	*o += n;
+}
+
+/* the 101 and then: "hello" (text), 01 02 03 (binary), "wor" + "ld" (text in
+ * two fragments), ping "p" */
+static size_t
+t_stream(uint8_t *buf, const char *resp)
+{
+	size_t o = strlen(resp);
+
+	memcpy(buf, resp, o);
+	t_frame(buf, &o, 1, true, "hello", 5);
+	t_frame(buf, &o, 2, true, "\x01\x02\x03", 3);
+	t_frame(buf, &o, 1, false, "wor", 3);
+	t_frame(buf, &o, 9, true, "p", 1); /* a control frame between fragments */
+	t_frame(buf, &o, 0, true, "ld", 2);
+	return o;
+}
+
+static void
+t_check_msgs(struct lcp_h *h)
+{
+	struct lcp_msg **m = (struct lcp_msg **)lcp_h_out(h, "msg");
+	uint8_t pong[64];
+	char buf[64];
+	struct lcp_stream_meta meta;
+	size_t len;
+
+	ck_assert_uint_eq(lcp_h_out_n(h, "msg"), 3);
+	ck_assert_uint_eq(m[0]->opcode, 1);
+	ck_assert_uint_eq(m[0]->len, 5);
+	ck_assert_mem_eq(m[0]->data, "hello", 5);
+	ck_assert_uint_eq(m[1]->opcode, 2);
+	ck_assert_uint_eq(m[1]->len, 3);
+	ck_assert_mem_eq(m[1]->data, "\x01\x02\x03", 3);
+	ck_assert_uint_eq(m[2]->opcode, 1);
+	ck_assert_uint_eq(m[2]->len, 5);
+	ck_assert_mem_eq(m[2]->data, "world", 5);
+	ck_assert_uint_eq(m[0]->flags & LCP_MSG_F_SESSION_START, LCP_MSG_F_SESSION_START);
+	ck_assert_uint_eq(m[1]->flags & LCP_MSG_F_SESSION_START, 0);
+	ck_assert_uint_eq(m[0]->conn_id, m[2]->conn_id);
+	ck_assert_uint_eq(lcp_h_ctr(h, "opens"), 1);
+	ck_assert_uint_eq(lcp_h_ctr(h, "msgs"), 3);
+	ck_assert_uint_eq(lcp_h_ctr(h, "msg_bytes"), 13);
+	ck_assert_uint_eq(lcp_h_ctr(h, "msg.out"), 3);
+	ck_assert_uint_eq(lcp_h_ctr(h, "fail_protocol_1002"), 0);
+	/* the pong: FIN + opcode 0xA, masked, 1 byte, the ping's payload */
+	meta = t_tx1(h, buf, sizeof(buf), &len);
+	ck_assert_uint_eq(meta.ev, LCP_STREAM_CMD_SEND);
+	ck_assert_uint_eq(meta.conn, T_CONN);
+	ck_assert_uint_eq(len, 2 + 4 + 1);
+	memcpy(pong, buf, len);
+	ck_assert_uint_eq(pong[0], 0x8a);
+	ck_assert_uint_eq(pong[1], 0x80 | 1);
+	ck_assert_uint_eq(pong[6] ^ pong[2], 'p');
+	/* the messages hold the segment's mbuf; freeing them gives it back */
+	lcp_h_out_clear(h, "msg");
+	ck_assert_uint_eq(lcp_h_mbufs_in_use(h), 0);
+	/* stop(): close 1001 on the open connection, and the session's counts
+	 * (published at a poll's millisecond tick, and at stop) */
+	lcp_h_stop(h);
+	ck_assert_uint_eq(lcp_h_ctr(h, "stop_closes"), 1);
+	ck_assert_uint_eq(lcp_h_ctr(h, "pings_rx"), 1);
+	ck_assert_uint_eq(lcp_h_ctr(h, "pongs_tx"), 1);
+	meta = t_tx1(h, buf, sizeof(buf), &len);
+	ck_assert_uint_eq(meta.ev, LCP_STREAM_CMD_SEND);
+	ck_assert_uint_eq(len, 2 + 4 + 2);
+	memcpy(pong, buf, len);
+	ck_assert_uint_eq(pong[0], 0x88);
+	ck_assert_uint_eq((unsigned)((pong[6] ^ pong[2]) << 8 | (pong[7] ^ pong[3])), 1001);
+}
+
+START_TEST(open_and_frames)
+{
+	struct lcp_h *h = lcp_h_new(&(struct lcp_h_conf){.plugin = "ws", .options = t_opts});
+	char resp[256];
+	uint8_t buf[512];
+	size_t n;
+	uint32_t user = t_connect(h, resp, sizeof(resp), true);
+
+	n = t_stream(buf, resp);
+	lcp_h_push1(h, "in", lcp_h_stream(h, LCP_STREAM_EV_DATA, T_CONN, user, 0, buf, n));
+	ck_assert_uint_eq(lcp_h_ctr(h, "in.in"), 2);
+	t_check_msgs(h);
+	lcp_h_free(h);
+}
+END_TEST
+
+START_TEST(one_byte_segments)
+{
+	struct lcp_h *h = lcp_h_new(&(struct lcp_h_conf){.plugin = "ws", .options = t_opts});
+	char resp[256];
+	uint8_t buf[512];
+	size_t n;
+	uint32_t user = t_connect(h, resp, sizeof(resp), true);
+
+	n = t_stream(buf, resp);
+	for (size_t i = 0; i < n; i++)
+		lcp_h_push1(
+			h, "in",
+			lcp_h_stream(h, LCP_STREAM_EV_DATA, T_CONN, user, (uint32_t)i, buf + i, 1));
+	ck_assert_uint_eq(lcp_h_ctr(h, "in.in"), 1 + n);
+	t_check_msgs(h);
+	lcp_h_free(h);
+}
+END_TEST
+
+START_TEST(bad_opcode_1002)
+{
+	struct lcp_h *h = lcp_h_new(&(struct lcp_h_conf){.plugin = "ws", .options = t_opts});
+	char resp[256], out[64];
+	uint8_t buf[512], f[32];
+	size_t n, len;
+	struct lcp_stream_meta meta;
+	uint32_t user = t_connect(h, resp, sizeof(resp), true);
+
+	n = strlen(resp);
+	memcpy(buf, resp, n);
+	t_frame(buf, &n, 3, true, "x", 1);
+	t_frame(buf, &n, 1, true, "late", 4); /* after the error: never a msg */
+	lcp_h_push1(h, "in", lcp_h_stream(h, LCP_STREAM_EV_DATA, T_CONN, user, 0, buf, n));
+	ck_assert_uint_eq(lcp_h_ctr(h, "opens"), 1);
+	ck_assert_uint_eq(lcp_h_ctr(h, "fail_protocol_1002"), 1);
+	ck_assert_uint_eq(lcp_h_ctr(h, "reconnects"), 1);
+	ck_assert_uint_eq(lcp_h_ctr(h, "msgs"), 0);
+	ck_assert_uint_eq(lcp_h_out_n(h, "msg"), 0);
+	/* first on tx: the close frame 1002, masked (then TCP's close) */
+	ck_assert_uint_ge(lcp_h_out_n(h, "tx"), 1);
+	{
+		struct rte_mbuf *m = lcp_h_out(h, "tx")[0];
+
+		meta = *lcp_stream_meta(m);
+		len = rte_pktmbuf_pkt_len(m);
+		ck_assert_uint_eq(meta.ev, LCP_STREAM_CMD_SEND);
+		ck_assert_uint_ge(len, 2 + 4 + 2);
+		ck_assert_uint_le(len, sizeof(out));
+		memcpy(f, rte_pktmbuf_read(m, 0, (uint32_t)len, out), len);
+	}
+	ck_assert_uint_eq(f[0], 0x88);
+	ck_assert_uint_eq(f[1] & 0x80, 0x80);
+	ck_assert_uint_eq((unsigned)((f[6] ^ f[2]) << 8 | (f[7] ^ f[3])), 1002);
+	lcp_h_free(h);
+}
+END_TEST
+
+START_TEST(stream_gap)
+{
+	struct lcp_h *h = lcp_h_new(&(struct lcp_h_conf){.plugin = "ws", .options = t_opts});
+	char resp[256];
+	uint8_t buf[512];
+	size_t n, r;
+	uint32_t user = t_connect(h, resp, sizeof(resp), true);
+
+	n = t_stream(buf, resp);
+	r = strlen(resp);
+	lcp_h_push1(h, "in", lcp_h_stream(h, LCP_STREAM_EV_DATA, T_CONN, user, 0, buf, r));
+	ck_assert_uint_eq(lcp_h_ctr(h, "opens"), 1);
+	/* skip the first frame's 7 bytes: the next segment starts past rx_off */
+	lcp_h_push1(h, "in",
+		    lcp_h_stream(h, LCP_STREAM_EV_DATA, T_CONN, user, (uint32_t)(r + 7),
+				 buf + r + 7, n - r - 7));
+	ck_assert_uint_eq(lcp_h_ctr(h, "fail_stream_gap"), 1);
+	ck_assert_uint_eq(lcp_h_ctr(h, "msgs"), 0);
+	ck_assert_uint_eq(lcp_h_out_n(h, "msg"), 0);
+	lcp_h_free(h);
+}
+END_TEST
+
+START_TEST(bad_accept)
+{
+	struct lcp_h *h = lcp_h_new(&(struct lcp_h_conf){.plugin = "ws", .options = t_opts});
+	char resp[256];
+	uint8_t buf[512];
+	size_t n;
+	uint32_t user = t_connect(h, resp, sizeof(resp), false);
+
+	n = t_stream(buf, resp);
+	lcp_h_push1(h, "in", lcp_h_stream(h, LCP_STREAM_EV_DATA, T_CONN, user, 0, buf, n));
+	ck_assert_uint_eq(lcp_h_ctr(h, "fail_handshake"), 1);
+	ck_assert_uint_eq(lcp_h_ctr(h, "opens"), 0);
+	ck_assert_uint_eq(lcp_h_ctr(h, "msgs"), 0);
+	ck_assert_uint_eq(lcp_h_out_n(h, "msg"), 0);
+	lcp_h_free(h);
+}
+END_TEST
+
+START_TEST(refused_options)
+{
+	char err[4096];
+	struct lcp_h *h = lcp_h_try_new(
+		&(struct lcp_h_conf){.plugin = "ws", .options = "{\"connections\": 2}"}, err,
+		sizeof(err));
+
+	ck_assert_ptr_null(h);
+	ck_assert_msg(strstr(err, "stages[0].options.url: required") != NULL, "errors: %s", err);
+}
+END_TEST
+
+static Suite *
+ws_suite(void)
+{
+	Suite *s = suite_create("h_ws");
+	TCase *tc = tcase_create("ws");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, open_and_frames);
+	tcase_add_test(tc, one_byte_segments);
+	tcase_add_test(tc, bad_opcode_1002);
+	tcase_add_test(tc, stream_gap);
+	tcase_add_test(tc, bad_accept);
+	tcase_add_test(tc, refused_options);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(ws_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
