@@ -242,8 +242,8 @@ lcp_h_try_new(const struct lcp_h_conf *c, char *err, size_t len)
 	h->cfg = lcp_cfg_load(path, NULL, 0, &errs);
 	free(path);
 	if (h->cfg == NULL || errs.n > 0) {
-		for (unsigned i = 0; i < errs.n; i++)
-			o += (size_t)snprintf(err + o, o < len ? len - o : 0, "%s\n", errs.v[i]);
+		for (unsigned i = 0; i < errs.n && o < len; i++)
+			o += (size_t)snprintf(err + o, len - o, "%s\n", errs.v[i]);
 		lcp_errs_free(&errs);
 		h_free_all(h);
 		return NULL;

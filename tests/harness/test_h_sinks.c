@@ -13,6 +13,8 @@
  *                      opcode, rx TSC, payload)
  * file_jsonl           format jsonl: one JSON object per message, conn, op,
  *                      len, data (an object embedded, a string) or data_b64
+ * file_cannot_open     a path in a directory that does not exist: init fails,
+ *                      nothing is left behind
  * echo_sample          sample 2: the 1st, 3rd, 5th message passed on unchanged,
  *                      the others freed and counted as skipped
  * echo_unlinked        out unlinked: every message freed, the echoed ones
@@ -222,6 +224,19 @@ START_TEST(file_jsonl)
 }
 END_TEST
 
+START_TEST(file_cannot_open)
+{
+	char err[4096];
+	struct lcp_h *h = lcp_h_try_new(
+		&(struct lcp_h_conf){.plugin = "sink_file",
+				     .options = "{\"path\": \"/nonexistent-dir/x/out\"}"},
+		err, sizeof(err));
+
+	ck_assert_ptr_null(h);
+	ck_assert_msg(strstr(err, "init or start failed") != NULL, "errors: %s", err);
+}
+END_TEST
+
 /* ---- sink_echo ---- */
 
 START_TEST(echo_sample)
@@ -305,6 +320,7 @@ sinks_suite(void)
 	tcase_add_test(tf, file_payload);
 	tcase_add_test(tf, file_raw);
 	tcase_add_test(tf, file_jsonl);
+	tcase_add_test(tf, file_cannot_open);
 	tcase_add_test(te, echo_sample);
 	tcase_add_test(te, echo_unlinked);
 	tcase_add_test(tc, sink_count_example);
