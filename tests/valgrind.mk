@@ -1,6 +1,7 @@
 # tests/valgrind.mk — `make check-valgrind`: the L0 Check suites that need no EAL
 # (unit/test_opt, test_loader, test_config, test_metrics_json, every stack/
-# suite) under valgrind memcheck: a memory error or a definitely lost block in
+# suite) and the plugin harness suites (harness/: one stage driven on the test's
+# thread, EAL --no-huge with no lcore launched) under valgrind memcheck: a memory error or a definitely lost block in
 # any test fails it. Check's fork mode is kept (one child per test, which
 # valgrind follows without --trace-children): each child's leak check at its
 # exit covers that test alone, and a finding shows in the log as "Early exit
@@ -8,11 +9,12 @@
 #
 # Each suite gets automake's test-driver with its own log and .trs in
 # valgrind/<suite>.{log,trs}, so .ci/run counts and labels them beside the
-# normal results. Suites run in parallel with make -j. Not the EAL suites
+# normal results. Suites run in parallel with make -j. Not the other EAL suites
 # (test_counters_modules, pools/, run/): see doc/reliability.md, section 4.
-# Included by tests/Makefile.am, after stack.mk (stack_tests).
+# Included by tests/Makefile.am, after stack.mk (stack_tests) and harness.mk
+# (harness_tests).
 vg_tests = unit/test_opt unit/test_loader unit/test_config unit/test_metrics_json \
-	$(stack_tests)
+	$(stack_tests) $(harness_tests)
 vg_logs = $(vg_tests:%=valgrind/%.log)
 VALGRIND_FLAGS = --quiet --leak-check=full --errors-for-leak-kinds=definite \
 	--show-leak-kinds=definite --error-exitcode=99 --num-callers=30
