@@ -9,15 +9,17 @@
 #                              frames -> msgs (whole, fragmented, one byte per
 #                              segment), ping -> pong, protocol errors, gaps
 #   harness/test_h_metrics     Check: metrics on msg ticks: counts, per-connection
-#                              counters, sequence gaps, passthrough or free
+#                              counters, sequence gaps (single numbers and
+#                              paths-mode ranges), passthrough or free
 #   harness/test_h_feedsim     Check: feedsim serving one client the test
 #                              upgrades: listen, 101, ticks as well-formed frames,
 #                              close 1000 after count
 #   harness/test_h_sinks       Check: sink_null, sink_file (exact file bytes) and
 #                              sink_echo: what they free, write and pass on; the
 #                              guide's sink_count (doc/.libs, built first here)
-#   harness/test_h_strategies  Check: pool_* modules behind ws's pools, batch_*
-#                              modules on a ring link: same output, nothing lost
+#   harness/test_h_strategies  Check: pool_* modules behind tee's copies, batch_*
+#                              modules on a ring link, counters_* modules behind
+#                              metrics: same output, exact counts, nothing lost
 #
 # Test-only plugin (never installed; -rpath /nowhere makes libtool build a .so):
 #   harness/.libs/h_tap.so     the far end of every link of the stage under test

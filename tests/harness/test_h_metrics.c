@@ -14,6 +14,9 @@
  *                   LCP_MSG_F_SESSION_START restarts a symbol (seq_resyncs), not
  *                   a duplicate; a message without an rx TSC counts no_rx_tsc
  * bursts_add_up     the same ticks in bursts of 1, 2 and 3 give the same counts
+ * paths_ranges      paths mode, Binance-like: messages selected by "e", update
+ *                   ranges [U, u]: in order, a gap of two ids, an overlap taken
+ *                   as a duplicate, an unselected message
  */
 #include <check.h>
 #include <stdlib.h>
@@ -178,6 +181,39 @@ START_TEST(bursts_add_up)
 }
 END_TEST
 
+START_TEST(paths_ranges)
+{
+	static const char *const t[] = {
+		"{\"e\":\"depthUpdate\",\"s\":\"BTC\",\"U\":1,\"u\":3}",  /* the first */
+		"{\"e\":\"depthUpdate\",\"s\":\"BTC\",\"U\":4,\"u\":6}",  /* in order */
+		"{\"e\":\"depthUpdate\",\"s\":\"BTC\",\"U\":9,\"u\":10}", /* 7 and 8 missing */
+		"{\"e\":\"trade\",\"s\":\"BTC\",\"t\":77}",		  /* not selected */
+		"{\"e\":\"depthUpdate\",\"s\":\"BTC\",\"U\":5,\"u\":10}", /* nothing new */
+	};
+	struct lcp_h *h = lcp_h_new(&(struct lcp_h_conf){
+		.plugin = "metrics",
+		.options = "{\"log_buckets\": false, \"symbol_field\": \"s\", \"seq_field\": \"u\","
+			   " \"seq_first_field\": \"U\", \"select_field\": \"e\", "
+			   "\"select_value\": \"depthUpdate\"}",
+	});
+	void *m[5];
+
+	for (unsigned i = 0; i < 5; i++)
+		m[i] = lcp_h_msg(h, 0, 1, t[i], strlen(t[i]));
+	lcp_h_push(h, "in", m, 5);
+	ck_assert_uint_eq(lcp_h_ctr(h, "msgs"), 5);
+	ck_assert_uint_eq(lcp_h_ctr(h, "unselected"), 1);
+	ck_assert_uint_eq(lcp_h_ctr(h, "ticks"), 4);
+	ck_assert_uint_eq(lcp_h_ctr(h, "symbols"), 1);
+	ck_assert_uint_eq(lcp_h_ctr(h, "seq_in_order"), 1);
+	ck_assert_uint_eq(lcp_h_ctr(h, "seq_gaps"), 2);
+	ck_assert_uint_eq(lcp_h_ctr(h, "gap_events"), 1);
+	ck_assert_uint_eq(lcp_h_ctr(h, "seq_dups"), 1);
+	ck_assert_uint_eq(lcp_h_out_n(h, "out"), 5);
+	lcp_h_free(h);
+}
+END_TEST
+
 static Suite *
 metrics_suite(void)
 {
@@ -189,6 +225,7 @@ metrics_suite(void)
 	tcase_add_test(tc, unlinked_frees);
 	tcase_add_test(tc, loss_and_session);
 	tcase_add_test(tc, bursts_add_up);
+	tcase_add_test(tc, paths_ranges);
 	suite_add_tcase(s, tc);
 	return s;
 }

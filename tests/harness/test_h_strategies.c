@@ -17,6 +17,10 @@
  *                  msg_out.out 300 read off the ring; staged objects (batch_timed)
  *                  are flushed by the shutdown, which the test runs before it
  *                  looks
+ * counters_modules (each of counters_percore, counters_atomic, counters_batched
+ *                  with a large "every", counters_sharded, counters_null)
+ *                  metrics' counters through the module: exact after the
+ *                  engine's flush, all zero with counters_null
  */
 #include <check.h>
 #include <stdio.h>
@@ -124,18 +128,61 @@ START_TEST(batch_modules)
 }
 END_TEST
 
+static const char *const t_counters[] = {
+	"\"counters_percore\"",
+	"\"counters_atomic\"",
+	"{\"plugin\": \"counters_batched\", \"options\": {\"every\": 1000000}}",
+	"\"counters_sharded\"",
+	"\"counters_null\"",
+};
+
+START_TEST(counters_modules)
+{
+	char strat[256];
+	struct lcp_h *h;
+	void *m[40];
+	bool null = _i == 4;
+
+	snprintf(strat, sizeof(strat), "{\"counters\": %s}", t_counters[_i]);
+	h = lcp_h_new(&(struct lcp_h_conf){
+		.plugin = "metrics", .options = "{\"log_buckets\": false}", .strategies = strat});
+	for (unsigned i = 0; i < 40; i++)
+		m[i] = lcp_h_msg(h, i % 2, 1,
+				 i % 4 < 2 ? "{\"s\":\"A\",\"n\":1}" : "{\"s\":\"B\",\"n\":1}", 15);
+	for (unsigned i = 0; i < 40; i += 10)
+		lcp_h_push(h, "in", &m[i], 10);
+	ck_assert_uint_eq(lcp_h_ctr(h, "in.in"), null ? 0 : 40);
+	ck_assert_uint_eq(lcp_h_ctr(h, "out.out"), null ? 0 : 40);
+	ck_assert_uint_eq(lcp_h_ctr(h, "msgs"), null ? 0 : 40);
+	ck_assert_uint_eq(lcp_h_ctr(h, "bytes"), null ? 0 : 40 * 15);
+	ck_assert_uint_eq(lcp_h_ctr(h, "conn0_msgs"), null ? 0 : 20);
+	ck_assert_uint_eq(lcp_h_ctr(h, "conn1_msgs"), null ? 0 : 20);
+	/* per connection, A and B start at 1 and stay there: 4 symbols, 36 dups */
+	ck_assert_uint_eq(lcp_h_ctr(h, "symbols"), null ? 0 : 4);
+	ck_assert_uint_eq(lcp_h_ctr(h, "seq_dups"), null ? 0 : 36);
+	/* the objects move the same whatever counts them */
+	ck_assert_uint_eq(lcp_h_out_n(h, "out"), 40);
+	lcp_h_free(h);
+}
+END_TEST
+
 static Suite *
 strategies_suite(void)
 {
 	Suite *s = suite_create("h_strategies");
-	TCase *tp = tcase_create("pool"), *tb = tcase_create("batch");
+	TCase *tp = tcase_create("pool"), *tb = tcase_create("batch"),
+	      *tc = tcase_create("counters");
 
 	tcase_set_timeout(tp, 60);
 	tcase_set_timeout(tb, 60);
+	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(tp, pool_modules, 0, (int)(sizeof(t_pools) / sizeof(t_pools[0])));
 	tcase_add_loop_test(tb, batch_modules, 0, (int)(sizeof(t_batches) / sizeof(t_batches[0])));
 	suite_add_tcase(s, tp);
+	tcase_add_loop_test(tc, counters_modules, 0,
+			    (int)(sizeof(t_counters) / sizeof(t_counters[0])));
 	suite_add_tcase(s, tb);
+	suite_add_tcase(s, tc);
 	return s;
 }
 
