@@ -285,8 +285,9 @@ int lcp_worker_main(void *arg);
 /* The parts of lcp_worker_main() that a caller driving w itself uses (the
  * plugin test harness, tests/harness/, runs a stage on the calling thread):
  * resolve what the rings and the walk call, once, after every stage's init;
- * one turn of the loop (polls unless stopped, rings, the walk, staged links),
- * returning the work done; every stage's stop() in config order. */
+ * one turn of the loop (the linger ops while LCP_RUN_DRAIN, polls unless
+ * stopped, rings, the walk, staged links), returning the work done; every
+ * stage's stop() in config order. */
 void lcp_worker_resolve(struct lcp_worker *w);
 unsigned lcp_worker_turn(struct lcp_worker *w, bool stopped);
 void lcp_worker_stop_stages(struct lcp_worker *w);

@@ -551,9 +551,12 @@ worker_turn(struct lcp_worker *w, uint32_t state, bool stopped, void **objs)
 unsigned
 lcp_worker_turn(struct lcp_worker *w, bool stopped)
 {
+	uint32_t state = __atomic_load_n(&w->eng->run_state, __ATOMIC_ACQUIRE);
 	void *objs[LCP_BURST_MAX];
 
-	return worker_turn(w, __atomic_load_n(&w->eng->run_state, __ATOMIC_ACQUIRE), stopped, objs);
+	if (state == LCP_RUN_DRAIN && w->n_lingerers != 0)
+		linger_turn(w);
+	return worker_turn(w, state, stopped, objs);
 }
 
 void
