@@ -7,13 +7,14 @@
 #
 #   harness/test_h_ws          Check: ws after a handshake the test answers:
 #                              frames -> msgs (whole, fragmented, one byte per
-#                              segment), ping -> pong, protocol errors, gaps
+#                              segment), ping -> pong, protocol errors, gaps,
+#                              the shutdown's close handshake
 #   harness/test_h_metrics     Check: metrics on msg ticks: counts, per-connection
 #                              counters, sequence gaps (single numbers and
 #                              paths-mode ranges), passthrough or free
 #   harness/test_h_feedsim     Check: feedsim serving one client the test
 #                              upgrades: listen, 101, ticks as well-formed frames,
-#                              close 1000 after count
+#                              close 1000 after count, close 1001 at the linger
 #   harness/test_h_sinks       Check: sink_null, sink_file (exact file bytes) and
 #                              sink_echo: what they free, write and pass on; the
 #                              guide's sink_count (doc/.libs, built first here)

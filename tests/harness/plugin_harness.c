@@ -68,11 +68,23 @@ lcp_h_scratch(const char *name)
 {
 	char *dir, *cmd;
 
-	ck_assert(asprintf(&dir, "%s/harness/scratch-%s", TEST_BUILDDIR, name) > 0);
+	ck_assert(asprintf(&dir, "%s/harness/scratch-%s-%d", TEST_BUILDDIR, name, (int)getpid()) >
+		  0);
 	ck_assert(asprintf(&cmd, "rm -rf '%s' && mkdir -p '%s'", dir, dir) > 0);
 	ck_assert_int_eq(system(cmd), 0);
 	free(cmd);
 	return dir;
+}
+
+void
+lcp_h_scratch_rm(char *dir)
+{
+	char *cmd;
+
+	ck_assert(asprintf(&cmd, "rm -rf '%s'", dir) > 0);
+	ck_assert_int_eq(system(cmd), 0);
+	free(cmd);
+	free(dir);
 }
 
 void
@@ -217,7 +229,7 @@ h_free_all(struct lcp_h *h)
 	}
 	if (h->cfg != NULL)
 		lcp_cfg_free(h->cfg);
-	free(h->dir);
+	lcp_h_scratch_rm(h->dir);
 	free(h);
 }
 
@@ -516,6 +528,18 @@ lcp_h_stop_request(struct lcp_h *h)
 }
 
 /* ---- shutdown ---- */
+
+unsigned
+lcp_h_linger(struct lcp_h *h, bool last)
+{
+	ck_assert_msg(h->dut->linger != NULL, "%s has no linger op", h->cfg->stages[0].plugin);
+	ck_assert_msg(!h->stopped, "linger after lcp_h_stop");
+	__atomic_store_n(&h->e->run_state, LCP_RUN_DRAIN, __ATOMIC_RELEASE);
+	for (unsigned i = 0; i < h->e->n_stages; i++)
+		__atomic_store_n(&h->e->stages[i]->linger_last, last, __ATOMIC_RELEASE);
+	lcp_h_turn(h);
+	return __atomic_load_n(&h->dut->linger_n, __ATOMIC_RELAXED);
+}
 
 void
 lcp_h_stop(struct lcp_h *h)

@@ -23,6 +23,8 @@
  *                                  drop_*) and the stage's own
  *   lcp_h_mbufs_in_use(h)          mbufs of the engine's pool not in the pool:
  *                                  what the stage and the taps hold
+ *   lcp_h_linger(h, last)          the shutdown's linger (LCP_RUN_DRAIN): one
+ *                                  turn, the stage's linger op's answer
  *   lcp_h_free(h)                  stop() (LCP_RUN_STOP), the turns that drain
  *                                  it, fini; then asserts that every mbuf, pool
  *                                  object and harness message came back
@@ -116,11 +118,21 @@ uint64_t lcp_h_msgs_live(struct lcp_h *h);
 /* what the stage passed to lcp_stage_request_stop(), or NULL */
 const char *lcp_h_stop_request(struct lcp_h *h);
 
+/* the shutdown's linger: LCP_RUN_DRAIN (sources stop producing), `last` as
+ * the engine's second round says it, then one turn, whose first call is the
+ * stage's linger op; returns what it answered (the connections it is still
+ * closing). Pushes may follow, as the peer's answers. A stage without a
+ * linger op fails the test. */
+unsigned lcp_h_linger(struct lcp_h *h, bool last);
+
 /* the shutdown as the worker runs it: LCP_RUN_STOP, every stage's stop(),
  * turns until one does no work; then nothing more may be pushed */
 void lcp_h_stop(struct lcp_h *h);
 
-/* a scratch directory for the test, under the build tree (removed first) */
+/* a scratch directory for the test, under the build tree:
+ * harness/scratch-<name>-<pid>, made empty; lcp_h_scratch_rm() removes it
+ * and frees the name (the config of a stage lives in one until lcp_h_free) */
 char *lcp_h_scratch(const char *name);
+void lcp_h_scratch_rm(char *dir);
 
 #endif

@@ -14,6 +14,10 @@
  *                    message, counted in gaps_injected
  * bad_request        a request that is not an upgrade: a 400 and TCP's close,
  *                    fail_handshake, no frame
+ * linger_close       count 0 (no end), batch 3: two turns send two batches, the
+ *                    shutdown's linger sends close 1001 after them, no tick
+ *                    after it, and is done (0) once the client's masked close
+ *                    frame answers
  */
 #include <check.h>
 #include <stdlib.h>
@@ -139,10 +143,11 @@ t_check_101(const uint8_t *b, size_t n)
 }
 
 /* the ticks of b after the 101: checks each, per-symbol sequences with a skip
- * after every `gap`-th message of a symbol (0: none); returns the text frames */
+ * after every `gap`-th message of a symbol (0: none), a close frame with code
+ * `code` last if any (*closed); returns the text frames */
 static unsigned
-t_check_ticks(const uint8_t *b, size_t n, size_t o, unsigned symbols, unsigned gap, uint64_t *bytes,
-	      bool *closed)
+t_check_ticks(const uint8_t *b, size_t n, size_t o, unsigned symbols, unsigned gap, unsigned code,
+	      uint64_t *bytes, bool *closed)
 {
 	uint64_t next[8] = {0}, seen[8] = {0};
 	unsigned frames = 0, opcode;
@@ -159,7 +164,7 @@ t_check_ticks(const uint8_t *b, size_t n, size_t o, unsigned symbols, unsigned g
 		ck_assert_msg(!*closed, "a frame after the close");
 		if (opcode == 8) {
 			ck_assert_uint_eq(len, 2);
-			ck_assert_uint_eq((unsigned)(p[0] << 8 | p[1]), 1000);
+			ck_assert_uint_eq((unsigned)(p[0] << 8 | p[1]), code);
 			*closed = true;
 			continue;
 		}
@@ -205,7 +210,7 @@ t_ticks(unsigned gap)
 	t_run(h);
 	n = t_sent(h, b, sizeof(b), &fin);
 	o = t_check_101(b, n);
-	ck_assert_uint_eq(t_check_ticks(b, n, o, 2, gap, &bytes, &closed), 5);
+	ck_assert_uint_eq(t_check_ticks(b, n, o, 2, gap, 1000, &bytes, &closed), 5);
 	ck_assert(closed);
 	ck_assert_uint_eq(lcp_h_ctr(h, "msgs"), 5);
 	ck_assert_uint_eq(lcp_h_ctr(h, "msg_bytes"), bytes);
@@ -248,6 +253,47 @@ START_TEST(bad_request)
 }
 END_TEST
 
+START_TEST(linger_close)
+{
+	struct lcp_h *h = lcp_h_new(&(struct lcp_h_conf){
+		.plugin = "feedsim",
+		.options = "{\"symbols\": 3, \"count\": 0, \"batch\": 3, \"sizes\": \"100:1\"}"});
+	static uint8_t b[1 << 16];
+	/* a client's close 1001: masked, key 01 02 03 04 */
+	const uint8_t close_frame[8] = {0x88, 0x82, 1, 2, 3, 4, 0x03 ^ 1, 0xe9 ^ 2};
+	char req[1024];
+	uint64_t bytes;
+	bool closed, fin;
+	size_t n, o;
+	unsigned frames;
+
+	t_open(h, t_request(req, sizeof(req)));
+	lcp_h_turn(h);
+	lcp_h_turn(h);
+	ck_assert_uint_eq(lcp_h_linger(h, false), 1);
+	n = t_sent(h, b, sizeof(b), &fin);
+	o = t_check_101(b, n);
+	frames = t_check_ticks(b, n, o, 3, 0, 1001, &bytes, &closed);
+	ck_assert(closed);
+	ck_assert(!fin);
+	/* two polls of a batch each (flat out), then the linger: none after the close */
+	ck_assert_uint_eq(frames, 6);
+	ck_assert_uint_eq(lcp_h_ctr(h, "msgs"), 6);
+	ck_assert_uint_eq(lcp_h_ctr(h, "closes"), 1);
+	/* sources do not produce while draining */
+	lcp_h_turn(h);
+	ck_assert_uint_eq(lcp_h_out_n(h, "tx"), 0);
+	ck_assert_uint_eq(lcp_h_linger(h, false), 1);
+	lcp_h_push1(h, "in",
+		    lcp_h_stream(h, LCP_STREAM_EV_DATA, T_CLIENT, 0, (uint32_t)strlen(req),
+				 close_frame, 8));
+	ck_assert_uint_eq(lcp_h_linger(h, true), 0);
+	ck_assert_uint_eq(lcp_h_ctr(h, "closes_rx"),
+			  1); /* the session's count, published by linger */
+	lcp_h_free(h);
+}
+END_TEST
+
 static Suite *
 feedsim_suite(void)
 {
@@ -258,6 +304,7 @@ feedsim_suite(void)
 	tcase_add_test(tc, ticks_well_formed);
 	tcase_add_test(tc, gap_every_skips);
 	tcase_add_test(tc, bad_request);
+	tcase_add_test(tc, linger_close);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -95,15 +95,16 @@ t_slurp(const char *path, size_t *len)
 	return buf;
 }
 
-/* a sink_file stage writing to <scratch>/out in format fmt; the path to *path */
+/* a sink_file stage writing to <scratch>/out in format fmt; the path to *path,
+ * the scratch directory to *dir (the test removes it) */
 static struct lcp_h *
-t_file(const char *fmt, char **path)
+t_file(const char *fmt, char **path, char **dir)
 {
-	char *dir = lcp_h_scratch("sink_file_out"), opts[1024];
+	char opts[1024];
 	struct lcp_h *h;
 
-	ck_assert(asprintf(path, "%s/out", dir) > 0);
-	free(dir);
+	*dir = lcp_h_scratch("sink_file_out");
+	ck_assert(asprintf(path, "%s/out", *dir) > 0);
 	snprintf(opts, sizeof(opts),
 		 "{\"path\": \"%s\", \"format\": \"%s\", \"flush_bytes\": 65536}", *path, fmt);
 	h = lcp_h_new(&(struct lcp_h_conf){.plugin = "sink_file", .options = opts});
@@ -112,9 +113,9 @@ t_file(const char *fmt, char **path)
 
 START_TEST(file_payload)
 {
-	char *path, *got;
+	char *path, *got, *dir;
 	size_t len;
-	struct lcp_h *h = t_file("payload", &path);
+	struct lcp_h *h = t_file("payload", &path, &dir);
 	void *m[3];
 
 	m[0] = lcp_h_msg(h, 0, 1, "a", 1);
@@ -136,14 +137,15 @@ START_TEST(file_payload)
 	free(got);
 	lcp_h_free(h);
 	free(path);
+	lcp_h_scratch_rm(dir);
 }
 END_TEST
 
 START_TEST(file_raw)
 {
-	char *path, *got;
+	char *path, *got, *dir;
 	size_t len;
-	struct lcp_h *h = t_file("raw", &path);
+	struct lcp_h *h = t_file("raw", &path, &dir);
 	struct lcp_msg *m[2];
 	static const uint8_t want[] = {
 		3, 0, 0, 0, 1, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 'a',  'b',  'c',
@@ -165,14 +167,15 @@ START_TEST(file_raw)
 	free(got);
 	lcp_h_free(h);
 	free(path);
+	lcp_h_scratch_rm(dir);
 }
 END_TEST
 
 START_TEST(file_jsonl)
 {
-	char *path, *got, *line, *save = NULL;
+	char *path, *got, *dir, *line, *save = NULL;
 	size_t len;
-	struct lcp_h *h = t_file("jsonl", &path);
+	struct lcp_h *h = t_file("jsonl", &path, &dir);
 	void *m[3];
 	unsigned n = 0;
 
@@ -221,6 +224,7 @@ START_TEST(file_jsonl)
 	free(got);
 	lcp_h_free(h);
 	free(path);
+	lcp_h_scratch_rm(dir);
 }
 END_TEST
 

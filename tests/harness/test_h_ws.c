@@ -18,6 +18,10 @@
  *                     nothing parsed across the gap
  * bad_accept          a 101 with a wrong Sec-WebSocket-Accept: fail_handshake,
  *                     no open
+ * linger_close        the shutdown's linger: close 1001 on the open connection,
+ *                     still closing (1) until the server's close frame (then
+ *                     TCP's close, CMD_CLOSE) and tcp's CLOSED; then done (0),
+ *                     stop_closes and stop_closes_answered 1, no reconnect
  * refused_options     a config ws refuses (no url) names the option
  */
 #include <check.h>
@@ -296,6 +300,50 @@ START_TEST(bad_accept)
 }
 END_TEST
 
+START_TEST(linger_close)
+{
+	struct lcp_h *h = lcp_h_new(&(struct lcp_h_conf){.plugin = "ws", .options = t_opts});
+	char resp[256], buf[64];
+	uint8_t f[64], close_frame[4] = {0x88, 0x02, 0x03, 0xe9}; /* unmasked close 1001 */
+	struct lcp_stream_meta meta;
+	size_t len, r;
+	uint32_t user = t_connect(h, resp, sizeof(resp), true);
+
+	r = strlen(resp);
+	lcp_h_push1(h, "in", lcp_h_stream(h, LCP_STREAM_EV_DATA, T_CONN, user, 0, resp, r));
+	ck_assert_uint_eq(lcp_h_ctr(h, "opens"), 1);
+	ck_assert_uint_eq(lcp_h_linger(h, false), 1);
+	meta = t_tx1(h, buf, sizeof(buf), &len);
+	ck_assert_uint_eq(meta.ev, LCP_STREAM_CMD_SEND);
+	ck_assert_uint_eq(len, 2 + 4 + 2);
+	memcpy(f, buf, len);
+	ck_assert_uint_eq(f[0], 0x88);
+	ck_assert_uint_eq((unsigned)((f[6] ^ f[2]) << 8 | (f[7] ^ f[3])), 1001);
+	ck_assert_uint_eq(lcp_h_ctr(h, "stop_closes"), 1);
+	/* nothing more until the server answers */
+	ck_assert_uint_eq(lcp_h_linger(h, false), 1);
+	ck_assert_uint_eq(lcp_h_out_n(h, "tx"), 0);
+	/* the server's close: TCP's close follows */
+	lcp_h_push1(h, "in",
+		    lcp_h_stream(h, LCP_STREAM_EV_DATA, T_CONN, user, (uint32_t)r, close_frame, 4));
+	ck_assert_uint_eq(lcp_h_ctr(h, "stop_closes_answered"), 1);
+	meta = t_tx1(h, buf, sizeof(buf), &len);
+	ck_assert_uint_eq(meta.ev, LCP_STREAM_CMD_CLOSE);
+	ck_assert_uint_eq(meta.conn, T_CONN);
+	ck_assert_uint_eq(lcp_h_linger(h, true), 1);
+	lcp_h_push1(h, "in", lcp_h_stream(h, LCP_STREAM_EV_CLOSED, T_CONN, user, 0, NULL, 0));
+	ck_assert_uint_eq(lcp_h_linger(h, true), 0);
+	/* draining: no reconnect however many turns */
+	for (unsigned i = 0; i < 8; i++)
+		lcp_h_turn(h);
+	ck_assert_uint_eq(lcp_h_out_n(h, "tx"), 0);
+	ck_assert_uint_eq(lcp_h_ctr(h, "connects"), 1);
+	ck_assert_uint_eq(lcp_h_ctr(h, "reconnects"), 0);
+	ck_assert_uint_eq(lcp_h_ctr(h, "fail_close_unfinished"), 0);
+	lcp_h_free(h);
+}
+END_TEST
+
 START_TEST(refused_options)
 {
 	char err[4096];
@@ -320,6 +368,7 @@ ws_suite(void)
 	tcase_add_test(tc, bad_opcode_1002);
 	tcase_add_test(tc, stream_gap);
 	tcase_add_test(tc, bad_accept);
+	tcase_add_test(tc, linger_close);
 	tcase_add_test(tc, refused_options);
 	suite_add_tcase(s, tc);
 	return s;
