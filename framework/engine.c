@@ -330,10 +330,10 @@ lcp_ring_tally_all(struct lcp_engine *e)
 			lcp_ring_tally(&e->workers[w].rins[r], NULL, NULL);
 }
 
-int
-lcp_engine_build(struct lcp_engine *e)
+/* the mbuf dynamic fields every stage reads: the stream metadata and the rx TSC */
+static int
+build_dynfields(void)
 {
-	struct lcp_cfg *c = e->cfg;
 	static const struct rte_mbuf_dynfield tsc_desc = {
 		.name = LCP_RX_TSC_DYNFIELD_NAME,
 		.size = sizeof(uint64_t),
@@ -344,9 +344,7 @@ lcp_engine_build(struct lcp_engine *e)
 		.size = sizeof(struct lcp_stream_meta),
 		.align = __alignof__(struct lcp_stream_meta),
 	};
-	int rc;
 
-	e->tsc_hz = rte_get_tsc_hz();
 	lcp_stream_offset = rte_mbuf_dynfield_register(&stream_desc);
 	if (lcp_stream_offset < 0) {
 		lcp_log(NULL, LCP_LOG_ERR, "cannot register the stream mbuf dynfield: %s",
@@ -359,6 +357,15 @@ lcp_engine_build(struct lcp_engine *e)
 			rte_strerror(rte_errno));
 		return -1;
 	}
+	return 0;
+}
+
+/* one lcp_worker per worker lcore that has stages, checked against EAL's lcores */
+static int
+build_workers(struct lcp_engine *e)
+{
+	struct lcp_cfg *c = e->cfg;
+
 	/* the authoritative lcore check, now that EAL has parsed its arguments */
 	for (unsigned i = 0; i < c->n_stages; i++) {
 		unsigned l = c->stages[i].lcore;
@@ -389,7 +396,15 @@ lcp_engine_build(struct lcp_engine *e)
 		e->workers = w;
 	}
 	e->main_slot = e->n_workers;
-	/* packet pools, one per socket in use */
+	return 0;
+}
+
+/* the packet pools, one per socket in use */
+static int
+build_pktpools(struct lcp_engine *e)
+{
+	struct lcp_cfg *c = e->cfg;
+
 	for (unsigned i = 0; i < c->n_stages; i++) {
 		int s = (int)rte_lcore_to_socket_id(c->stages[i].lcore);
 		char name[RTE_MEMPOOL_NAMESIZE];
@@ -407,7 +422,17 @@ lcp_engine_build(struct lcp_engine *e)
 			return -1;
 		}
 	}
-	/* stages */
+	return 0;
+}
+
+/* the stages: context on their lcore's socket, counters, timing, and their
+ * place in their worker's lists (stages, tickers, pollers, lingerers) */
+static int
+build_stages(struct lcp_engine *e)
+{
+	struct lcp_cfg *c = e->cfg;
+	int rc;
+
 	e->n_stages = c->n_stages;
 	e->stages = calloc(c->n_stages, sizeof(*e->stages));
 	for (unsigned i = 0; i < c->n_stages; i++) {
@@ -457,7 +482,16 @@ lcp_engine_build(struct lcp_engine *e)
 			e->n_lingerers++;
 		}
 	}
-	/* edges: same lcore = direct call, else an SP/SC ring owned by the consumer */
+	return 0;
+}
+
+/* the edges: a link within one lcore appends to the consumer's input vector;
+ * across lcores it is an SP/SC ring owned by the consumer's worker */
+static int
+build_edges(struct lcp_engine *e)
+{
+	struct lcp_cfg *c = e->cfg;
+
 	e->ring_of_link = calloc(c->n_links + 1, sizeof(*e->ring_of_link));
 	e->link_credits = calloc(c->n_links + 1, sizeof(*e->link_credits));
 	for (unsigned i = 0; i < c->n_stages; i++) {
@@ -547,6 +581,16 @@ lcp_engine_build(struct lcp_engine *e)
 	for (unsigned w = 0; w < e->n_workers; w++)
 		for (unsigned r = 0; r < e->workers[w].n_rins; r++)
 			e->ring_of_link[e->workers[w].rins[r].link] = &e->workers[w].rins[r];
+	return 0;
+}
+
+int
+lcp_engine_build(struct lcp_engine *e)
+{
+	e->tsc_hz = rte_get_tsc_hz();
+	if (build_dynfields() < 0 || build_workers(e) < 0 || build_pktpools(e) < 0 ||
+	    build_stages(e) < 0 || build_edges(e) < 0)
+		return -1;
 	for (unsigned w = 0; w < e->n_workers; w++)
 		if (plan_walk(e, &e->workers[w]) < 0)
 			return -1;
