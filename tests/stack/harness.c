@@ -516,6 +516,22 @@ free_pkts(struct h_pkt *k)
 	}
 }
 
+struct h *H;
+
+void
+h_fixture_setup(void)
+{
+	H = h_new();
+	h_static_peer(H);
+}
+
+void
+h_fixture_teardown(void)
+{
+	h_destroy(H);
+	H = NULL;
+}
+
 void
 h_destroy(struct h *h)
 {

@@ -187,6 +187,13 @@ void h_destroy(struct h *h);
 /* add the default peer (10.0.0.1) as a static neighbour */
 void h_static_peer(struct h *h);
 
+/* The fixture of the suites that test one stack (test_arp, test_ip4, test_tcp_*):
+ * H is the harness of the current test. h_fixture_setup: h_new() with the default
+ * peer as a static neighbour; h_fixture_teardown: h_destroy(H) (its checks). */
+extern struct h *H;
+void h_fixture_setup(void);
+void h_fixture_teardown(void);
+
 /* ---- clock ---- */
 uint64_t h_now_ms(const struct h *h);
 void h_advance_ns(struct h *h, uint64_t ns);

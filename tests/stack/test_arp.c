@@ -29,8 +29,6 @@
 
 #include "harness.h"
 
-static struct h *H;
-
 static void
 setup(void)
 {
@@ -41,13 +39,6 @@ setup(void)
 	H->cfg.arp_retry_ms = 100;
 	H->cfg.arp_retries = 3;
 	H->cfg.arp_timeout_ms = 5000;
-}
-
-static void
-teardown(void)
-{
-	h_destroy(H);
-	H = NULL;
 }
 
 static void
@@ -417,7 +408,7 @@ arp_suite(void)
 	Suite *s = suite_create("stack_arp");
 	TCase *tc = tcase_create("arp");
 
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, setup, h_fixture_teardown);
 	tcase_set_timeout(tc, 20);
 	tcase_add_test(tc, request_for_us);
 	tcase_add_test(tc, request_not_for_us);

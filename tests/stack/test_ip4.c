@@ -30,22 +30,6 @@
 
 #include "harness.h"
 
-static struct h *H;
-
-static void
-setup(void)
-{
-	H = h_new();
-	h_static_peer(H);
-}
-
-static void
-teardown(void)
-{
-	h_destroy(H);
-	H = NULL;
-}
-
 static uint8_t payload[2048];
 
 static void
@@ -556,13 +540,13 @@ ip4_suite(void)
 	Suite *s = suite_create("stack_ip4");
 	TCase *tc = tcase_create("drops");
 
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, h_fixture_setup, h_fixture_teardown);
 	tcase_set_timeout(tc, 10);
 	tcase_add_loop_test(tc, drops, 0, D__N);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("icmp");
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, h_fixture_setup, h_fixture_teardown);
 	tcase_set_timeout(tc, 10);
 	tcase_add_loop_test(tc, echo, 0, sizeof(echo_lens) / sizeof(echo_lens[0]));
 	tcase_add_test(tc, echo_padded);
@@ -578,7 +562,7 @@ ip4_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("misc");
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, h_fixture_setup, h_fixture_teardown);
 	tcase_set_timeout(tc, 10);
 	tcase_add_test(tc, offload);
 	tcase_add_test(tc, no_offload_flags);

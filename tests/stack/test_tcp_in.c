@@ -140,22 +140,7 @@
 
 #include "harness.h"
 
-static struct h *H;
 static struct h_peer P;
-
-static void
-setup(void)
-{
-	H = h_new();
-	h_static_peer(H);
-}
-
-static void
-teardown(void)
-{
-	h_destroy(H);
-	H = NULL;
-}
 
 static const struct h_topts opt_none = {0};
 static const struct h_topts opt_mss = {.has_mss = true, .mss = 1460};
@@ -2707,7 +2692,7 @@ tcp_in_suite(void)
 	Suite *s = suite_create("stack_tcp_in");
 	TCase *tc = tcase_create("handshake");
 
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, h_fixture_setup, h_fixture_teardown);
 	tcase_set_timeout(tc, 10);
 	tcase_add_loop_test(tc, hs_passive_opts, 0, 5);
 	tcase_add_loop_test(tc, hs_active_opts, 0, 3);
@@ -2720,7 +2705,7 @@ tcp_in_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("data");
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, h_fixture_setup, h_fixture_teardown);
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, seq_wrap);
 	tcase_add_test(tc, ooo_permutations);
@@ -2742,20 +2727,20 @@ tcp_in_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("time_wait");
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, h_fixture_setup, h_fixture_teardown);
 	tcase_set_timeout(tc, 10);
 	tcase_add_loop_test(tc, time_wait_reuse, 0, 2);
 	tcase_add_test(tc, time_wait_recycle);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("isn_ports");
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, h_fixture_setup, h_fixture_teardown);
 	tcase_set_timeout(tc, 10);
 	tcase_add_test(tc, isn_and_ports);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("flow_control");
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, h_fixture_setup, h_fixture_teardown);
 	tcase_set_timeout(tc, 10);
 	tcase_add_test(tc, rx_hold_zero_window);
 	tcase_add_test(tc, rx_release_bounds);
@@ -2763,7 +2748,7 @@ tcp_in_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("rfc5961");
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, h_fixture_setup, h_fixture_teardown);
 	tcase_set_timeout(tc, 10);
 	tcase_add_test(tc, rst_exact);
 	tcase_add_test(tc, rst_in_window);
@@ -2777,7 +2762,7 @@ tcp_in_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("rst_after_fin");
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, h_fixture_setup, h_fixture_teardown);
 	tcase_set_timeout(tc, 10);
 	tcase_add_test(tc, rst_stale_after_fin);
 	tcase_add_loop_test(tc, rst_at_fin, 0, 4);
@@ -2785,7 +2770,7 @@ tcp_in_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("malformed");
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, h_fixture_setup, h_fixture_teardown);
 	tcase_set_timeout(tc, 10);
 	tcase_add_loop_test(tc, bad_header, 0,
 			    (int)(sizeof(bad_hdr_names) / sizeof(bad_hdr_names[0])));
@@ -2795,14 +2780,14 @@ tcp_in_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("limits");
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, h_fixture_setup, h_fixture_teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, ooo_flood_segs);
 	tcase_add_test(tc, ooo_flood_bytes);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("callbacks");
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, h_fixture_setup, h_fixture_teardown);
 	tcase_set_timeout(tc, 10);
 	tcase_add_test(tc, cb_echo_and_close);
 	tcase_add_test(tc, cb_abort_self);
@@ -2810,7 +2795,7 @@ tcp_in_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("stretch_ack");
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, h_fixture_setup, h_fixture_teardown);
 	tcase_set_timeout(tc, 10);
 	tcase_add_test(tc, stretch_one_burst);
 	tcase_add_test(tc, stretch_long_burst);
@@ -2822,7 +2807,7 @@ tcp_in_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("closed");
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, h_fixture_setup, h_fixture_teardown);
 	tcase_set_timeout(tc, 10);
 	tcase_add_test(tc, closed_syn);
 	tcase_add_test(tc, closed_ack);

@@ -67,22 +67,7 @@
 
 #include "harness.h"
 
-static struct h *H;
 static struct h_peer P;
-
-static void
-setup(void)
-{
-	H = h_new();
-	h_static_peer(H);
-}
-
-static void
-teardown(void)
-{
-	h_destroy(H);
-	H = NULL;
-}
 
 /* the peer's view of our stream */
 struct rx_model {
@@ -1310,7 +1295,7 @@ tcp_out_suite(void)
 	Suite *s = suite_create("stack_tcp_out");
 	TCase *tc = tcase_create("send");
 
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, h_fixture_setup, h_fixture_teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(tc, mss_segments, 0, (int)(sizeof(mss_cases) / sizeof(mss_cases[0])));
 	tcase_add_test(tc, pmtu_lowered);
@@ -1324,7 +1309,7 @@ tcp_out_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("close");
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, h_fixture_setup, h_fixture_teardown);
 	tcase_set_timeout(tc, 20);
 	tcase_add_test(tc, close_fin_after_data);
 	tcase_add_test(tc, passive_close);
@@ -1333,7 +1318,7 @@ tcp_out_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("resources");
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, h_fixture_setup, h_fixture_teardown);
 	tcase_set_timeout(tc, 20);
 	tcase_add_test(tc, conn_limit);
 	tcase_add_test(tc, no_route);
@@ -1343,7 +1328,7 @@ tcp_out_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("zero_window");
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, h_fixture_setup, h_fixture_teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, window_on_data_segments);
 	tcase_add_test(tc, zero_window_persist);

@@ -46,7 +46,6 @@
 #define NSEG 256
 #define RTT_MS 10
 
-static struct h *H;
 static struct h_peer P;
 
 static struct {
@@ -73,16 +72,8 @@ struct flight {
 static void
 setup(void)
 {
-	H = h_new();
-	h_static_peer(H);
+	h_fixture_setup();
 	memset(&M, 0, sizeof(M));
-}
-
-static void
-teardown(void)
-{
-	h_destroy(H);
-	H = NULL;
 }
 
 static struct stk_tcb *
@@ -534,7 +525,7 @@ tcp_sack_suite(void)
 	Suite *s = suite_create("stack_tcp_sack");
 	TCase *tc = tcase_create("recovery");
 
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, setup, h_fixture_teardown);
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, three_holes_one_rtt);
 	tcase_add_test(tc, dupthresh_after_reordering);

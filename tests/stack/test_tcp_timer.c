@@ -25,22 +25,7 @@
 
 #include "harness.h"
 
-static struct h *H;
 static struct h_peer P;
-
-static void
-setup(void)
-{
-	H = h_new();
-	h_static_peer(H);
-}
-
-static void
-teardown(void)
-{
-	h_destroy(H);
-	H = NULL;
-}
 
 #define NEAR(t, want, tol) ((t) + (tol) >= (want) && (t) <= (want) + (tol))
 
@@ -391,7 +376,7 @@ tcp_timer_suite(void)
 	Suite *s = suite_create("stack_tcp_timer");
 	TCase *tc = tcase_create("rto");
 
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, h_fixture_setup, h_fixture_teardown);
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, syn_retries_timeout);
 	tcase_add_test(tc, synack_retries);
@@ -400,7 +385,7 @@ tcp_timer_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("idle");
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, h_fixture_setup, h_fixture_teardown);
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, keepalive);
 	tcase_add_test(tc, keepalive_off);
