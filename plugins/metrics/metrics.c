@@ -65,18 +65,13 @@ static __rte_always_inline unsigned
 mt_track_paths(struct metrics_ctx *x, uint64_t conn, const uint64_t key[4], uint32_t len,
 	       uint64_t seq, uint64_t lo, bool reset, uint64_t *missing)
 {
-	uint32_t ep = x->epoch[conn % MT_EPOCHS];
-	struct mt_sym *e = mt_lookup(x, conn, key, len);
+	struct mt_sym *e = NULL;
+	unsigned r = mt_entry(x, conn, key, len, seq, &e);
 	uint64_t last;
 
-	if (e->len == 0)
-		return mt_insert(x, e, conn, key, len, seq, ep);
+	if (r != MT_N_COUNTERS)
+		return r;
 	last = e->last;
-	if (unlikely(e->epoch != ep)) {
-		e->epoch = ep;
-		e->last = seq;
-		return MT_SEQ_RESYNCS;
-	}
 	if (unlikely(reset)) {
 		e->last = seq;
 		return MT_SEQ_RESETS;
@@ -104,14 +99,7 @@ mt_track_paths(struct metrics_ctx *x, uint64_t conn, const uint64_t key[4], uint
 		*missing = 1; /* the chain broke: one message or more */
 		return MT_SEQ_GAPS;
 	default:
-		if (likely(seq > last)) {
-			e->last = seq;
-			if (likely(seq - last == 1))
-				return MT_SEQ_IN_ORDER;
-			*missing = seq - last - 1;
-			return MT_SEQ_GAPS;
-		}
-		return MT_SEQ_DUPS;
+		return mt_next(e, seq, missing);
 	}
 }
 

@@ -128,25 +128,35 @@ mt_insert(struct metrics_ctx *x, struct mt_sym *e, uint64_t conn, const uint64_t
 	return MT_SYMBOLS;
 }
 
-/* Track sequence number seq of (conn, symbol); returns the outcome's counter
- * (MT_SYMBOLS: a new symbol, MT_SEQ_IN_ORDER, MT_SEQ_GAPS: a gap of *missing,
- * MT_SEQ_DUPS, MT_SEQ_RESYNCS: first tick of a new session, MT_SYMBOL_TABLE_FULL). */
+/* (conn, symbol)'s entry for sequence number seq: MT_N_COUNTERS, with *out set,
+ * when it is tracked in the connection's current session; else the outcome
+ * already decided (MT_SYMBOLS: a new symbol, seq its start; MT_SYMBOL_TABLE_FULL;
+ * MT_SEQ_RESYNCS: the connection re-opened, seq its new start) */
 static __rte_always_inline unsigned
-mt_track(struct metrics_ctx *x, uint64_t conn, const uint64_t key[4], uint32_t len,
-	 uint64_t seq, uint64_t *missing)
+mt_entry(struct metrics_ctx *x, uint64_t conn, const uint64_t key[4], uint32_t len,
+	 uint64_t seq, struct mt_sym **out)
 {
 	uint32_t ep = x->epoch[conn % MT_EPOCHS];
 	struct mt_sym *e = mt_lookup(x, conn, key, len);
-	uint64_t last;
 
 	if (e->len == 0)
 		return mt_insert(x, e, conn, key, len, seq, ep);
-	last = e->last;
 	if (unlikely(e->epoch != ep)) { /* the connection re-opened */
 		e->epoch = ep;
 		e->last = seq;
 		return MT_SEQ_RESYNCS;
 	}
+	*out = e;
+	return MT_N_COUNTERS;
+}
+
+/* seq after e's last number: MT_SEQ_IN_ORDER, MT_SEQ_GAPS (a gap of *missing)
+ * or MT_SEQ_DUPS */
+static __rte_always_inline unsigned
+mt_next(struct mt_sym *e, uint64_t seq, uint64_t *missing)
+{
+	uint64_t last = e->last;
+
 	if (likely(seq > last)) {
 		e->last = seq;
 		if (likely(seq - last == 1))
@@ -155,6 +165,18 @@ mt_track(struct metrics_ctx *x, uint64_t conn, const uint64_t key[4], uint32_t l
 		return MT_SEQ_GAPS;
 	}
 	return MT_SEQ_DUPS;
+}
+
+/* Track sequence number seq of (conn, symbol); returns the outcome's counter
+ * (mt_entry's, or mt_next's). */
+static __rte_always_inline unsigned
+mt_track(struct metrics_ctx *x, uint64_t conn, const uint64_t key[4], uint32_t len,
+	 uint64_t seq, uint64_t *missing)
+{
+	struct mt_sym *e = NULL;
+	unsigned r = mt_entry(x, conn, key, len, seq, &e);
+
+	return r != MT_N_COUNTERS ? r : mt_next(e, seq, missing);
 }
 
 static __rte_always_inline void
