@@ -70,25 +70,9 @@ GO=""
 mkdir -p "$top_builddir/tests" || exit 99
 W=$(mktemp -d "$top_builddir/tests/$TEST_NAME.XXXXXX") || exit 99
 
-# stop a process this test started, by pid: SIGTERM, then SIGKILL (it and its
-# children) after 5 s
-stop_pid() {
-	local p=$1 n=50 c
-	kill -0 "$p" 2>/dev/null || { wait "$p" 2>/dev/null; return 0; }
-	kill -TERM "$p" 2>/dev/null
-	while [ $n -gt 0 ] && kill -0 "$p" 2>/dev/null; do
-		sleep 0.1
-		n=$((n - 1))
-	done
-	if kill -0 "$p" 2>/dev/null; then
-		for c in $(ps -o pid= --ppid "$p" 2>/dev/null); do
-			kill -KILL "$c" 2>/dev/null
-		done
-		kill -KILL "$p" 2>/dev/null
-	fi
-	wait "$p" 2>/dev/null
-	return 0
-}
+# stop_pid PID: SIGTERM, then SIGKILL (tests/stop_pid.sh); here after 5 s
+STOP_PID_TENTHS=50
+. "$top_srcdir/tests/stop_pid.sh"
 
 cleanup() {
 	local p

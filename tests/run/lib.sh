@@ -30,26 +30,8 @@ _rt_extra=""
 mkdir -p "$RUN_BUILD" || exit 99
 T=$(mktemp -d "$RUN_BUILD/$TEST_NAME.XXXXXX") || exit 99
 
-# stop_pid PID: stop a process this test started (a timeout wrapper around
-# lcpipe) and what it runs: SIGTERM (forwarded to lcpipe, which drains and
-# exits), then SIGKILL to its children and itself, by pid, after 10 s
-stop_pid() {
-	local p=$1 n=100 c
-	kill -0 "$p" 2>/dev/null || return 0
-	kill -TERM "$p" 2>/dev/null
-	while [ $n -gt 0 ] && kill -0 "$p" 2>/dev/null; do
-		sleep 0.1
-		n=$((n - 1))
-	done
-	if kill -0 "$p" 2>/dev/null; then
-		for c in $(ps -o pid= --ppid "$p" 2>/dev/null); do
-			kill -KILL "$c" 2>/dev/null
-		done
-		kill -KILL "$p" 2>/dev/null
-	fi
-	wait "$p" 2>/dev/null
-	return 0
-}
+# stop_pid PID: SIGTERM, then SIGKILL after 10 s (tests/stop_pid.sh)
+. "$top_srcdir/tests/stop_pid.sh"
 
 cleanup() {
 	local p
