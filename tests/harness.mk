@@ -15,8 +15,9 @@
 #   harness/test_h_feedsim     Check: feedsim serving one client the test
 #                              upgrades: listen, 101, ticks as well-formed frames,
 #                              close 1000 after count, close 1001 at the linger
-#   harness/test_h_sinks       Check: sink_null, sink_file (exact file bytes) and
-#                              sink_echo: what they free, write and pass on; the
+#   harness/test_h_sinks       Check: sink_null, sink_file (exact file bytes),
+#                              sink_echo and sink_shm (read back with
+#                              liblcpipe-shm): what they free, write and pass on; the
 #                              guide's sink_count (doc/.libs, built first here)
 #   harness/test_h_strategies  Check: pool_* modules behind tee's copies, batch_*
 #                              modules on a ring link, counters_* modules behind
@@ -62,9 +63,9 @@ harness_test_h_feedsim_CPPFLAGS = $(harness_cppflags)
 harness_test_h_feedsim_CFLAGS = $(harness_cflags)
 harness_test_h_feedsim_LDADD = $(harness_ldadd)
 harness_test_h_sinks_SOURCES = harness/test_h_sinks.c $(harness_src)
-harness_test_h_sinks_CPPFLAGS = $(harness_cppflags)
+harness_test_h_sinks_CPPFLAGS = $(harness_cppflags) -I$(top_srcdir)/plugins/sink_shm
 harness_test_h_sinks_CFLAGS = $(harness_cflags)
-harness_test_h_sinks_LDADD = $(harness_ldadd)
+harness_test_h_sinks_LDADD = $(harness_ldadd) $(top_builddir)/plugins/sink_shm/liblcpipe-shm.la
 harness_test_h_strategies_SOURCES = harness/test_h_strategies.c $(harness_src)
 harness_test_h_strategies_CPPFLAGS = $(harness_cppflags)
 harness_test_h_strategies_CFLAGS = $(harness_cflags)

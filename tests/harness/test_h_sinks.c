@@ -19,16 +19,28 @@
  *                      the others freed and counted as skipped
  * echo_unlinked        out unlinked: every message freed, the echoed ones
  *                      counted under sink_echo's own drop_unlinked
+ * shm_ring             sink_shm into a ring of 8 slots of 16 bytes, read back
+ *                      with liblcpipe-shm: each message's payload, conn and
+ *                      opcode in order, one too long left out (drop_too_big,
+ *                      and the next message's dropped = 1), every message
+ *                      freed; closed at stop (-EPIPE after the last one);
+ *                      keep false: the file is gone after fini
  * sink_count_example   the out-of-tree example of doc/writing-a-plugin.md
  *                      (doc/.libs/sink_count.so), as its "Testing it in C"
  *                      shows it: one frame accepted, one refused, both freed
  */
 #include <check.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <jansson.h>
+
+#include <lcpipe/shm.h>
 
 #include <lcp/stream.h>
 
@@ -307,18 +319,74 @@ START_TEST(sink_count_example)
 }
 END_TEST
 
+/* ---- sink_shm ---- */
+
+START_TEST(shm_ring)
+{
+	char path[128], opts[512], err[256], buf[64];
+	static const char big[] = "a message of 20 b.";
+	struct lcpshm *r = NULL;
+	struct lcpshm_msg m;
+	struct stat sb;
+	struct lcp_h *h;
+	void *in[3];
+
+	snprintf(path, sizeof(path), "/dev/shm/lcph-%d-ring", (int)getpid());
+	snprintf(opts, sizeof(opts), "{\"path\": \"%s\", \"slots\": 8, \"slot_size\": 16}", path);
+	h = lcp_h_new(&(struct lcp_h_conf){.plugin = "sink_shm", .options = opts});
+	ck_assert_msg(lcpshm_open(path, LCPSHM_OLDEST, &r, err, sizeof(err)) == 0, "%s", err);
+
+	in[0] = lcp_h_msg(h, 3, 1, "alpha", 5);
+	in[1] = lcp_h_msg(h, 4, 2, "b", 1);
+	in[2] = lcp_h_msg(h, 3, 1, big, sizeof(big) - 1); /* 18 bytes > 16 */
+	lcp_h_push(h, "msg", in, 3);
+	lcp_h_push1(h, "msg", lcp_h_msg(h, 5, 1, "z", 1));
+	ck_assert_uint_eq(lcp_h_ctr(h, "published"), 3);
+	ck_assert_uint_eq(lcp_h_ctr(h, "drop_too_big"), 1);
+	ck_assert_uint_eq(lcp_h_ctr(h, "bytes"), 5 + 1 + 1);
+	ck_assert_uint_eq(lcp_h_msgs_freed(h), 4);
+
+	ck_assert_int_eq(lcpshm_next(r, &m, buf, sizeof(buf)), 1);
+	ck_assert_uint_eq(m.seq, 0);
+	ck_assert_uint_eq(m.len, 5);
+	ck_assert(memcmp(buf, "alpha", 5) == 0);
+	ck_assert_uint_eq(m.conn_id, 3);
+	ck_assert_uint_eq(m.opcode, 1);
+	ck_assert_uint_eq(m.dropped, 0);
+	ck_assert_int_eq(lcpshm_next(r, &m, buf, sizeof(buf)), 1);
+	ck_assert_uint_eq(m.len, 1);
+	ck_assert_uint_eq(buf[0], 'b');
+	ck_assert_uint_eq(m.conn_id, 4);
+	ck_assert_uint_eq(m.opcode, 2);
+	ck_assert_int_eq(lcpshm_next(r, &m, buf, sizeof(buf)), 1);
+	ck_assert_uint_eq(m.len, 1);
+	ck_assert_uint_eq(buf[0], 'z');
+	ck_assert_uint_eq(m.dropped, 1); /* the one left out before it */
+	ck_assert_int_eq(lcpshm_next(r, &m, buf, sizeof(buf)), 0); /* nothing more yet */
+
+	lcp_h_stop(h);
+	ck_assert_int_eq(lcpshm_next(r, &m, buf, sizeof(buf)), -EPIPE);
+	ck_assert_int_eq(lcpshm_status(r), LCPSHM_CLOSED);
+	lcpshm_close(r);
+	lcp_h_free(h);
+	ck_assert_msg(stat(path, &sb) != 0 && errno == ENOENT, "%s is still there after fini (keep false)",
+		      path);
+}
+END_TEST
+
 static Suite *
 sinks_suite(void)
 {
 	Suite *s = suite_create("h_sinks");
 	TCase *tn = tcase_create("sink_null"), *tf = tcase_create("sink_file"),
 	      *te = tcase_create("sink_echo");
-	TCase *tc = tcase_create("sink_count");
+	TCase *tc = tcase_create("sink_count"), *ts = tcase_create("sink_shm");
 
 	tcase_set_timeout(tn, 60);
 	tcase_set_timeout(tf, 60);
 	tcase_set_timeout(te, 60);
 	tcase_set_timeout(tc, 60);
+	tcase_set_timeout(ts, 60);
 	tcase_add_test(tn, null_frees_all);
 	tcase_add_test(tn, null_count_bytes_off);
 	tcase_add_test(tf, file_payload);
@@ -327,10 +395,12 @@ sinks_suite(void)
 	tcase_add_test(tf, file_cannot_open);
 	tcase_add_test(te, echo_sample);
 	tcase_add_test(te, echo_unlinked);
+	tcase_add_test(ts, shm_ring);
 	tcase_add_test(tc, sink_count_example);
 	suite_add_tcase(s, tn);
 	suite_add_tcase(s, tf);
 	suite_add_tcase(s, te);
+	suite_add_tcase(s, ts);
 	suite_add_tcase(s, tc);
 	return s;
 }
