@@ -16,8 +16,9 @@
 #                              upgrades: listen, 101, ticks as well-formed frames,
 #                              close 1000 after count, close 1001 at the linger
 #   harness/test_h_sinks       Check: sink_null, sink_file (exact file bytes),
-#                              sink_echo and sink_shm (read back with
-#                              liblcpipe-shm): what they free, write and pass on; the
+#                              sink_echo, sink_shm (read back with
+#                              liblcpipe-shm) and sink_pcap: what they free,
+#                              write and pass on; the
 #                              guide's sink_count (doc/.libs, built first here)
 #   harness/test_h_strategies  Check: pool_* modules behind tee's copies, batch_*
 #                              modules on a ring link, counters_* modules behind

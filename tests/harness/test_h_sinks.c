@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause
- * test_h_sinks.c — the sinks sink_null, sink_file and sink_echo through the
- * plugin test harness: what each frees (mbufs back in the pool, harness
- * messages released), writes or passes on, and its counters.
+ * test_h_sinks.c — the sinks sink_null, sink_file, sink_echo, sink_shm and
+ * sink_pcap through the plugin test harness: what each frees (mbufs back in
+ * the pool, harness messages released), writes or passes on, and its counters.
  *
  * null_frees_all       pkt, stream and msg objects on their three ports: all
  *                      freed at once, per-port in counts, bytes of the mbufs
@@ -25,6 +25,11 @@
  *                      and the next message's dropped = 1), every message
  *                      freed; closed at stop (-EPIPE after the last one);
  *                      keep false: the file is gone after fini
+ * pcap_frames          sink_pcap with snaplen 64: the pcapng file read back
+ *                      block by block holds one Enhanced Packet Block per
+ *                      frame, in order, with the captured bytes equal to the
+ *                      frame's first snaplen bytes and its original length; the
+ *                      long frame counted as truncated; every mbuf freed
  * sink_count_example   the out-of-tree example of doc/writing-a-plugin.md
  *                      (doc/.libs/sink_count.so), as its "Testing it in C"
  *                      shows it: one frame accepted, one refused, both freed
@@ -374,19 +379,80 @@ START_TEST(shm_ring)
 }
 END_TEST
 
+/* ---- sink_pcap ---- */
+
+START_TEST(pcap_frames)
+{
+	char *dir = lcp_h_scratch("sink_pcap_out"), *path, opts[512];
+	uint8_t f[3][200];
+	static const size_t flen[3] = { 60, 100, 200 };
+	size_t len, off = 0;
+	unsigned epb = 0;
+	struct lcp_h *h;
+	uint8_t *file;
+	void *p[3];
+
+	ck_assert(asprintf(&path, "%s/cap.pcapng", dir) > 0);
+	snprintf(opts, sizeof(opts), "{\"path\": \"%s\", \"snaplen\": 64, \"timestamp\": \"capture\"}", path);
+	h = lcp_h_new(&(struct lcp_h_conf){.plugin = "sink_pcap", .options = opts});
+	for (unsigned i = 0; i < 3; i++) {
+		for (unsigned k = 0; k < sizeof(f[i]); k++)
+			f[i][k] = (uint8_t)(i * 31 + k);
+		p[i] = lcp_h_pkt(h, f[i], flen[i]);
+	}
+	lcp_h_push(h, "in", p, 3);
+	ck_assert_uint_eq(lcp_h_ctr(h, "packets"), 3);
+	ck_assert_uint_eq(lcp_h_ctr(h, "truncated"), 2); /* 100 and 200 bytes > 64 */
+	ck_assert_uint_eq(lcp_h_mbufs_in_use(h), 0);
+	lcp_h_stop(h);
+	lcp_h_free(h);
+
+	/* pcapng (RFC draft-ietf-opsawg-pcapng): blocks of type, total length,
+	 * body, total length; an EPB (type 6) body is interface id, timestamp
+	 * high and low, captured length, original length, then the data */
+	file = (uint8_t *)t_slurp(path, &len);
+	while (off + 12 <= len) {
+		uint32_t type, blen;
+
+		memcpy(&type, file + off, 4);
+		memcpy(&blen, file + off + 4, 4);
+		ck_assert_msg(blen >= 12 && blen % 4 == 0 && off + blen <= len, "block at %zu: length %u", off, blen);
+		if (type == 6) {
+			uint32_t cap, orig;
+
+			ck_assert_uint_lt(epb, 3);
+			memcpy(&cap, file + off + 20, 4);
+			memcpy(&orig, file + off + 24, 4);
+			ck_assert_uint_eq(orig, flen[epb]);
+			ck_assert_uint_eq(cap, flen[epb] < 64 ? flen[epb] : 64);
+			ck_assert(memcmp(file + off + 28, f[epb], cap) == 0);
+			epb++;
+		}
+		off += blen;
+	}
+	ck_assert_uint_eq(off, len);
+	ck_assert_uint_eq(epb, 3);
+	free(file);
+	free(path);
+	lcp_h_scratch_rm(dir);
+}
+END_TEST
+
 static Suite *
 sinks_suite(void)
 {
 	Suite *s = suite_create("h_sinks");
 	TCase *tn = tcase_create("sink_null"), *tf = tcase_create("sink_file"),
 	      *te = tcase_create("sink_echo");
-	TCase *tc = tcase_create("sink_count"), *ts = tcase_create("sink_shm");
+	TCase *tc = tcase_create("sink_count"), *ts = tcase_create("sink_shm"),
+	      *tp = tcase_create("sink_pcap");
 
 	tcase_set_timeout(tn, 60);
 	tcase_set_timeout(tf, 60);
 	tcase_set_timeout(te, 60);
 	tcase_set_timeout(tc, 60);
 	tcase_set_timeout(ts, 60);
+	tcase_set_timeout(tp, 60);
 	tcase_add_test(tn, null_frees_all);
 	tcase_add_test(tn, null_count_bytes_off);
 	tcase_add_test(tf, file_payload);
@@ -396,11 +462,13 @@ sinks_suite(void)
 	tcase_add_test(te, echo_sample);
 	tcase_add_test(te, echo_unlinked);
 	tcase_add_test(ts, shm_ring);
+	tcase_add_test(tp, pcap_frames);
 	tcase_add_test(tc, sink_count_example);
 	suite_add_tcase(s, tn);
 	suite_add_tcase(s, tf);
 	suite_add_tcase(s, te);
 	suite_add_tcase(s, ts);
+	suite_add_tcase(s, tp);
 	suite_add_tcase(s, tc);
 	return s;
 }
