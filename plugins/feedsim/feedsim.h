@@ -193,19 +193,18 @@ fs_mbuf(struct fs_ctx *x, struct rte_mempool *mp, uint32_t conn, unsigned cmd)
 	return lcp_stream_mbuf(mp, cmd, conn, 0);
 }
 
+/* the head of feedsim's own tick: {"s":"SYM<5 digits>","n":<n> (feedsim_tx.c
+ * writes the rest; the prerendered stream is made the same way) */
 static inline char *
-u64dec(char *p, uint64_t v)
+fs_tick_head(char *p, uint32_t sym, uint64_t n)
 {
-	char t[24];
-	int i = 0;
-
-	do {
-		t[i++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	while (i)
-		*p++ = t[--i];
-	return p;
+	memcpy(p, "{\"s\":\"SYM", 9);
+	p += 9;
+	for (int d = 10000; d > 0; d /= 10)
+		*p++ = (char)('0' + sym / (uint32_t)d % 10);
+	memcpy(p, "\",\"n\":", 6);
+	p += 6;
+	return u64dec(p, n);
 }
 
 static inline uint64_t

@@ -182,13 +182,7 @@ fs_pr_tick(char *out, uint32_t sym, uint64_t n, uint32_t size)
 	char *p = out;
 	size_t l;
 
-	memcpy(p, "{\"s\":\"SYM", 9);
-	p += 9;
-	for (int d = 10000; d > 0; d /= 10)
-		*p++ = (char)('0' + sym / (uint32_t)d % 10);
-	memcpy(p, "\",\"n\":", 6);
-	p += 6;
-	p = u64dec(p, n);
+	p = fs_tick_head(p, sym, n);
 	memcpy(p, mid, sizeof(mid) - 1);
 	p += sizeof(mid) - 1;
 	l = (size_t)(p - out);

@@ -199,13 +199,7 @@ fs_tick(struct fs_ctx *x, struct fs_client *k, char *out, uint32_t size)
 		n += (n - 1) / x->c.gap_every;
 	}
 
-	memcpy(p, "{\"s\":\"SYM", 9);
-	p += 9;
-	for (int d = 10000; d > 0; d /= 10)
-		*p++ = (char)('0' + sym / (uint32_t)d % 10);
-	memcpy(p, "\",\"n\":", 6);
-	p += 6;
-	p = u64dec(p, n);
+	p = fs_tick_head(p, sym, n);
 	memcpy(p, ",\"p\":\"", 6);
 	p += 6;
 	p = u64dec(p, cents / 100);

@@ -57,15 +57,7 @@ fv_s(struct fv *b, const char *s)
 static void
 fv_u(struct fv *b, uint64_t v)
 {
-	char t[24];
-	int i = 0;
-
-	do {
-		t[i++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	while (i)
-		*b->p++ = t[--i];
+	b->p = u64dec(b->p, v);
 }
 
 static void

@@ -22,6 +22,22 @@ enum fs_venue {
 	FS_VENUE_DERIBIT,
 };
 
+/* v in decimal at p; returns the end */
+static inline char *
+u64dec(char *p, uint64_t v)
+{
+	char t[24];
+	int i = 0;
+
+	do {
+		t[i++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (i)
+		*p++ = t[--i];
+	return p;
+}
+
 /* the option's choices, in enum order, NULL-terminated */
 extern const char *const fs_venue_names[];
 
