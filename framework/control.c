@@ -91,6 +91,25 @@ control_sleep(struct lcp_engine *e, uint64_t abs_tsc)
 	}
 }
 
+/* --report FILE: the final stats as JSON; 0, or -1 (logged) when it cannot be
+ * written; nothing to do without a path */
+static int
+write_report(struct lcp_engine *e, const char *path)
+{
+	json_t *r;
+	int rc = 0;
+
+	if (path == NULL)
+		return 0;
+	r = lcp_stats_json(e, true);
+	if (json_dump_file(r, path, JSON_INDENT(2) | JSON_SORT_KEYS) != 0) {
+		lcp_log(NULL, LCP_LOG_ERR, "--report %s: cannot write: %s", path, strerror(errno));
+		rc = -1;
+	}
+	json_decref(r);
+	return rc;
+}
+
 static char **
 eal_argv(struct lcp_cfg *c, int *argc)
 {
@@ -146,14 +165,7 @@ lcp_engine_run(struct lcp_cfg *c, const struct lcp_run_opts *o)
 		lcp_engine_teardown(e);
 		lcp_engine_flush_counters(e);
 		lcp_mempools_check(e);
-		if (o->report_path != NULL) {
-			json_t *r = lcp_stats_json(e, true);
-
-			if (json_dump_file(r, o->report_path, JSON_INDENT(2) | JSON_SORT_KEYS) != 0)
-				lcp_log(NULL, LCP_LOG_ERR, "--report %s: cannot write: %s", o->report_path,
-					strerror(errno));
-			json_decref(r);
-		}
+		write_report(e, o->report_path);
 		goto out_eal;
 	}
 	lcp_signal = 0;
@@ -220,14 +232,7 @@ lcp_engine_run(struct lcp_cfg *c, const struct lcp_run_opts *o)
 		e->t_stop = rte_rdtsc();
 		lcp_engine_flush_counters(e);
 		lcp_stats_summary(e, stdout);
-		if (o->report_path != NULL) {
-			json_t *r = lcp_stats_json(e, true);
-
-			if (json_dump_file(r, o->report_path, JSON_INDENT(2) | JSON_SORT_KEYS) != 0)
-				lcp_log(NULL, LCP_LOG_ERR, "--report %s: cannot write: %s", o->report_path,
-					strerror(errno));
-			json_decref(r);
-		}
+		write_report(e, o->report_path);
 		fflush(NULL);
 		_exit(4);
 	}
@@ -239,16 +244,8 @@ lcp_engine_run(struct lcp_cfg *c, const struct lcp_run_opts *o)
 	lcp_mempools_check(e);
 	lcp_telemetry_detach();
 	lcp_stats_summary(e, stdout);
-	if (o->report_path != NULL) {
-		json_t *r = lcp_stats_json(e, true);
-
-		if (json_dump_file(r, o->report_path, JSON_INDENT(2) | JSON_SORT_KEYS) != 0) {
-			lcp_log(NULL, LCP_LOG_ERR, "--report %s: cannot write: %s", o->report_path,
-				strerror(errno));
-			status = status ? status : 1;
-		}
-		json_decref(r);
-	}
+	if (write_report(e, o->report_path) < 0 && status == 0)
+		status = 1;
 	if (status == 0 && e->leaked > 0)
 		status = 3;
 out_eal:
