@@ -127,6 +127,7 @@ ws_process(struct lcp_stage *st, void *ctx, unsigned port, void **objs, unsigned
 				/* connected while we stop: no TLS, no upgrade, just TCP's close */
 				c->tcp = meta->conn;
 				c->rx_off = 0; /* a new stream: the last attempt's offset is not its */
+				c->close_from = WC_CONNECTING;
 				c->state = WC_CLOSING;
 				c->close_rcvd = true;
 				c->fin_sent = false;
@@ -177,7 +178,13 @@ ws_process(struct lcp_stage *st, void *ctx, unsigned port, void **objs, unsigned
 
 				snprintf(why, sizeof(why), "tcp %s (%s)", lcp_stream_ev_name(meta->ev),
 					 strerror(meta->reason));
-				if (meta->ev != LCP_STREAM_EV_ERROR)
+				/* counted as it would have been a moment before the stop:
+				 * a reset in a handshake is that handshake's failure */
+				if (meta->ev == LCP_STREAM_EV_RESET && c->close_from == WC_TLS)
+					lcp_count(st, WS_C_TLS_FAIL_PROTOCOL, 1);
+				else if (meta->ev == LCP_STREAM_EV_RESET && c->close_from == WC_HANDSHAKE)
+					lcp_count(st, WS_C_FAIL_HANDSHAKE, 1);
+				else if (meta->ev != LCP_STREAM_EV_ERROR)
 					lcp_count(st, WS_C_FAIL_TCP, 1);
 				ws_close_done(x, c, why);
 				break;

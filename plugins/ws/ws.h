@@ -163,6 +163,7 @@ struct ws_conn {
 	uint8_t state;
 	bool close_rcvd;       /* CLOSING: the server's close frame came (or none is due) */
 	bool fin_sent;         /* CLOSING: our TCP close went out */
+	uint8_t close_from;    /* CLOSING: the state the close started from (WC_OPEN, WC_TLS, WC_HANDSHAKE, WC_CONNECTING) */
 	bool session_start;    /* the next msg is the first since the open */
 	uint32_t tcp;          /* the tcp stage's connection id; 0 = none */
 	uint32_t gen;          /* connection attempt (see ws_cookie) */

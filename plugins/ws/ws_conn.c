@@ -385,6 +385,7 @@ ws_close_stopping(struct ws_ctx *x, struct ws_conn *c)
 		c->hs = NULL;
 		lcp_log(x->st, LCP_LOG_INFO, "conn %u: stopping during the %s handshake: closing TCP", c->idx,
 			c->state == WC_TLS ? "TLS" : "upgrade");
+		c->close_from = c->state;
 		c->state = WC_CLOSING;
 		c->close_rcvd = true; /* no close frame on a connection never opened */
 		c->fin_sent = false;
@@ -393,6 +394,7 @@ ws_close_stopping(struct ws_ctx *x, struct ws_conn *c)
 	}
 	if (c->state != WC_OPEN)
 		return;
+	c->close_from = WC_OPEN;
 	c->state = WC_CLOSING;
 	c->close_rcvd = c->fin_sent = false;
 	c->t_pong = c->t_ping = 0;

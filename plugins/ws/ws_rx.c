@@ -272,6 +272,7 @@ ws_server_closed(struct ws_ctx *x, struct ws_conn *c, const struct stk_wss_msg *
 		 * first): answered; wait for TCP too, no reconnect */
 		lcp_log(x->st, LCP_LOG_INFO, "conn %u: the server closed first with %u while we stop: answered",
 			c->idx, w->close_code);
+		c->close_from = WC_OPEN;
 		c->state = WC_CLOSING;
 		c->close_rcvd = true;
 		c->fin_sent = false;

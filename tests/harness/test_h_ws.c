@@ -22,6 +22,10 @@
  *                     still closing (1) until the server's close frame (then
  *                     TCP's close, CMD_CLOSE) and tcp's CLOSED; then done (0),
  *                     stop_closes and stop_closes_answered 1, no reconnect
+ * linger_reset_in_upgrade  the shutdown catches a connection in its upgrade
+ *                     handshake: TCP closed at once (CMD_CLOSE); the server's
+ *                     reset then counts as that handshake's failure
+ *                     (fail_handshake), not as fail_tcp; done, no reconnect
  * refused_options     a config ws refuses (no url) names the option
  */
 #include <check.h>
@@ -344,6 +348,31 @@ START_TEST(linger_close)
 }
 END_TEST
 
+START_TEST(linger_reset_in_upgrade)
+{
+	struct lcp_h *h = lcp_h_new(&(struct lcp_h_conf){.plugin = "ws", .options = t_opts});
+	char resp[256], buf[64];
+	struct lcp_stream_meta meta;
+	size_t len;
+	uint32_t user = t_connect(h, resp, sizeof(resp), true); /* the 101 never sent */
+
+	ck_assert_uint_eq(lcp_h_linger(h, false), 1);
+	meta = t_tx1(h, buf, sizeof(buf), &len);
+	ck_assert_uint_eq(meta.ev, LCP_STREAM_CMD_CLOSE);
+	ck_assert_uint_eq(meta.conn, T_CONN);
+	lcp_h_push1(h, "in", lcp_h_stream(h, LCP_STREAM_EV_RESET, T_CONN, user, 0, NULL, 0));
+	ck_assert_uint_eq(lcp_h_linger(h, true), 0);
+	ck_assert_uint_eq(lcp_h_ctr(h, "fail_handshake"), 1);
+	ck_assert_uint_eq(lcp_h_ctr(h, "fail_tcp"), 0);
+	ck_assert_uint_eq(lcp_h_ctr(h, "opens"), 0);
+	for (unsigned i = 0; i < 8; i++)
+		lcp_h_turn(h);
+	ck_assert_uint_eq(lcp_h_out_n(h, "tx"), 0);
+	ck_assert_uint_eq(lcp_h_ctr(h, "reconnects"), 0);
+	lcp_h_free(h);
+}
+END_TEST
+
 START_TEST(refused_options)
 {
 	char err[4096];
@@ -369,6 +398,7 @@ ws_suite(void)
 	tcase_add_test(tc, stream_gap);
 	tcase_add_test(tc, bad_accept);
 	tcase_add_test(tc, linger_close);
+	tcase_add_test(tc, linger_reset_in_upgrade);
 	tcase_add_test(tc, refused_options);
 	suite_add_tcase(s, tc);
 	return s;
