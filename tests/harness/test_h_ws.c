@@ -304,6 +304,17 @@ START_TEST(bad_accept)
 }
 END_TEST
 
+/* draining after the linger: nothing sent and no reconnect however many turns */
+static void
+t_drained(struct lcp_h *h)
+{
+	for (unsigned i = 0; i < 8; i++)
+		lcp_h_turn(h);
+	ck_assert_uint_eq(lcp_h_out_n(h, "tx"), 0);
+	ck_assert_uint_eq(lcp_h_ctr(h, "connects"), 1);
+	ck_assert_uint_eq(lcp_h_ctr(h, "reconnects"), 0);
+}
+
 START_TEST(linger_close)
 {
 	struct lcp_h *h = lcp_h_new(&(struct lcp_h_conf){.plugin = "ws", .options = t_opts});
@@ -337,12 +348,7 @@ START_TEST(linger_close)
 	ck_assert_uint_eq(lcp_h_linger(h, true), 1);
 	lcp_h_push1(h, "in", lcp_h_stream(h, LCP_STREAM_EV_CLOSED, T_CONN, user, 0, NULL, 0));
 	ck_assert_uint_eq(lcp_h_linger(h, true), 0);
-	/* draining: no reconnect however many turns */
-	for (unsigned i = 0; i < 8; i++)
-		lcp_h_turn(h);
-	ck_assert_uint_eq(lcp_h_out_n(h, "tx"), 0);
-	ck_assert_uint_eq(lcp_h_ctr(h, "connects"), 1);
-	ck_assert_uint_eq(lcp_h_ctr(h, "reconnects"), 0);
+	t_drained(h);
 	ck_assert_uint_eq(lcp_h_ctr(h, "fail_close_unfinished"), 0);
 	lcp_h_free(h);
 }
@@ -365,10 +371,7 @@ START_TEST(linger_reset_in_upgrade)
 	ck_assert_uint_eq(lcp_h_ctr(h, "fail_handshake"), 1);
 	ck_assert_uint_eq(lcp_h_ctr(h, "fail_tcp"), 0);
 	ck_assert_uint_eq(lcp_h_ctr(h, "opens"), 0);
-	for (unsigned i = 0; i < 8; i++)
-		lcp_h_turn(h);
-	ck_assert_uint_eq(lcp_h_out_n(h, "tx"), 0);
-	ck_assert_uint_eq(lcp_h_ctr(h, "reconnects"), 0);
+	t_drained(h);
 	lcp_h_free(h);
 }
 END_TEST
