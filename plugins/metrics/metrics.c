@@ -25,9 +25,11 @@
  * unchanged, or freed with lcp_msg_free() when "out" is not linked. Nothing is
  * dropped.
  *
- * Cost: one rte_rdtsc() per burst (process() call), counters added once per burst
- * except the histogram bucket (one lcp_count per sample) and the per-connection
- * pair (once per run of messages of one connection). metrics_naive
+ * Cost: one rte_rdtsc() per burst (process() call); counters and the histogram's
+ * buckets added once per burst, the per-connection pair once per run of
+ * messages of one connection; a latency judged and bucketed once per run of
+ * samples with one rx TSC (the messages cut from one segment); the symbol's
+ * home slot by one multiply per word (mt_hash). metrics_naive
  * (metrics_naive.c) does the same the slow way, to measure the difference.
  *
  * This file: the process loops (the tick scan, the paths mode) and the
@@ -196,6 +198,8 @@ metrics_burst(struct lcp_stage *st, struct metrics_ctx *x, void **objs, unsigned
 	uint64_t c[MT_NLOCAL] = { 0 };
 	uint64_t ext[2] = { 0, 0 };
 	uint64_t bytes = 0, run_conn = 0, run_msgs = 0, run_bytes = 0;
+	uint64_t lat_tsc = 0, lat_n = 0; /* the run of samples of one rx TSC */
+	uint32_t sample_left = x->sample_left;
 	unsigned lo = MT_NB, hi = 0; /* histogram buckets touched */
 
 	for (unsigned i = 0; i < n; i++) {
@@ -220,9 +224,9 @@ metrics_burst(struct lcp_stage *st, struct metrics_ctx *x, void **objs, unsigned
 		run_msgs++;
 		run_bytes += m->len;
 
-		if (--x->sample_left == 0) {
-			x->sample_left = x->sample;
-			mt_sample(x, m->rx_tsc, now, c, &lo, &hi);
+		if (--sample_left == 0) {
+			sample_left = x->sample;
+			mt_sample(x, m->rx_tsc, now, &lat_tsc, &lat_n, c, &lo, &hi);
 		}
 
 		if (paths) {
@@ -245,6 +249,8 @@ metrics_burst(struct lcp_stage *st, struct metrics_ctx *x, void **objs, unsigned
 	}
 	if (run_msgs != 0)
 		mt_conn_add(st, x, run_conn, run_msgs, run_bytes);
+	x->sample_left = sample_left;
+	mt_sample_end(x, now, lat_tsc, lat_n, c, &lo, &hi);
 	mt_hist_publish(st, x, lo, hi);
 	lcp_count(st, MT_MSGS, n);
 	lcp_count(st, MT_BYTES, bytes);

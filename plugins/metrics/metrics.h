@@ -167,6 +167,7 @@ struct metrics_ctx {
 	struct metrics_scan scan; /* the tick scan's field names and patterns */
 	struct mt_sym *tab;
 	uint64_t mask;         /* table slots - 1 (a power of two, >= 2 x symbols) */
+	unsigned shift;        /* 64 - log2(table slots): mt_hash's top bits */
 	uint32_t epoch[MT_EPOCHS]; /* session count per conn_id % MT_EPOCHS */
 	uint32_t n_syms, max_syms;
 	uint64_t lat_max;      /* cycles */

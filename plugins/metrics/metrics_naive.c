@@ -85,7 +85,7 @@ naive_burst(struct lcp_stage *st, struct naive_ctx *nc, void **objs, unsigned n)
 			unsigned lo = MT_NB, hi = 0;
 
 			x->sample_left = x->sample;
-			mt_sample(x, m->rx_tsc, now, c, &lo, &hi);
+			mt_sample_n(x, m->rx_tsc, now, 1, c, &lo, &hi);
 			mt_hist_publish(st, x, lo, hi);
 		}
 		for (unsigned k = 0; k < 5; k++) {

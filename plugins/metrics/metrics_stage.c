@@ -118,6 +118,7 @@ metrics_init(struct lcp_stage *st, const void *conf, void **ctx)
 		return -ENOMEM;
 	}
 	x->mask = slots - 1;
+	x->shift = 64u - (unsigned)__builtin_ctzll(slots); /* slots >= 2 */
 	x->max_syms = c->symbols;
 	x->out_linked = lcp_port_is_linked(st, MT_P_OUT);
 	x->max_conns = c->max_conns;

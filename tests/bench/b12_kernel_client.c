@@ -16,11 +16,11 @@
  *   --scan fixed replaces the tick scan by a parser that knows this feed's
  *   layout (symbol right after {"s":", "n": right after it): the minimal
  *   parser, a cheaper anchor than the same work lcpipe does. The symbol hash
- *   is metrics' (a full 64-bit finaliser, MurmurHash3's fmix64); --hash fold
- *   is metrics' hash before it had one (every symbol of this feed in 8 of
+ *   is metrics' (mt_hash: one multiply per word, the slot from the top bits);
+ *   --hash fold is a hash whose slot comes from the low bits of an
+ *   unfinalised mix, as metrics' once did (every symbol of this feed in 8 of
  *   8192 home slots, ~500 instructions per tick of probing; see kc_hash).
- *   --hash mix is the same as metrics (the name the finaliser had here
- *   before metrics took it).
+ *   --hash mix is the same as metrics (an older name).
  *
  * The handshake is libstk's client side (stk_ws_client_request /
  * stk_ws_client_response, which checks Sec-WebSocket-Accept), followed by one
@@ -144,32 +144,35 @@ static unsigned kc_nsyms;
 
 static bool kc_fold; /* --hash fold */
 
-/* plugins/metrics' mt_hash (for connection 0), with its MurmurHash3 fmix64
- * finaliser; --hash fold ends without it, as mt_hash did before: symbols that
- * differ only in their last bytes ("SYM00042") then share few home slots */
+/* plugins/metrics' mt_hash (for connection 0): the home slot from the top 13
+ * bits of a multiply per word; --hash fold takes the low bits of an
+ * unfinalised mix instead, as mt_hash did once: symbols that differ only in
+ * their last bytes ("SYM00042") then share few home slots */
 static inline uint64_t
 kc_hash(const uint64_t key[4], uint32_t len)
 {
-	uint64_t h = len * 0x9e3779b97f4a7c15ull;
+	uint64_t h;
 
-	for (unsigned i = 0; i < (len + 7) / 8; i++) {
-		h ^= key[i];
-		h *= 0xff51afd7ed558ccdull;
-		h ^= h >> 32;
+	if (kc_fold) {
+		h = len * 0x9e3779b97f4a7c15ull;
+		for (unsigned i = 0; i < (len + 7) / 8; i++) {
+			h ^= key[i];
+			h *= 0xff51afd7ed558ccdull;
+			h ^= h >> 32;
+		}
+		return (h ^ (h >> 29)) & (KC_TABLE - 1);
 	}
-	if (kc_fold)
-		return h ^ (h >> 29);
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdull;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ull;
-	return h ^ (h >> 33);
+	h = key[0] * 0x9e3779b97f4a7c15ull + key[1] * 0xc2b2ae3d27d4eb4full + len * 0xff51afd7ed558ccdull;
+	if (__builtin_expect(len > 16, 0))
+		h += key[2] * 0x165667b19e3779f9ull + key[3] * 0xd6e8feb86659fd93ull;
+	return h >> (64 - 13);
 }
+_Static_assert(KC_TABLE == 1u << 13, "kc_hash takes 13 bits");
 
 static inline void
 kc_track(struct kc_stats *s, const uint64_t key[4], uint32_t len, uint64_t seq)
 {
-	uint64_t i = kc_hash(key, len) & (KC_TABLE - 1);
+	uint64_t i = kc_hash(key, len);
 	struct kc_sym *e;
 
 	for (;;) {

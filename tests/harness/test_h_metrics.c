@@ -14,15 +14,30 @@
  *                   LCP_MSG_F_SESSION_START restarts a symbol (seq_resyncs), not
  *                   a duplicate; a message without an rx TSC counts no_rx_tsc
  * bursts_add_up     the same ticks in bursts of 1, 2 and 3 give the same counts
+ * latency_runs      rx TSCs in runs (A A 0 0 A B future B): each run of one
+ *                   TSC counts as many samples as it has messages (lat_samples,
+ *                   no_rx_tsc, lat_future, p50 in A's bucket, max from A);
+ *                   with sample = 2 only every second message counts (A 0 A
+ *                   future)
+ * hash_spreads      mt_hash's home slots for feed symbols SYM00000.. that
+ *                   differ only in their last bytes: 100 in 8,192 slots take
+ *                   at least 95 distinct ones, 4,096 at least 3,000 (random
+ *                   placement: ~99.4 and ~3,225); a hash whose slot came from
+ *                   the low bits of an unfinalised mix put 100 in 8
  * paths_ranges      paths mode, Binance-like: messages selected by "e", update
  *                   ranges [U, u]: in order, a gap of two ids, an overlap taken
  *                   as a duplicate, an unselected message
  */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_cycles.h>
+
 #include "plugin_harness.h"
+
+#include "metrics_track.h" /* mt_hash */
 
 struct t_tick {
 	uint64_t conn;
@@ -181,6 +196,86 @@ START_TEST(bursts_add_up)
 }
 END_TEST
 
+/* eight ticks of symbol L whose rx TSCs are A A 0 0 A B future B, with A
+ * 2^31 cycles and B 2^21 cycles before now */
+static void
+t_latency_push(struct lcp_h *h)
+{
+	uint64_t now = rte_rdtsc(), a = now - (1ull << 31), b = now - (1ull << 21);
+	const uint64_t rx[8] = { a, a, 0, 0, a, b, now + (1ull << 40), b };
+	struct lcp_msg *m[8];
+
+	for (unsigned i = 0; i < 8; i++) {
+		char t[32];
+		int n = snprintf(t, sizeof(t), "{\"s\":\"L\",\"n\":%u}", i + 1);
+
+		m[i] = lcp_h_msg(h, 0, 1, t, (size_t)n);
+		m[i]->rx_tsc = rx[i];
+	}
+	lcp_h_push(h, "in", (void **)m, 8);
+}
+
+START_TEST(latency_runs)
+{
+	struct lcp_h *h = lcp_h_new(
+		&(struct lcp_h_conf){.plugin = "metrics", .options = "{\"log_buckets\": false}"});
+	double ns_per_cycle = 1e9 / (double)rte_get_tsc_hz();
+
+	t_latency_push(h);
+	ck_assert_uint_eq(lcp_h_ctr(h, "no_rx_tsc"), 2);
+	ck_assert_uint_eq(lcp_h_ctr(h, "lat_future"), 1);
+	ck_assert_uint_eq(lcp_h_ctr(h, "seq_in_order"), 7);
+	lcp_h_stop(h);
+	ck_assert_uint_eq(lcp_h_ctr(h, "lat_samples"), 5);
+	/* B B A A A: the median is in A's bucket (at most 25 % wide), the max is A */
+	ck_assert_uint_ge(lcp_h_ctr(h, "lat_p50_ns"), (uint64_t)((double)(1ull << 31) * ns_per_cycle));
+	ck_assert_uint_le(lcp_h_ctr(h, "lat_p50_ns"), (uint64_t)((double)(1ull << 31) * 1.5 * ns_per_cycle));
+	ck_assert_uint_ge(lcp_h_ctr(h, "lat_max_ns"), (uint64_t)((double)(1ull << 31) * ns_per_cycle));
+	lcp_h_free(h);
+
+	/* every second message, from the first: A 0 A future */
+	h = lcp_h_new(&(struct lcp_h_conf){.plugin = "metrics",
+					   .options = "{\"log_buckets\": false, \"sample\": 2}"});
+	t_latency_push(h);
+	ck_assert_uint_eq(lcp_h_ctr(h, "no_rx_tsc"), 1);
+	ck_assert_uint_eq(lcp_h_ctr(h, "lat_future"), 1);
+	lcp_h_stop(h);
+	ck_assert_uint_eq(lcp_h_ctr(h, "lat_samples"), 2);
+	ck_assert_uint_ge(lcp_h_ctr(h, "lat_p50_ns"), (uint64_t)((double)(1ull << 31) * ns_per_cycle));
+	lcp_h_free(h);
+}
+END_TEST
+
+static unsigned
+t_home_slots(unsigned n_syms, unsigned bits)
+{
+	static uint8_t used[1u << 13];
+	unsigned distinct = 0;
+
+	ck_assert_uint_le(bits, 13);
+	memset(used, 0, sizeof(used));
+	for (unsigned i = 0; i < n_syms; i++) {
+		uint64_t key[4] = { 0, 0, 0, 0 };
+		char sym[16];
+		int n = snprintf(sym, sizeof(sym), "SYM%05u", i);
+		uint64_t slot;
+
+		memcpy(key, sym, (size_t)n);
+		slot = mt_hash(0, key, (uint32_t)n, 64 - bits);
+		ck_assert_uint_lt(slot, 1u << bits);
+		distinct += used[slot] == 0;
+		used[slot] = 1;
+	}
+	return distinct;
+}
+
+START_TEST(hash_spreads)
+{
+	ck_assert_uint_ge(t_home_slots(100, 13), 95);
+	ck_assert_uint_ge(t_home_slots(4096, 13), 3000);
+}
+END_TEST
+
 START_TEST(paths_ranges)
 {
 	static const char *const t[] = {
@@ -225,6 +320,8 @@ metrics_suite(void)
 	tcase_add_test(tc, unlinked_frees);
 	tcase_add_test(tc, loss_and_session);
 	tcase_add_test(tc, bursts_add_up);
+	tcase_add_test(tc, latency_runs);
+	tcase_add_test(tc, hash_spreads);
 	tcase_add_test(tc, paths_ranges);
 	suite_add_tcase(s, tc);
 	return s;
