@@ -17,8 +17,12 @@
  * max_msg (msgs_assembled_heap). The msg owns the buffer. Either way the msg
  * carries the rx TSC of the segment that completed it. Pings are answered,
  * closes echoed and protocol errors closed by the session. */
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include <rte_malloc.h>
 
@@ -103,8 +107,10 @@ ws_pool_get(struct ws_ctx *x, struct lcp_pool *p)
 	return o;
 }
 
-static __rte_always_inline struct lcp_msg *
-ws_msg_new(struct ws_ctx *x, struct ws_conn *c, unsigned op, const uint8_t *data, size_t len, uint64_t tsc)
+/* a message object from the cache (refilled a cacheful at a time), or NULL:
+ * counted as drop_no_msg and as lost before the connection's next message */
+static __rte_always_inline struct ws_msg *
+ws_msg_take(struct ws_ctx *x, struct ws_conn *c)
 {
 	struct ws_msg *m;
 
@@ -119,27 +125,104 @@ ws_msg_new(struct ws_ctx *x, struct ws_conn *c, unsigned op, const uint8_t *data
 	if (m == NULL) {
 		lcp_count(x->st, WS_C_DROP_NO_MSG, 1);
 		c->lost++;
-		return NULL;
 	}
-	m->x = x;
-	m->asm_kind = WS_ASM_NONE;
-	m->pub.conn_id = c->idx;
-	m->pub.rx_tsc = tsc;
+	return m;
+}
+
+/* what every message of connection c received at tsc starts as: the fields
+ * ws_msg_new and ws_frames' per-segment template share */
+static __rte_always_inline struct ws_msg
+ws_msg_proto(struct ws_ctx *x, const struct ws_conn *c, uint64_t tsc)
+{
+	return (struct ws_msg){
+		.pub = { .conn_id = c->idx, .rx_tsc = tsc, .flags = LCP_MSG_F_BULK,
+			 .release = ws_msg_release, .owner = &x->owner },
+		.x = x,
+		.asm_kind = WS_ASM_NONE,
+	};
+}
+
+/* A segment's template, for the messages cut from it by reference (most of
+ * them): held in four 16-byte registers and one word, so each message costs
+ * those stores plus its data pointer and one word of len, opcode and flags —
+ * not a field-by-field setup (B13 callgrind: 31 instructions per message
+ * before). Laid out as struct ws_msg is: */
+_Static_assert(offsetof(struct lcp_msg, data) == 16 && offsetof(struct lcp_msg, len) == 24 &&
+		       offsetof(struct lcp_msg, opcode) == 28 && offsetof(struct lcp_msg, flags) == 30 &&
+		       offsetof(struct lcp_msg, release) == 32 && sizeof(struct ws_msg) == 88,
+	       "ws_seg_tmpl's layout");
+
+struct ws_seg_tmpl {
+#if defined(__SSE2__)
+	__m128i q0, q2, q3, q4; /* bytes 0-15, 32-47, 48-63, 64-79 */
+	uint64_t w10;           /* bytes 80-87 */
+#else
+	struct ws_msg m;
+#endif
+	uint64_t opflags;       /* bytes 28-31: opcode, flags (above len's 32 bits) */
+};
+
+static __rte_always_inline void
+ws_seg_tmpl_init(struct ws_seg_tmpl *t, struct ws_ctx *x, const struct ws_conn *c, uint64_t tsc,
+		 struct rte_mbuf *seg)
+{
+	struct ws_msg m = ws_msg_proto(x, c, tsc);
+
+	m.pub.backing[0] = seg;
+	t->opflags = (uint64_t)LCP_MSG_F_BULK << 48;
+#if defined(__SSE2__)
+	t->q0 = _mm_loadu_si128((const __m128i *)(const void *)&m);
+	t->q2 = _mm_loadu_si128((const __m128i *)(const void *)((const char *)&m + 32));
+	t->q3 = _mm_loadu_si128((const __m128i *)(const void *)((const char *)&m + 48));
+	t->q4 = _mm_loadu_si128((const __m128i *)(const void *)((const char *)&m + 64));
+	memcpy(&t->w10, (const char *)&m + 80, 8);
+#else
+	t->m = m;
+#endif
+}
+
+static __rte_always_inline void
+ws_seg_tmpl_put(const struct ws_seg_tmpl *t, struct ws_msg *wm, const uint8_t *data, uint32_t len,
+		unsigned op)
+{
+	uint64_t w3 = t->opflags | (uint64_t)op << 32 | len;
+	char *b = (char *)wm;
+
+#if defined(__SSE2__)
+	_mm_storeu_si128((__m128i *)(void *)b, t->q0);
+	_mm_storeu_si128((__m128i *)(void *)(b + 32), t->q2);
+	_mm_storeu_si128((__m128i *)(void *)(b + 48), t->q3);
+	_mm_storeu_si128((__m128i *)(void *)(b + 64), t->q4);
+	memcpy(b + 80, &t->w10, 8);
+#else
+	*wm = t->m;
+#endif
+	memcpy(b + 16, &data, 8);
+	memcpy(b + 24, &w3, 8);
+}
+
+static __rte_always_inline struct lcp_msg *
+ws_msg_new(struct ws_ctx *x, struct ws_conn *c, unsigned op, const uint8_t *data, size_t len, uint64_t tsc)
+{
+	struct ws_msg *m = ws_msg_take(x, c);
+
+	if (m == NULL)
+		return NULL;
+	*m = ws_msg_proto(x, c, tsc);
 	m->pub.data = data;
 	m->pub.len = (uint32_t)len;
 	m->pub.opcode = (uint16_t)op;
-	m->pub.flags = c->session_start ? LCP_MSG_F_SESSION_START | LCP_MSG_F_BULK : LCP_MSG_F_BULK;
-	c->session_start = false;
-	m->pub.lost = c->lost;
+	if (unlikely(c->session_start)) {
+		m->pub.flags |= LCP_MSG_F_SESSION_START;
+		c->session_start = false;
+	}
 	if (unlikely(c->lost != 0)) {
 		/* what was dropped before this one, for the consumers (metrics) */
 		m->pub.flags |= LCP_MSG_F_LOSS;
+		m->pub.lost = c->lost;
 		lcp_count(x->st, WS_C_MSGS_AFTER_LOSS, 1);
 		c->lost = 0;
 	}
-	m->pub.release = ws_msg_release;
-	m->pub.owner = &x->owner;
-	m->pub.backing[0] = m->pub.backing[1] = NULL;
 	return &m->pub;
 }
 
@@ -291,39 +374,73 @@ ws_server_closed(struct ws_ctx *x, struct ws_conn *c, const struct stk_wss_msg *
  * message before the give-back never takes the count to zero. */
 #define WS_SEG_REFS 64
 
-/* frames in [p, end) of segment seg */
+/* a segment's messages by reference: its template, the references taken on it
+ * and not yet given to a message, what was handed on (counted once, at the end) */
+struct ws_seg_run {
+	struct ws_seg_tmpl tmpl;
+	struct rte_mbuf *seg;
+	uint64_t tsc;
+	unsigned spare;
+	uint64_t msgs, bytes;
+};
+
+/* one message wholly inside the segment: by reference */
+static __rte_always_inline void
+ws_seg_msg(struct ws_ctx *x, struct ws_conn *c, struct ws_seg_run *r, const uint8_t *data, uint32_t len,
+	   unsigned op)
+{
+	struct lcp_msg *m;
+
+	if (likely(!c->session_start && c->lost == 0)) {
+		/* the usual one: the segment's template */
+		struct ws_msg *wm = ws_msg_take(x, c);
+
+		if (wm == NULL)
+			return;
+		ws_seg_tmpl_put(&r->tmpl, wm, data, len, op);
+		m = &wm->pub;
+	} else if ((m = ws_msg_new(x, c, op, data, len, r->tsc)) == NULL) {
+		return;
+	} else {
+		m->backing[0] = r->seg;
+	}
+	if (unlikely(r->spare == 0)) {
+		rte_mbuf_refcnt_update(r->seg, WS_SEG_REFS);
+		r->spare = WS_SEG_REFS;
+	}
+	r->spare--;
+	r->msgs++;
+	r->bytes += len;
+	lcp_obuf_put(x->st, &x->msg, m);
+}
+
+#define WS_RUN 32 /* messages decoded at once by stk_wss_recv_run */
+
+/* frames in [p, end) of segment seg: runs of whole messages first
+ * (stk_wss_recv_run), anything else one event at a time (stk_wss_recv) */
 static void
 ws_frames(struct ws_ctx *x, struct ws_conn *c, struct rte_mbuf *seg, uint8_t *p, uint8_t *end)
 {
-	uint64_t tsc = lcp_mbuf_rx_tsc(seg);
+	struct ws_seg_run r = { .seg = seg, .tsc = lcp_mbuf_rx_tsc(seg) };
 	struct stk_wss_msg w;
-	unsigned spare = 0; /* references taken on seg and not yet given to a message */
-	uint64_t zc_msgs = 0, zc_bytes = 0; /* messages handed on by reference, their bytes */
 
+	ws_seg_tmpl_init(&r.tmpl, x, c, r.tsc, seg);
 	for (;;) {
+		struct stk_ws_frame f[WS_RUN];
+		unsigned k = stk_wss_recv_run(&c->ws, &p, end, f, WS_RUN);
+
+		for (unsigned i = 0; i < k; i++)
+			ws_seg_msg(x, c, &r, f[i].data, f[i].len, f[i].opcode);
+		if (k == WS_RUN)
+			continue;
 		switch (stk_wss_recv(&c->ws, &p, end, &w)) {
 		case STK_WSS_NEED_MORE:
 			goto out;
 		case STK_WSS_MSG:
-			if (likely(w.how == STK_WSS_IN_CHUNK)) {
-				/* wholly inside this segment: by reference */
-				struct lcp_msg *m = ws_msg_new(x, c, w.opcode, w.data, w.len, tsc);
-
-				if (m == NULL)
-					continue;
-				if (unlikely(spare == 0)) {
-					rte_mbuf_refcnt_update(seg, WS_SEG_REFS);
-					spare = WS_SEG_REFS;
-				}
-				spare--;
-				m->backing[0] = seg;
-				/* counted once for the segment, below */
-				zc_msgs++;
-				zc_bytes += w.len;
-				lcp_obuf_put(x->st, &x->msg, m);
-			} else {
-				ws_buf_msg(x, c, &w, tsc);
-			}
+			if (likely(w.how == STK_WSS_IN_CHUNK))
+				ws_seg_msg(x, c, &r, w.data, (uint32_t)w.len, w.opcode);
+			else
+				ws_buf_msg(x, c, &w, r.tsc);
 			continue;
 		case STK_WSS_PONG:
 			c->t_pong = 0;
@@ -346,15 +463,15 @@ ws_frames(struct ws_ctx *x, struct ws_conn *c, struct rte_mbuf *seg, uint8_t *p,
 		}
 	}
 out:
-	if (spare != 0)
-		rte_mbuf_refcnt_update(seg, -(int16_t)spare);
-	if (zc_msgs != 0) { /* what ws_emit_msg counts, for the segment's messages at once */
-		c->msgs += zc_msgs;
-		c->bytes += zc_bytes;
-		c->t_last_msg = tsc != 0 ? tsc : ws_now(); /* the stale-feed watchdog */
-		x->pend_msgs += zc_msgs;
-		x->pend_bytes += zc_bytes;
-		x->pend_zc += zc_msgs;
+	if (r.spare != 0)
+		rte_mbuf_refcnt_update(seg, -(int16_t)r.spare);
+	if (r.msgs != 0) { /* what ws_emit_msg counts, for the segment's messages at once */
+		c->msgs += r.msgs;
+		c->bytes += r.bytes;
+		c->t_last_msg = r.tsc != 0 ? r.tsc : ws_now(); /* the stale-feed watchdog */
+		x->pend_msgs += r.msgs;
+		x->pend_bytes += r.bytes;
+		x->pend_zc += r.msgs;
 	}
 }
 

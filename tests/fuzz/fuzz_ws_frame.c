@@ -8,6 +8,9 @@
  *                     bits 2-3: max_msg 0 (none) / 16 / 200 / 70000
  *                     bit 4: permessage-deflate negotiated (RSV1 allowed on
  *                            a data message's first frame)
+ *                     bit 5: the chunk plan's decode takes runs of whole
+ *                            messages first (stk_ws_dec_run, 1..8 at a time
+ *                            by the chunk's size)
  *         bytes 1..4  chunk plan (fuzz_common.h): sizes 1..64 or "the rest"
  *         the rest    the byte stream from the peer
  *
@@ -26,6 +29,9 @@
  *     without an error the same partial message; with one, what the single
  *     chunk delivered of the failing message is a prefix of what the chunks
  *     delivered (valid bytes before a bad UTF-8 byte may go out chunk by chunk)
+ *   - a run's frames are exactly what stk_ws_dec_next returns, one call each,
+ *     on a copy of the decoder (whole messages, not compressed), and leave the
+ *     decoder as those calls do
  *   - every complete message and control frame, encoded again as one frame
  *     (masked on the server side, RSV1 when compressed), decodes to the same
  *     bytes and flag
@@ -48,6 +54,7 @@ struct wlog {
 	uint16_t err_code;
 	bool roundtrip; /* re-encode what completes */
 	bool server, utf8, pmd;
+	bool runs; /* feed takes runs (stk_ws_dec_run) first */
 	uint64_t max_msg;
 };
 
@@ -172,6 +179,31 @@ on_control(struct wlog *L, const struct stk_ws_out *o)
 		roundtrip(L, o->opcode, false, o->data, o->len, o->close_code);
 }
 
+/* a run of whole messages from *p: each frame is checked against
+ * stk_ws_dec_next on a copy of the decoder, then logged as that call's piece */
+static void
+feed_run(struct stk_ws_dec *d, uint8_t **p, uint8_t *end, unsigned max, struct wlog *L)
+{
+	struct stk_ws_frame f[8];
+	struct stk_ws_dec d2 = *d;
+	uint8_t *q = *p;
+	unsigned n = stk_ws_dec_run(d, p, end, f, max);
+
+	FUZZ_CHECK(n <= max && *p >= q && *p <= end);
+	for (unsigned i = 0; i < n; i++) {
+		struct stk_ws_out o;
+
+		memset(&o, 0, sizeof(o));
+		FUZZ_CHECK(stk_ws_dec_next(&d2, &q, end, &o) == STK_WS_DATA);
+		FUZZ_CHECK(o.first && o.last && !o.compressed && o.opcode == f[i].opcode &&
+			   o.data == f[i].data && o.len == f[i].len);
+		on_data(L, &o);
+	}
+	FUZZ_CHECK(q == *p);
+	FUZZ_CHECK(d2.state == d->state && d2.hlen == d->hlen && d2.msg_op == d->msg_op &&
+		   d2.msg_len == d->msg_len);
+}
+
 /* decode one chunk to the end */
 static void
 feed(struct stk_ws_dec *d, uint8_t *chunk, size_t n, struct wlog *L)
@@ -182,6 +214,8 @@ feed(struct stk_ws_dec *d, uint8_t *chunk, size_t n, struct wlog *L)
 
 	for (;;) {
 		memset(&o, 0, sizeof(o));
+		if (L->runs && !L->err)
+			feed_run(d, &p, end, 1 + (unsigned)(n % 8), L);
 		if (L->err) {
 			/* sticky: the error again, whatever follows */
 			ev = stk_ws_dec_next(d, &p, end, &o);
@@ -241,6 +275,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	whole.max_msg = cut.max_msg = max_msgs[(data[0] >> 2) & 3];
 	whole.pmd = cut.pmd = (data[0] >> 4) & 1;
 	whole.roundtrip = true;
+	cut.runs = (data[0] >> 5) & 1;
 	memcpy(plan.sel, data + 1, FUZZ_NCHUNK);
 	s = data + 1 + FUZZ_NCHUNK;
 	n = size - 1 - FUZZ_NCHUNK;

@@ -157,6 +157,23 @@ t_check_msgs(struct lcp_h *h, unsigned assembled)
 	ck_assert_uint_eq(m[0]->flags & LCP_MSG_F_SESSION_START, LCP_MSG_F_SESSION_START);
 	ck_assert_uint_eq(m[1]->flags & LCP_MSG_F_SESSION_START, 0);
 	ck_assert_uint_eq(m[0]->conn_id, m[2]->conn_id);
+	/* the first message is set up one field at a time (it starts the
+	 * session), the next from the segment's template: the same owner,
+	 * release, flags but the session's, no loss */
+	for (unsigned i = 0; i < 3; i++) {
+		ck_assert_uint_eq(m[i]->flags & (LCP_MSG_F_BULK | LCP_MSG_F_LOSS), LCP_MSG_F_BULK);
+		ck_assert_uint_eq(m[i]->conn_id, m[0]->conn_id);
+		ck_assert_ptr_eq(m[i]->owner, m[0]->owner);
+		ck_assert_ptr_eq(m[i]->release, m[0]->release);
+		ck_assert_uint_eq(m[i]->lost, 0);
+	}
+	if (assembled == 0) { /* by reference into the one segment */
+		ck_assert_ptr_nonnull(m[0]->backing[0]);
+		ck_assert_ptr_eq(m[1]->backing[0], m[0]->backing[0]);
+		ck_assert_ptr_null(m[0]->backing[1]);
+		ck_assert_ptr_null(m[1]->backing[1]);
+		ck_assert_uint_eq(m[1]->rx_tsc, m[0]->rx_tsc);
+	}
 	ck_assert_uint_eq(lcp_h_ctr(h, "opens"), 1);
 	ck_assert_uint_eq(lcp_h_ctr(h, "msgs"), 3);
 	ck_assert_uint_eq(lcp_h_ctr(h, "msg_bytes"), 13);

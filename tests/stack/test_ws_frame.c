@@ -64,6 +64,10 @@
  *   pmd_rsv_errors       with the extension: RSV1 on ping / close /
  *                        continuation, RSV2 / RSV3 in any combination -> 1002;
  *                        max_msg counts a compressed message's wire bytes
+ *   runs (case)          the decoding and error tests again, with
+ *                        stk_ws_dec_run taking runs of whole messages (3 at
+ *                        most) before each stk_ws_dec_next: the same
+ *                        transcripts, whole-message rule and errors
  */
 #include <check.h>
 #include <inttypes.h>
@@ -424,6 +428,23 @@ struct run {
  * tests set it and clear it again: CK_FORK=no runs every test in one process) */
 static bool run_pmd;
 
+/* the runs decode through stk_ws_dec_run first (at most 3 frames at a time),
+ * stk_ws_dec_next for the rest: set by the "runs" cases' fixture, which run the
+ * chunking and error tests again; every transcript and rule must hold as it is */
+static bool run_runs;
+
+static void
+runs_on(void)
+{
+	run_runs = true;
+}
+
+static void
+runs_off(void)
+{
+	run_runs = false;
+}
+
 static void
 run_init(struct run *r, bool server, uint64_t max_msg, bool utf8, size_t cap)
 {
@@ -473,6 +494,9 @@ run_chunk(struct run *r, const uint8_t *src, uint64_t off, size_t n)
 		}
 		r->cst[r->nch++] = off;
 	}
+	struct stk_ws_frame f[3]; /* a run's frames (run_runs), handed out one by one */
+	unsigned fk = 0, fi = 0;
+
 	for (size_t guard = 0;; guard++) {
 		struct stk_ws_out o;
 		uint8_t *before = p;
@@ -482,7 +506,23 @@ run_chunk(struct run *r, const uint8_t *src, uint64_t off, size_t n)
 			"decoder keeps returning events without consuming (chunk at %" PRIu64 ")",
 			off);
 		memset(&o, 0, sizeof(o));
-		ev = stk_ws_dec_next(&r->d, &p, end, &o);
+		if (run_runs && fi == fk && !r->errored) {
+			fi = 0;
+			fk = stk_ws_dec_run(&r->d, &p, end, f, 3);
+			REQUIRE(fk <= 3, "a run of %u frames", fk);
+			REQUIRE(fk != 0 || p == before, "an empty run moved *p");
+		}
+		if (fi < fk) {
+			/* what stk_ws_dec_next would have said */
+			ev = STK_WS_DATA;
+			o.opcode = f[fi].opcode;
+			o.first = o.last = true;
+			o.data = (uint8_t *)(uintptr_t)f[fi].data;
+			o.len = f[fi].len;
+			fi++;
+		} else {
+			ev = stk_ws_dec_next(&r->d, &p, end, &o);
+		}
 		REQUIRE(p >= before && p <= end, "*p moved outside [%p, %p]", (void *)before,
 			(void *)end);
 		if (r->errored) {
@@ -2002,6 +2042,28 @@ ws_frame_suite(void)
 	tcase_add_test(tc, error_sticky);
 	tcase_add_test(tc, pmd_rsv_errors);
 	tcase_set_timeout(tc, 30);
+	suite_add_tcase(s, tc);
+
+	/* the same decodes with stk_ws_dec_run taking runs of whole messages first */
+	tc = tcase_create("runs");
+	tcase_add_checked_fixture(tc, runs_on, runs_off);
+	tcase_add_test(tc, rfc_decode);
+	tcase_add_test(tc, length_encodings);
+	tcase_add_test(tc, chunked_every);
+	tcase_add_test(tc, chunked_random);
+	tcase_add_test(tc, whole_in_one_chunk);
+	tcase_add_test(tc, control_interleaved);
+	tcase_add_test(tc, pmd_rsv1);
+	tcase_add_test(tc, err_rsv);
+	tcase_add_test(tc, err_opcodes);
+	tcase_add_test(tc, err_sequence);
+	tcase_add_test(tc, err_length);
+	tcase_add_test(tc, err_too_big);
+	tcase_add_test(tc, max_msg_limits);
+	tcase_add_test(tc, err_utf8_text);
+	tcase_add_test(tc, utf8_in_messages);
+	tcase_add_test(tc, pmd_rsv_errors);
+	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);
 	return s;
 }

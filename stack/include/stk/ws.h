@@ -136,6 +136,31 @@ void stk_ws_dec_pmd(struct stk_ws_dec *d, bool on);
 /* The resumable state machine behind stk_ws_dec_next(). */
 enum stk_ws_ev stk_ws_dec_next_slow(struct stk_ws_dec *d, uint8_t **p, uint8_t *end, struct stk_ws_out *o);
 
+/* the UTF-8 state after a piece of text, from state u: short ASCII pieces
+ * (fragments, tiny ticks) without a call, two overlapping 8-byte loads covering
+ * 8..16 bytes; the rest through stk_utf8_validate() */
+static inline __attribute__((always_inline)) uint32_t
+stk_ws_utf8_piece(uint32_t u, const uint8_t *p, size_t len)
+{
+	uint64_t acc = 0;
+
+	if (u == STK_UTF8_ACCEPT && len <= 16) {
+		if (len >= 8) {
+			uint64_t w1, w2;
+
+			__builtin_memcpy(&w1, p, 8);
+			__builtin_memcpy(&w2, p + len - 8, 8);
+			acc = w1 | w2;
+		} else {
+			for (size_t i = 0; i < len; i++)
+				acc |= p[i];
+		}
+		if ((acc & 0x8080808080808080ull) == 0)
+			return u;
+	}
+	return stk_utf8_validate(u, p, len);
+}
+
 /* Decode from *p (advanced past what was consumed) up to end.
  * Inline fast path for what a client reading market data mostly sees: between
  * frames, a whole data frame (text, binary or continuation, FIN or not, 7- or
@@ -173,27 +198,9 @@ stk_ws_dec_next(struct stk_ws_dec *d, uint8_t **pp, uint8_t *end, struct stk_ws_
 			if (avail - h < len || (d->max_msg != 0 && total > d->max_msg) || (len == 0 && !fin))
 				goto slow;
 			if (mop == STK_WS_OP_TEXT && d->check_utf8) {
-				uint64_t acc = 0;
-
-				/* short ASCII pieces (fragments, tiny ticks) without a call:
-				 * two overlapping 8-byte loads cover 8..16 bytes */
-				if (u == STK_UTF8_ACCEPT && len <= 16) {
-					if (len >= 8) {
-						uint64_t w1, w2;
-
-						__builtin_memcpy(&w1, p + h, 8);
-						__builtin_memcpy(&w2, p + h + len - 8, 8);
-						acc = w1 | w2;
-					} else {
-						for (size_t i = 0; i < len; i++)
-							acc |= p[h + i];
-					}
-				}
-				if (u != STK_UTF8_ACCEPT || len > 16 || (acc & 0x8080808080808080ull)) {
-					u = stk_utf8_validate(u, p + h, len);
-					if (u == STK_UTF8_REJECT || (fin && u != STK_UTF8_ACCEPT))
-						goto slow; /* the state machine reports the error */
-				}
+				u = stk_ws_utf8_piece(u, p + h, len);
+				if (u == STK_UTF8_REJECT || (fin && u != STK_UTF8_ACCEPT))
+					goto slow; /* the state machine reports the error */
 			}
 			o->opcode = (uint8_t)mop;
 			o->first = cont ? d->msg_first : true;
@@ -216,6 +223,60 @@ stk_ws_dec_next(struct stk_ws_dec *d, uint8_t **pp, uint8_t *end, struct stk_ws_
 	}
 slow:
 	return stk_ws_dec_next_slow(d, pp, end, o);
+}
+
+/* One whole message in a frame, as stk_ws_dec_run() hands it out. */
+struct stk_ws_frame {
+	const uint8_t *data;
+	uint32_t len;
+	uint8_t opcode; /* STK_WS_OP_TEXT or STK_WS_OP_BINARY */
+};
+
+/* A run of whole messages for a client's receive loop: while the next frame is
+ * an unfragmented, uncompressed text or binary message (FIN, no RSV bits,
+ * unmasked, a 7- or 16-bit length) wholly inside [*pp, end), within max_msg
+ * and valid UTF-8 if text, it goes into f[] (at most max) and *pp moves past
+ * it. Returns how many; it stops before anything else (a fragment, a control
+ * or compressed frame, a frame cut by the chunk's end, an error), which
+ * stk_ws_dec_next() then decodes. Each frame taken is one that
+ * stk_ws_dec_next() would return as STK_WS_DATA, first and last, with no
+ * change to the decoder's state — the run only checks once what it checks per
+ * frame (between messages, a client), so a market-data feed's ticks cost a
+ * header test, a bounds test and the UTF-8 test each. */
+static inline unsigned
+stk_ws_dec_run(const struct stk_ws_dec *d, uint8_t **pp, const uint8_t *end, struct stk_ws_frame *f,
+	       unsigned max)
+{
+	uint8_t *p = *pp;
+	unsigned n = 0;
+
+	if (d->state != 0 || d->hlen != 0 || d->server || d->msg_op != 0)
+		return 0;
+	while (n < max && end - p >= 2) {
+		unsigned b0 = p[0];
+		size_t len = p[1], h = 2;
+
+		/* 0x81 / 0x82: FIN, no RSV, text / binary; len <= 126: unmasked */
+		if ((b0 != 0x81u && b0 != 0x82u) || len > 126)
+			break;
+		if (len == 126) {
+			if (end - p < 4)
+				break;
+			len = ((size_t)p[2] << 8) | p[3];
+			h = 4;
+		}
+		if ((size_t)(end - p) - h < len || (d->max_msg != 0 && len > d->max_msg))
+			break;
+		if (b0 == 0x81u && d->check_utf8 && stk_ws_utf8_piece(STK_UTF8_ACCEPT, p + h, len) != STK_UTF8_ACCEPT)
+			break; /* stk_ws_dec_next() reports it */
+		f[n].data = p + h;
+		f[n].len = (uint32_t)len;
+		f[n].opcode = (uint8_t)(b0 & 0x0fu);
+		n++;
+		p += h + len;
+	}
+	*pp = p;
+	return n;
 }
 
 /* valid close code on the wire (RFC 6455 7.4) */

@@ -256,6 +256,19 @@ stk_wss_recv(struct stk_wss *s, uint8_t **p, uint8_t *end, struct stk_wss_msg *m
 	return stk_wss_recv_slow(s, p, end, m, (int)ev, &o);
 }
 
+/* A run of whole messages (stk_ws_dec_run) for an OPEN session: what as many
+ * stk_wss_recv() calls would return as STK_WSS_MSG with how STK_WSS_IN_CHUNK,
+ * at most max, *p moved past them; 0 when the next thing is anything else,
+ * which stk_wss_recv() then decodes. A receive loop calls this first and
+ * stk_wss_recv() when it returns fewer than max. */
+static inline unsigned
+stk_wss_recv_run(struct stk_wss *s, uint8_t **p, uint8_t *end, struct stk_ws_frame *f, unsigned max)
+{
+	if (__builtin_expect(s->state != STK_WSS_OPEN, 0))
+		return 0;
+	return stk_ws_dec_run(&s->dec, p, end, f, max);
+}
+
 /* ---- sending (0 sent; -1 not: the session is not OPEN or our close went
  * out (for data and pings), or the tx failed (the session may be finished
  * then). A fragmented message whose tx fails after its first frame is cut
