@@ -102,11 +102,7 @@ enum {
 };
 
 static const char *const fault_counters[] = {
-#define X(e, s) s,
-	FAULT_DIR_COUNTERS(X, "a")
-	FAULT_DIR_COUNTERS(X, "b")
-#undef X
-	NULL,
+	FAULT_DIR_COUNTERS(LCP_COUNTER_NAME, "a") FAULT_DIR_COUNTERS(LCP_COUNTER_NAME, "b") NULL
 };
 
 enum fault_action { FA_DROP, FA_DUPLICATE, FA_CORRUPT, FA_REORDER, FA_DELAY, FA__N };

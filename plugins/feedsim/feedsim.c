@@ -60,12 +60,7 @@ static const struct lcp_port_def fs_ports[] = {
 	LCP_PORT_END,
 };
 
-static const char *const fs_counters[] = {
-#define X(e, s) s,
-	FS_COUNTERS(X)
-#undef X
-	NULL,
-};
+static const char *const fs_counters[] = { FS_COUNTERS(LCP_COUNTER_NAME) NULL };
 
 static struct fs_client *
 fs_find(struct fs_ctx *x, uint32_t conn)

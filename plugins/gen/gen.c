@@ -65,12 +65,7 @@ enum {
 	GEN_COUNTERS(X)
 #undef X
 };
-static const char *const gen_counters[] = {
-#define X(e, s) s,
-	GEN_COUNTERS(X)
-#undef X
-	NULL,
-};
+static const char *const gen_counters[] = { GEN_COUNTERS(LCP_COUNTER_NAME) NULL };
 
 struct gen_conf {
 	uint32_t size;

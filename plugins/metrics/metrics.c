@@ -53,12 +53,7 @@
 #include "metrics.h"
 #include "metrics_track.h"
 
-static const char *const metrics_counters[] = {
-#define X(e, s) s,
-	METRICS_COUNTERS(X)
-#undef X
-	NULL,
-};
+static const char *const metrics_counters[] = { METRICS_COUNTERS(LCP_COUNTER_NAME) NULL };
 
 /* paths mode: as mt_track, for a sequence that is a number (seq), a range
  * (lo = its first id, seq its last) or a chain (lo = the previous message's

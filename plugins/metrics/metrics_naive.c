@@ -39,13 +39,7 @@ enum {
 #undef X
 };
 
-static const char *const naive_counters[] = {
-#define X(e, s) s,
-	METRICS_COUNTERS(X)
-	NAIVE_COUNTERS(X)
-#undef X
-	NULL,
-};
+static const char *const naive_counters[] = { METRICS_COUNTERS(LCP_COUNTER_NAME) NAIVE_COUNTERS(LCP_COUNTER_NAME) NULL };
 
 #define NV_FIELDS 5
 static const char *const nv_fixed[3] = { "p", "q", "t" };

@@ -66,12 +66,7 @@ static const struct lcp_port_def port_ethdev_ports[] = {
 	LCP_PORT_END,
 };
 
-static const char *const port_ethdev_counters[] = {
-#define X(e, s) s,
-	PORT_ETHDEV_COUNTERS(X)
-#undef X
-	NULL,
-};
+static const char *const port_ethdev_counters[] = { PORT_ETHDEV_COUNTERS(LCP_COUNTER_NAME) NULL };
 
 static const struct lcp_opt port_ethdev_opts[] = {
 	LCP_OPT_UINT(struct port_ethdev_conf, port, "port", "0", 0, RTE_MAX_ETHPORTS - 1, 0,

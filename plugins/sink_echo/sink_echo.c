@@ -46,12 +46,7 @@ enum {
 	SINK_ECHO_COUNTERS(X)
 #undef X
 };
-static const char *const sink_echo_counters[] = {
-#define X(e, s) s,
-	SINK_ECHO_COUNTERS(X)
-#undef X
-	NULL,
-};
+static const char *const sink_echo_counters[] = { SINK_ECHO_COUNTERS(LCP_COUNTER_NAME) NULL };
 
 struct sink_echo_conf {
 	uint32_t sample;

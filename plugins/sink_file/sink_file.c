@@ -104,12 +104,7 @@ enum {
 	SINK_FILE_COUNTERS(X)
 #undef X
 };
-static const char *const sink_file_counters[] = {
-#define X(e, s) s,
-	SINK_FILE_COUNTERS(X)
-#undef X
-	NULL,
-};
+static const char *const sink_file_counters[] = { SINK_FILE_COUNTERS(LCP_COUNTER_NAME) NULL };
 
 enum { SF_FMT_JSONL, SF_FMT_RAW, SF_FMT_PAYLOAD };
 static const char *const sink_file_formats[] = { "jsonl", "raw", "payload", NULL };

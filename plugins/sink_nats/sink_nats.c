@@ -87,12 +87,7 @@ static const struct lcp_port_def sink_nats_ports[] = {
 	LCP_PORT_END,
 };
 
-static const char *const sink_nats_counters[] = {
-#define X(e, s) s,
-	SINK_NATS_COUNTERS(X)
-#undef X
-	NULL,
-};
+static const char *const sink_nats_counters[] = { SINK_NATS_COUNTERS(LCP_COUNTER_NAME) NULL };
 
 /* ---- subject and message id ---- */
 

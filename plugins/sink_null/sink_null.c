@@ -21,12 +21,7 @@ enum {
 	SINK_NULL_COUNTERS(X)
 #undef X
 };
-static const char *const sink_null_counters[] = {
-#define X(e, s) s,
-	SINK_NULL_COUNTERS(X)
-#undef X
-	NULL,
-};
+static const char *const sink_null_counters[] = { SINK_NULL_COUNTERS(LCP_COUNTER_NAME) NULL };
 
 struct sink_null_conf {
 	bool count_bytes;

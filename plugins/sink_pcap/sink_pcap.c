@@ -121,12 +121,7 @@ enum {
 	SINK_PCAP_COUNTERS(X)
 #undef X
 };
-static const char *const sink_pcap_counters[] = {
-#define X(e, s) s,
-	SINK_PCAP_COUNTERS(X)
-#undef X
-	NULL,
-};
+static const char *const sink_pcap_counters[] = { SINK_PCAP_COUNTERS(LCP_COUNTER_NAME) NULL };
 
 enum { SINK_PCAP_TS_RX, SINK_PCAP_TS_CAPTURE };
 static const char *const sink_pcap_ts_choices[] = { "rx", "capture", NULL };

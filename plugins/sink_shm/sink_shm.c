@@ -67,12 +67,7 @@ enum {
 	SINK_SHM_COUNTERS(X)
 #undef X
 };
-static const char *const sink_shm_counters[] = {
-#define X(e, s) s,
-	SINK_SHM_COUNTERS(X)
-#undef X
-	NULL,
-};
+static const char *const sink_shm_counters[] = { SINK_SHM_COUNTERS(LCP_COUNTER_NAME) NULL };
 
 struct sink_shm_conf {
 	const char *path;

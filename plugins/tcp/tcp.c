@@ -75,12 +75,7 @@ static const struct lcp_port_def tcp_ports[] = {
 	LCP_PORT_END,
 };
 
-static const char *const tcp_counters[] = {
-#define X(e, s) s,
-	STK_COUNTERS(X) TCP_OWN_COUNTERS(X)
-#undef X
-	NULL,
-};
+static const char *const tcp_counters[] = { STK_COUNTERS(LCP_COUNTER_NAME) TCP_OWN_COUNTERS(LCP_COUNTER_NAME) NULL };
 
 #define TCP_STAGE_BURST 64
 #define TCP_EV_STAGE LCP_OBUF_MAX /* events of one stack call (out-of-order fills deliver many) */

@@ -79,12 +79,7 @@ static const struct lcp_port_def tcp_app_ports[] = {
 	LCP_PORT_END,
 };
 
-static const char *const tcp_app_counters[] = {
-#define X(e, s) s,
-	TCP_APP_COUNTERS(X)
-#undef X
-	NULL,
-};
+static const char *const tcp_app_counters[] = { TCP_APP_COUNTERS(LCP_COUNTER_NAME) NULL };
 
 /* ---- connection table ---- */
 

@@ -54,12 +54,7 @@ enum {
 #undef X
 };
 
-static const char *const tee_counters[] = {
-#define X(e, s) s,
-	TEE_COUNTERS(X)
-#undef X
-	NULL,
-};
+static const char *const tee_counters[] = { TEE_COUNTERS(LCP_COUNTER_NAME) NULL };
 
 struct tee_conf {
 	uint32_t every;

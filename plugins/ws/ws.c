@@ -47,12 +47,7 @@ static const struct lcp_port_def ws_ports[] = {
 	LCP_PORT_END,
 };
 
-static const char *const ws_counters[] = {
-#define X(e, s) s,
-	WS_COUNTERS(X)
-#undef X
-	NULL,
-};
+static const char *const ws_counters[] = { WS_COUNTERS(LCP_COUNTER_NAME) NULL };
 
 static struct ws_conn *
 ws_conn_of(struct ws_ctx *x, const struct lcp_stream_meta *meta)

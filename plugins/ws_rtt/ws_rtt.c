@@ -70,12 +70,7 @@ enum {
 	RTT_COUNTERS(X)
 #undef X
 };
-static const char *const rtt_counters[] = {
-#define X(e, s) s,
-	RTT_COUNTERS(X)
-#undef X
-	NULL,
-};
+static const char *const rtt_counters[] = { RTT_COUNTERS(LCP_COUNTER_NAME) NULL };
 
 enum { RTT_H_RTT, RTT_H_RX_PATH, RTT_H_WIRE, RTT_H_TX_CALL };
 static const struct lcp_hist_def rtt_hists[] = {

@@ -33,12 +33,8 @@ enum {
 #undef X
 };
 
-static const char *const sink_count_counters[] = {
-#define X(e, s) s,
-	SINK_COUNT_COUNTERS(X)
-#undef X
-	NULL,
-};
+/* LCP_COUNTER_NAME (lcp/stage.h) is the X that writes the names */
+static const char *const sink_count_counters[] = { SINK_COUNT_COUNTERS(LCP_COUNTER_NAME) NULL };
 
 /* Options: the engine validates the stage's "options" object against this
  * table and fills a struct sink_count_conf before init() runs. */

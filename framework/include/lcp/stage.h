@@ -159,6 +159,15 @@ struct lcp_hist_def {
 };
 #define LCP_HIST_MAX_LE 255
 
+/* A stage's counters kept as one X-macro list, X(ENUM_SUFFIX, "name"), give
+ * both the enum of indices and the names array; this is the X that writes the
+ * names, so the array is one line:
+ *
+ *   #define MY_COUNTERS(X) X(MSGS, "msgs") X(DROP_FULL, "drop_full")
+ *   static const char *const my_counters[] = { MY_COUNTERS(LCP_COUNTER_NAME) NULL };
+ */
+#define LCP_COUNTER_NAME(e, s) s,
+
 struct lcp_stage_ops {
 	const struct lcp_port_def *ports; /* LCP_PORT_END-terminated; index = port number */
 	const char *const *counters; /* the stage's own counters, NULL-terminated;

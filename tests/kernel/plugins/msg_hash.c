@@ -69,12 +69,7 @@ enum {
 	MSG_HASH_COUNTERS(X)
 #undef X
 };
-static const char *const msg_hash_counters[] = {
-#define X(e, s) s,
-	MSG_HASH_COUNTERS(X)
-#undef X
-	NULL,
-};
+static const char *const msg_hash_counters[] = { MSG_HASH_COUNTERS(LCP_COUNTER_NAME) NULL };
 
 struct msg_hash_conf {
 	const char *result;

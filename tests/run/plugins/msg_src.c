@@ -65,12 +65,7 @@ enum {
 	MSG_SRC_COUNTERS(X)
 #undef X
 };
-static const char *const msg_src_counters[] = {
-#define X(e, s) s,
-	MSG_SRC_COUNTERS(X)
-#undef X
-	NULL,
-};
+static const char *const msg_src_counters[] = { MSG_SRC_COUNTERS(LCP_COUNTER_NAME) NULL };
 
 struct msg_src_conf {
 	uint64_t count;

@@ -68,12 +68,7 @@ enum {
 #undef X
 	SC_N_COUNTERS
 };
-static const char *const sink_check_counters[] = {
-#define X(e, s) s,
-	SINK_CHECK_COUNTERS(X)
-#undef X
-	NULL,
-};
+static const char *const sink_check_counters[] = { SINK_CHECK_COUNTERS(LCP_COUNTER_NAME) NULL };
 
 #define SC_LEAK_MAX 64
 

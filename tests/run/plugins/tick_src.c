@@ -82,12 +82,7 @@ enum {
 	TS_N_COUNTERS
 };
 
-static const char *const tick_src_counters[] = {
-#define X(e, s) s,
-	TICK_SRC_COUNTERS(X)
-#undef X
-	NULL,
-};
+static const char *const tick_src_counters[] = { TICK_SRC_COUNTERS(LCP_COUNTER_NAME) NULL };
 
 #define TS_PAD_MAX 8192
 #define TS_BODY_MAX 512 /* a tick without its padding fits */
