@@ -116,22 +116,22 @@ stack_ws_ldadd = $(top_builddir)/stack/libstk.la $(CRYPTO_LIBS) $(ZLIB_LIBS) $(C
 
 stack_tests += stack/test_ws_frame stack/test_ws_handshake stack/test_utf8 stack/test_ws_deflate
 
-stack_test_ws_frame_SOURCES = stack/test_ws_frame.c
+stack_test_ws_frame_SOURCES = stack/test_ws_frame.c stack/t_bytes.h
 stack_test_ws_frame_CPPFLAGS = $(stack_check_cppflags)
 stack_test_ws_frame_CFLAGS = $(stack_check_cflags)
 stack_test_ws_frame_LDADD = $(stack_ws_ldadd)
 
-stack_test_ws_handshake_SOURCES = stack/test_ws_handshake.c
+stack_test_ws_handshake_SOURCES = stack/test_ws_handshake.c stack/t_bytes.h
 stack_test_ws_handshake_CPPFLAGS = $(stack_check_cppflags) $(CRYPTO_CFLAGS)
 stack_test_ws_handshake_CFLAGS = $(stack_check_cflags)
 stack_test_ws_handshake_LDADD = $(stack_ws_ldadd)
 
-stack_test_utf8_SOURCES = stack/test_utf8.c
+stack_test_utf8_SOURCES = stack/test_utf8.c stack/t_bytes.h
 stack_test_utf8_CPPFLAGS = $(stack_check_cppflags)
 stack_test_utf8_CFLAGS = $(stack_check_cflags)
 stack_test_utf8_LDADD = $(stack_ws_ldadd)
 
-stack_test_ws_deflate_SOURCES = stack/test_ws_deflate.c
+stack_test_ws_deflate_SOURCES = stack/test_ws_deflate.c stack/t_bytes.h
 stack_test_ws_deflate_CPPFLAGS = $(stack_check_cppflags) $(ZLIB_CFLAGS)
 stack_test_ws_deflate_CFLAGS = $(stack_check_cflags)
 stack_test_ws_deflate_LDADD = $(stack_ws_ldadd)
@@ -153,7 +153,7 @@ stack_test_ws_deflate_LDADD = $(stack_ws_ldadd)
 #                          session finished and freed inside the tx)
 stack_tests += stack/test_ws_session
 
-stack_test_ws_session_SOURCES = stack/test_ws_session.c
+stack_test_ws_session_SOURCES = stack/test_ws_session.c stack/t_bytes.h
 stack_test_ws_session_CPPFLAGS = $(stack_check_cppflags)
 stack_test_ws_session_CFLAGS = $(stack_check_cflags)
 stack_test_ws_session_LDADD = $(stack_ws_ldadd)

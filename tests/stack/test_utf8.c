@@ -39,56 +39,10 @@
 
 #include <stk/ws.h>
 
-/* ck_assert* mark every passing check with a write to Check's pipe (a syscall
- * each in fork mode); the loops here check millions of things, so they fail
- * through ck_abort_msg and pass silently */
-#define REQUIRE(cond, ...)                                                                         \
-	do {                                                                                       \
-		if (!(cond))                                                                       \
-			ck_abort_msg(__VA_ARGS__);                                                 \
-	} while (0)
+#include "t_bytes.h"
 
 #define ACC STK_UTF8_ACCEPT
 #define REJ STK_UTF8_REJECT
-
-/* ---- input buffers whose last byte is the last byte before a PROT_NONE page ---- */
-struct gbuf {
-	uint8_t *map;
-	size_t maplen, cap;
-};
-
-static void
-gb_init(struct gbuf *g, size_t cap)
-{
-	size_t pg = (size_t)sysconf(_SC_PAGESIZE), dp = (cap + pg - 1) / pg;
-
-	g->cap = cap;
-	g->maplen = (dp + 1) * pg;
-	g->map = mmap(NULL, g->maplen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ck_assert(g->map != MAP_FAILED);
-	ck_assert_int_eq(mprotect(g->map + dp * pg, pg, PROT_NONE), 0);
-	g->cap = dp * pg; /* data ends at map + cap, the guard page follows */
-}
-
-/* copy n bytes so that they end right before the guard page */
-static uint8_t *
-gb_place(struct gbuf *g, const void *src, size_t n)
-{
-	uint8_t *p;
-
-	REQUIRE(n <= g->cap, "chunk of %zu bytes over the buffer", n);
-	p = g->map + g->cap - n;
-	if (n)
-		memcpy(p, src, n);
-	return p;
-}
-
-static void
-gb_free(struct gbuf *g)
-{
-	munmap(g->map, g->maplen);
-	g->map = NULL;
-}
 
 static uint32_t
 v(const void *p, size_t n)
@@ -463,16 +417,6 @@ ref_class(const uint8_t *s, size_t n)
 	return 0;
 }
 
-static uint64_t
-rnd(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 START_TEST(random_vs_reference)
 {
 	uint64_t seed = 0x5eed0017;
@@ -577,11 +521,5 @@ utf8_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(utf8_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return t_run_suite(utf8_suite());
 }

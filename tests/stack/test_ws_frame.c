@@ -80,14 +80,7 @@
 
 #include <stk/ws.h>
 
-/* ck_assert* mark every passing check with a write to Check's pipe (a syscall
- * each in fork mode); the loops here check millions of things, so they fail
- * through ck_abort_msg and pass silently */
-#define REQUIRE(cond, ...)                                                                         \
-	do {                                                                                       \
-		if (!(cond))                                                                       \
-			ck_abort_msg(__VA_ARGS__);                                                 \
-	} while (0)
+#include "t_bytes.h"
 
 #define OP_CONT STK_WS_OP_CONT
 #define OP_TEXT STK_WS_OP_TEXT
@@ -95,92 +88,6 @@
 #define OP_CLOSE STK_WS_OP_CLOSE
 #define OP_PING STK_WS_OP_PING
 #define OP_PONG STK_WS_OP_PONG
-
-/* ---- chunks that end right before a PROT_NONE page ---- */
-struct gbuf {
-	uint8_t *map;
-	size_t maplen, cap;
-};
-
-static void
-gb_init(struct gbuf *g, size_t cap)
-{
-	size_t pg = (size_t)sysconf(_SC_PAGESIZE), dp = (cap + pg - 1) / pg;
-
-	if (dp == 0)
-		dp = 1;
-	g->maplen = (dp + 1) * pg;
-	g->map = mmap(NULL, g->maplen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ck_assert(g->map != MAP_FAILED);
-	ck_assert_int_eq(mprotect(g->map + dp * pg, pg, PROT_NONE), 0);
-	g->cap = dp * pg;
-}
-
-static uint8_t *
-gb_place(struct gbuf *g, const void *src, size_t n)
-{
-	uint8_t *p;
-
-	REQUIRE(n <= g->cap, "not true: n <= g->cap");
-	p = g->map + g->cap - n;
-	if (n)
-		memcpy(p, src, n);
-	return p;
-}
-
-static void
-gb_free(struct gbuf *g)
-{
-	if (g->map != NULL)
-		munmap(g->map, g->maplen);
-	g->map = NULL;
-}
-
-/* ---- growable byte strings ---- */
-struct sbuf {
-	uint8_t *p;
-	size_t len, cap;
-};
-
-static void
-sb_put(struct sbuf *s, const void *d, size_t n)
-{
-	if (s->len + n > s->cap) {
-		size_t c = s->cap ? s->cap : 256;
-
-		while (c < s->len + n)
-			c *= 2;
-		s->p = realloc(s->p, c);
-		REQUIRE(s->p != NULL, "not true: s->p != NULL");
-		s->cap = c;
-	}
-	if (n)
-		memcpy(s->p + s->len, d, n);
-	s->len += n;
-}
-
-static void
-sb_u8(struct sbuf *s, uint8_t b)
-{
-	sb_put(s, &b, 1);
-}
-
-static void
-sb_free(struct sbuf *s)
-{
-	free(s->p);
-	memset(s, 0, sizeof(*s));
-}
-
-static uint64_t
-rnd(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
 
 static void
 fill_bin(uint8_t *p, size_t n, uint64_t seed)
@@ -2071,11 +1978,5 @@ ws_frame_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(ws_frame_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return t_run_suite(ws_frame_suite());
 }

@@ -52,14 +52,7 @@
 
 #include <stk/ws.h>
 
-/* ck_assert* mark every passing check with a write to Check's pipe (a syscall
- * each in fork mode); the loops here check millions of things, so they fail
- * through ck_abort_msg and pass silently */
-#define REQUIRE(cond, ...)                                                                         \
-	do {                                                                                       \
-		if (!(cond))                                                                       \
-			ck_abort_msg(__VA_ARGS__);                                                 \
-	} while (0)
+#include "t_bytes.h"
 
 #define KEY "dGhlIHNhbXBsZSBub25jZQ=="
 #define ACCEPT "s3pPLMBiTxaQ9kYGzzhZRbK+xOo="
@@ -798,11 +791,5 @@ ws_handshake_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(ws_handshake_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return t_run_suite(ws_handshake_suite());
 }

@@ -79,50 +79,7 @@
 #include <stk/ws.h>
 #include <stk/ws_session.h>
 
-#define REQUIRE(cond, ...)                                                                         \
-	do {                                                                                       \
-		if (!(cond))                                                                       \
-			ck_abort_msg(__VA_ARGS__);                                                 \
-	} while (0)
-
-/* ---- growable byte buffer ---- */
-struct sbuf {
-	uint8_t *p;
-	size_t len, cap;
-};
-
-/* room for n more bytes: where they go */
-static uint8_t *
-sb_room(struct sbuf *s, size_t n)
-{
-	if (s->len + n > s->cap) {
-		size_t c = s->cap ? s->cap : 256;
-
-		while (c < s->len + n)
-			c *= 2;
-		s->p = realloc(s->p, c);
-		REQUIRE(s->p != NULL, "out of memory");
-		s->cap = c;
-	}
-	return s->p + s->len;
-}
-
-static void
-sb_put(struct sbuf *s, const void *d, size_t n)
-{
-	uint8_t *w = sb_room(s, n);
-
-	if (n)
-		memcpy(w, d, n);
-	s->len += n;
-}
-
-static void
-sb_free(struct sbuf *s)
-{
-	free(s->p);
-	memset(s, 0, sizeof(*s));
-}
+#include "t_bytes.h"
 
 static void *
 xdup(const void *p, size_t n)
@@ -133,16 +90,6 @@ xdup(const void *p, size_t n)
 	if (n)
 		memcpy(q, p, n);
 	return q;
-}
-
-static uint64_t
-rnd(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
 }
 
 /* text-ish (ASCII JSON with some UTF-8) or random bytes */
@@ -1930,11 +1877,5 @@ ws_session_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(ws_session_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return t_run_suite(ws_session_suite());
 }
