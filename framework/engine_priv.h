@@ -13,6 +13,7 @@
 #include <lcp/stage_worker.h>
 #include <lcp/pool.h>
 #include <lcp/batch.h>
+#include <lcp/hist_log4.h>
 
 #include "lcp_priv.h"
 
@@ -147,12 +148,11 @@ struct lcp_pend_q {
 #define LCP_WALK_ROUNDS 16
 
 /* engine.stage_timing: a stage's own cycles per call (process or poll): since
- * ABI 2.0 no call runs inside another; log-linear histogram of per-call
- * cycles (16 exact buckets, then 4 per power of two) */
-#define LCP_TM_BUCKETS 256
+ * ABI 2.0 no call runs inside another; per-call cycles in the SDK's log-linear
+ * layout (lcp/hist_log4.h: below 16 cycles, then 4 buckets per power of two) */
 struct lcp_timing {
 	uint64_t calls, objs, cycles, max;
-	uint64_t hist[LCP_TM_BUCKETS];
+	uint64_t hist[LCP_HIST_LOG4_BUCKETS];
 };
 
 struct lcp_worker {

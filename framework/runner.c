@@ -41,29 +41,6 @@
 
 /* ---- engine.stage_timing ---- */
 
-static inline unsigned
-tm_bucket(uint64_t v)
-{
-	unsigned e;
-
-	if (v < 16)
-		return (unsigned)v;
-	e = 63u - (unsigned)__builtin_clzll(v); /* >= 4 */
-	return 16u + (e - 4u) * 4u + (unsigned)((v >> (e - 2u)) & 3u);
-}
-
-/* the smallest value of bucket b */
-static uint64_t
-tm_bucket_low(unsigned b)
-{
-	unsigned e;
-
-	if (b < 16)
-		return b;
-	e = (b - 16u) / 4u + 4u;
-	return (1ull << e) | ((uint64_t)((b - 16u) % 4u) << (e - 2u));
-}
-
 /* charge one call of `elapsed` cycles over n objects to sp */
 static inline void
 tm_account(struct lcp_stage_priv *sp, uint64_t elapsed, unsigned n)
@@ -75,7 +52,7 @@ tm_account(struct lcp_stage_priv *sp, uint64_t elapsed, unsigned n)
 	t->cycles += elapsed;
 	if (elapsed > t->max)
 		t->max = elapsed;
-	t->hist[tm_bucket(elapsed)]++;
+	t->hist[lcp_hist_log4_bucket(elapsed)]++;
 }
 
 /* engine.stage_timing: process() timed, with process()'s signature */
@@ -234,10 +211,10 @@ lcp_timing_json(const struct lcp_engine *e, const struct lcp_stage_priv *sp)
 	json_object_set_new(o, "cycles", json_integer((json_int_t)t->cycles));
 	json_object_set_new(o, "cycles_per_object", json_real(t->objs ? (double)t->cycles / (double)t->objs : 0));
 	json_object_set_new(o, "cycles_per_call", json_real(t->calls ? (double)t->cycles / (double)t->calls : 0));
-	for (unsigned b = 0; b < LCP_TM_BUCKETS && k < 3 && t->calls > 0; b++) {
+	for (unsigned b = 0; b < LCP_HIST_LOG4_BUCKETS && k < 3 && t->calls > 0; b++) {
 		acc += t->hist[b];
 		while (k < 3 && (double)acc >= q[k] * (double)t->calls) {
-			json_object_set_new(o, qn[k], json_real((double)tm_bucket_low(b) * ns));
+			json_object_set_new(o, qn[k], json_real((double)lcp_hist_log4_low(b) * ns));
 			k++;
 		}
 	}

@@ -35,15 +35,7 @@ const struct lcp_hist_def metrics_hists[] = {
 static uint64_t
 mt_bucket_upper(unsigned b)
 {
-	unsigned k, s;
-
-	if (b == 0)
-		return 1ull << MT_K_MIN;
-	if (b >= MT_NB - 1)
-		return UINT64_MAX;
-	k = MT_K_MIN + (b - 1) / 4;
-	s = (b - 1) % 4;
-	return (1ull << k) + ((uint64_t)(s + 1) << (k - 2));
+	return b >= MT_NB - 1 ? UINT64_MAX : lcp_hist_log4_low(b + 1);
 }
 
 static uint64_t

@@ -24,6 +24,10 @@
  *                   at least 95 distinct ones, 4,096 at least 3,000 (random
  *                   placement: ~99.4 and ~3,225); a hash whose slot came from
  *                   the low bits of an unfinalised mix put 100 in 8
+ * hist_log4_layout  lcp/hist_log4.h (the latency histogram's layout, and the
+ *                   engine's stage timing): every bucket's lowest value and
+ *                   the value below the next one's fall in it, the le table
+ *                   is those upper bounds
  * paths_ranges      paths mode, Binance-like: messages selected by "e", update
  *                   ranges [U, u]: in order, a gap of two ids, an overlap taken
  *                   as a duplicate, an unselected message
@@ -276,6 +280,20 @@ START_TEST(hash_spreads)
 }
 END_TEST
 
+START_TEST(hist_log4_layout)
+{
+	for (unsigned b = 0; b < LCP_HIST_LOG4_BUCKETS; b++) {
+		ck_assert_uint_eq(lcp_hist_log4_bucket(lcp_hist_log4_low(b)), b);
+		if (b + 1 < LCP_HIST_LOG4_BUCKETS) {
+			ck_assert_uint_lt(lcp_hist_log4_low(b), lcp_hist_log4_low(b + 1));
+			ck_assert_uint_eq(lcp_hist_log4_bucket(lcp_hist_log4_low(b + 1) - 1), b);
+			ck_assert_uint_eq(lcp_hist_log4_le[b], lcp_hist_log4_low(b + 1) - 1);
+		}
+	}
+	ck_assert_uint_eq(lcp_hist_log4_bucket(UINT64_MAX), LCP_HIST_LOG4_BUCKETS - 1);
+}
+END_TEST
+
 START_TEST(paths_ranges)
 {
 	static const char *const t[] = {
@@ -322,6 +340,7 @@ metrics_suite(void)
 	tcase_add_test(tc, bursts_add_up);
 	tcase_add_test(tc, latency_runs);
 	tcase_add_test(tc, hash_spreads);
+	tcase_add_test(tc, hist_log4_layout);
 	tcase_add_test(tc, paths_ranges);
 	suite_add_tcase(s, tc);
 	return s;

@@ -9,7 +9,8 @@
  *                                k = 4 .. 40, s = 0 .. 3
  *   bucket 149                   2^41 and more (le="+Inf")
  *
- * The metrics stage's latency_seconds and ws_rtt's round trips use it:
+ * The metrics stage's latency_seconds, ws_rtt's round trips and the engine's
+ * stage timing (the per-call quantiles of engine.stage_timing) use it:
  *
  *   static const struct lcp_hist_def h[] = {
  *       { .name = "x_seconds", .help = "...", .le = lcp_hist_log4_le, .n_le = LCP_HIST_LOG4_N_LE },
@@ -59,6 +60,21 @@ lcp_hist_log4_bucket(uint64_t d)
 	if (k > LCP_HIST_LOG4_K_MAX)
 		return LCP_HIST_LOG4_BUCKETS - 1;
 	return 1 + (k - LCP_HIST_LOG4_K_MIN) * 4 + (unsigned)((d >> (k - 2)) & 3);
+}
+
+/* the smallest value of bucket b: bucket b holds [low(b), low(b + 1)), the last
+ * one [2^41, inf) */
+static inline __attribute__((always_inline)) uint64_t
+lcp_hist_log4_low(unsigned b)
+{
+	unsigned k;
+
+	if (b == 0)
+		return 0;
+	if (b >= LCP_HIST_LOG4_BUCKETS - 1)
+		return 1ull << (LCP_HIST_LOG4_K_MAX + 1);
+	k = LCP_HIST_LOG4_K_MIN + (b - 1) / 4;
+	return (1ull << k) + ((uint64_t)((b - 1) % 4) << (k - 2));
 }
 
 #endif
