@@ -29,7 +29,10 @@
 #                   the ClientHello, nothing answers: tls_fail_timeout (and
 #                   not fail_handshake_timeout)
 #   notls           wss:// at a plain ws:// server (ws_peer.py): the answer to
-#                   the ClientHello is not TLS: tls_fail_protocol
+#                   the ClientHello is not TLS: tls_fail_protocol (an attempt
+#                   the one-threaded Python server did not answer within the
+#                   1 s handshake timeout, under a loaded CI, may count
+#                   tls_fail_timeout; found by CI's distcheck, 2026-12-05)
 # Every run: lcpipe exits 0, leaked_objects == 0.
 . "$(dirname "$0")/ws_lib.sh"
 . "$(dirname "$0")/tls_lib.sh"
@@ -83,6 +86,6 @@ server_start notls "$PY" "$KDIR/ws_peer.py" --port $PORT --count 1 --result "$W/
 ws_conf notls "$URL, $WS_RETRY" '"expect": 1'
 wss_run
 srv_term
-wss_refused_check notls counter=tls_fail_protocol why="wrong version number"
+wss_refused_check notls counter=tls_fail_protocol why="wrong version number" slow_ok=1
 ws_report_common
 finish
