@@ -384,6 +384,20 @@ struct ws_seg_run {
 	uint64_t msgs, bytes;
 };
 
+/* m, backed by the segment: one of its references, counted, staged */
+static __rte_always_inline void
+ws_seg_ref(struct ws_ctx *x, struct ws_seg_run *r, struct lcp_msg *m)
+{
+	if (unlikely(r->spare == 0)) {
+		rte_mbuf_refcnt_update(r->seg, WS_SEG_REFS);
+		r->spare = WS_SEG_REFS;
+	}
+	r->spare--;
+	r->msgs++;
+	r->bytes += m->len;
+	lcp_obuf_put(x->st, &x->msg, m);
+}
+
 /* one message wholly inside the segment: by reference */
 static __rte_always_inline void
 ws_seg_msg(struct ws_ctx *x, struct ws_conn *c, struct ws_seg_run *r, const uint8_t *data, uint32_t len,
@@ -404,14 +418,7 @@ ws_seg_msg(struct ws_ctx *x, struct ws_conn *c, struct ws_seg_run *r, const uint
 	} else {
 		m->backing[0] = r->seg;
 	}
-	if (unlikely(r->spare == 0)) {
-		rte_mbuf_refcnt_update(r->seg, WS_SEG_REFS);
-		r->spare = WS_SEG_REFS;
-	}
-	r->spare--;
-	r->msgs++;
-	r->bytes += len;
-	lcp_obuf_put(x->st, &x->msg, m);
+	ws_seg_ref(x, r, m);
 }
 
 #define WS_RUN 32 /* messages decoded at once by stk_wss_recv_run */
@@ -429,7 +436,23 @@ ws_frames(struct ws_ctx *x, struct ws_conn *c, struct rte_mbuf *seg, uint8_t *p,
 		struct stk_ws_frame f[WS_RUN];
 		unsigned k = stk_wss_recv_run(&c->ws, &p, end, f, WS_RUN);
 
-		for (unsigned i = 0; i < k; i++)
+		unsigned i = 0;
+
+		if (likely(!c->session_start && c->lost == 0)) {
+			/* the usual run: every message from the segment's template
+			 * (ws_seg_msg's first case, the connection's state read once) */
+			for (; i < k; i++) {
+				struct ws_msg *wm = ws_msg_take(x, c);
+
+				if (unlikely(wm == NULL)) { /* counted; the rest as ws_seg_msg */
+					i++;
+					break;
+				}
+				ws_seg_tmpl_put(&r.tmpl, wm, f[i].data, f[i].len, f[i].opcode);
+				ws_seg_ref(x, &r, &wm->pub);
+			}
+		}
+		for (; i < k; i++)
 			ws_seg_msg(x, c, &r, f[i].data, f[i].len, f[i].opcode);
 		if (k == WS_RUN)
 			continue;

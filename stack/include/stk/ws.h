@@ -41,6 +41,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -136,14 +139,28 @@ void stk_ws_dec_pmd(struct stk_ws_dec *d, bool on);
 /* The resumable state machine behind stk_ws_dec_next(). */
 enum stk_ws_ev stk_ws_dec_next_slow(struct stk_ws_dec *d, uint8_t **p, uint8_t *end, struct stk_ws_out *o);
 
-/* the UTF-8 state after a piece of text, from state u: short ASCII pieces
- * (fragments, tiny ticks) without a call, two overlapping 8-byte loads covering
- * 8..16 bytes; the rest through stk_utf8_validate() */
+/* the UTF-8 state after a piece of text, from state u: ASCII pieces of up to
+ * 64 bytes (fragments, ticks) without a call — two overlapping 8-byte loads
+ * cover 8..16 bytes, two or four overlapping 16-byte loads (SSE2, the x86-64
+ * baseline) 17..64; the rest through stk_utf8_validate() */
 static inline __attribute__((always_inline)) uint32_t
 stk_ws_utf8_piece(uint32_t u, const uint8_t *p, size_t len)
 {
 	uint64_t acc = 0;
 
+#if defined(__SSE2__)
+	if (u == STK_UTF8_ACCEPT && len > 16 && len <= 64) {
+		__m128i a = _mm_or_si128(_mm_loadu_si128((const __m128i *)(const void *)p),
+					 _mm_loadu_si128((const __m128i *)(const void *)(p + len - 16)));
+
+		if (len > 32)
+			a = _mm_or_si128(a, _mm_or_si128(_mm_loadu_si128((const __m128i *)(const void *)(p + 16)),
+							 _mm_loadu_si128((const __m128i *)(const void *)(p + len - 32))));
+		if (_mm_movemask_epi8(a) == 0)
+			return u;
+		return stk_utf8_validate(u, p, len);
+	}
+#endif
 	if (u == STK_UTF8_ACCEPT && len <= 16) {
 		if (len >= 8) {
 			uint64_t w1, w2;
@@ -249,6 +266,9 @@ stk_ws_dec_run(const struct stk_ws_dec *d, uint8_t **pp, const uint8_t *end, str
 {
 	uint8_t *p = *pp;
 	unsigned n = 0;
+	/* what the loop reads of the decoder, read once */
+	uint64_t lim = d->max_msg != 0 ? d->max_msg : UINT64_MAX;
+	unsigned text_chk = d->check_utf8 ? 0x81u : 0x100u; /* b0 that is validated */
 
 	if (d->state != 0 || d->hlen != 0 || d->server || d->msg_op != 0)
 		return 0;
@@ -257,7 +277,7 @@ stk_ws_dec_run(const struct stk_ws_dec *d, uint8_t **pp, const uint8_t *end, str
 		size_t len = p[1], h = 2;
 
 		/* 0x81 / 0x82: FIN, no RSV, text / binary; len <= 126: unmasked */
-		if ((b0 != 0x81u && b0 != 0x82u) || len > 126)
+		if (b0 - 0x81u > 1u || len > 126)
 			break;
 		if (len == 126) {
 			if (end - p < 4)
@@ -265,9 +285,9 @@ stk_ws_dec_run(const struct stk_ws_dec *d, uint8_t **pp, const uint8_t *end, str
 			len = ((size_t)p[2] << 8) | p[3];
 			h = 4;
 		}
-		if ((size_t)(end - p) - h < len || (d->max_msg != 0 && len > d->max_msg))
+		if ((size_t)(end - p) - h < len || len > lim)
 			break;
-		if (b0 == 0x81u && d->check_utf8 && stk_ws_utf8_piece(STK_UTF8_ACCEPT, p + h, len) != STK_UTF8_ACCEPT)
+		if (b0 == text_chk && stk_ws_utf8_piece(STK_UTF8_ACCEPT, p + h, len) != STK_UTF8_ACCEPT)
 			break; /* stk_ws_dec_next() reports it */
 		f[n].data = p + h;
 		f[n].len = (uint32_t)len;
