@@ -20,6 +20,11 @@
 #                              liblcpipe-shm) and sink_pcap: what they free,
 #                              write and pass on; the
 #                              guide's sink_count (doc/.libs, built first here)
+#   harness/test_h_nats        Check: sink_nats against a nats-server each test
+#                              starts on loopback, read back over the NATS text
+#                              protocol on a plain socket: core
+#                              subjects, sanitizing, fallback, JetStream acks and
+#                              duplicates, no server (drop_not_connected)
 #   harness/test_h_strategies  Check: pool_* modules behind tee's copies, batch_*
 #                              modules on a ring link, counters_* modules behind
 #                              metrics: same output, exact counts, nothing lost
@@ -28,7 +33,7 @@
 #   harness/.libs/h_tap.so     the far end of every link of the stage under test
 
 harness_tests = harness/test_h_ws harness/test_h_metrics harness/test_h_feedsim \
-	harness/test_h_sinks harness/test_h_strategies
+	harness/test_h_sinks harness/test_h_nats harness/test_h_strategies
 
 check_LTLIBRARIES += harness/h_tap.la
 harness_h_tap_la_SOURCES = harness/h_tap.c harness/h_tap.h
@@ -67,6 +72,10 @@ harness_test_h_sinks_SOURCES = harness/test_h_sinks.c $(harness_src)
 harness_test_h_sinks_CPPFLAGS = $(harness_cppflags) -I$(top_srcdir)/plugins/sink_shm
 harness_test_h_sinks_CFLAGS = $(harness_cflags)
 harness_test_h_sinks_LDADD = $(harness_ldadd) $(top_builddir)/plugins/sink_shm/liblcpipe-shm.la
+harness_test_h_nats_SOURCES = harness/test_h_nats.c $(harness_src)
+harness_test_h_nats_CPPFLAGS = $(harness_cppflags)
+harness_test_h_nats_CFLAGS = $(harness_cflags)
+harness_test_h_nats_LDADD = $(harness_ldadd)
 harness_test_h_strategies_SOURCES = harness/test_h_strategies.c $(harness_src)
 harness_test_h_strategies_CPPFLAGS = $(harness_cppflags)
 harness_test_h_strategies_CFLAGS = $(harness_cflags)
