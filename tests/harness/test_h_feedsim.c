@@ -28,6 +28,8 @@
 
 #include "plugin_harness.h"
 
+#include "../t_check.h"
+
 #define T_CLIENT 0x21 /* the tcp connection id of the client */
 
 /* every SEND on "tx" so far, concatenated into buf (freed); *fin: a CLOSE
@@ -312,11 +314,5 @@ feedsim_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(feedsim_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return t_run_suite(feedsim_suite());
 }

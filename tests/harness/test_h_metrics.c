@@ -43,6 +43,8 @@
 
 #include "metrics_track.h" /* mt_hash */
 
+#include "../t_check.h"
+
 struct t_tick {
 	uint64_t conn;
 	const char *text;
@@ -349,11 +351,5 @@ metrics_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(metrics_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return t_run_suite(metrics_suite());
 }

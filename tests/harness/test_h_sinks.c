@@ -51,6 +51,8 @@
 
 #include "plugin_harness.h"
 
+#include "../t_check.h"
+
 /* ---- sink_null ---- */
 
 START_TEST(null_frees_all)
@@ -476,11 +478,5 @@ sinks_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(sinks_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return t_run_suite(sinks_suite());
 }

@@ -29,6 +29,8 @@
 
 #include "plugin_harness.h"
 
+#include "../t_check.h"
+
 static const char *const t_pools[] = {"pool_mempool", "pool_ring", "pool_malloc",
 				      "pool_rte_malloc"};
 
@@ -189,11 +191,5 @@ strategies_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(strategies_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return t_run_suite(strategies_suite());
 }

@@ -39,6 +39,8 @@
 
 #include "plugin_harness.h"
 
+#include "../t_check.h"
+
 #define T_CONN 7 /* the tcp connection id the test gives */
 
 static const char t_opts[] =
@@ -427,11 +429,5 @@ ws_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(ws_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return t_run_suite(ws_suite());
 }

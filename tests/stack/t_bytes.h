@@ -11,7 +11,6 @@
  *                            that reads past its chunk faults
  *   struct sbuf              a growable byte string (sb_room, sb_put, sb_u8)
  *   rnd(&state)              splitmix64: seeded, repeatable
- *   t_run_suite(s)           main()'s body: run the suite, exit status
  */
 #ifndef LCP_TESTS_STACK_T_BYTES_H
 #define LCP_TESTS_STACK_T_BYTES_H
@@ -22,6 +21,8 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+
+#include "../t_check.h"
 
 #define REQUIRE(cond, ...)                                                                         \
 	do {                                                                                       \
@@ -125,18 +126,6 @@ rnd(uint64_t *s)
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
 	return z ^ (z >> 31);
-}
-
-static inline int
-t_run_suite(Suite *s)
-{
-	SRunner *sr = srunner_create(s);
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }
 
 #endif

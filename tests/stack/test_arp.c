@@ -29,6 +29,8 @@
 
 #include "harness.h"
 
+#include "../t_check.h"
+
 static void
 setup(void)
 {
@@ -428,11 +430,5 @@ arp_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(arp_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return t_run_suite(arp_suite());
 }

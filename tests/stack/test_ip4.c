@@ -30,6 +30,8 @@
 
 #include "harness.h"
 
+#include "../t_check.h"
+
 static uint8_t payload[2048];
 
 static void
@@ -575,11 +577,5 @@ ip4_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(ip4_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return t_run_suite(ip4_suite());
 }

@@ -140,6 +140,8 @@
 
 #include "harness.h"
 
+#include "../t_check.h"
+
 static struct h_peer P;
 
 static const struct h_topts opt_none = {0};
@@ -2821,11 +2823,5 @@ tcp_in_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(tcp_in_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return t_run_suite(tcp_in_suite());
 }

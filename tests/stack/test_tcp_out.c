@@ -67,6 +67,8 @@
 
 #include "harness.h"
 
+#include "../t_check.h"
+
 static struct h_peer P;
 
 /* the peer's view of our stream */
@@ -1342,11 +1344,5 @@ tcp_out_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(tcp_out_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return t_run_suite(tcp_out_suite());
 }

@@ -21,6 +21,8 @@
 
 #include "harness.h"
 
+#include "../t_check.h"
+
 #define A_TOTAL (4ull << 20)
 #define B_TOTAL (1ull << 20)
 
@@ -358,11 +360,5 @@ tcp_pair_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(tcp_pair_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return t_run_suite(tcp_pair_suite());
 }

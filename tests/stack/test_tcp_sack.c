@@ -42,6 +42,8 @@
 
 #include "harness.h"
 
+#include "../t_check.h"
+
 #define MSS 1000u
 #define NSEG 256
 #define RTT_MS 10
@@ -542,11 +544,5 @@ tcp_sack_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(tcp_sack_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return t_run_suite(tcp_sack_suite());
 }

@@ -25,6 +25,8 @@
 
 #include "harness.h"
 
+#include "../t_check.h"
+
 static struct h_peer P;
 
 #define NEAR(t, want, tol) ((t) + (tol) >= (want) && (t) <= (want) + (tol))
@@ -397,11 +399,5 @@ tcp_timer_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(tcp_timer_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return t_run_suite(tcp_timer_suite());
 }

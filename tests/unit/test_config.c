@@ -15,6 +15,8 @@
 
 #include "testutil.h"
 
+#include "../t_check.h"
+
 static struct lcp_errs errs;
 
 static void
@@ -483,11 +485,5 @@ config_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(config_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return t_run_suite(config_suite());
 }

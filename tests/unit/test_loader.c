@@ -22,6 +22,8 @@
 
 #include "testutil.h"
 
+#include "../t_check.h"
+
 #define DESC_SIZE sizeof(struct lcp_plugin)
 
 #if defined(__x86_64__)
@@ -911,11 +913,5 @@ loader_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(loader_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return t_run_suite(loader_suite());
 }

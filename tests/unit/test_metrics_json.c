@@ -25,6 +25,8 @@
 #include "metrics_json.h"
 #include "metrics_scan.h"
 
+#include "../t_check.h"
+
 static struct metrics_json_paths ps;
 static unsigned slot[METRICS_JSON_MAX_PATHS];
 static struct metrics_json_span out[METRICS_JSON_MAX_PATHS];
@@ -445,11 +447,5 @@ mj_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(mj_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return t_run_suite(mj_suite());
 }

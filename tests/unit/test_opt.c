@@ -16,6 +16,8 @@
 
 #include "lcp_priv.h"
 
+#include "../t_check.h"
+
 /* ---- a table with every type and width ---- */
 struct tc {
 	bool flag;
@@ -953,11 +955,5 @@ opt_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(opt_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return t_run_suite(opt_suite());
 }
