@@ -144,9 +144,8 @@ ws_msg_proto(struct ws_ctx *x, const struct ws_conn *c, uint64_t tsc)
 
 /* A segment's template, for the messages cut from it by reference (most of
  * them): held in four 16-byte registers and one word, so each message costs
- * those stores plus its data pointer and one word of len, opcode and flags —
- * not a field-by-field setup (B13 callgrind: 31 instructions per message
- * before). Laid out as struct ws_msg is: */
+ * those stores plus its data pointer and one word of len, opcode and flags,
+ * not a setup of its eleven fields one by one. Laid out as struct ws_msg is: */
 _Static_assert(offsetof(struct lcp_msg, data) == 16 && offsetof(struct lcp_msg, len) == 24 &&
 		       offsetof(struct lcp_msg, opcode) == 28 && offsetof(struct lcp_msg, flags) == 30 &&
 		       offsetof(struct lcp_msg, release) == 32 && sizeof(struct ws_msg) == 88,
@@ -434,13 +433,11 @@ ws_frames(struct ws_ctx *x, struct ws_conn *c, struct rte_mbuf *seg, uint8_t *p,
 	ws_seg_tmpl_init(&r.tmpl, x, c, r.tsc, seg);
 	for (;;) {
 		struct stk_ws_frame f[WS_RUN];
-		unsigned k = stk_wss_recv_run(&c->ws, &p, end, f, WS_RUN);
-
-		unsigned i = 0;
+		unsigned k = stk_wss_recv_run(&c->ws, &p, end, f, WS_RUN), i = 0;
 
 		if (likely(!c->session_start && c->lost == 0)) {
-			/* the usual run: every message from the segment's template
-			 * (ws_seg_msg's first case, the connection's state read once) */
+			/* the usual run: ws_seg_msg's first case with the
+			 * connection's state read once */
 			for (; i < k; i++) {
 				struct ws_msg *wm = ws_msg_take(x, c);
 
