@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * msg_stall — test-only stage: passes `msg` objects from "in" to "out"
- * unchanged after spinning stall_us microseconds per burst. A consumer slower
- * than its producer on demand, for the backpressure tests (ring full, pool
- * empty). Counts bursts and messages; drops nothing itself. With hang_at_stop
+ * unchanged after spinning stall_us microseconds per burst plus stall_ns_msg
+ * nanoseconds per message. A consumer slower than its producer on demand, for
+ * the backpressure tests (ring full, pool empty): the per-message part keeps it
+ * slow however large the bursts its producer hands it grow. Counts bursts and messages; drops nothing itself. With hang_at_stop
  * it never returns from the first burst that comes once the engine stops: a
  * stage stuck in its process(), for the shutdown's hard limit
  * (engine.stop_timeout, tests/run/stop-limit.sh).
@@ -29,17 +30,20 @@ static const char *const msg_stall_counters[] = { "bursts", "msgs", NULL };
 
 struct msg_stall_conf {
 	uint32_t stall_us;
+	uint32_t stall_ns_msg;
 	bool hang_at_stop;
 };
 
 struct msg_stall_ctx {
-	uint64_t stall;
+	uint64_t stall, stall_msg; /* TSC cycles per burst, per message */
 	bool hang_at_stop;
 };
 
 static const struct lcp_opt msg_stall_opts[] = {
 	LCP_OPT_UINT(struct msg_stall_conf, stall_us, "stall_us", "10", 0, 1000000, 0,
 		     "spin this many microseconds per burst"),
+	LCP_OPT_UINT(struct msg_stall_conf, stall_ns_msg, "stall_ns_msg", "0", 0, 1000000, 0,
+		     "and this many nanoseconds more per message of the burst"),
 	LCP_OPT_BOOL(struct msg_stall_conf, hang_at_stop, "hang_at_stop", "false",
 		     "once the engine stops, never return from process() (a stuck stage)"),
 	LCP_OPT_END,
@@ -55,6 +59,7 @@ msg_stall_init(struct lcp_stage *st, const void *conf, void **ctx)
 	if (x == NULL)
 		return -ENOMEM;
 	x->stall = (uint64_t)c->stall_us * (rte_get_tsc_hz() / 1000000);
+	x->stall_msg = (uint64_t)((double)c->stall_ns_msg * (double)rte_get_tsc_hz() / 1e9);
 	x->hang_at_stop = c->hang_at_stop;
 	*ctx = x;
 	return 0;
@@ -67,7 +72,7 @@ msg_stall_process(struct lcp_stage *st, void *ctx, unsigned port, void **objs, u
 	uint64_t t0 = rte_rdtsc();
 
 	RTE_SET_USED(port);
-	while (rte_rdtsc() - t0 < x->stall)
+	while (rte_rdtsc() - t0 < x->stall + x->stall_msg * n)
 		rte_pause();
 	if (x->hang_at_stop && lcp_stage_stopping(st))
 		for (;;) /* on purpose: see the option */
