@@ -1,14 +1,25 @@
 /* SPDX-License-Identifier: BSD-3-Clause
- * t_check.h — what every Check suite's main() does: run the suite (fork mode
- * unless CK_FORK=no), print Check's summary, exit 0 when nothing failed.
+ * t_check.h — what the Check suites share:
  *
- *   int main(void) { return t_run_suite(my_suite()); }
+ *   t_run_suite(s)          main()'s body: run the suite (fork mode unless
+ *                           CK_FORK=no), print Check's summary, exit 0 when
+ *                           nothing failed: int main(void) { return t_run_suite(my_suite()); }
+ *   REQUIRE(cond, fmt, ...) ck_assert* marks every passing check with a write
+ *                           to Check's pipe (a syscall each in fork mode); loops
+ *                           that check millions of things fail through
+ *                           ck_abort_msg and pass silently
  */
 #ifndef LCP_TESTS_T_CHECK_H
 #define LCP_TESTS_T_CHECK_H
 
 #include <check.h>
 #include <stdlib.h>
+
+#define REQUIRE(cond, ...)                                                                         \
+	do {                                                                                       \
+		if (!(cond))                                                                       \
+			ck_abort_msg(__VA_ARGS__);                                                 \
+	} while (0)
 
 static inline int
 t_run_suite(Suite *s)

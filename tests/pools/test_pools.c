@@ -68,12 +68,7 @@
 
 #include "lcp_priv.h"
 
-/* fail without a syscall per passing check (Check's pipe in fork mode) */
-#define REQUIRE(cond, ...)                                                                         \
-	do {                                                                                       \
-		if (!(cond))                                                                       \
-			ck_abort_msg(__VA_ARGS__);                                                 \
-	} while (0)
+#include "../t_check.h" /* REQUIRE */
 
 /* ---- the variants: a module and its options ---- */
 

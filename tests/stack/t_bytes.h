@@ -2,10 +2,7 @@
  * t_bytes.h — what the stack's Check suites for byte streams share (utf8,
  * ws_frame, ws_deflate, ws_session, ws_handshake, tls):
  *
- *   REQUIRE(cond, fmt, ...)  ck_assert* marks every passing check with a write
- *                            to Check's pipe (a syscall each in fork mode); the
- *                            loops here check millions of things, so they fail
- *                            through ck_abort_msg and pass silently
+ *   REQUIRE(cond, fmt, ...)  from ../t_check.h
  *   struct gbuf              memory whose data ends right before a PROT_NONE
  *                            page: gb_place() copies a chunk there, so a decoder
  *                            that reads past its chunk faults
@@ -23,12 +20,6 @@
 #include <unistd.h>
 
 #include "../t_check.h"
-
-#define REQUIRE(cond, ...)                                                                         \
-	do {                                                                                       \
-		if (!(cond))                                                                       \
-			ck_abort_msg(__VA_ARGS__);                                                 \
-	} while (0)
 
 /* ---- chunks that end right before a PROT_NONE page ---- */
 struct gbuf {

@@ -37,11 +37,7 @@
 
 #include "tls_certs.h"
 
-#define REQUIRE(cond, ...)                                                                         \
-	do {                                                                                       \
-		if (!(cond))                                                                       \
-			ck_abort_msg(__VA_ARGS__);                                                 \
-	} while (0)
+#include "../t_check.h"
 
 static struct tls_certs pki;
 
