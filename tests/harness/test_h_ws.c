@@ -209,16 +209,26 @@ t_check_msgs(struct lcp_h *h, unsigned assembled)
 	ck_assert_uint_eq((unsigned)((pong[6] ^ pong[2]) << 8 | (pong[7] ^ pong[3])), 1001);
 }
 
-START_TEST(open_and_frames)
+/* a ws stage whose connection got the 101 (with a right or a wrong
+ * Sec-WebSocket-Accept) and t_stream's frames, all in one segment */
+static struct lcp_h *
+t_open_one_segment(bool good_accept)
 {
 	struct lcp_h *h = lcp_h_new(&(struct lcp_h_conf){.plugin = "ws", .options = t_opts});
 	char resp[256];
 	uint8_t buf[512];
 	size_t n;
-	uint32_t user = t_connect(h, resp, sizeof(resp), true);
+	uint32_t user = t_connect(h, resp, sizeof(resp), good_accept);
 
 	n = t_stream(buf, resp);
 	lcp_h_push1(h, "in", lcp_h_stream(h, LCP_STREAM_EV_DATA, T_CONN, user, 0, buf, n));
+	return h;
+}
+
+START_TEST(open_and_frames)
+{
+	struct lcp_h *h = t_open_one_segment(true);
+
 	ck_assert_uint_eq(lcp_h_ctr(h, "in.in"), 2);
 	t_check_msgs(h, 1); /* whole frames point into the segment; fragments are copied */
 	lcp_h_free(h);
@@ -307,14 +317,8 @@ END_TEST
 
 START_TEST(bad_accept)
 {
-	struct lcp_h *h = lcp_h_new(&(struct lcp_h_conf){.plugin = "ws", .options = t_opts});
-	char resp[256];
-	uint8_t buf[512];
-	size_t n;
-	uint32_t user = t_connect(h, resp, sizeof(resp), false);
+	struct lcp_h *h = t_open_one_segment(false);
 
-	n = t_stream(buf, resp);
-	lcp_h_push1(h, "in", lcp_h_stream(h, LCP_STREAM_EV_DATA, T_CONN, user, 0, buf, n));
 	ck_assert_uint_eq(lcp_h_ctr(h, "fail_handshake"), 1);
 	ck_assert_uint_eq(lcp_h_ctr(h, "opens"), 0);
 	ck_assert_uint_eq(lcp_h_ctr(h, "msgs"), 0);
