@@ -8,6 +8,8 @@
  *                                       gathered byte-wise), checks, payload
  *                                       pieces unmasked in place, control
  *                                       frames assembled (<= 125 bytes)
+ *   stk_ws_dec_piece                    a client's piece of a frame cut by the
+ *                                       chunk's end, without the state machine
  *   stk_ws_dec_pmd                      permessage-deflate negotiated: RSV1
  *                                       allowed on a data message's first frame
  *   stk_ws_hdr / stk_ws_hdr_rsv / stk_ws_mask  encode
@@ -242,6 +244,94 @@ control_done(struct stk_ws_dec *d, struct stk_ws_out *o)
 	return STK_WS_CONTROL;
 }
 
+/* the data piece [p, p + n) of the message in progress out, the last one
+ * when last: the message's flags into *o, *pp past it */
+static inline enum stk_ws_ev
+data_out(struct stk_ws_dec *d, uint8_t **pp, uint8_t *p, size_t n, bool last, struct stk_ws_out *o)
+{
+	o->opcode = d->msg_op & 0x0fu;
+	o->first = d->msg_first;
+	o->last = last;
+	o->compressed = d->msg_op >> 7;
+	o->data = p;
+	o->len = n;
+	o->reason = NULL;
+	d->msg_first = false;
+	if (last)
+		d->msg_op = 0;
+	*pp = p + n;
+	return STK_WS_DATA;
+}
+
+/* What stk_ws_dec_next_slow() does for the piece, with its checks folded
+ * into one test each: header() for a whole-message frame, then the D_DATA
+ * step for an unmasked payload. The UTF-8 state is computed before anything
+ * changes, so -1 leaves the decoder as it was. */
+int
+stk_ws_dec_piece(struct stk_ws_dec *d, uint8_t **pp, uint8_t *end, struct stk_ws_out *o)
+{
+	uint8_t *p = *pp;
+	size_t avail = (size_t)(end - p), n;
+	uint32_t u;
+	bool last;
+
+	if (d->server)
+		return -1;
+	if (d->state == D_HDR) {
+		unsigned b0;
+		size_t len, h = 2;
+
+		/* as stk_ws_dec_run takes: FIN, no RSV, text / binary, unmasked */
+		if (d->hlen != 0 || d->msg_op != 0 || avail < 3)
+			return -1;
+		b0 = p[0];
+		len = p[1];
+		if (b0 - 0x81u > 1u || len > 126)
+			return -1;
+		if (len == 126) {
+			if (avail < 5)
+				return -1;
+			len = ((size_t)p[2] << 8) | p[3];
+			h = 4;
+		}
+		/* the payload starts here and runs past the end */
+		if (avail - h >= len || avail == h || (d->max_msg != 0 && len > d->max_msg))
+			return -1;
+		n = avail - h;
+		u = STK_UTF8_ACCEPT;
+		if (b0 == 0x81u && d->check_utf8 && (u = stk_ws_utf8_piece(u, p + h, n)) == STK_UTF8_REJECT)
+			return -1;
+		/* header() */
+		d->fin = 1;
+		d->masked = 0;
+		d->opcode = (uint8_t)(b0 & 0x0fu);
+		d->msg_op = d->opcode;
+		d->msg_first = true;
+		d->msg_len = len;
+		d->remaining = len;
+		d->state = D_DATA;
+		p += h;
+	} else if (d->state == D_DATA && !d->masked && !(d->msg_op & STK_WS_MSG_Z) && d->remaining != 0 &&
+		   avail != 0) {
+		n = avail < d->remaining ? avail : (size_t)d->remaining;
+		u = d->utf8;
+		if (d->msg_op == STK_WS_OP_TEXT && d->check_utf8) {
+			u = stk_ws_utf8_piece(u, p, n);
+			if (u == STK_UTF8_REJECT || (d->fin && n == d->remaining && u != STK_UTF8_ACCEPT))
+				return -1; /* stk_ws_dec_next_slow fails it */
+		}
+	} else {
+		return -1;
+	}
+	/* the D_DATA step */
+	d->remaining -= n;
+	d->utf8 = u;
+	last = d->fin && d->remaining == 0;
+	if (d->remaining == 0)
+		d->state = D_HDR;
+	return data_out(d, pp, p, n, last, o);
+}
+
 enum stk_ws_ev
 stk_ws_dec_next_slow(struct stk_ws_dec *d, uint8_t **pp, uint8_t *end, struct stk_ws_out *o)
 {
@@ -345,18 +435,7 @@ stk_ws_dec_next_slow(struct stk_ws_dec *d, uint8_t **pp, uint8_t *end, struct st
 				/* an empty non-final fragment: nothing to hand on */
 				continue;
 			}
-			o->opcode = d->msg_op & 0x0f;
-			o->first = d->msg_first;
-			o->last = last;
-			o->compressed = d->msg_op >> 7;
-			o->data = p;
-			o->len = n;
-			o->reason = NULL;
-			d->msg_first = false;
-			if (last)
-				d->msg_op = 0;
-			*pp = p + n;
-			return STK_WS_DATA;
+			return data_out(d, pp, p, n, last, o);
 		}
 		case D_CTL: {
 			size_t n = (size_t)(end - p);

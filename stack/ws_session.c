@@ -5,7 +5,9 @@
  *
  * Receiving is stk_wss_recv() (inline, stk/ws_session.h) for whole messages
  * inside a chunk; everything else comes here: pieces to assemble, compressed
- * pieces to inflate, control frames, errors. A session that failed or got the
+ * pieces to inflate, control frames, errors. stk_wss_recv_next() takes the
+ * two ends of a message cut by a chunk boundary without the decoder's state
+ * machine (stk_ws_dec_piece). A session that failed or got the
  * peer's close takes no more bytes. Every ops.tx may end the session from the
  * inside (the caller's failure path runs stk_wss_fini): nothing here touches
  * the session after a failed tx. */
@@ -480,4 +482,21 @@ stk_wss_recv_slow(struct stk_wss *s, uint8_t **p, uint8_t *end, struct stk_wss_m
 			return (enum stk_wss_ev)r;
 		ev = -1;
 	}
+}
+
+enum stk_wss_ev
+stk_wss_recv_next(struct stk_wss *s, uint8_t **p, uint8_t *end, struct stk_wss_msg *m)
+{
+	struct stk_ws_out o;
+
+	if (s->state == STK_WSS_OPEN && stk_ws_dec_piece(&s->dec, p, end, &o) == STK_WS_DATA) {
+		int r = wss_data(s, &o, m);
+
+		if (r != WSS_CONTINUE)
+			return (enum stk_wss_ev)r;
+		/* a piece absorbed at the chunk's end: the decoder needs more */
+		if (*p == end)
+			return STK_WSS_NEED_MORE;
+	}
+	return stk_wss_recv(s, p, end, m);
 }

@@ -4,7 +4,7 @@
  *
  *   ws_on_data       a tcp DATA event: through TLS (ws_tls.c) or as it is
  *   ws_on_plain      the stream's plaintext: handshake response, then frames
- *   ws_frames        stk_wss_recv -> msgs; the server's close -> reconnect
+ *   ws_frames        stk_wss_recv_run, stk_wss_recv_next -> msgs; the server's close -> reconnect
  *   ws_buf_*         the buffers the session assembles and inflates into:
  *                    the assembly pool, then the heap
  *   ws_msg_*         msg objects from the stage's pool, released by consumers
@@ -423,7 +423,7 @@ ws_seg_msg(struct ws_ctx *x, struct ws_conn *c, struct ws_seg_run *r, const uint
 #define WS_RUN 32 /* messages decoded at once by stk_wss_recv_run */
 
 /* frames in [p, end) of segment seg: runs of whole messages first
- * (stk_wss_recv_run), anything else one event at a time (stk_wss_recv) */
+ * (stk_wss_recv_run), anything else one event at a time (stk_wss_recv_next) */
 static void
 ws_frames(struct ws_ctx *x, struct ws_conn *c, struct rte_mbuf *seg, uint8_t *p, uint8_t *end)
 {
@@ -453,7 +453,7 @@ ws_frames(struct ws_ctx *x, struct ws_conn *c, struct rte_mbuf *seg, uint8_t *p,
 			ws_seg_msg(x, c, &r, f[i].data, f[i].len, f[i].opcode);
 		if (k == WS_RUN)
 			continue;
-		switch (stk_wss_recv(&c->ws, &p, end, &w)) {
+		switch (stk_wss_recv_next(&c->ws, &p, end, &w)) {
 		case STK_WSS_NEED_MORE:
 			goto out;
 		case STK_WSS_MSG:

@@ -10,7 +10,8 @@
  *                            a data message's first frame)
  *                     bit 5: the chunk plan's decode takes runs of whole
  *                            messages first (stk_ws_dec_run, 1..8 at a time
- *                            by the chunk's size)
+ *                            by the chunk's size), then the pieces of cut
+ *                            frames that stk_ws_dec_piece takes
  *         bytes 1..4  chunk plan (fuzz_common.h): sizes 1..64 or "the rest"
  *         the rest    the byte stream from the peer
  *
@@ -31,7 +32,9 @@
  *     delivered (valid bytes before a bad UTF-8 byte may go out chunk by chunk)
  *   - a run's frames are exactly what stk_ws_dec_next returns, one call each,
  *     on a copy of the decoder (whole messages, not compressed), and leave the
- *     decoder as those calls do
+ *     decoder as those calls do; a piece stk_ws_dec_piece takes is exactly
+ *     stk_ws_dec_next's, the decoder after byte for byte the same; one it
+ *     refuses leaves the decoder and the cursor as they were
  *   - every complete message and control frame, encoded again as one frame
  *     (masked on the server side, RSV1 when compressed), decodes to the same
  *     bytes and flag
@@ -204,6 +207,31 @@ feed_run(struct stk_ws_dec *d, uint8_t **p, uint8_t *end, unsigned max, struct w
 		   d2.msg_len == d->msg_len);
 }
 
+/* stk_ws_dec_piece, where it takes the next event: checked against
+ * stk_ws_dec_next on a copy of the decoder (the piece, the cursor, the decoder
+ * after), then logged as that call's piece; false: it refused, and moved and
+ * changed nothing */
+static bool
+feed_piece(struct stk_ws_dec *d, uint8_t **p, uint8_t *end, struct wlog *L)
+{
+	struct stk_ws_dec d2 = *d;
+	struct stk_ws_out o, o2;
+	uint8_t *q = *p;
+
+	memset(&o, 0, sizeof(o));
+	if (stk_ws_dec_piece(d, p, end, &o) != STK_WS_DATA) {
+		FUZZ_CHECK(*p == q && memcmp(d, &d2, sizeof(d2)) == 0);
+		return false;
+	}
+	memset(&o2, 0, sizeof(o2));
+	FUZZ_CHECK(stk_ws_dec_next(&d2, &q, end, &o2) == STK_WS_DATA);
+	FUZZ_CHECK(q == *p && o2.data == o.data && o2.len == o.len && o2.opcode == o.opcode &&
+		   o2.first == o.first && o2.last == o.last && !o2.compressed && !o.compressed);
+	FUZZ_CHECK(memcmp(d, &d2, sizeof(d2)) == 0);
+	on_data(L, &o);
+	return true;
+}
+
 /* decode one chunk to the end */
 static void
 feed(struct stk_ws_dec *d, uint8_t *chunk, size_t n, struct wlog *L)
@@ -214,8 +242,11 @@ feed(struct stk_ws_dec *d, uint8_t *chunk, size_t n, struct wlog *L)
 
 	for (;;) {
 		memset(&o, 0, sizeof(o));
-		if (L->runs && !L->err)
+		if (L->runs && !L->err) {
 			feed_run(d, &p, end, 1 + (unsigned)(n % 8), L);
+			if (feed_piece(d, &p, end, L))
+				continue;
+		}
 		if (L->err) {
 			/* sticky: the error again, whatever follows */
 			ev = stk_ws_dec_next(d, &p, end, &o);

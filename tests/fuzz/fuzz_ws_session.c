@@ -21,7 +21,10 @@
  *                     bit 6: a ping of ours after every 4th chunk; bit 7: our
  *                     close (1000) after the 2nd chunk
  *         the rest    the stream from the peer, cut by the chunk plan (each
- *                     chunk in its own exactly sized allocation)
+ *                     chunk in its own exactly sized allocation); a chunk
+ *                     whose index plus the input's length is odd is read as
+ *                     a client's receive loop reads (stk_wss_recv_run, then
+ *                     stk_wss_recv_next), the others with stk_wss_recv
  *
  * Invariants (trap on failure):
  *   - the cursor stays in the chunk; NEED_MORE only with the chunk consumed
@@ -383,6 +386,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		size_t k = fuzz_chunk_next(&plan, size - off);
 		uint8_t *chunk = fuzz_dup(data + off, k), *p = chunk, *end = chunk + k;
 
+		/* the receive loop of this chunk: chunks whose index plus the
+		 * input's length is odd are read as a client's loop reads them */
+		bool loop = ((nchunk + size) & 1) != 0;
+		struct stk_ws_frame f[4];
+		unsigned fi = 0, fk = 0;
+
 		for (;;) {
 			struct stk_wss_msg m;
 			unsigned before = z.failed;
@@ -390,7 +399,21 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			enum stk_wss_ev e;
 
 			memset(&m, 0, sizeof(m));
-			e = stk_wss_recv(z.s, &p, end, &m);
+			if (loop && fi == fk) {
+				fi = 0;
+				fk = stk_wss_recv_run(z.s, &p, end, f, 1 + (unsigned)(k % 4));
+				FUZZ_CHECK(fk <= 1 + k % 4);
+			}
+			if (fi < fk) {
+				e = STK_WSS_MSG;
+				m.opcode = f[fi].opcode;
+				m.how = STK_WSS_IN_CHUNK;
+				m.data = f[fi].data;
+				m.len = f[fi].len;
+				fi++;
+			} else {
+				e = loop ? stk_wss_recv_next(z.s, &p, end, &m) : stk_wss_recv(z.s, &p, end, &m);
+			}
 			if (z.failed != before) {
 				FUZZ_CHECK(e == STK_WSS_GONE);
 			} else {

@@ -69,6 +69,9 @@
  *                      published counts caught up
  *   init_checks        -EINVAL without tx, a client without rand; fini on a
  *                      zeroed or finished session
+ *
+ * Then the whole suite again with each side reading as a client's receive
+ * loop does (runs of whole messages, then stk_wss_recv_next): the same events.
  */
 #include <check.h>
 #include <errno.h>
@@ -174,6 +177,9 @@ struct peer {
 	struct ev *evs;
 	size_t nev, capev;
 	bool gone;
+	/* loop_runs: the frames of the last run, f[fi..fk) not handed out yet */
+	struct stk_ws_frame f[3];
+	unsigned fi, fk;
 };
 
 static int
@@ -486,6 +492,32 @@ record(struct peer *p, int e, const struct stk_wss_msg *m, const uint8_t *chunk,
 	v->how = m->how;
 }
 
+/* how feed() reads: false, stk_wss_recv alone; true, as a client's receive
+ * loop reads (stk_wss_recv_run, 3 at most, then stk_wss_recv_next). main()
+ * runs the suite both ways: every event must be the same. */
+static bool loop_runs;
+
+/* the next event of p from [*q, end) (the frames of a run first, one each) */
+static int
+next_ev(struct peer *p, uint8_t **q, uint8_t *end, struct stk_wss_msg *m)
+{
+	if (!loop_runs)
+		return stk_wss_recv(p->s, q, end, m);
+	if (p->fi == p->fk) {
+		p->fi = 0;
+		p->fk = stk_wss_recv_run(p->s, q, end, p->f, 3);
+		REQUIRE(p->fk <= 3, "a run of %u", p->fk);
+		if (p->fk == 0)
+			return stk_wss_recv_next(p->s, q, end, m);
+	}
+	m->opcode = p->f[p->fi].opcode;
+	m->how = STK_WSS_IN_CHUNK;
+	m->data = p->f[p->fi].data;
+	m->len = p->f[p->fi].len;
+	p->fi++;
+	return STK_WSS_MSG;
+}
+
 /* feed n bytes to p in chunks of `chunk` bytes (0: all at once) */
 static void
 feed(struct peer *p, const uint8_t *bytes, size_t n, size_t chunk)
@@ -505,7 +537,7 @@ feed(struct peer *p, const uint8_t *bytes, size_t n, size_t chunk)
 
 			REQUIRE(guard < 1000000, "stk_wss_recv loops");
 			memset(&m, 0xa5, sizeof(m));
-			e = stk_wss_recv(p->s, &q, c + k, &m);
+			e = next_ev(p, &q, c + k, &m);
 			REQUIRE(q >= c && q <= c + k, "cursor outside the chunk");
 			if (e == STK_WSS_NEED_MORE) {
 				REQUIRE(q == c + k, "NEED_MORE with %td bytes left", c + k - q);
@@ -1877,5 +1909,8 @@ ws_session_suite(void)
 int
 main(void)
 {
-	return t_run_suite(ws_session_suite());
+	int rc = t_run_suite(ws_session_suite());
+
+	loop_runs = true; /* again, read as a client's receive loop reads */
+	return t_run_suite(ws_session_suite()) | rc;
 }

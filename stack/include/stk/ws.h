@@ -299,6 +299,17 @@ stk_ws_dec_run(const struct stk_ws_dec *d, uint8_t **pp, const uint8_t *end, str
 	return n;
 }
 
+/* stk_ws_dec_next() for a piece of a data frame that a chunk boundary cuts,
+ * without the general state machine (a client's receive loop, after a run):
+ * between messages, the first piece of a frame as stk_ws_dec_run() takes
+ * (FIN, no RSV, unmasked text or binary, 7- or 16-bit length, within
+ * max_msg) whose header is in the chunk and whose payload runs past its end;
+ * inside an unmasked, uncompressed frame's payload, the next piece. Returns
+ * STK_WS_DATA with *o and *pp, and the decoder, as stk_ws_dec_next() leaves
+ * them; -1 when the next event is anything else or the piece is not valid
+ * UTF-8 (stk_ws_dec_next() reports it): nothing consumed, nothing changed. */
+int stk_ws_dec_piece(struct stk_ws_dec *d, uint8_t **pp, uint8_t *end, struct stk_ws_out *o);
+
 /* valid close code on the wire (RFC 6455 7.4) */
 bool stk_ws_close_code_valid(unsigned code);
 

@@ -269,6 +269,15 @@ stk_wss_recv_run(struct stk_wss *s, uint8_t **p, uint8_t *end, struct stk_ws_fra
 	return stk_ws_dec_run(&s->dec, p, end, f, max);
 }
 
+/* The receive loop's call after a run stopped short (stk_wss_recv_run
+ * returned fewer than max): what stk_wss_recv() returns, with the two ends
+ * of a message that a chunk boundary cuts taken without the decoder's state
+ * machine (stk_ws_dec_piece): the first piece into a buffer (ops.buf_get) and
+ * NEED_MORE, then at the next chunk's start the rest and the message
+ * (STK_WSS_ASSEMBLED). What a feed of messages larger than a few hundred
+ * bytes meets once per TCP segment. */
+enum stk_wss_ev stk_wss_recv_next(struct stk_wss *s, uint8_t **p, uint8_t *end, struct stk_wss_msg *m);
+
 /* ---- sending (0 sent; -1 not: the session is not OPEN or our close went
  * out (for data and pings), or the tx failed (the session may be finished
  * then). A fragmented message whose tx fails after its first frame is cut
