@@ -108,6 +108,26 @@ sn_check_token(const char *what, const char *v, char *err, size_t errlen)
 	return 0;
 }
 
+/* n literal bytes onto t (the room checked by the caller), in its last
+ * segment when that is literal, else in a new one; false: no segment left */
+static bool
+sn_tpl_lit(struct sn_tpl *t, const char *b, size_t n)
+{
+	if (t->n == 0 || t->seg[t->n - 1].kind != SN_T_LIT) {
+		if (t->n == SN_TPL_SEGS)
+			return false;
+		t->seg[t->n].kind = SN_T_LIT;
+		t->seg[t->n].off = (uint16_t)t->lit_len;
+		t->seg[t->n].len = 0;
+		t->n++;
+	}
+	memcpy(t->lit + t->lit_len, b, n);
+	t->lit_len += (unsigned)n;
+	t->seg[t->n - 1].len = (uint16_t)(t->seg[t->n - 1].len + n);
+	t->worst += n;
+	return true;
+}
+
 /* Compile template s of option `what`; {venue} becomes venue's text. {symbol}
  * only if allow_symbol. Returns 0 or -EINVAL with the reason in err. */
 int
@@ -161,18 +181,8 @@ sn_tpl_compile(struct sn_tpl *t, const char *what, const char *s, const char *ve
 					snprintf(err, errlen, "%s \"%s\" is too long with venue \"%s\"", what, s, venue);
 					return -EINVAL;
 				}
-				if (t->n == 0 || t->seg[t->n - 1].kind != SN_T_LIT) {
-					if (t->n == SN_TPL_SEGS)
-						goto too_many;
-					t->seg[t->n].kind = SN_T_LIT;
-					t->seg[t->n].off = (uint16_t)t->lit_len;
-					t->seg[t->n].len = 0;
-					t->n++;
-				}
-				memcpy(t->lit + t->lit_len, venue, vl);
-				t->lit_len += (unsigned)vl;
-				t->seg[t->n - 1].len = (uint16_t)(t->seg[t->n - 1].len + vl);
-				t->worst += vl;
+				if (!sn_tpl_lit(t, venue, vl))
+					goto too_many;
 			} else {
 				if (t->n == SN_TPL_SEGS)
 					goto too_many;
@@ -212,17 +222,8 @@ sn_tpl_compile(struct sn_tpl *t, const char *what, const char *s, const char *ve
 		}
 		if (t->lit_len + 1 >= sizeof(t->lit))
 			goto too_long;
-		if (t->n == 0 || t->seg[t->n - 1].kind != SN_T_LIT) {
-			if (t->n == SN_TPL_SEGS)
-				goto too_many;
-			t->seg[t->n].kind = SN_T_LIT;
-			t->seg[t->n].off = (uint16_t)t->lit_len;
-			t->seg[t->n].len = 0;
-			t->n++;
-		}
-		t->lit[t->lit_len++] = *p;
-		t->seg[t->n - 1].len++;
-		t->worst++;
+		if (!sn_tpl_lit(t, p, 1))
+			goto too_many;
 		p++;
 	}
 	if (tok_empty) {
