@@ -74,6 +74,12 @@ lcp_stage_pktmbuf_pool(const struct lcp_stage *st)
 struct rte_mempool *
 lcp_stage_pktmbuf_pool_create(struct lcp_stage *st, const char *tag, unsigned n)
 {
+	return lcp_stage_pktmbuf_pool_create_sized(st, tag, n, priv_of(st)->eng->cfg->eng.mbuf_data_room);
+}
+
+struct rte_mempool *
+lcp_stage_pktmbuf_pool_create_sized(struct lcp_stage *st, const char *tag, unsigned n, unsigned data_room)
+{
 	struct lcp_stage_priv *sp = (struct lcp_stage_priv *)st;
 	struct lcp_engine *e = sp->eng;
 	const struct lcp_engine_conf *k = &e->cfg->eng;
@@ -81,12 +87,16 @@ lcp_stage_pktmbuf_pool_create(struct lcp_stage *st, const char *tag, unsigned n)
 	struct rte_mempool *mp;
 	char name[RTE_MEMPOOL_NAMESIZE];
 
+	if (data_room > UINT16_MAX || data_room <= RTE_PKTMBUF_HEADROOM) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
 	v = realloc(e->stage_pktpools, (e->n_stage_pktpools + 1) * sizeof(*v));
 	if (v == NULL)
 		return NULL;
 	e->stage_pktpools = v;
 	snprintf(name, sizeof(name), "lcp_%.12s_%u", tag, sp->index);
-	mp = rte_pktmbuf_pool_create(name, n, RTE_MIN(k->mbuf_cache, n / 2), 0, (uint16_t)k->mbuf_data_room,
+	mp = rte_pktmbuf_pool_create(name, n, RTE_MIN(k->mbuf_cache, n / 2), 0, (uint16_t)data_room,
 				     sp->socket < 0 ? SOCKET_ID_ANY : sp->socket);
 	if (mp != NULL)
 		e->stage_pktpools[e->n_stage_pktpools++] =

@@ -91,6 +91,7 @@ enum { WS_P_IN, WS_P_TX, WS_P_MSG, WS_P_SEND };
 	X(TLS_BYTES_TX, "tls_bytes_tx")                                        \
 	X(TLS_RECORDS_RX_FAST, "tls_records_rx_fast")                          \
 	X(TLS_TICKETS_IGNORED, "tls_tickets_ignored")                          \
+	X(TLS_BUFFERS_EMPTY, "tls_buffers_empty")                              \
 	X(DEFLATE_OPENS, "deflate_opens")                                      \
 	X(MSGS_INFLATED, "msgs_inflated")                                      \
 	X(DEFLATE_BYTES_RX, "deflate_bytes_rx")                                \
@@ -133,6 +134,7 @@ struct ws_conf {
 	const char *tls_ciphers, *tls_ciphersuites;
 	bool tls_resume;
 	bool tls_fast_path;
+	uint32_t tls_buffer_size, tls_buffers;
 	bool deflate;
 	uint32_t deflate_window_bits;
 	bool deflate_no_context_takeover;
@@ -257,6 +259,7 @@ struct ws_ctx {
 	struct stk_tls_ctx *tls;
 	char server_name[254];        /* tls_server_name; "": each URL's host */
 	struct stk_tls_stats tls_pub; /* what the counters already hold */
+	struct rte_mempool *tls_pool; /* plaintext buffers of tls_buffer_size; NULL: the engine's */
 	struct rte_mbuf *spare;       /* plaintext mbuf a read did not fill */
 	unsigned nombuf_run;          /* mbuf allocations failed in a row (ws_nombuf) */
 	bool tls_fast;                /* tls_fast_path */

@@ -8,7 +8,8 @@
  *                   URL's host or tls_server_name; the connection's ticket),
  *                   ClientHello; state TLS
  *   ws_tls_data     a tcp DATA segment: ciphertext in, plaintext out into
- *                   mbufs of the stage's pool, each handed to ws_on_plain() as
+ *                   mbufs of tls_buffer_size (a whole record each; the engine's
+ *                   when they are all held), each handed to ws_on_plain() as
  *                   a stream buffer (messages inside it are zero copy from
  *                   there on); the handshake's end starts the upgrade
  *   ws_tls_failed   count the reason, close (the alert goes out first), reconnect
@@ -26,6 +27,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <rte_errno.h>
 #include <rte_mbuf.h>
 
 #include "ws.h"
@@ -66,6 +68,15 @@ ws_tls_init(struct ws_ctx *x, const struct ws_conf *c)
 	if (x->tls == NULL) {
 		lcp_log(x->st, LCP_LOG_ERR, "TLS: %s", err);
 		return -EINVAL;
+	}
+	if (c->tls_buffer_size != 0) {
+		x->tls_pool = lcp_stage_pktmbuf_pool_create_sized(x->st, "wstls", c->tls_buffers,
+								  c->tls_buffer_size + RTE_PKTMBUF_HEADROOM);
+		if (x->tls_pool == NULL) {
+			lcp_log(x->st, LCP_LOG_ERR, "no memory for %u TLS buffers of %u bytes: %s", c->tls_buffers,
+				c->tls_buffer_size, rte_strerror(rte_errno));
+			return -ENOMEM;
+		}
 	}
 	snprintf(x->server_name, sizeof(x->server_name), "%s", c->tls_server_name);
 	if (c->insecure)
@@ -146,16 +157,35 @@ ws_tls_end(struct ws_ctx *x, struct ws_conn *c, ssize_t n)
 	}
 }
 
-/* ---- the receive fast path's buffers: mbufs of the stage's pool ---- */
+/* an mbuf for plaintext: the one a read left, else one of tls_buffer_size,
+ * else (all held by messages, or none configured) one of the engine's; NULL:
+ * none at all */
+static struct rte_mbuf *
+ws_tls_mbuf(struct ws_ctx *x)
+{
+	struct rte_mbuf *pm = x->spare;
+
+	x->spare = NULL;
+	if (pm != NULL)
+		return pm;
+	if (x->tls_pool != NULL) {
+		pm = rte_pktmbuf_alloc(x->tls_pool);
+		if (likely(pm != NULL))
+			return pm;
+		lcp_count(x->st, WS_C_TLS_BUFFERS_EMPTY, 1);
+	}
+	return rte_pktmbuf_alloc(x->pkt);
+}
+
+/* ---- the receive fast path's buffers ---- */
 
 static void *
 ws_tls_fast_get(void *user, uint8_t **p, size_t *cap)
 {
 	struct ws_conn *c = user;
 	struct ws_ctx *x = c->x;
-	struct rte_mbuf *pm = x->spare != NULL ? x->spare : rte_pktmbuf_alloc(x->pkt);
+	struct rte_mbuf *pm = ws_tls_mbuf(x);
 
-	x->spare = NULL;
 	if (pm == NULL) {
 		/* the plaintext cannot wait outside the TLS stream: the session fails */
 		lcp_log(x->st, LCP_LOG_ERR, "conn %u: no mbuf for TLS plaintext", c->idx);
@@ -236,8 +266,7 @@ ws_tls_data(struct ws_ctx *x, struct ws_conn *c, struct rte_mbuf *seg)
 				ws_tls_end(x, c, n);
 			return;
 		}
-		pm = x->spare != NULL ? x->spare : rte_pktmbuf_alloc(x->pkt);
-		x->spare = NULL;
+		pm = ws_tls_mbuf(x);
 		if (pm == NULL) {
 			/* the plaintext cannot wait outside the TLS stream: end the connection */
 			lcp_count(x->st, WS_C_DROP_NO_MBUF, 1);

@@ -5,6 +5,9 @@
 #   - byte-exact delivery: msg_hash's SHA-256 over the payloads the ws stage
 #     delivered equals the one feedsim logs for what it sent (hash_payloads);
 #     zero gaps; TLS counters moved (handshakes, records, bytes both ways);
+#   - TLS plaintext buffers: with one buffer of a whole record the records
+#     beyond it go into engine mbufs (tls_buffers_empty), with
+#     tls_buffer_size 0 all of them; byte-exact either way;
 #   - relative paths in the config are taken from the config file's directory
 #     (the run starts in another directory);
 #   - resumption: feedsim closes after N messages, ws reconnects, every
@@ -48,6 +51,19 @@ json.dump(c, open(out, "w"), indent=1)
 PY
 }
 
+# hash_check HASH_JSON: msg_hash's result of the last run equals what feedsim
+# logged (in $ERR) for the one client it served 30000 messages
+hash_check() {
+	"$PYTHON3" - "$ERR" "$1" <<'PY' && ok "msg_hash SHA-256 == feedsim's" || fail "payload hashes differ (above)"
+import json, re, sys
+log = open(sys.argv[1]).read()
+m = re.findall(r"client 0x[0-9a-f]+: (\d+) messages, (\d+) payload bytes, sha256 ([0-9a-f]{64})", log)
+h = json.load(open(sys.argv[2]))
+print("feedsim:", m, "msg_hash:", h["msgs"], h["bytes"], h["sha256"])
+sys.exit(0 if len(m) == 1 and int(m[0][0]) == h["msgs"] == 30000 and int(m[0][1]) == h["bytes"] and m[0][2] == h["sha256"] else 1)
+PY
+}
+
 mkdir -p "$T/cfg" "$T/elsewhere"
 ln -s "$top_srcdir/conf/tls" "$T/cfg/tls"
 
@@ -72,17 +88,35 @@ rcheck "wss" \
 	'ctr("feed", "tls_fail_verify") + ctr("feed", "tls_fail_alert") + ctr("feed", "tls_fail_protocol") + ctr("feed", "tls_fail_timeout") + ctr("feed", "tls_fail_tx") == 0' \
 	'ctr("feed", "msgs") == 30000' \
 	'ctr("feed", "msgs_zero_copy") > 0' \
+	'ctr("feed", "tls_buffers_empty") == 0' \
 	'ctr("exchange", "tls_handshakes") == 1' \
 	'ctr("stats", "seq_gaps") == 0' 'ctr("stats", "seq_dups") == 0' \
 	'r["leaked_objects"] == 0'
-"$PYTHON3" - "$ERR" "$T/one.json.hash.json" <<'PY' && ok "msg_hash SHA-256 == feedsim's" || fail "payload hashes differ (above)"
-import json, re, sys
-log = open(sys.argv[1]).read()
-m = re.findall(r"client 0x[0-9a-f]+: (\d+) messages, (\d+) payload bytes, sha256 ([0-9a-f]{64})", log)
-h = json.load(open(sys.argv[2]))
-print("feedsim:", m, "msg_hash:", h["msgs"], h["bytes"], h["sha256"])
-sys.exit(0 if len(m) == 1 and int(m[0][0]) == h["msgs"] == 30000 and int(m[0][1]) == h["bytes"] and m[0][2] == h["sha256"] else 1)
-PY
+hash_check "$T/one.json.hash.json"
+
+step "wss: one TLS buffer of a whole record: the rest in the engine's mbufs, byte-exact"
+# tls_buffers 1: while the messages of one record hold the buffer, the next
+# records are decrypted into engine mbufs (tls_buffers_empty); tls_buffer_size
+# 0: only engine mbufs, no pool
+for v in "1 16640" "1 0"; do
+	set -- $v
+	wss_conf "$T/cfg/buf$2.json" "
+ex.update({'count': 30000, 'close_when_done': True})
+ws.update({'reconnect_min_ms': 10000, 'reconnect_max_ms': 10000, 'tls_buffers': $1, 'tls_buffer_size': $2})
+c['stages'][-1]['options'].update({'expect': 30000, 'linger_ms': 200})
+"
+	new_prefix
+	lcrun "buf$2" "$T/cfg/buf$2.json" --duration 20 --no-live -- $(eal_base) -l 0,1
+	expect_rc 0 "wss run, tls_buffers $1, tls_buffer_size $2"
+	if [ "$2" = 0 ]; then empty='== 0'; else empty='> 0'; fi
+	rcheck "tls_buffers $1, tls_buffer_size $2" \
+		'ctr("feed", "msgs") == 30000' \
+		'ctr("feed", "tls_records_rx_fast") > 0' \
+		"ctr(\"feed\", \"tls_buffers_empty\") $empty" \
+		'ctr("stats", "seq_gaps") == 0' \
+		'r["leaked_objects"] == 0'
+	hash_check "$T/buf$2.json.hash.json"
+done
 
 step "wss: reconnects resume with the session ticket"
 # three sessions of 3,000 messages: msg_hash ends the run at the 9,000th, so no

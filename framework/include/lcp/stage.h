@@ -200,6 +200,11 @@ struct rte_mempool *lcp_stage_pktmbuf_pool(const struct lcp_stage *st);
  * hold its mbufs until theirs) and reports it with its pools; NULL on failure
  * (rte_errno). From init. */
 struct rte_mempool *lcp_stage_pktmbuf_pool_create(struct lcp_stage *st, const char *tag, unsigned n);
+/* ABI 2.3: the same with mbufs of data_room bytes each (headroom included, as
+ * rte_pktmbuf_pool_create() takes it; at most UINT16_MAX): buffers larger or
+ * smaller than the engine's, e.g. for whole TLS records. */
+struct rte_mempool *lcp_stage_pktmbuf_pool_create_sized(struct lcp_stage *st, const char *tag, unsigned n,
+							unsigned data_room);
 /* ABI 2.1: n objects of mp, a pool this stage made with
  * lcp_stage_pktmbuf_pool_create(), stay with a driver after its device is closed,
  * by the driver's design (net_af_xdp in DPDK 22.11 never gives back its fill
