@@ -14,9 +14,8 @@
 #include <rte_errno.h>
 #include <rte_malloc.h>
 
+#include "tls_opts.h"
 #include "feedsim.h"
-
-static const char *const fs_tls_versions[] = { "1.2", "1.3", NULL };
 
 #define C struct fs_conf
 const struct lcp_opt fs_opts[] = {
@@ -45,12 +44,7 @@ const struct lcp_opt fs_opts[] = {
 	LCP_OPT_STRING(C, tls_cert, "tls_cert", "\"\"", 0, 4095, LCP_OPT_F_PATH,
 		       "serve wss: the certificate chain, a PEM file (with tls_key)"),
 	LCP_OPT_STRING(C, tls_key, "tls_key", "\"\"", 0, 4095, LCP_OPT_F_PATH, "serve wss: the private key, a PEM file"),
-	LCP_OPT_ENUM(C, tls_min_version, "tls_min_version", "\"1.2\"", fs_tls_versions, 0, "wss: lowest TLS version"),
-	LCP_OPT_ENUM(C, tls_max_version, "tls_max_version", "\"1.3\"", fs_tls_versions, 0, "wss: highest TLS version"),
-	LCP_OPT_STRING(C, tls_ciphers, "tls_ciphers", "\"\"", 0, 1023, 0,
-		       "wss: TLS 1.2 cipher list (OpenSSL syntax; default OpenSSL's)"),
-	LCP_OPT_STRING(C, tls_ciphersuites, "tls_ciphersuites", "\"\"", 0, 1023, 0,
-		       "wss: TLS 1.3 cipher suites (OpenSSL syntax; default OpenSSL's)"),
+	LCP_TLS_OPTS(C),
 	LCP_OPT_BOOL(C, deflate, "deflate", "false",
 		     "accept a client's permessage-deflate offer (RFC 7692) and compress every message"),
 	LCP_OPT_INT(C, deflate_level, "deflate_level", "-1", -1, 9, 0, "zlib level (-1: zlib's default, 6)"),
@@ -123,11 +117,8 @@ fs_validate(const void *conf, char *msg, size_t msglen)
 		snprintf(msg, msglen, "tls_cert and tls_key go together (wss needs both)");
 		return -1;
 	}
-	if (c->tls_min_version > c->tls_max_version) {
-		snprintf(msg, msglen, "tls_min_version %s is above tls_max_version %s",
-			 fs_tls_versions[c->tls_min_version], fs_tls_versions[c->tls_max_version]);
+	if (lcp_tls_opts_check(c->tls_min_version, c->tls_max_version, msg, msglen) < 0)
 		return -1;
-	}
 	if (fs_parse_sizes(c->sizes, NULL, &max, msg, msglen) < 0)
 		return -1;
 	if (!c->prerender)
@@ -260,10 +251,6 @@ fs_tls_init(struct fs_ctx *x, const struct fs_conf *c)
 		.server = true,
 		.cert_file = c->tls_cert,
 		.key_file = c->tls_key,
-		.min_version = (uint16_t)(STK_TLS_V12 + c->tls_min_version),
-		.max_version = (uint16_t)(STK_TLS_V12 + c->tls_max_version),
-		.ciphers = c->tls_ciphers,
-		.ciphersuites = c->tls_ciphersuites,
 		.resume = true,
 		.alpn = true,
 	};
@@ -271,6 +258,7 @@ fs_tls_init(struct fs_ctx *x, const struct fs_conf *c)
 
 	if (!c->tls_cert[0])
 		return 0;
+	lcp_tls_opts_apply(&tc, c->tls_min_version, c->tls_max_version, c->tls_ciphers, c->tls_ciphersuites);
 	x->tls = stk_tls_ctx_new(&tc, err, sizeof(err));
 	if (x->tls == NULL) {
 		lcp_log(x->st, LCP_LOG_ERR, "TLS: %s", err);

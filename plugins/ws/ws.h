@@ -129,7 +129,7 @@ struct ws_conf {
 	bool stop_on_close;
 	const char *ca_file, *ca_path;
 	bool insecure;
-	int tls_min_version, tls_max_version; /* index into ws_tls_versions */
+	int tls_min_version, tls_max_version; /* index into lcp_tls_versions (tls_opts.h) */
 	const char *tls_server_name;
 	const char *tls_ciphers, *tls_ciphersuites;
 	bool tls_resume;
@@ -272,7 +272,6 @@ struct ws_ctx {
 };
 
 extern const struct lcp_opt ws_opts[];
-extern const char *const ws_tls_versions[];
 
 static inline uint64_t
 ws_now(void)

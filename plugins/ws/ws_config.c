@@ -11,13 +11,12 @@
 #include <string.h>
 #include <arpa/inet.h>
 
+#include "tls_opts.h"
 #include "ws.h"
 
 static const char *const ws_pool_empty_choices[] = { "drop", "heap", NULL };
 
 #define C struct ws_conf
-const char *const ws_tls_versions[] = { "1.2", "1.3", NULL };
-
 const struct lcp_opt ws_opts[] = {
 	LCP_OPT_STRING(C, url, "url", NULL, 8, 4095, LCP_OPT_F_REQUIRED,
 		       "\"ws://host[:port]/path\" or \"wss://…\" (host: a DNS name or an IPv4 address; ports 80 / 443 by default); several separated by commas"),
@@ -67,14 +66,9 @@ const struct lcp_opt ws_opts[] = {
 		       "wss: a directory of PEM CA certificates, all read at start"),
 	LCP_OPT_BOOL(C, insecure, "insecure", "false",
 		     "wss: do not verify the server's certificate or name (logged as a warning at start)"),
-	LCP_OPT_ENUM(C, tls_min_version, "tls_min_version", "\"1.2\"", ws_tls_versions, 0, "wss: lowest TLS version"),
-	LCP_OPT_ENUM(C, tls_max_version, "tls_max_version", "\"1.3\"", ws_tls_versions, 0, "wss: highest TLS version"),
+	LCP_TLS_OPTS(C),
 	LCP_OPT_STRING(C, tls_server_name, "tls_server_name", "\"\"", 0, 253, 0,
 		       "wss: the name sent as SNI and verified in the certificate, for every URL (default: each URL's host)"),
-	LCP_OPT_STRING(C, tls_ciphers, "tls_ciphers", "\"\"", 0, 1023, 0,
-		       "wss: TLS 1.2 cipher list (OpenSSL syntax; default OpenSSL's)"),
-	LCP_OPT_STRING(C, tls_ciphersuites, "tls_ciphersuites", "\"\"", 0, 1023, 0,
-		       "wss: TLS 1.3 cipher suites (OpenSSL syntax; default OpenSSL's)"),
 	LCP_OPT_BOOL(C, tls_resume, "tls_resume", "true",
 		     "wss: resume with the server's session ticket when reconnecting"),
 	LCP_OPT_BOOL(C, tls_fast_path, "tls_fast_path", "true",
@@ -232,11 +226,8 @@ ws_validate(const void *conf, char *msg, size_t msglen)
 			 c->reconnect_max_ms);
 		return -1;
 	}
-	if (c->tls_min_version > c->tls_max_version) {
-		snprintf(msg, msglen, "tls_min_version %s is above tls_max_version %s",
-			 ws_tls_versions[c->tls_min_version], ws_tls_versions[c->tls_max_version]);
+	if (lcp_tls_opts_check(c->tls_min_version, c->tls_max_version, msg, msglen) < 0)
 		return -1;
-	}
 	if (c->deflate_window_bits != 0 && c->deflate_window_bits < 9) {
 		snprintf(msg, msglen, "deflate_window_bits %u: 0 or 9..15 (zlib cannot inflate with an 8-bit window)",
 			 c->deflate_window_bits);

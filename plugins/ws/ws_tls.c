@@ -30,6 +30,7 @@
 #include <rte_errno.h>
 #include <rte_mbuf.h>
 
+#include "tls_opts.h"
 #include "ws.h"
 
 static int
@@ -49,16 +50,13 @@ ws_tls_init(struct ws_ctx *x, const struct ws_conf *c)
 		.ca_file = c->ca_file,
 		.ca_path = c->ca_path,
 		.insecure = c->insecure,
-		.min_version = (uint16_t)(STK_TLS_V12 + c->tls_min_version),
-		.max_version = (uint16_t)(STK_TLS_V12 + c->tls_max_version),
-		.ciphers = c->tls_ciphers,
-		.ciphersuites = c->tls_ciphersuites,
 		.resume = c->tls_resume,
 		.alpn = true,
 	};
 	bool any = false;
 	char err[256];
 
+	lcp_tls_opts_apply(&tc, c->tls_min_version, c->tls_max_version, c->tls_ciphers, c->tls_ciphersuites);
 	x->tls_fast = c->tls_fast_path;
 	for (unsigned i = 0; i < x->n_conns; i++)
 		any |= x->conns[i].tls;

@@ -17,7 +17,8 @@
 #     with insecure opens, with the warning logged; TLS 1.3 only against a
 #     server of TLS 1.2 only fails by the server's alert; a missing ca_file
 #     stops the run at init with the file's name; feedsim with tls_cert but no
-#     tls_key is refused by `lcpipe check`; a server that resets TCP during
+#     tls_key is refused by `lcpipe check`, so is a tls_min_version above
+#     tls_max_version on either side; a server that resets TCP during
 #     the TLS handshake counts as a TLS failure (tls_fail_protocol).
 . "$(dirname "$0")/lib.sh"
 
@@ -197,6 +198,13 @@ wss_conf "$T/cfg/nokey.json" 'ex.pop("tls_key")'
 RC=$?
 [ "$RC" -eq 78 ] && ok "lcpipe check refuses tls_cert without tls_key (78)" || fail "lcpipe check: exit $RC"
 expect_grep "$T/nokey.out" "tls_cert and tls_key go together" "the check says why"
+# the TLS version range, the same check on the client and the server side
+wss_conf "$T/cfg/vers.json" 'ws.update({"tls_min_version": "1.3", "tls_max_version": "1.2"}); ex.update({"tls_min_version": "1.3", "tls_max_version": "1.2"})'
+"$LCPIPE" check "$T/cfg/vers.json" >"$T/vers.out" 2>&1
+RC=$?
+[ "$RC" -eq 78 ] && ok "lcpipe check refuses tls_min_version above tls_max_version (78)" || fail "lcpipe check: exit $RC"
+[ "$(grep -c 'options: tls_min_version 1.3 is above tls_max_version 1.2' "$T/vers.out")" -eq 2 ] &&
+	ok "both stages say why" || fail "the version range is not refused on both stages: $(cat "$T/vers.out")"
 "$LCPIPE" check "$top_srcdir/conf/demo-wss.json" >"$T/check.out" 2>&1 && ok "conf/demo-wss.json checks" ||
 	fail "lcpipe check conf/demo-wss.json"
 finish
