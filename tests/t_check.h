@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * t_check.h — what the Check suites share:
  *
+ *   t_tcase(s, name, setup, teardown, timeout)
+ *                           a test case added to s, with its checked fixture
+ *                           (NULL: none) and timeout in seconds (0: Check's)
  *   t_run_suite(s)          main()'s body: run the suite (fork mode unless
  *                           CK_FORK=no), print Check's summary, exit 0 when
  *                           nothing failed: int main(void) { return t_run_suite(my_suite()); }
@@ -20,6 +23,19 @@
 		if (!(cond))                                                                       \
 			ck_abort_msg(__VA_ARGS__);                                                 \
 	} while (0)
+
+static inline TCase *
+t_tcase(Suite *s, const char *name, SFun setup, SFun teardown, double timeout)
+{
+	TCase *tc = tcase_create(name);
+
+	if (setup != NULL || teardown != NULL)
+		tcase_add_checked_fixture(tc, setup, teardown);
+	if (timeout > 0)
+		tcase_set_timeout(tc, timeout);
+	suite_add_tcase(s, tc);
+	return tc;
+}
 
 static inline int
 t_run_suite(Suite *s)

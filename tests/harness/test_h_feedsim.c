@@ -300,14 +300,12 @@ static Suite *
 feedsim_suite(void)
 {
 	Suite *s = suite_create("h_feedsim");
-	TCase *tc = tcase_create("feedsim");
+	TCase *tc = t_tcase(s, "feedsim", NULL, NULL, 60);
 
-	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, ticks_well_formed);
 	tcase_add_test(tc, gap_every_skips);
 	tcase_add_test(tc, bad_request);
 	tcase_add_test(tc, linger_close);
-	suite_add_tcase(s, tc);
 	return s;
 }
 

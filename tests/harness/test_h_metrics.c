@@ -333,9 +333,8 @@ static Suite *
 metrics_suite(void)
 {
 	Suite *s = suite_create("h_metrics");
-	TCase *tc = tcase_create("metrics");
+	TCase *tc = t_tcase(s, "metrics", NULL, NULL, 60);
 
-	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, counts_and_gaps);
 	tcase_add_test(tc, unlinked_frees);
 	tcase_add_test(tc, loss_and_session);
@@ -344,7 +343,6 @@ metrics_suite(void)
 	tcase_add_test(tc, hash_spreads);
 	tcase_add_test(tc, hist_log4_layout);
 	tcase_add_test(tc, paths_ranges);
-	suite_add_tcase(s, tc);
 	return s;
 }
 

@@ -451,14 +451,12 @@ static Suite *
 nats_suite(void)
 {
 	Suite *s = suite_create("h_nats");
-	TCase *tc = tcase_create("sink_nats");
+	TCase *tc = t_tcase(s, "sink_nats", NULL, NULL, 120);
 
 	tcase_add_test(tc, core_subjects);
 	tcase_add_test(tc, core_fallback);
 	tcase_add_test(tc, js_acks_then_dups);
 	tcase_add_test(tc, js_no_server);
-	tcase_set_timeout(tc, 120);
-	suite_add_tcase(s, tc);
 	return s;
 }
 

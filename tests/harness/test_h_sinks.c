@@ -444,17 +444,13 @@ static Suite *
 sinks_suite(void)
 {
 	Suite *s = suite_create("h_sinks");
-	TCase *tn = tcase_create("sink_null"), *tf = tcase_create("sink_file"),
-	      *te = tcase_create("sink_echo");
-	TCase *tc = tcase_create("sink_count"), *ts = tcase_create("sink_shm"),
-	      *tp = tcase_create("sink_pcap");
+	TCase *tn = t_tcase(s, "sink_null", NULL, NULL, 60);
+	TCase *tf = t_tcase(s, "sink_file", NULL, NULL, 60);
+	TCase *te = t_tcase(s, "sink_echo", NULL, NULL, 60);
+	TCase *ts = t_tcase(s, "sink_shm", NULL, NULL, 60);
+	TCase *tp = t_tcase(s, "sink_pcap", NULL, NULL, 60);
+	TCase *tc = t_tcase(s, "sink_count", NULL, NULL, 60);
 
-	tcase_set_timeout(tn, 60);
-	tcase_set_timeout(tf, 60);
-	tcase_set_timeout(te, 60);
-	tcase_set_timeout(tc, 60);
-	tcase_set_timeout(ts, 60);
-	tcase_set_timeout(tp, 60);
 	tcase_add_test(tn, null_frees_all);
 	tcase_add_test(tn, null_count_bytes_off);
 	tcase_add_test(tf, file_payload);
@@ -466,12 +462,6 @@ sinks_suite(void)
 	tcase_add_test(ts, shm_ring);
 	tcase_add_test(tp, pcap_frames);
 	tcase_add_test(tc, sink_count_example);
-	suite_add_tcase(s, tn);
-	suite_add_tcase(s, tf);
-	suite_add_tcase(s, te);
-	suite_add_tcase(s, ts);
-	suite_add_tcase(s, tp);
-	suite_add_tcase(s, tc);
 	return s;
 }
 

@@ -172,19 +172,14 @@ static Suite *
 strategies_suite(void)
 {
 	Suite *s = suite_create("h_strategies");
-	TCase *tp = tcase_create("pool"), *tb = tcase_create("batch"),
-	      *tc = tcase_create("counters");
+	TCase *tp = t_tcase(s, "pool", NULL, NULL, 60);
+	TCase *tb = t_tcase(s, "batch", NULL, NULL, 60);
+	TCase *tc = t_tcase(s, "counters", NULL, NULL, 60);
 
-	tcase_set_timeout(tp, 60);
-	tcase_set_timeout(tb, 60);
-	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(tp, pool_modules, 0, (int)(sizeof(t_pools) / sizeof(t_pools[0])));
 	tcase_add_loop_test(tb, batch_modules, 0, (int)(sizeof(t_batches) / sizeof(t_batches[0])));
-	suite_add_tcase(s, tp);
 	tcase_add_loop_test(tc, counters_modules, 0,
 			    (int)(sizeof(t_counters) / sizeof(t_counters[0])));
-	suite_add_tcase(s, tb);
-	suite_add_tcase(s, tc);
 	return s;
 }
 

@@ -415,9 +415,8 @@ static Suite *
 ws_suite(void)
 {
 	Suite *s = suite_create("h_ws");
-	TCase *tc = tcase_create("ws");
+	TCase *tc = t_tcase(s, "ws", NULL, NULL, 60);
 
-	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, open_and_frames);
 	tcase_add_test(tc, one_byte_segments);
 	tcase_add_test(tc, bad_opcode_1002);
@@ -426,7 +425,6 @@ ws_suite(void)
 	tcase_add_test(tc, linger_close);
 	tcase_add_test(tc, linger_reset_in_upgrade);
 	tcase_add_test(tc, refused_options);
-	suite_add_tcase(s, tc);
 	return s;
 }
 

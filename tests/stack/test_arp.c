@@ -408,10 +408,8 @@ static Suite *
 arp_suite(void)
 {
 	Suite *s = suite_create("stack_arp");
-	TCase *tc = tcase_create("arp");
+	TCase *tc = t_tcase(s, "arp", setup, h_fixture_teardown, 20);
 
-	tcase_add_checked_fixture(tc, setup, h_fixture_teardown);
-	tcase_set_timeout(tc, 20);
 	tcase_add_test(tc, request_for_us);
 	tcase_add_test(tc, request_not_for_us);
 	tcase_add_test(tc, request_learns_sender);
@@ -423,7 +421,6 @@ arp_suite(void)
 	tcase_add_test(tc, static_never_arps);
 	tcase_add_loop_test(tc, bad_arp, 0, 7);
 	tcase_add_test(tc, cache_full);
-	suite_add_tcase(s, tc);
 	return s;
 }
 

@@ -540,37 +540,26 @@ static Suite *
 ip4_suite(void)
 {
 	Suite *s = suite_create("stack_ip4");
-	TCase *tc = tcase_create("drops");
+	TCase *tc = t_tcase(s, "drops", h_fixture_setup, h_fixture_teardown, 10);
 
-	tcase_add_checked_fixture(tc, h_fixture_setup, h_fixture_teardown);
-	tcase_set_timeout(tc, 10);
 	tcase_add_loop_test(tc, drops, 0, D__N);
-	suite_add_tcase(s, tc);
 
-	tc = tcase_create("icmp");
-	tcase_add_checked_fixture(tc, h_fixture_setup, h_fixture_teardown);
-	tcase_set_timeout(tc, 10);
+	tc = t_tcase(s, "icmp", h_fixture_setup, h_fixture_teardown, 10);
 	tcase_add_loop_test(tc, echo, 0, sizeof(echo_lens) / sizeof(echo_lens[0]));
 	tcase_add_test(tc, echo_padded);
 	tcase_add_test(tc, echo_ip_options);
 	tcase_add_test(tc, echo_df);
 	tcase_add_test(tc, echo_burst);
-	suite_add_tcase(s, tc);
 
-	tc = tcase_create("csum");
-	tcase_set_timeout(tc, 30);
+	tc = t_tcase(s, "csum", NULL, NULL, 30);
 	tcase_add_loop_test(tc, csum_reference, 0, 3);
 	tcase_add_loop_test(tc, csum_misaligned, 0, 3);
-	suite_add_tcase(s, tc);
 
-	tc = tcase_create("misc");
-	tcase_add_checked_fixture(tc, h_fixture_setup, h_fixture_teardown);
-	tcase_set_timeout(tc, 10);
+	tc = t_tcase(s, "misc", h_fixture_setup, h_fixture_teardown, 10);
 	tcase_add_test(tc, offload);
 	tcase_add_test(tc, no_offload_flags);
 	tcase_add_test(tc, config);
 	tcase_add_test(tc, counters_named);
-	suite_add_tcase(s, tc);
 	return s;
 }
 

@@ -2692,10 +2692,8 @@ static Suite *
 tcp_in_suite(void)
 {
 	Suite *s = suite_create("stack_tcp_in");
-	TCase *tc = tcase_create("handshake");
+	TCase *tc = t_tcase(s, "handshake", h_fixture_setup, h_fixture_teardown, 10);
 
-	tcase_add_checked_fixture(tc, h_fixture_setup, h_fixture_teardown);
-	tcase_set_timeout(tc, 10);
 	tcase_add_loop_test(tc, hs_passive_opts, 0, 5);
 	tcase_add_loop_test(tc, hs_active_opts, 0, 3);
 	tcase_add_test(tc, hs_data_on_third_ack);
@@ -2704,11 +2702,8 @@ tcp_in_suite(void)
 	tcase_add_test(tc, syncookie_flood);
 	tcase_add_test(tc, listen_errors);
 	tcase_add_test(tc, simultaneous_open);
-	suite_add_tcase(s, tc);
 
-	tc = tcase_create("data");
-	tcase_add_checked_fixture(tc, h_fixture_setup, h_fixture_teardown);
-	tcase_set_timeout(tc, 30);
+	tc = t_tcase(s, "data", h_fixture_setup, h_fixture_teardown, 30);
 	tcase_add_test(tc, seq_wrap);
 	tcase_add_test(tc, ooo_permutations);
 	tcase_add_test(tc, dup_and_overlap);
@@ -2726,32 +2721,20 @@ tcp_in_suite(void)
 	tcase_add_test(tc, out_of_window);
 	tcase_add_test(tc, out_of_window_unscaled);
 	tcase_add_test(tc, ack_at_window_edge);
-	suite_add_tcase(s, tc);
 
-	tc = tcase_create("time_wait");
-	tcase_add_checked_fixture(tc, h_fixture_setup, h_fixture_teardown);
-	tcase_set_timeout(tc, 10);
+	tc = t_tcase(s, "time_wait", h_fixture_setup, h_fixture_teardown, 10);
 	tcase_add_loop_test(tc, time_wait_reuse, 0, 2);
 	tcase_add_test(tc, time_wait_recycle);
-	suite_add_tcase(s, tc);
 
-	tc = tcase_create("isn_ports");
-	tcase_add_checked_fixture(tc, h_fixture_setup, h_fixture_teardown);
-	tcase_set_timeout(tc, 10);
+	tc = t_tcase(s, "isn_ports", h_fixture_setup, h_fixture_teardown, 10);
 	tcase_add_test(tc, isn_and_ports);
-	suite_add_tcase(s, tc);
 
-	tc = tcase_create("flow_control");
-	tcase_add_checked_fixture(tc, h_fixture_setup, h_fixture_teardown);
-	tcase_set_timeout(tc, 10);
+	tc = t_tcase(s, "flow_control", h_fixture_setup, h_fixture_teardown, 10);
 	tcase_add_test(tc, rx_hold_zero_window);
 	tcase_add_test(tc, rx_release_bounds);
 	tcase_add_test(tc, rx_pressure_refuses_ooo);
-	suite_add_tcase(s, tc);
 
-	tc = tcase_create("rfc5961");
-	tcase_add_checked_fixture(tc, h_fixture_setup, h_fixture_teardown);
-	tcase_set_timeout(tc, 10);
+	tc = t_tcase(s, "rfc5961", h_fixture_setup, h_fixture_teardown, 10);
 	tcase_add_test(tc, rst_exact);
 	tcase_add_test(tc, rst_in_window);
 	tcase_add_loop_test(tc, rst_out_of_window, 0, 2);
@@ -2761,44 +2744,29 @@ tcp_in_suite(void)
 	tcase_add_test(tc, challenge_limit);
 	tcase_add_test(tc, challenge_per_conn);
 	tcase_add_test(tc, oow_ack_rate);
-	suite_add_tcase(s, tc);
 
-	tc = tcase_create("rst_after_fin");
-	tcase_add_checked_fixture(tc, h_fixture_setup, h_fixture_teardown);
-	tcase_set_timeout(tc, 10);
+	tc = t_tcase(s, "rst_after_fin", h_fixture_setup, h_fixture_teardown, 10);
 	tcase_add_test(tc, rst_stale_after_fin);
 	tcase_add_loop_test(tc, rst_at_fin, 0, 4);
 	tcase_add_test(tc, rst_after_fin_bounds);
-	suite_add_tcase(s, tc);
 
-	tc = tcase_create("malformed");
-	tcase_add_checked_fixture(tc, h_fixture_setup, h_fixture_teardown);
-	tcase_set_timeout(tc, 10);
+	tc = t_tcase(s, "malformed", h_fixture_setup, h_fixture_teardown, 10);
 	tcase_add_loop_test(tc, bad_header, 0,
 			    (int)(sizeof(bad_hdr_names) / sizeof(bad_hdr_names[0])));
 	tcase_add_test(tc, truncated_raw);
 	tcase_add_test(tc, truncated_consistent);
 	tcase_add_test(tc, bad_csum);
-	suite_add_tcase(s, tc);
 
-	tc = tcase_create("limits");
-	tcase_add_checked_fixture(tc, h_fixture_setup, h_fixture_teardown);
-	tcase_set_timeout(tc, 60);
+	tc = t_tcase(s, "limits", h_fixture_setup, h_fixture_teardown, 60);
 	tcase_add_test(tc, ooo_flood_segs);
 	tcase_add_test(tc, ooo_flood_bytes);
-	suite_add_tcase(s, tc);
 
-	tc = tcase_create("callbacks");
-	tcase_add_checked_fixture(tc, h_fixture_setup, h_fixture_teardown);
-	tcase_set_timeout(tc, 10);
+	tc = t_tcase(s, "callbacks", h_fixture_setup, h_fixture_teardown, 10);
 	tcase_add_test(tc, cb_echo_and_close);
 	tcase_add_test(tc, cb_abort_self);
 	tcase_add_test(tc, cb_abort_other);
-	suite_add_tcase(s, tc);
 
-	tc = tcase_create("stretch_ack");
-	tcase_add_checked_fixture(tc, h_fixture_setup, h_fixture_teardown);
-	tcase_set_timeout(tc, 10);
+	tc = t_tcase(s, "stretch_ack", h_fixture_setup, h_fixture_teardown, 10);
 	tcase_add_test(tc, stretch_one_burst);
 	tcase_add_test(tc, stretch_long_burst);
 	tcase_add_loop_test(tc, stretch_off, 0, 3);
@@ -2806,17 +2774,13 @@ tcp_in_suite(void)
 	tcase_add_loop_test(tc, stretch_rst_in_burst, 0, 2);
 	tcase_add_test(tc, stretch_two_conns);
 	tcase_add_test(tc, stretch_zero_window);
-	suite_add_tcase(s, tc);
 
-	tc = tcase_create("closed");
-	tcase_add_checked_fixture(tc, h_fixture_setup, h_fixture_teardown);
-	tcase_set_timeout(tc, 10);
+	tc = t_tcase(s, "closed", h_fixture_setup, h_fixture_teardown, 10);
 	tcase_add_test(tc, closed_syn);
 	tcase_add_test(tc, closed_ack);
 	tcase_add_test(tc, closed_fin_data);
 	tcase_add_test(tc, closed_rst);
 	tcase_add_test(tc, listen_ack);
-	suite_add_tcase(s, tc);
 	return s;
 }
 

@@ -1295,10 +1295,8 @@ static Suite *
 tcp_out_suite(void)
 {
 	Suite *s = suite_create("stack_tcp_out");
-	TCase *tc = tcase_create("send");
+	TCase *tc = t_tcase(s, "send", h_fixture_setup, h_fixture_teardown, 60);
 
-	tcase_add_checked_fixture(tc, h_fixture_setup, h_fixture_teardown);
-	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(tc, mss_segments, 0, (int)(sizeof(mss_cases) / sizeof(mss_cases[0])));
 	tcase_add_test(tc, pmtu_lowered);
 	tcase_add_loop_test(tc, window_respected, 0, 2);
@@ -1308,36 +1306,26 @@ tcp_out_suite(void)
 	tcase_add_test(tc, dupacks_past_255);
 	tcase_add_test(tc, sndbuf_enobufs);
 	tcase_add_test(tc, send_states);
-	suite_add_tcase(s, tc);
 
-	tc = tcase_create("close");
-	tcase_add_checked_fixture(tc, h_fixture_setup, h_fixture_teardown);
-	tcase_set_timeout(tc, 20);
+	tc = t_tcase(s, "close", h_fixture_setup, h_fixture_teardown, 20);
 	tcase_add_test(tc, close_fin_after_data);
 	tcase_add_test(tc, passive_close);
 	tcase_add_test(tc, abort_sends_rst);
 	tcase_add_test(tc, close_all_shutdown);
-	suite_add_tcase(s, tc);
 
-	tc = tcase_create("resources");
-	tcase_add_checked_fixture(tc, h_fixture_setup, h_fixture_teardown);
-	tcase_set_timeout(tc, 20);
+	tc = t_tcase(s, "resources", h_fixture_setup, h_fixture_teardown, 20);
 	tcase_add_test(tc, conn_limit);
 	tcase_add_test(tc, no_route);
 	tcase_add_test(tc, alloc_failure);
 	tcase_add_test(tc, tx_alloc_failure);
 	tcase_add_test(tc, ephemeral_ports);
-	suite_add_tcase(s, tc);
 
-	tc = tcase_create("zero_window");
-	tcase_add_checked_fixture(tc, h_fixture_setup, h_fixture_teardown);
-	tcase_set_timeout(tc, 60);
+	tc = t_tcase(s, "zero_window", h_fixture_setup, h_fixture_teardown, 60);
 	tcase_add_test(tc, window_on_data_segments);
 	tcase_add_test(tc, zero_window_persist);
 	tcase_add_test(tc, zero_window_forever);
 	tcase_add_test(tc, zero_window_timeout);
 	tcase_add_test(tc, zero_window_unanswered);
-	suite_add_tcase(s, tc);
 	return s;
 }
 

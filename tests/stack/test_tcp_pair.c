@@ -347,13 +347,10 @@ static Suite *
 tcp_pair_suite(void)
 {
 	Suite *s = suite_create("stack_tcp_pair");
-	TCase *tc = tcase_create("pair");
+	TCase *tc = t_tcase(s, "pair", NULL, pair_free, 120);
 
-	tcase_set_timeout(tc, 120);
-	tcase_add_checked_fixture(tc, NULL, pair_free);
 	tcase_add_test(tc, clean);
 	tcase_add_loop_test(tc, lossy, 0, 3);
-	suite_add_tcase(s, tc);
 	return s;
 }
 

@@ -525,10 +525,8 @@ static Suite *
 tcp_sack_suite(void)
 {
 	Suite *s = suite_create("stack_tcp_sack");
-	TCase *tc = tcase_create("recovery");
+	TCase *tc = t_tcase(s, "recovery", setup, h_fixture_teardown, 30);
 
-	tcase_add_checked_fixture(tc, setup, h_fixture_teardown);
-	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, three_holes_one_rtt);
 	tcase_add_test(tc, dupthresh_after_reordering);
 	tcase_add_test(tc, rto_keeps_sacked);
@@ -537,7 +535,6 @@ tcp_sack_suite(void)
 	tcase_add_test(tc, tlp_tail_loss);
 	tcase_add_test(tc, dsack_undo);
 	tcase_add_test(tc, no_sack_newreno);
-	suite_add_tcase(s, tc);
 	return s;
 }
 

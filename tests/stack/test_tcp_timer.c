@@ -376,23 +376,17 @@ static Suite *
 tcp_timer_suite(void)
 {
 	Suite *s = suite_create("stack_tcp_timer");
-	TCase *tc = tcase_create("rto");
+	TCase *tc = t_tcase(s, "rto", h_fixture_setup, h_fixture_teardown, 30);
 
-	tcase_add_checked_fixture(tc, h_fixture_setup, h_fixture_teardown);
-	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, syn_retries_timeout);
 	tcase_add_test(tc, synack_retries);
 	tcase_add_test(tc, rto_backoff_timeout);
 	tcase_add_test(tc, karn);
-	suite_add_tcase(s, tc);
 
-	tc = tcase_create("idle");
-	tcase_add_checked_fixture(tc, h_fixture_setup, h_fixture_teardown);
-	tcase_set_timeout(tc, 30);
+	tc = t_tcase(s, "idle", h_fixture_setup, h_fixture_teardown, 30);
 	tcase_add_test(tc, keepalive);
 	tcase_add_test(tc, keepalive_off);
 	tcase_add_test(tc, fin_wait2_timeout);
-	suite_add_tcase(s, tc);
 	return s;
 }
 

@@ -938,7 +938,7 @@ static Suite *
 tls_suite(void)
 {
 	Suite *s = suite_create("tls");
-	TCase *tc = tcase_create("session");
+	TCase *tc = t_tcase(s, "session", NULL, NULL, 120);
 
 	tcase_add_test(tc, versions);
 	tcase_add_test(tc, ip_literal);
@@ -950,17 +950,13 @@ tls_suite(void)
 	tcase_add_test(tc, close_notify);
 	tcase_add_test(tc, timeout);
 	tcase_add_test(tc, bad_conf);
-	tcase_set_timeout(tc, 120);
-	suite_add_tcase(s, tc);
-	tc = tcase_create("fast");
+	tc = t_tcase(s, "fast", NULL, NULL, 300);
 	tcase_add_loop_test(tc, fast_suites_exact, 0, N_FAST_SUITES);
 	tcase_add_test(tc, fast_unsupported);
 	tcase_add_test(tc, fast_tamper);
 	tcase_add_test(tc, fast_close);
 	tcase_add_test(tc, fast_key_update);
 	tcase_add_test(tc, fast_ticket);
-	tcase_set_timeout(tc, 300);
-	suite_add_tcase(s, tc);
 	return s;
 }
 
@@ -1074,13 +1070,11 @@ main(int argc, char **argv)
 	}
 	if (argc == 4 && strcmp(argv[1], "--bench") == 0) {
 		Suite *s = suite_create("tls_bench");
-		TCase *tc = tcase_create("bench");
+		TCase *tc = t_tcase(s, "bench", NULL, NULL, 600);
 
 		bench_fast = strcmp(argv[2], "fast") == 0;
 		bench_n = strtoul(argv[3], NULL, 10);
 		tcase_add_test(tc, bench_test);
-		tcase_set_timeout(tc, 600);
-		suite_add_tcase(s, tc);
 		sr = srunner_create(s);
 		srunner_set_fork_status(sr, CK_NOFORK);
 	} else {

@@ -498,23 +498,19 @@ utf8_suite(void)
 	Suite *s = suite_create("utf8");
 	TCase *tc;
 
-	tc = tcase_create("vectors");
+	tc = t_tcase(s, "vectors", NULL, NULL, 20);
 	tcase_add_test(tc, boundaries);
 	tcase_add_test(tc, invalid_vectors);
 	tcase_add_test(tc, truncated);
 	tcase_add_test(tc, reject_sticky);
 	tcase_add_test(tc, fast_path);
-	tcase_set_timeout(tc, 20);
-	suite_add_tcase(s, tc);
 
-	tc = tcase_create("exhaustive");
+	tc = t_tcase(s, "exhaustive", NULL, NULL, 60);
 	tcase_add_test(tc, every_scalar);
 	tcase_add_test(tc, overlong_all);
 	tcase_add_test(tc, surrogates_all);
 	tcase_add_test(tc, above_max_all);
 	tcase_add_test(tc, random_vs_reference);
-	tcase_set_timeout(tc, 60);
-	suite_add_tcase(s, tc);
 	return s;
 }
 

@@ -1465,7 +1465,7 @@ ws_deflate_suite(void)
 	Suite *s = suite_create("ws_deflate");
 	TCase *tc;
 
-	tc = tcase_create("data");
+	tc = t_tcase(s, "data", NULL, NULL, 120);
 	tcase_add_test(tc, rfc_examples);
 	tcase_add_test(tc, context_takeover);
 	tcase_add_test(tc, window_bits);
@@ -1475,15 +1475,11 @@ ws_deflate_suite(void)
 	tcase_add_test(tc, corrupt);
 	tcase_add_test(tc, utf8);
 	tcase_add_test(tc, decoder_inflater);
-	tcase_set_timeout(tc, 120);
-	suite_add_tcase(s, tc);
 
-	tc = tcase_create("negotiation");
+	tc = t_tcase(s, "negotiation", NULL, NULL, 30);
 	tcase_add_test(tc, negotiation);
 	tcase_add_test(tc, client_answers);
 	tcase_add_test(tc, server_offers);
-	tcase_set_timeout(tc, 30);
-	suite_add_tcase(s, tc);
 	return s;
 }
 

@@ -1949,29 +1949,23 @@ ws_frame_suite(void)
 	Suite *s = suite_create("ws_frame");
 	TCase *tc;
 
-	tc = tcase_create("rfc");
+	tc = t_tcase(s, "rfc", NULL, NULL, 30);
 	tcase_add_test(tc, rfc_decode);
 	tcase_add_test(tc, rfc_encode);
 	tcase_add_test(tc, length_encodings);
-	tcase_set_timeout(tc, 30);
-	suite_add_tcase(s, tc);
 
-	tc = tcase_create("chunking");
+	tc = t_tcase(s, "chunking", NULL, NULL, 60);
 	tcase_add_test(tc, chunked_every);
 	tcase_add_test(tc, chunked_random);
 	tcase_add_test(tc, whole_in_one_chunk);
 	tcase_add_test(tc, masked_splits);
 	tcase_add_test(tc, control_interleaved);
 	tcase_add_test(tc, pmd_rsv1);
-	tcase_set_timeout(tc, 60);
-	suite_add_tcase(s, tc);
 
-	tc = tcase_create("mask");
+	tc = t_tcase(s, "mask", NULL, NULL, 30);
 	tcase_add_test(tc, mask_roundtrip);
-	tcase_set_timeout(tc, 30);
-	suite_add_tcase(s, tc);
 
-	tc = tcase_create("errors");
+	tc = t_tcase(s, "errors", NULL, NULL, 30);
 	tcase_add_test(tc, err_masking);
 	tcase_add_test(tc, err_rsv);
 	tcase_add_test(tc, err_opcodes);
@@ -1986,12 +1980,9 @@ ws_frame_suite(void)
 	tcase_add_test(tc, utf8_in_messages);
 	tcase_add_test(tc, error_sticky);
 	tcase_add_test(tc, pmd_rsv_errors);
-	tcase_set_timeout(tc, 30);
-	suite_add_tcase(s, tc);
 
 	/* the same decodes with stk_ws_dec_run taking runs of whole messages first */
-	tc = tcase_create("runs");
-	tcase_add_checked_fixture(tc, runs_on, runs_off);
+	tc = t_tcase(s, "runs", runs_on, runs_off, 60);
 	tcase_add_test(tc, rfc_decode);
 	tcase_add_test(tc, length_encodings);
 	tcase_add_test(tc, chunked_every);
@@ -2008,8 +1999,6 @@ ws_frame_suite(void)
 	tcase_add_test(tc, err_utf8_text);
 	tcase_add_test(tc, utf8_in_messages);
 	tcase_add_test(tc, pmd_rsv_errors);
-	tcase_set_timeout(tc, 60);
-	suite_add_tcase(s, tc);
 	return s;
 }
 

@@ -768,23 +768,19 @@ ws_handshake_suite(void)
 	Suite *s = suite_create("ws_handshake");
 	TCase *tc;
 
-	tc = tcase_create("client");
+	tc = t_tcase(s, "client", NULL, NULL, 30);
 	tcase_add_test(tc, accept_vectors);
 	tcase_add_test(tc, client_request);
 	tcase_add_test(tc, response_good);
 	tcase_add_test(tc, response_bad);
 	tcase_add_test(tc, head_limit);
-	tcase_set_timeout(tc, 30);
-	suite_add_tcase(s, tc);
 
-	tc = tcase_create("server");
+	tc = t_tcase(s, "server", NULL, NULL, 30);
 	tcase_add_test(tc, request_good);
 	tcase_add_test(tc, request_bad);
 	tcase_add_test(tc, server_response);
 	tcase_add_test(tc, round_trip);
 	tcase_add_test(tc, tokens);
-	tcase_set_timeout(tc, 30);
-	suite_add_tcase(s, tc);
 	return s;
 }
 

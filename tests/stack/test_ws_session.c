@@ -1861,48 +1861,38 @@ ws_session_suite(void)
 	Suite *s = suite_create("ws_session");
 	TCase *tc;
 
-	tc = tcase_create("messages");
+	tc = t_tcase(s, "messages", NULL, NULL, 60);
 	tcase_add_test(tc, both_ways);
 	tcase_add_test(tc, every_chunking);
 	tcase_add_test(tc, assembly_grows);
 	tcase_add_test(tc, fini_mid_message);
 	tcase_add_test(tc, buf_get_fails);
 	tcase_add_test(tc, grow_fails);
-	tcase_set_timeout(tc, 60);
-	suite_add_tcase(s, tc);
 
-	tc = tcase_create("control");
+	tc = t_tcase(s, "control", NULL, NULL, 30);
 	tcase_add_test(tc, ping_pong);
 	tcase_add_test(tc, no_pong_after_close);
 	tcase_add_test(tc, close_handshake);
 	tcase_add_test(tc, close_without_code);
 	tcase_add_test(tc, close_once);
-	tcase_set_timeout(tc, 30);
-	suite_add_tcase(s, tc);
 
-	tc = tcase_create("errors");
+	tc = t_tcase(s, "errors", NULL, NULL, 30);
 	tcase_add_test(tc, unmasked_to_server);
 	tcase_add_test(tc, bad_utf8);
 	tcase_add_test(tc, over_max_msg);
 	tcase_add_test(tc, masking);
-	tcase_set_timeout(tc, 30);
-	suite_add_tcase(s, tc);
 
-	tc = tcase_create("pmd");
+	tc = t_tcase(s, "pmd", NULL, NULL, 60);
 	tcase_add_test(tc, pmd);
 	tcase_add_test(tc, pmd_bomb);
 	tcase_add_test(tc, send_frag);
-	tcase_set_timeout(tc, 60);
-	suite_add_tcase(s, tc);
 
-	tc = tcase_create("tx");
+	tc = t_tcase(s, "tx", NULL, NULL, 30);
 	tcase_add_test(tc, tx_fails);
 	tcase_add_test(tc, tx_fails_gone);
 	tcase_add_test(tc, contract_fixes);
 	tcase_add_test(tc, stats_moved);
 	tcase_add_test(tc, init_checks);
-	tcase_set_timeout(tc, 30);
-	suite_add_tcase(s, tc);
 	return s;
 }
 

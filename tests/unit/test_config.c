@@ -446,39 +446,29 @@ config_suite(void)
 	Suite *s = suite_create("config");
 	TCase *tc;
 
-	tc = tcase_create("default");
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tc = t_tcase(s, "default", setup, teardown, 0);
 	tcase_add_test(tc, default_config_valid);
 	tcase_add_test(tc, default_config_shipped);
-	suite_add_tcase(s, tc);
 
-	tc = tcase_create("files");
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tc = t_tcase(s, "files", setup, teardown, 0);
 	tcase_add_test(tc, plugin_path_relative_to_config);
 	tcase_add_test(tc, plugin_path_absolute);
 	tcase_add_test(tc, wrong_kind_for_role);
 	tcase_add_test(tc, cannot_open);
 	tcase_add_test(tc, syntax_error_returns_null);
-	suite_add_tcase(s, tc);
 
-	tc = tcase_create("eal");
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tc = t_tcase(s, "eal", setup, teardown, 0);
 	tcase_add_test(tc, eal_override_replaces_config);
 	tcase_add_loop_test(tc, eal_lcores, 0, (int)(sizeof(eal_cases) / sizeof(eal_cases[0])));
 	tcase_add_test(tc, eal_lcores_default_affinity);
 	tcase_add_test(tc, eal_lcore_option_twice);
-	suite_add_tcase(s, tc);
 
-	tc = tcase_create("loops");
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tc = t_tcase(s, "loops", setup, teardown, 0);
 	tcase_add_loop_test(tc, message_loops, 0, (int)(sizeof(loop_cases) / sizeof(loop_cases[0])));
-	suite_add_tcase(s, tc);
 
-	tc = tcase_create("mbufs");
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tc = t_tcase(s, "mbufs", setup, teardown, 0);
 	tcase_add_loop_test(tc, mbuf_budget_demo, 0, 3);
 	tcase_add_test(tc, mbuf_budget_not_on_errors);
-	suite_add_tcase(s, tc);
 	return s;
 }
 

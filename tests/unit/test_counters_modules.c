@@ -49,6 +49,8 @@
 
 #include "testutil.h"
 
+#include "../t_check.h"
+
 #define T_CTRS 11	 /* counters per set: a row spans two cache lines */
 #define T_SLOTS 3	 /* two workers + the control thread, as the engine */
 #define T_ADDS 3000000u	 /* adds per worker */
@@ -578,17 +580,10 @@ int
 main(void)
 {
 	Suite *s = suite_create("counters_modules");
-	TCase *tc = tcase_create("concurrent");
-	TCase *tb = tcase_create("rules");
-	SRunner *sr;
-	int failed;
+	TCase *tc = t_tcase(s, "concurrent", t_eal_setup, NULL, 120);
+	TCase *tb = t_tcase(s, "rules", t_eal_setup, NULL, 30);
 
-	tcase_add_checked_fixture(tc, t_eal_setup, NULL);
-	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, concurrent, 0, (int)RTE_DIM(t_cases));
-	suite_add_tcase(s, tc);
-	tcase_add_checked_fixture(tb, t_eal_setup, NULL);
-	tcase_set_timeout(tb, 30);
 	tcase_add_test(tb, ops_shape);
 	tcase_add_test(tb, batched_every);
 	tcase_add_test(tb, batched_defaults);
@@ -596,10 +591,5 @@ main(void)
 	tcase_add_test(tb, batched_tick_zero);
 	tcase_add_test(tb, sharded_shards_option);
 	tcase_add_test(tb, ring_tally_wrap);
-	suite_add_tcase(s, tb);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return t_run_suite(s);
 }

@@ -869,8 +869,7 @@ loader_suite(void)
 	Suite *s = suite_create("loader");
 	TCase *tc;
 
-	tc = tcase_create("header");
-	tcase_add_checked_fixture(tc, marker_setup, marker_teardown);
+	tc = t_tcase(s, "header", marker_setup, marker_teardown, 0);
 	tcase_add_test(tc, hdr_refused_exact);
 	tcase_add_test(tc, hdr_get_refused_name);
 	tcase_add_test(tc, hdr_markers_work_when_loaded);
@@ -878,17 +877,13 @@ loader_suite(void)
 	tcase_add_test(tc, dup_markers_work_when_loaded);
 	tcase_add_test(tc, same_dir_twice);
 	tcase_add_test(tc, notso_refused_exact);
-	suite_add_tcase(s, tc);
 
-	tc = tcase_create("open");
-	tcase_add_checked_fixture(tc, marker_setup, marker_teardown);
+	tc = t_tcase(s, "open", marker_setup, marker_teardown, 0);
 	tcase_add_test(tc, open_accepted_at_scan);
 	tcase_add_test(tc, open_refused_exact);
 	tcase_add_test(tc, all_dirs_only_open_ran);
-	suite_add_tcase(s, tc);
 
-	tc = tcase_create("registry");
-	tcase_add_checked_fixture(tc, marker_setup, marker_teardown);
+	tc = t_tcase(s, "registry", marker_setup, marker_teardown, 0);
 	tcase_add_test(tc, good_accepted);
 	tcase_add_test(tc, unknown_name);
 	tcase_add_test(tc, names_list);
@@ -898,15 +893,12 @@ loader_suite(void)
 	tcase_add_test(tc, loader_unterminated_name);
 	tcase_add_test(tc, registry_get_empty_name);
 	tcase_add_test(tc, loader_duplicate_port_name);
-	suite_add_tcase(s, tc);
 
-	tc = tcase_create("probe");
-	tcase_set_timeout(tc, 120);
+	tc = t_tcase(s, "probe", NULL, NULL, 120);
 	tcase_add_test(tc, probe_good);
 	tcase_add_test(tc, probe_crafted);
 	tcase_add_test(tc, probe_never_crashes);
 	tcase_add_test(tc, probe_misaligned_tables);
-	suite_add_tcase(s, tc);
 	return s;
 }
 

@@ -427,7 +427,7 @@ static Suite *
 mj_suite(void)
 {
 	Suite *s = suite_create("metrics_json");
-	TCase *t = tcase_create("walk");
+	TCase *t = t_tcase(s, "walk", NULL, NULL, 0);
 
 	tcase_add_test(t, binance_combined);
 	tcase_add_test(t, okx_first_element);
@@ -440,7 +440,6 @@ mj_suite(void)
 	tcase_add_test(t, refusals);
 	tcase_add_test(t, scan_uint_reference);
 	tcase_add_test(t, scan_known_layout);
-	suite_add_tcase(s, t);
 	return s;
 }
 

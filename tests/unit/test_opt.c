@@ -891,8 +891,7 @@ opt_suite(void)
 	Suite *s = suite_create("opt");
 	TCase *tc;
 
-	tc = tcase_create("defaults");
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tc = t_tcase(s, "defaults", setup, teardown, 0);
 	tcase_add_test(tc, defaults_no_object);
 	tcase_add_test(tc, defaults_empty_object);
 	tcase_add_test(tc, default_string_outlives_input);
@@ -900,20 +899,16 @@ opt_suite(void)
 	tcase_add_test(tc, conf_zeroed_first);
 	tcase_add_test(tc, defaults_same_code);
 	tcase_add_test(tc, user_value_skips_bad_default);
-	suite_add_tcase(s, tc);
 
-	tc = tcase_create("types");
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tc = t_tcase(s, "types", setup, teardown, 0);
 	tcase_add_test(tc, set_every_type);
 	tcase_add_test(tc, upper_bounds_inclusive);
 	tcase_add_test(tc, integer_widths_exact);
 	tcase_add_test(tc, integral_real_accepted);
 	tcase_add_test(tc, wrong_type);
 	tcase_add_test(tc, not_an_object);
-	suite_add_tcase(s, tc);
 
-	tc = tcase_create("ranges");
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tc = t_tcase(s, "ranges", setup, teardown, 0);
 	tcase_add_test(tc, range_int);
 	tcase_add_test(tc, range_uint);
 	tcase_add_test(tc, range_double);
@@ -922,18 +917,15 @@ opt_suite(void)
 	tcase_add_test(tc, string_unbounded);
 	tcase_add_test(tc, string_length_in_bytes);
 	tcase_add_test(tc, enum_values);
-	suite_add_tcase(s, tc);
 
-	tc = tcase_create("keys");
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tc = t_tcase(s, "keys", setup, teardown, 0);
 	tcase_add_test(tc, required_missing);
 	tcase_add_test(tc, unknown_key);
 	tcase_add_test(tc, unknown_key_no_options);
 	tcase_add_test(tc, all_errors_in_order);
 	tcase_add_test(tc, count_is_per_call);
-	suite_add_tcase(s, tc);
 
-	tc = tcase_create("table_check");
+	tc = t_tcase(s, "table_check", NULL, NULL, 0);
 	tcase_add_test(tc, table_ok);
 	tcase_add_test(tc, table_size_mismatch);
 	tcase_add_test(tc, table_offset_beyond);
@@ -948,7 +940,6 @@ opt_suite(void)
 	tcase_add_test(tc, table_double_min_above_max);
 	tcase_add_test(tc, table_default_checked);
 	tcase_add_test(tc, table_duplicate_names);
-	suite_add_tcase(s, tc);
 	return s;
 }
 
