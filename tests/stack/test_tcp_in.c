@@ -2433,31 +2433,40 @@ stretch_setup(unsigned ack_stretch, bool set)
 	return c;
 }
 
-START_TEST(stretch_one_burst)
+/* P's segments order[0..n) (NULL: 0..n-1) in one burst to c: exactly the ACKs
+ * want[0..nwant), nstretch of them stretch ACKs, every byte delivered; nothing
+ * is sent after the delayed-ACK timeout (nothing was left to acknowledge) */
+static void
+stretch_burst(struct stk_tcb *c, const unsigned *order, unsigned n, const unsigned *want,
+	      unsigned nwant, uint64_t nstretch, struct sacks *a, const char *what)
 {
 	const uint32_t base = 1001;
-	static const unsigned want[] = {10};
-	struct stk_tcb *c;
 	struct sburst b = {0};
-	struct sacks a;
 	struct h_snap s;
 
-	c = stretch_setup(16, true);
 	h_snap(H, &s);
-	for (unsigned i = 0; i < 10; i++)
-		sb_data(&b, &P, base, i * SB_SEG, SB_SEG);
+	for (unsigned i = 0; i < n; i++)
+		sb_data(&b, &P, base, (order != NULL ? order[i] : i) * SB_SEG, SB_SEG);
 	sb_inject(&b);
-	sb_acks(&a);
-	sb_expect(&a, base, want, 1, "ack_stretch 16, burst of 10");
-	ck_assert_uint_eq(h_delta(H, &s, STK_C_TCP_STRETCH_ACKS), 1);
-	ck_assert_uint_eq(h_delta(H, &s, STK_C_TCP_ACKS_OUT), 1);
-	ck_assert_uint_eq(rx_of(c)->rx_len, 10 * SB_SEG);
-	ck_assert(h_check_pat(rx_of(c)->rx, 0, 10 * SB_SEG));
-	/* everything acknowledged: nothing more, the delayed-ACK timer is off */
+	sb_acks(a);
+	sb_expect(a, base, want, nwant, what);
+	ck_assert_uint_eq(h_delta(H, &s, STK_C_TCP_STRETCH_ACKS), nstretch);
+	ck_assert_uint_eq(h_delta(H, &s, STK_C_TCP_ACKS_OUT), nwant);
+	ck_assert_uint_eq(rx_of(c)->rx_len, n * SB_SEG);
+	ck_assert(h_check_pat(rx_of(c)->rx, 0, n * SB_SEG));
 	h_advance(H, H->cfg.delack_ms + 1);
-	ck_assert_msg(h_txq(H) == 0, "an ACK after the stretch ACK acknowledged everything");
+	ck_assert_msg(h_txq(H) == 0, "%s: an ACK after everything was acknowledged", what);
 	ck_assert_uint_eq(h_delta(H, &s, STK_C_TCP_DELAYED_ACKS), 0);
 	ck_assert_uint_eq(h_drops(H), 0);
+}
+
+START_TEST(stretch_one_burst)
+{
+	static const unsigned want[] = {10};
+	struct sacks a;
+
+	stretch_burst(stretch_setup(16, true), NULL, 10, want, 1, 1, &a,
+		      "ack_stretch 16, burst of 10");
 }
 END_TEST
 
@@ -2467,27 +2476,11 @@ END_TEST
  * get the stretch ACK at the end */
 START_TEST(stretch_long_burst)
 {
-	const uint32_t base = 1001;
 	static const unsigned want[] = {16, 32, 40};
-	struct stk_tcb *c;
-	struct sburst b = {0};
 	struct sacks a;
-	struct h_snap s;
 
-	c = stretch_setup(16, true);
-	h_snap(H, &s);
-	for (unsigned i = 0; i < 40; i++)
-		sb_data(&b, &P, base, i * SB_SEG, SB_SEG);
-	sb_inject(&b);
-	sb_acks(&a);
-	sb_expect(&a, base, want, 3, "ack_stretch 16, burst of 40");
-	ck_assert_uint_eq(h_delta(H, &s, STK_C_TCP_STRETCH_ACKS), 1);
-	ck_assert_uint_eq(h_delta(H, &s, STK_C_TCP_ACKS_OUT), 3);
-	ck_assert_uint_eq(rx_of(c)->rx_len, 40 * SB_SEG);
-	ck_assert(h_check_pat(rx_of(c)->rx, 0, 40 * SB_SEG));
-	h_advance(H, H->cfg.delack_ms + 1);
-	ck_assert_msg(h_txq(H) == 0, "an ACK after everything was acknowledged");
-	ck_assert_uint_eq(h_drops(H), 0);
+	stretch_burst(stretch_setup(16, true), NULL, 40, want, 3, 1, &a,
+		      "ack_stretch 16, burst of 40");
 }
 END_TEST
 
@@ -2495,25 +2488,14 @@ END_TEST
  * segment, as before; no stretch ACK */
 START_TEST(stretch_off)
 {
-	const uint32_t base = 1001;
 	static const unsigned want[] = {2, 4, 6, 8, 10};
 	static const unsigned v[] = {0, 2, 1};
-	struct sburst b = {0};
+	struct stk_tcb *c;
 	struct sacks a;
-	struct h_snap s;
 
-	stretch_setup(v[_i], _i != 0);
+	c = stretch_setup(v[_i], _i != 0);
 	ck_assert_uint_eq(H->cfg.ack_stretch, v[_i]);
-	h_snap(H, &s);
-	for (unsigned i = 0; i < 10; i++)
-		sb_data(&b, &P, base, i * SB_SEG, SB_SEG);
-	sb_inject(&b);
-	sb_acks(&a);
-	sb_expect(&a, base, want, 5, "ack_stretch <= 2, burst of 10");
-	ck_assert_uint_eq(h_delta(H, &s, STK_C_TCP_STRETCH_ACKS), 0);
-	ck_assert_uint_eq(h_delta(H, &s, STK_C_TCP_ACKS_OUT), 5);
-	h_advance(H, H->cfg.delack_ms + 1);
-	ck_assert_uint_eq(h_txq(H), 0);
+	stretch_burst(c, NULL, 10, want, 5, 0, &a, "ack_stretch <= 2, burst of 10");
 }
 END_TEST
 
@@ -2525,18 +2507,10 @@ START_TEST(stretch_ooo)
 	const uint32_t base = 1001;
 	static const unsigned order[] = {0, 1, 2, 3, 4, 6, 7, 5, 8, 9};
 	static const unsigned want[] = {5, 5, 8, 10};
-	struct stk_tcb *c;
-	struct sburst b = {0};
 	struct sacks a;
-	struct h_snap s;
 
-	c = stretch_setup(16, true);
-	h_snap(H, &s);
-	for (unsigned i = 0; i < 10; i++)
-		sb_data(&b, &P, base, order[i] * SB_SEG, SB_SEG);
-	sb_inject(&b);
-	sb_acks(&a);
-	sb_expect(&a, base, want, 4, "ack_stretch 16, out of order");
+	stretch_burst(stretch_setup(16, true), order, 10, want, 4, 1, &a,
+		      "ack_stretch 16, out of order");
 	/* the duplicate ACKs carry the block held */
 	ck_assert_uint_eq(a.k[0]->o.nsack, 1);
 	ck_assert_uint_eq(a.k[0]->o.sack[0][0], base + 6 * SB_SEG);
@@ -2546,12 +2520,7 @@ START_TEST(stretch_ooo)
 	ck_assert_uint_eq(a.k[1]->o.sack[0][1], base + 8 * SB_SEG);
 	ck_assert_uint_eq(a.k[2]->o.nsack, 0);
 	ck_assert_uint_eq(a.k[3]->o.nsack, 0);
-	ck_assert_uint_eq(h_delta(H, &s, STK_C_TCP_STRETCH_ACKS), 1);
-	ck_assert_uint_eq(rx_of(c)->rx_len, 10 * SB_SEG);
-	ck_assert(h_check_pat(rx_of(c)->rx, 0, 10 * SB_SEG));
 	ck_assert_uint_eq(stk_bufs_held(H->st), 0);
-	h_advance(H, H->cfg.delack_ms + 1);
-	ck_assert_uint_eq(h_txq(H), 0);
 }
 END_TEST
 
