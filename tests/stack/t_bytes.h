@@ -8,6 +8,8 @@
  *                            that reads past its chunk faults
  *   struct sbuf              a growable byte string (sb_room, sb_put, sb_u8)
  *   rnd(&state)              splitmix64: seeded, repeatable
+ *   rnd_bytes, rnd_text      n seeded random bytes / words of JSON-ish text
+ *                            with some UTF-8 (valid UTF-8, cut at a word)
  */
 #ifndef LCP_TESTS_STACK_T_BYTES_H
 #define LCP_TESTS_STACK_T_BYTES_H
@@ -117,6 +119,34 @@ rnd(uint64_t *s)
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
 	return z ^ (z >> 31);
+}
+
+static inline void
+rnd_bytes(uint8_t *p, size_t n, uint64_t seed)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = (uint8_t)rnd(&seed);
+}
+
+static inline void
+rnd_text(uint8_t *p, size_t n, uint64_t seed)
+{
+	static const char *const words[] = {
+		"{\"s\":\"BTCUSD\",", "\"p\":\"101.25\",", "\"q\":300,",      "},",
+		"\xc3\xa9t\xc3\xa9 ", "\xe2\x82\xac",	   "\xf0\x9f\x92\xb0"};
+	size_t i = 0;
+
+	while (i < n) {
+		const char *w = words[rnd(&seed) % 7];
+		size_t k = strlen(w);
+
+		if (k > n - i) {
+			memset(p + i, 'x', n - i);
+			break;
+		}
+		memcpy(p + i, w, k);
+		i += k;
+	}
 }
 
 #endif

@@ -70,32 +70,16 @@ enum { D_RANDOM, D_REPEAT, D_TEXT, D_ZERO };
 static void
 fill(uint8_t *p, size_t n, int kind, uint64_t seed)
 {
-	static const char *const words[] = {
-		"{\"s\":\"BTCUSD\",", "\"p\":\"101.25\",", "\"q\":300,",      "},",
-		"\xc3\xa9t\xc3\xa9 ", "\xe2\x82\xac",	   "\xf0\x9f\x92\xb0"};
-	size_t i = 0;
-
 	switch (kind) {
 	case D_RANDOM:
-		for (; i < n; i++)
-			p[i] = (uint8_t)rnd(&seed);
+		rnd_bytes(p, n, seed);
 		break;
 	case D_REPEAT:
-		for (; i < n; i++)
+		for (size_t i = 0; i < n; i++)
 			p[i] = (uint8_t) "abcabcabd0123"[(i * 7 + seed) % 13];
 		break;
 	case D_TEXT:
-		while (i < n) {
-			const char *w = words[rnd(&seed) % 7];
-			size_t k = strlen(w);
-
-			if (k > n - i) {
-				memset(p + i, 'x', n - i);
-				break;
-			}
-			memcpy(p + i, w, k);
-			i += k;
-		}
+		rnd_text(p, n, seed);
 		break;
 	default:
 		memset(p, 0, n);

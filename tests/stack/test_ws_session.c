@@ -99,27 +99,10 @@ xdup(const void *p, size_t n)
 static void
 fill(uint8_t *p, size_t n, bool text, uint64_t seed)
 {
-	static const char *const words[] = {
-		"{\"s\":\"BTCUSD\",", "\"p\":\"101.25\",", "\"q\":300,",      "},",
-		"\xc3\xa9t\xc3\xa9 ", "\xe2\x82\xac",	   "\xf0\x9f\x92\xb0"};
-	size_t i = 0;
-
-	if (!text) {
-		for (; i < n; i++)
-			p[i] = (uint8_t)rnd(&seed);
-		return;
-	}
-	while (i < n) {
-		const char *w = words[rnd(&seed) % 7];
-		size_t k = strlen(w);
-
-		if (k > n - i) {
-			memset(p + i, 'x', n - i);
-			break;
-		}
-		memcpy(p + i, w, k);
-		i += k;
-	}
+	if (text)
+		rnd_text(p, n, seed);
+	else
+		rnd_bytes(p, n, seed);
 }
 
 /* ---- one side ---- */
