@@ -31,6 +31,18 @@ static struct h_peer P;
 
 #define NEAR(t, want, tol) ((t) + (tol) >= (want) && (t) <= (want) + (tol))
 
+/* the n segments (what) went out at t[i] ms: exactly nwant of them, each
+ * within tol ms of want[i] */
+static void
+sent_at(const char *what, const uint64_t *t, unsigned n, const uint64_t *want, unsigned nwant,
+	uint64_t tol)
+{
+	ck_assert_msg(n == nwant, "%u %s sent, expected %u", n, what, nwant);
+	for (unsigned i = 0; i < n; i++)
+		ck_assert_msg(NEAR(t[i], want[i], tol), "%s %u at %llu ms, expected %llu", what, i,
+			      (unsigned long long)t[i], (unsigned long long)want[i]);
+}
+
 START_TEST(syn_retries_timeout)
 {
 	struct stk_tcb *c;
@@ -63,10 +75,7 @@ START_TEST(syn_retries_timeout)
 			to_t = h_now_ms(H) - t0;
 		h_advance(H, 1);
 	}
-	ck_assert_msg(nsyn == 4, "%u SYNs, expected 1 + syn_retries 3", nsyn);
-	for (unsigned i = 0; i < nsyn; i++)
-		ck_assert_msg(NEAR(syn_t[i], want[i], 2), "SYN %u at %llu ms, expected %llu", i,
-			      (unsigned long long)syn_t[i], (unsigned long long)want[i]);
+	sent_at("SYN", syn_t, nsyn, want, 4, 2); /* 1 + syn_retries 3 */
 	ck_assert_msg(NEAR(to_t, 15000, 2), "connect TIMEOUT at %llu ms, expected 15000",
 		      (unsigned long long)to_t);
 	ck_assert_int_eq(H->evs[h_ev_find(H, id, STK_EV_TIMEOUT, 0)].reason, ETIMEDOUT);
@@ -101,10 +110,7 @@ START_TEST(synack_retries)
 			gone_t = h_now_ms(H) - t0;
 		h_advance(H, 1);
 	}
-	ck_assert_msg(n == 4, "%u SYN-ACKs, expected 1 + syn_retries 3", n);
-	for (unsigned i = 0; i < n; i++)
-		ck_assert_msg(NEAR(sa_t[i], want[i], 2), "SYN-ACK %u at %llu ms, expected %llu", i,
-			      (unsigned long long)sa_t[i], (unsigned long long)want[i]);
+	sent_at("SYN-ACK", sa_t, n, want, 4, 2); /* 1 + syn_retries 3 */
 	ck_assert_msg(NEAR(gone_t, 15000, 2),
 		      "half-open connection dropped at %llu ms, expected 15000",
 		      (unsigned long long)gone_t);
@@ -185,11 +191,7 @@ START_TEST(rto_backoff_timeout)
 		if (h_ev_find(H, id, STK_EV_TIMEOUT, 0) >= 0)
 			to_t = h_now_ms(H) - t0;
 	}
-	ck_assert_msg(n == 6, "%u retransmissions, max_retries 6", n);
-	for (unsigned i = 0; i < n; i++)
-		ck_assert_msg(NEAR(rt[i], want[i], 3),
-			      "retransmission %u at %llu ms, expected %llu", i,
-			      (unsigned long long)rt[i], (unsigned long long)want[i]);
+	sent_at("retransmission", rt, n, want, 6, 3); /* max_retries 6 */
 	ck_assert_msg(NEAR(to_t, 6300, 3), "TIMEOUT at %llu ms, expected 6300",
 		      (unsigned long long)to_t);
 	ck_assert_int_eq(H->evs[h_ev_find(H, id, STK_EV_TIMEOUT, 0)].reason, ETIMEDOUT);
