@@ -70,27 +70,16 @@ fail:
 	return NULL;
 }
 
+/* the certificate c (c NULL: the key k) into path, as PEM */
 static int
-write_cert(const char *path, X509 *c)
+write_pem(const char *path, X509 *c, EVP_PKEY *k)
 {
 	FILE *f = fopen(path, "w");
 	int ok;
 
 	if (f == NULL)
 		return -1;
-	ok = PEM_write_X509(f, c);
-	return fclose(f) == 0 && ok == 1 ? 0 : -1;
-}
-
-static int
-write_key(const char *path, EVP_PKEY *k)
-{
-	FILE *f = fopen(path, "w");
-	int ok;
-
-	if (f == NULL)
-		return -1;
-	ok = PEM_write_PrivateKey(f, k, NULL, NULL, 0, NULL, NULL);
+	ok = c != NULL ? PEM_write_X509(f, c) : PEM_write_PrivateKey(f, k, NULL, NULL, 0, NULL, NULL);
 	return fclose(f) == 0 && ok == 1 ? 0 : -1;
 }
 
@@ -101,7 +90,7 @@ leaf(const char *cert, const char *key, const char *cn, const char *san, X509 *c
 {
 	EVP_PKEY *k = EVP_EC_gen("P-256");
 	X509 *c = k != NULL ? mkcert(k, cn, ca, cakey, from_s, to_s, san, serial) : NULL;
-	int rc = c != NULL && write_cert(cert, c) == 0 && write_key(key, k) == 0 ? 0 : -1;
+	int rc = c != NULL && write_pem(cert, c, NULL) == 0 && write_pem(key, NULL, k) == 0 ? 0 : -1;
 
 	X509_free(c);
 	EVP_PKEY_free(k);
@@ -137,8 +126,8 @@ tls_certs_make(struct tls_certs *c, const char *base)
 		goto out;
 	ca = mkcert(cak, "lcpipe test CA", NULL, NULL, -3600, 86400L * 30, NULL, 1);
 	rca = mkcert(rk, "lcpipe rogue CA", NULL, NULL, -3600, 86400L * 30, NULL, 1);
-	if (ca == NULL || rca == NULL || write_cert(c->ca, ca) < 0 || mkdir(c->ca_dir, 0700) != 0 ||
-	    write_cert(cadir_cert, ca) < 0)
+	if (ca == NULL || rca == NULL || write_pem(c->ca, ca, NULL) < 0 || mkdir(c->ca_dir, 0700) != 0 ||
+	    write_pem(cadir_cert, ca, NULL) < 0)
 		goto out;
 	if (leaf(c->good, c->good_key, TLS_TEST_HOST, "DNS:" TLS_TEST_HOST ",IP:" TLS_TEST_IP, ca, cak, -3600,
 		 86400L * 30, 2) < 0 ||
