@@ -9,6 +9,9 @@
  * rest is cut into, cycling: byte b gives b % 64 + 1 bytes (1..64), except
  * 0xff which gives "everything left". Each chunk is copied into its own exactly
  * sized allocation so reading past a chunk's end reads past an allocation.
+ *
+ * fuzz_grow(&b, &cap, need): room for need bytes in the buffer b of cap bytes
+ * (twice that and more when it moves).
  */
 #ifndef FUZZ_COMMON_H
 #define FUZZ_COMMON_H
@@ -63,6 +66,17 @@ fuzz_dup(const void *src, size_t n)
 	if (n)
 		memcpy(p, src, n);
 	return p;
+}
+
+static inline void
+fuzz_grow(uint8_t **b, size_t *cap, size_t need)
+{
+	if (need <= *cap)
+		return;
+	*cap = need * 2 + 64;
+	*b = realloc(*b, *cap);
+	if (*b == NULL)
+		abort();
 }
 
 #endif

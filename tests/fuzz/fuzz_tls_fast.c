@@ -54,7 +54,6 @@ static const struct tf_suite tf_suites[] = {
 };
 
 static struct tls_certs pki;
-static int pki_state; /* 0 not made, 1 made, -1 failed */
 static struct stk_tls_ctx *ctxs[6][2]; /* [suite][server] */
 
 static void
@@ -204,12 +203,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 1 + FUZZ_NCHUNK)
 		return 0;
-	if (pki_state == 0) {
-		pki_state = tls_certs_make(&pki, "/tmp") == 0 ? 1 : -1;
-		if (pki_state == 1)
-			atexit(pki_remove);
-	}
-	FUZZ_CHECK(pki_state == 1);
+	FUZZ_CHECK(tls_certs_once(&pki, "/tmp", pki_remove));
 	si = data[0] % 6u;
 	arm_late = (data[0] & 8) != 0;
 	su = &tf_suites[si];

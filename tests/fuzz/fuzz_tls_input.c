@@ -24,7 +24,6 @@
 #include "../stack/tls_certs.h"
 
 static struct tls_certs pki;
-static int pki_state; /* 0 not made, 1 made, -1 failed */
 
 static struct stk_tls_ctx **ctx_list;
 
@@ -61,12 +60,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 1 + FUZZ_NCHUNK)
 		return 0;
-	if (pki_state == 0) {
-		pki_state = tls_certs_make(&pki, "/tmp") == 0 ? 1 : -1;
-		if (pki_state == 1)
-			atexit(pki_remove);
-	}
-	FUZZ_CHECK(pki_state == 1);
+	FUZZ_CHECK(tls_certs_once(&pki, "/tmp", pki_remove));
 	ctx_list = ctxs;
 	mode = data[0];
 	memcpy(ch.sel, data + 1, FUZZ_NCHUNK);

@@ -62,22 +62,11 @@ struct wlog {
 };
 
 static void
-grow(uint8_t **b, size_t *cap, size_t need)
-{
-	if (need <= *cap)
-		return;
-	*cap = need * 2 + 64;
-	*b = realloc(*b, *cap);
-	if (*b == NULL)
-		abort();
-}
-
-static void
 log_put(struct wlog *L, const void *p, size_t n)
 {
 	if (n == 0)
 		return; /* p may be NULL */
-	grow(&L->log, &L->cap, L->len + n);
+	fuzz_grow(&L->log, &L->cap, L->len + n);
 	memcpy(L->log + L->len, p, n);
 	L->len += n;
 }
@@ -137,7 +126,7 @@ on_data(struct wlog *L, const struct stk_ws_out *o)
 		FUZZ_CHECK(o->opcode == L->msg_op);
 		FUZZ_CHECK(o->compressed == L->msg_z);
 	}
-	grow(&L->msg, &L->mcap, L->mlen + o->len);
+	fuzz_grow(&L->msg, &L->mcap, L->mlen + o->len);
 	if (o->len)
 		memcpy(L->msg + L->mlen, o->data, o->len);
 	L->mlen += o->len;

@@ -96,17 +96,6 @@ struct fz {
 	unsigned echoed;
 };
 
-static void
-grow(uint8_t **b, size_t *cap, size_t need)
-{
-	if (need <= *cap)
-		return;
-	*cap = need * 2 + 64;
-	*b = realloc(*b, *cap);
-	if (*b == NULL)
-		abort();
-}
-
 static struct lent *
 lent_of(struct fz *z, const struct stk_wss_buf *b)
 {
@@ -182,7 +171,7 @@ ref_message(struct fz *z)
 		do {
 			uint8_t *o, *o0;
 
-			grow(&out, &ocap, olen + 4096);
+			fuzz_grow(&out, &ocap, olen + 4096);
 			o0 = o = out + olen;
 			r = stk_ws_inflate(&z->ref_inf, &in, z->rmsg + z->rlen, STK_WS_Z_LAST, &o,
 					   out + ocap);
@@ -216,7 +205,7 @@ ref_feed(struct fz *z, uint8_t *p, size_t n)
 				z->rlen = 0;
 				z->rz = o.compressed;
 			}
-			grow(&z->rmsg, &z->rcap, z->rlen + o.len);
+			fuzz_grow(&z->rmsg, &z->rcap, z->rlen + o.len);
 			if (o.len)
 				memcpy(z->rmsg + z->rlen, o.data, o.len);
 			z->rlen += o.len;

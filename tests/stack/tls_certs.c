@@ -148,6 +148,19 @@ out:
 	return rc;
 }
 
+bool
+tls_certs_once(struct tls_certs *c, const char *base, void (*cleanup)(void))
+{
+	static int state; /* 0 not made, 1 made, -1 failed */
+
+	if (state == 0) {
+		state = tls_certs_make(c, base) == 0 ? 1 : -1;
+		if (state == 1)
+			atexit(cleanup);
+	}
+	return state == 1;
+}
+
 void
 tls_certs_remove(const struct tls_certs *c)
 {

@@ -23,5 +23,9 @@ struct tls_certs {
  * 0 or -1 */
 int tls_certs_make(struct tls_certs *c, const char *base);
 void tls_certs_remove(const struct tls_certs *c);
+/* for a process that runs many inputs (fuzz targets): the PKI made in c on the
+ * first call, below base, and cleanup (which removes it) registered with
+ * atexit; whether it is there */
+bool tls_certs_once(struct tls_certs *c, const char *base, void (*cleanup)(void));
 
 #endif
