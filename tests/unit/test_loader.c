@@ -74,6 +74,27 @@ assert_no_marker(const char *when)
 	free(s);
 }
 
+/* the constructors that ran wrote exactly want (one line each, in order) */
+static void
+assert_marker(const char *want)
+{
+	char *s = marker_text();
+
+	ck_assert_str_eq(s, want);
+	free(s);
+}
+
+/* one more line, id, at the end of *want */
+static void
+want_line(char **want, const char *id)
+{
+	char *w;
+
+	ck_assert(asprintf(&w, "%s%s\n", *want, id) > 0);
+	free(*want);
+	*want = w;
+}
+
 static void
 registry(struct lcp_registry *r, const char *d1, const char *d2)
 {
@@ -191,24 +212,20 @@ END_TEST
  * the absence of a marker above means something */
 START_TEST(hdr_markers_work_when_loaded)
 {
-	char *want = strdup(""), *got;
+	char *want = strdup("");
 
 	for (unsigned i = 0; i < N_HDR; i++) {
-		char *path, *w;
+		char *path;
 		void *h;
 
 		ck_assert(asprintf(&path, "%s/%s", T_HDR, hdr_cases[i].file) > 0);
 		h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 		ck_assert_msg(h != NULL, "dlopen %s: %s", path, dlerror());
 		dlclose(h);
-		ck_assert(asprintf(&w, "%s%s\n", want, hdr_cases[i].id) > 0);
-		free(want);
-		want = w;
+		want_line(&want, hdr_cases[i].id);
 		free(path);
 	}
-	got = marker_text();
-	ck_assert_str_eq(got, want);
-	free(got);
+	assert_marker(want);
 	free(want);
 }
 END_TEST
@@ -238,15 +255,12 @@ START_TEST(dup_markers_work_when_loaded)
 {
 	void *a = dlopen(T_DUP "/dup_a.so", RTLD_NOW | RTLD_LOCAL);
 	void *b = dlopen(T_DUP "/dup_b.so", RTLD_NOW | RTLD_LOCAL);
-	char *got;
 
 	ck_assert_ptr_nonnull(a);
 	ck_assert_ptr_nonnull(b);
 	dlclose(a);
 	dlclose(b);
-	got = marker_text();
-	ck_assert_str_eq(got, "dup_a\ndup_b\n");
-	free(got);
+	assert_marker("dup_a\ndup_b\n");
 }
 END_TEST
 
@@ -356,7 +370,7 @@ END_TEST
 START_TEST(open_refused_exact)
 {
 	struct lcp_registry r;
-	char *want = strdup(""), *got;
+	char *want = strdup("");
 
 	registry(&r, T_OPEN, NULL);
 	for (unsigned i = 0; i < N_OPEN; i++) {
@@ -372,19 +386,12 @@ START_TEST(open_refused_exact)
 		ck_assert_ptr_null(refused->desc);
 		/* asking again does not load it again */
 		ck_assert_ptr_null(lcp_registry_get(&r, open_cases[i].name, NULL));
-		if (open_cases[i].id) {
-			char *w;
-
-			ck_assert(asprintf(&w, "%s%s\n", want, open_cases[i].id) > 0);
-			free(want);
-			want = w;
-		}
+		if (open_cases[i].id)
+			want_line(&want, open_cases[i].id);
 		free(path);
 	}
 	/* these ran their constructor (once each): dlopen has to, before checks */
-	got = marker_text();
-	ck_assert_str_eq(got, want);
-	free(got);
+	assert_marker(want);
 	free(want);
 	lcp_registry_fini(&r);
 }
@@ -398,16 +405,13 @@ START_TEST(all_dirs_only_open_ran)
 	struct lcp_registry r;
 	struct lcp_plugin_file **v;
 	unsigned n;
-	char *got;
 
 	lcp_registry_init(&r, dirs, 6);
 	assert_no_marker("lcp_registry_init, all dirs");
 	n = lcp_registry_sorted(&r, &v);
-	got = marker_text();
 	/* sorted() opens in search order: open/ is scanned in file-name order */
-	ck_assert_str_eq(got, "bad_counter\nbad_forward\nbad_hist\nbad_opts\nbad_port\nctr_no_read\ndup_counter\nno_init\nno_poll\n"
+	assert_marker("bad_counter\nbad_forward\nbad_hist\nbad_opts\nbad_port\nctr_no_read\ndup_counter\nno_init\nno_poll\n"
 			      "no_ports\nno_process\nno_version\nnull_ops\n");
-	free(got);
 	for (unsigned i = 0; i < n; i++) {
 		ck_assert_ptr_null(v[i]->refused);
 		ck_assert_ptr_nonnull(v[i]->desc);
@@ -761,11 +765,10 @@ END_TEST
 /* a 32-byte name without NUL is refused, not truncated */
 START_TEST(loader_unterminated_name)
 {
-	const char *dirs[] = { T_BUGS };
 	struct lcp_registry r;
 	const struct lcp_plugin_file *pf;
 
-	lcp_registry_init(&r, dirs, 1);
+	registry(&r, T_BUGS, NULL);
 	pf = t_reg_find(&r, T_BUGS "/long_name.so");
 	ck_assert_ptr_nonnull(pf);
 	ck_assert_msg(pf->refused != NULL,
@@ -777,11 +780,10 @@ END_TEST
 /* get("") does not answer with a file refused before its name was read */
 START_TEST(registry_get_empty_name)
 {
-	const char *dirs[] = { T_NOTSO };
 	struct lcp_registry r;
 	const struct lcp_plugin_file *refused = NULL;
 
-	lcp_registry_init(&r, dirs, 1);
+	registry(&r, T_NOTSO, NULL);
 	ck_assert_ptr_null(lcp_registry_get(&r, "", &refused));
 	ck_assert_msg(refused == NULL, "get(\"\") answered with %s", refused ? refused->refused : "");
 	lcp_registry_fini(&r);
@@ -791,11 +793,10 @@ END_TEST
 /* check_stage_ops() refuses two ports with one name */
 START_TEST(loader_duplicate_port_name)
 {
-	const char *dirs[] = { T_BUGS };
 	struct lcp_registry r;
 	const struct lcp_plugin_file *refused = NULL;
 
-	lcp_registry_init(&r, dirs, 1);
+	registry(&r, T_BUGS, NULL);
 	ck_assert_msg(lcp_registry_get(&r, "test_dup_port", &refused) == NULL,
 		      "a stage with two ports named \"in\" was accepted");
 	lcp_registry_fini(&r);
