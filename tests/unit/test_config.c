@@ -18,6 +18,7 @@
 #include "../t_check.h"
 
 static struct lcp_errs errs;
+static char *cf_dir, *cf_path; /* load_conf's, freed by teardown */
 
 static void
 setup(void)
@@ -30,6 +31,9 @@ static void
 teardown(void)
 {
 	lcp_errs_free(&errs);
+	free(cf_path);
+	free(cf_dir);
+	cf_path = cf_dir = NULL;
 }
 
 static void
@@ -86,59 +90,53 @@ END_TEST
 
 /* ================= files ================= */
 
-static char *
-write_conf(const char *dir, const char *name, const char *text)
+/* text as the file name in a fresh scratch directory (cf_dir, the file
+ * cf_path), loaded */
+static struct lcp_cfg *
+load_conf(const char *scratch, const char *name, const char *text)
 {
-	char *path;
-
-	ck_assert(asprintf(&path, "%s/%s", dir, name) > 0);
-	t_write(path, text, strlen(text));
-	return path;
+	cf_dir = t_scratch(scratch);
+	ck_assert(asprintf(&cf_path, "%s/%s", cf_dir, name) > 0);
+	t_write(cf_path, text, strlen(text));
+	return lcp_cfg_load(cf_path, NULL, 0, &errs);
 }
 
 START_TEST(plugin_path_relative_to_config)
 {
-	char *dir = t_scratch("config-pp"), *path, *want;
+	char *want;
 	struct lcp_cfg *c;
 
 	/* scratch is TEST_BUILDDIR/unit/scratch-config-pp: ../../plugins is ours */
-	path = write_conf(dir, "pp.json",
-			  "{\"eal\": [\"-l\", \"0,1\"], \"plugin_path\": [\"../../plugins/good/.libs\"],\n"
-			  " \"stages\": [{\"name\": \"a\", \"plugin\": \"test_src\"},\n"
-			  "            {\"name\": \"b\", \"plugin\": \"test_sink\"}],\n"
-			  " \"links\": [\"a.out -> b.in\"]}\n");
-	c = lcp_cfg_load(path, NULL, 0, &errs);
+	c = load_conf("config-pp", "pp.json",
+		      "{\"eal\": [\"-l\", \"0,1\"], \"plugin_path\": [\"../../plugins/good/.libs\"],\n"
+		      " \"stages\": [{\"name\": \"a\", \"plugin\": \"test_src\"},\n"
+		      "            {\"name\": \"b\", \"plugin\": \"test_sink\"}],\n"
+		      " \"links\": [\"a.out -> b.in\"]}\n");
 	ck_assert_ptr_nonnull(c);
 	assert_no_errs();
 	ck_assert_uint_eq(c->n_plugin_path, 1);
-	ck_assert(asprintf(&want, "%s/../../plugins/good/.libs", dir) > 0);
+	ck_assert(asprintf(&want, "%s/../../plugins/good/.libs", cf_dir) > 0);
 	ck_assert_str_eq(c->plugin_path[0], want);
 	ck_assert_str_eq(c->reg.dirs[0], want);
 	free(want);
-	ck_assert(asprintf(&want, "%s/../../plugins/good/.libs/test_src.so", dir) > 0);
+	ck_assert(asprintf(&want, "%s/../../plugins/good/.libs/test_src.so", cf_dir) > 0);
 	ck_assert_str_eq(c->stages[0].pf->path, want);
 	free(want);
 	lcp_cfg_free(c);
-	free(path);
-	free(dir);
 }
 END_TEST
 
 START_TEST(plugin_path_absolute)
 {
-	char *dir = t_scratch("config-ppabs"), *path;
 	struct lcp_cfg *c;
 
-	path = write_conf(dir, "pp.json",
-			  "{\"eal\": [\"-l\", \"0,1\"], \"plugin_path\": [\"" T_GOOD "\"],\n"
-			  " \"stages\": [{\"name\": \"a\", \"plugin\": \"test_opts\", \"options\": {\"label\": \"xy\"}}]}\n");
-	c = lcp_cfg_load(path, NULL, 0, &errs);
+	c = load_conf("config-ppabs", "pp.json",
+		      "{\"eal\": [\"-l\", \"0,1\"], \"plugin_path\": [\"" T_GOOD "\"],\n"
+		      " \"stages\": [{\"name\": \"a\", \"plugin\": \"test_opts\", \"options\": {\"label\": \"xy\"}}]}\n");
 	ck_assert_ptr_nonnull(c);
 	assert_no_errs();
 	ck_assert_str_eq(c->stages[0].pf->path, T_GOOD "/test_opts.so");
 	lcp_cfg_free(c);
-	free(path);
-	free(dir);
 }
 END_TEST
 
@@ -146,14 +144,12 @@ END_TEST
  * refuses the use, naming the file */
 START_TEST(wrong_kind_for_role)
 {
-	char *dir = t_scratch("config-kind"), *path;
 	struct lcp_cfg *c;
 
-	path = write_conf(dir, "k.json",
-			  "{\"eal\": [\"-l\", \"0,1\"], \"plugin_path\": [\"" T_GOOD "\"],\n"
-			  " \"strategies\": {\"counters\": \"test_sink\"},\n"
-			  " \"stages\": [{\"name\": \"a\", \"plugin\": \"test_counters\"}]}\n");
-	c = lcp_cfg_load(path, NULL, 0, &errs);
+	c = load_conf("config-kind", "k.json",
+		      "{\"eal\": [\"-l\", \"0,1\"], \"plugin_path\": [\"" T_GOOD "\"],\n"
+		      " \"strategies\": {\"counters\": \"test_sink\"},\n"
+		      " \"stages\": [{\"name\": \"a\", \"plugin\": \"test_counters\"}]}\n");
 	ck_assert_ptr_nonnull(c);
 	if (errs.n != 2)
 		t_errs_dump(&errs);
@@ -165,8 +161,6 @@ START_TEST(wrong_kind_for_role)
 	ck_assert_ptr_null(c->strat.counters.pf);
 	ck_assert_ptr_null(c->stages[0].pf);
 	lcp_cfg_free(c);
-	free(path);
-	free(dir);
 }
 END_TEST
 
@@ -182,21 +176,16 @@ END_TEST
 
 START_TEST(syntax_error_returns_null)
 {
-	char *dir = t_scratch("config-syntax"), *path;
-
-	path = write_conf(dir, "s.json", "{\n  \"eal\": [\"-l\" \"0,1\"]\n}\n");
-	ck_assert_ptr_null(lcp_cfg_load(path, NULL, 0, &errs));
+	ck_assert_ptr_null(load_conf("config-syntax", "s.json", "{\n  \"eal\": [\"-l\" \"0,1\"]\n}\n"));
 	ck_assert_uint_eq(errs.n, 1);
 	{
 		char *want;
 
 		/* jansson's column is where the offending token ends */
-		ck_assert(asprintf(&want, "%s:2:20: JSON syntax error: ']' expected near '\"0,1\"'", path) > 0);
+		ck_assert(asprintf(&want, "%s:2:20: JSON syntax error: ']' expected near '\"0,1\"'", cf_path) > 0);
 		ck_assert_str_eq(errs.v[0], want);
 		free(want);
 	}
-	free(path);
-	free(dir);
 }
 END_TEST
 
@@ -204,31 +193,27 @@ END_TEST
 
 START_TEST(eal_override_replaces_config)
 {
-	char *dir = t_scratch("config-eal"), *path;
 	char *over[] = { "--no-huge", "-l", "0,2" };
 	struct lcp_cfg *c;
 
-	path = write_conf(dir, "e.json",
-			  "{\"eal\": [\"-l\", \"0,1\"], \"plugin_path\": [\"" T_GOOD "\"],\n"
-			  " \"stages\": [{\"name\": \"a\", \"plugin\": \"test_src\", \"lcore\": 2},\n"
-			  "            {\"name\": \"b\", \"plugin\": \"test_sink\", \"lcore\": 2}],\n"
-			  " \"links\": [\"a.out -> b.in\"]}\n");
 	/* as written: lcore 2 is not given to EAL */
-	c = lcp_cfg_load(path, NULL, 0, &errs);
+	c = load_conf("config-eal", "e.json",
+		      "{\"eal\": [\"-l\", \"0,1\"], \"plugin_path\": [\"" T_GOOD "\"],\n"
+		      " \"stages\": [{\"name\": \"a\", \"plugin\": \"test_src\", \"lcore\": 2},\n"
+		      "            {\"name\": \"b\", \"plugin\": \"test_sink\", \"lcore\": 2}],\n"
+		      " \"links\": [\"a.out -> b.in\"]}\n");
 	ck_assert_uint_eq(errs.n, 2);
 	ck_assert_str_eq(errs.v[0], "stages[0].lcore: lcore 2 is not available to EAL; worker lcores: 1");
 	ck_assert_str_eq(errs.v[1], "stages[1].lcore: lcore 2 is not available to EAL; worker lcores: 1");
 	lcp_cfg_free(c);
 	lcp_errs_free(&errs);
 	/* with "-- --no-huge -l 0,2" it is, and the config's array is ignored */
-	c = lcp_cfg_load(path, over, 3, &errs);
+	c = lcp_cfg_load(cf_path, over, 3, &errs);
 	assert_no_errs();
 	ck_assert_uint_eq(c->n_eal, 3);
 	ck_assert_str_eq(c->eal[2], "0,2");
 	ck_assert(c->lcore_avail[2] && !c->lcore_avail[1]);
 	lcp_cfg_free(c);
-	free(path);
-	free(dir);
 }
 END_TEST
 
@@ -318,7 +303,7 @@ static const struct {
 
 START_TEST(message_loops)
 {
-	char *dir = t_scratch("config-loops"), *path, *text;
+	char *text;
 	unsigned n_loop = 0;
 	struct lcp_cfg *c;
 
@@ -330,8 +315,7 @@ START_TEST(message_loops)
 			   "  {\"name\": \"t\", \"plugin\": \"test_opts\", \"options\": {\"label\": \"ab\"}}],\n"
 			   " \"links\": [\"src.out -> f.a_in\", \"src.msg -> a.in\", %s]}\n",
 			   loop_cases[_i].links) > 0);
-	path = write_conf(dir, "loop.json", text);
-	c = lcp_cfg_load(path, NULL, 0, &errs);
+	c = load_conf("config-loops", "loop.json", text);
 	ck_assert_ptr_nonnull(c);
 	/* stages a case leaves unlinked are isolated: the only other error */
 	for (unsigned i = 0; i < errs.n; i++) {
@@ -347,8 +331,6 @@ START_TEST(message_loops)
 	ck_assert_uint_eq(n_loop, loop_cases[_i].err != NULL);
 	lcp_cfg_free(c);
 	free(text);
-	free(path);
-	free(dir);
 }
 END_TEST
 
@@ -362,7 +344,7 @@ END_TEST
 START_TEST(mbuf_budget_demo)
 {
 	static const unsigned mbufs[] = { 8191, 4608, 4607 };
-	char *dir = t_scratch("config-mbufs"), *path, *text, *demo, *at;
+	char *text, *demo, *at;
 	struct lcp_cfg *c;
 
 	demo = t_read(TEST_TOP_SRCDIR "/conf/demo.json", NULL);
@@ -371,8 +353,7 @@ START_TEST(mbuf_budget_demo)
 	ck_assert_ptr_nonnull(at);
 	at += strlen("\"engine\": {");
 	ck_assert(asprintf(&text, "%.*s\"mbufs\": %u, %s", (int)(at - demo), demo, mbufs[_i], at) > 0);
-	path = write_conf(dir, "demo.json", text);
-	c = lcp_cfg_load(path, NULL, 0, &errs);
+	c = load_conf("config-mbufs", "demo.json", text);
 	ck_assert_ptr_nonnull(c);
 	assert_no_errs();
 	ck_assert_uint_eq(c->eng.mbufs, mbufs[_i]);
@@ -390,30 +371,24 @@ START_TEST(mbuf_budget_demo)
 	lcp_cfg_free(c);
 	free(text);
 	free(demo);
-	free(path);
-	free(dir);
 }
 END_TEST
 
 /* a config with errors gets no warning: the budget needs a valid graph */
 START_TEST(mbuf_budget_not_on_errors)
 {
-	char *dir = t_scratch("config-mbufs-err"), *path;
 	struct lcp_cfg *c;
 
-	path = write_conf(dir, "e.json",
-			  "{\"eal\": [\"-l\", \"0,1\"], \"engine\": {\"mbufs\": 63},\n"
-			  " \"stages\": [{\"name\": \"t\", \"plugin\": \"tcp\", \"options\": {\"ip\": \"10.0.0.1/24\", \"mac\": \"02:00:00:00:00:01\"}},\n"
-			  "            {\"name\": \"x\", \"plugin\": \"no_such_plugin\"}],\n"
-			  " \"links\": []}\n");
-	c = lcp_cfg_load(path, NULL, 0, &errs);
+	c = load_conf("config-mbufs-err", "e.json",
+		      "{\"eal\": [\"-l\", \"0,1\"], \"engine\": {\"mbufs\": 63},\n"
+		      " \"stages\": [{\"name\": \"t\", \"plugin\": \"tcp\", \"options\": {\"ip\": \"10.0.0.1/24\", \"mac\": \"02:00:00:00:00:01\"}},\n"
+		      "            {\"name\": \"x\", \"plugin\": \"no_such_plugin\"}],\n"
+		      " \"links\": []}\n");
 	ck_assert_ptr_nonnull(c);
 	ck_assert_uint_gt(errs.n, 0);
 	ck_assert(c->stages[0].has_mbufs);
 	ck_assert_uint_eq(c->warns.n, 0);
 	lcp_cfg_free(c);
-	free(path);
-	free(dir);
 }
 END_TEST
 
@@ -421,7 +396,6 @@ END_TEST
  * as EAL 22.11 refuses it */
 START_TEST(eal_lcore_option_twice)
 {
-	char *dir = t_scratch("bugs-eal"), *path;
 	static const char text[] =
 		"{\"eal\": [\"-l\", \"0,1\", \"-l\", \"0,1\"], \"plugin_path\": [\"" T_GOOD "\"],\n"
 		" \"stages\": [{\"name\": \"a\", \"plugin\": \"test_src\"},\n"
@@ -429,14 +403,10 @@ START_TEST(eal_lcore_option_twice)
 		" \"links\": [\"a.out -> b.in\"]}\n";
 	struct lcp_cfg *c;
 
-	ck_assert(asprintf(&path, "%s/twice.json", dir) > 0);
-	t_write(path, text, strlen(text));
-	c = lcp_cfg_load(path, NULL, 0, &errs);
+	c = load_conf("bugs-eal", "twice.json", text);
 	/* EAL 22.11: "Option -l is ignored, because (-l) is set!" then usage, init fails */
 	ck_assert_msg(errs.n > 0, "\"-l\" given twice passes lcpipe check; rte_eal_init refuses it");
 	lcp_cfg_free(c);
-	free(path);
-	free(dir);
 }
 END_TEST
 
