@@ -78,21 +78,6 @@ setup(void)
 	memset(&M, 0, sizeof(M));
 }
 
-static struct stk_tcb *
-conn(bool sack)
-{
-	struct h_topts synack = {.has_mss = true, .mss = MSS, .sack_perm = sack};
-	struct stk_tcb *c;
-
-	H->cfg.sndbuf = 1u << 20;
-	h_create(H);
-	h_peer_init(&P, 80, 0);
-	P.rtt_ms = RTT_MS; /* SRTT 10 ms from the handshake */
-	c = h_connect(H, &P, 1, 1000, &synack);
-	M.base = P.iss + 1;
-	return c;
-}
-
 /* the stack's segments now on the wire, by segment index (all MSS-sized) */
 static void
 pop_flight(struct flight *f)
@@ -117,6 +102,24 @@ pop_flight(struct flight *f)
 		M.tx[rel / MSS]++;
 		f->seg[f->n++] = rel / MSS;
 	}
+}
+
+/* a connection to P (sack: SACK agreed) sends total bytes: its first flight
+ * into f */
+static void
+first_flight(bool sack, uint32_t total, struct flight *f)
+{
+	struct h_topts synack = {.has_mss = true, .mss = MSS, .sack_perm = sack};
+	struct stk_tcb *c;
+
+	H->cfg.sndbuf = 1u << 20;
+	h_create(H);
+	h_peer_init(&P, 80, 0);
+	P.rtt_ms = RTT_MS; /* SRTT 10 ms from the handshake */
+	c = h_connect(H, &P, 1, 1000, &synack);
+	M.base = P.iss + 1;
+	ck_assert_int_eq(h_send(H, c, 0, total), 0);
+	pop_flight(f);
 }
 
 static bool
@@ -232,11 +235,8 @@ START_TEST(three_holes_one_rtt)
 {
 	const uint32_t total = 40 * MSS;
 	struct flight f, f1;
-	struct stk_tcb *c = conn(true);
 
-
-	ck_assert_int_eq(h_send(H, c, 0, total), 0);
-	pop_flight(&f);
+	first_flight(true, total, &f);
 	ck_assert_uint_eq(f.n, 10); /* IW10 */
 	round_trip(&f, &f1);
 	ck_assert_uint_eq(f1.n, 20); /* slow start: segments 10 to 29 */
@@ -270,12 +270,10 @@ START_TEST(dupthresh_after_reordering)
 {
 	const uint32_t total = 100 * MSS;
 	struct flight f, f1, f2, nx = {.n = 0};
-	struct stk_tcb *c = conn(true);
 	uint32_t h1, h2;
 	int at1 = -1, at2 = -1;
 
-	ck_assert_int_eq(h_send(H, c, 0, total), 0);
-	pop_flight(&f);
+	first_flight(true, total, &f);
 	round_trip(&f, &f1);
 	ck_assert_uint_eq(f1.n, 20);
 	/* segments 11 and 12 swapped on the way: reordering, no loss */
@@ -320,11 +318,9 @@ START_TEST(rto_keeps_sacked)
 {
 	const uint32_t total = 10 * MSS;
 	struct flight f, f1, f2;
-	struct stk_tcb *c = conn(true);
 	uint64_t t;
 
-	ck_assert_int_eq(h_send(H, c, 0, total), 0);
-	pop_flight(&f);
+	first_flight(true, total, &f);
 	ck_assert_uint_eq(f.n, 10);
 	/* 0 and 5 lost, then their retransmissions too */
 	M.drop_next[0] = M.drop_next[5] = true;
@@ -367,11 +363,9 @@ START_TEST(probe_in_recovery)
 {
 	const uint32_t total = 10 * MSS;
 	struct flight f, f1, f2;
-	struct stk_tcb *c = conn(true);
 	uint64_t t;
 
-	ck_assert_int_eq(h_send(H, c, 0, total), 0);
-	pop_flight(&f);
+	first_flight(true, total, &f);
 	M.drop_next[9] = true; /* the last: found lost by the probe below */
 	M.drop_next[0] = true;
 	round_trip(&f, &f1);
@@ -397,10 +391,8 @@ START_TEST(rack_lost_retransmit)
 {
 	const uint32_t total = 60 * MSS;
 	struct flight f, f1, f2;
-	struct stk_tcb *c = conn(true);
 
-	ck_assert_int_eq(h_send(H, c, 0, total), 0);
-	pop_flight(&f);
+	first_flight(true, total, &f);
 	M.drop_next[2] = true;
 	round_trip(&f, &f1);
 	ck_assert(in_flight(&f1, 2));
@@ -420,11 +412,9 @@ START_TEST(tlp_tail_loss)
 {
 	const uint32_t total = 5 * MSS;
 	struct flight f, f1;
-	struct stk_tcb *c = conn(true);
 	uint64_t t0, t;
 
-	ck_assert_int_eq(h_send(H, c, 0, total), 0);
-	pop_flight(&f);
+	first_flight(true, total, &f);
 	ck_assert_uint_eq(f.n, 5);
 	M.drop_next[3] = M.drop_next[4] = true;
 	round_trip(&f, &f1);
@@ -456,13 +446,10 @@ dsack_scenario(bool report)
 {
 	const uint32_t total = 200 * MSS;
 	struct flight f, f1, f2, f3;
-	struct stk_tcb *c;
 	unsigned n;
 
 	M.no_dsack = !report;
-	c = conn(true);
-	ck_assert_int_eq(h_send(H, c, 0, total), 0);
-	pop_flight(&f);
+	first_flight(true, total, &f);
 	/* slow start: a flight of 20 */
 	round_trip(&f, &f1);
 	ck_assert_uint_eq(f1.n, 20);
@@ -506,10 +493,8 @@ START_TEST(no_sack_newreno)
 {
 	const uint32_t total = 40 * MSS;
 	struct flight f, f1;
-	struct stk_tcb *c = conn(false);
 
-	ck_assert_int_eq(h_send(H, c, 0, total), 0);
-	pop_flight(&f);
+	first_flight(false, total, &f);
 	M.drop_next[1] = M.drop_next[4] = M.drop_next[7] = true;
 	round_trip(&f, &f1);
 	ck_assert(in_flight(&f1, 1));
