@@ -94,6 +94,20 @@ model_init(struct rx_model *m, uint64_t wnd, uint32_t mss)
 	m->mss = mss;
 }
 
+/* a stack connected to P (port 80, the SYN-ACK's options synack) and m the
+ * peer's model of it, with window wnd and MSS mss */
+static struct stk_tcb *
+model_connect(struct rx_model *m, const struct h_topts *synack, uint64_t wnd, uint32_t mss)
+{
+	struct stk_tcb *c;
+
+	h_create(H);
+	h_peer_init(&P, 80, 0);
+	c = h_connect(H, &P, 1, 1000, synack);
+	model_init(m, wnd, mss);
+	return c;
+}
+
 /* account one segment from the stack; returns its payload length */
 static uint32_t
 model_seg(struct rx_model *m, const struct h_pkt *k, uint64_t total)
@@ -136,6 +150,32 @@ peer_ack_rel(struct rx_model *m, uint32_t rel, uint16_t win)
 	h_tcp_seg(H, &P, STK_TCP_ACK, P.snd_nxt, P.rcv_nxt, win, NULL, NULL, 0);
 }
 
+/* until total bytes are acknowledged, at most rounds rounds: the segments sent
+ * go through m, then the peer ACKs (window win) what came in order (all: up
+ * to the highest byte seen, holes or not); when nothing was sent the clock
+ * moves step_ms */
+static void
+model_flow(struct rx_model *m, uint32_t total, uint16_t win, bool all, int rounds,
+	   uint64_t step_ms)
+{
+	for (int round = 0; round < rounds && m->acked < total; round++) {
+		struct h_pkt *k;
+		bool any = false;
+
+		while ((k = h_tx_pop(H))) {
+			ck_assert(k->is_tcp);
+			any |= model_seg(m, k, total) > 0;
+		}
+		if (!any) {
+			h_advance(H, step_ms);
+			continue;
+		}
+		if (all)
+			m->rcv = m->max_end;
+		peer_ack_rel(m, m->rcv, win);
+	}
+}
+
 /* ================================================================ segments */
 
 struct mss_case {
@@ -162,10 +202,7 @@ START_TEST(mss_segments)
 	struct h_pkt *k;
 
 	H->cfg.sndbuf = 2u << 20;
-	h_create(H);
-	h_peer_init(&P, 80, 0);
-	c = h_connect(H, &P, 1, 1000, &mc->synack);
-	model_init(&m, 65535, mc->mss);
+	c = model_connect(&m, &mc->synack, 65535, mc->mss);
 	for (uint32_t off = 0; off < total; off += chunk)
 		ck_assert_int_eq(h_send(H, c, off, chunk), 0);
 	ck_assert_uint_eq(stk_bufs_held(H->st), total / chunk);
@@ -328,20 +365,7 @@ START_TEST(window_respected)
 	peer_ack_rel(&m, 0, field);
 	for (uint32_t off = 0; off < total; off += 10000)
 		ck_assert_int_eq(h_send(H, c, off, 10000), 0);
-	for (int round = 0; round < 5000 && m.acked < total; round++) {
-		struct h_pkt *k;
-		bool any = false;
-
-		while ((k = h_tx_pop(H))) {
-			ck_assert(k->is_tcp);
-			any |= model_seg(&m, k, total) > 0;
-		}
-		if (!any) {
-			h_advance(H, 1);
-			continue;
-		}
-		peer_ack_rel(&m, m.rcv, field);
-	}
+	model_flow(&m, total, field, false, 5000, 1);
 	ck_assert_msg(m.acked == total, "%u of %u bytes acknowledged", m.acked, total);
 	ck_assert_msg(m.max_flight <= wnd, "%u bytes in flight, window %llu", m.max_flight,
 		      (unsigned long long)wnd);
@@ -373,20 +397,7 @@ START_TEST(tiny_peer_window)
 	model_init(&m, 500, 1000);
 	t0 = h_now_ms(H);
 	ck_assert_int_eq(h_send(H, c, 0, total), 0);
-	for (int round = 0; round < 2000 && m.acked < total; round++) {
-		struct h_pkt *k;
-		bool any = false;
-
-		while ((k = h_tx_pop(H))) {
-			ck_assert(k->is_tcp);
-			any |= model_seg(&m, k, total) > 0;
-		}
-		if (!any) {
-			h_advance(H, 10);
-			continue;
-		}
-		peer_ack_rel(&m, m.rcv, 500);
-	}
+	model_flow(&m, total, 500, false, 2000, 10);
 	ck_assert_msg(m.acked == total, "%u of %u bytes through a 500-byte window", m.acked, total);
 	ck_assert_uint_le(m.max_flight, 500);
 	ck_assert_msg(h_now_ms(H) - t0 < 2000, "5000 bytes through a 500-byte window took %llu ms",
@@ -407,11 +418,8 @@ START_TEST(fast_retransmit)
 	bool got;
 
 	H->rng = 0x1234567ull * (uint64_t)(_i + 1) + 0x9e3779b97f4a7c15ull * (uint64_t)_i;
-	h_create(H);
-	h_peer_init(&P, 80, 0);
-	c = h_connect(H, &P, 1, 1000, &synack);
+	c = model_connect(&m, &synack, 65535, 1000);
 	ck_assert(!P.ts);
-	model_init(&m, 65535, 1000);
 	ck_assert_int_eq(h_send(H, c, 0, total), 0);
 	while ((k = h_tx_pop(H)))
 		model_seg(&m, k, total);
@@ -463,18 +471,7 @@ START_TEST(fast_retransmit)
 	/* full ACK, then the rest of the transfer */
 	peer_ack_rel(&m, recover, 65535);
 	m.rcv = recover;
-	for (int round = 0; round < 200 && m.acked < total; round++) {
-		bool any = false;
-
-		while ((k = h_tx_pop(H)))
-			any |= model_seg(&m, k, total) > 0;
-		if (!any) {
-			h_advance(H, 1);
-			continue;
-		}
-		peer_ack_rel(&m, m.max_end, 65535);
-		m.rcv = m.max_end;
-	}
+	model_flow(&m, total, 65535, true, 200, 1);
 	ck_assert_uint_eq(m.acked, total);
 	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_RTO_EXPIRED), 0);
 	ck_assert_uint_eq(stk_bufs_held(H->st), 0);
@@ -514,10 +511,7 @@ START_TEST(limited_transmit)
 	unsigned rexmits = 0;
 	uint32_t end;
 
-	h_create(H);
-	h_peer_init(&P, 80, 0);
-	c = h_connect(H, &P, 1, 1000, &synack);
-	model_init(&m, 65535, 1000);
+	c = model_connect(&m, &synack, 65535, 1000);
 	ck_assert_int_eq(h_send(H, c, 0, total), 0);
 	pop_new(&m, total, 0, NULL);
 	ck_assert_uint_eq(m.max_end, 10000); /* IW10 */
@@ -552,14 +546,7 @@ START_TEST(limited_transmit)
 	/* the rest of the transfer, every segment acknowledged: no second RTO */
 	peer_ack_rel(&m, m.max_end, 65535);
 	m.rcv = m.max_end;
-	for (int round = 0; round < 200 && m.acked < total; round++) {
-		if (pop_new(&m, total, 0, NULL) == 0) {
-			h_advance(H, 1);
-			continue;
-		}
-		peer_ack_rel(&m, m.max_end, 65535);
-		m.rcv = m.max_end;
-	}
+	model_flow(&m, total, 65535, true, 200, 1);
 	ck_assert_uint_eq(m.acked, total);
 	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_RTO_EXPIRED), 1);
 	ck_assert_uint_eq(stk_bufs_held(H->st), 0);
@@ -623,10 +610,7 @@ START_TEST(sndbuf_enobufs)
 	struct h_snap s;
 
 	H->cfg.sndbuf = 65536;
-	h_create(H);
-	h_peer_init(&P, 80, 0);
-	c = h_connect(H, &P, 1, 1000, NULL);
-	model_init(&m, 65535, 1460);
+	c = model_connect(&m, NULL, 65535, 1460);
 	ck_assert_uint_eq(stk_tcp_sndbuf_space(c), 65536);
 	ck_assert_int_eq(h_send(H, c, 0, 40000), 0);
 	ck_assert_uint_eq(stk_tcp_sndbuf_space(c), 65536 - 40000);
@@ -710,11 +694,8 @@ START_TEST(close_fin_after_data)
 	uint64_t t_tw;
 
 	H->cfg.time_wait_ms = 2000;
-	h_create(H);
-	h_peer_init(&P, 80, 0);
-	c = h_connect(H, &P, 1, 1000, NULL);
+	c = model_connect(&m, NULL, 65535, 1460);
 	id = stk_tcp_id(c);
-	model_init(&m, 65535, 1460);
 	ck_assert_int_eq(h_send(H, c, 0, 5000), 0);
 	ck_assert_int_eq(stk_tcp_close(H->st, c), 0);
 	h_poll(H);
@@ -930,10 +911,7 @@ START_TEST(zero_window_persist)
 	uint64_t probe_t[64];
 	unsigned nprobe = 0;
 
-	h_create(H);
-	h_peer_init(&P, 80, 0);
-	c = h_connect(H, &P, 1, 1000, &synack);
-	model_init(&m, 65535, 1000);
+	c = model_connect(&m, &synack, 65535, 1000);
 	ck_assert_int_eq(h_send(H, c, 0, total), 0);
 	while ((k = h_tx_pop(H)))
 		model_seg(&m, k, total);
@@ -974,17 +952,7 @@ START_TEST(zero_window_persist)
 	m.wnd = 65535;
 	peer_ack_rel(&m, 10000, 65535);
 	m.rcv = 10000;
-	for (int round = 0; round < 200 && m.acked < total; round++) {
-		bool any = false;
-
-		while ((k = h_tx_pop(H)))
-			any |= model_seg(&m, k, total) > 0;
-		if (!any) {
-			h_advance(H, 1);
-			continue;
-		}
-		peer_ack_rel(&m, m.rcv, 65535);
-	}
+	model_flow(&m, total, 65535, false, 200, 1);
 	ck_assert_msg(m.acked == total, "%u of %u bytes after the window opened", m.acked, total);
 	ck_assert_uint_eq(stk_bufs_held(H->st), 0);
 }
@@ -999,10 +967,7 @@ START_TEST(zero_window_forever)
 	long max_live = 0;
 
 	H->cfg.sndbuf = 65536;
-	h_create(H);
-	h_peer_init(&P, 80, 0);
-	c = h_connect(H, &P, 1, 1000, NULL);
-	model_init(&m, 65535, 1460);
+	c = model_connect(&m, NULL, 65535, 1460);
 	ck_assert_int_eq(h_send(H, c, 0, 8192), 0);
 	sent = 8192;
 	while ((k = h_tx_pop(H)))
@@ -1049,9 +1014,7 @@ zero_window_conn(struct rx_model *m)
 	struct stk_tcb *c;
 	struct h_pkt *k;
 
-	h_peer_init(&P, 80, 0);
-	c = h_connect(H, &P, 1, 1000, NULL);
-	model_init(m, 65535, 1460);
+	c = model_connect(m, NULL, 65535, 1460);
 	ck_assert_int_eq(h_send(H, c, 0, 8192), 0);
 	while ((k = h_tx_pop(H)))
 		model_seg(m, k, 8192);
@@ -1072,7 +1035,6 @@ START_TEST(zero_window_timeout)
 	unsigned probes = 0;
 
 	H->cfg.persist_timeout_ms = 5000;
-	h_create(H);
 	c = zero_window_conn(&m);
 	t0 = h_now_ms(H);
 	for (unsigned t = 0; t < 20000 && rst == NULL; t++) {
@@ -1115,7 +1077,6 @@ START_TEST(zero_window_unanswered)
 	bool rst = false;
 
 	H->cfg.max_retries = 4;
-	h_create(H);
 	c = zero_window_conn(&m);
 	for (unsigned t = 0; t < 600000 && !rst; t += 10) {
 		while ((k = h_tx_pop(H))) {
