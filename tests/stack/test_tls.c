@@ -258,6 +258,30 @@ end_free(struct end *e)
 	memset(e, 0, sizeof(*e));
 }
 
+/* free the client; every buffer lent came back */
+static void
+fast_end_free(struct end *c)
+{
+	stk_tls_free(c->t);
+	c->t = NULL;
+	REQUIRE(c->gets == c->delivers + c->discards, "buffers: %u lent, %u delivered, %u discarded", c->gets,
+		c->delivers, c->discards);
+	end_free(c);
+}
+
+/* both ends (fast: c is the fast path's client) and both contexts */
+static void
+pair_free(struct end *c, struct end *s, struct stk_tls_ctx *cx, struct stk_tls_ctx *sx, bool fast)
+{
+	if (fast)
+		fast_end_free(c);
+	else
+		end_free(c);
+	end_free(s);
+	stk_tls_ctx_free(cx);
+	stk_tls_ctx_free(sx);
+}
+
 /* a client of cx to name and a server of sx; handshake run with chunking maxc */
 static void
 connect_pair(struct end *c, struct end *s, struct stk_tls_ctx *cx, struct stk_tls_ctx *sx, const char *name,
@@ -330,10 +354,7 @@ check_exchange(uint16_t v)
 		REQUIRE(cs->bytes_tx == ss->bytes_rx && ss->bytes_tx == cs->bytes_rx && cs->bytes_tx > big,
 			"bytes: client tx %lu, server rx %lu", (unsigned long)cs->bytes_tx,
 			(unsigned long)ss->bytes_rx);
-		end_free(&c);
-		end_free(&s);
-		stk_tls_ctx_free(cx);
-		stk_tls_ctx_free(sx);
+		pair_free(&c, &s, cx, sx, false);
 	}
 	free(a);
 	free(b);
@@ -359,10 +380,7 @@ START_TEST(ip_literal)
 	connect_pair(&c, &s, cx, sx, "10.77.0.9", NULL, 1448);
 	ck_assert(!stk_tls_is_open(c.t));
 	ck_assert_int_eq(stk_tls_failure(c.t), STK_TLS_FAIL_VERIFY);
-	end_free(&c);
-	end_free(&s);
-	stk_tls_ctx_free(cx);
-	stk_tls_ctx_free(sx);
+	pair_free(&c, &s, cx, sx, false);
 }
 END_TEST
 
@@ -381,10 +399,7 @@ expect_refused(const char *cert, const char *key, const char *name, const char *
 	ck_assert_int_eq(stk_tls_failure(s.t), STK_TLS_FAIL_ALERT);
 	ck_assert_int_eq(stk_tls_read(c.t, (uint8_t[8]){ 0 }, 8), STK_TLS_FAILED);
 	ck_assert_int_eq(stk_tls_write(c.t, (const uint8_t *)"x", 1), STK_TLS_FAILED);
-	end_free(&c);
-	end_free(&s);
-	stk_tls_ctx_free(cx);
-	stk_tls_ctx_free(sx);
+	pair_free(&c, &s, cx, sx, false);
 }
 
 START_TEST(verify)
@@ -401,10 +416,7 @@ START_TEST(verify)
 	cx = client_ctx(0, 0, true, true);
 	connect_pair(&c, &s, cx, sx, TLS_TEST_HOST, NULL, 1448);
 	REQUIRE(stk_tls_is_open(c.t), "insecure: %s", stk_tls_error(c.t));
-	end_free(&c);
-	end_free(&s);
-	stk_tls_ctx_free(cx);
-	stk_tls_ctx_free(sx);
+	pair_free(&c, &s, cx, sx, false);
 	/* ca_path */
 	sx = server_ctx(pki.good, pki.good_key, 0, 0, true);
 	cx = ctx(&cc);
@@ -414,10 +426,7 @@ START_TEST(verify)
 	end_free(&s);
 	connect_pair(&c, &s, cx, sx, "other.example.test", NULL, 1448);
 	ck_assert_int_eq(stk_tls_failure(c.t), STK_TLS_FAIL_VERIFY);
-	end_free(&c);
-	end_free(&s);
-	stk_tls_ctx_free(cx);
-	stk_tls_ctx_free(sx);
+	pair_free(&c, &s, cx, sx, false);
 }
 END_TEST
 
@@ -484,10 +493,7 @@ START_TEST(versions_bad)
 	REQUIRE(stk_tls_failure(c.t) == STK_TLS_FAIL_ALERT, "client failure %s: %s",
 		stk_tls_fail_name(stk_tls_failure(c.t)), stk_tls_error(c.t));
 	REQUIRE(strstr(stk_tls_error(c.t), "protocol version") != NULL, "%s", stk_tls_error(c.t));
-	end_free(&c);
-	end_free(&s);
-	stk_tls_ctx_free(cx);
-	stk_tls_ctx_free(sx);
+	pair_free(&c, &s, cx, sx, false);
 }
 END_TEST
 
@@ -536,10 +542,7 @@ START_TEST(tx_refused)
 	ck_assert_int_eq(stk_tls_write(c.t, (const uint8_t *)"abc", 3), STK_TLS_FAILED);
 	ck_assert_int_eq(stk_tls_failure(c.t), STK_TLS_FAIL_TX);
 	ck_assert_uint_eq(c.out.n, 0);
-	end_free(&c);
-	end_free(&s);
-	stk_tls_ctx_free(cx);
-	stk_tls_ctx_free(sx);
+	pair_free(&c, &s, cx, sx, false);
 }
 END_TEST
 
@@ -560,10 +563,7 @@ START_TEST(close_notify)
 	ck_assert(s.closed);
 	ck_assert_int_eq(stk_tls_read(s.t, (uint8_t[4]){ 0 }, 4), STK_TLS_CLOSED);
 	ck_assert_int_eq(stk_tls_failure(s.t), STK_TLS_FAIL_NONE);
-	end_free(&c);
-	end_free(&s);
-	stk_tls_ctx_free(cx);
-	stk_tls_ctx_free(sx);
+	pair_free(&c, &s, cx, sx, false);
 }
 END_TEST
 
@@ -614,13 +614,15 @@ suite_ctxs(const struct suite *su, struct stk_tls_ctx **cx, struct stk_tls_ctx *
 	*cx = ctx(&cc);
 }
 
-/* a client and a server of suite su; the client's fast path armed right after
- * the handshake (arm_at 0) or once arm_at bytes of plaintext came */
+/* a client and a server of suite su, and their contexts; the client's fast
+ * path armed right after the handshake (arm_at 0) or once arm_at bytes of
+ * plaintext came */
 static void
-fast_pair(struct end *c, struct end *s, const struct suite *su, struct stk_tls_ctx *cx, struct stk_tls_ctx *sx,
-	  size_t maxc, size_t arm_at)
+fast_pair(struct end *c, struct end *s, const struct suite *su, struct stk_tls_ctx **cx,
+	  struct stk_tls_ctx **sx, size_t maxc, size_t arm_at)
 {
-	connect_pair(c, s, cx, sx, TLS_TEST_HOST, NULL, maxc);
+	suite_ctxs(su, cx, sx);
+	connect_pair(c, s, *cx, *sx, TLS_TEST_HOST, NULL, maxc);
 	REQUIRE(stk_tls_is_open(c->t) && stk_tls_is_open(s->t), "%s: not open: %s / %s", su->name,
 		stk_tls_error(c->t), stk_tls_error(s->t));
 	ck_assert_str_eq(stk_tls_cipher(c->t), su->name);
@@ -628,17 +630,6 @@ fast_pair(struct end *c, struct end *s, const struct suite *su, struct stk_tls_c
 		ck_assert_int_eq(stk_tls_fast_start(c->t, &fast_ops, c), 0);
 	else
 		c->arm_at = arm_at;
-}
-
-/* free the client; every buffer lent came back */
-static void
-fast_end_free(struct end *c)
-{
-	stk_tls_free(c->t);
-	c->t = NULL;
-	REQUIRE(c->gets == c->delivers + c->discards, "buffers: %u lent, %u delivered, %u discarded", c->gets,
-		c->delivers, c->discards);
-	end_free(c);
 }
 
 static uint8_t *
@@ -667,10 +658,9 @@ START_TEST(fast_suites_exact)
 			const struct stk_tls_stats *cs, *ss;
 
 			rng_state = 0x1234567ull + k * 2 + (unsigned)mid;
-			suite_ctxs(su, &cx, &sx);
+			fast_pair(&c, &s, su, &cx, &sx, chunks[k], mid ? 1 + rnd() % (big / 2) : 0);
 			cs = stk_tls_ctx_stats(cx);
 			ss = stk_tls_ctx_stats(sx);
-			fast_pair(&c, &s, su, cx, sx, chunks[k], mid ? 1 + rnd() % (big / 2) : 0);
 			send_all(&s, b, big);
 			send_all(&c, a, n1);
 			pump(&c, &s, chunks[k], 5000);
@@ -687,10 +677,7 @@ START_TEST(fast_suites_exact)
 				(unsigned long)cs->records_rx_fast, (unsigned long)ss->records_tx);
 			ck_assert_uint_eq(cs->bytes_rx, ss->bytes_tx);
 			ck_assert_int_eq(stk_tls_failure(c.t), STK_TLS_FAIL_NONE);
-			fast_end_free(&c);
-			end_free(&s);
-			stk_tls_ctx_free(cx);
-			stk_tls_ctx_free(sx);
+			pair_free(&c, &s, cx, sx, true);
 		}
 	}
 	free(a);
@@ -719,10 +706,7 @@ START_TEST(fast_unsupported)
 		pump(&c, &s, 1448, 4096);
 		ck_assert_uint_eq(c.got.n, 11);
 		ck_assert_uint_eq(stk_tls_ctx_stats(cx)->records_rx_fast, 0);
-		fast_end_free(&c);
-		end_free(&s);
-		stk_tls_ctx_free(cx);
-		stk_tls_ctx_free(sx);
+		pair_free(&c, &s, cx, sx, true);
 	}
 }
 END_TEST
@@ -757,8 +741,7 @@ START_TEST(fast_tamper)
 				size_t off, len;
 
 				rng_state = 99 + k;
-				suite_ctxs(su, &cx, &sx);
-				fast_pair(&c, &s, su, cx, sx, chunks[k], 0);
+				fast_pair(&c, &s, su, &cx, &sx, chunks[k], 0);
 				ck_assert_int_eq(stk_tls_write(s.t, m, 100), 0);
 				ck_assert_int_eq(stk_tls_write(s.t, m + 100, 9000), 0);
 				ck_assert_int_eq(stk_tls_write(s.t, m + 9100, 900), 0);
@@ -775,10 +758,7 @@ START_TEST(fast_tamper)
 					su->name, c.got.n);
 				ck_assert_uint_ge(c.discards, 2); /* 9000 bytes were held in several buffers */
 				ck_assert_int_eq(stk_tls_recv(c.t), STK_TLS_FAILED);
-				fast_end_free(&c);
-				end_free(&s);
-				stk_tls_ctx_free(cx);
-				stk_tls_ctx_free(sx);
+				pair_free(&c, &s, cx, sx, true);
 				free(m);
 			}
 }
@@ -794,8 +774,7 @@ START_TEST(fast_close)
 			uint8_t *m = rnd_bytes(50000);
 
 			rng_state = 7 + (unsigned)mid;
-			suite_ctxs(su, &cx, &sx);
-			fast_pair(&c, &s, su, cx, sx, 100, mid ? 20000 : 0);
+			fast_pair(&c, &s, su, &cx, &sx, 100, mid ? 20000 : 0);
 			send_all(&s, m, 50000);
 			ck_assert_int_eq(stk_tls_close(s.t), 0);
 			deliver(&s, &c, 100, 3000);
@@ -805,10 +784,7 @@ START_TEST(fast_close)
 			ck_assert_int_eq(stk_tls_failure(c.t), STK_TLS_FAIL_NONE);
 			ck_assert_int_eq(stk_tls_recv(c.t), STK_TLS_CLOSED);
 			ck_assert_int_eq(stk_tls_read(c.t, (uint8_t[4]){ 0 }, 4), STK_TLS_CLOSED);
-			fast_end_free(&c);
-			end_free(&s);
-			stk_tls_ctx_free(cx);
-			stk_tls_ctx_free(sx);
+			pair_free(&c, &s, cx, sx, true);
 			free(m);
 		}
 }
@@ -830,11 +806,10 @@ START_TEST(fast_key_update)
 				uint64_t tx0;
 
 				rng_state = 1000 + k * 2 + (unsigned)mid;
-				suite_ctxs(su, &cx, &sx);
-				cs = stk_tls_ctx_stats(cx);
 				/* mid: armed inside the first part, the first update may
 				 * still be OpenSSL's to read */
-				fast_pair(&c, &s, su, cx, sx, chunks[k], mid ? n - 100 : 0);
+				fast_pair(&c, &s, su, &cx, &sx, chunks[k], mid ? n - 100 : 0);
+				cs = stk_tls_ctx_stats(cx);
 				tx0 = cs->records_tx;
 				send_all(&s, m, n);
 				ck_assert_int_eq(stk_tls_key_update(s.t, false), 0);
@@ -858,10 +833,7 @@ START_TEST(fast_key_update)
 				REQUIRE(c.got.n == 4 * n && memcmp(c.got.p, m, 4 * n) == 0, "%s: %zu bytes", su->name,
 					c.got.n);
 				ck_assert_uint_gt(cs->records_rx_fast, 0);
-				fast_end_free(&c);
-				end_free(&s);
-				stk_tls_ctx_free(cx);
-				stk_tls_ctx_free(sx);
+				pair_free(&c, &s, cx, sx, true);
 				free(m);
 			}
 }
@@ -875,8 +847,7 @@ START_TEST(fast_ticket)
 	uint8_t *m = rnd_bytes(20000);
 
 	rng_state = 5;
-	suite_ctxs(su, &cx, &sx);
-	fast_pair(&c, &s, su, cx, sx, 7, 0);
+	fast_pair(&c, &s, su, &cx, &sx, 7, 0);
 	send_all(&s, m, 10000);
 	ck_assert_int_eq(stk_tls_send_ticket(s.t), 0);
 	send_all(&s, m + 10000, 10000);
@@ -885,10 +856,7 @@ START_TEST(fast_ticket)
 	REQUIRE(c.got.n == 20000 && memcmp(c.got.p, m, 20000) == 0, "%zu bytes (%s)", c.got.n, stk_tls_error(c.t));
 	ck_assert_uint_eq(stk_tls_ctx_stats(cx)->tickets_ignored, 1);
 	ck_assert_int_eq(stk_tls_failure(c.t), STK_TLS_FAIL_NONE);
-	fast_end_free(&c);
-	end_free(&s);
-	stk_tls_ctx_free(cx);
-	stk_tls_ctx_free(sx);
+	pair_free(&c, &s, cx, sx, true);
 	free(m);
 }
 END_TEST
@@ -1042,10 +1010,7 @@ bench(bool fast, size_t n)
 	       fast ? "fast" : "old", n, sent / sizeof(rec), c.delivers,
 	       (unsigned long)stk_tls_ctx_stats(cx)->records_rx_fast);
 	free(ct.p);
-	end_free(&c);
-	end_free(&s);
-	stk_tls_ctx_free(cx);
-	stk_tls_ctx_free(sx);
+	pair_free(&c, &s, cx, sx, false);
 	return 0;
 }
 
