@@ -1269,12 +1269,35 @@ START_TEST(over_max_msg)
 }
 END_TEST
 
+/* wire read by a reference decoder (server: in the server's role), no error;
+ * the DATA among its first nsame outputs carry the string same. Returns the
+ * outputs. */
+static size_t
+ref_read(const struct sbuf *wire, bool server, size_t nsame, const char *same)
+{
+	struct stk_ws_dec d;
+	uint8_t *p = wire->p, *end = p + wire->len;
+	size_t n = 0;
+
+	stk_ws_dec_init(&d, server, 0, true);
+	for (;;) {
+		struct stk_ws_out o;
+		int e = stk_ws_dec_next(&d, &p, end, &o);
+
+		if (e == STK_WS_NEED_MORE)
+			return n;
+		ck_assert_int_ne(e, STK_WS_ERROR);
+		if (e == STK_WS_DATA && n < nsame) {
+			ck_assert_uint_eq(o.len, strlen(same));
+			ck_assert_mem_eq(o.data, same, o.len);
+		}
+		n++;
+	}
+}
+
 START_TEST(masking)
 {
 	struct peer c, s;
-	struct stk_ws_dec d;
-	uint8_t *p, *end;
-	size_t frames = 0;
 
 	peer_setup(&c, false);
 	peer_setup(&s, true);
@@ -1306,23 +1329,7 @@ START_TEST(masking)
 	for (size_t i = 1; i < 6; i++)
 		ck_assert(memcmp(c.wire.p + c.tx[i].poff, c.wire.p + c.tx[0].poff, 12) != 0);
 	/* a reference decoder (the server's role) reads the plaintext back */
-	stk_ws_dec_init(&d, true, 0, true);
-	p = c.wire.p;
-	end = p + c.wire.len;
-	for (;;) {
-		struct stk_ws_out o;
-		int e = stk_ws_dec_next(&d, &p, end, &o);
-
-		if (e == STK_WS_NEED_MORE)
-			break;
-		ck_assert_int_ne(e, STK_WS_ERROR);
-		if (e == STK_WS_DATA && frames < 6) {
-			ck_assert_uint_eq(o.len, 12);
-			ck_assert_mem_eq(o.data, "same payload", 12);
-		}
-		frames++;
-	}
-	ck_assert_uint_ge(frames, 6 + 4 + 1 + 1 + 1);
+	ck_assert_uint_ge(ref_read(&c.wire, true, 6, "same payload"), 6 + 4 + 1 + 1 + 1);
 
 	/* the server's frames: no mask, no rand */
 	ck_assert_int_eq(stk_wss_send(s.s, STK_WS_OP_TEXT, "plain", 5), 0);
@@ -1335,20 +1342,7 @@ START_TEST(masking)
 		ck_assert_mem_eq(s.wire.p + s.tx[i].poff, s.tx[i].payload, s.tx[i].len);
 	}
 	ck_assert_uint_eq(s.randlog.len, 0);
-	stk_ws_dec_init(&d, false, 0, true);
-	p = s.wire.p;
-	end = p + s.wire.len;
-	frames = 0;
-	for (;;) {
-		struct stk_ws_out o;
-		int e = stk_ws_dec_next(&d, &p, end, &o);
-
-		if (e == STK_WS_NEED_MORE)
-			break;
-		ck_assert_int_ne(e, STK_WS_ERROR);
-		frames++;
-	}
-	ck_assert_uint_eq(frames, s.ntx);
+	ck_assert_uint_eq(ref_read(&s.wire, false, 0, NULL), s.ntx);
 	peer_end(&c);
 	peer_end(&s);
 }
