@@ -187,6 +187,17 @@ last_tcp(void)
 	return last;
 }
 
+/* last_tcp(), which must be there ("no " what) and acknowledge ack */
+static struct h_pkt *
+last_ack(const char *what, uint32_t ack)
+{
+	struct h_pkt *k = last_tcp();
+
+	ck_assert_msg(k != NULL, "no %s", what);
+	ck_assert_msg(k->ack == ack, "%s: acks %u, expected %u", what, k->ack, ack);
+	return k;
+}
+
 /* ================================================================ handshake */
 
 START_TEST(hs_passive_opts)
@@ -241,9 +252,7 @@ START_TEST(hs_passive_opts)
 	h_fill_pat(data, 0, sizeof(data));
 	h_peer_data(H, &P, data, sizeof(data));
 	h_advance(H, H->cfg.delack_ms + 1);
-	k = last_tcp();
-	ck_assert_msg(k != NULL, "no ACK for data");
-	ck_assert_uint_eq(k->ack, P.snd_nxt);
+	k = last_ack("ACK for data", P.snd_nxt);
 	ck_assert_msg(k->o.has_ts == want_ts,
 		      "variant %d: TS on an established segment %d, expected %d", _i, k->o.has_ts,
 		      want_ts);
@@ -731,9 +740,7 @@ START_TEST(dup_and_overlap)
 	h_snap(H, &s);
 	peer_send_at(base, 0, 1000, STK_TCP_ACK);
 	ck_assert_uint_eq(h_delta(H, &s, STK_C_TCP_DUP_SEGS), 1);
-	k = last_tcp();
-	ck_assert_msg(k != NULL, "no immediate ACK for a duplicate segment");
-	ck_assert_uint_eq(k->ack, base + 1000);
+	k = last_ack("immediate ACK for a duplicate segment", base + 1000);
 	ck_assert_uint_eq(rx_of(c)->rx_len, 1000);
 	/* RFC 2883: its ACK reports the duplicate as the first SACK block */
 	ck_assert_uint_eq(k->o.nsack, 1);
@@ -745,9 +752,7 @@ START_TEST(dup_and_overlap)
 	peer_send_at(base, 500, 1000, STK_TCP_ACK);
 	ck_assert_uint_eq(h_delta(H, &s, STK_C_TCP_PARTIAL_DUP), 1);
 	ck_assert_uint_eq(rx_of(c)->rx_len, 1500);
-	k = last_tcp();
-	ck_assert_ptr_nonnull(k);
-	ck_assert_uint_eq(k->ack, base + 1500);
+	k = last_ack("ACK", base + 1500);
 	expect_block(k, 0, base, 500, 1000);
 
 	/* overlapping out-of-order pieces, then the hole */
@@ -761,9 +766,7 @@ START_TEST(dup_and_overlap)
 		      rx_of(c)->rx_len);
 	ck_assert_msg(h_check_pat(rx_of(c)->rx, 0, 4000),
 		      "overlapping segments delivered wrong bytes");
-	k = last_tcp();
-	ck_assert_ptr_nonnull(k);
-	ck_assert_uint_eq(k->ack, base + 4000);
+	k = last_ack("ACK", base + 4000);
 	ck_assert_uint_eq(stk_bufs_held(H->st), 0);
 	/* an old segment entirely below RCV.NXT again */
 	h_snap(H, &s);
@@ -794,9 +797,7 @@ START_TEST(dsack_ooo)
 	ck_assert_uint_eq(k->o.nsack, 1);
 	/* [2000, 3000) again */
 	peer_send_at(base, 2000, 1000, STK_TCP_ACK);
-	k = last_tcp();
-	ck_assert_msg(k != NULL, "no ACK for a duplicate of out-of-order data");
-	ck_assert_uint_eq(k->ack, base);
+	k = last_ack("ACK for a duplicate of out-of-order data", base);
 	ck_assert_uint_eq(k->o.nsack, 2);
 	expect_block(k, 0, base, 2000, 3000);
 	expect_block(k, 1, base, 2000, 4000);
@@ -821,9 +822,7 @@ START_TEST(dsack_not_agreed)
 	passive(&opt_mss, 100);
 	peer_send_at(base, 0, 1000, STK_TCP_ACK);
 	peer_send_at(base, 0, 1000, STK_TCP_ACK);
-	k = last_tcp();
-	ck_assert_ptr_nonnull(k);
-	ck_assert_uint_eq(k->ack, base + 1000);
+	k = last_ack("ACK", base + 1000);
 	ck_assert_uint_eq(k->o.nsack, 0);
 	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_DSACK_OUT), 0);
 }
@@ -1014,9 +1013,7 @@ START_TEST(no_sack_unless_agreed)
 	h_create(H);
 	passive(&opt_mss, 100);
 	peer_send_at(base, 200, 100, STK_TCP_ACK);
-	k = last_tcp();
-	ck_assert_msg(k != NULL, "no immediate ACK for out-of-order data");
-	ck_assert_uint_eq(k->ack, base);
+	k = last_ack("immediate ACK for out-of-order data", base);
 	ck_assert_msg(k->o.nsack == 0, "SACK blocks without SACK-permitted");
 }
 END_TEST
@@ -1024,7 +1021,6 @@ END_TEST
 START_TEST(delayed_ack)
 {
 	const uint32_t base = 1001;
-	struct h_pkt *k;
 	struct stk_tcb *c;
 
 	H->cfg.delack_ms = 40;
@@ -1036,17 +1032,13 @@ START_TEST(delayed_ack)
 	h_advance(H, 39);
 	ck_assert_msg(h_txq(H) == 0, "ACK sent before delack_ms");
 	h_advance(H, 2);
-	k = last_tcp();
-	ck_assert_msg(k != NULL, "no ACK after delack_ms");
-	ck_assert_uint_eq(k->ack, base + 1460);
+	last_ack("ACK after delack_ms", base + 1460);
 	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_DELAYED_ACKS), 1);
 	/* two full segments: one ACK, at the second */
 	peer_send_at(base, 1460, 1460, STK_TCP_ACK);
 	ck_assert_msg(h_txq(H) == 0, "ACK at once for the first of two segments");
 	peer_send_at(base, 2920, 1460, STK_TCP_ACK);
-	k = last_tcp();
-	ck_assert_msg(k != NULL, "no ACK at the second full segment");
-	ck_assert_uint_eq(k->ack, base + 4380);
+	last_ack("ACK at the second full segment", base + 4380);
 	h_advance(H, 100);
 	ck_assert_msg(h_txq(H) == 0, "extra ACK after everything was acknowledged");
 	ck_assert_uint_eq(rx_of(c)->rx_len, 4380);
@@ -1062,9 +1054,7 @@ START_TEST(fin_out_of_order)
 	h_create(H);
 	c = passive(&opt_sack, 300);
 	peer_send_at(base, 100, 100, STK_TCP_ACK | STK_TCP_FIN);
-	k = last_tcp();
-	ck_assert_ptr_nonnull(k);
-	ck_assert_uint_eq(k->ack, base);
+	k = last_ack("ACK", base);
 	ck_assert_uint_eq(h_ev_count(H, STK_EV_PEER_CLOSED), 0);
 	ck_assert_int_eq(stk_tcp_state(c), STK_TCP_ESTABLISHED);
 	peer_send_at(base, 0, 100, STK_TCP_ACK);
@@ -1084,7 +1074,6 @@ START_TEST(paws)
 {
 	const uint32_t base = 1;
 	struct stk_tcb *c;
-	struct h_pkt *k;
 	struct h_topts o = {.has_ts = true};
 	uint8_t d[100];
 	struct h_snap s;
@@ -1105,9 +1094,7 @@ START_TEST(paws)
 	h_tcp_seg(H, &P, STK_TCP_ACK, base + 100, P.rcv_nxt, P.win, &o, d, 100);
 	ck_assert_uint_eq(h_delta(H, &s, STK_C_DROP_TCP_PAWS), 1);
 	ck_assert_uint_eq(rx_of(c)->rx_len, 100);
-	k = last_tcp();
-	ck_assert_msg(k != NULL, "no ACK for a PAWS-rejected segment (RFC 7323 5.3)");
-	ck_assert_uint_eq(k->ack, base + 100);
+	last_ack("ACK for a PAWS-rejected segment (RFC 7323 5.3)", base + 100);
 	/* the same data with a current TSval */
 	o.tsval = 5001;
 	h_tcp_seg(H, &P, STK_TCP_ACK, base + 100, P.rcv_nxt, P.win, &o, d, 100);
@@ -1175,16 +1162,12 @@ START_TEST(rx_hold_zero_window)
 	for (uint32_t off = 0; off < 7300; off += 1460)
 		peer_send_at(base, off, 1460, STK_TCP_ACK);
 	h_advance(H, H->cfg.delack_ms + 1);
-	k = last_tcp();
-	ck_assert_ptr_nonnull(k);
-	ck_assert_uint_eq(k->ack, base + 7300);
+	k = last_ack("ACK", base + 7300);
 	ck_assert_msg(k->win == 892, "window %u after 7300 of 8192 bytes held, expected 892", k->win);
 	ck_assert_uint_eq(stk_tcp_rx_held(c), 7300);
 	peer_send_at(base, 7300, 892, STK_TCP_ACK);
 	h_advance(H, H->cfg.delack_ms + 1);
-	k = last_tcp();
-	ck_assert_ptr_nonnull(k);
-	ck_assert_uint_eq(k->ack, base + 8192);
+	k = last_ack("ACK", base + 8192);
 	ck_assert_msg(k->win == 0, "window %u with all of rcvbuf held, expected 0", k->win);
 	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_ZERO_WINDOW_OUT), 1);
 	/* a zero-window probe: refused, answered with the closed window, no drop */
@@ -1203,9 +1186,7 @@ START_TEST(rx_hold_zero_window)
 	ck_assert_uint_eq(stk_tcp_rx_held(c), 7192);
 	/* half of it: an update offering 4096 */
 	stk_tcp_rx_release(H->st, c, 4096);
-	k = last_tcp();
-	ck_assert_msg(k != NULL, "no window update after 4096 bytes were released");
-	ck_assert_uint_eq(k->ack, base + 8192);
+	k = last_ack("window update after 4096 bytes were released", base + 8192);
 	ck_assert_uint_eq(k->win, 4096);
 	ck_assert_uint_eq(h_delta(H, &s, STK_C_TCP_WINDOW_UPDATES), 1);
 	/* the peer fills it again; everything released: the whole window back */
@@ -1213,9 +1194,7 @@ START_TEST(rx_hold_zero_window)
 	peer_send_at(base, 9652, 1460, STK_TCP_ACK);
 	peer_send_at(base, 11112, 1176, STK_TCP_ACK);
 	h_advance(H, H->cfg.delack_ms + 1);
-	k = last_tcp();
-	ck_assert_ptr_nonnull(k);
-	ck_assert_uint_eq(k->ack, base + 12288);
+	k = last_ack("ACK", base + 12288);
 	ck_assert_uint_eq(k->win, 0);
 	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_ZERO_WINDOW_OUT), 2);
 	stk_tcp_rx_release(H->st, c, 12288);
@@ -1298,9 +1277,7 @@ START_TEST(rx_pressure_refuses_ooo)
 	peer_send_at(base, 2000, 500, STK_TCP_ACK);
 	ck_assert_uint_eq(h_delta(H, &s, STK_C_DROP_TCP_RX_PRESSURE), 1);
 	ck_assert_uint_eq(stk_bufs_held(H->st), 1);
-	k = last_tcp();
-	ck_assert_msg(k != NULL, "no ACK for a segment refused under pressure");
-	ck_assert_uint_eq(k->ack, base);
+	k = last_ack("ACK for a segment refused under pressure", base);
 	ck_assert_uint_eq(k->o.nsack, 1);
 	ck_assert_msg(k->o.sack[0][0] == base + 1000 && k->o.sack[0][1] == base + 1500,
 		      "the refused segment was SACKed: [%u, %u)", k->o.sack[0][0], k->o.sack[0][1]);
@@ -1321,7 +1298,6 @@ START_TEST(out_of_window)
 {
 	const uint32_t base = 1;
 	struct stk_tcb *c;
-	struct h_pkt *k;
 	struct h_snap s;
 
 	h_create(H);
@@ -1329,9 +1305,7 @@ START_TEST(out_of_window)
 	h_snap(H, &s);
 	peer_send_at(base, H->cfg.rcvbuf + 1000, 100, STK_TCP_ACK);
 	ck_assert_uint_eq(h_delta(H, &s, STK_C_DROP_TCP_OUT_OF_WINDOW), 1);
-	k = last_tcp();
-	ck_assert_msg(k != NULL, "no ACK for an out-of-window segment");
-	ck_assert_uint_eq(k->ack, base);
+	last_ack("ACK for an out-of-window segment", base);
 	ck_assert_uint_eq(rx_of(c)->rx_len, 0);
 	ck_assert_uint_eq(stk_bufs_held(H->st), 0);
 }
@@ -1471,9 +1445,7 @@ START_TEST(ack_unsent)
 	h_snap(H, &s);
 	h_tcp_seg(H, &P, STK_TCP_ACK | STK_TCP_PSH, P.snd_nxt, P.iss + 1 + 1000, 65535, NULL, d,
 		  10);
-	k = last_tcp();
-	ck_assert_msg(k != NULL, "no ACK for an ACK of unsent data");
-	ck_assert_uint_eq(k->ack, P.snd_nxt);
+	k = last_ack("ACK for an ACK of unsent data", P.snd_nxt);
 	ck_assert_uint_eq(k->seq, P.iss + 1);
 	ck_assert_uint_eq(h_delta(H, &s, STK_C_DROP_TCP_BAD_ACK), 1);
 	ck_assert_uint_eq(rx_of(c)->rx_len, 0);
@@ -1486,14 +1458,11 @@ START_TEST(ack_too_old)
 	struct stk_tcb *c = est_plain();
 	struct h_snap s;
 	uint8_t d[10] = "0123456789";
-	struct h_pkt *k;
 
 	h_snap(H, &s);
 	h_tcp_seg(H, &P, STK_TCP_ACK | STK_TCP_PSH, P.snd_nxt, P.iss + 1 - 200000, 65535, NULL, d,
 		  10);
-	k = last_tcp();
-	ck_assert_msg(k != NULL, "no ACK for an ACK below SND.UNA - MAX.SND.WND");
-	ck_assert_uint_eq(k->ack, P.snd_nxt);
+	last_ack("ACK for an ACK below SND.UNA - MAX.SND.WND", P.snd_nxt);
 	ck_assert_uint_eq(h_delta(H, &s, STK_C_DROP_TCP_BAD_ACK), 1);
 	ck_assert_uint_eq(rx_of(c)->rx_len, 0);
 }
@@ -1627,9 +1596,7 @@ crossed_close(struct stk_tcb **cp, uint32_t peer_len)
 	h_tcp_seg(H, &P, STK_TCP_ACK | STK_TCP_FIN, P.snd_nxt, P.rcv_nxt, P.win, NULL, NULL, 0);
 	P.snd_nxt++;
 	ck_assert_int_eq(stk_tcp_state(c), STK_TCP_CLOSING);
-	k = last_tcp();
-	ck_assert_ptr_nonnull(k);
-	ck_assert_uint_eq(k->ack, P.snd_nxt);
+	k = last_ack("ACK", P.snd_nxt);
 	*cp = c;
 	return a;
 }
@@ -2045,7 +2012,6 @@ START_TEST(ooo_flood_segs)
 	struct stk_tcb *c;
 	uint64_t max_held = 0;
 	uint32_t contiguous;
-	struct h_pkt *k;
 
 	H->cfg.ooo_max_segs = 16;
 	H->cfg.ooo_max_bytes = 1u << 20;
@@ -2074,9 +2040,7 @@ START_TEST(ooo_flood_segs)
 	contiguous = (uint32_t)rx_of(c)->rx_len;
 	ck_assert_msg(contiguous >= seg && contiguous % seg == 0, "%u bytes delivered", contiguous);
 	ck_assert_msg(h_check_pat(rx_of(c)->rx, 0, contiguous), "flood: delivered bytes differ");
-	k = last_tcp();
-	ck_assert_ptr_nonnull(k);
-	ck_assert_uint_eq(k->ack, base + contiguous);
+	last_ack("ACK", base + contiguous);
 	ck_assert_uint_le(stk_bufs_held(H->st), 16);
 }
 END_TEST
@@ -2636,9 +2600,7 @@ START_TEST(stretch_zero_window)
 		peer_send_at(base, off, 1460, STK_TCP_ACK);
 	peer_send_at(base, 7300, 892, STK_TCP_ACK);
 	h_advance(H, H->cfg.delack_ms + 1);
-	k = last_tcp();
-	ck_assert_ptr_nonnull(k);
-	ck_assert_uint_eq(k->ack, base + 8192);
+	k = last_ack("ACK", base + 8192);
 	ck_assert_uint_eq(k->win, 0);
 	stk_tcp_rx_release(H->st, c, 1000);
 	ck_assert_uint_eq(h_txq(H), 0);
