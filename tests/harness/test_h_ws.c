@@ -210,24 +210,30 @@ t_check_msgs(struct lcp_h *h, unsigned assembled)
 }
 
 /* a ws stage whose connection got the 101 (with a right or a wrong
- * Sec-WebSocket-Accept) and t_stream's frames, all in one segment */
+ * Sec-WebSocket-Accept) and t_stream's frames, all in one segment or (bytewise)
+ * one byte a segment; *len: the bytes of the stream (len NULL: not wanted) */
 static struct lcp_h *
-t_open_one_segment(bool good_accept)
+t_open_stream(bool good_accept, bool bytewise, size_t *len)
 {
 	struct lcp_h *h = lcp_h_new(&(struct lcp_h_conf){.plugin = "ws", .options = t_opts});
 	char resp[256];
 	uint8_t buf[512];
-	size_t n;
+	size_t n, seg;
 	uint32_t user = t_connect(h, resp, sizeof(resp), good_accept);
 
 	n = t_stream(buf, resp);
-	lcp_h_push1(h, "in", lcp_h_stream(h, LCP_STREAM_EV_DATA, T_CONN, user, 0, buf, n));
+	seg = bytewise ? 1 : n;
+	for (size_t i = 0; i < n; i += seg)
+		lcp_h_push1(h, "in",
+			    lcp_h_stream(h, LCP_STREAM_EV_DATA, T_CONN, user, (uint32_t)i, buf + i, seg));
+	if (len != NULL)
+		*len = n;
 	return h;
 }
 
 START_TEST(open_and_frames)
 {
-	struct lcp_h *h = t_open_one_segment(true);
+	struct lcp_h *h = t_open_stream(true, false, NULL);
 
 	ck_assert_uint_eq(lcp_h_ctr(h, "in.in"), 2);
 	t_check_msgs(h, 1); /* whole frames point into the segment; fragments are copied */
@@ -237,17 +243,9 @@ END_TEST
 
 START_TEST(one_byte_segments)
 {
-	struct lcp_h *h = lcp_h_new(&(struct lcp_h_conf){.plugin = "ws", .options = t_opts});
-	char resp[256];
-	uint8_t buf[512];
 	size_t n;
-	uint32_t user = t_connect(h, resp, sizeof(resp), true);
+	struct lcp_h *h = t_open_stream(true, true, &n);
 
-	n = t_stream(buf, resp);
-	for (size_t i = 0; i < n; i++)
-		lcp_h_push1(
-			h, "in",
-			lcp_h_stream(h, LCP_STREAM_EV_DATA, T_CONN, user, (uint32_t)i, buf + i, 1));
 	ck_assert_uint_eq(lcp_h_ctr(h, "in.in"), 1 + n);
 	t_check_msgs(h, 3); /* every message spans segments */
 	lcp_h_free(h);
@@ -317,7 +315,7 @@ END_TEST
 
 START_TEST(bad_accept)
 {
-	struct lcp_h *h = t_open_one_segment(false);
+	struct lcp_h *h = t_open_stream(false, false, NULL);
 
 	ck_assert_uint_eq(lcp_h_ctr(h, "fail_handshake"), 1);
 	ck_assert_uint_eq(lcp_h_ctr(h, "opens"), 0);
