@@ -314,11 +314,24 @@ START_TEST(dupthresh_after_reordering)
 }
 END_TEST
 
+/* the next transmission (what) comes lo..hi ms from now and is the one
+ * segment seg */
+static void
+next_sent(struct flight *f, uint64_t lo, uint64_t hi, uint32_t seg, const char *what)
+{
+	uint64_t t = h_run(H, 5000, 1, true);
+
+	ck_assert_msg(t >= lo && t <= hi, "%s after %llu ms, expected %llu..%llu", what,
+		      (unsigned long long)t, (unsigned long long)lo, (unsigned long long)hi);
+	pop_flight(f);
+	ck_assert_msg(f->n == 1 && f->seg[0] == seg, "%s: %u segments, first %u", what, f->n,
+		      f->seg[0]);
+}
+
 START_TEST(rto_keeps_sacked)
 {
 	const uint32_t total = 10 * MSS;
 	struct flight f, f1, f2;
-	uint64_t t;
 
 	first_flight(true, total, &f);
 	ck_assert_uint_eq(f.n, 10);
@@ -332,22 +345,13 @@ START_TEST(rto_keeps_sacked)
 	ck_assert_uint_eq(f2.n, 0);
 	/* nothing comes back: two probes of the last segment not SACKed (5),
 	 * at most 2 SRTT + 2 ms after the last ACK, then twice that, both lost */
-	t = h_run(H, 5000, 1, true);
-	ck_assert_msg(t <= 24, "first probe after %llu ms (the RTO is 200)", (unsigned long long)t);
-	pop_flight(&f);
-	ck_assert_msg(f.n == 1 && f.seg[0] == 5, "probe: %u segments, first %u", f.n, f.seg[0]);
-	t = h_run(H, 5000, 1, true);
-	ck_assert_msg(t >= 40 && t <= 48, "second probe after %llu ms more", (unsigned long long)t);
-	pop_flight(&f);
-	ck_assert_msg(f.n == 1 && f.seg[0] == 5, "probe: %u segments, first %u", f.n, f.seg[0]);
+	next_sent(&f, 0, 24, 5, "first probe (the RTO is 200)");
+	next_sent(&f, 40, 48, 5, "second probe");
 	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_TLP_PROBES), 2);
 	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_RTO_EXPIRED), 0);
 	/* then the RTO: every segment not SACKed is lost, 0 goes first */
-	t = h_run(H, 5000, 1, true);
+	next_sent(&f, 150, 5000, 0, "the RTO's retransmission");
 	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_RTO_EXPIRED), 1);
-	ck_assert_uint_ge(t, 150);
-	pop_flight(&f);
-	ck_assert_msg(f.n == 1 && f.seg[0] == 0, "after the RTO: %u segments, first %u", f.n, f.seg[0]);
 	finish_transfer(&f, total);
 	for (uint32_t s = 0; s < 10; s++)
 		ck_assert_msg(M.tx[s] == (s == 0 ? 3u : s == 5 ? 5u : 1u), "segment %u sent %u times", s,
