@@ -94,8 +94,9 @@ model_init(struct rx_model *m, uint64_t wnd, uint32_t mss)
 	m->mss = mss;
 }
 
-/* a stack connected to P (port 80, the SYN-ACK's options synack) and m the
- * peer's model of it, with window wnd and MSS mss */
+/* a stack connected to P (port 80, the SYN-ACK's options synack and window wnd,
+ * at most 65535: it is never scaled) and m the peer's model of it, with window
+ * wnd and MSS mss */
 static struct stk_tcb *
 model_connect(struct rx_model *m, const struct h_topts *synack, uint64_t wnd, uint32_t mss)
 {
@@ -103,6 +104,7 @@ model_connect(struct rx_model *m, const struct h_topts *synack, uint64_t wnd, ui
 
 	h_create(H);
 	h_peer_init(&P, 80, 0);
+	P.win = (uint16_t)(wnd > 65535 ? 65535 : wnd);
 	c = h_connect(H, &P, 1, 1000, synack);
 	model_init(m, wnd, mss);
 	return c;
@@ -355,12 +357,8 @@ START_TEST(window_respected)
 		synack.has_ws = true, synack.ws = 7;
 		field = 100, wnd = 100u << 7;
 	}
-	h_create(H);
-	h_peer_init(&P, 80, 0);
-	P.win = (uint16_t)(wnd > 65535 ? 65535 : wnd); /* the SYN-ACK's window is never scaled */
-	c = h_connect(H, &P, 1, 1000, &synack);
+	c = model_connect(&m, &synack, wnd, 1000);
 	P.win = field;
-	model_init(&m, wnd, 1000);
 	/* announce the scaled window before any data */
 	peer_ack_rel(&m, 0, field);
 	for (uint32_t off = 0; off < total; off += 10000)
@@ -390,11 +388,7 @@ START_TEST(tiny_peer_window)
 	struct rx_model m;
 	uint64_t t0;
 
-	h_create(H);
-	h_peer_init(&P, 80, 0);
-	P.win = 500;
-	c = h_connect(H, &P, 1, 1000, &synack);
-	model_init(&m, 500, 1000);
+	c = model_connect(&m, &synack, 500, 1000);
 	t0 = h_now_ms(H);
 	ck_assert_int_eq(h_send(H, c, 0, total), 0);
 	model_flow(&m, total, 500, false, 2000, 10);
@@ -572,12 +566,8 @@ START_TEST(dupacks_past_255)
 	unsigned rexmits = 0, fresh = 0;
 
 	H->cfg.sndbuf = 2u << 20;
-	h_create(H);
-	h_peer_init(&P, 80, 0);
-	P.win = 65535; /* the SYN-ACK's window is never scaled */
-	c = h_connect(H, &P, 1, 1000, &synack);
+	c = model_connect(&m, &synack, (uint64_t)field << 7, 1000);
 	P.win = field;
-	model_init(&m, (uint64_t)field << 7, 1000);
 	peer_ack_rel(&m, 0, field); /* the scaled window, before any data */
 	ck_assert_int_eq(h_send(H, c, 0, total), 0);
 	pop_new(&m, total, 0, NULL);
