@@ -1143,6 +1143,18 @@ END_TEST
 
 /* ============================================================ flow control */
 
+/* a connection accepted from P that holds what it receives (rx_hold) in a
+ * receive buffer of 8192 bytes, window unscaled */
+static struct stk_tcb *
+held_conn(void)
+{
+	H->cfg.rx_hold = true;
+	H->cfg.window_scale = false;
+	H->cfg.rcvbuf = 8192;
+	h_create(H);
+	return passive(&opt_mss, 0);
+}
+
 /* rx_hold: the window is the space the application has not released. With
  * rcvbuf 8192, unscaled, MSS 1460 (SWS step 1460): the peer fills it, the
  * window offered goes to 0, a probe is refused without a drop, and releases
@@ -1154,11 +1166,7 @@ START_TEST(rx_hold_zero_window)
 	struct h_pkt *k;
 	struct h_snap s;
 
-	H->cfg.rx_hold = true;
-	H->cfg.window_scale = false;
-	H->cfg.rcvbuf = 8192;
-	h_create(H);
-	c = passive(&opt_mss, 0);
+	c = held_conn();
 	for (uint32_t off = 0; off < 7300; off += 1460)
 		peer_send_at(base, off, 1460, STK_TCP_ACK);
 	h_advance(H, H->cfg.delack_ms + 1);
@@ -1216,11 +1224,7 @@ START_TEST(rx_release_bounds)
 	struct stk_tcb *c;
 	struct h_pkt *k;
 
-	H->cfg.rx_hold = true;
-	H->cfg.window_scale = false;
-	H->cfg.rcvbuf = 8192;
-	h_create(H);
-	c = passive(&opt_mss, 0);
+	c = held_conn();
 	peer_send_at(base, 0, 3000, STK_TCP_ACK);
 	ck_assert_uint_eq(stk_tcp_rx_held(c), 3000);
 	stk_tcp_rx_release(H->st, c, 3001); /* beyond the delivered data */
@@ -1896,17 +1900,28 @@ START_TEST(bad_header)
 }
 END_TEST
 
-START_TEST(truncated_raw)
+/* a connection accepted from P (its SYN's options syn, ISN isn) and, in f, P's
+ * next segment, not sent: len pattern bytes, ACK|PSH; *n: the frame's length */
+static struct stk_tcb *
+est_next_seg(const struct h_topts *syn, uint32_t isn, uint8_t *f, uint32_t len, uint32_t *n)
 {
-	uint8_t f[H_MAX_FRAME], d[20];
-	uint32_t n, hdr;
+	uint8_t d[H_MAX_FRAME];
 	struct stk_tcb *c;
 
 	h_create(H);
-	c = passive(&opt_all, 77);
-	h_fill_pat(d, 0, 20);
-	n = h_build_tcp(H, f, &P, STK_TCP_ACK | STK_TCP_PSH, P.snd_nxt, P.rcv_nxt, P.win, NULL, d,
-			20);
+	c = passive(syn, isn);
+	h_fill_pat(d, 0, len);
+	*n = h_build_tcp(H, f, &P, STK_TCP_ACK | STK_TCP_PSH, P.snd_nxt, P.rcv_nxt, P.win, NULL, d,
+			 len);
+	return c;
+}
+
+START_TEST(truncated_raw)
+{
+	uint8_t f[H_MAX_FRAME];
+	uint32_t n, hdr;
+	struct stk_tcb *c = est_next_seg(&opt_all, 77, f, 20, &n);
+
 	hdr = n - 20;
 	ck_assert_uint_eq(hdr, 14 + 20 + 32);
 	for (uint32_t len = 0; len <= hdr; len++) {
@@ -1927,15 +1942,10 @@ END_TEST
 
 START_TEST(truncated_consistent)
 {
-	uint8_t f[H_MAX_FRAME], g[H_MAX_FRAME], d[20];
+	uint8_t f[H_MAX_FRAME], g[H_MAX_FRAME];
 	uint32_t n, hlen;
-	struct stk_tcb *c;
+	struct stk_tcb *c = est_next_seg(&opt_all, 77, f, 20, &n);
 
-	h_create(H);
-	c = passive(&opt_all, 77);
-	h_fill_pat(d, 0, 20);
-	n = h_build_tcp(H, f, &P, STK_TCP_ACK | STK_TCP_PSH, P.snd_nxt, P.rcv_nxt, P.win, NULL, d,
-			20);
 	hlen = n - 20 - 34;
 	for (uint32_t l4 = 0; l4 < hlen; l4++) {
 		struct h_snap s;
@@ -1971,16 +1981,11 @@ END_TEST
 
 START_TEST(bad_csum)
 {
-	uint8_t f[H_MAX_FRAME], d[30];
+	uint8_t f[H_MAX_FRAME];
 	uint32_t n;
-	struct stk_tcb *c;
+	struct stk_tcb *c = est_next_seg(&opt_mss, 9, f, 30, &n);
 	struct h_snap s;
 
-	h_create(H);
-	c = passive(&opt_mss, 9);
-	h_fill_pat(d, 0, 30);
-	n = h_build_tcp(H, f, &P, STK_TCP_ACK | STK_TCP_PSH, P.snd_nxt, P.rcv_nxt, P.win, NULL, d,
-			30);
 	f[n - 1] ^= 0x40; /* payload byte */
 	h_snap(H, &s);
 	h_inject(H, f, n, 0);
@@ -2591,11 +2596,7 @@ START_TEST(stretch_zero_window)
 	struct h_snap s;
 
 	H->cfg.ack_stretch = 16;
-	H->cfg.rx_hold = true;
-	H->cfg.window_scale = false;
-	H->cfg.rcvbuf = 8192;
-	h_create(H);
-	c = passive(&opt_mss, 0);
+	c = held_conn();
 	for (uint32_t off = 0; off < 7300; off += 1460)
 		peer_send_at(base, off, 1460, STK_TCP_ACK);
 	peer_send_at(base, 7300, 892, STK_TCP_ACK);
