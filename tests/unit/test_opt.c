@@ -623,6 +623,16 @@ tcheck(const struct lcp_opt *tbl, size_t size)
 	return lcp_opt_table_check(tbl, size, msg, sizeof(msg));
 }
 
+/* tbl, for a conf of size bytes, fails the check: with the message want (NULL:
+ * any) */
+static void
+refused(const struct lcp_opt *tbl, size_t size, const char *want)
+{
+	ck_assert_int_eq(tcheck(tbl, size), -1);
+	if (want != NULL)
+		ck_assert_str_eq(msg, want);
+}
+
 START_TEST(table_ok)
 {
 	ck_assert_int_eq(tcheck(tc_tbl, sizeof(struct tc)), 0);
@@ -639,24 +649,24 @@ START_TEST(table_size_mismatch)
 		LCP_OPT_END,
 	};
 
-	ck_assert_int_eq(tcheck(t, sizeof(struct bt)), -1);
-	ck_assert_str_eq(msg, "option table row 0 (\"b\"): field size 4 does not fit type boolean");
+	refused(t, sizeof(struct bt),
+		"option table row 0 (\"b\"): field size 4 does not fit type boolean");
 	t[0] = (struct lcp_opt){ .name = "u", .type = LCP_OPT_UINT, .offset = 4, .size = 3, .def = "1", .max = 9 };
-	ck_assert_int_eq(tcheck(t, sizeof(struct bt)), -1);
-	ck_assert_str_eq(msg, "option table row 0 (\"u\"): field size 3 does not fit type unsigned integer");
+	refused(t, sizeof(struct bt),
+		"option table row 0 (\"u\"): field size 3 does not fit type unsigned integer");
 	t[0] = (struct lcp_opt){ .name = "i", .type = LCP_OPT_INT, .offset = 0, .size = 16, .def = "1", .max = 9 };
-	ck_assert_int_eq(tcheck(t, sizeof(struct bt)), -1);
-	ck_assert_str_eq(msg, "option table row 0 (\"i\"): field size 16 does not fit type integer");
+	refused(t, sizeof(struct bt),
+		"option table row 0 (\"i\"): field size 16 does not fit type integer");
 	t[0] = (struct lcp_opt){ .name = "d", .type = LCP_OPT_DOUBLE, .offset = 16, .size = 4, .def = "1" };
-	ck_assert_int_eq(tcheck(t, sizeof(struct bt)), -1);
-	ck_assert_str_eq(msg, "option table row 0 (\"d\"): field size 4 does not fit type number");
+	refused(t, sizeof(struct bt),
+		"option table row 0 (\"d\"): field size 4 does not fit type number");
 	t[0] = (struct lcp_opt){ .name = "s", .type = LCP_OPT_STRING, .offset = 24, .size = 4 };
-	ck_assert_int_eq(tcheck(t, sizeof(struct bt)), -1);
-	ck_assert_str_eq(msg, "option table row 0 (\"s\"): field size 4 does not fit type string");
+	refused(t, sizeof(struct bt),
+		"option table row 0 (\"s\"): field size 4 does not fit type string");
 	t[0] = (struct lcp_opt){ .name = "e", .type = LCP_OPT_ENUM, .offset = 32, .size = 8, .def = "\"a\"",
 				 .choices = dc_m };
-	ck_assert_int_eq(tcheck(t, sizeof(struct bt)), -1);
-	ck_assert_str_eq(msg, "option table row 0 (\"e\"): field size 8 does not fit type string (one of a set)");
+	refused(t, sizeof(struct bt),
+		"option table row 0 (\"e\"): field size 8 does not fit type string (one of a set)");
 	/* every legal integer width passes */
 	for (size_t w = 1; w <= 8; w *= 2) {
 		t[0] = (struct lcp_opt){ .name = "u", .type = LCP_OPT_UINT, .offset = 8, .size = w, .def = "1", .max = 9 };
@@ -673,12 +683,10 @@ START_TEST(table_offset_beyond)
 		LCP_OPT_END,
 	};
 
-	ck_assert_int_eq(tcheck(t, 12), -1);
-	ck_assert_str_eq(msg, "option table row 1 (\"x\"): offset 8 + size 8 is beyond conf_size 12");
+	refused(t, 12, "option table row 1 (\"x\"): offset 8 + size 8 is beyond conf_size 12");
 	ck_assert_int_eq(tcheck(t, 16), 0); /* exactly fits */
 	/* a plugin that forgot conf_size */
-	ck_assert_int_eq(tcheck(t, 0), -1);
-	ck_assert_str_eq(msg, "option table row 0 (\"b\"): offset 0 + size 1 is beyond conf_size 0");
+	refused(t, 0, "option table row 0 (\"b\"): offset 0 + size 1 is beyond conf_size 0");
 }
 END_TEST
 
@@ -695,10 +703,8 @@ START_TEST(table_enum_without_choices)
 		LCP_OPT_END,
 	};
 
-	ck_assert_int_eq(tcheck(t1, sizeof(struct bt)), -1);
-	ck_assert_str_eq(msg, "option table row 0 (\"mode\"): enum without choices");
-	ck_assert_int_eq(tcheck(t2, sizeof(struct bt)), -1);
-	ck_assert_str_eq(msg, "option table row 1 (\"mode\"): enum without choices");
+	refused(t1, sizeof(struct bt), "option table row 0 (\"mode\"): enum without choices");
+	refused(t2, sizeof(struct bt), "option table row 1 (\"mode\"): enum without choices");
 }
 END_TEST
 
@@ -717,10 +723,8 @@ START_TEST(table_min_above_max)
 		LCP_OPT_END,
 	};
 
-	ck_assert_int_eq(tcheck(t1, sizeof(struct bt)), -1);
-	ck_assert_str_eq(msg, "option table row 0 (\"n\"): min 10 > max 5");
-	ck_assert_int_eq(tcheck(t2, sizeof(struct bt)), -1);
-	ck_assert_str_eq(msg, "option table row 0 (\"k\"): min 1 > max -1");
+	refused(t1, sizeof(struct bt), "option table row 0 (\"n\"): min 10 > max 5");
+	refused(t2, sizeof(struct bt), "option table row 0 (\"k\"): min 1 > max -1");
 	ck_assert_int_eq(tcheck(t3, sizeof(struct bt)), 0);
 }
 END_TEST
@@ -733,8 +737,7 @@ START_TEST(table_unknown_type)
 		LCP_OPT_END,
 	};
 
-	ck_assert_int_eq(tcheck(t, sizeof(struct bt)), -1);
-	ck_assert_str_eq(msg, "option table row 1 (\"z\"): unknown type 9");
+	refused(t, sizeof(struct bt), "option table row 1 (\"z\"): unknown type 9");
 }
 END_TEST
 
@@ -750,8 +753,7 @@ START_TEST(table_no_default)
 		LCP_OPT_END,
 	};
 
-	ck_assert_int_eq(tcheck(t, sizeof(struct bt)), -1);
-	ck_assert_str_eq(msg, "option table row 0 (\"n\"): neither required nor a default");
+	refused(t, sizeof(struct bt), "option table row 0 (\"n\"): neither required nor a default");
 	ck_assert_int_eq(tcheck(ok, sizeof(struct bt)), 0);
 }
 END_TEST
@@ -765,8 +767,7 @@ START_TEST(table_first_defect_reported)
 		LCP_OPT_END,
 	};
 
-	ck_assert_int_eq(tcheck(t, sizeof(struct bt)), -1);
-	ck_assert_str_eq(msg, "option table row 1 (\"n\"): min 10 > max 5");
+	refused(t, sizeof(struct bt), "option table row 1 (\"n\"): min 10 > max 5");
 }
 END_TEST
 
@@ -802,9 +803,9 @@ START_TEST(table_range_must_fit_field)
 
 	/* the walker trusts a checked table: the check keeps 300 out of a uint8_t
 	 * (the loader refuses a plugin whose table fails it) */
-	ck_assert_msg(lcp_opt_table_check(t, sizeof(struct c8), msg, sizeof(msg)) == -1,
-		      "a uint8_t option with max 300 passes lcp_opt_table_check");
-	ck_assert_str_eq(msg, "option table row 0 (\"n\"): range 0..300 does not fit an unsigned 8-bit field (0..255)");
+	refused(t, sizeof(struct c8),
+		"option table row 0 (\"n\"): range 0..300 does not fit an unsigned 8-bit field "
+		"(0..255)");
 }
 END_TEST
 
@@ -816,8 +817,7 @@ START_TEST(table_unsigned_negative_min)
 		LCP_OPT_END,
 	};
 
-	ck_assert_msg(lcp_opt_table_check(t, sizeof(struct c8), msg, sizeof(msg)) == -1,
-		      "an unsigned option with min -5 passes lcp_opt_table_check");
+	refused(t, sizeof(struct c8), NULL);
 }
 END_TEST
 
@@ -829,8 +829,7 @@ START_TEST(table_double_min_above_max)
 		LCP_OPT_END,
 	};
 
-	ck_assert_msg(lcp_opt_table_check(t, sizeof(struct c8), msg, sizeof(msg)) == -1,
-		      "dmin 2 > dmax 1 passes lcp_opt_table_check");
+	refused(t, sizeof(struct c8), NULL);
 }
 END_TEST
 
@@ -846,10 +845,8 @@ START_TEST(table_default_checked)
 		LCP_OPT_END,
 	};
 
-	ck_assert_msg(lcp_opt_table_check(out_of_range, sizeof(struct c8), msg, sizeof(msg)) == -1,
-		      "default 5000 above max 1024 passes lcp_opt_table_check");
-	ck_assert_msg(lcp_opt_table_check(not_json, sizeof(struct c8), msg, sizeof(msg)) == -1,
-		      "default 'abc' (not JSON) passes lcp_opt_table_check");
+	refused(out_of_range, sizeof(struct c8), NULL);
+	refused(not_json, sizeof(struct c8), NULL);
 }
 END_TEST
 
@@ -862,8 +859,7 @@ START_TEST(table_duplicate_names)
 		LCP_OPT_END,
 	};
 
-	ck_assert_msg(lcp_opt_table_check(t, sizeof(struct c8), msg, sizeof(msg)) == -1,
-		      "two rows named \"n\" pass lcp_opt_table_check");
+	refused(t, sizeof(struct c8), NULL);
 }
 END_TEST
 
