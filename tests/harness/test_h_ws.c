@@ -225,7 +225,8 @@ t_open_stream(bool good_accept, bool bytewise, size_t *len)
 	seg = bytewise ? 1 : n;
 	for (size_t i = 0; i < n; i += seg)
 		lcp_h_push1(h, "in",
-			    lcp_h_stream(h, LCP_STREAM_EV_DATA, T_CONN, user, (uint32_t)i, buf + i, seg));
+			    lcp_h_stream(h, LCP_STREAM_EV_DATA, T_CONN, user, (uint32_t)i, buf + i,
+					 seg));
 	if (len != NULL)
 		*len = n;
 	return h;

@@ -157,8 +157,7 @@ peer_ack_rel(struct rx_model *m, uint32_t rel, uint16_t win)
  * to the highest byte seen, holes or not); when nothing was sent the clock
  * moves step_ms */
 static void
-model_flow(struct rx_model *m, uint32_t total, uint16_t win, bool all, int rounds,
-	   uint64_t step_ms)
+model_flow(struct rx_model *m, uint32_t total, uint16_t win, bool all, int rounds, uint64_t step_ms)
 {
 	for (int round = 0; round < rounds && m->acked < total; round++) {
 		struct h_pkt *k;

@@ -176,13 +176,15 @@ END_TEST
 
 START_TEST(syntax_error_returns_null)
 {
-	ck_assert_ptr_null(load_conf("config-syntax", "s.json", "{\n  \"eal\": [\"-l\" \"0,1\"]\n}\n"));
+	ck_assert_ptr_null(
+		load_conf("config-syntax", "s.json", "{\n  \"eal\": [\"-l\" \"0,1\"]\n}\n"));
 	ck_assert_uint_eq(errs.n, 1);
 	{
 		char *want;
 
 		/* jansson's column is where the offending token ends */
-		ck_assert(asprintf(&want, "%s:2:20: JSON syntax error: ']' expected near '\"0,1\"'", cf_path) > 0);
+		ck_assert(asprintf(&want, "%s:2:20: JSON syntax error: ']' expected near '\"0,1\"'",
+				   cf_path) > 0);
 		ck_assert_str_eq(errs.v[0], want);
 		free(want);
 	}

@@ -411,7 +411,7 @@ START_TEST(all_dirs_only_open_ran)
 	n = lcp_registry_sorted(&r, &v);
 	/* sorted() opens in search order: open/ is scanned in file-name order */
 	assert_marker("bad_counter\nbad_forward\nbad_hist\nbad_opts\nbad_port\nctr_no_read\ndup_counter\nno_init\nno_poll\n"
-			      "no_ports\nno_process\nno_version\nnull_ops\n");
+		      "no_ports\nno_process\nno_version\nnull_ops\n");
 	for (unsigned i = 0; i < n; i++) {
 		ck_assert_ptr_null(v[i]->refused);
 		ck_assert_ptr_nonnull(v[i]->desc);
