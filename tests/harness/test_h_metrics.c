@@ -63,6 +63,15 @@ static const struct t_tick t_ticks[] = {
 };
 #define T_N (sizeof(t_ticks) / sizeof(t_ticks[0]))
 
+/* a metrics stage with options (NULL: log_buckets off, the rest as default) */
+static struct lcp_h *
+t_metrics(const char *options)
+{
+	return lcp_h_new(&(struct lcp_h_conf){
+		.plugin = "metrics",
+		.options = options != NULL ? options : "{\"log_buckets\": false}"});
+}
+
 static size_t
 t_bytes(uint64_t conn, bool any)
 {
@@ -108,8 +117,7 @@ t_check_counts(struct lcp_h *h)
 
 START_TEST(counts_and_gaps)
 {
-	struct lcp_h *h = lcp_h_new(
-		&(struct lcp_h_conf){.plugin = "metrics", .options = "{\"log_buckets\": false}"});
+	struct lcp_h *h = t_metrics(NULL);
 	struct lcp_msg *m[T_N], **out;
 
 	t_make(h, m);
@@ -149,8 +157,7 @@ END_TEST
 
 START_TEST(loss_and_session)
 {
-	struct lcp_h *h = lcp_h_new(
-		&(struct lcp_h_conf){.plugin = "metrics", .options = "{\"log_buckets\": false}"});
+	struct lcp_h *h = t_metrics(NULL);
 	struct lcp_msg *m[4];
 
 	m[0] = lcp_h_msg(h, 3, 1, "{\"s\":\"X\",\"n\":40}", 16);
@@ -182,8 +189,7 @@ END_TEST
 
 START_TEST(bursts_add_up)
 {
-	struct lcp_h *h = lcp_h_new(
-		&(struct lcp_h_conf){.plugin = "metrics", .options = "{\"log_buckets\": false}"});
+	struct lcp_h *h = t_metrics(NULL);
 	struct lcp_msg *m[T_N];
 	unsigned i = 0, k = 1;
 
@@ -223,8 +229,7 @@ t_latency_push(struct lcp_h *h)
 
 START_TEST(latency_runs)
 {
-	struct lcp_h *h = lcp_h_new(
-		&(struct lcp_h_conf){.plugin = "metrics", .options = "{\"log_buckets\": false}"});
+	struct lcp_h *h = t_metrics(NULL);
 	double ns_per_cycle = 1e9 / (double)rte_get_tsc_hz();
 
 	t_latency_push(h);
@@ -240,8 +245,7 @@ START_TEST(latency_runs)
 	lcp_h_free(h);
 
 	/* every second message, from the first: A 0 A future */
-	h = lcp_h_new(&(struct lcp_h_conf){.plugin = "metrics",
-					   .options = "{\"log_buckets\": false, \"sample\": 2}"});
+	h = t_metrics("{\"log_buckets\": false, \"sample\": 2}");
 	t_latency_push(h);
 	ck_assert_uint_eq(lcp_h_ctr(h, "no_rx_tsc"), 1);
 	ck_assert_uint_eq(lcp_h_ctr(h, "lat_future"), 1);
@@ -305,12 +309,10 @@ START_TEST(paths_ranges)
 		"{\"e\":\"trade\",\"s\":\"BTC\",\"t\":77}",		  /* not selected */
 		"{\"e\":\"depthUpdate\",\"s\":\"BTC\",\"U\":5,\"u\":10}", /* nothing new */
 	};
-	struct lcp_h *h = lcp_h_new(&(struct lcp_h_conf){
-		.plugin = "metrics",
-		.options = "{\"log_buckets\": false, \"symbol_field\": \"s\", \"seq_field\": \"u\","
-			   " \"seq_first_field\": \"U\", \"select_field\": \"e\", "
-			   "\"select_value\": \"depthUpdate\"}",
-	});
+	struct lcp_h *h =
+		t_metrics("{\"log_buckets\": false, \"symbol_field\": \"s\", \"seq_field\": \"u\","
+			  " \"seq_first_field\": \"U\", \"select_field\": \"e\", "
+			  "\"select_value\": \"depthUpdate\"}");
 	void *m[5];
 
 	for (unsigned i = 0; i < 5; i++)
