@@ -1278,12 +1278,13 @@ START_TEST(control_interleaved)
 END_TEST
 
 /* ================= protocol errors ================= */
-/* a valid "ok" text frame first, so earlier DATA exists */
+/* s starts over with a valid "ok" text frame, so earlier DATA exists */
 static void
-prefix(struct sbuf *s, bool server)
+start_ok(struct sbuf *s, bool server)
 {
 	static const uint8_t key[4] = {0xa1, 0xb2, 0xc3, 0xd4};
 
+	s->len = 0;
 	t_frame(s, 0x81, 2, L_AUTO, server ? key : NULL, "ok", 2);
 }
 
@@ -1323,20 +1324,17 @@ START_TEST(err_masking)
 	uint64_t at;
 
 	/* a masked frame to a client */
-	prefix(&s, false);
+	start_ok(&s, false);
 	at = t_frame(&s, 0x81, 5, L_AUTO, K, "Hello", 5);
 	expect_err("masked frame to a client", &s, false, 0, true, 1002, at, 1);
-	s.len = 0;
-	prefix(&s, false);
+	start_ok(&s, false);
 	at = t_frame(&s, 0x89, 2, L_AUTO, K, "hi", 2);
 	expect_err("masked ping to a client", &s, false, 0, true, 1002, at, 1);
 	/* an unmasked frame to a server */
-	s.len = 0;
-	prefix(&s, true);
+	start_ok(&s, true);
 	at = t_frame(&s, 0x82, 5, L_AUTO, NULL, "Hello", 5);
 	expect_err("unmasked frame to a server", &s, true, 0, true, 1002, at, 1);
-	s.len = 0;
-	prefix(&s, true);
+	start_ok(&s, true);
 	at = t_frame(&s, 0x8a, 0, L_AUTO, NULL, NULL, 0);
 	expect_err("unmasked pong to a server", &s, true, 0, true, 1002, at, 1);
 	sb_free(&s);
@@ -1351,18 +1349,15 @@ START_TEST(err_rsv)
 
 	for (int server = 0; server < 2; server++)
 		for (size_t i = 0; i < sizeof(rsv); i++) {
-			s.len = 0;
-			prefix(&s, server);
+			start_ok(&s, server);
 			at = t_frame(&s, 0x81 | rsv[i], 5, L_AUTO, SK(server), "Hello", 5);
 			expect_err("RSV on a text frame", &s, server, 0, true, 1002, at, 1);
-			s.len = 0;
-			prefix(&s, server);
+			start_ok(&s, server);
 			at = t_frame(&s, 0x89 | rsv[i], 2, L_AUTO, SK(server), "hi", 2);
 			expect_err("RSV on a ping", &s, server, 0, true, 1002, at, 1);
 			/* on a continuation: "abc" may have been delivered, the message never
 			 * completes */
-			s.len = 0;
-			prefix(&s, server);
+			start_ok(&s, server);
 			t_frame(&s, 0x02, 3, L_AUTO, SK(server), "abc", 3);
 			at = t_frame(&s, 0x80 | rsv[i], 3, L_AUTO, SK(server), "def", 3);
 			expect_err("RSV on a continuation", &s, server, 0, true, 1002, at, 1);
@@ -1382,8 +1377,7 @@ START_TEST(err_opcodes)
 			for (int fin = 0; fin < 2; fin++) {
 				char what[64];
 
-				s.len = 0;
-				prefix(&s, server);
+				start_ok(&s, server);
 				at = t_frame(&s, (uint8_t)((fin ? 0x80 : 0) | ops[i]), 3, L_AUTO,
 					     SK(server), "xyz", 3);
 				snprintf(what, sizeof(what), "reserved opcode 0x%x fin %d", ops[i],
@@ -1407,22 +1401,18 @@ START_TEST(err_control)
 	for (int server = 0; server < 2; server++)
 		for (size_t i = 0; i < sizeof(cops); i++) {
 			/* 126 bytes (16-bit form), 127 (64-bit form) */
-			s.len = 0;
-			prefix(&s, server);
+			start_ok(&s, server);
 			at = t_frame(&s, 0x80 | cops[i], 126, L_AUTO, SK(server), b, 126);
 			expect_err("control frame of 126 bytes", &s, server, 0, false, 1002, at, 1);
-			s.len = 0;
-			prefix(&s, server);
+			start_ok(&s, server);
 			at = t_frame(&s, 0x80 | cops[i], 127, L_64, SK(server), b, 127);
 			expect_err("control frame of 127 bytes", &s, server, 0, false, 1002, at, 1);
 			/* fragmented control frame */
-			s.len = 0;
-			prefix(&s, server);
+			start_ok(&s, server);
 			at = t_frame(&s, cops[i], 2, L_AUTO, SK(server), b, 2);
 			expect_err("control frame with FIN=0", &s, server, 0, true, 1002, at, 1);
 			/* ... also inside a fragmented message */
-			s.len = 0;
-			prefix(&s, server);
+			start_ok(&s, server);
 			t_frame(&s, 0x01, 3, L_AUTO, SK(server), "abc", 3);
 			at = t_frame(&s, cops[i], 2, L_AUTO, SK(server), b, 2);
 			expect_err("FIN=0 control inside a message", &s, server, 0, true, 1002, at,
@@ -1455,8 +1445,7 @@ START_TEST(err_sequence)
 		at = t_frame(&s, 0x80, 2, L_AUTO, SK(server), "lo", 2);
 		expect_err("continuation first", &s, server, 0, true, 1002, at, 0);
 		/* continuation after a complete message */
-		s.len = 0;
-		prefix(&s, server);
+		start_ok(&s, server);
 		at = t_frame(&s, 0x00, 2, L_AUTO, SK(server), "lo", 2);
 		expect_err("continuation after a complete message", &s, server, 0, true, 1002, at,
 			   1);
@@ -1468,13 +1457,11 @@ START_TEST(err_sequence)
 		expect_err("continuation after a fragmented message ended", &s, server, 0, true,
 			   1002, at, 1);
 		/* a new TEXT / BINARY inside a fragmented message */
-		s.len = 0;
-		prefix(&s, server);
+		start_ok(&s, server);
 		t_frame(&s, 0x01, 3, L_AUTO, SK(server), "Hel", 3);
 		at = t_frame(&s, 0x81, 2, L_AUTO, SK(server), "lo", 2);
 		expect_err("TEXT inside a fragmented message", &s, server, 0, true, 1002, at, 1);
-		s.len = 0;
-		prefix(&s, server);
+		start_ok(&s, server);
 		t_frame(&s, 0x01, 3, L_AUTO, SK(server), "Hel", 3);
 		t_frame(&s, 0x89, 0, L_AUTO, SK(server), NULL, 0);
 		at = t_frame(&s, 0x02, 2, L_AUTO, SK(server), "lo", 2);
@@ -1513,8 +1500,7 @@ START_TEST(err_close)
 
 	for (int server = 0; server < 2; server++) {
 		/* one byte of payload */
-		s.len = 0;
-		prefix(&s, server);
+		start_ok(&s, server);
 		at = t_frame(&s, 0x88, 1, L_AUTO, SK(server), "\x03", 1);
 		expect_err("close with a 1-byte payload", &s, server, 0, true, 1002, at, 1);
 		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -1522,8 +1508,7 @@ START_TEST(err_close)
 
 			b[0] = (uint8_t)(bad[i] >> 8);
 			b[1] = (uint8_t)bad[i];
-			s.len = 0;
-			prefix(&s, server);
+			start_ok(&s, server);
 			at = t_frame(&s, 0x88, 2, L_AUTO, SK(server), b, 2);
 			snprintf(what, sizeof(what), "close code %u", bad[i]);
 			expect_err(what, &s, server, 0, true, 1002, at, 1);
@@ -1548,8 +1533,7 @@ START_TEST(err_close)
 			b[0] = 0x03;
 			b[1] = 0xe8;
 			memcpy(b + 2, badr[i].r, badr[i].n);
-			s.len = 0;
-			prefix(&s, server);
+			start_ok(&s, server);
 			at = t_frame(&s, 0x88, 2 + badr[i].n, L_AUTO, SK(server), b, 2 + badr[i].n);
 			expect_err("close reason not UTF-8", &s, server, 0, true, 1007, at, 1);
 		}
@@ -1590,8 +1574,7 @@ START_TEST(err_length)
 
 	for (int server = 0; server < 2; server++)
 		for (size_t i = 0; i < 3; i++) {
-			s.len = 0;
-			prefix(&s, server);
+			start_ok(&s, server);
 			/* the length field lies; a few payload bytes follow anyway */
 			at = t_frame(&s, 0x82, tops[i], L_64, SK(server), b, 8);
 			expect_err("64-bit length with the top bit set", &s, server, 0, true, 1002,
@@ -1624,33 +1607,27 @@ START_TEST(err_too_big)
 	fill_bin(b, sizeof(b), 99);
 	for (int server = 0; server < 2; server++) {
 		/* single frames over the limit: no DATA for them at all */
-		s.len = 0;
-		prefix(&s, server);
+		start_ok(&s, server);
 		at = t_frame(&s, 0x82, 101, L_AUTO, SK(server), b, 101);
 		expect_err("101 bytes, max_msg 100", &s, server, 100, true, 1009, at, 1);
-		s.len = 0;
-		prefix(&s, server);
+		start_ok(&s, server);
 		at = t_frame(&s, 0x82, 200, L_AUTO, SK(server), b, 200);
 		expect_err("200 bytes (16-bit length), max_msg 100", &s, server, 100, true, 1009,
 			   at, 1);
-		s.len = 0;
-		prefix(&s, server);
+		start_ok(&s, server);
 		at = t_frame(&s, 0x82, 1ull << 62, L_64, SK(server), b, 50);
 		expect_err("2^62 bytes, max_msg 100", &s, server, 100, true, 1009, at, 1);
-		s.len = 0;
-		prefix(&s, server);
+		start_ok(&s, server);
 		at = t_frame(&s, 0x82, 0x7fffffffffffffffull, L_64, SK(server), b, 50);
 		expect_err("2^63-1 bytes, max_msg 100", &s, server, 100, true, 1009, at, 1);
 		/* over the limit only summed over fragments: the first fragment may
 		 * have been delivered, nothing of the one that crosses the limit, the
 		 * message never completes */
-		s.len = 0;
-		prefix(&s, server);
+		start_ok(&s, server);
 		t_frame(&s, 0x02, 60, L_AUTO, SK(server), b, 60);
 		at = t_frame(&s, 0x80, 41, L_AUTO, SK(server), b + 60, 41);
 		expect_err("60 + 41 bytes, max_msg 100", &s, server, 100, true, 1009, at, 1);
-		s.len = 0;
-		prefix(&s, server);
+		start_ok(&s, server);
 		t_frame(&s, 0x01, 40, L_AUTO, SK(server),
 			"0123456789012345678901234567890123456789", 40);
 		t_frame(&s, 0x89, 3, L_AUTO, SK(server), "png", 3);
@@ -1701,51 +1678,43 @@ START_TEST(err_utf8_text)
 
 	for (int server = 0; server < 2; server++) {
 		/* one frame, a bad byte inside */
-		s.len = 0;
-		prefix(&s, server);
+		start_ok(&s, server);
 		at = t_frame(&s, 0x81, 5, L_AUTO, SK(server), "Hel\xffo", 5);
 		expect_err("0xFF in a text frame", &s, server, 0, true, 1007,
 			   at + (server ? 6 : 2) + 3, 1);
-		s.len = 0;
-		prefix(&s, server);
+		start_ok(&s, server);
 		at = t_frame(&s, 0x81, 8, L_AUTO, SK(server), "Hello \xc0\x80", 8);
 		expect_err("overlong NUL in text", &s, server, 0, true, 1007,
 			   at + (server ? 6 : 2) + 6, 1);
-		s.len = 0;
-		prefix(&s, server);
+		start_ok(&s, server);
 		at = t_frame(&s, 0x81, 6, L_AUTO, SK(server), "ab\xed\xa0\x80z", 6);
 		expect_err("surrogate in text", &s, server, 0, true, 1007,
 			   at + (server ? 6 : 2) + 3, 1);
 		/* in the second fragment */
-		s.len = 0;
-		prefix(&s, server);
+		start_ok(&s, server);
 		t_frame(&s, 0x01, 3, L_AUTO, SK(server), "Hel", 3);
 		at = t_frame(&s, 0x80, 3, L_AUTO, SK(server), "l\xffo", 3);
 		expect_err("0xFF in a continuation", &s, server, 0, true, 1007,
 			   at + (server ? 6 : 2) + 1, 1);
 		/* a sequence left open by one fragment, broken by the next */
-		s.len = 0;
-		prefix(&s, server);
+		start_ok(&s, server);
 		t_frame(&s, 0x01, 5, L_AUTO, SK(server), "abc\xe2\x82", 5);
 		at = t_frame(&s, 0x80, 1, L_AUTO, SK(server), "A", 1);
 		expect_err("open sequence broken by the next fragment", &s, server, 0, true, 1007,
 			   at + (server ? 6 : 2), 1);
 		/* truncated at the end of the message: single frame, fragmented, an empty last
 		 * fragment */
-		s.len = 0;
-		prefix(&s, server);
+		start_ok(&s, server);
 		at = t_frame(&s, 0x81, 5, L_AUTO, SK(server), "abc\xe2\x82", 5);
 		expect_err("sequence truncated at the message end", &s, server, 0, true, 1007,
 			   s.len, 1);
-		s.len = 0;
-		prefix(&s, server);
+		start_ok(&s, server);
 		t_frame(&s, 0x01, 4, L_AUTO, SK(server), "abc\xf0", 4);
 		t_frame(&s, 0x89, 1, L_AUTO, SK(server), "p", 1);
 		at = t_frame(&s, 0x80, 2, L_AUTO, SK(server), "\x9f\x98", 2);
 		expect_err("4-byte sequence truncated at the end of the last fragment", &s, server,
 			   0, true, 1007, s.len, 1);
-		s.len = 0;
-		prefix(&s, server);
+		start_ok(&s, server);
 		t_frame(&s, 0x01, 4, L_AUTO, SK(server), "abc\xc3", 4);
 		at = t_frame(&s, 0x80, 0, L_AUTO, SK(server), NULL, 0);
 		expect_err("open sequence, then an empty last fragment", &s, server, 0, true, 1007,
@@ -1899,42 +1868,35 @@ START_TEST(pmd_rsv_errors)
 	fill_bin(b, sizeof(b), 5);
 	run_pmd = true;
 	for (int server = 0; server < 2; server++) {
-		s.len = 0;
-		prefix(&s, server);
+		start_ok(&s, server);
 		at = t_frame(&s, 0xc9, 2, L_AUTO, SK(server), "hi", 2);
 		expect_err("RSV1 on a ping", &s, server, 0, true, 1002, at, 1);
-		s.len = 0;
-		prefix(&s, server);
+		start_ok(&s, server);
 		at = t_frame(&s, 0xc8, 2, L_AUTO, SK(server), "\x03\xe8", 2);
 		expect_err("RSV1 on a close", &s, server, 0, true, 1002, at, 1);
-		s.len = 0;
-		prefix(&s, server);
+		start_ok(&s, server);
 		t_frame(&s, 0x42, 3, L_AUTO, SK(server), "abc", 3);
 		at = t_frame(&s, 0xc0, 3, L_AUTO, SK(server), "def", 3);
 		expect_err("RSV1 on a continuation", &s, server, 0, true, 1002, at, 1);
-		s.len = 0;
-		prefix(&s, server);
+		start_ok(&s, server);
 		t_frame(&s, 0x02, 3, L_AUTO, SK(server), "abc", 3);
 		at = t_frame(&s, 0xc0, 3, L_AUTO, SK(server), "def", 3);
 		expect_err("RSV1 on the continuation of a plain message", &s, server, 0, true, 1002,
 			   at, 1);
 		for (size_t i = 0; i < sizeof(rsv23); i++) {
-			s.len = 0;
-			prefix(&s, server);
+			start_ok(&s, server);
 			at = t_frame(&s, 0x81 | rsv23[i], 5, L_AUTO, SK(server), "Hello", 5);
 			expect_err("RSV2/RSV3 with the extension", &s, server, 0, true, 1002, at,
 				   1);
 		}
 		/* the wire size of a compressed message counts against max_msg plus
 		 * deflate's worst-case expansion (100 + 100 / 16 + 64 = 170) */
-		s.len = 0;
-		prefix(&s, server);
+		start_ok(&s, server);
 		t_frame(&s, 0x41, 100, L_AUTO, SK(server), b, 100);
 		at = t_frame(&s, 0x80, 71, L_AUTO, SK(server), b + 100, 71);
 		expect_err("compressed 100 + 71 bytes, max_msg 100", &s, server, 100, true, 1009, at,
 			   1);
-		s.len = 0;
-		prefix(&s, server);
+		start_ok(&s, server);
 		at = t_frame(&s, 0xc2, 171, L_AUTO, SK(server), b, 171);
 		expect_err("compressed 171 bytes, max_msg 100", &s, server, 100, true, 1009, at, 1);
 	}
