@@ -630,6 +630,29 @@ check_script(const struct run *r, const struct script *sc, const char *what)
 	}
 }
 
+/* sc's stream fed in chunks of every size, 1 to its length, to a decoder with
+ * max_msg: each time just as sc says; the pieces stk_ws_dec_piece took in all
+ * (run_runs) */
+static size_t
+script_every_chunking(const struct script *sc, bool server, uint64_t max_msg, const char *what)
+{
+	char w[128];
+	size_t pieces = 0;
+
+	for (size_t c = 1; c <= sc->s.len; c++) {
+		struct run r;
+
+		run_init(&r, server, max_msg, true, sc->s.len);
+		feed_fixed(&r, sc->s.p, sc->s.len, c);
+		snprintf(w, sizeof(w), "%s (%s), chunks of %zu", what, server ? "server" : "client",
+			 c);
+		check_script(&r, sc, w);
+		pieces += r.npiece;
+		run_free(&r);
+	}
+	return pieces;
+}
+
 static enum stk_ws_ev
 dec1(struct stk_ws_dec *d, uint8_t **p, uint8_t *end, struct stk_ws_out *o)
 {
@@ -1010,24 +1033,12 @@ START_TEST(chunked_every)
 {
 	for (int server = 0; server < 2; server++) {
 		struct script sc;
-		char what[64];
-
-		size_t pieces = 0;
+		size_t pieces;
 
 		sc_init(&sc, server, 0xabc + (uint64_t)server);
 		build_medium(&sc);
 		ck_assert_uint_gt(sc.s.len, 1500);
-		for (size_t c = 1; c <= sc.s.len; c++) {
-			struct run r;
-
-			run_init(&r, server, 0, true, sc.s.len);
-			feed_fixed(&r, sc.s.p, sc.s.len, c);
-			snprintf(what, sizeof(what), "%s, chunks of %zu",
-				 server ? "server" : "client", c);
-			check_script(&r, &sc, what);
-			pieces += r.npiece;
-			run_free(&r);
-		}
+		pieces = script_every_chunking(&sc, server, 0, "medium");
 		/* the runs' client takes the cut frames' pieces without the state machine */
 		if (run_runs && !server)
 			ck_assert_uint_gt(pieces, sc.s.len);
@@ -1658,14 +1669,7 @@ START_TEST(max_msg_limits)
 		sc_data(&sc, OP_CONT, false, NULL, 0, L_AUTO);
 		sc_data(&sc, OP_CONT, true, b, 1, L_AUTO);
 		sc_data(&sc, OP_BIN, true, b, 100, L_64);
-		for (size_t c = 1; c <= sc.s.len; c++) {
-			struct run r;
-
-			run_init(&r, server, 100, true, sc.s.len);
-			feed_fixed(&r, sc.s.p, sc.s.len, c);
-			check_script(&r, &sc, "max_msg 100, messages of exactly 100");
-			run_free(&r);
-		}
+		script_every_chunking(&sc, server, 100, "max_msg 100, messages of exactly 100");
 		sc_free(&sc);
 	}
 }
@@ -1744,12 +1748,7 @@ START_TEST(utf8_in_messages)
 		sc_data(&sc, OP_CONT, true, "\xbf", 1, L_AUTO);
 		/* binary is not validated */
 		sc_data(&sc, OP_BIN, true, "\xff\xfe\xc0\x80", 4, L_AUTO);
-		for (size_t c = 1; c <= sc.s.len; c++) {
-			run_init(&r, server, 0, true, sc.s.len);
-			feed_fixed(&r, sc.s.p, sc.s.len, c);
-			check_script(&r, &sc, "UTF-8 across fragments");
-			run_free(&r);
-		}
+		script_every_chunking(&sc, server, 0, "UTF-8 across fragments");
 		sc_free(&sc);
 
 		/* check_utf8 = false: invalid text passes through */
@@ -1833,21 +1832,11 @@ START_TEST(pmd_rsv1)
 	run_pmd = true;
 	for (int server = 0; server < 2; server++) {
 		struct script sc;
-		char what[64];
 
 		sc_init(&sc, server, 0x5eed + (uint64_t)server);
 		build_pmd(&sc);
 		/* every chunking: the inline fast path and the state machine agree */
-		for (size_t c = 1; c <= sc.s.len; c++) {
-			struct run r;
-
-			run_init(&r, server, 1000, true, sc.s.len);
-			feed_fixed(&r, sc.s.p, sc.s.len, c);
-			snprintf(what, sizeof(what), "pmd %s, chunks of %zu",
-				 server ? "server" : "client", c);
-			check_script(&r, &sc, what);
-			run_free(&r);
-		}
+		script_every_chunking(&sc, server, 1000, "pmd");
 		/* without the extension: 1002 at the first compressed frame */
 		run_pmd = false;
 		expect_err("RSV1 without the extension", &sc.s, server, 0, true, 1002, 0, 0);
