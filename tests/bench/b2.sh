@@ -25,8 +25,7 @@ bench_header B2 "stage dispatch: N pass-through stages on one lcore, vs rte_grap
 # dpdk-test runs the test named by $DPDK_TEST in its environment and exits
 # (meson's way); the path configure found must not reach it under that name
 unset DPDK_TEST
-tmp=$(mktemp -d)
-[ -n "${BENCH_KEEP:-}" ] && echo "keeping $tmp" || trap 'rm -rf "$tmp"' EXIT
+bench_tmp
 
 run_dpdk_test() { # i
 	if [ -z "$BENCH_DPDK_TEST" ] || [ ! -x "$BENCH_DPDK_TEST" ]; then

@@ -63,8 +63,7 @@ read -r -a settings <<<"$B4_SETTINGS"
 for s in "${settings[@]}"; do setting "$s" >/dev/null; done
 case " $B4_SETTINGS " in *" mempool "*) ;; *) echo "b4: B4_SETTINGS needs mempool (the ratios' anchor)"; exit 2 ;; esac
 
-tmp=$(mktemp -d)
-if [ -n "${BENCH_KEEP:-}" ]; then echo "keeping $tmp"; else trap 'rm -rf "$tmp"' EXIT; fi
+bench_tmp
 
 bench_header B4 "pool strategies: cycles/object, one process per module setting"
 echo "glibc:   $(ldd --version | head -1)"
@@ -103,30 +102,18 @@ echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # callgrind: keep1 and keepburst on one lcore, one process per setting
 : >"$tmp/cg.txt"
-if [ -n "$VALGRIND" ] && [ -x "$VALGRIND" ]; then
+if bench_has_valgrind; then
 	echo
 	echo "-- callgrind, $B4_CG_ITERS objects per case"
 	for s in "${settings[@]}"; do
 		read -r m o <<<"$(setting "$s")"
-		echo "+ $VALGRIND --tool=callgrind --callgrind-out-file=$tmp/cg.$s.out $prog $(bench_eal "cgb4$s") -l 0 -- --setting $s --module $m --options '$o' --callgrind $B4_CG_ITERS"
 		# shellcheck disable=SC2046
-		"$VALGRIND" --tool=callgrind --callgrind-out-file="$tmp/cg.$s.out" "$prog" \
-			$(bench_eal "cgb4$s") -l 0 -- --setting "$s" --module "$m" --options "$o" \
-			--callgrind "$B4_CG_ITERS" >"$tmp/cg.$s.log" 2>&1 || {
-			cat "$tmp/cg.$s.log"
-			echo "callgrind run of $prog ($s) failed"
-			exit 1
-		}
-		for f in "$tmp/cg.$s.out".*; do
-			awk '/^desc: Trigger: Client Request: / { c = $5 } /^summary:/ { s = $2 }
-			     END { if (c != "") print c, s }' "$f"
-		done >"$tmp/cg.$s.ir"
+		bench_callgrind "$tmp" "cg.$s" "$prog" $(bench_eal "cgb4$s") -l 0 -- --setting "$s" --module "$m" \
+			--options "$o" --callgrind "$B4_CG_ITERS"
 		grep '^callgrind-case' "$tmp/cg.$s.log" | while read -r _ c _ objs _ fails; do
-			echo "$c $objs $fails $(awk -v c="$c" '$1 == c { print $2 }' "$tmp/cg.$s.ir")"
+			echo "$c $objs $fails $(bench_cg_ir "$tmp/cg.$s.ir" "$c")"
 		done >>"$tmp/cg.txt"
 	done
-else
-	echo "valgrind not found: no instruction counts"
 fi
 
 echo

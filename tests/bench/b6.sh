@@ -27,33 +27,19 @@ bench_wait_quiet
 bench_run "$prog" $(bench_eal b6) -l 1 -- --reps "$BENCH_REPS" --ms "$BENCH_MS"
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 
-if [ -z "$VALGRIND" ] || [ ! -x "$VALGRIND" ]; then
-	echo "valgrind not found: no instruction counts"
-	exit 0
-fi
-tmp=$(mktemp -d)
-if [ -n "${BENCH_KEEP:-}" ]; then echo "keeping $tmp"; else trap 'rm -rf "$tmp"' EXIT; fi
+bench_has_valgrind || exit 0
+bench_tmp
 echo
-echo "+ $VALGRIND --tool=callgrind --callgrind-out-file=$tmp/b6.out $prog $(bench_eal cgb6) -l 0 -- --callgrind $B6_CG_FRAMES"
 # shellcheck disable=SC2046
-"$VALGRIND" --tool=callgrind --callgrind-out-file="$tmp/b6.out" "$prog" \
-	$(bench_eal cgb6) -l 0 -- --callgrind "$B6_CG_FRAMES" >"$tmp/b6.log" 2>&1 || {
-	cat "$tmp/b6.log"
-	echo "callgrind run of $prog failed"
-	exit 1
-}
-for f in "$tmp/b6.out".*; do
-	awk '/^desc: Trigger: Client Request: / { c = $5 } /^summary:/ { s = $2 }
-	     END { if (c != "") print c, s }' "$f"
-done >"$tmp/b6.ir"
+bench_callgrind "$tmp" b6 "$prog" $(bench_eal cgb6) -l 0 -- --callgrind "$B6_CG_FRAMES"
 
 echo "B6 instructions (callgrind Ir) per frame; $B6_CG_FRAMES+ frames per case and variant"
 printf "%-36s %10s %12s %10s %12s %14s\n" case frames Ir Ir/frame Ir/wire-byte "Ir / stk Ir"
 grep '^callgrind-case' "$tmp/b6.log" | while read -r _ c _ fr _ wb _ pb; do
-	ir=$(awk -v c="$c" '$1 == c { print $2 }' "$tmp/b6.ir")
+	ir=$(bench_cg_ir "$tmp/b6.ir" "$c")
 	# the case name without the variant: b6.<variant>.<kind>.<size>.<layout>
 	k=${c#b6.*.}
-	stk=$(awk -v k="b6.stk.$k" '$1 == k { print $2 }' "$tmp/b6.ir")
+	stk=$(bench_cg_ir "$tmp/b6.ir" "b6.stk.$k")
 	awk -v c="$c" -v ir="$ir" -v fr="$fr" -v wb="$wb" -v pb="$pb" -v stk="$stk" -v k="$k" 'BEGIN {
 		split(c, p, "."); v = p[2]
 		sp = (stk > 0) ? ir / stk : 0

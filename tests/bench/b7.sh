@@ -86,28 +86,15 @@ echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # ---- callgrind: instructions per segment / per ACK ----
 echo
-if [ -z "$VALGRIND" ] || [ ! -x "$VALGRIND" ]; then
-	echo "callgrind: valgrind not found, skipped"
-	exit 0
-fi
-echo "+ taskset -c $B7_CPU $VALGRIND --tool=callgrind --callgrind-out-file=$tmp/b7.out $prog --callgrind $BENCH_CG_ITERS"
-taskset -c "$B7_CPU" "$VALGRIND" --tool=callgrind --callgrind-out-file="$tmp/b7.out" "$prog" \
-	--callgrind "$BENCH_CG_ITERS" >"$tmp/b7cg.log" 2>&1 || {
-	cat "$tmp/b7cg.log"
-	echo "callgrind run of $prog failed"
-	exit 1
-}
-for f in "$tmp/b7.out".*; do
-	awk '/^desc: Trigger: Client Request: / { c = $5 } /^summary:/ { s = $2 }
-	     END { if (c != "") print c, s }' "$f"
-done >"$tmp/b7.ir"
-grep '^check ' "$tmp/b7cg.log" || true
+bench_has_valgrind || exit 0
+BENCH_CG_CPU=$B7_CPU bench_callgrind "$tmp" b7 "$prog" --callgrind "$BENCH_CG_ITERS"
+grep '^check ' "$tmp/b7.log" || true
 echo "B7 callgrind, $BENCH_CG_ITERS segments (rx) / ACKs (send) per case; net = minus the harness case"
 printf "%-18s %-8s %12s %10s %10s\n" case unit Ir Ir/unit net
-hrx=$(awk '$1 == "b7.harness.rx" { print $2 }' "$tmp/b7.ir")
-hack=$(awk '$1 == "b7.harness.ack" { print $2 }' "$tmp/b7.ir")
-grep '^callgrind-case' "$tmp/b7cg.log" | while read -r _ c _ units _ unit; do
-	ir=$(awk -v c="$c" '$1 == c { print $2 }' "$tmp/b7.ir")
+hrx=$(bench_cg_ir "$tmp/b7.ir" b7.harness.rx)
+hack=$(bench_cg_ir "$tmp/b7.ir" b7.harness.ack)
+grep '^callgrind-case' "$tmp/b7.log" | while read -r _ c _ units _ unit; do
+	ir=$(bench_cg_ir "$tmp/b7.ir" "$c")
 	awk -v c="$c" -v ir="$ir" -v u="$units" -v unit="$unit" -v hrx="$hrx" -v hack="$hack" 'BEGIN {
 		h = (unit == "ack") ? hack : hrx
 		net = (c ~ /harness/) ? "-" : sprintf("%.1f", (ir - h) / u)

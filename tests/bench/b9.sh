@@ -20,33 +20,19 @@ bench_run "$prog" $(bench_eal b9) --lcores=0@0,1@1,2@0 \
 	-- --reps "$BENCH_REPS" --ms "$BENCH_MS" $BENCH_RT_OPT
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 
-if [ -z "$VALGRIND" ] || [ ! -x "$VALGRIND" ]; then
-	echo "valgrind not found: no instruction counts"
-	exit 0
-fi
-tmp=$(mktemp -d)
-if [ -n "${BENCH_KEEP:-}" ]; then echo "keeping $tmp"; else trap 'rm -rf "$tmp"' EXIT; fi
+bench_has_valgrind || exit 0
+bench_tmp
 echo
-echo "+ $VALGRIND --tool=callgrind --callgrind-out-file=$tmp/b9.out $prog $(bench_eal cgb9) -l 0 -- --callgrind $B9_CG_OPS"
 # shellcheck disable=SC2046
-"$VALGRIND" --tool=callgrind --callgrind-out-file="$tmp/b9.out" "$prog" \
-	$(bench_eal cgb9) -l 0 -- --callgrind "$B9_CG_OPS" >"$tmp/b9.log" 2>&1 || {
-	cat "$tmp/b9.log"
-	echo "callgrind run of $prog failed"
-	exit 1
-}
-for f in "$tmp/b9.out".*; do
-	awk '/^desc: Trigger: Client Request: / { c = $5 } /^summary:/ { s = $2 }
-	     END { if (c != "") print c, s }' "$f"
-done >"$tmp/b9.ir"
+bench_callgrind "$tmp" b9 "$prog" $(bench_eal cgb9) -l 0 -- --callgrind "$B9_CG_OPS"
 
 echo "B9 instructions (callgrind Ir) per operation, one writer; $B9_CG_OPS operations per case"
 echo "(add1.*: the loop included; empty_loop is the loop alone)"
-anchor_add=$(awk '$1 == "b9.add1.percore.row" { print $2 }' "$tmp/b9.ir")
-anchor_read=$(awk '$1 == "b9.read.percore" { print $2 }' "$tmp/b9.ir")
+anchor_add=$(bench_cg_ir "$tmp/b9.ir" b9.add1.percore.row)
+anchor_read=$(bench_cg_ir "$tmp/b9.ir" b9.read.percore)
 printf "%-28s %10s %12s %10s %14s\n" case ops Ir Ir/op "Ir / percore"
 grep '^callgrind-case' "$tmp/b9.log" | while read -r _ c _ ops; do
-	ir=$(awk -v c="$c" '$1 == c { print $2 }' "$tmp/b9.ir")
+	ir=$(bench_cg_ir "$tmp/b9.ir" "$c")
 	case $c in b9.read.*) a=$anchor_read ;; *) a=$anchor_add ;; esac
 	awk -v c="$c" -v ir="$ir" -v ops="$ops" -v a="$a" 'BEGIN {
 		printf "%-28s %10d %12d %10.2f %14.2f\n", c, ops, ir, ir / ops, ir / a

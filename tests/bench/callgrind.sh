@@ -19,20 +19,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 cg() { # name program
-	local name=$1 prog=$2
-	echo "+ $VALGRIND --tool=callgrind --callgrind-out-file=$tmp/$name.out $prog $(bench_eal "cg$name") -l 0 -- --callgrind $BENCH_CG_ITERS"
 	# shellcheck disable=SC2046
-	"$VALGRIND" --tool=callgrind --callgrind-out-file="$tmp/$name.out" "$prog" \
-		$(bench_eal "cg$name") -l 0 -- --callgrind "$BENCH_CG_ITERS" >"$tmp/$name.log" 2>&1 || {
-		cat "$tmp/$name.log"
-		echo "callgrind run of $prog failed"
-		exit 1
-	}
-	# case -> Ir
-	for f in "$tmp/$name.out".*; do
-		awk '/^desc: Trigger: Client Request: / { c = $5 } /^summary:/ { s = $2 }
-		     END { if (c != "") print c, s }' "$f"
-	done >"$tmp/$name.ir"
+	bench_callgrind "$tmp" "$1" "$2" $(bench_eal "cg$1") -l 0 -- --callgrind "$BENCH_CG_ITERS"
 }
 
 cg b1 "$BENCH_BUILDDIR/bench/b1_ring_link"
@@ -42,7 +30,7 @@ echo
 echo "B1 (one lcore) instructions per object; ring1 = enqueue and dequeue on the same lcore"
 printf "%-34s %6s %12s %10s %10s\n" case burst Ir Ir/object Ir/burst
 grep '^callgrind-case' "$tmp/b1.log" | while read -r _ c _ objs; do
-	ir=$(awk -v c="$c" '$1 == c { print $2 }' "$tmp/b1.ir")
+	ir=$(bench_cg_ir "$tmp/b1.ir" "$c")
 	b=${c##*.b}
 	awk -v c="${c%.b*}" -v b="$b" -v ir="$ir" -v o="$objs" 'BEGIN {
 		printf "%-34s %6d %12d %10.2f %10.1f\n", c, b, ir, ir / o, ir / o * b
@@ -53,7 +41,7 @@ echo
 echo "B2 instructions per stage call (node call), N + 2 calls per burst"
 printf "%-26s %4s %6s %12s %14s %16s\n" variant N burst Ir Ir/stage-call Ir/obj/stage-call
 grep '^callgrind-case' "$tmp/b2.log" | while read -r _ c _ objs _ calls; do
-	ir=$(awk -v c="$c" '$1 == c { print $2 }' "$tmp/b2.ir")
+	ir=$(bench_cg_ir "$tmp/b2.ir" "$c")
 	awk -v c="$c" -v ir="$ir" -v o="$objs" -v k="$calls" 'BEGIN {
 		split(c, p, "."); v = p[2]; n = substr(p[3], 2); b = substr(p[4], 2)
 		printf "%-26s %4d %6d %12d %14.2f %16.4f\n", v, n, b, ir, ir / k, ir / k / b

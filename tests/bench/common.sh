@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# common.sh — sourced by the benchmark scripts (b1.sh, b2.sh, callgrind.sh).
+# common.sh — sourced by the benchmark scripts (b1.sh, b2.sh, callgrind.sh, ...).
 #
 # Environment (set by `make bench`, see bench.mk; defaults for running by hand
 # from the build tree's tests/ directory):
@@ -95,4 +95,45 @@ bench_stop_pids() {
 		fi
 		wait "$p" 2>/dev/null || true
 	done
+}
+
+# bench_tmp: a new temporary directory in tmp, removed on exit unless BENCH_KEEP
+# is set
+bench_tmp() {
+	tmp=$(mktemp -d)
+	if [ -n "${BENCH_KEEP:-}" ]; then echo "keeping $tmp"; else trap 'rm -rf "$tmp"' EXIT; fi
+}
+
+# bench_has_valgrind: 0 when $VALGRIND runs; else says there will be no
+# instruction counts
+bench_has_valgrind() {
+	[ -n "$VALGRIND" ] && [ -x "$VALGRIND" ] && return 0
+	echo "valgrind not found: no instruction counts"
+	return 1
+}
+
+# bench_callgrind DIR NAME PROG ARGS...: PROG ARGS under callgrind (pinned with
+# taskset to CPU $BENCH_CG_CPU when set), its output in DIR/NAME.log; a failed
+# run shows it and ends the script. Then one "case Ir" line per dump (each
+# CALLGRIND_DUMP_STATS_AT("<case>"), Ir from its "summary:" line) in DIR/NAME.ir
+bench_callgrind() {
+	local dir=$1 name=$2 prog=$3 f
+	local pin=()
+	shift 2
+	[ -n "${BENCH_CG_CPU:-}" ] && pin=(taskset -c "$BENCH_CG_CPU")
+	echo "+ ${pin[*]:+${pin[*]} }$VALGRIND --tool=callgrind --callgrind-out-file=$dir/$name.out $*"
+	"${pin[@]}" "$VALGRIND" --tool=callgrind --callgrind-out-file="$dir/$name.out" "$@" >"$dir/$name.log" 2>&1 || {
+		cat "$dir/$name.log"
+		echo "callgrind run of $prog failed"
+		exit 1
+	}
+	for f in "$dir/$name.out".*; do
+		awk '/^desc: Trigger: Client Request: / { c = $5 } /^summary:/ { s = $2 }
+		     END { if (c != "") print c, s }' "$f"
+	done >"$dir/$name.ir"
+}
+
+# bench_cg_ir IRFILE CASE: the Ir of CASE in a bench_callgrind .ir file
+bench_cg_ir() {
+	awk -v c="$2" '$1 == c { print $2 }' "$1"
 }
