@@ -291,7 +291,7 @@ main(int argc, char **argv)
 	uint64_t zpayload = 0, deflate_ns = 0;
 	SSL_CTX *tls_ctx = NULL;
 	struct kb_io io = { .fd = -1 };
-	char cc_used[16] = "?";
+	char cc_used[16] = "?", host[64];
 	unsigned long size = 64, symbols = 100, bufmin = 65536, timeout_ms = 30000;
 	unsigned long long count = 0;
 	unsigned opcode = STK_WS_OP_BINARY;
@@ -299,7 +299,7 @@ main(int argc, char **argv)
 	static struct stk_ws_hs hs;
 	static uint8_t in[65536];
 	size_t have = 0;
-	int o, lfd, fd, one = 1;
+	int o, lfd, fd;
 
 	while ((o = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (o) {
@@ -380,22 +380,8 @@ main(int argc, char **argv)
 		fprintf(stderr, "b12_feed_server: --count / --symbols must stay below 10^10\n");
 		return 2;
 	}
-	{
-		char host[64];
-		const char *colon = strrchr(listen_at, ':');
-
-		if (colon == NULL || (size_t)(colon - listen_at) >= sizeof(host)) {
-			fprintf(stderr, "b12_feed_server: bad --listen %s\n", listen_at);
-			return 2;
-		}
-		memcpy(host, listen_at, (size_t)(colon - listen_at));
-		host[colon - listen_at] = '\0';
-		if (inet_pton(AF_INET, host, &sa.sin_addr) != 1) {
-			fprintf(stderr, "b12_feed_server: bad address %s\n", host);
-			return 2;
-		}
-		sa.sin_port = htons((uint16_t)atoi(colon + 1));
-	}
+	if (kb_parse_addr("b12_feed_server", "--listen", listen_at, &sa, host, sizeof(host)) < 0)
+		return 2;
 	signal(SIGPIPE, SIG_IGN);
 
 	/* the buffer of pre-built frames: `rounds` rounds of all symbols */
@@ -440,22 +426,10 @@ main(int argc, char **argv)
 	if (tls_cert != NULL && (tls_ctx = kb_tls_server_ctx(tls_cert, tls_key, tls_suite)) == NULL)
 		return 1;
 
-	lfd = socket(AF_INET, SOCK_STREAM, 0);
-	if (lfd < 0) {
-		perror("b12_feed_server: socket");
+	lfd = kb_listen("b12_feed_server", &sa, 4);
+	if (lfd < 0)
 		return 1;
-	}
-	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(lfd, 4) < 0) {
-		perror("b12_feed_server: bind/listen");
-		return 1;
-	}
-	if (ready != NULL) {
-		FILE *f = fopen(ready, "w");
-
-		if (f != NULL)
-			fclose(f);
-	}
+	kb_touch(ready);
 	if (fs_wait_in(lfd, (unsigned)timeout_ms) != 1) {
 		fprintf(stderr, "b12_feed_server: no client within %lu ms\n", timeout_ms);
 		return 1;
@@ -481,10 +455,7 @@ main(int argc, char **argv)
 	io.fd = fd;
 	if (tls_ctx != NULL) {
 		/* blocking TLS reads must not wait for ever on a stalled client */
-		struct timeval tv = { .tv_sec = (time_t)(timeout_ms / 1000),
-				      .tv_usec = (suseconds_t)(timeout_ms % 1000) * 1000 };
-
-		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		kb_rcvtimeo(fd, timeout_ms);
 		io.ssl = SSL_new(tls_ctx);
 		if (io.ssl == NULL || SSL_set_fd(io.ssl, fd) != 1 || SSL_accept(io.ssl) != 1) {
 			fprintf(stderr, "b12_feed_server: TLS handshake failed: %s\n", kb_tls_err());
@@ -558,12 +529,7 @@ main(int argc, char **argv)
 		}
 	}
 
-	if (sub != NULL) {
-		FILE *f = fopen(sub, "w");
-
-		if (f != NULL)
-			fclose(f);
-	}
+	kb_touch(sub);
 	if (go != NULL) {
 		uint64_t until = kb_now_ns() + (uint64_t)timeout_ms * 1000000ull;
 

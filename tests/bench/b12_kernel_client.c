@@ -544,21 +544,8 @@ main(int argc, char **argv)
 	}
 	if (hz <= 0)
 		hz = kb_calibrate_hz();
-	{
-		const char *colon = strrchr(at, ':');
-
-		if (colon == NULL || (size_t)(colon - at) >= sizeof(host)) {
-			fprintf(stderr, "b12_kernel_client: bad --connect %s\n", at);
-			return 2;
-		}
-		memcpy(host, at, (size_t)(colon - at));
-		host[colon - at] = '\0';
-		if (inet_pton(AF_INET, host, &sa.sin_addr) != 1) {
-			fprintf(stderr, "b12_kernel_client: bad address %s\n", host);
-			return 2;
-		}
-		sa.sin_port = htons((uint16_t)atoi(colon + 1));
-	}
+	if (kb_parse_addr("b12_kernel_client", "--connect", at, &sa, host, sizeof(host)) < 0)
+		return 2;
 	buf = malloc(bufsz);
 	if (buf == NULL) {
 		perror("b12_kernel_client");
@@ -581,13 +568,7 @@ main(int argc, char **argv)
 		perror("b12_kernel_client: connect");
 		return 1;
 	}
-	{
-		/* a blocking recv() that waits this long fails the run */
-		struct timeval tv = { .tv_sec = (time_t)(timeout_ms / 1000),
-				      .tv_usec = (suseconds_t)(timeout_ms % 1000) * 1000 };
-
-		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	}
+	kb_rcvtimeo(fd, timeout_ms); /* a blocking recv() that waits this long fails the run */
 
 	io.fd = fd;
 	if (tls_ctx != NULL) {

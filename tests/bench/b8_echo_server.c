@@ -265,10 +265,11 @@ main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *listen_at = NULL, *ready = NULL;
+	char host[64];
 	struct sockaddr_in sa = { .sin_family = AF_INET };
 	struct srv_conn c = { .fd = -1 };
 	bool quiet = false;
-	int o, lfd, one = 1;
+	int o, lfd;
 	uint64_t nconn = 0;
 
 	while ((o = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -300,41 +301,19 @@ main(int argc, char **argv)
 		fprintf(stderr, "b8_echo_server: --listen A.B.C.D:PORT is required\n");
 		return 2;
 	}
-	{
-		char host[64];
-		const char *colon = strrchr(listen_at, ':');
-
-		if (colon == NULL || (size_t)(colon - listen_at) >= sizeof(host)) {
-			fprintf(stderr, "b8_echo_server: bad --listen %s\n", listen_at);
-			return 2;
-		}
-		memcpy(host, listen_at, (size_t)(colon - listen_at));
-		host[colon - listen_at] = '\0';
-		if (inet_pton(AF_INET, host, &sa.sin_addr) != 1) {
-			fprintf(stderr, "b8_echo_server: bad address %s\n", host);
-			return 2;
-		}
-		sa.sin_port = htons((uint16_t)atoi(colon + 1));
-	}
+	if (kb_parse_addr("b8_echo_server", "--listen", listen_at, &sa, host, sizeof(host)) < 0)
+		return 2;
 	signal(SIGPIPE, SIG_IGN);
 	c.in = malloc(SRV_BUF);
 	c.out = malloc(SRV_BUF + 64);
-	lfd = socket(AF_INET, SOCK_STREAM, 0);
-	if (c.in == NULL || c.out == NULL || lfd < 0) {
+	if (c.in == NULL || c.out == NULL) {
 		perror("b8_echo_server");
 		return 1;
 	}
-	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(lfd, 16) < 0) {
-		perror("b8_echo_server: bind/listen");
+	lfd = kb_listen("b8_echo_server", &sa, 16);
+	if (lfd < 0)
 		return 1;
-	}
-	if (ready != NULL) {
-		FILE *f = fopen(ready, "w");
-
-		if (f != NULL)
-			fclose(f);
-	}
+	kb_touch(ready);
 	for (;;) {
 		c.fd = accept(lfd, NULL, NULL);
 		if (c.fd < 0) {

@@ -143,21 +143,8 @@ main(int argc, char **argv)
 			B8_PROBE_MIN, B8_PROBE_MAX);
 		return 2;
 	}
-	{
-		const char *colon = strrchr(at, ':');
-
-		if (colon == NULL || (size_t)(colon - at) >= sizeof(host)) {
-			fprintf(stderr, "b8_kernel_client: bad --connect %s\n", at);
-			return 2;
-		}
-		memcpy(host, at, (size_t)(colon - at));
-		host[colon - at] = '\0';
-		if (inet_pton(AF_INET, host, &sa.sin_addr) != 1) {
-			fprintf(stderr, "b8_kernel_client: bad address %s\n", host);
-			return 2;
-		}
-		sa.sin_port = htons((uint16_t)atoi(colon + 1));
-	}
+	if (kb_parse_addr("b8_kernel_client", "--connect", at, &sa, host, sizeof(host)) < 0)
+		return 2;
 	if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw) ||
 	    getrandom(&kc_rng, sizeof(kc_rng), 0) != (ssize_t)sizeof(kc_rng))
 		kc_rng = __rdtsc();
@@ -169,13 +156,7 @@ main(int argc, char **argv)
 		return 1;
 	}
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	{
-		/* a blocking recv() that waits this long fails the run (EAGAIN) */
-		struct timeval tv = { .tv_sec = (time_t)(timeout_ms / 1000),
-				      .tv_usec = (suseconds_t)(timeout_ms % 1000) * 1000 };
-
-		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	}
+	kb_rcvtimeo(fd, timeout_ms); /* a blocking recv() that waits this long fails the run */
 
 	/* handshake (blocking in both modes) */
 	stk_ws_key(raw, key);

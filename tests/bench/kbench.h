@@ -1,16 +1,24 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * kbench.h — helpers shared by the kernel-socket benchmark programs (B8's
  * b8_kernel_client and b8_echo_server, B12's b12_kernel_client and
- * b12_feed_server): clocks, TSC calibration, the spin-loop noise gate, and a
- * send loop. Header only: these programs link nothing of lcpipe but libstk. */
+ * b12_feed_server): clocks, TSC calibration, the spin-loop noise gate, a
+ * send loop, and their socket set-up (addresses, listening, timeouts, the
+ * files the scripts wait for). Header only: these programs link nothing of
+ * lcpipe but libstk. */
 #ifndef LCP_KBENCH_H
 #define LCP_KBENCH_H
 
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <unistd.h>
 #include <x86intrin.h>
 
 static inline uint64_t
@@ -92,6 +100,67 @@ kb_send_all(int fd, const void *p, size_t n)
 		n -= (size_t)k;
 	}
 	return 0;
+}
+
+/* "A.B.C.D:PORT" (the value of option opt) -> sa, the address part into
+ * host[hostlen]; -1 after saying what is wrong on stderr as prog */
+static inline int
+kb_parse_addr(const char *prog, const char *opt, const char *at, struct sockaddr_in *sa, char *host,
+	      size_t hostlen)
+{
+	const char *colon = strrchr(at, ':');
+
+	if (colon == NULL || (size_t)(colon - at) >= hostlen) {
+		fprintf(stderr, "%s: bad %s %s\n", prog, opt, at);
+		return -1;
+	}
+	memcpy(host, at, (size_t)(colon - at));
+	host[colon - at] = '\0';
+	sa->sin_family = AF_INET;
+	if (inet_pton(AF_INET, host, &sa->sin_addr) != 1) {
+		fprintf(stderr, "%s: bad address %s\n", prog, host);
+		return -1;
+	}
+	sa->sin_port = htons((uint16_t)atoi(colon + 1));
+	return 0;
+}
+
+/* a TCP socket listening on sa (SO_REUSEADDR); -1 after perror as prog */
+static inline int
+kb_listen(const char *prog, const struct sockaddr_in *sa, int backlog)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+
+	if (fd < 0) {
+		fprintf(stderr, "%s: socket: %s\n", prog, strerror(errno));
+		return -1;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (const struct sockaddr *)sa, sizeof(*sa)) < 0 || listen(fd, backlog) < 0) {
+		fprintf(stderr, "%s: bind/listen: %s\n", prog, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* a blocking recv() on fd that waits ms milliseconds fails (EAGAIN) */
+static inline void
+kb_rcvtimeo(int fd, unsigned long ms)
+{
+	struct timeval tv = { .tv_sec = (time_t)(ms / 1000), .tv_usec = (suseconds_t)(ms % 1000) * 1000 };
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+}
+
+/* create an empty file at path (NULL: none), for a script waiting on it */
+static inline void
+kb_touch(const char *path)
+{
+	FILE *f = path != NULL ? fopen(path, "w") : NULL;
+
+	if (f != NULL)
+		fclose(f);
 }
 
 #endif
