@@ -23,9 +23,7 @@
 # the sanitizers, tests/sanitizers.mk).
 . "$(dirname "$0")/lib.sh"
 
-for p in tcp ws feedsim metrics; do
-	[ -f "$top_builddir/plugins/$p/.libs/$p.so" ] || skip "plugins/$p not built"
-done
+need_plugins tcp ws feedsim metrics
 export TMPDIR=$T # ab's run directories (kept on failure) stay inside $T
 AB_S=${LCP_TEST_AB_DURATION:-0.5}
 

@@ -24,9 +24,7 @@ N=50000
 step "(a) on_full block: all $N frames arrive, in order, none dropped"
 # the sink ends the run at the N-th frame (60 s only bounds a hang), so a
 # loaded machine delivers all N late, never fewer
-mkconf backpressure.json "$T/block.json" COUNT=$N STALL=20 ONFULL=block BT=0 STOP=$N
-lcrun block "$T/block.json" --duration 60 --no-live
-expect_rc 0 "block"
+confrun backpressure.json block 60 "block" COUNT=$N STALL=20 ONFULL=block BT=0 STOP=$N
 rcheck "block" -D N=$N \
 	'r["drained"] == True' 'r["stop_reason"] != "duration"' \
 	'ctr("gen", "packets") == N' \
@@ -42,9 +40,7 @@ expect_grep "$OUT" 'backpressure gen\.out: [1-9][0-9]* waits for a full ring' \
 	"exit summary reports the waits"
 
 step "(b) control: on_full drop loses frames under the same load"
-mkconf backpressure.json "$T/drop.json" COUNT=$N STALL=20 ONFULL=drop BT=0 STOP=0
-lcrun drop "$T/drop.json" --duration 3 --no-live
-expect_rc 0 "drop"
+confrun backpressure.json drop 3 "drop" COUNT=$N STALL=20 ONFULL=drop BT=0 STOP=0
 rcheck "drop" -D N=$N \
 	'r["drained"] == True' \
 	'ctr("gen", "out.drop_ring_full") > 0' \
@@ -55,9 +51,7 @@ rcheck "drop" -D N=$N \
 	'in_use == 0' 'r["leaked_objects"] == 0'
 
 step "(c) on_full block with block_timeout_us 50 under a 2 ms stall: gives up and drops, counted"
-mkconf backpressure.json "$T/timeout.json" COUNT=$N STALL=2000 ONFULL=block BT=50 STOP=0
-lcrun timeout "$T/timeout.json" --duration 1.5 --no-live
-expect_rc 0 "block with timeout"
+confrun backpressure.json timeout 1.5 "block with timeout" COUNT=$N STALL=2000 ONFULL=block BT=50 STOP=0
 rcheck "block with timeout" -D N=$N \
 	'r["drained"] == True' \
 	'ctr("gen", "out.backpressure_waits") > 0' \
@@ -91,9 +85,7 @@ step "(e) control: ws msgs pool of 63, no wait: drop_no_msg, gaps, each loss fla
 # the message after a drop carries LCP_MSG_F_LOSS and how many were lost: ws
 # counts msgs_after_loss, metrics loss_events and msgs_lost_upstream (all but
 # the drops after the last delivered message; the ring to lcore 2 drops none)
-mkconf pool-wait.json "$T/nowait.json" MSGS=63 WAIT=0 ONFULL=block
-lcrun nowait "$T/nowait.json" --duration 2 --no-live
-expect_rc 0 "pool empty, no wait"
+confrun pool-wait.json nowait 2 "pool empty, no wait" MSGS=63 WAIT=0 ONFULL=block
 rcheck "pool empty, no wait" \
 	'ctr("feed", "drop_no_msg") > 0' \
 	'ctr("stats", "seq_gaps") > 0' \
@@ -104,9 +96,7 @@ rcheck "pool empty, no wait" \
 	'all(p["in_use"] == 0 for p in r["pools"])' 'r["leaked_objects"] == 0'
 
 step "(f) ws pool_wait_us 1 s: backpressure instead of drops"
-mkconf pool-wait.json "$T/wait.json" MSGS=63 WAIT=1000000 ONFULL=drop
-lcrun wait "$T/wait.json" --duration 2 --no-live
-expect_rc 0 "pool empty, wait"
+confrun pool-wait.json wait 2 "pool empty, wait" MSGS=63 WAIT=1000000 ONFULL=drop
 rcheck "pool empty, wait" \
 	'ctr("stats", "msgs") > 1000' \
 	'ctr("feed", "drop_no_msg") == 0' \

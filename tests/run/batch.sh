@@ -38,10 +38,8 @@ for m in '"batch_burst"' '{"plugin": "batch_timed", "options": {"size": 64, "flu
 done
 
 step "(b) precedence: link > source stage > global"
-mkconf batch.json "$T/prec1.json" STRAT='{"batch": "batch_adaptive"}' \
+confrun batch.json prec1 1 "precedence: stage over global" STRAT='{"batch": "batch_adaptive"}' \
 	GEN_STRAT='{"batch": "batch_timed"}' COUNT=1000 RATE=0 BURST=32 LATE_US=0 LINK="$LINK"
-lcrun prec1 "$T/prec1.json" --duration 1 --no-live
-expect_rc 0 "precedence: stage over global"
 rcheck "stage over global" 'ring("gen.out")["batch"] == "batch_timed"' 'st("sink", "in") == 1000'
 mkconf batch.json "$T/prec2.json" STRAT='{"batch": "batch_adaptive"}' \
 	GEN_STRAT='{"batch": "batch_timed"}' COUNT=1000 RATE=0 BURST=32 LATE_US=0 \
@@ -50,10 +48,8 @@ lcrun prec2 "$T/prec2.json" --duration 1 --no-live
 expect_rc 0 "precedence: link over stage"
 rcheck "link over stage" 'ring("gen.out")["batch"] == "batch_burst"' 'ring("gen.out")["burst"] == 8' \
 	'st("sink", "in") == 1000'
-mkconf batch.json "$T/prec3.json" STRAT='{"batch": "batch_adaptive"}' GEN_STRAT='{}' COUNT=1000 \
+confrun batch.json prec3 1 "precedence: global" STRAT='{"batch": "batch_adaptive"}' GEN_STRAT='{}' COUNT=1000 \
 	RATE=0 BURST=32 LATE_US=0 LINK="$LINK"
-lcrun prec3 "$T/prec3.json" --duration 1 --no-live
-expect_rc 0 "precedence: global"
 rcheck "global" 'ring("gen.out")["batch"] == "batch_adaptive"' 'st("sink", "in") == 1000'
 
 for t in 2000:0 5000000:1; do

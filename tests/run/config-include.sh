@@ -7,9 +7,7 @@
 # and with a default (${VAR:-...}) writes there.
 . "$(dirname "$0")/lib.sh"
 
-for p in gen sink_pcap; do
-	[ -f "$top_builddir/plugins/$p/.libs/$p.so" ] || skip "plugins/$p not built"
-done
+need_plugins gen sink_pcap
 mkdir -p "$T/inc"
 cat >"$T/inc/base.json" <<'JSON'
 {

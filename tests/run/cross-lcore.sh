@@ -9,10 +9,8 @@
 
 N=50000
 step "(a) gen(count=$N)@1 -> sink@2, one ring"
-mkconf direct.json "$T/two.json" LG=1 LS=2 COUNT=$N RATE=0 SIZE=64 RING=16384 \
+confrun direct.json two 1.5 "gen@1 -> sink@2" LG=1 LS=2 COUNT=$N RATE=0 SIZE=64 RING=16384 \
 	SINK=sink_null SINK_OPTS='{}'
-lcrun two "$T/two.json" --duration 1.5 --no-live
-expect_rc 0 "gen@1 -> sink@2"
 rcheck "gen@1 -> sink@2" -D N=$N \
 	'r["drained"] == True' \
 	'ctr("gen", "packets") == N' \
@@ -31,10 +29,8 @@ rcheck "control thread sleeps" \
 	'r["control_cpu_s"] < 0.25 * r["duration_s"]'
 
 step "(b) gen@1 -> wa@2 =(ring pair)=> wb@1 -> sink@2: two rings, in == out along the chain"
-mkconf pair-chain.json "$T/chain.json" LG=1 LA=2 LB=1 LS=2 COUNT=$N RATE=0 SIZE=100 \
+confrun pair-chain.json chain 1.5 "cross-lcore chain" LG=1 LA=2 LB=1 LS=2 COUNT=$N RATE=0 SIZE=100 \
 	SINK=sink_null SINK_OPTS='{}'
-lcrun chain "$T/chain.json" --duration 1.5 --no-live
-expect_rc 0 "cross-lcore chain"
 rcheck "cross-lcore chain" -D N=$N \
 	'r["drained"] == True' \
 	'ctr("gen", "packets") == N' \
@@ -50,10 +46,8 @@ rcheck "cross-lcore chain" -D N=$N \
 	'in_use == 0' 'r["leaked_objects"] == 0'
 
 step "(c) ring of 8 between gen@1 (bursts of 32, count $N) and sink@2: drops counted, none silent"
-mkconf direct.json "$T/small.json" LG=1 LS=2 COUNT=$N RATE=0 SIZE=64 RING=8 \
+confrun direct.json small 1.5 "ring of 8" LG=1 LS=2 COUNT=$N RATE=0 SIZE=64 RING=8 \
 	SINK=sink_null SINK_OPTS='{}'
-lcrun small "$T/small.json" --duration 1.5 --no-live
-expect_rc 0 "ring of 8"
 rcheck "ring of 8" -D N=$N \
 	'r["drained"] == True' \
 	'ctr("gen", "packets") == N' \

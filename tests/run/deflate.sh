@@ -14,11 +14,8 @@
 #     stage's seeded loss, reordering, duplication and corruption (both ways).
 . "$(dirname "$0")/lib.sh"
 
-for p in tcp ws feedsim metrics; do
-	[ -f "$top_builddir/plugins/$p/.libs/$p.so" ] || skip "plugins/$p not built"
-done
-HASHDIR=$top_builddir/tests/kernel/plugins/.libs
-[ -e "$HASHDIR/msg_hash.so" ] || { fail "msg_hash.so not built (make check builds it)"; finish; }
+need_plugins tcp ws feedsim metrics
+need_msg_hash
 mkdir -p "$T/cfg"
 ln -s "$top_srcdir/conf/tls" "$T/cfg/tls"
 
@@ -70,18 +67,14 @@ compressed_checks=(
 
 step "deflate with context takeover, byte-exact"
 zconf "$top_srcdir/conf/demo.json" "$T/cfg/ctx.json" ''
-new_prefix
-lcrun ctx "$T/cfg/ctx.json" --duration 30 --no-live -- $(eal_base) -l 0,1
-expect_rc 0 "deflate run"
+demo_run ctx "$T/cfg/ctx.json" 30 "deflate run"
 rcheck "context takeover" "${compressed_checks[@]}"
 hash_equal ctx
 expect_grep "$ERR" "open ws://10.99.0.1:8080/marketdata \(permessage-deflate\)" "the open line says so"
 
 step "deflate, the client asks for server_no_context_takeover and a 10-bit window"
 zconf "$top_srcdir/conf/demo.json" "$T/cfg/noctx.json" 'ws.update({"deflate_no_context_takeover": True, "deflate_window_bits": 10})'
-new_prefix
-lcrun noctx "$T/cfg/noctx.json" --duration 30 --no-live -- $(eal_base) -l 0,1
-expect_rc 0 "no context takeover run"
+demo_run noctx "$T/cfg/noctx.json" 30 "no context takeover run"
 rcheck "no context takeover" "${compressed_checks[@]}"
 hash_equal noctx
 
@@ -93,9 +86,7 @@ ex.update({"sizes": "1024:1", "fragment_every": 0})
 ws.update({"max_msg": 300})
 c["stages"][-1]["options"].pop("expect")
 '
-new_prefix
-lcrun big "$T/cfg/big.json" --duration 1 --no-live -- $(eal_base) -l 0,1
-expect_rc 0 "max_msg run"
+demo_run big "$T/cfg/big.json" 1 "max_msg run"
 rcheck "inflated over max_msg" \
 	'ctr("feed", "fail_too_big_1009") >= 1' 'ctr("feed", "msgs") == 0' \
 	'ctr("feed", "deflate_bytes_rx") > 0' 'ctr("feed", "inflated_bytes") <= 300 * ctr("feed", "fail_too_big_1009")' \
@@ -103,9 +94,7 @@ rcheck "inflated over max_msg" \
 
 step "\"deflate\": false on the client: no extension"
 zconf "$top_srcdir/conf/demo.json" "$T/cfg/off.json" 'ws.update({"deflate": False})'
-new_prefix
-lcrun off "$T/cfg/off.json" --duration 30 --no-live -- $(eal_base) -l 0,1
-expect_rc 0 "deflate off run"
+demo_run off "$T/cfg/off.json" 30 "deflate off run"
 rcheck "deflate off" 'ctr("feed", "msgs") == 20000' 'ctr("feed", "deflate_opens") == 0' \
 	'ctr("exchange", "deflate_clients") == 0' 'ctr("feed", "msgs_inflated") == 0' 'ctr("feed", "msgs_zero_copy") > 0'
 hash_equal off
@@ -113,9 +102,7 @@ hash_equal off
 step "deflate over wss"
 cp "$top_srcdir/conf/demo-wss.json" "$T/cfg/demo-wss.json"
 zconf "$T/cfg/demo-wss.json" "$T/cfg/wssz.json" ''
-new_prefix
-lcrun wssz "$T/cfg/wssz.json" --duration 30 --no-live -- $(eal_base) -l 0,1
-expect_rc 0 "wss + deflate run"
+demo_run wssz "$T/cfg/wssz.json" 30 "wss + deflate run"
 rcheck "wss + deflate" "${compressed_checks[@]}" 'ctr("feed", "tls_handshakes") == 1'
 hash_equal wssz
 step "wss + deflate through seeded loss, reordering, duplication and corruption both ways"
@@ -131,9 +118,7 @@ ws.update({"url": "wss://10.99.0.1:8443/marketdata", "ca_file": "tls/ca.pem", "h
 for n in ("fault", "exch_fault"):
     st[n]["options"]["corrupt"] = 0.02
 '
-new_prefix
-lcrun faultz "$T/cfg/faultz.json" --duration 60 --no-live -- $(eal_base) -l 0,1
-expect_rc 0 "wss + deflate through faults"
+demo_run faultz "$T/cfg/faultz.json" 60 "wss + deflate through faults"
 rcheck "wss + deflate through faults" "${compressed_checks[@]}" 'ctr("feed", "tls_handshakes") == 1' \
 	'ctr("fault", "drop_a_injected") + ctr("exch_fault", "drop_b_injected") > 0' \
 	'ctr("fault", "drop_b_injected") + ctr("exch_fault", "drop_a_injected") > 0' \

@@ -9,15 +9,10 @@
 # same job (checked with `lcpipe check` on the embedded default).
 . "$(dirname "$0")/lib.sh"
 
-for p in tcp ws feedsim metrics; do
-	[ -f "$top_builddir/plugins/$p/.libs/$p.so" ] || skip "plugins/$p not built"
-done
-new_prefix
+need_plugins tcp ws feedsim metrics
 step "conf/demo.json for 2 s"
 # -- replaces the config's eal array: a unique file prefix for this test
-# shellcheck disable=SC2046
-lcrun demo "$top_srcdir/conf/demo.json" --duration 2 --no-live -- $(eal_base) -l 0,1
-expect_rc 0 "demo run"
+demo_run demo "$top_srcdir/conf/demo.json" 2 "demo run"
 rcheck "demo" \
 	'r["stop_reason"] == "duration"' \
 	'r["drained"] == True' \
@@ -64,10 +59,7 @@ for s in c["stages"]:
         s["options"].update({"reconnect_min_ms": 10, "reconnect_max_ms": 20})
 json.dump(c, open(sys.argv[2], "w"))
 PY
-new_prefix
-# shellcheck disable=SC2046
-lcrun reconnect "$T/reconnect.json" --duration 2 --no-live -- $(eal_base) -l 0,1
-expect_rc 0 "demo with reconnects"
+demo_run reconnect "$T/reconnect.json" 2 "demo with reconnects"
 rcheck "demo with reconnects" \
 	'ctr("feed", "opens") >= 3' \
 	'ctr("stats", "sessions") == ctr("feed", "opens")' \
@@ -91,10 +83,7 @@ for tag, feed, exch in (("after", {"stop_after_msgs": 100000}, {}),
             s["options"].update(exch)
     json.dump(c, open("%s/stop-%s.json" % (sys.argv[2], tag), "w"))
 PY
-new_prefix
-# shellcheck disable=SC2046
-lcrun stop-after "$T/stop-after.json" --duration 0 --no-live -- $(eal_base) -l 0,1
-expect_rc 0 "stop_after_msgs"
+demo_run stop-after "$T/stop-after.json" 0 "stop_after_msgs"
 rcheck "stop_after_msgs" \
 	'r["stop_reason"] == "ws stop_after_msgs"' \
 	'r["drained"] == True' \
@@ -102,10 +91,7 @@ rcheck "stop_after_msgs" \
 	'ctr("stats", "seq_gaps") == 0' \
 	'r["leaked_objects"] == 0'
 expect_grep "$ERR" 'messages delivered \(stop_after_msgs 100000\): ending the run' "stop_after_msgs is logged"
-new_prefix
-# shellcheck disable=SC2046
-lcrun stop-close "$T/stop-close.json" --duration 0 --no-live -- $(eal_base) -l 0,1
-expect_rc 0 "stop_on_close"
+demo_run stop-close "$T/stop-close.json" 0 "stop_on_close"
 rcheck "stop_on_close" \
 	'r["stop_reason"] == "ws stop_on_close"' \
 	'r["drained"] == True' \

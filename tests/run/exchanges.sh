@@ -16,9 +16,7 @@
 #       bounds the message count allows), still no duplicate.
 . "$(dirname "$0")/lib.sh"
 
-for p in tcp ws feedsim metrics; do
-	[ -f "$top_builddir/plugins/$p/.libs/$p.so" ] || skip "plugins/$p not built"
-done
+need_plugins tcp ws feedsim metrics
 EXCH=$top_srcdir/conf/exchanges
 VENUES="binance coinbase kraken okx bybit deribit"
 N=20000    # data messages per run

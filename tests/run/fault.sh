@@ -38,9 +38,7 @@ print(" ".join("%s=%d" % (k, c[k]) for k in sys.argv[2:]))' "$REP" $DECISIONS
 }
 
 step "(a) 2 x $N frames through the fault mix"
-mkconf fault-gen.json "$T/a.json" COUNT=$N FAULT="{\"seed\": 7, $MIX}"
-lcrun a "$T/a.json" --duration 1 --no-live
-expect_rc 0 "fault mix run"
+confrun fault-gen.json a 1 "fault mix run" COUNT=$N FAULT="{\"seed\": 7, $MIX}"
 # expected values and 10-sigma bounds: drop 10 % of N (sd 95); the other actions
 # apply to the frames not dropped (a: 0.9 N): duplicate 5 % (sd 65), corrupt 2 %
 # (sd 42), reorder 5 % (sd 65), delay 2 % of those not reordered (sd 41); b: N
@@ -77,9 +75,7 @@ D1=$(decisions)
 say "decisions, seed 7: $D1"
 
 step "(b) the same seed again: the same actions"
-mkconf fault-gen.json "$T/b.json" COUNT=$N FAULT="{\"seed\": 7, $MIX}"
-lcrun b "$T/b.json" --duration 1 --no-live
-expect_rc 0 "fault mix run, same seed"
+confrun fault-gen.json b 1 "fault mix run, same seed" COUNT=$N FAULT="{\"seed\": 7, $MIX}"
 rcheck "same seed" 'in_use == 0' 'r["leaked_objects"] == 0'
 D2=$(decisions)
 if [ -n "$D1" ] && [ "$D1" = "$D2" ]; then
@@ -89,9 +85,7 @@ else
 fi
 
 step "(c) another seed: other actions"
-mkconf fault-gen.json "$T/c.json" COUNT=$N FAULT="{\"seed\": 8, $MIX}"
-lcrun c "$T/c.json" --duration 1 --no-live
-expect_rc 0 "fault mix run, seed 8"
+confrun fault-gen.json c 1 "fault mix run, seed 8" COUNT=$N FAULT="{\"seed\": 8, $MIX}"
 rcheck "seed 8" '9000 <= ctr("fault", "drop_a_injected") <= 11000' 'in_use == 0' 'r["leaked_objects"] == 0'
 D3=$(decisions)
 if [ -n "$D3" ] && [ "$D1" != "$D3" ]; then
@@ -102,10 +96,8 @@ fi
 
 step "(d) max_held 4, half the frames delayed 10 s: early and drain releases"
 M=10000
-mkconf fault-gen.json "$T/d.json" COUNT=$M \
+confrun fault-gen.json d 0.5 "max_held run" COUNT=$M \
 	FAULT='{"seed": 3, "a_delay": 0.5, "delay_us": 10000000, "max_held": 4}'
-lcrun d "$T/d.json" --duration 0.5 --no-live
-expect_rc 0 "max_held run"
 rcheck "max_held" -D M=$M \
 	'4000 <= ctr("fault", "a_delayed") <= 6000' \
 	'ctr("fault", "a_held_peak") == 4' \
@@ -119,9 +111,7 @@ rcheck "max_held" -D M=$M \
 	'in_use == 0' 'r["leaked_objects"] == 0'
 
 step "(e) frames \"tcp\": UDP frames pass untouched"
-mkconf fault-gen.json "$T/e.json" COUNT=$M FAULT='{"drop": 1, "frames": "tcp"}'
-lcrun e "$T/e.json" --duration 0.5 --no-live
-expect_rc 0 "frames tcp run"
+confrun fault-gen.json e 0.5 "frames tcp run" COUNT=$M FAULT='{"drop": 1, "frames": "tcp"}'
 rcheck "frames tcp" -D M=$M \
 	'ctr("fault", "a_unmatched") == M and ctr("fault", "b_unmatched") == M' \
 	'ctr("fault", "drop_a_injected") + ctr("fault", "drop_b_injected") == 0' \

@@ -12,9 +12,7 @@
 #      0, and with more than 1 GiB of frames.
 . "$(dirname "$0")/lib.sh"
 
-for p in tcp ws feedsim metrics port_ethdev sink_null; do
-	[ -f "$top_builddir/plugins/$p/.libs/$p.so" ] || skip "plugins/$p not built"
-done
+need_plugins tcp ws feedsim metrics port_ethdev sink_null
 
 # pconf OUT PYTHON-EDITS: conf/demo.json, feedsim (ex) in prerender mode, the
 # client (ws) without pings and reconnects, with EDITS applied

@@ -101,6 +101,21 @@ skip() {
 	exit 77
 }
 
+# need_msg_hash: tests/kernel's msg_hash test plugin (a sink that hashes the
+# payloads) is in HASHDIR, else a failure (make check builds it)
+HASHDIR=$top_builddir/tests/kernel/plugins/.libs
+need_msg_hash() {
+	[ -e "$HASHDIR/msg_hash.so" ] || { fail "msg_hash.so not built (make check builds it)"; finish; }
+}
+
+# need_plugins P...: skip unless plugins/P is built, for every P
+need_plugins() {
+	local p
+	for p in "$@"; do
+		[ -f "$top_builddir/plugins/$p/.libs/$p.so" ] || skip "plugins/$p not built"
+	done
+}
+
 # a new EAL file prefix, unique to this test process and run: sets PFX
 new_prefix() {
 	N_RUN=$((N_RUN + 1))
@@ -135,9 +150,9 @@ mkconf() {
 	fi
 }
 
-# lcrun TAG CONF [ARGS...]: "lcpipe run CONF --report REP ARGS..." in the foreground,
-# bounded by LCP_TIMEOUT; sets RC, OUT, ERR, REP (REP removed first).
-lcrun() {
+# _lcfiles TAG CONF ARGS...: the files of run TAG in OUT, ERR, REP (REP removed);
+# says the command line
+_lcfiles() {
 	local tag=$1 conf=$2
 	shift 2
 	OUT=$T/$tag.out
@@ -145,10 +160,24 @@ lcrun() {
 	REP=$T/$tag.report.json
 	rm -f "$REP"
 	say "+ lcpipe run $(basename "$conf") --report $(basename "$REP") $*"
-	timeout -k 5 "$LCP_TIMEOUT" "$LCPIPE" run "$conf" --report "$REP" "$@" >"$OUT" 2>"$ERR" </dev/null
-	RC=$?
-	[ "$RC" -eq 124 ] || [ "$RC" -eq 137 ] && fail "$tag: lcpipe did not finish within ${LCP_TIMEOUT}s (hang?)"
+}
+
+# _lcrc STATUS [PREFIX]: RC=STATUS of a finished lcpipe run; a failure (its
+# message after PREFIX) when the timeout stopped it
+_lcrc() {
+	RC=$1
+	[ "$RC" -eq 124 ] || [ "$RC" -eq 137 ] && fail "${2:-}lcpipe did not finish within ${LCP_TIMEOUT}s (hang?)"
 	return 0
+}
+
+# lcrun TAG CONF [ARGS...]: "lcpipe run CONF --report REP ARGS..." in the foreground,
+# bounded by LCP_TIMEOUT; sets RC, OUT, ERR, REP (REP removed first).
+lcrun() {
+	local tag=$1 conf=$2
+	shift 2
+	_lcfiles "$tag" "$conf" "$@"
+	timeout -k 5 "$LCP_TIMEOUT" "$LCPIPE" run "$conf" --report "$REP" "$@" >"$OUT" 2>"$ERR" </dev/null
+	_lcrc $? "$tag: "
 }
 
 # lcstart TAG CONF [ARGS...]: like lcrun but in the background; sets PID (of the
@@ -156,11 +185,7 @@ lcrun() {
 lcstart() {
 	local tag=$1 conf=$2
 	shift 2
-	OUT=$T/$tag.out
-	ERR=$T/$tag.err
-	REP=$T/$tag.report.json
-	rm -f "$REP"
-	say "+ lcpipe run $(basename "$conf") --report $(basename "$REP") $* &"
+	_lcfiles "$tag" "$conf" "$@" "&"
 	timeout -k 5 "$LCP_TIMEOUT" "$LCPIPE" run "$conf" --report "$REP" "$@" >"$OUT" 2>"$ERR" </dev/null &
 	PID=$!
 	PIDS="$PIDS $PID"
@@ -169,9 +194,26 @@ lcstart() {
 # lcwait: wait for the background lcpipe; sets RC
 lcwait() {
 	wait "$PID"
-	RC=$?
-	[ "$RC" -eq 124 ] || [ "$RC" -eq 137 ] && fail "lcpipe did not finish within ${LCP_TIMEOUT}s (hang?)"
-	return 0
+	_lcrc $?
+}
+
+# confrun TEMPLATE TAG SECONDS WHAT [KEY=VALUE]...: mkconf TEMPLATE into
+# $T/TAG.json, run for SECONDS without the live line, expecting exit 0
+confrun() {
+	local tmpl=$1 tag=$2 secs=$3 what=$4
+	shift 4
+	mkconf "$tmpl" "$T/$tag.json" "$@"
+	lcrun "$tag" "$T/$tag.json" --duration "$secs" --no-live
+	expect_rc 0 "$what"
+}
+
+# demo_run TAG CONF DURATION WHAT: CONF (a conf/ demo or one made from it) run to
+# its end on lcores 0,1 with a new EAL prefix, expecting exit 0
+demo_run() {
+	new_prefix
+	# shellcheck disable=SC2046
+	lcrun "$1" "$2" --duration "$3" --no-live -- $(eal_base) -l 0,1
+	expect_rc 0 "$4"
 }
 
 # wait_for FILE REGEX SECONDS: 0 once REGEX (grep -E) appears in FILE

@@ -14,9 +14,7 @@
 # tcp stage building its frames in a pool of 64).
 . "$(dirname "$0")/lib.sh"
 
-for p in tcp ws feedsim metrics port_ethdev sink_null; do
-	[ -f "$top_builddir/plugins/$p/.libs/$p.so" ] || skip "plugins/$p not built"
-done
+need_plugins tcp ws feedsim metrics port_ethdev sink_null
 
 "$PYTHON3" - "$top_srcdir/conf/demo.json" "$T/many.json" <<'PY' || fail "cannot write the config"
 import json, sys
@@ -31,12 +29,16 @@ c["engine"].update({"mbufs": 65535, "linger": 5.0})
 json.dump(c, open(sys.argv[2], "w"), indent=1)
 PY
 
+# many_run TAG CONF SECONDS WHAT: like demo_run, with 1 GiB of EAL memory for
+# the 200 connections
+many_run() {
+	new_prefix
+	lcrun "$1" "$2" --duration "$3" --no-live -- --no-huge --no-pci --no-shconf -m 1024 --file-prefix="$PFX" -l 0,1
+	expect_rc 0 "$4"
+}
+
 step "200 clients of one feedsim: backpressure, every message delivered"
-new_prefix
-# shellcheck disable=SC2046
-lcrun many "$T/many.json" --duration 5 --no-live -- --no-huge --no-pci --no-shconf -m 1024 \
-	--file-prefix="$PFX" -l 0,1
-expect_rc 0 "many"
+many_run many "$T/many.json" 5 "many"
 rcheck "many" \
 	'ctr("exch_tcp", "sendq_held") > 0' \
 	'ctr("exch_tcp", "sendq_full_events") == ctr("exchange", "send_full") > 0' \
@@ -67,11 +69,7 @@ del c["engine"]["mbufs"]
 [s for s in c["stages"] if s["name"] == "exch_tcp"][0]["options"]["tx_mbufs"] = 64
 json.dump(c, open(sys.argv[2], "w"), indent=1)
 PY
-new_prefix
-# shellcheck disable=SC2046
-lcrun small "$T/many-small.json" --duration 8 --no-live -- --no-huge --no-pci --no-shconf -m 1024 \
-	--file-prefix="$PFX" -l 0,1
-expect_rc 0 "small pool"
+many_run small "$T/many-small.json" 8 "small pool"
 rcheck "small pool" \
 	'ctr("feed", "opens") >= 200' \
 	'ctr("feed", "fail_protocol_1002") + ctr("feed", "fail_bad_utf8_1007") + ctr("feed", "fail_too_big_1009") == 0' \

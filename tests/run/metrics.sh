@@ -87,13 +87,36 @@ conn_checks() { # M
 		"sum(ctr(\"m\", \"conn%d_msgs\" % i) for i in range($m, 16)) == 0"
 }
 
+# mconf TEMPLATE TAG [KEY=VALUE]...: TEMPLATE filled into $T/TAG.json, stage m's
+# plugin M_PLUGIN (default metrics)
+mconf() {
+	local tmpl=$1 tag=$2
+	shift 2
+	mkconf "$tmpl" "$T/$tag.json" "$@"
+	[ "${M_PLUGIN:-metrics}" = metrics ] || sed -i "s/\"plugin\": \"metrics\"/\"plugin\": \"$M_PLUGIN\"/" "$T/$tag.json"
+}
+# mrun TEMPLATE TAG [KEY=VALUE]...: mconf, then the run to its end (exit 0)
+mrun() {
+	mconf "$@"
+	lcrun "$2" "$T/$2.json" --duration 20 --no-live
+	expect_rc 0 "($2)"
+}
+# refuses TEMPLATE TAG REGEX [KEY=VALUE]...: lcpipe check refuses mconf's config
+# (exit 78), saying REGEX
+refuses() {
+	local tag=$2 re=$3
+	mconf "$1" "$2" "${@:4}"
+	"$LCPIPE" check "$T/$tag.json" >"$T/$tag.out" 2>&1
+	RC=$?
+	OUT=$T/$tag.out ERR=$T/$tag.out expect_rc 78 "($tag) refused"
+	expect_grep "$T/$tag.out" "$re" "($tag) says why"
+}
+
 N=200000
 step "(a) tick_src@1 -> metrics@2 (ring) -> sink_null@2: mixed layouts, 6 conns, gaps and duplicates"
-mkconf metrics.json "$T/a.json" LSRC=1 LM=2 LINKS="$LINK_RING" SINK="$(sink_on 2)" \
+mrun metrics.json a LSRC=1 LM=2 LINKS="$LINK_RING" SINK="$(sink_on 2)" \
 	SRC_OPTS='{"count": '$N', "symbols": 64, "conns": 6, "gap_every": 97, "gap_size": 3, "dup_every": 101, "layout": "mixed", "pad": 40}' \
 	M_OPTS='{"max_conns": 4}'
-lcrun a "$T/a.json" --duration 20 --no-live
-expect_rc 0 "(a)"
 mapfile -t cc < <(conn_checks 4)
 rcheck "(a) cross-lcore" $(defs $N 1 0) "${common[@]}" "${cc[@]}" \
 	'r["stop_reason"] == "tick_src: all messages sent"' \
@@ -112,11 +135,9 @@ expect_grep "$ERR" "\\[metrics:m\\] $N messages \\([0-9.]+ [kMG]?msg/s\\), [0-9.
 
 N=50000
 step "(b) same lcore, out unlinked, sample 7, non-ticks, malformed ticks, no rx TSC, padding 300"
-mkconf metrics.json "$T/b.json" LSRC=1 LM=1 LINKS="$LINK_UNLINKED" SINK= \
+mrun metrics.json b LSRC=1 LM=1 LINKS="$LINK_UNLINKED" SINK= \
 	SRC_OPTS='{"count": '$N', "symbols": 11, "conns": 3, "non_tick_every": 10, "bad_every": 13, "no_tsc_every": 50, "pad": 300, "burst": 17}' \
 	M_OPTS='{"sample": 7, "log_buckets": false}'
-lcrun b "$T/b.json" --duration 20 --no-live
-expect_rc 0 "(b)"
 mapfile -t cc < <(conn_checks 16)
 rcheck "(b) sample, non-ticks, unlinked out" $(defs $N 7 50) "${common[@]}" "${cc[@]}" \
 	'ctr("m", "non_tick") > 0' \
@@ -132,12 +153,9 @@ expect_nogrep "$ERR" 'latency histogram: counters' "log_buckets false: no bucket
 
 N=200000
 step "(c) metrics_naive (the measurement control), cross-lcore, compact ticks with gaps and duplicates: the same results"
-mkconf metrics.json "$T/c.json" LSRC=1 LM=2 LINKS="$LINK_RING" SINK="$(sink_on 2)" \
+M_PLUGIN=metrics_naive mrun metrics.json c LSRC=1 LM=2 LINKS="$LINK_RING" SINK="$(sink_on 2)" \
 	SRC_OPTS='{"count": '$N', "symbols": 64, "conns": 6, "gap_every": 97, "gap_size": 3, "dup_every": 101, "no_tsc_every": 1000}' \
 	M_OPTS='{"max_conns": 4, "log_buckets": false}'
-sed -i 's/"plugin": "metrics"/"plugin": "metrics_naive"/' "$T/c.json"
-lcrun c "$T/c.json" --duration 20 --no-live
-expect_rc 0 "(c)"
 mapfile -t cc < <(conn_checks 4)
 rcheck "(c) metrics_naive" $(defs $N 1 1000) "${common[@]}" "${cc[@]}" \
 	'ctr("m", "seq_gaps") > 0' \
@@ -146,11 +164,9 @@ rcheck "(c) metrics_naive" $(defs $N 1 1000) "${common[@]}" "${cc[@]}" \
 
 N=20000
 step "(d) symbol table of 8 for 16 symbols"
-mkconf metrics.json "$T/d.json" LSRC=1 LM=1 LINKS="$LINK_DIRECT" SINK="$(sink_on 1)" \
+mrun metrics.json d LSRC=1 LM=1 LINKS="$LINK_DIRECT" SINK="$(sink_on 1)" \
 	SRC_OPTS='{"count": '$N', "symbols": 16, "dup_every": 33}' \
 	M_OPTS='{"symbols": 8, "log_buckets": false}'
-lcrun d "$T/d.json" --duration 20 --no-live
-expect_rc 0 "(d)"
 # symbols 0..7 come first (round robin, one path): they are tracked, 8..15 are not
 rcheck "(d) table full" $(defs $N 1 0) \
 	'ctr("m", "symbols") == 8' \
@@ -162,52 +178,38 @@ expect_grep "$ERR" '\[metrics:m\] .*symbols 8 \(table full\)$' "summary says the
 
 N=30000
 step "(e) field names sym/seq, mixed layouts; then the default names on the same traffic"
-mkconf metrics.json "$T/e.json" LSRC=1 LM=2 LINKS="$LINK_RING" SINK="$(sink_on 2)" \
+mrun metrics.json e LSRC=1 LM=2 LINKS="$LINK_RING" SINK="$(sink_on 2)" \
 	SRC_OPTS='{"count": '$N', "symbols": 5, "symbol_field": "sym", "seq_field": "seq", "layout": "mixed", "gap_every": 11, "dup_every": 17, "non_tick_every": 23}' \
 	M_OPTS='{"symbol_field": "sym", "seq_field": "seq", "log_buckets": false}'
-lcrun e "$T/e.json" --duration 20 --no-live
-expect_rc 0 "(e)"
 rcheck "(e) sym/seq" $(defs $N 1 0) "${common[@]}" 'ctr("m", "seq_gaps") > 0' 'ctr("m", "symbols") == 5'
-mkconf metrics.json "$T/e2.json" LSRC=1 LM=1 LINKS="$LINK_DIRECT" SINK="$(sink_on 1)" \
+mrun metrics.json e2 LSRC=1 LM=1 LINKS="$LINK_DIRECT" SINK="$(sink_on 1)" \
 	SRC_OPTS='{"count": 1000, "symbols": 5, "symbol_field": "sym", "seq_field": "seq"}' \
 	M_OPTS='{"log_buckets": false}'
-lcrun e2 "$T/e2.json" --duration 20 --no-live
-expect_rc 0 "(e2)"
 rcheck "(e2) default names see no tick" 'ctr("m", "non_tick") == ctr("m", "msgs") == 1000' \
 	'ctr("m", "ticks") == ctr("m", "symbols") == 0' 'in_use == 0'
 
 step "(e3) long symbols that share their first 16+ bytes stay apart (keys compared past 16 bytes)"
-mkconf metrics.json "$T/e3.json" LSRC=1 LM=1 LINKS="$LINK_DIRECT" SINK="$(sink_on 1)" \
+mrun metrics.json e3 LSRC=1 LM=1 LINKS="$LINK_DIRECT" SINK="$(sink_on 1)" \
 	SRC_OPTS='{"count": '$N', "symbols": 40, "symbol_prefix": "BTC-USDT-SWAP-2026-12-", "gap_every": 11, "dup_every": 17}' \
 	M_OPTS='{"symbols": 40, "log_buckets": false}'
-lcrun e3 "$T/e3.json" --duration 20 --no-live
-expect_rc 0 "(e3)"
 rcheck "(e3) 26-byte symbols" $(defs $N 1 0) "${common[@]}" 'ctr("m", "symbols") == 40' 'ctr("m", "seq_gaps") > 0'
 
 step "(f) lcpipe check refuses bad field names"
-mkconf metrics.json "$T/f1.json" LSRC=1 LM=1 LINKS="$LINK_DIRECT" SINK="$(sink_on 1)" SRC_OPTS='{}' \
-	M_OPTS='{"symbol_field": "k", "seq_field": "k"}'
-"$LCPIPE" check "$T/f1.json" >"$T/f1.out" 2>&1
-RC=$?
-OUT=$T/f1.out ERR=$T/f1.out expect_rc 78 "(f1) same field twice"
-expect_grep "$T/f1.out" 'stages\[1\]\.options: seq_field and symbol_field are both "k"' "(f1) says why"
-mkconf metrics.json "$T/f2.json" LSRC=1 LM=1 LINKS="$LINK_DIRECT" SINK="$(sink_on 1)" SRC_OPTS='{}' \
-	M_OPTS='{"seq_field": "a\"b"}'
-"$LCPIPE" check "$T/f2.json" >"$T/f2.out" 2>&1
-RC=$?
-OUT=$T/f2.out ERR=$T/f2.out expect_rc 78 "(f2) a quote in a field name"
-expect_grep "$T/f2.out" 'seq_field "a"b": a key with a quote' "(f2) says why"
+# f_refuses TAG M_OPTS REGEX
+f_refuses() {
+	refuses metrics.json "$1" "$3" LSRC=1 LM=1 LINKS="$LINK_DIRECT" SINK="$(sink_on 1)" SRC_OPTS='{}' M_OPTS="$2"
+}
+f_refuses f1 '{"symbol_field": "k", "seq_field": "k"}' 'stages\[1\]\.options: seq_field and symbol_field are both "k"'
+f_refuses f2 '{"seq_field": "a\"b"}' 'seq_field "a"b": a key with a quote'
 
 # ---- paths mode ----
 [ -f "$PLUGDIR/msg_src.so" ] || { fail "test plugin $PLUGDIR/msg_src.so not built"; finish; }
 
 N=200000
 step "(g) (a)'s traffic in paths mode: select_field s, any value"
-mkconf metrics.json "$T/g.json" LSRC=1 LM=2 LINKS="$LINK_RING" SINK="$(sink_on 2)" \
+mrun metrics.json g LSRC=1 LM=2 LINKS="$LINK_RING" SINK="$(sink_on 2)" \
 	SRC_OPTS='{"count": '$N', "symbols": 64, "conns": 6, "gap_every": 97, "gap_size": 3, "dup_every": 101, "layout": "mixed", "pad": 40}' \
 	M_OPTS='{"max_conns": 4, "select_field": "s", "select_value": "*", "log_buckets": false}'
-lcrun g "$T/g.json" --duration 20 --no-live
-expect_rc 0 "(g)"
 mapfile -t cc < <(conn_checks 4)
 rcheck "(g) paths mode on the simulator's ticks" $(defs $N 1 0) "${common[@]}" "${cc[@]}" \
 	'ctr("src", "injected_gaps") > 0' 'ctr("m", "symbols") == 64' \
@@ -222,9 +224,7 @@ lines_case() {
 	local tag=$1 opts=$2 src=$3
 	sed -e '/^#/d' -e 's/ ## .*$//' "$src" >"$T/$tag.lines"
 	LINES_N=$(wc -l <"$T/$tag.lines")
-	mkconf metrics-lines.json "$T/$tag.json" LINES="$T/$tag.lines" COUNT="$LINES_N" M_OPTS="$opts"
-	lcrun "$tag" "$T/$tag.json" --duration 20 --no-live
-	expect_rc 0 "($tag)"
+	mrun metrics-lines.json "$tag" LINES="$T/$tag.lines" COUNT="$LINES_N" M_OPTS="$opts"
 }
 # -D W_<outcome>=how many lines of FILE name that outcome in their column
 outcomes() {
@@ -327,12 +327,7 @@ rcheck "(j) prefix selection, restarts" -D N="$LINES_N" $(outcomes "$T/j.src") "
 
 step "(k) lcpipe check refuses contradictory or malformed paths options"
 k_refuses() { # TAG M_OPTS REGEX [PLUGIN]
-	mkconf metrics-lines.json "$T/k$1.json" LINES=/dev/null COUNT=1 M_OPTS="$2"
-	[ -z "${4:-}" ] || sed -i "s/\"plugin\": \"metrics\"/\"plugin\": \"$4\"/" "$T/k$1.json"
-	"$LCPIPE" check "$T/k$1.json" >"$T/k$1.out" 2>&1
-	RC=$?
-	OUT=$T/k$1.out ERR=$T/k$1.out expect_rc 78 "(k$1) refused"
-	expect_grep "$T/k$1.out" "$3" "(k$1) says why"
+	M_PLUGIN=${4:-metrics} refuses metrics-lines.json "k$1" "$3" LINES=/dev/null COUNT=1 M_OPTS="$2"
 }
 k_refuses 1 '{"seq_first_field": "U", "seq_prev_field": "pu"}' 'stages\[1\]\.options: seq_first_field and seq_prev_field are both set'
 k_refuses 2 '{"select_field": "e"}' 'select_field and select_value go together \("e", ""\)'

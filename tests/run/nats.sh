@@ -31,9 +31,7 @@ NATS_SERVER=$(command -v nats-server 2>/dev/null || true)
 [ -z "$NATS_SERVER" ] && [ -x /usr/sbin/nats-server ] && NATS_SERVER=/usr/sbin/nats-server
 [ -n "$NATS_SERVER" ] || skip "nats-server is not installed (Debian: nats-server)"
 "$LCPIPE" describe sink_nats >/dev/null 2>&1 || skip "the sink_nats plugin is not built (no libnats at configure time)"
-for p in tcp ws feedsim metrics; do
-	[ -f "$top_builddir/plugins/$p/.libs/$p.so" ] || skip "plugins/$p not built"
-done
+need_plugins tcp ws feedsim metrics
 [ -f "$PLUGDIR/msg_src.so" ] || skip "the msg_src test plugin is not built ($PLUGDIR)"
 
 peer() { "$PYTHON3" "$RUN_SRC/nats_peer.py" "$@"; }

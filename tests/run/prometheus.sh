@@ -18,9 +18,7 @@
 #   (e) the report counts the scrapes served.
 . "$(dirname "$0")/lib.sh"
 
-for p in tcp ws feedsim metrics port_ethdev sink_null; do
-	[ -f "$top_builddir/plugins/$p/.libs/$p.so" ] || skip "plugins/$p not built"
-done
+need_plugins tcp ws feedsim metrics port_ethdev sink_null
 PROMTOOL=$(command -v promtool || true)
 [ -n "$PROMTOOL" ] || skip "promtool not found (Debian: prometheus)"
 PROMETHEUS=$(command -v prometheus || true)

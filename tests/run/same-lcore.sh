@@ -6,10 +6,8 @@
 
 N=20000
 step "gen(count=$N) -> wa =(ring pair)=> wb -> sink, all on lcore 1"
-mkconf pair-chain.json "$T/same.json" LG=1 LA=1 LB=1 LS=1 COUNT=$N RATE=0 SIZE=64 \
+confrun pair-chain.json same 1 "same-lcore run" LG=1 LA=1 LB=1 LS=1 COUNT=$N RATE=0 SIZE=64 \
 	SINK=sink_null SINK_OPTS='{}'
-lcrun same "$T/same.json" --duration 1 --no-live
-expect_rc 0 "same-lcore run"
 rcheck "same lcore" -D N=$N \
 	'r["stop_reason"] == "duration"' \
 	'r["drained"] == True' \

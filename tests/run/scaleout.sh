@@ -12,9 +12,7 @@
 #      on lcore 2, 8 stages each, and both lcores did work.
 . "$(dirname "$0")/lib.sh"
 
-for p in tcp ws feedsim metrics port_ethdev sink_null; do
-	[ -f "$top_builddir/plugins/$p/.libs/$p.so" ] || skip "plugins/$p not built"
-done
+need_plugins tcp ws feedsim metrics port_ethdev sink_null
 COUNT=200000
 CONF=$top_srcdir/conf/scaleout.json
 

@@ -27,35 +27,27 @@ lossless=(
 )
 
 step "(a) gen@1 -> sink_check@2 over one ring"
-mkconf direct.json "$T/a.json" LG=1 LS=2 COUNT=$N RATE=0 SIZE=200 RING=16384 \
+confrun direct.json a 1.5 "(a)" LG=1 LS=2 COUNT=$N RATE=0 SIZE=200 RING=16384 \
 	SINK=sink_check SINK_OPTS='{}'
-lcrun a "$T/a.json" --duration 1.5 --no-live
-expect_rc 0 "(a)"
 rcheck "(a) cross-lcore ring" -D N=$N "${lossless[@]}" 'st("sink", "plugin") == "sink_check"' \
 	'len(rings) == 1'
 
 step "(b) gen -> wa =(ring pair)=> wb -> sink_check, all on lcore 1"
-mkconf pair-chain.json "$T/b.json" LG=1 LA=1 LB=1 LS=1 COUNT=$N RATE=0 SIZE=60 \
+confrun pair-chain.json b 1.5 "(b)" LG=1 LA=1 LB=1 LS=1 COUNT=$N RATE=0 SIZE=60 \
 	SINK=sink_check SINK_OPTS='{}'
-lcrun b "$T/b.json" --duration 1.5 --no-live
-expect_rc 0 "(b)"
 rcheck "(b) same-lcore chain" -D N=$N "${lossless[@]}" 'len(rings) == 0'
 
 step "(c) gen@1 -> wa@2 =(ring pair)=> wb@1 -> sink_check@2"
-mkconf pair-chain.json "$T/c.json" LG=1 LA=2 LB=1 LS=2 COUNT=$N RATE=0 SIZE=1514 \
+confrun pair-chain.json c 1.5 "(c)" LG=1 LA=2 LB=1 LS=2 COUNT=$N RATE=0 SIZE=1514 \
 	SINK=sink_check SINK_OPTS='{}'
-lcrun c "$T/c.json" --duration 1.5 --no-live
-expect_rc 0 "(c)"
 rcheck "(c) chain across lcores twice" -D N=$N "${lossless[@]}" 'len(rings) == 2'
 
 # many frames, so that the sink's lcore runs while gen still generates: with a
 # short run all drops can come before the sink's first poll (no gap to see)
 ND=1000000
 step "(d) ring of 8, gen bursts of 32, $ND frames: gaps exactly match the counted drops"
-mkconf direct.json "$T/d.json" LG=1 LS=2 COUNT=$ND RATE=0 SIZE=64 RING=8 \
+confrun direct.json d 1.5 "(d)" LG=1 LS=2 COUNT=$ND RATE=0 SIZE=64 RING=8 \
 	SINK=sink_check SINK_OPTS='{"log_max": 0}'
-lcrun d "$T/d.json" --duration 1.5 --no-live
-expect_rc 0 "(d)"
 # next = the sequence number sink_check expects next = highest seen + 1; the
 # frames after it (if the last ones were dropped) are the tail
 rcheck "(d) lossy ring" -D N=$ND \
@@ -71,10 +63,8 @@ rcheck "(d) lossy ring" -D N=$ND \
 	'in_use == 0'
 
 step "(e) sink_check itself: a wrong start is seen (the checker can fail)"
-mkconf direct.json "$T/e.json" LG=1 LS=1 COUNT=1000 RATE=0 SIZE=64 RING=1024 \
+confrun direct.json e 1 "(e)" LG=1 LS=1 COUNT=1000 RATE=0 SIZE=64 RING=1024 \
 	SINK=sink_check SINK_OPTS='{"first": 10, "log_max": 1}'
-lcrun e "$T/e.json" --duration 1 --no-live
-expect_rc 0 "(e)"
 rcheck "(e) expecting 10 first, gen starts at 0" \
 	'ctr("sink", "frames") == 1000' \
 	'ctr("sink", "seq_old") == 10' \

@@ -28,9 +28,7 @@
 . "$(dirname "$0")/lib.sh"
 
 "$LCPIPE" describe sink_shm >/dev/null 2>&1 || skip "the sink_shm plugin is not built"
-for p in tcp ws feedsim metrics port_ethdev; do
-	[ -f "$top_builddir/plugins/$p/.libs/$p.so" ] || skip "plugins/$p not built"
-done
+need_plugins tcp ws feedsim metrics port_ethdev
 CONSUME=$RUN_BUILD/shm_consume
 [ -x "$CONSUME" ] || { fail "$CONSUME is not built (make -C tests check builds it)"; finish; }
 MOD=$top_srcdir/plugins/sink_shm
@@ -84,9 +82,18 @@ jcheck() {
 # the report's sink_shm counters, for the consumers' checks
 pub() { "$PYTHON3" -c 'import json,sys; c=json.load(open(sys.argv[1]))["stages"]["sink"]["counters"]; print(c[sys.argv[2]])' "$REP" "$1" 2>/dev/null || echo -1; }
 
-# a clean run: every tick published, nothing dropped or leaked
-rcheck_run() {
-	rcheck "$1" -D N="$2" 'ctr("sink", "published") == N' 'ctr("sink", "msg.in") == N' \
+# run_wait TAG CONF WHAT: run_bg, then its end, expecting exit 0
+run_wait() {
+	run_bg "$1" "$2"
+	lcwait
+	expect_rc 0 "$3"
+}
+
+# run_clean TAG CONF WHAT: run_wait, and a clean run: all N ticks published,
+# nothing dropped or leaked
+run_clean() {
+	run_wait "$@"
+	rcheck "$3" -D N="$N" 'ctr("sink", "published") == N' 'ctr("sink", "msg.in") == N' \
 		'ctr("sink", "drop_too_big") == 0' 'drops("sink") == 0' 'ctr("stats", "msgs") == N' \
 		'ctr("stats", "seq_gaps") == 0' 'ctr("sink", "bytes") == ctr("feed", "msg_bytes")' \
 		'in_use == 0' 'r["leaked_objects"] == 0'
@@ -104,10 +111,7 @@ timeout 60 "$CONSUME" "$RING.a" --wait-file 20 --oldest --timeout 20 >"$T/a.c1.j
 C1=$!
 PIDS="$PIDS $C1"
 sleep 0.2
-run_bg a "$T/a.json"
-lcwait
-expect_rc 0 "demo into sink_shm"
-rcheck_run "demo into sink_shm" $N
+run_clean a "$T/a.json" "demo into sink_shm"
 expect_grep "$ERR" "\[sink_shm:sink\] ring $RING.a: 65536 slots x 512 payload bytes" "the start line names the ring"
 expect_grep "$ERR" "\[sink_shm:sink\] ring $RING.a closed: $N messages" "the stop line counts what was published"
 wait $C1 || fail "shm_consume exited $? ($(cat "$T/a.c1.err"))"
@@ -122,11 +126,8 @@ timeout 120 "$CONSUME" "$RING.b" --wait-file 20 --oldest --delay-us 200 --timeou
 C1=$!
 PIDS="$PIDS $P1 $C1"
 sleep 0.5
-run_bg b "$T/b.json"
-lcwait
-expect_rc 0 "demo into a small ring"
 # all N published: a producer held to 1000 messages/s would not finish within the timeout
-rcheck_run "demo into a small ring" $N
+run_clean b "$T/b.json" "demo into a small ring"
 wait $P1 || fail "shm_read.py exited $? ($(cat "$T/b.py.err"))"
 wait $C1 || fail "shm_consume exited $? ($(cat "$T/b.c1.err"))"
 SLOW=('r["overruns"] >= 1' 'r["lost"] >= 1' 'r["first"] + r["received"] + r["lost"] == PUB'
@@ -145,10 +146,7 @@ timeout 120 "${READ[@]}" "$RING.c" --wait-file 20 --oldest --timeout 20 >"$T/c.p
 P1=$!
 PIDS="$PIDS $C1 $C2 $P1"
 sleep 0.5
-run_bg c "$T/c.json"
-lcwait
-expect_rc 0 "demo with three consumers"
-rcheck_run "demo with three consumers" $N
+run_clean c "$T/c.json" "demo with three consumers"
 for w in c1:$C1 c2:$C2 py:$P1; do
 	wait "${w#*:}" || fail "consumer ${w%%:*} exited $? ($(cat "$T/c.${w%%:*}.err"))"
 	jcheck "consumer ${w%%:*}" "$T/c.${w%%:*}.json" -D PUB="$(pub published)" -D BYTES="$(pub bytes)" "${CLEAN[@]}"
@@ -156,9 +154,7 @@ done
 
 step "(f) keep, slot_size 200 below some ticks: drop_too_big, a closed ring left to read"
 mkdemo "$T/f.json" "{\"path\": \"$RING.f\", \"slots\": 32768, \"slot_size\": 200, \"keep\": true, \"mode\": \"0640\"}" 20000 0
-run_bg f "$T/f.json"
-lcwait
-expect_rc 0 "demo into a kept ring"
+run_wait f "$T/f.json" "demo into a kept ring"
 rcheck "kept ring, small slots" -D N=20000 'ctr("sink", "msg.in") == N' \
 	'ctr("sink", "published") + ctr("sink", "drop_too_big") == N' 'ctr("sink", "drop_too_big") > 0' \
 	'drops("sink") == ctr("sink", "drop_too_big")' 'in_use == 0' 'r["leaked_objects"] == 0'
@@ -284,21 +280,17 @@ echo "hello" >"$T/text"
 : >"$T/empty"
 # expect_open FILE STATUS REGEX: both consumers exit STATUS, saying REGEX
 expect_open() {
-	local f=$1 want=$2 re=$3 rc
-	"$CONSUME" "$f" >/dev/null 2>"$T/open.c.err"
-	rc=$?
-	if [ $rc = "$want" ] && grep -Eq -- "$re" "$T/open.c.err"; then
-		ok "C: $(basename "$f"): exit $rc, $(cat "$T/open.c.err")"
-	else
-		fail "C: $(basename "$f"): exit $rc (expected $want), said: $(cat "$T/open.c.err") (expected /$re/)"
-	fi
-	"${READ[@]}" "$f" >/dev/null 2>"$T/open.py.err"
-	rc=$?
-	if [ $rc = "$want" ] && grep -Eq -- "$re" "$T/open.py.err"; then
-		ok "Python: $(basename "$f"): exit $rc, $(cat "$T/open.py.err")"
-	else
-		fail "Python: $(basename "$f"): exit $rc (expected $want), said: $(cat "$T/open.py.err") (expected /$re/)"
-	fi
+	local f=$1 want=$2 re=$3 rc w e
+	for w in C Python; do
+		e=$T/open.$w.err
+		if [ $w = C ]; then "$CONSUME" "$f" >/dev/null 2>"$e"; else "${READ[@]}" "$f" >/dev/null 2>"$e"; fi
+		rc=$?
+		if [ $rc = "$want" ] && grep -Eq -- "$re" "$e"; then
+			ok "$w: $(basename "$f"): exit $rc, $(cat "$e")"
+		else
+			fail "$w: $(basename "$f"): exit $rc (expected $want), said: $(cat "$e") (expected /$re/)"
+		fi
+	done
 }
 expect_open "$T/text" 3 "$T/text: not an lcpipe shm ring \(6 bytes; magic"
 expect_open "$T/empty" 3 "$T/empty: not an lcpipe shm ring \(0 bytes"

@@ -29,10 +29,8 @@ if [ "$SINK" = sink_check ]; then
 fi
 
 step "(a) --duration 1"
-mkconf pair-chain.json "$T/dur.json" LG=1 LA=2 LB=1 LS=2 COUNT=0 RATE=$RATE SIZE=64 \
+confrun pair-chain.json dur 1 "--duration 1" LG=1 LA=2 LB=1 LS=2 COUNT=0 RATE=$RATE SIZE=64 \
 	SINK=$SINK SINK_OPTS='{}'
-lcrun dur "$T/dur.json" --duration 1 --no-live
-expect_rc 0 "--duration 1"
 rcheck "--duration" "${clean[@]}" 'r["stop_reason"] == "duration"' 'r["duration_s"] >= 1.0'
 expect_grep "$OUT" 'stopped by duration, drained' "exit summary"
 

@@ -47,9 +47,7 @@ say "+ msgcheck.py jsonl b.jsonl b.manifest --every 3"
 	fail "the echoed messages in b.jsonl (above)"
 
 step "(c) sink_echo with \"out\" unlinked"
-mkconf msg-file.json "$T/c.json" LG=1 LS=1 SINK=sink_echo SINK_OPTS="{}" SRC_OPTS="{\"count\": $N}"
-lcrun c "$T/c.json" --duration 20 --no-live
-expect_rc 0 "echo, out unlinked"
+confrun msg-file.json c 20 "echo, out unlinked" LG=1 LS=1 SINK=sink_echo SINK_OPTS="{}" SRC_OPTS="{\"count\": $N}"
 rcheck "echo, out unlinked" -D N=$N 'ctr("sink", "in.in") == N' 'ctr("sink", "drop_unlinked") == N' \
 	'ctr("sink", "echoed") == 0' 'ctr("sink", "out.drop_unlinked") == 0' 'drops("sink") == N' \
 	'in_use == 0' 'r["leaked_objects"] == 0'

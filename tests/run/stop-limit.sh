@@ -12,14 +12,10 @@
 #      cuts it short at once: exit 4, logged as "a second signal".
 . "$(dirname "$0")/lib.sh"
 
-for p in gen fault sink_null; do
-	[ -f "$top_builddir/plugins/$p/.libs/$p.so" ] || skip "plugins/$p not built"
-done
+need_plugins gen fault sink_null
 
 step "(a) a message loop on one lcore ends with its run"
-mkconf loop.json "$T/loop.json"
-lcrun loop "$T/loop.json" --duration 1 --no-live
-expect_rc 0 "loop"
+confrun loop.json loop 1 "loop"
 rcheck "loop" \
 	'r["stop_reason"] == "duration"' \
 	'r["drained"] == True' \

@@ -28,9 +28,7 @@
 #       delivered is a whole tick (metrics: bad_tick == 0).
 . "$(dirname "$0")/lib.sh"
 
-for p in tcp ws feedsim metrics port_ethdev sink_null; do
-	[ -f "$top_builddir/plugins/$p/.libs/$p.so" ] || skip "plugins/$p not built"
-done
+need_plugins tcp ws feedsim metrics port_ethdev sink_null
 for p in msg_stall stream_drop; do
 	[ -f "$PLUGDIR/$p.so" ] || skip "tests/run/plugins/$p not built"
 done

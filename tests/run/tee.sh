@@ -12,32 +12,39 @@
 #     sink_file (copy): both files the same, byte for byte.
 . "$(dirname "$0")/lib.sh"
 
-for p in tee gen sink_pcap sink_file; do
-	[ -f "$top_builddir/plugins/$p/.libs/$p.so" ] || skip "plugins/$p not built"
-done
+need_plugins tee gen sink_pcap sink_file
 [ -f "$PLUGDIR/sink_check.so" ] && [ -f "$PLUGDIR/msg_src.so" ] || skip "the test plugins are not built ($PLUGDIR)"
 N=20000
 
-# tconf OUT TEE_OPTS COPY_STAGE COPY_LCORE: gen -> tee -> check, tee.copy -> COPY_STAGE
-tconf() {
+# trun TAG STAGES LINKS: a config of STAGES and LINKS (the bodies of the JSON
+# lists) on lcores 1 and 2 with a new EAL prefix, run to its end
+trun() {
 	new_prefix
-	cat >"$1" <<JSON
+	cat >"$T/$1.json" <<JSON
 { "eal": ["--no-huge", "--no-pci", "--no-shconf", "-m", "256", "--lcores=0@0,1@1,2@0", "--file-prefix=$PFX"],
   "plugin_path": ["$PLUGDIR"],
   "engine": {"drain_timeout": 5},
   "stages": [
+$2],
+  "links": [$3] }
+JSON
+	lcrun "$1" "$T/$1.json" --no-live
+	expect_rc 0 "run"
+}
+
+# tcopy TAG TEE_OPTS COPY_STAGE: trun of gen -> tee -> check, tee.copy -> COPY_STAGE (cap)
+tcopy() {
+	trun "$1" "$(cat <<JSON
     {"name": "gen", "plugin": "gen", "lcore": 1, "options": {"count": $N, "rate": 0, "size": 128}},
     {"name": "t", "plugin": "tee", "lcore": 1, "options": $2},
     {"name": "check", "plugin": "sink_check", "lcore": 1, "options": {"stop_after": $N}},
-    $3],
-  "links": ["gen.out -> t.in", "t.out -> check.in", {"from": "t.copy", "to": "cap.in", "ring_size": 64}] }
+    $3
 JSON
+)" '"gen.out -> t.in", "t.out -> check.in", {"from": "t.copy", "to": "cap.in", "ring_size": 64}'
 }
 
 step "(a) every frame copied to a capture, the main path untouched"
-tconf "$T/a.json" '{}' "{\"name\": \"cap\", \"plugin\": \"sink_pcap\", \"lcore\": 1, \"options\": {\"path\": \"$T/a.pcapng\"}}"
-lcrun a "$T/a.json" --no-live
-expect_rc 0 "run"
+tcopy a '{}' "{\"name\": \"cap\", \"plugin\": \"sink_pcap\", \"lcore\": 1, \"options\": {\"path\": \"$T/a.pcapng\"}}"
 rcheck "(a)" -D N=$N \
 	'ctr("check", "frames") == ctr("check", "seq_ok") == N' 'ctr("check", "seq_gap") == ctr("check", "bad_frame") == 0' \
 	'ctr("t", "copies") == N' 'ctr("t", "copy_bytes") == 128 * N' 'ctr("t", "drop_no_copy") == 0' \
@@ -53,17 +60,13 @@ PY
 fi
 
 step "(b) every 10th frame, cut to 42 bytes"
-tconf "$T/b.json" '{"every": 10, "snaplen": 42}' "{\"name\": \"cap\", \"plugin\": \"sink_null\", \"lcore\": 1}"
-lcrun b "$T/b.json" --no-live
-expect_rc 0 "run"
+tcopy b '{"every": 10, "snaplen": 42}' "{\"name\": \"cap\", \"plugin\": \"sink_null\", \"lcore\": 1}"
 rcheck "(b)" -D N=$N \
 	'ctr("check", "seq_ok") == N' 'ctr("t", "copies") == N // 10' 'ctr("t", "copy_bytes") == 42 * (N // 10)' \
 	'st("cap", "in") == N // 10' 'r["leaked_objects"] == 0'
 
 step "(c) a tap that cannot keep up: copies dropped and counted, the main path whole"
-tconf "$T/c.json" '{"copy_mbufs": 64}' "{\"name\": \"cap\", \"plugin\": \"sink_check\", \"lcore\": 2, \"options\": {\"stall_us\": 2000, \"log_max\": 0}}"
-lcrun c "$T/c.json" --no-live
-expect_rc 0 "run"
+tcopy c '{"copy_mbufs": 64}' "{\"name\": \"cap\", \"plugin\": \"sink_check\", \"lcore\": 2, \"options\": {\"stall_us\": 2000, \"log_max\": 0}}"
 rcheck "(c)" -D N=$N \
 	'ctr("check", "frames") == ctr("check", "seq_ok") == N' 'ctr("check", "seq_gap") == 0' \
 	'ctr("t", "drop_no_copy") + ctr("t", "copy.drop_ring_full") > 0' \
@@ -72,20 +75,13 @@ rcheck "(c)" -D N=$N \
 	'r["leaked_objects"] == 0'
 
 step "(d) messages: the copy file is the main file"
-new_prefix
-cat >"$T/d.json" <<JSON
-{ "eal": ["--no-huge", "--no-pci", "--no-shconf", "-m", "256", "--lcores=0@0,1@1,2@0", "--file-prefix=$PFX"],
-  "plugin_path": ["$PLUGDIR"],
-  "engine": {"drain_timeout": 5},
-  "stages": [
+trun d "$(cat <<JSON
     {"name": "src", "plugin": "msg_src", "lcore": 1, "options": {"count": 2000}},
     {"name": "t", "plugin": "tee", "lcore": 1, "options": {"msg_copy_bytes": 32768, "msg_copies": 256}},
     {"name": "main", "plugin": "sink_file", "lcore": 1, "options": {"path": "$T/main.raw", "format": "raw"}},
-    {"name": "copy", "plugin": "sink_file", "lcore": 1, "options": {"path": "$T/copy.raw", "format": "raw"}}],
-  "links": ["src.out -> t.msg_in", "t.msg_out -> main.in", "t.msg_copy -> copy.in"] }
+    {"name": "copy", "plugin": "sink_file", "lcore": 1, "options": {"path": "$T/copy.raw", "format": "raw"}}
 JSON
-lcrun d "$T/d.json" --no-live
-expect_rc 0 "run"
+)" '"src.out -> t.msg_in", "t.msg_out -> main.in", "t.msg_copy -> copy.in"'
 rcheck "(d)" 'ctr("t", "copies") == ctr("src", "msgs") == 2000' 'ctr("main", "msgs") == ctr("copy", "msgs") == 2000' \
 	'ctr("t", "drop_copy_too_big") == ctr("t", "drop_no_copy") == 0' 'r["leaked_objects"] == 0'
 if cmp -s "$T/main.raw" "$T/copy.raw"; then

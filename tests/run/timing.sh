@@ -29,9 +29,7 @@ for lcores in 1:1 1:2; do
 		fail "no timing line for sink in the summary"
 done
 step "(c) off by default"
-mkconf batch.json "$T/off.json" STRAT='{}' GEN_STRAT='{}' COUNT=100 RATE=0 BURST=16 LATE_US=0 \
+confrun batch.json off 0.5 "timing off" STRAT='{}' GEN_STRAT='{}' COUNT=100 RATE=0 BURST=16 LATE_US=0 \
 	LINK='{"from": "gen.out", "to": "sink.in"}'
-lcrun off "$T/off.json" --duration 0.5 --no-live
-expect_rc 0 "timing off"
 rcheck "no timing when off" '"timing" not in r["stages"]["sink"]' 'st("sink", "in") == 100'
 finish

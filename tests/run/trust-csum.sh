@@ -15,9 +15,7 @@
 #       arrives, in order
 . "$(dirname "$0")/lib.sh"
 
-for p in tcp ws feedsim metrics fault port_ethdev; do
-	[ -f "$top_builddir/plugins/$p/.libs/$p.so" ] || skip "plugins/$p not built"
-done
+need_plugins tcp ws feedsim metrics fault port_ethdev
 mkdir -p "$T/cfg"
 
 # tconf OUT CORRUPT TRUST_CLIENT TRUST_EXCHANGE
@@ -42,9 +40,7 @@ PY
 
 step "(a) verify (the default): corrupted frames die on a checksum, the stream is whole"
 tconf "$T/cfg/verify.json" 0.02 0 0
-new_prefix
-lcrun verify "$T/cfg/verify.json" --duration 8 --no-live -- $(eal_base) -l 0,1
-expect_rc 0 "verify run"
+demo_run verify "$T/cfg/verify.json" 8 "verify run"
 rcheck "verify" 'ctr("exch_fault", "b_corrupted") > 0' \
 	'ctr("tcp", "drop_ip_csum") + ctr("tcp", "drop_tcp_csum") == ctr("exch_fault", "b_corrupted")' \
 	'ctr("stats", "msgs") == 20000' 'ctr("stats", "seq_gaps") == 0' 'ctr("stats", "bad_tick") == 0'
@@ -60,9 +56,7 @@ expect_grep "$ERR" "net_ring_fdemo1: trust_checksums: received frames' checksums
 
 step "(c) trust_checksums on a clean ring pair: every message, in order"
 tconf "$T/cfg/clean.json" 0 1 1
-new_prefix
-lcrun clean "$T/cfg/clean.json" --duration 8 --no-live -- $(eal_base) -l 0,1
-expect_rc 0 "clean run"
+demo_run clean "$T/cfg/clean.json" 8 "clean run"
 rcheck "clean" 'ctr("stats", "msgs") == 20000' 'ctr("stats", "seq_gaps") == 0' 'ctr("stats", "bad_tick") == 0' \
 	'ctr("tcp", "drop_ip_csum") + ctr("tcp", "drop_tcp_csum") == 0' 'ctr("exch_fault", "b_corrupted") == 0'
 finish

@@ -13,9 +13,7 @@
 # stages after b run in between, and still nothing re-entered.
 . "$(dirname "$0")/lib.sh"
 
-for p in gen; do
-	[ -f "$top_builddir/plugins/$p/.libs/$p.so" ] || skip "plugins/$p not built"
-done
+need_plugins gen
 
 N=200000
 for timing in false true; do
@@ -45,10 +43,8 @@ for timing in false true; do
 done
 
 step "a link burst: the walk hands b 4 frames at a time"
-mkconf walk.json "$T/walk-burst.json" COUNT=$N TIMING=true \
+confrun walk.json walk-burst 2 "walk, burst 4" COUNT=$N TIMING=true \
 	LINK_AB='{"from": "a.out", "to": "b.in", "burst": 4}'
-lcrun walk-burst "$T/walk-burst.json" --duration 2 --no-live
-expect_rc 0 "walk, burst 4"
 rcheck "walk, burst 4" -D N=$N \
 	'r["drained"] == True' \
 	'ctr("a", "back_freed") == N' \

@@ -11,9 +11,7 @@
 #     and the result file says not complete with the reason.
 . "$(dirname "$0")/lib.sh"
 
-for p in ws_rtt feedsim ws tcp port_ethdev; do
-	[ -f "$top_builddir/plugins/$p/.libs/$p.so" ] || skip "plugins/$p not built"
-done
+need_plugins ws_rtt feedsim ws tcp port_ethdev
 
 # rttconf OUT ECHO(true|false)
 rttconf() {

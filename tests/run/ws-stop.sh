@@ -19,9 +19,7 @@
 # stop_resets 0), nothing is left when the linger ends.
 . "$(dirname "$0")/lib.sh"
 
-for p in tcp ws feedsim metrics port_ethdev sink_null; do
-	[ -f "$top_builddir/plugins/$p/.libs/$p.so" ] || skip "plugins/$p not built"
-done
+need_plugins tcp ws feedsim metrics port_ethdev sink_null
 
 # variant CONF_OUT ORDER: conf/demo.json (conf/demo-wss.json for wss) with its
 # stages in ORDER (demo, reversed, split, wss: as in the file) and the

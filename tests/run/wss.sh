@@ -22,11 +22,8 @@
 #     the TLS handshake counts as a TLS failure (tls_fail_protocol).
 . "$(dirname "$0")/lib.sh"
 
-for p in tcp ws feedsim metrics; do
-	[ -f "$top_builddir/plugins/$p/.libs/$p.so" ] || skip "plugins/$p not built"
-done
-HASHDIR=$top_builddir/tests/kernel/plugins/.libs
-[ -e "$HASHDIR/msg_hash.so" ] || { fail "msg_hash.so not built (make check builds it)"; finish; }
+need_plugins tcp ws feedsim metrics
+need_msg_hash
 
 # wss_conf OUT PYTHON-EDITS: conf/demo-wss.json copied next to conf/ (so that its
 # relative tls/ paths resolve), with msg_hash as the sink and EDITS applied to
@@ -65,6 +62,13 @@ sys.exit(0 if len(m) == 1 and int(m[0][0]) == h["msgs"] == 30000 and int(m[0][1]
 PY
 }
 
+# wss_run TAG SECONDS WHAT PYTHON-EDITS: wss_conf into $T/cfg/TAG.json, run for
+# SECONDS (demo_run)
+wss_run() {
+	wss_conf "$T/cfg/$1.json" "$4"
+	demo_run "$1" "$T/cfg/$1.json" "$2" "$3"
+}
+
 mkdir -p "$T/cfg" "$T/elsewhere"
 ln -s "$top_srcdir/conf/tls" "$T/cfg/tls"
 
@@ -101,14 +105,11 @@ step "wss: one TLS buffer of a whole record: the rest in the engine's mbufs, byt
 # 0: only engine mbufs, no pool
 for v in "1 16640" "1 0"; do
 	set -- $v
-	wss_conf "$T/cfg/buf$2.json" "
+	wss_run "buf$2" 20 "wss run, tls_buffers $1, tls_buffer_size $2" "
 ex.update({'count': 30000, 'close_when_done': True})
 ws.update({'reconnect_min_ms': 10000, 'reconnect_max_ms': 10000, 'tls_buffers': $1, 'tls_buffer_size': $2})
 c['stages'][-1]['options'].update({'expect': 30000, 'linger_ms': 200})
 "
-	new_prefix
-	lcrun "buf$2" "$T/cfg/buf$2.json" --duration 20 --no-live -- $(eal_base) -l 0,1
-	expect_rc 0 "wss run, tls_buffers $1, tls_buffer_size $2"
 	if [ "$2" = 0 ]; then empty='== 0'; else empty='> 0'; fi
 	rcheck "tls_buffers $1, tls_buffer_size $2" \
 		'ctr("feed", "msgs") == 30000' \
@@ -122,14 +123,11 @@ done
 step "wss: reconnects resume with the session ticket"
 # three sessions of 3,000 messages: msg_hash ends the run at the 9,000th, so no
 # fourth attempt is in flight when the counters are read
-wss_conf "$T/cfg/resume.json" '
+wss_run resume 30 "wss reconnects" '
 ex.update({"count": 3000, "close_when_done": True})
 ws.update({"reconnect_min_ms": 10, "reconnect_max_ms": 20, "reconnect_jitter": False})
 c["stages"][-1]["options"].update({"expect": 9000, "linger_ms": 0})
 '
-new_prefix
-lcrun resume "$T/cfg/resume.json" --duration 30 --no-live -- $(eal_base) -l 0,1
-expect_rc 0 "wss reconnects"
 rcheck "resumption" \
 	'r["stop_reason"] == "msg_hash: done"' \
 	'ctr("feed", "opens") == 3' \
@@ -141,10 +139,7 @@ rcheck "resumption" \
 	'r["leaked_objects"] == 0'
 
 step "wss: a name the certificate does not carry is refused"
-wss_conf "$T/cfg/wrongname.json" 'ws.update({"tls_server_name": "other.lcpipe.test", "reconnect_min_ms": 50})'
-new_prefix
-lcrun wrongname "$T/cfg/wrongname.json" --duration 1 --no-live -- $(eal_base) -l 0,1
-expect_rc 0 "wrong name run"
+wss_run wrongname 1 "wrong name run" 'ws.update({"tls_server_name": "other.lcpipe.test", "reconnect_min_ms": 50})'
 rcheck "wrong name" \
 	'ctr("feed", "opens") == 0' 'ctr("feed", "msgs") == 0' \
 	'ctr("feed", "tls_fail_verify") >= 2' \
@@ -154,21 +149,15 @@ rcheck "wrong name" \
 expect_grep "$ERR" "certificate verify failed: [Hh]ostname mismatch" "the refusal names the reason"
 
 step "wss: insecure accepts it, with a warning"
-wss_conf "$T/cfg/insecure.json" 'ws.update({"tls_server_name": "other.lcpipe.test", "insecure": True, "ca_file": ""})'
-new_prefix
-lcrun insecure "$T/cfg/insecure.json" --duration 1 --no-live -- $(eal_base) -l 0,1
-expect_rc 0 "insecure run"
+wss_run insecure 1 "insecure run" 'ws.update({"tls_server_name": "other.lcpipe.test", "insecure": True, "ca_file": ""})'
 rcheck "insecure" 'ctr("feed", "opens") == 1' 'ctr("feed", "msgs") > 1000' 'ctr("feed", "tls_fail_verify") == 0'
 expect_grep "$ERR" "insecure: the wss:// servers' certificates and names are NOT verified" "the warning"
 
 step "wss: TLS 1.3 only against a TLS 1.2 server"
-wss_conf "$T/cfg/version.json" '
+wss_run version 1 "version mismatch run" '
 ex.update({"tls_max_version": "1.2"})
 ws.update({"tls_min_version": "1.3", "reconnect_min_ms": 50})
 '
-new_prefix
-lcrun version "$T/cfg/version.json" --duration 1 --no-live -- $(eal_base) -l 0,1
-expect_rc 0 "version mismatch run"
 rcheck "version mismatch" 'ctr("feed", "opens") == 0' 'ctr("feed", "tls_fail_alert") >= 1' \
 	'ctr("exchange", "tls_fail_protocol") >= 1'
 expect_grep "$ERR" "alert from the peer: protocol version" "the alert is named"
@@ -176,13 +165,10 @@ expect_grep "$ERR" "alert from the peer: protocol version" "the alert is named"
 step "wss: a server that resets TCP in the TLS handshake"
 # feedsim serves one client: the second connection is aborted (RST) as soon as
 # it is accepted, while its TLS handshake is under way
-wss_conf "$T/cfg/rst.json" '
+wss_run rst 1 "reset-in-handshake run" '
 ex.update({"max_clients": 1})
 ws.update({"connections": 2, "reconnect_min_ms": 50, "reconnect_max_ms": 100})
 '
-new_prefix
-lcrun rst "$T/cfg/rst.json" --duration 1 --no-live -- $(eal_base) -l 0,1
-expect_rc 0 "reset-in-handshake run"
 rcheck "reset in the TLS handshake" 'ctr("feed", "opens") == 1' 'ctr("feed", "tls_fail_protocol") >= 2' \
 	'ctr("exchange", "drop_too_many_clients") >= 2' 'ctr("feed", "fail_tcp") == 0' 'r["leaked_objects"] == 0'
 expect_grep "$ERR" "TLS handshake failed: the server reset TCP during it" "the log says so"
