@@ -19,16 +19,11 @@ topo_routed
 nft_drop_every 30 || { fail "nft: cannot install the drop rules"; finish; }
 ok "nft drops every 30th TCP segment in each direction (forward hook)"
 
-head -c "$SIZE" /dev/urandom >"$W/f" || { fail "cannot make the file"; finish; }
-SHA=$(sha256sum "$W/f" | cut -d' ' -f1)
+rand_file "$W/f" "$SIZE"
 peer_start ex serve-recv --port 5013 --conns 2 --timeout $((DURATION + 20)) || finish
 tcp_conf ex "\"mode\": \"send\", \"connect\": \"$PEER_IP:5013\", \"connections\": 2, \"expect\": 2, \"file\": \"$W/f\", \"send_mbufs\": 0, \"pool_reserve\": 0, \"rate_mbps\": 0" \
 	"\"sndbuf\": $((2 * SIZE))" '"mbufs": 4095'
-lcpipe_start || finish
-lcpipe_wait
-peer_wait
-expect_lc_rc 0
-[ "$PEER_RC" -eq 0 ] || { fail "serve-recv exited $PEER_RC"; show "$PEER_OUT" "$PEER_ERR"; }
+lcpipe_peer_run serve-recv
 pycheck "exhaustion" res="$RESULT" rep="$REPORT" peer="$PEER_OUT" size="$SIZE" sha="$SHA" <<'PY' || show "$LOG"
 r, rep, p = J("res"), J("rep"), J("peer")
 size, sha = int(A["size"]), A["sha"]

@@ -29,24 +29,11 @@ SNDBUF=8388608
 SEND_MBUFS=2048
 MIX='"drop": 0.01, "reorder": 0.01, "duplicate": 0.005, "corrupt": 0.001'
 
-# fault_conf TAG SEED APP_OPTIONS [TCP_OPTIONS]: like tcp_conf (tcp_lib.sh), with
-# the fault stage between port and tcp. Sets CONF, RESULT, REPORT, LOG, GO.
+# fault_conf TAG SEED APP_OPTIONS [TCP_OPTIONS]: tcp_conf (tcp_lib.sh) with the
+# fault stage (seed SEED, MIX) between port and tcp. Sets CONF, RESULT, REPORT,
+# LOG, GO.
 fault_conf() {
-	local tag=$1 seed=$2 app=$3 tcpo=${4:-}
-	conf_begin "$tag" result.json
-	{ conf_head "$tag" '"mbufs": 32767'; cat <<JSON
-  "stages": [
-    {"name": "port", "plugin": "port_ethdev", "lcore": 1, "options": {"device": "net_tap0"}},
-    {"name": "fault", "plugin": "fault", "lcore": 1, "options": {"seed": $seed, $MIX}},
-    {"name": "tcp", "plugin": "tcp", "lcore": 1,
-     "options": {"ip": "$LC_IP/24", "device": "net_tap0"${tcpo:+, $tcpo}}},
-    {"name": "app", "plugin": "tcp_app", "lcore": 1,
-     "options": {$app, "result": "$RESULT", "start_file": "$GO"}}],
-  "links": ["port.rx -> fault.a_in", "fault.a_out -> tcp.rx",
-            "tcp.tx -> fault.b_in", "fault.b_out -> port.tx",
-            "tcp.data -> app.in", "app.out -> tcp.app"] }
-JSON
-	} >"$CONF"
+	tcp_conf "$1" "$3" "${4:-}" '"mbufs": 32767' "\"seed\": $2, $MIX"
 }
 
 # the namespace's kernel counters we look at, "NAME VALUE" lines
@@ -118,32 +105,23 @@ print("figures: kernel: " + ", ".join("%s %d" % (k, kd[k]) for k in sorted(kd)))
 PY
 }
 
+# kstat_to TAG 0|1: kstat before / after run TAG, in $W/TAG.k0 / .k1
+kstat_to() {
+	kstat >"$W/$1.k$2"
+}
+
 say "== (a) kernel -> lcpipe, $RECV bytes"
-head -c "$RECV" /dev/urandom >"$W/fa" || { fail "cannot make the file"; finish; }
-SHA=$(sha256sum "$W/fa" | cut -d' ' -f1)
+rand_file "$W/fa" "$RECV"
 peer_start fa serve-send --port 5021 --file "$W/fa" --timeout $((DURATION + 20)) || finish
 fault_conf fa 31 "\"mode\": \"recv\", \"connect\": \"$K_IP:5021\", \"expect\": 1"
-kstat >"$W/fa.k0"
-lcpipe_start || finish
-lcpipe_wait
-peer_wait
-kstat >"$W/fa.k1"
-expect_lc_rc 0
-[ "$PEER_RC" -eq 0 ] || { fail "serve-send exited $PEER_RC"; show "$PEER_OUT" "$PEER_ERR"; }
+lcpipe_peer_run serve-send kstat_to fa
 run_check "(a) kernel -> lcpipe through faults" "$RECV" "$SHA" recv fa
 
 say "== (b) lcpipe -> kernel, $SEND bytes"
-head -c "$SEND" /dev/urandom >"$W/fb" || { fail "cannot make the file"; finish; }
-SHA=$(sha256sum "$W/fb" | cut -d' ' -f1)
+rand_file "$W/fb" "$SEND"
 peer_start fb serve-recv --port 5022 --conns 1 --timeout $((DURATION + 20)) || finish
 fault_conf fb 32 "\"mode\": \"send\", \"connect\": \"$K_IP:5022\", \"expect\": 1, \"file\": \"$W/fb\", \"send_mbufs\": $SEND_MBUFS" \
 	"\"sndbuf\": $SNDBUF"
-kstat >"$W/fb.k0"
-lcpipe_start || finish
-lcpipe_wait
-peer_wait
-kstat >"$W/fb.k1"
-expect_lc_rc 0
-[ "$PEER_RC" -eq 0 ] || { fail "serve-recv exited $PEER_RC"; show "$PEER_OUT" "$PEER_ERR"; }
+lcpipe_peer_run serve-recv kstat_to fb
 run_check "(b) lcpipe -> kernel through faults" "$SEND" "$SHA" send fb
 finish

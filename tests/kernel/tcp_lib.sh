@@ -115,27 +115,33 @@ nsx sysctl -qw net.ipv6.conf.default.disable_ipv6=1 net.ipv6.conf.all.disable_ip
 
 nsp() { ip netns exec "$NS_PEER" "$@"; }
 
+# _topo_leg NS NTH R_IF NS_IF NET: a new namespace NS (the NTH one, for a skip)
+# behind the router (namespace $NS) on a veth pair: R_IF NET.254/24 in the
+# router, NS_IF NET.1/24 in NS with its default route through R_IF; lo up, IPv6
+# off; offloads off on both ends, so that the forward hook sees (and drops)
+# single MSS-sized segments rather than whole GSO/GRO bursts (1: no ethtool)
+_topo_leg() {
+	local ns=$1 rif=$3 nif=$4 net=$5
+	ip netns add "$ns" 2>/dev/null || skip "cannot create a $2 network namespace"
+	ip netns exec "$ns" ip link set lo up
+	ip netns exec "$ns" sysctl -qw net.ipv6.conf.default.disable_ipv6=1 net.ipv6.conf.all.disable_ipv6=1 2>/dev/null
+	nsx ip link add "$rif" type veth peer name "$nif" netns "$ns" || skip "cannot make a veth pair"
+	nsx ip addr add "$net.254/24" dev "$rif"
+	nsx ip link set "$rif" up
+	ip netns exec "$ns" ip addr add "$net.1/24" dev "$nif"
+	ip netns exec "$ns" ip link set "$nif" up
+	ip netns exec "$ns" ip route add default via "$net.254"
+	command -v ethtool >/dev/null || return 1
+	nsx ethtool -K "$rif" tso off gso off gro off >/dev/null 2>&1
+	ip netns exec "$ns" ethtool -K "$nif" tso off gso off gro off >/dev/null 2>&1
+}
+
 # topo_routed: move the kernel peer behind a router (see the top of this file).
-# Offloads off on the veth pair, so that the forward hook sees (and drops) single
-# MSS-sized segments rather than whole GSO/GRO bursts.
 topo_routed() {
 	NS_PEER=${NS}p
-	ip netns add "$NS_PEER" 2>/dev/null || skip "cannot create a second network namespace"
-	nsp ip link set lo up
-	nsp sysctl -qw net.ipv6.conf.default.disable_ipv6=1 net.ipv6.conf.all.disable_ipv6=1 2>/dev/null
-	nsx ip link add vA type veth peer name vB netns "$NS_PEER" || skip "cannot make a veth pair"
-	nsx ip addr add 10.77.1.254/24 dev vA
-	nsx ip link set vA up
-	nsp ip addr add 10.77.1.1/24 dev vB
-	nsp ip link set vB up
-	nsp ip route add default via 10.77.1.254
-	nsx sysctl -qw net.ipv4.ip_forward=1
-	if command -v ethtool >/dev/null; then
-		nsx ethtool -K vA tso off gso off gro off >/dev/null 2>&1
-		nsp ethtool -K vB tso off gso off gro off >/dev/null 2>&1
-	else
+	_topo_leg "$NS_PEER" second vA vB 10.77.1 ||
 		say "note: no ethtool: the forward hook may see GSO bursts (a drop then loses several segments)"
-	fi
+	nsx sysctl -qw net.ipv4.ip_forward=1
 	PEER_IP=10.77.1.1
 	TCP_GW='"gateway": "'$K_IP'"'
 }
@@ -147,19 +153,7 @@ topo_routed() {
 # same-run anchor (tests/bench/b15.sh). Sets NS_STANDIN and STANDIN_IP.
 topo_standin() {
 	NS_STANDIN=${NS}k
-	ip netns add "$NS_STANDIN" 2>/dev/null || skip "cannot create a third network namespace"
-	nss ip link set lo up
-	nss sysctl -qw net.ipv6.conf.default.disable_ipv6=1 net.ipv6.conf.all.disable_ipv6=1 2>/dev/null
-	nsx ip link add vK type veth peer name vKs netns "$NS_STANDIN" || skip "cannot make a veth pair"
-	nsx ip addr add 10.77.2.254/24 dev vK
-	nsx ip link set vK up
-	nss ip addr add 10.77.2.1/24 dev vKs
-	nss ip link set vKs up
-	nss ip route add default via 10.77.2.254
-	if command -v ethtool >/dev/null; then
-		nsx ethtool -K vK tso off gso off gro off >/dev/null 2>&1
-		nss ethtool -K vKs tso off gso off gro off >/dev/null 2>&1
-	fi
+	_topo_leg "$NS_STANDIN" third vK vKs 10.77.2 || true
 	STANDIN_IP=10.77.2.1
 }
 nss() { ip netns exec "$NS_STANDIN" "$@"; }
@@ -214,25 +208,32 @@ conf_head() {
 JSON
 }
 
-# tcp_conf TAG APP_OPTIONS [TCP_OPTIONS] [ENGINE_OPTIONS]: write $W/TAG.json, the
-# whole config: port_ethdev on net_tap0 (iface lcpt0), the tcp stage at
-# 10.77.0.2/24, tcp_app with APP_OPTIONS (JSON members, without braces) plus
-# "result": $W/TAG.result.json and "start_file": $W/TAG.go; TCP_OPTIONS and
-# ENGINE_OPTIONS are more JSON members for the tcp stage and the engine (with
-# topo_routed the tcp stage also gets "gateway").
+# tcp_conf TAG APP_OPTIONS [TCP_OPTIONS] [ENGINE_OPTIONS] [FAULT_OPTIONS]: write
+# $W/TAG.json, the whole config: port_ethdev on net_tap0 (iface lcpt0), the tcp
+# stage at 10.77.0.2/24, tcp_app with APP_OPTIONS (JSON members, without
+# braces) plus "result": $W/TAG.result.json and "start_file": $W/TAG.go;
+# TCP_OPTIONS and ENGINE_OPTIONS are more JSON members for the tcp stage and
+# the engine (with topo_routed the tcp stage also gets "gateway"); with
+# FAULT_OPTIONS, the fault stage with those options between port and tcp.
 # Sets CONF, RESULT, REPORT, LOG, GO.
 tcp_conf() {
-	local tag=$1 app=$2 tcpo=${3:-} eng=${4:-}
+	local tag=$1 app=$2 tcpo=${3:-} eng=${4:-} fault=${5:-} fst= rx=tcp.rx tx=port.tx
 	[ -n "$TCP_GW" ] && tcpo=${tcpo:+$tcpo, }$TCP_GW
+	if [ -n "$fault" ]; then
+		fst='
+    {"name": "fault", "plugin": "fault", "lcore": 1, "options": {'$fault'}},'
+		rx='fault.a_in", "fault.a_out -> tcp.rx'
+		tx='fault.b_in", "fault.b_out -> port.tx'
+	fi
 	conf_begin "$tag" result.json
 	{ conf_head "$tag" "$eng"; cat <<JSON
   "stages": [
-    {"name": "port", "plugin": "port_ethdev", "lcore": 1, "options": {"device": "net_tap0"}},
+    {"name": "port", "plugin": "port_ethdev", "lcore": 1, "options": {"device": "net_tap0"}},$fst
     {"name": "tcp", "plugin": "tcp", "lcore": 1,
      "options": {"ip": "$LC_IP/24", "device": "net_tap0"${tcpo:+, $tcpo}}},
     {"name": "app", "plugin": "tcp_app", "lcore": 1,
      "options": {${app:+$app, }"result": "$RESULT", "start_file": "$GO"}}],
-  "links": ["port.rx -> tcp.rx", "tcp.tx -> port.tx", "tcp.data -> app.in", "app.out -> tcp.app"] }
+  "links": ["port.rx -> $rx", "tcp.tx -> $tx", "tcp.data -> app.in", "app.out -> tcp.app"] }
 JSON
 	} >"$CONF"
 }
@@ -249,16 +250,23 @@ run_lcpipe() {
 	PIDS="$PIDS $LC_PID"
 }
 
-# wait_tap: up to 10 s for lcpt0 to appear (lcpipe made it); 1 if it did not
-wait_tap() {
-	local n=200
+# poll_while SECONDS PID CMD...: up to SECONDS for CMD to succeed while PID
+# lives; 1 if it did not
+poll_while() {
+	local n=$(($1 * 20)) pid=$2
+	shift 2
 	while [ $n -gt 0 ]; do
-		nsx test -e /sys/class/net/$TAP && return 0
-		kill -0 "$LC_PID" 2>/dev/null || return 1
+		"$@" && return 0
+		kill -0 "$pid" 2>/dev/null || return 1
 		sleep 0.05
 		n=$((n - 1))
 	done
 	return 1
+}
+
+# wait_tap: up to 10 s for lcpt0 to appear (lcpipe made it); 1 if it did not
+wait_tap() {
+	poll_while 10 "$LC_PID" nsx test -e /sys/class/net/$TAP
 }
 
 # tap_up: wait for the tap, give the kernel's end 10.77.0.1/24, IPv6 off, up;
@@ -293,6 +301,31 @@ lcpipe_wait() {
 	return 0
 }
 
+# lcpipe_peer_run PEER_WHAT [SNAP...]: lcpipe on $CONF with the tap up, then the
+# peer started before it, both to their end and exiting 0 (PEER_WHAT names the
+# peer in a failure). SNAP, a command, runs with one more argument 0 before
+# lcpipe starts and 1 once both ended. LC_MS: lcpipe's run in ms.
+lcpipe_peer_run() {
+	local what=$1 t0 t1
+	shift
+	[ $# -eq 0 ] || "$@" 0
+	t0=$(date +%s%N)
+	lcpipe_start || finish
+	lcpipe_wait
+	t1=$(date +%s%N)
+	peer_wait
+	[ $# -eq 0 ] || "$@" 1
+	LC_MS=$(((t1 - t0) / 1000000))
+	expect_lc_rc 0
+	[ "$PEER_RC" -eq 0 ] || { fail "$what exited $PEER_RC"; show "$PEER_OUT" "$PEER_ERR"; }
+}
+
+# rand_file FILE BYTES: BYTES random bytes in FILE, their sha256 in SHA
+rand_file() {
+	head -c "$2" /dev/urandom >"$1" || { fail "cannot make the $2-byte file"; finish; }
+	SHA=$(sha256sum "$1" | cut -d' ' -f1)
+}
+
 # expect_lc_rc WANT: the last lcpipe exited WANT
 expect_lc_rc() {
 	if [ "$LC_RC" -eq "$1" ]; then
@@ -307,7 +340,7 @@ expect_lc_rc() {
 # background (in $NS_PEER), stdout in $W/TAG.peer.json; for a server (serve-*), waits up to 10 s
 # until it listens (--ready-file). Sets PEER_PID, PEER_OUT, PEER_ERR.
 peer_start() {
-	local tag=$1 sub=$2 n=200
+	local tag=$1 sub=$2
 	shift 2
 	PEER_OUT=$W/$tag.peer.json
 	PEER_ERR=$W/$tag.peer.err
@@ -320,11 +353,7 @@ peer_start() {
 	PIDS="$PIDS $PEER_PID"
 	case $sub in
 	serve-*)
-		while [ $n -gt 0 ] && [ ! -e "$W/$tag.ready" ]; do
-			kill -0 "$PEER_PID" 2>/dev/null || break
-			sleep 0.05
-			n=$((n - 1))
-		done
+		poll_while 10 "$PEER_PID" test -e "$W/$tag.ready"
 		[ -e "$W/$tag.ready" ] || { fail "tcp_peer.py $sub did not listen within 10 s"; show "$PEER_OUT" "$PEER_ERR"; return 1; }
 		;;
 	esac

@@ -25,18 +25,16 @@ topo_routed
 nft_drop_every "$DROP" || { fail "nft: cannot install the drop rules"; finish; }
 ok "nft drops every ${DROP}th TCP segment in each direction (forward hook)"
 
+# nft_snap 0|1: the nft drop counters before (d0) / after (d1) a run
+nft_snap() {
+	if [ "$1" = 0 ]; then d0=$(nft_dropped); else d1=$(nft_dropped); fi
+}
+
 say "== (a) kernel -> lcpipe, $RECV bytes"
-head -c "$RECV" /dev/urandom >"$W/fa" || { fail "cannot make the file"; finish; }
-SHA=$(sha256sum "$W/fa" | cut -d' ' -f1)
+rand_file "$W/fa" "$RECV"
 peer_start la serve-send --port 5011 --file "$W/fa" --timeout $((DURATION + 20)) || finish
 tcp_conf la "\"mode\": \"recv\", \"connect\": \"$PEER_IP:5011\", \"expect\": 1"
-d0=$(nft_dropped)
-lcpipe_start || finish
-lcpipe_wait
-peer_wait
-d1=$(nft_dropped)
-expect_lc_rc 0
-[ "$PEER_RC" -eq 0 ] || { fail "serve-send exited $PEER_RC"; show "$PEER_OUT" "$PEER_ERR"; }
+lcpipe_peer_run serve-send nft_snap
 say "nft dropped (to kernel, to lcpipe): before $d0, after $d1"
 pycheck "(a) recv with loss" res="$RESULT" rep="$REPORT" size="$RECV" sha="$SHA" d0="$d0" d1="$d1" <<'PY' || show "$LOG"
 r, rep = J("res"), J("rep")
@@ -57,18 +55,11 @@ PY
 report_common
 
 say "== (b) lcpipe -> kernel, $SEND bytes"
-head -c "$SEND" /dev/urandom >"$W/fb" || { fail "cannot make the file"; finish; }
-SHA=$(sha256sum "$W/fb" | cut -d' ' -f1)
+rand_file "$W/fb" "$SEND"
 peer_start lb serve-recv --port 5012 --conns 1 --timeout $((DURATION + 20)) || finish
 tcp_conf lb "\"mode\": \"send\", \"connect\": \"$PEER_IP:5012\", \"expect\": 1, \"file\": \"$W/fb\", \"send_mbufs\": $SEND_MBUFS" \
 	"\"sndbuf\": $SNDBUF"
-d0=$(nft_dropped)
-lcpipe_start || finish
-lcpipe_wait
-peer_wait
-d1=$(nft_dropped)
-expect_lc_rc 0
-[ "$PEER_RC" -eq 0 ] || { fail "serve-recv exited $PEER_RC"; show "$PEER_OUT" "$PEER_ERR"; }
+lcpipe_peer_run serve-recv nft_snap
 say "nft dropped (to kernel, to lcpipe): before $d0, after $d1"
 pycheck "(b) send with loss" res="$RESULT" rep="$REPORT" peer="$PEER_OUT" size="$SEND" sha="$SHA" d0="$d0" d1="$d1" <<'PY' || show "$LOG"
 r, rep, p = J("res"), J("rep"), J("peer")

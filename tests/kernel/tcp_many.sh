@@ -15,11 +15,7 @@ BYTES=${TCP_MANY_BYTES:-65536}
 DURATION=${DURATION_MANY:-60}
 peer_start d serve-many --port 5004 --conns "$N" --bytes "$BYTES" --timeout $((DURATION + 20)) || finish
 tcp_conf d "\"mode\": \"recv\", \"connect\": \"10.77.0.1:5004\", \"connections\": $N, \"expect\": $N"
-lcpipe_start || finish
-lcpipe_wait
-peer_wait
-expect_lc_rc 0
-[ "$PEER_RC" -eq 0 ] || { fail "serve-many exited $PEER_RC"; show "$PEER_OUT" "$PEER_ERR"; }
+lcpipe_peer_run serve-many
 
 pycheck "$N connections" res="$RESULT" rep="$REPORT" peer="$PEER_OUT" n="$N" bytes="$BYTES" <<'PY' || show "$LOG"
 r, rep, p = J("res"), J("rep"), J("peer")

@@ -248,18 +248,7 @@ def echo_one(args, res):
     res["sent"] = len(data)
     res["sha256"] = hashlib.sha256(data).hexdigest()
     got = bytearray()
-
-    def reader():
-        try:
-            while True:
-                d = s.recv(1 << 20)
-                if not d:
-                    break
-                got.extend(d)
-        except OSError as e:
-            res["read_error"] = str(e)
-    t = threading.Thread(target=reader, daemon=True)
-    t.start()
+    t = start_reader(s, res, got.extend)
     try:
         # send, then wait until everything came back before our FIN
         s.sendall(data)
@@ -275,6 +264,23 @@ def echo_one(args, res):
     res["match"] = bytes(got) == data
 
 
+def start_reader(s, res, take):
+    """A daemon thread that reads s to EOF and hands each chunk to take(); a
+    read error goes into res["read_error"]."""
+    def reader():
+        try:
+            while True:
+                d = s.recv(1 << 20)
+                if not d:
+                    break
+                take(d)
+        except OSError as e:
+            res["read_error"] = str(e)
+    t = threading.Thread(target=reader, daemon=True)
+    t.start()
+    return t
+
+
 def echo_stream(args, s, res):
     """--until-file: paced random chunks until the file exists, then read the
     echo back to the last byte; compared by SHA-256 and length."""
@@ -282,18 +288,10 @@ def echo_stream(args, s, res):
     back = [0]
     sent = 0
 
-    def reader():
-        try:
-            while True:
-                d = s.recv(1 << 20)
-                if not d:
-                    break
-                hr.update(d)
-                back[0] += len(d)
-        except OSError as e:
-            res["read_error"] = str(e)
-    t = threading.Thread(target=reader, daemon=True)
-    t.start()
+    def take(d):
+        hr.update(d)
+        back[0] += len(d)
+    t = start_reader(s, res, take)
     t0 = time.monotonic()
     end = t0 + args.timeout
     try:

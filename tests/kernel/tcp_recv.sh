@@ -11,20 +11,13 @@
 
 SIZE=${TCP_RECV_BYTES:-268435456} # 256 MiB
 DURATION=${DURATION_RECV:-120}
-head -c "$SIZE" /dev/urandom >"$W/file" || { fail "cannot make the $SIZE-byte file"; finish; }
-SHA=$(sha256sum "$W/file" | cut -d' ' -f1)
+rand_file "$W/file" "$SIZE"
 say "file: $SIZE bytes, sha256 $SHA"
 
 peer_start a serve-send --port 5001 --file "$W/file" --timeout $((DURATION + 20)) || finish
 tcp_conf a '"mode": "recv", "connect": "10.77.0.1:5001", "expect": 1'
-t0=$(date +%s%N)
-lcpipe_start || finish
-lcpipe_wait
-t1=$(date +%s%N)
-peer_wait
-expect_lc_rc 0
-[ "$PEER_RC" -eq 0 ] || { fail "serve-send exited $PEER_RC"; show "$PEER_OUT" "$PEER_ERR"; }
-say "lcpipe ran $(( (t1 - t0) / 1000000 )) ms (start to exit)"
+lcpipe_peer_run serve-send
+say "lcpipe ran $LC_MS ms (start to exit)"
 
 pycheck "received file" res="$RESULT" rep="$REPORT" peer="$PEER_OUT" size="$SIZE" sha="$SHA" <<'PY' || show "$LOG"
 r, rep, p = J("res"), J("rep"), J("peer")

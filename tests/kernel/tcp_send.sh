@@ -14,18 +14,13 @@ DURATION=${DURATION_SEND:-90}
 # send buffer must hold (4096 * 1400 = 5.5 MiB < 8 MiB)
 SNDBUF=${TCP_SNDBUF:-8388608}
 SEND_MBUFS=${TCP_SEND_MBUFS:-4096}
-head -c "$SIZE" /dev/urandom >"$W/file" || { fail "cannot make the $SIZE-byte file"; finish; }
-SHA=$(sha256sum "$W/file" | cut -d' ' -f1)
+rand_file "$W/file" "$SIZE"
 say "file: $SIZE bytes, sha256 $SHA; tcp sndbuf $SNDBUF, tcp_app send_mbufs $SEND_MBUFS"
 
 peer_start b serve-recv --port 5002 --conns 1 --timeout $((DURATION + 20)) || finish
 tcp_conf b "\"mode\": \"send\", \"connect\": \"10.77.0.1:5002\", \"expect\": 1, \"file\": \"$W/file\", \"send_mbufs\": $SEND_MBUFS" \
 	"\"sndbuf\": $SNDBUF"
-lcpipe_start || finish
-lcpipe_wait
-peer_wait
-expect_lc_rc 0
-[ "$PEER_RC" -eq 0 ] || { fail "serve-recv exited $PEER_RC"; show "$PEER_OUT" "$PEER_ERR"; }
+lcpipe_peer_run serve-recv
 
 pycheck "sent file" res="$RESULT" rep="$REPORT" peer="$PEER_OUT" size="$SIZE" sha="$SHA" <<'PY' || show "$LOG"
 r, rep, p = J("res"), J("rep"), J("peer")

@@ -152,15 +152,9 @@ printf '127.0.0.1\tlocalhost\n%s\t%s\n' "$K_IP" "$TLS_HOST" >"$NETNS_ETC/hosts"
 
 # wait_listen PORT PID: up to 10 s for a listener on TCP PORT in the namespace
 # while PID lives; 1 if none
+_listening() { [ -n "$(nsx ss -Hltn "sport = :$1" 2>/dev/null)" ]; }
 wait_listen() {
-	local port=$1 pid=$2 n=200
-	while [ $n -gt 0 ]; do
-		[ -n "$(nsx ss -Hltn "sport = :$port" 2>/dev/null)" ] && return 0
-		kill -0 "$pid" 2>/dev/null || return 1
-		sleep 0.05
-		n=$((n - 1))
-	done
-	return 1
+	poll_while 10 "$2" _listening "$1"
 }
 
 # nginx_start TAG PORT UPSTREAM_PORT [CERT KEY] (see the top of this file)
@@ -264,6 +258,44 @@ wss_run() {
 	tap_up || finish
 	lcpipe_wait
 	expect_lc_rc 0
+}
+
+# The wss transfers (wss_python.sh, wss_node.sh, wss_nginx.sh): a ws_peer
+# server serves two connections of $COUNT messages each once it got the
+# subscription SUB (WS_SUB in the ws stage's options); the ws stage pings every
+# 200 ms and reconnects 2 s after the server's close, so that the run (ended
+# by msg_hash 300 ms after the last message) never starts a third connection
+SUB='{"op":"subscribe","channel":"ticks"}'
+WS_SUB='"subscribe": "{\"op\":\"subscribe\",\"channel\":\"ticks\"}"'
+WS_XFER='"ping_interval_ms": 200, "pong_timeout_ms": 20000, "reconnect_min_ms": 2000, "reconnect_max_ms": 2000'
+
+# wss_peer_start TAG PORT SEED CMD...: the ws_peer server CMD (with arguments of
+# its own) on PORT for a transfer, its result in $W/TAG.server.json
+wss_peer_start() {
+	local tag=$1 port=$2 seed=$3
+	shift 3
+	server_start "$tag" "$@" --port "$port" --count "$COUNT" --seed "$seed" --expect-sub "$SUB" --serve 2 \
+		--result "$W/$tag.server.json" --timeout $((DURATION + 10)) || finish
+}
+
+# wss_transfer TAG WS_OPTIONS: one lcpipe run (wss_run), the ws stage with
+# WS_OPTIONS reading the transfer of the last wss_peer_start; the server exits 0
+wss_transfer() {
+	ws_conf "$1" "$WS_SUB, $WS_XFER, $2" '"expect": '$((2 * COUNT))', "linger_ms": 300'
+	wss_run
+	server_wait 15
+	[ "$SRV_RC" -eq 0 ] || { fail "the ws_peer server exited $SRV_RC"; show "$SRV_OUT" "$SRV_ERR"; }
+}
+
+# wss_transfer_check TAG NAME=VALUE...: the checks of wss_transfer TAG:
+# ws_check_transfer (both connections), wss_tls_check with srv, two handshakes,
+# the second resumed, and NAME=VALUEs; ws_report_common
+wss_transfer_check() {
+	local tag=$1
+	shift
+	ws_check_transfer "$W/$tag.server.json" $((2 * COUNT)) "$SUB" 2
+	wss_tls_check "$tag" srv="$W/$tag.server.json" handshakes=2 resumed=1 "$@"
+	ws_report_common
 }
 
 # srv_term [PID]: end a ws_peer.py (default: the last server) with SIGTERM,

@@ -141,42 +141,40 @@ PY
 
 TLS_SRV=(--tls-cert "$TLS_SERVER_CERT" --tls-key "$TLS_SERVER_KEY")
 
-# 1. ws_peer.py
-server_start py13 "$PY" "$KDIR/ws_peer.py" --port 9443 --count "$COUNT" --seed 3 --expect-sub $SUB \
-	--result "$W/py13.json" --timeout $DURATION "${TLS_SRV[@]}" --tls-min 1.3 --deflate || finish
-client "$W/py13.resume.json" probe $TLS_HOST 9443 --ca "$TLS_CA" --resume
-client "$W/py13.client.json" transfer "wss://$TLS_HOST:9443/feed" --ca "$TLS_CA" --deflate --sub $SUB
-server_wait 10
-transfer_check "ws_peer.py 1.3 deflate" "$W/py13.json" "$W/py13.client.json" TLSv1.3 1 $TLS_HOST
-resume_check "ws_peer.py 1.3" "$W/py13.resume.json" TLSv1.3
+# peer_pair TAG LABEL PORT SEED DEFLATE CMD...: the ws peer CMD with TLS twice,
+# each time probed for resumption and read by a transfer client: TLS 1.3 only
+# with permessage-deflate (its server option DEFLATE, split into words) on PORT,
+# reached by name; TLS 1.2 only on PORT + 1, reached by address, seed SEED + 1
+peer_pair() {
+	local tag=$1 label=$2 port=$3 seed=$4 z=$5
+	shift 5
+	# shellcheck disable=SC2086
+	server_start "${tag}13" "$@" --port $port --count "$COUNT" --seed $seed --expect-sub $SUB \
+		--result "$W/${tag}13.json" --timeout $DURATION "${TLS_SRV[@]}" --tls-min 1.3 $z || finish
+	client "$W/${tag}13.resume.json" probe $TLS_HOST $port --ca "$TLS_CA" --resume
+	client "$W/${tag}13.client.json" transfer "wss://$TLS_HOST:$port/feed" --ca "$TLS_CA" --deflate --sub $SUB
+	server_wait 10
+	transfer_check "$label 1.3 deflate" "$W/${tag}13.json" "$W/${tag}13.client.json" TLSv1.3 1 $TLS_HOST
+	resume_check "$label 1.3" "$W/${tag}13.resume.json" TLSv1.3
 
-server_start py12 "$PY" "$KDIR/ws_peer.py" --port 9444 --count "$COUNT" --seed 4 --expect-sub $SUB \
-	--result "$W/py12.json" --timeout $DURATION "${TLS_SRV[@]}" --tls-max 1.2 || finish
-client "$W/py12.resume.json" probe $K_IP 9444 --ca "$TLS_CA" --resume
-client "$W/py12.client.json" transfer "wss://$K_IP:9444/feed" --ca "$TLS_CA" --sub $SUB
-server_wait 10
-transfer_check "ws_peer.py 1.2" "$W/py12.json" "$W/py12.client.json" TLSv1.2 0 -
-resume_check "ws_peer.py 1.2" "$W/py12.resume.json" TLSv1.2
+	port=$((port + 1))
+	server_start "${tag}12" "$@" --port $port --count "$COUNT" --seed $((seed + 1)) --expect-sub $SUB \
+		--result "$W/${tag}12.json" --timeout $DURATION "${TLS_SRV[@]}" --tls-max 1.2 || finish
+	client "$W/${tag}12.resume.json" probe $K_IP $port --ca "$TLS_CA" --resume
+	client "$W/${tag}12.client.json" transfer "wss://$K_IP:$port/feed" --ca "$TLS_CA" --sub $SUB
+	server_wait 10
+	transfer_check "$label 1.2" "$W/${tag}12.json" "$W/${tag}12.client.json" TLSv1.2 0 -
+	resume_check "$label 1.2" "$W/${tag}12.resume.json" TLSv1.2
+}
+
+# 1. ws_peer.py
+peer_pair py ws_peer.py 9443 3 --deflate "$PY" "$KDIR/ws_peer.py"
 
 # 2. ws_peer_node.js
 NODE=$(command -v node || command -v nodejs)
 export NODE_PATH=${NODE_PATH:-/usr/share/nodejs}
 if [ -n "$NODE" ] && "$NODE" -e 'require("ws")' 2>/dev/null; then
-	server_start node13 "$NODE" "$KDIR/ws_peer_node.js" --port 9445 --count "$COUNT" --seed 5 --expect-sub $SUB \
-		--result "$W/node13.json" --timeout $DURATION "${TLS_SRV[@]}" --tls-min 1.3 --deflate 1 || finish
-	client "$W/node13.resume.json" probe $TLS_HOST 9445 --ca "$TLS_CA" --resume
-	client "$W/node13.client.json" transfer "wss://$TLS_HOST:9445/feed" --ca "$TLS_CA" --deflate --sub $SUB
-	server_wait 10
-	transfer_check "ws_peer_node.js 1.3 deflate" "$W/node13.json" "$W/node13.client.json" TLSv1.3 1 $TLS_HOST
-	resume_check "ws_peer_node.js 1.3" "$W/node13.resume.json" TLSv1.3
-
-	server_start node12 "$NODE" "$KDIR/ws_peer_node.js" --port 9446 --count "$COUNT" --seed 6 --expect-sub $SUB \
-		--result "$W/node12.json" --timeout $DURATION "${TLS_SRV[@]}" --tls-max 1.2 || finish
-	client "$W/node12.resume.json" probe $K_IP 9446 --ca "$TLS_CA" --resume
-	client "$W/node12.client.json" transfer "wss://$K_IP:9446/feed" --ca "$TLS_CA" --sub $SUB
-	server_wait 10
-	transfer_check "ws_peer_node.js 1.2" "$W/node12.json" "$W/node12.client.json" TLSv1.2 0 -
-	resume_check "ws_peer_node.js 1.2" "$W/node12.resume.json" TLSv1.2
+	peer_pair node ws_peer_node.js 9445 5 "--deflate 1" "$NODE" "$KDIR/ws_peer_node.js"
 else
 	say "note: no node with the ws module (NODE_PATH=$NODE_PATH): ws_peer_node.js not checked"
 fi
@@ -254,19 +252,20 @@ for k, want in (("w", "BAD_CERTIFICATE"), ("e", "CERTIFICATE_EXPIRED"), ("u", "U
 PY
 
 # 5. openssl s_server edge cases
-sserver_start s12 9460 -www -tls1_2 || finish
-client "$W/s12.json" probe $TLS_HOST 9460 --ca "$TLS_CA" --upgrade / --resume
-probe_check "s_server -tls1_2 -www" "$W/s12.json" ok TLSv1.2 "HTTP/1.0 200 ok"
-resume_check "s_server -tls1_2" "$W/s12.json" TLSv1.2
-client "$W/s12.min13.json" probe $TLS_HOST 9460 --ca "$TLS_CA" --tls-min 1.3
-probe_check "s_server -tls1_2, client 1.3 only" "$W/s12.min13.json" alert PROTOCOL_VERSION
-
-sserver_start s13 9461 -www -tls1_3 || finish
-client "$W/s13.json" probe $TLS_HOST 9461 --ca "$TLS_CA" --upgrade / --resume
-probe_check "s_server -tls1_3 -www" "$W/s13.json" ok TLSv1.3 "HTTP/1.0 200 ok"
-resume_check "s_server -tls1_3" "$W/s13.json" TLSv1.3
-client "$W/s13.max12.json" probe $TLS_HOST 9461 --ca "$TLS_CA" --tls-max 1.2
-probe_check "s_server -tls1_3, client 1.2 only" "$W/s13.max12.json" alert PROTOCOL_VERSION
+# sserver_version V PORT PIN WHAT: s_server -tls1_V on PORT: a probe that upgrades
+# and resumes on TLS 1.V; a client pinned by PIN (WHAT) gets a protocol alert
+sserver_version() {
+	local v=$1 port=$2 pin=$3 what=$4
+	sserver_start "s1$v" "$port" -www "-tls1_$v" || finish
+	client "$W/s1$v.json" probe $TLS_HOST "$port" --ca "$TLS_CA" --upgrade / --resume
+	probe_check "s_server -tls1_$v -www" "$W/s1$v.json" ok "TLSv1.$v" "HTTP/1.0 200 ok"
+	resume_check "s_server -tls1_$v" "$W/s1$v.json" "TLSv1.$v"
+	# shellcheck disable=SC2086
+	client "$W/s1$v.pinned.json" probe $TLS_HOST "$port" --ca "$TLS_CA" $pin
+	probe_check "s_server -tls1_$v, $what" "$W/s1$v.pinned.json" alert PROTOCOL_VERSION
+}
+sserver_version 2 9460 "--tls-min 1.3" "client 1.3 only"
+sserver_version 3 9461 "--tls-max 1.2" "client 1.2 only"
 out=$(nsx openssl s_client -connect $K_IP:9461 -servername $TLS_HOST -CAfile "$TLS_CA" -verify_return_error \
 	-verify_hostname $TLS_HOST -brief </dev/null 2>&1)
 if printf '%s\n' "$out" | grep -q "^Verification: OK" && printf '%s\n' "$out" | grep -q "^Protocol version: TLSv1.3"; then

@@ -16,7 +16,9 @@
 # held SYN died as drop_arp_unresolved).
 #
 # Provides: ws_conf (a whole config), server_start / server_wait (a server
-# process in the namespace, with a ready file), ws_run_transfer (lcpipe and the
+# process in the namespace, with a ready file), ws_need_node (node with its ws
+# module, or skip), ws_transfer_setup (a ws_peer server and the config for its
+# transfer), ws_run_transfer (lcpipe and the
 # server through a transfer), ws_report_common (leaks, the
 # msg pool, drops), ws_check_transfer (a ws_peer transfer against msg_hash),
 # ws_hostile_run / ws_hostile_check (a ws_hostile.py run and its checks).
@@ -57,7 +59,7 @@ JSON
 # with --ready-file $W/TAG.ready appended; waits up to 10 s for that file.
 # stdout/stderr in $W/TAG.server.out / .err. Sets SRV_PID, SRV_OUT, SRV_ERR.
 server_start() {
-	local tag=$1 n=200
+	local tag=$1
 	shift
 	SRV_OUT=$W/$tag.server.out
 	SRV_ERR=$W/$tag.server.err
@@ -68,13 +70,31 @@ server_start() {
 	ip netns exec "$NS" "$@" --ready-file "$W/$tag.ready" >"$SRV_OUT" 2>"$SRV_ERR" </dev/null &
 	SRV_PID=$!
 	PIDS="$PIDS $SRV_PID"
-	while [ $n -gt 0 ] && [ ! -e "$W/$tag.ready" ]; do
-		kill -0 "$SRV_PID" 2>/dev/null || break
-		sleep 0.05
-		n=$((n - 1))
-	done
+	poll_while 10 "$SRV_PID" test -e "$W/$tag.ready"
 	[ -e "$W/$tag.ready" ] || { fail "$(basename "$1") did not listen within 10 s"; show "$SRV_OUT" "$SRV_ERR"; return 1; }
 	return 0
+}
+
+# ws_need_node: NODE, a node that has the ws module (NODE_PATH defaults to
+# Debian's node-ws), else skip
+ws_need_node() {
+	NODE=$(command -v node || command -v nodejs) || skip "no node on PATH"
+	export NODE_PATH=${NODE_PATH:-/usr/share/nodejs}
+	"$NODE" -e 'require("ws")' 2>/dev/null || skip "no ws module for node in NODE_PATH=$NODE_PATH (Debian: node-ws)"
+}
+
+# ws_transfer_setup TAG SEED TCP_OPTIONS CMD...: the ws_peer server CMD on $PORT
+# (seed SEED, $COUNT messages once it got the subscription $SUB, $DURATION + 10 s
+# at most, result in $W/TAG.server.json) and ws_conf TAG for that transfer, the
+# tcp stage with TCP_OPTIONS (may be empty)
+ws_transfer_setup() {
+	local tag=$1 seed=$2 tcpo=$3
+	shift 3
+	server_start "$tag" "$@" --port $PORT --count "$COUNT" --seed "$seed" --expect-sub "$SUB" \
+		--result "$W/$tag.server.json" --timeout $((DURATION + 10)) || finish
+	ws_conf "$tag" '"url": "ws://'$K_IP:$PORT'/feed", "subscribe": "{\"op\":\"subscribe\",\"channel\":\"ticks\"}",
+  "ping_interval_ms": 200, "pong_timeout_ms": 20000, "reconnect_min_ms": 5000, "reconnect_max_ms": 10000' \
+		'"expect": '"$COUNT"', "linger_ms": 500' "$tcpo"
 }
 
 # server_wait [SECONDS]: wait for the last server, at most SECONDS (default 10),

@@ -12,20 +12,14 @@
 # NODE_PATH (default /usr/share/nodejs, Debian's node-ws).
 . "$(dirname "$0")/ws_lib.sh"
 
-NODE=$(command -v node || command -v nodejs) || skip "no node on PATH"
-export NODE_PATH=${NODE_PATH:-/usr/share/nodejs}
-"$NODE" -e 'require("ws")' 2>/dev/null || skip "no ws module for node in NODE_PATH=$NODE_PATH (Debian: node-ws)"
+ws_need_node
 
 COUNT=${WS_NODE_COUNT:-100000}
 PORT=8766
 SUB='{"op":"subscribe","channel":"ticks"}'
 DURATION=${DURATION_WS:-75}
 
-server_start node "$NODE" "$KDIR/ws_peer_node.js" --port $PORT --count "$COUNT" --seed 11 --expect-sub "$SUB" \
-	--result "$W/node.server.json" --timeout $((DURATION + 10)) || finish
-ws_conf node '"url": "ws://'$K_IP:$PORT'/feed", "subscribe": "{\"op\":\"subscribe\",\"channel\":\"ticks\"}",
-  "ping_interval_ms": 200, "pong_timeout_ms": 20000, "reconnect_min_ms": 5000, "reconnect_max_ms": 10000' \
-	'"expect": '"$COUNT"', "linger_ms": 500'
+ws_transfer_setup node 11 "" "$NODE" "$KDIR/ws_peer_node.js"
 ws_run_transfer ws_peer_node.js "$COUNT"
 
 ws_check_transfer "$W/node.server.json" "$COUNT" "$SUB"

@@ -25,11 +25,7 @@ PORT=8765
 SUB='{"op":"subscribe","channel":"ticks"}'
 DURATION=${DURATION_WS:-75}
 
-server_start py "$PY" "$KDIR/ws_peer.py" --port $PORT --count "$COUNT" --seed 7 --expect-sub "$SUB" \
-	--result "$W/py.server.json" --timeout $((DURATION + 10)) || finish
-ws_conf py '"url": "ws://'$K_IP:$PORT'/feed", "subscribe": "{\"op\":\"subscribe\",\"channel\":\"ticks\"}",
-  "ping_interval_ms": 200, "pong_timeout_ms": 20000, "reconnect_min_ms": 5000, "reconnect_max_ms": 10000' \
-	'"expect": '"$COUNT"', "linger_ms": 500'
+ws_transfer_setup py 7 "" "$PY" "$KDIR/ws_peer.py"
 ws_run_transfer ws_peer.py "$COUNT"
 
 ws_check_transfer "$W/py.server.json" "$COUNT" "$SUB"

@@ -22,11 +22,7 @@ PORT=8766
 SUB='{"op":"subscribe","channel":"ticks"}'
 DURATION=${DURATION_WS:-90}
 
-server_start py "$PY" "$KDIR/ws_peer.py" --port $PORT --count "$COUNT" --seed 11 --expect-sub "$SUB" \
-	--result "$W/py.server.json" --timeout $((DURATION + 10)) || finish
-ws_conf py '"url": "ws://'$K_IP:$PORT'/feed", "subscribe": "{\"op\":\"subscribe\",\"channel\":\"ticks\"}",
-  "ping_interval_ms": 200, "pong_timeout_ms": 20000, "reconnect_min_ms": 5000, "reconnect_max_ms": 10000' \
-	'"expect": '"$COUNT"', "linger_ms": 500' '"rcvbuf": 262144'
+ws_transfer_setup py 11 '"rcvbuf": 262144' "$PY" "$KDIR/ws_peer.py"
 # the split: ws, a stall and msg_hash on lcore 2 (CPU 0, beside the control thread)
 "$PY" - "$CONF" "$RUN_PLUGDIR" "$STALL" <<'PY' || { fail "cannot rewrite $CONF"; finish; }
 import json, sys

@@ -41,12 +41,7 @@ one_run() {
 
 # wait_open TAG: up to 20 s for the server to see our subscription
 wait_open() {
-	local n=400
-	while [ $n -gt 0 ] && [ ! -e "$W/$1.open" ]; do
-		kill -0 "$LC_PID" 2>/dev/null || break
-		sleep 0.05
-		n=$((n - 1))
-	done
+	poll_while 20 "$LC_PID" test -e "$W/$1.open"
 	[ -e "$W/$1.open" ] || { fail "$1: the connection did not open within 20 s"; show "$LOG" "$SRV_ERR"; return 1; }
 	return 0
 }

@@ -26,24 +26,15 @@
 command -v nginx >/dev/null || skip "no nginx (Debian: nginx)"
 COUNT=${WSS_NGINX_COUNT:-20000}
 UP=8765
-SUB='{"op":"subscribe","channel":"ticks"}'
-WS_SUB='"subscribe": "{\"op\":\"subscribe\",\"channel\":\"ticks\"}"'
-# as in wss_python.sh: the reconnect comes 2 s after the server's close, the
-# run ends 300 ms after the last message (no third connection)
-WS_XFER='"ping_interval_ms": 200, "pong_timeout_ms": 20000, "reconnect_min_ms": 2000, "reconnect_max_ms": 2000'
 DURATION=75
 
 # transfer TAG WS_OPTIONS: ws_peer.py (deflate on) and nginx, one lcpipe run,
 # nginx stopped
 transfer() {
-	local tag=$1 wso=$2
-	server_start "$tag" "$PY" "$KDIR/ws_peer.py" --port $UP --count "$COUNT" --seed 9 --expect-sub "$SUB" \
-		--serve 2 --result "$W/$tag.server.json" --timeout $((DURATION + 10)) --deflate || finish
+	local tag=$1
+	wss_peer_start "$tag" $UP 9 "$PY" "$KDIR/ws_peer.py" --deflate
 	nginx_start "$tag" 443 $UP || finish
-	ws_conf "$tag" "$WS_SUB, $WS_XFER, $wso" '"expect": '$((2 * COUNT))', "linger_ms": 300'
-	wss_run
-	server_wait 15
-	[ "$SRV_RC" -eq 0 ] || { fail "ws_peer.py exited $SRV_RC"; show "$SRV_OUT" "$SRV_ERR"; }
+	wss_transfer "$tag" "$2"
 	tls_stop "$NGINX_PID"
 	json_lines "$NGINX_ACCESS" >"$W/$tag.access.json" || fail "nginx's access log $NGINX_ACCESS"
 }
@@ -57,17 +48,16 @@ check(len(cs) == 2 and all(c.get("host") == "feed.example.test" and c.get("tls")
 PY
 }
 
-transfer v13 '"url": "wss://'$TLS_HOST'/feed", "ca_file": "'$TLS_CA'"'
-ws_check_transfer "$W/v13.server.json" $((2 * COUNT)) "$SUB" 2
-wss_tls_check v13 nginx="$W/v13.access.json" srv="$W/v13.server.json" version=TLSv1.3 handshakes=2 resumed=1 \
-	sni=$TLS_HOST named=1 deflate=on
-host_check v13
-ws_report_common
+# nginx_case TAG VERSION DEFLATE WS_OPTIONS: transfer TAG, then its checks: the
+# whole transfer, TLS VERSION with a resumed second handshake, deflate DEFLATE
+# (on / off), the Host behind nginx, the report
+nginx_case() {
+	transfer "$1" "$4"
+	wss_transfer_check "$1" nginx="$W/$1.access.json" version="$2" sni=$TLS_HOST named=1 deflate="$3"
+	host_check "$1"
+}
 
-transfer v12 '"url": "wss://'$TLS_HOST'/feed", "ca_file": "'$TLS_CA'", "tls_max_version": "1.2", "deflate": false'
-ws_check_transfer "$W/v12.server.json" $((2 * COUNT)) "$SUB" 2
-wss_tls_check v12 nginx="$W/v12.access.json" srv="$W/v12.server.json" version=TLSv1.2 handshakes=2 resumed=1 \
-	sni=$TLS_HOST named=1 deflate=off
-host_check v12
-ws_report_common
+nginx_case v13 TLSv1.3 on '"url": "wss://'$TLS_HOST'/feed", "ca_file": "'$TLS_CA'"'
+nginx_case v12 TLSv1.2 off \
+	'"url": "wss://'$TLS_HOST'/feed", "ca_file": "'$TLS_CA'", "tls_max_version": "1.2", "deflate": false'
 finish

@@ -25,42 +25,24 @@
 . "$(dirname "$0")/ws_lib.sh"
 . "$(dirname "$0")/tls_lib.sh"
 
-NODE=$(command -v node || command -v nodejs) || skip "no node on PATH"
-export NODE_PATH=${NODE_PATH:-/usr/share/nodejs}
-"$NODE" -e 'require("ws")' 2>/dev/null || skip "no ws module for node in NODE_PATH=$NODE_PATH (Debian: node-ws)"
+ws_need_node
 
 COUNT=${WSS_NODE_COUNT:-20000}
 PORT=8443
-SUB='{"op":"subscribe","channel":"ticks"}'
-WS_SUB='"subscribe": "{\"op\":\"subscribe\",\"channel\":\"ticks\"}"'
-# as in wss_python.sh: the reconnect comes 2 s after the server's close, the
-# run ends 300 ms after the last message (no third connection)
-WS_XFER='"ping_interval_ms": 200, "pong_timeout_ms": 20000, "reconnect_min_ms": 2000, "reconnect_max_ms": 2000'
 DURATION=75
 
-# transfer TAG SERVER_ARGS WS_OPTIONS
+# transfer TAG SERVER_ARGS WS_OPTIONS (tls_lib.sh's wss_transfer)
 transfer() {
-	local tag=$1 sargs=$2 wso=$3
 	# shellcheck disable=SC2086
-	server_start "$tag" "$NODE" "$KDIR/ws_peer_node.js" --port $PORT --count "$COUNT" --seed 11 --expect-sub "$SUB" \
-		--serve 2 --result "$W/$tag.server.json" --timeout $((DURATION + 10)) \
-		--tls-cert "$TLS_SERVER_CERT" --tls-key "$TLS_SERVER_KEY" $sargs || finish
-	ws_conf "$tag" "$WS_SUB, $WS_XFER, $wso" '"expect": '$((2 * COUNT))', "linger_ms": 300'
-	wss_run
-	server_wait 15
-	[ "$SRV_RC" -eq 0 ] || { fail "ws_peer_node.js exited $SRV_RC"; show "$SRV_OUT" "$SRV_ERR"; }
+	wss_peer_start "$1" $PORT 11 "$NODE" "$KDIR/ws_peer_node.js" \
+		--tls-cert "$TLS_SERVER_CERT" --tls-key "$TLS_SERVER_KEY" $2
+	wss_transfer "$1" "$3"
 }
 
 transfer v13 "--tls-min 1.3 --deflate 2" '"url": "wss://'$TLS_HOST:$PORT'/feed", "ca_file": "'$TLS_CA'"'
-ws_check_transfer "$W/v13.server.json" $((2 * COUNT)) "$SUB" 2
-wss_tls_check v13 srv="$W/v13.server.json" version=TLSv1.3 handshakes=2 resumed=1 sni=$TLS_HOST \
-	host=$TLS_HOST:$PORT named=1 deflate=on
-ws_report_common
+wss_transfer_check v13 version=TLSv1.3 sni=$TLS_HOST host=$TLS_HOST:$PORT named=1 deflate=on
 
 transfer v12 "--deflate 1" \
 	'"url": "wss://'$K_IP:$PORT'/feed", "ca_path": "'$TLS_CAPATH'", "tls_max_version": "1.2", "deflate": false'
-ws_check_transfer "$W/v12.server.json" $((2 * COUNT)) "$SUB" 2
-wss_tls_check v12 srv="$W/v12.server.json" version=TLSv1.2 handshakes=2 resumed=1 sni=- host=$K_IP:$PORT named=0 \
-	deflate=off
-ws_report_common
+wss_transfer_check v12 version=TLSv1.2 sni=- host=$K_IP:$PORT named=0 deflate=off
 finish

@@ -45,44 +45,28 @@
 
 COUNT=${WSS_PY_COUNT:-20000}
 PORT=8443
-SUB='{"op":"subscribe","channel":"ticks"}'
-WS_SUB='"subscribe": "{\"op\":\"subscribe\",\"channel\":\"ticks\"}"'
-# a transfer: our pings every 200 ms (answered as in ws_python.sh); the
-# reconnect after the server's close comes 2 s later, so that the run (ended
-# by msg_hash 300 ms after the last message) never starts a third connection
-WS_XFER='"ping_interval_ms": 200, "pong_timeout_ms": 20000, "reconnect_min_ms": 2000, "reconnect_max_ms": 2000'
 # a refused run: 3 s of attempts, 100..400 ms apart
 WS_RETRY='"handshake_timeout_ms": 1500, "reconnect_min_ms": 100, "reconnect_max_ms": 400'
 CA='"ca_file": "'$TLS_CA'"'
 PEER=$KDIR/ws_peer.py
 TLS_SRV=(--tls-cert "$TLS_SERVER_CERT" --tls-key "$TLS_SERVER_KEY")
 
-# transfer TAG SERVER_ARGS WS_OPTIONS: ws_peer.py (--serve 2) and one lcpipe run
+# transfer TAG SERVER_ARGS WS_OPTIONS: ws_peer.py and one lcpipe run (tls_lib.sh's
+# wss_transfer)
 transfer() {
-	local tag=$1 sargs=$2 wso=$3
 	DURATION=75
 	# shellcheck disable=SC2086
-	server_start "$tag" "$PY" "$PEER" --port $PORT --count "$COUNT" --seed 7 --expect-sub "$SUB" --serve 2 \
-		--result "$W/$tag.server.json" --timeout $((DURATION + 10)) $sargs || finish
-	ws_conf "$tag" "$WS_SUB, $WS_XFER, $wso" '"expect": '$((2 * COUNT))', "linger_ms": 300'
-	wss_run
-	server_wait 15
-	[ "$SRV_RC" -eq 0 ] || { fail "ws_peer.py exited $SRV_RC"; show "$SRV_OUT" "$SRV_ERR"; }
+	wss_peer_start "$1" $PORT 7 "$PY" "$PEER" $2
+	wss_transfer "$1" "$3"
 }
 
 transfer v13 "--tls-cert $TLS_SERVER_CERT --tls-key $TLS_SERVER_KEY --tls-min 1.3 --deflate" \
 	'"url": "wss://'$TLS_HOST:$PORT'/feed", '"$CA"', "tls_min_version": "1.3"'
-ws_check_transfer "$W/v13.server.json" $((2 * COUNT)) "$SUB" 2
-wss_tls_check v13 srv="$W/v13.server.json" version=TLSv1.3 handshakes=2 resumed=1 sni=$TLS_HOST host=$TLS_HOST:$PORT \
-	named=1 deflate=on
-ws_report_common
+wss_transfer_check v13 version=TLSv1.3 sni=$TLS_HOST host=$TLS_HOST:$PORT named=1 deflate=on
 
 transfer v12 "--tls-cert $TLS_SERVER_CERT --tls-key $TLS_SERVER_KEY --deflate" \
 	'"url": "wss://'$K_IP:$PORT'/feed", "ca_path": "'$TLS_CAPATH'", "tls_max_version": "1.2", "deflate": false'
-ws_check_transfer "$W/v12.server.json" $((2 * COUNT)) "$SUB" 2
-wss_tls_check v12 srv="$W/v12.server.json" version=TLSv1.2 handshakes=2 resumed=1 sni=- host=$K_IP:$PORT named=0 \
-	deflate=off
-ws_report_common
+wss_transfer_check v12 version=TLSv1.2 sni=- host=$K_IP:$PORT named=0 deflate=off
 
 # the short runs: fewer messages
 COUNT=500
