@@ -46,7 +46,6 @@ set -eu
 BENCH_RT=0 # lcpipe runs at BENCH_NICE, not SCHED_FIFO
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
-: "${LCPIPE:=${BENCH_BUILDDIR}/../framework/lcpipe}"
 [ -x "$LCPIPE" ] || LCPIPE=$top/framework/lcpipe
 : "${B10_PAIRS:=9}"
 : "${B10_S:=2}"

@@ -118,10 +118,7 @@ af_packet | af_xdp) PDEV=net_${B12_DRIVER}0; export B12_DRIVER ;;
 esac
 : "${B12_CG:=1}"
 : "${B12_CG_MB:=8}"
-: "${LCPIPE:=$BENCH_BUILDDIR/../framework/lcpipe}"
 : "${VALGRIND:=$(command -v valgrind || true)}"
-PY=/usr/bin/python3
-HERE=$(cd "$(dirname "$0")" && pwd)
 REP=$HERE/b12_report.py
 
 bench_need_cpus 2
@@ -133,13 +130,7 @@ if [ "$TLS_DEF" = 1 ]; then
 	command -v openssl >/dev/null || { echo "SKIP: no openssl CLI (Debian: openssl)"; exit 77; }
 fi
 [ -x "$PY" ] || { echo "SKIP: no /usr/bin/python3"; exit 77; }
-SRV=$BENCH_BUILDDIR/bench/b12_feed_server
-KC=$BENCH_BUILDDIR/bench/b12_kernel_client
-LIBTOOL=$BENCH_BUILDDIR/../libtool
-for f in "$SRV" "$KC" "$LCPIPE"; do
-	[ -e "$f" ] || { echo "$ID: $f is not built (make bench BENCH_ONLY=$id builds it)"; exit 1; }
-done
-[ "$B12_SERVER_CPU" != "$B12_CLIENT_CPU" ] || { echo "$ID: B12_SERVER_CPU and B12_CLIENT_CPU must differ"; exit 2; }
+bench_feed_progs "$ID" "$id" "$B12_SERVER_CPU" "$B12_CLIENT_CPU"
 
 if [ "$ID" = B14 ]; then
 	bench_header B14 "wss receive: lcpipe (ws stage with TLS on its worker lcore) vs a kernel-socket OpenSSL client"
@@ -159,39 +150,15 @@ L_MAC=02:00:0a:59:00:03
 PORT=9712
 PIDS=""
 cleanup() {
+	local keep=0
+	{ [ "${B12_KEEP:-0}" = 1 ] || [ "${B14_KEEP:-0}" = 1 ]; } && keep=1
 	# shellcheck disable=SC2086 # PIDS: a list of numbers
-	bench_stop_pids 30 $PIDS
-	ip netns del "$NSS" 2>/dev/null || true
-	ip netns del "$NSC" 2>/dev/null || true
-	if [ "${B12_KEEP:-0}" = 1 ] || [ "${B14_KEEP:-0}" = 1 ]; then
-		echo "${ID}_KEEP=1: keeping $tmp"
-	else
-		rm -rf "$tmp"
-	fi
+	bench_veth_cleanup "$ID" $keep $PIDS
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-nss() { ip netns exec "$NSS" "$@"; }
-nsc() { ip netns exec "$NSC" "$@"; }
-ip netns add "$NSS" && ip netns add "$NSC" || { echo "SKIP: cannot create network namespaces"; exit 77; }
-for n in "$NSS" "$NSC"; do
-	ip netns exec "$n" sysctl -qw net.ipv6.conf.default.disable_ipv6=1 net.ipv6.conf.all.disable_ipv6=1
-	ip -n "$n" link set lo up
-done
-ip link add "$VS" type veth peer name "$VC"
-ip link set "$VS" netns "$NSS"
-ip link set "$VC" netns "$NSC"
-ip -n "$NSS" addr add $S_IP/24 dev "$VS"
-ip -n "$NSC" addr add $K_IP/24 dev "$VC"
-ip -n "$NSS" link set "$VS" mtu 1500 up
-ip -n "$NSC" link set "$VC" mtu 1500 up
-nss ethtool -K "$VS" tso off gso off gro off tx off rx off >/dev/null 2>&1 || true
-nsc ethtool -K "$VC" tso off gso off gro off tx off rx off >/dev/null 2>&1 || true
-echo "veth:    $VS ($S_IP, netns $NSS, feed server) <-> $VC (netns $NSC: kernel $K_IP; lcpipe $L_IP mac $L_MAC over af_packet), MTU $(ip -n "$NSS" -o link show "$VS" | sed -n 's/.* mtu \([0-9]*\).*/\1/p')"
-for x in "$NSS:$VS" "$NSC:$VC"; do
-	echo "         ${x#*:}: $(ip netns exec "${x%%:*}" ethtool -k "${x#*:}" | grep -E '^(tcp-segmentation-offload|generic-segmentation-offload|generic-receive-offload|tx-checksumming|rx-checksumming):' | tr -s ' \n' ' ')"
-done
+bench_veth_pair "feed server"
 echo "tcp:     congestion control of the feed's connection: $B12_CC (setsockopt TCP_CONGESTION; the namespaces' default is $(nss sysctl -n net.ipv4.tcp_congestion_control)); client rmem $(nsc sysctl -n net.ipv4.tcp_rmem | tr -s '\t ' ' ')"
 echo "port:    lcpipe's port_ethdev on $PVDEV$([ "$B12_DRIVER" = af_xdp ] && echo " (its fill ring's mbufs declared held by the driver)")"
 echo "placement: feed server CPU $B12_SERVER_CPU (taskset); kernel client CPU $B12_CLIENT_CPU (taskset);"
@@ -233,23 +200,14 @@ if [ "$TLS_DEF" = 1 ]; then
 	echo "         permessage-deflate (_z cases): the server compresses every message (libstk's deflater, zlib level $B12_DEFLATE_LEVEL, context takeover, 15-bit window), before the stream"
 fi
 
-TSC_HZ=$(taskset -c "$B12_CLIENT_CPU" "$KC" --calibrate | sed -n 's/.*"tsc_hz":\([0-9]*\).*/\1/p')
-spin() { taskset -c "$1" "$KC" --spin | sed -n 's/.*"spin_cycles":\([0-9]*\).*/\1/p'; }
-median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
-drift() { # spin ref -> 1 when off by more than 10 %
-	awk -v s="$1" -v r="$2" 'BEGIN { d = s / r - 1; if (d < 0) d = -d; print (d > 0.10) ? 1 : 0 }'
-}
 count_of() { echo $((B12_MB * 1000000 / ($1 + ($1 < 126 ? 2 : 4)))); }
 bench_wait_quiet
 echo "start:   $(date -u '+%Y-%m-%d %H:%M:%S UTC'); load $(cut -d' ' -f1-3 /proc/loadavg)"
-REF0=$(for _ in 1 2 3 4 5; do spin 0; done | median)
-REF1=$(for _ in 1 2 3 4 5; do spin 1; done | median)
-echo "tsc:     $TSC_HZ Hz (calibrated against CLOCK_MONOTONIC_RAW); gate reference spin: CPU 0 $REF0, CPU 1 $REF1 cycles"
+bench_kgate_init "$B12_CLIENT_CPU"
 for s in $B12_SIZES; do
 	echo "feed:    $s-byte $B12_OPCODE messages: $(count_of "$s") per run ($B12_MB MB of frames), $B12_SYMBOLS symbols"
 done
-snmp_retrans() { ip netns exec "$1" awk '/^Tcp:/ { if (h) { print $13; exit } h = 1 }' /proc/net/snmp; }
-RT_S0=$(snmp_retrans "$NSS")
+RT_S0=$(bench_retrans "$NSS")
 
 export RUNTIME_DIRECTORY=$tmp/rt
 mkdir -p "$RUNTIME_DIRECTORY"
@@ -391,46 +349,9 @@ echo "+ ip netns exec $NSC lcpipe run lc.N.json --no-live --report R.report.json
 echo "+ b12_report.py sample --sock-dir \$RUNTIME_DIRECTORY/dpdk/PREFIX --pid LCPIPE_PID --server-pid SERVER_PID --go-file R.go --out R.sample.json  (lcpipe runs: the server waits for R.go)"
 : >"$tmp/runs.tsv"
 t_start=$(date +%s)
-read -r -a CASES <<<"$B12_CASES"
-read -r -a SIZES <<<"$B12_SIZES"
-nc=${#CASES[@]}
-nz=${#SIZES[@]}
 failed=0
-for r in $(seq 1 "$B12_ROUNDS"); do
-	for zi in $(seq 0 $((nz - 1))); do
-		size=${SIZES[$(((zi + r - 1) % nz))]}
-		for ci in $(seq 0 $((nc - 1))); do
-			cs=${CASES[$(((ci + r - 1) % nc))]}
-			a=0
-			while :; do
-				base=$tmp/r$r.$size.$cs.$a
-				b0=$(spin 0)
-				b1=$(spin 1)
-				if ! run_one "$size" "$cs" "$base"; then
-					failed=$((failed + 1))
-					printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$size" "$cs" "$a" "$base" failed >>"$tmp/runs.tsv"
-					break
-				fi
-				e0=$(spin 0)
-				e1=$(spin 1)
-				bad=$(($(drift "$b0" "$REF0") + $(drift "$b1" "$REF1") + $(drift "$e0" "$REF0") + $(drift "$e1" "$REF1")))
-				if [ "$bad" = 0 ]; then
-					printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$size" "$cs" "$a" "$base" kept >>"$tmp/runs.tsv"
-					break
-				fi
-				if [ "$a" -ge "$B12_RERUNS" ]; then
-					printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$size" "$cs" "$a" "$base" noisy >>"$tmp/runs.tsv"
-					break
-				fi
-				[ "${BENCH_DEBUG:-0}" = 1 ] && echo "gate: round $r $size $cs: spins $b0/$b1 before, $e0/$e1 after (ref $REF0/$REF1): re-run"
-				printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$size" "$cs" "$a" "$base" rerun >>"$tmp/runs.tsv"
-				a=$((a + 1))
-			done
-		done
-	done
-	printf 'round %d of %d done (%ds; load %s)\n' "$r" "$B12_ROUNDS" $(($(date +%s) - t_start)) "$(cut -d' ' -f1 /proc/loadavg)"
-done
-RT_S1=$(snmp_retrans "$NSS")
+bench_krounds "$B12_ROUNDS" "$B12_RERUNS" "$tmp/r" "" "$B12_SIZES" "$B12_CASES" run_one
+RT_S1=$(bench_retrans "$NSS")
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg); $(($(date +%s) - t_start)) s"
 echo "kernel TCP retransmissions by the feed servers during the runs: $((RT_S1 - RT_S0))"
 "$PY" "$REP" report "$tmp" "$TSC_HZ" --bench "$ID" || failed=$((failed + 1))
@@ -501,15 +422,7 @@ if [ "$B12_CG" = 1 ] && [ -n "$VALGRIND" ] && [ -x "$VALGRIND" ] && [ -n "$CGCTL
 		fi
 		kill -TERM "$lp" 2>/dev/null || true
 		wait "$lp" || rc=1
-		idle=$(grep -l 'Trigger: Client Request: idle\|Trigger: dump idle' "$base.cg.out".* 2>/dev/null | head -1)
-		stream=$(grep -l 'Trigger: Client Request: stream\|Trigger: dump stream' "$base.cg.out".* 2>/dev/null | head -1)
-		if [ $rc != 0 ] || ! [ -s "$base.report.json" ] || [ -z "$idle" ] || [ -z "$stream" ]; then
-			echo "$ID: the callgrind run at $size B failed; log: $(tail -n 5 "$base.log")"
-			failed=$((failed + 1))
-			continue
-		fi
-		read -r msgs segs bursts < <("$PY" -c 'import json,sys; r=json.load(open(sys.argv[1])); s=r["stages"]; print(s["metrics"]["counters"]["msgs"], s["tcp"]["counters"]["tcp_segs_in"], s["port"]["counters"]["rx_bursts"])' "$base.report.json")
-		echo "-- $size B: $msgs messages, $segs segments in, $bursts rx bursts with frames"
+		bench_lc_cg "$ID" "$base" "$size" "$rc" || { failed=$((failed + 1)); continue; }
 		"$PY" "$REP" cg "$stream" "$msgs" "$segs" "$base.maps" "$idle" "$bursts" --bench "$ID" --report "$base.report.json" |
 			sed -e "s/\"case\": \"callgrind\"/\"case\": \"callgrind.lcpipe1.$size\"/" \
 				-e "s/\"case\": \"callgrind_tls\"/\"case\": \"callgrind_tls.lcpipe1.$size\"/" | tee "$base.cg.txt" ||

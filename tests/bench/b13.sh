@@ -81,10 +81,7 @@ if [ "$B13_WS_BURST" -gt 0 ]; then
 else
 	WS_IN_LINK='"tcp.data -> ws.in"'
 fi
-: "${LCPIPE:=$BENCH_BUILDDIR/../framework/lcpipe}"
 : "${VALGRIND:=$(command -v valgrind || true)}"
-PY=/usr/bin/python3
-HERE=$(cd "$(dirname "$0")" && pwd)
 REP12=$HERE/b12_report.py
 REP=$HERE/b13_report.py
 
@@ -94,13 +91,7 @@ for t in ip taskset; do
 	command -v "$t" >/dev/null || { echo "SKIP: no $t (Debian: iproute2, util-linux)"; exit 77; }
 done
 [ -x "$PY" ] || { echo "SKIP: no /usr/bin/python3"; exit 77; }
-SRV=$BENCH_BUILDDIR/bench/b12_feed_server
-KC=$BENCH_BUILDDIR/bench/b12_kernel_client
-LIBTOOL=$BENCH_BUILDDIR/../libtool
-for f in "$SRV" "$KC" "$LCPIPE"; do
-	[ -e "$f" ] || { echo "B13: $f is not built (make bench BENCH_ONLY=b13 builds it)"; exit 1; }
-done
-[ "$B13_SERVER_CPU" != "$B13_CLIENT_CPU" ] || { echo "B13: B13_SERVER_CPU and B13_CLIENT_CPU must differ"; exit 2; }
+bench_feed_progs B13 b13 "$B13_SERVER_CPU" "$B13_CLIENT_CPU"
 "$LCPIPE" describe feedsim 2>/dev/null | grep -q prerender || { echo "B13: lcpipe finds no feedsim with prerender"; exit 1; }
 
 bench_header B13 "the free wire: rx -> tcp -> ws -> metrics -> sink fed by a second lcpipe over net_memif vs kernel TCP on loopback"
@@ -356,15 +347,7 @@ if [ "$B13_CG" = 1 ] && [ -n "$VALGRIND" ] && [ -x "$VALGRIND" ] && [ -n "$CGCTL
 			rc=1
 		fi
 		stop "$lp" || rc=1
-		idle=$(grep -l 'Trigger: Client Request: idle\|Trigger: dump idle' "$base.cg.out".* 2>/dev/null | head -1)
-		stream=$(grep -l 'Trigger: Client Request: stream\|Trigger: dump stream' "$base.cg.out".* 2>/dev/null | head -1)
-		if [ $rc != 0 ] || ! [ -s "$base.report.json" ] || [ -z "$idle" ] || [ -z "$stream" ]; then
-			echo "B13: the callgrind run at $size B failed; log: $(tail -n 5 "$base.log")"
-			failed=$((failed + 1))
-			continue
-		fi
-		read -r msgs segs bursts < <("$PY" -c 'import json,sys; r=json.load(open(sys.argv[1])); s=r["stages"]; print(s["metrics"]["counters"]["msgs"], s["tcp"]["counters"]["tcp_segs_in"], s["port"]["counters"]["rx_bursts"])' "$base.report.json")
-		echo "-- $size B: $msgs messages, $segs segments in, $bursts rx bursts with frames"
+		bench_lc_cg B13 "$base" "$size" "$rc" || { failed=$((failed + 1)); continue; }
 		"$PY" "$REP12" cg "$stream" "$msgs" "$segs" "$base.maps" "$idle" "$bursts" --bench B13 |
 			sed -e "s/\"case\": \"callgrind\"/\"case\": \"callgrind.lcpipe_replay.$size\"/" || failed=$((failed + 1))
 	done

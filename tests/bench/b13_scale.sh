@@ -58,9 +58,6 @@ if [ -z "${B13S_AUTOGROUP:-}" ]; then
 	B13S_AUTOGROUP=0
 	[ "$(id -u)" = 0 ] && [ "$AG_ON" = 1 ] && B13S_AUTOGROUP=1
 fi
-: "${LCPIPE:=$BENCH_BUILDDIR/../framework/lcpipe}"
-PY=/usr/bin/python3
-HERE=$(cd "$(dirname "$0")" && pwd)
 HELP=$HERE/b13_scale.py
 : "${B13S_CONF:=$HERE/../../conf/scaleout.json}"
 SRC=$B13S_CONF

@@ -45,26 +45,12 @@ topo_standin
 # b15_conf TAG APP_OPTIONS REORDER(0|1): tcp_conf's pipeline, with the fault
 # stage between port and tcp when REORDER is 1
 b15_conf() {
-	local tag=$1 app=$2 tcpo="\"sndbuf\": $SNDBUF, $TCP_GW"
 	if [ "$3" = 0 ]; then
-		tcp_conf "$tag" "$app" "\"sndbuf\": $SNDBUF"
-		return
+		tcp_conf "$1" "$2" "\"sndbuf\": $SNDBUF"
+	else
+		tcp_conf "$1" "$2" "\"sndbuf\": $SNDBUF" '"mbufs": 32767' \
+			"\"seed\": $RANDOM, \"reorder\": 0.01, \"reorder_after\": 3, \"frames\": \"tcp\""
 	fi
-	conf_begin "$tag" result.json
-	{ conf_head "$tag" '"mbufs": 32767'; cat <<JSON
-  "stages": [
-    {"name": "port", "plugin": "port_ethdev", "lcore": 1, "options": {"device": "net_tap0"}},
-    {"name": "fault", "plugin": "fault", "lcore": 1,
-     "options": {"seed": $RANDOM, "reorder": 0.01, "reorder_after": 3, "frames": "tcp"}},
-    {"name": "tcp", "plugin": "tcp", "lcore": 1,
-     "options": {"ip": "$LC_IP/24", "device": "net_tap0", $tcpo}},
-    {"name": "app", "plugin": "tcp_app", "lcore": 1,
-     "options": {$app, "result": "$RESULT", "start_file": "$GO"}}],
-  "links": ["port.rx -> fault.a_in", "fault.a_out -> tcp.rx",
-            "tcp.tx -> fault.b_in", "fault.b_out -> port.tx",
-            "tcp.data -> app.in", "app.out -> tcp.app"] }
-JSON
-	} >"$CONF"
 }
 
 head -c "$B15_BYTES" /dev/urandom >"$W/file" || { fail "cannot make the file"; finish; }

@@ -47,9 +47,6 @@ set -eu
 : "${B16_WORKER_CPU:=1}"
 : "${B16_CONSUMER_CPU:=0}"
 : "${B16_ANCHOR_N:=80000}"
-: "${LCPIPE:=$BENCH_BUILDDIR/../framework/lcpipe}"
-PY=/usr/bin/python3
-HERE=$(cd "$(dirname "$0")" && pwd)
 CONS=$BENCH_BUILDDIR/bench/b16_consume
 DEMO=$HERE/../../conf/demo.json
 

@@ -33,7 +33,6 @@ set -eu
 . "$(dirname "$0")/common.sh"
 
 prog=$BENCH_BUILDDIR/bench/b4_pools
-PY=/usr/bin/python3
 summary=$(dirname "$0")/b4_summary.py
 [ -x "$PY" ] || { echo "SKIP: no /usr/bin/python3 (b4_summary.py)"; exit 77; }
 [ -x "$prog" ] || { echo "b4: $prog not built (make bench builds it)"; exit 1; }

@@ -65,8 +65,6 @@ BENCH_RT=0 # nothing runs SCHED_FIFO here
 export B8_TX_SOCKET
 : "${B8_AFP_ARGS:=qdisc_bypass=1}"
 : "${B8_EAL_LCORES:=-l 0,1}" # a diagnostic knob: the placement B8 reports is -l 0,1
-: "${LCPIPE:=$BENCH_BUILDDIR/../framework/lcpipe}"
-PY=/usr/bin/python3
 
 bench_need_cpus 2
 [ "$(id -u)" = 0 ] || { echo "SKIP: B8 needs root (network namespaces, veth, af_packet)"; exit 77; }
@@ -95,48 +93,14 @@ L_MAC=02:00:0a:58:00:03
 PIDS=""
 LC_PID=""
 cleanup() {
-	local p
-	for p in $LC_PID $PIDS; do
-		if kill -0 "$p" 2>/dev/null; then
-			# SIGTERM (timeout passes it on to lcpipe, which drains and stops),
-			# SIGKILL after 3 s
-			kill -TERM "$p" 2>/dev/null || true
-			for _ in $(seq 30); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-			kill -KILL "$p" 2>/dev/null || true
-		fi
-		wait "$p" 2>/dev/null || true
-	done
-	ip netns del "$NSS" 2>/dev/null || true
-	ip netns del "$NSC" 2>/dev/null || true
-	if [ "${B8_KEEP:-0}" = 1 ]; then
-		echo "B8_KEEP=1: keeping $tmp"
-	else
-		rm -rf "$tmp"
-	fi
+	# SIGTERM (timeout passes it on to lcpipe, which drains and stops)
+	# shellcheck disable=SC2086 # PIDS: a list of numbers
+	bench_veth_cleanup B8 "${B8_KEEP:-0}" $LC_PID $PIDS
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-nss() { ip netns exec "$NSS" "$@"; }
-nsc() { ip netns exec "$NSC" "$@"; }
-ip netns add "$NSS" && ip netns add "$NSC" || { echo "SKIP: cannot create network namespaces"; exit 77; }
-for n in "$NSS" "$NSC"; do
-	ip netns exec "$n" sysctl -qw net.ipv6.conf.default.disable_ipv6=1 net.ipv6.conf.all.disable_ipv6=1
-	ip -n "$n" link set lo up
-done
-ip link add "$VS" type veth peer name "$VC"
-ip link set "$VS" netns "$NSS"
-ip link set "$VC" netns "$NSC"
-ip -n "$NSS" addr add $S_IP/24 dev "$VS"
-ip -n "$NSC" addr add $K_IP/24 dev "$VC"
-ip -n "$NSS" link set "$VS" up
-ip -n "$NSC" link set "$VC" up
-nss ethtool -K "$VS" tso off gso off gro off tx off rx off >/dev/null 2>&1 || true
-nsc ethtool -K "$VC" tso off gso off gro off tx off rx off >/dev/null 2>&1 || true
-echo "veth:    $VS ($S_IP, netns $NSS, echo server) <-> $VC (netns $NSC: kernel $K_IP; lcpipe $L_IP mac $L_MAC over af_packet), MTU $(ip -n "$NSS" -o link show "$VS" | sed -n 's/.* mtu \([0-9]*\).*/\1/p')"
-for x in "$NSS:$VS" "$NSC:$VC"; do
-	echo "         ${x#*:}: $(ip netns exec "${x%%:*}" ethtool -k "${x#*:}" | grep -E '^(tcp-segmentation-offload|generic-segmentation-offload|generic-receive-offload|tx-checksumming|rx-checksumming):' | tr -s ' \n' ' ')"
-done
+bench_veth_pair "echo server"
 echo "placement: echo server CPU $B8_SERVER_CPU (taskset); kernel client CPU $B8_CLIENT_CPU (taskset); lcpipe EAL -l 0,1: main lcore 0 = CPU 0 (control loop, sleeps), worker lcore 1 = CPU 1 (port_ethdev, tcp, ws, ws_rtt)"
 echo "probes:  $B8_SIZE-byte text messages (masked client frames of $((B8_SIZE + 6)) B, echoes of $((B8_SIZE + 2)) B), closed loop; $B8_WARMUP warm-up + $B8_COUNT recorded per run; $B8_ROUNDS rounds; servers: $B8_SERVERS; clients: $B8_CLIENTS"
 if [ "$(cat /proc/sys/kernel/sched_autogroup_enabled 2>/dev/null || echo 0)" = 1 ]; then
@@ -159,14 +123,9 @@ for m in $B8_SERVERS; do
 done
 
 # TSC rate (the kernel's view, CLOCK_MONOTONIC_RAW) and the gate's reference
-TSC_HZ=$(taskset -c "$B8_CLIENT_CPU" "$KC" --calibrate | sed -n 's/.*"tsc_hz":\([0-9]*\).*/\1/p')
-spin() { taskset -c "$1" "$KC" --spin | sed -n 's/.*"spin_cycles":\([0-9]*\).*/\1/p'; }
-median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 bench_wait_quiet
 echo "start:   $(date -u '+%Y-%m-%d %H:%M:%S UTC'); load $(cut -d' ' -f1-3 /proc/loadavg)"
-REF0=$(for _ in 1 2 3 4 5; do spin 0; done | median)
-REF1=$(for _ in 1 2 3 4 5; do spin 1; done | median)
-echo "tsc:     $TSC_HZ Hz (calibrated against CLOCK_MONOTONIC_RAW); gate reference spin: CPU 0 $REF0, CPU 1 $REF1 cycles"
+bench_kgate_init "$B8_CLIENT_CPU"
 # diagnostic: one small frame on the veth through af_packet's TX ring (what the
 # driver does) and through sendmmsg() (port_ethdev's tx_socket), alternated,
 # dropped at IP by the server namespace (bench/b8_afp_tx.c)
@@ -175,9 +134,8 @@ AFP_TX=$(nsc nice -n "$BENCH_NICE" taskset -c "$B8_CLIENT_CPU" "$AFPTX" --iface 
 	--count 20000 --size $((B8_SIZE + 60)))
 echo "afp tx:  $AFP_TX (cycles per $((B8_SIZE + 60))-byte frame on $VC, dropped at IP by the peer: ring = af_packet TX ring + sendto() kick, mmsg = sendmmsg())"
 echo "{\"bench\": \"B8\", \"case\": \"afp_tx\", \"tsc_hz\": $TSC_HZ, \"result\": $AFP_TX}"
-snmp_retrans() { ip netns exec "$1" awk '/^Tcp:/ { if (h) { print $13; exit } h = 1 }' /proc/net/snmp; }
-RT_S0=$(snmp_retrans "$NSS")
-RT_C0=$(snmp_retrans "$NSC")
+RT_S0=$(bench_retrans "$NSS")
+RT_C0=$(bench_retrans "$NSC")
 
 LC_LCORES_JSON=$(printf '"%s", ' $B8_EAL_LCORES)
 LC_LCORES_JSON=${LC_LCORES_JSON%, }
@@ -243,55 +201,14 @@ run_client() {
 	return 0
 }
 
-drift() { # spin ref -> 1 when off by more than 10 %
-	awk -v s="$1" -v r="$2" 'BEGIN { d = s / r - 1; if (d < 0) d = -d; print (d > 0.10) ? 1 : 0 }'
-}
-
 echo "+ $(basename "$KC") --connect $S_IP:PORT --mode block|busy --count $B8_COUNT --warmup $B8_WARMUP --size $B8_SIZE  (ip netns exec $NSC taskset -c $B8_CLIENT_CPU)"
 echo "+ lcpipe run lc.N.json --no-live --report lc.N.report.json  (ip netns exec $NSC; EAL -l 0,1 --vdev=net_af_packet0,iface=$VC${B8_AFP_ARGS:+,$B8_AFP_ARGS}; port_ethdev tx_socket: $([ "$B8_TX_SOCKET" = 1 ] && echo "on (sendmmsg on a packet socket)" || echo "off (the driver's TX ring)"))"
 : >"$tmp/runs.tsv"
 t_start=$(date +%s)
-read -r -a CLIENTS <<<"$B8_CLIENTS"
-read -r -a SERVERS <<<"$B8_SERVERS"
-nc=${#CLIENTS[@]}
-ns=${#SERVERS[@]}
 failed=0
-for r in $(seq 1 "$B8_ROUNDS"); do
-	for si in $(seq 0 $((ns - 1))); do
-		srv=${SERVERS[$(((si + r - 1) % ns))]}
-		for ci in $(seq 0 $((nc - 1))); do
-			cl=${CLIENTS[$(((ci + r - 1) % nc))]}
-			a=0
-			while :; do
-				out=$tmp/res.$r.$srv.$cl.$a.json
-				b0=$(spin 0)
-				b1=$(spin 1)
-				if ! run_client "$srv" "$cl" "$out"; then
-					failed=$((failed + 1))
-					printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$srv" "$cl" "$a" "$out" failed >>"$tmp/runs.tsv"
-					break
-				fi
-				e0=$(spin 0)
-				e1=$(spin 1)
-				bad=$(($(drift "$b0" "$REF0") + $(drift "$b1" "$REF1") + $(drift "$e0" "$REF0") + $(drift "$e1" "$REF1")))
-				if [ "$bad" = 0 ]; then
-					printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$srv" "$cl" "$a" "$out" kept >>"$tmp/runs.tsv"
-					break
-				fi
-				if [ "$a" -ge "$B8_RERUNS" ]; then
-					printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$srv" "$cl" "$a" "$out" noisy >>"$tmp/runs.tsv"
-					break
-				fi
-				[ "${BENCH_DEBUG:-0}" = 1 ] && echo "gate: round $r $srv $cl: spins $b0/$b1 before, $e0/$e1 after (ref $REF0/$REF1): re-run"
-				printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$srv" "$cl" "$a" "$out" rerun >>"$tmp/runs.tsv"
-				a=$((a + 1))
-			done
-		done
-	done
-	printf 'round %d of %d done (%ds)\n' "$r" "$B8_ROUNDS" $(($(date +%s) - t_start))
-done
-RT_S1=$(snmp_retrans "$NSS")
-RT_C1=$(snmp_retrans "$NSC")
+bench_krounds "$B8_ROUNDS" "$B8_RERUNS" "$tmp/res." ".json" "$B8_SERVERS" "$B8_CLIENTS" run_client
+RT_S1=$(bench_retrans "$NSS")
+RT_C1=$(bench_retrans "$NSC")
 sleep 0.3 # the servers' last per-connection lines
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg); $(($(date +%s) - t_start)) s"
 echo "kernel TCP retransmissions during the runs: server netns $((RT_S1 - RT_S0)), client netns $((RT_C1 - RT_C0))"

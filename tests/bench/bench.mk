@@ -113,6 +113,21 @@ bench: $(BENCH_PROGS)
 		case $$rc in 0|77) ;; *) echo "bench: $$s failed ($$rc)" >&2; exit 1 ;; esac; \
 	done
 
+# the EXTRA_PROGRAMS of the benchmarks in BENCH_ONLY, built before they run
+.PHONY: bench-progs-build
+bench: bench-progs-build
+bench-progs-build:
+	@progs=; \
+	for b in $(BENCH_ONLY); do \
+		case $$b in \
+		b8) progs="$$progs bench/b8_echo_server$(EXEEXT) bench/b8_kernel_client$(EXEEXT) bench/b8_afp_tx$(EXEEXT)" ;; \
+		b9) progs="$$progs bench/b9_counters$(EXEEXT)" ;; \
+		b12 | b12x | b13 | b14) progs="$$progs bench/b12_feed_server$(EXEEXT) bench/b12_kernel_client$(EXEEXT)" ;; \
+		b16) progs="$$progs bench/b16_consume$(EXEEXT)" ;; \
+		esac; \
+	done; \
+	[ -z "$$progs" ] || $(MAKE) $(AM_MAKEFLAGS) $$progs
+
 # ---- B6: the WebSocket decoder (stack/ws_frame.c) against memcpy and wslay ----
 # bench/b6_ws_decode (bench/b6.sh, doc/benchmarks.md "B6"). wslay is Debian's
 # libwslay-dev, which ships no .pc file, and configure does not look for it: the
@@ -149,7 +164,7 @@ bench-b6-build:
 # programs use libstk only for the WebSocket handshake (and its libcrypto).
 # b8_afp_tx: a diagnostic b8.sh runs once per run, the cost of one small frame
 # sent on the veth through af_packet's TX ring and through sendmmsg().
-# Built by bench-b8-build below only when b8 is in BENCH_ONLY.
+# Built by bench-progs-build only when b8 is in BENCH_ONLY.
 EXTRA_PROGRAMS += bench/b8_echo_server bench/b8_kernel_client bench/b8_afp_tx
 bench_b8_afp_tx_SOURCES = bench/b8_afp_tx.c
 bench_b8_afp_tx_CFLAGS = $(AM_CFLAGS_COMMON)
@@ -169,18 +184,10 @@ EXTRA_DIST += bench/b8.sh
 CLEANFILES += bench/b8_echo_server$(EXEEXT) bench/b8_kernel_client$(EXEEXT) bench/b8_afp_tx$(EXEEXT) \
 	bench-b8.log
 
-.PHONY: bench-b8-build
-bench: bench-b8-build
-bench-b8-build:
-	@case " $(BENCH_ONLY) " in *" b8 "*) \
-		$(MAKE) $(AM_MAKEFLAGS) bench/b8_echo_server$(EXEEXT) bench/b8_kernel_client$(EXEEXT) \
-			bench/b8_afp_tx$(EXEEXT) ;; \
-	esac
-
 # ---- B9: the counters strategies (plugins/counters_*) against each other ----
 # bench/b9_counters (bench/b9.sh, doc/benchmarks.md "B9"): the four modules
 # through the registry, adds through lcp_ctr_add() as a stage makes them, reads
-# through the ops; then its callgrind counts. Built by bench-b9-build below only
+# through the ops; then its callgrind counts. Built by bench-progs-build only
 # when b9 is in BENCH_ONLY.
 EXTRA_PROGRAMS += bench/b9_counters
 bench_b9_counters_SOURCES = bench/b9_counters.c bench/bench_util.c bench/bench_util.h
@@ -190,13 +197,6 @@ bench_b9_counters_LDADD = $(BENCH_LDADD)
 bench_b9_counters_LDFLAGS = -no-install
 EXTRA_DIST += bench/b9.sh
 CLEANFILES += bench/b9_counters$(EXEEXT) bench-b9.log
-
-.PHONY: bench-b9-build
-bench: bench-b9-build
-bench-b9-build:
-	@case " $(BENCH_ONLY) " in *" b9 "*) \
-		$(MAKE) $(AM_MAKEFLAGS) bench/b9_counters$(EXEEXT) ;; \
-	esac
 
 # ---- B4: the pool strategy modules against each other ----
 # bench/b4.sh (doc/benchmarks.md "B4"): bench/b4_pools measures one module
@@ -224,7 +224,7 @@ CLEANFILES += bench/b4_pools$(EXEEXT) bench-b4.log
 # they speak TLS through OpenSSL (kbench_tls.h: --tls-cert/--tls-key,
 # --tls-ca, --tls-suite) and permessage-deflate (--deflate; the client inflates
 # with zlib); B13 (bench/b13.sh) uses them as its kernel anchors. Built by
-# bench-b12-build below when b12, b13 or b14 is in BENCH_ONLY.
+# bench-progs-build when b12, b13 or b14 is in BENCH_ONLY.
 EXTRA_PROGRAMS += bench/b12_feed_server bench/b12_kernel_client
 bench_b12_feed_server_SOURCES = bench/b12_feed_server.c bench/kbench.h bench/kbench_tls.h
 bench_b12_feed_server_CPPFLAGS = -I$(top_srcdir)/stack/include $(SSL_CFLAGS) $(CRYPTO_CFLAGS)
@@ -240,13 +240,6 @@ EXTRA_DIST += bench/b12.sh bench/b12x.sh bench/b12_report.py bench/b13.sh bench/
 	bench/b13_scale.sh bench/b13_scale.py
 CLEANFILES += bench/b12_feed_server$(EXEEXT) bench/b12_kernel_client$(EXEEXT) bench-b12.log bench-b13.log bench-b14.log \
 	bench-b13s.log
-
-.PHONY: bench-b12-build
-bench: bench-b12-build
-bench-b12-build:
-	@case " $(BENCH_ONLY) " in *" b12 "* | *" b12x "* | *" b13 "* | *" b14 "*) \
-		$(MAKE) $(AM_MAKEFLAGS) bench/b12_feed_server$(EXEEXT) bench/b12_kernel_client$(EXEEXT) ;; \
-	esac
 
 # soak mode (issue 6): reconnect continuously for SOAK_SECONDS and report RSS and
 # the objects in use in every mempool and stage pool over time (must be flat).
@@ -271,7 +264,7 @@ CLEANFILES += bench-b15.log
 # fixed rate, read by bench/b16_consume pinned to the other CPU than the lcpipe
 # worker; latency rx_tsc -> read and publish -> read, the consumer's cycles per
 # message, next to a cache line's trip between the same two CPUs (same run).
-# Built by bench-b16-build below only when b16 is in BENCH_ONLY.
+# Built by bench-progs-build only when b16 is in BENCH_ONLY.
 EXTRA_PROGRAMS += bench/b16_consume
 bench_b16_consume_SOURCES = bench/b16_consume.c
 bench_b16_consume_CPPFLAGS = -I$(top_srcdir)/plugins/sink_shm
@@ -280,10 +273,3 @@ bench_b16_consume_LDADD = $(top_builddir)/plugins/sink_shm/liblcpipe-shm.la
 bench_b16_consume_LDFLAGS = -no-install
 EXTRA_DIST += bench/b16.sh
 CLEANFILES += bench/b16_consume$(EXEEXT) bench-b16.log
-
-.PHONY: bench-b16-build
-bench: bench-b16-build
-bench-b16-build:
-	@case " $(BENCH_ONLY) " in *" b16 "*) \
-		$(MAKE) $(AM_MAKEFLAGS) bench/b16_consume$(EXEEXT) ;; \
-	esac

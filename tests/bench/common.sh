@@ -24,6 +24,11 @@ if [ -z "${BENCH_RT:-}" ]; then
 	if [ "$(id -u)" = 0 ]; then BENCH_RT=1; else BENCH_RT=0; fi
 fi
 BENCH_RT_OPT=
+# the programs and files the scripts use: lcpipe (build tree), python3, the
+# script's own directory
+: "${LCPIPE:=$BENCH_BUILDDIR/../framework/lcpipe}"
+PY=/usr/bin/python3
+HERE=$(cd "$(dirname "$0")" && pwd)
 # shellcheck disable=SC2034 # used by the scripts that source this file
 [ "$BENCH_RT" = 1 ] && BENCH_RT_OPT=--rt
 if [ -z "${BENCH_NICE:-}" ]; then
@@ -136,4 +141,155 @@ bench_callgrind() {
 # bench_cg_ir IRFILE CASE: the Ir of CASE in a bench_callgrind .ir file
 bench_cg_ir() {
 	awk -v c="$2" '$1 == c { print $2 }' "$1"
+}
+
+# bench_lc_cg ID BASE SIZE RC: after lcpipe under callgrind (dumps "stream" and
+# "idle" in BASE.cg.out.*, its report BASE.report.json, exit RC): sets stream
+# and idle (the dump files), msgs, segs and bursts (from the report) and says
+# them; 1 after saying the run failed
+bench_lc_cg() {
+	idle=$(grep -l 'Trigger: Client Request: idle\|Trigger: dump idle' "$2.cg.out".* 2>/dev/null | head -1)
+	stream=$(grep -l 'Trigger: Client Request: stream\|Trigger: dump stream' "$2.cg.out".* 2>/dev/null | head -1)
+	if [ "$4" != 0 ] || ! [ -s "$2.report.json" ] || [ -z "$idle" ] || [ -z "$stream" ]; then
+		echo "$1: the callgrind run at $3 B failed; log: $(tail -n 5 "$2.log")"
+		return 1
+	fi
+	read -r msgs segs bursts < <("$PY" -c 'import json,sys; r=json.load(open(sys.argv[1])); s=r["stages"]; print(s["metrics"]["counters"]["msgs"], s["tcp"]["counters"]["tcp_segs_in"], s["port"]["counters"]["rx_bursts"])' "$2.report.json")
+	echo "-- $3 B: $msgs messages, $segs segments in, $bursts rx bursts with frames"
+}
+
+# bench_feed_progs ID ONLY SERVER_CPU CLIENT_CPU: SRV and KC (B12's feed server
+# and kernel-socket client) and LIBTOOL; ends the script when they or LCPIPE are
+# not built (make bench BENCH_ONLY=ONLY builds them) or when the server's and
+# the client's CPU are the same
+bench_feed_progs() {
+	local f
+	SRV=$BENCH_BUILDDIR/bench/b12_feed_server
+	KC=$BENCH_BUILDDIR/bench/b12_kernel_client
+	LIBTOOL=$BENCH_BUILDDIR/../libtool
+	for f in "$SRV" "$KC" "$LCPIPE"; do
+		[ -e "$f" ] || { echo "$1: $f is not built (make bench BENCH_ONLY=$2 builds it)"; exit 1; }
+	done
+	[ "$3" != "$4" ] || { echo "$1: the feed server and the client need different CPUs (${1}_SERVER_CPU, ${1}_CLIENT_CPU)"; exit 2; }
+}
+
+# ---- the noise gate of the kernel-socket benchmarks (b8.sh, b12.sh) ----
+# $KC (b8_kernel_client, b12_kernel_client) --spin on CPUs 0 and 1 before and
+# after every run, against reference medians taken at the start
+
+# bench_kgate_init CPU: TSC_HZ ($KC --calibrate on CPU), REF0 and REF1 (median
+# of five spins on CPU 0 / CPU 1); says them
+bench_kgate_init() {
+	TSC_HZ=$(taskset -c "$1" "$KC" --calibrate | sed -n 's/.*"tsc_hz":\([0-9]*\).*/\1/p')
+	REF0=$(for _ in 1 2 3 4 5; do bench_kspin 0; done | bench_median)
+	REF1=$(for _ in 1 2 3 4 5; do bench_kspin 1; done | bench_median)
+	echo "tsc:     $TSC_HZ Hz (calibrated against CLOCK_MONOTONIC_RAW); gate reference spin: CPU 0 $REF0, CPU 1 $REF1 cycles"
+}
+bench_kspin() { taskset -c "$1" "$KC" --spin | sed -n 's/.*"spin_cycles":\([0-9]*\).*/\1/p'; }
+bench_median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+bench_drift() { # spin ref -> 1 when off by more than 10 %
+	awk -v s="$1" -v r="$2" 'BEGIN { d = s / r - 1; if (d < 0) d = -d; print (d > 0.10) ? 1 : 0 }'
+}
+
+# bench_kgated RERUNS OUT_FORMAT R X Y CMD...: "CMD OUT", OUT being OUT_FORMAT
+# (printf) of the attempt 0, 1, ...; an attempt whose spins drifted is run
+# again, at most RERUNS times (then kept as noisy). Every attempt is a line
+# "R X Y attempt OUT failed|kept|noisy|rerun" of $tmp/runs.tsv; 1 when CMD failed
+bench_kgated() {
+	local reruns=$1 fmt=$2 r=$3 x=$4 y=$5 a=0 out b0 b1 e0 e1 bad
+	shift 5
+	while :; do
+		# shellcheck disable=SC2059
+		out=$(printf "$fmt" "$a")
+		b0=$(bench_kspin 0)
+		b1=$(bench_kspin 1)
+		if ! "$@" "$out"; then
+			printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$x" "$y" "$a" "$out" failed >>"$tmp/runs.tsv"
+			return 1
+		fi
+		e0=$(bench_kspin 0)
+		e1=$(bench_kspin 1)
+		bad=$(($(bench_drift "$b0" "$REF0") + $(bench_drift "$b1" "$REF1") + $(bench_drift "$e0" "$REF0") + $(bench_drift "$e1" "$REF1")))
+		if [ "$bad" = 0 ]; then
+			printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$x" "$y" "$a" "$out" kept >>"$tmp/runs.tsv"
+			return 0
+		fi
+		if [ "$a" -ge "$reruns" ]; then
+			printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$x" "$y" "$a" "$out" noisy >>"$tmp/runs.tsv"
+			return 0
+		fi
+		[ "${BENCH_DEBUG:-0}" = 1 ] && echo "gate: round $r $x $y: spins $b0/$b1 before, $e0/$e1 after (ref $REF0/$REF1): re-run"
+		printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$x" "$y" "$a" "$out" rerun >>"$tmp/runs.tsv"
+		a=$((a + 1))
+	done
+}
+
+# bench_krounds ROUNDS RERUNS PREFIX SUFFIX XS YS CMD...: ROUNDS rounds of
+# "CMD X Y OUT" for every X of the list XS and Y of the list YS, each round
+# starting both lists one further on, every run gated (bench_kgated; OUT is
+# PREFIX<round>.X.Y.<attempt>SUFFIX); counts the failed runs in failed
+bench_krounds() {
+	local rounds=$1 reruns=$2 pre=$3 suf=$4 r xi yi x y
+	local -a xs ys
+	read -r -a xs <<<"$5"
+	read -r -a ys <<<"$6"
+	shift 6
+	for r in $(seq 1 "$rounds"); do
+		for xi in $(seq 0 $((${#xs[@]} - 1))); do
+			x=${xs[$(((xi + r - 1) % ${#xs[@]}))]}
+			for yi in $(seq 0 $((${#ys[@]} - 1))); do
+				y=${ys[$(((yi + r - 1) % ${#ys[@]}))]}
+				bench_kgated "$reruns" "$pre$r.$x.$y.%s$suf" "$r" "$x" "$y" "$@" "$x" "$y" || failed=$((failed + 1))
+			done
+		done
+		printf 'round %d of %d done (%ds; load %s)\n' "$r" "$rounds" $(($(date +%s) - t_start)) "$(cut -d' ' -f1 /proc/loadavg)"
+	done
+}
+
+# bench_retrans NETNS: the kernel's TCP RetransSegs in NETNS
+bench_retrans() { ip netns exec "$1" awk '/^Tcp:/ { if (h) { print $13; exit } h = 1 }' /proc/net/snmp; }
+
+# the veth benchmarks (b8.sh, b12.sh): a command in NSS / NSC
+nss() { ip netns exec "$NSS" "$@"; }
+nsc() { ip netns exec "$NSC" "$@"; }
+
+# bench_veth_cleanup NAME KEEP PID...: the PIDs stopped (3 s, then SIGKILL), NSS
+# and NSC deleted, $tmp removed unless KEEP is 1 (NAME_KEEP=1 said)
+bench_veth_cleanup() {
+	local name=$1 keep=$2
+	shift 2
+	bench_stop_pids 30 "$@"
+	ip netns del "$NSS" 2>/dev/null || true
+	ip netns del "$NSC" 2>/dev/null || true
+	if [ "$keep" = 1 ]; then
+		echo "${name}_KEEP=1: keeping $tmp"
+	else
+		rm -rf "$tmp"
+	fi
+}
+
+# bench_veth_pair WHAT: the network namespaces NSS (WHAT, at S_IP on VS) and NSC
+# (the receivers: the kernel at K_IP on VC, lcpipe at L_IP / L_MAC over
+# af_packet), IPv6 off, joined by a veth pair with its offloads off (SKIP
+# without namespaces); says what it made
+bench_veth_pair() {
+	local n x
+	ip netns add "$NSS" && ip netns add "$NSC" || { echo "SKIP: cannot create network namespaces"; exit 77; }
+	for n in "$NSS" "$NSC"; do
+		ip netns exec "$n" sysctl -qw net.ipv6.conf.default.disable_ipv6=1 net.ipv6.conf.all.disable_ipv6=1
+		ip -n "$n" link set lo up
+	done
+	ip link add "$VS" type veth peer name "$VC"
+	ip link set "$VS" netns "$NSS"
+	ip link set "$VC" netns "$NSC"
+	ip -n "$NSS" addr add "$S_IP/24" dev "$VS"
+	ip -n "$NSC" addr add "$K_IP/24" dev "$VC"
+	ip -n "$NSS" link set "$VS" mtu 1500 up
+	ip -n "$NSC" link set "$VC" mtu 1500 up
+	ip netns exec "$NSS" ethtool -K "$VS" tso off gso off gro off tx off rx off >/dev/null 2>&1 || true
+	ip netns exec "$NSC" ethtool -K "$VC" tso off gso off gro off tx off rx off >/dev/null 2>&1 || true
+	echo "veth:    $VS ($S_IP, netns $NSS, $1) <-> $VC (netns $NSC: kernel $K_IP; lcpipe $L_IP mac $L_MAC over af_packet), MTU $(ip -n "$NSS" -o link show "$VS" | sed -n 's/.* mtu \([0-9]*\).*/\1/p')"
+	for x in "$NSS:$VS" "$NSC:$VC"; do
+		echo "         ${x#*:}: $(ip netns exec "${x%%:*}" ethtool -k "${x#*:}" | grep -E '^(tcp-segmentation-offload|generic-segmentation-offload|generic-receive-offload|tx-checksumming|rx-checksumming):' | tr -s ' \n' ' ')"
+	done
 }
