@@ -716,13 +716,6 @@ b1_spin_main(void *arg)
 	return 0;
 }
 
-static int
-b1_calibrate_main(void *arg)
-{
-	bench_gate_calibrate(arg);
-	return 0;
-}
-
 /* spin on both lcores at once; the larger drift */
 static double
 b1_gate(struct b1 *b)
@@ -975,15 +968,11 @@ main(int argc, char **argv)
 	unsigned nres = 0, ndres = 0, lcores[2];
 	char placement[256], placement_json[512], sched[128];
 	double hz;
-	int n;
+	int rc;
 
-	n = rte_eal_init(argc, argv);
-	if (n < 0) {
-		fprintf(stderr, "b1: EAL init failed\n");
-		return 1;
-	}
-	if (bench_parse_opts(argc - n, argv + n, &o) < 0)
-		return 2;
+	rc = bench_init("b1", argc, argv, &o);
+	if (rc != 0)
+		return rc;
 	b = rte_zmalloc("b1", sizeof(*b), RTE_CACHE_LINE_SIZE);
 	if (b == NULL)
 		return 1;
@@ -998,25 +987,15 @@ main(int argc, char **argv)
 	}
 
 	b->cons_burst = o.cons_burst;
-	b->lc_prod = rte_get_next_lcore(-1, 1, 0);
-	b->lc_cons = rte_get_next_lcore(b->lc_prod, 1, 0);
-	if (b->lc_prod >= RTE_MAX_LCORE || b->lc_cons >= RTE_MAX_LCORE) {
-		fprintf(stderr, "b1: needs two worker lcores, e.g. --lcores=0@0,1@1,2@0\n");
+	if (bench_workers("b1", lcores, 2) < 0)
 		return 77;
-	}
-	lcores[0] = b->lc_prod;
-	lcores[1] = b->lc_cons;
-	bench_placement(placement, sizeof(placement), lcores, 2);
-	bench_set_rt(o.rt, sched, sizeof(sched));
-	bench_placement_json(placement_json, sizeof(placement_json) - sizeof(sched) - 16, lcores,
-			     2);
-	snprintf(placement_json + strlen(placement_json) - 1, sizeof(sched) + 16,
-		 ",\"sched\":\"%s\"}", sched);
+	b->lc_prod = lcores[0];
+	b->lc_cons = lcores[1];
+	bench_place(lcores, 2, o.rt, placement, sizeof(placement), placement_json, sizeof(placement_json), sched,
+		    sizeof(sched));
 	b1_build(b);
-	for (unsigned i = 0; i < 2; i++) {
-		bench_launch(lcores[i], b1_calibrate_main, &b->gate[lcores[i]]);
-		bench_wait();
-	}
+	for (unsigned i = 0; i < 2; i++)
+		bench_gate_calibrate_on(lcores[i], &b->gate[lcores[i]]);
 
 	printf("B1 ring link: TSC %.1f MHz; producer lcore %u, consumer lcore %u; %s\n", hz / 1e6,
 	       b->lc_prod, b->lc_cons, placement);

@@ -426,13 +426,6 @@ b2_job_main(void *arg)
 	return 0;
 }
 
-static int
-b2_calibrate_main(void *arg)
-{
-	bench_gate_calibrate(arg);
-	return 0;
-}
-
 /* one gated repetition: cycles per stage call */
 static double
 b2_rep(struct b2 *b, struct b2_chain *ch, enum b2_variant v, unsigned burst, uint64_t bursts,
@@ -506,15 +499,11 @@ main(int argc, char **argv)
 	unsigned nres = 0;
 	char placement[256], placement_json[512], sched[128];
 	double hz;
-	int n;
+	int rc;
 
-	n = rte_eal_init(argc, argv);
-	if (n < 0) {
-		fprintf(stderr, "b2: EAL init failed\n");
-		return 1;
-	}
-	if (bench_parse_opts(argc - n, argv + n, &o) < 0)
-		return 2;
+	rc = bench_init("b2", argc, argv, &o);
+	if (rc != 0)
+		return rc;
 	b = rte_zmalloc("b2", sizeof(*b), RTE_CACHE_LINE_SIZE);
 	if (b == NULL)
 		return 1;
@@ -527,19 +516,11 @@ main(int argc, char **argv)
 		return 0;
 	}
 
-	b->lc = rte_get_next_lcore(-1, 1, 0);
-	if (b->lc >= RTE_MAX_LCORE) {
-		fprintf(stderr, "b2: needs one worker lcore, e.g. --lcores=0@0,1@1\n");
+	if (bench_workers("b2", &b->lc, 1) < 0)
 		return 77;
-	}
-	bench_placement(placement, sizeof(placement), &b->lc, 1);
-	bench_set_rt(o.rt, sched, sizeof(sched));
-	bench_placement_json(placement_json, sizeof(placement_json) - sizeof(sched) - 16, &b->lc,
-			     1);
-	snprintf(placement_json + strlen(placement_json) - 1, sizeof(sched) + 16,
-		 ",\"sched\":\"%s\"}", sched);
-	bench_launch(b->lc, b2_calibrate_main, &b->gate);
-	bench_wait();
+	bench_place(&b->lc, 1, o.rt, placement, sizeof(placement), placement_json, sizeof(placement_json), sched,
+		    sizeof(sched));
+	bench_gate_calibrate_on(b->lc, &b->gate);
 	printf("B2 stage dispatch: TSC %.1f MHz; measured on lcore %u; %s\n", hz / 1e6, b->lc,
 	       placement);
 	printf("%u repetitions of ~%.0f ms, interleaved; noise gate %.0f %% (spin ~1 ms: %.0f "

@@ -342,13 +342,6 @@ b4_once(struct b4 *b, struct lcp_pool *p, enum b4_pattern pat, uint64_t nobj, bo
 	return (double)b->cycles / (double)b->nobj;
 }
 
-static int
-b4_calibrate_main(void *arg)
-{
-	bench_gate_calibrate(arg);
-	return 0;
-}
-
 /* ---- callgrind ---- */
 
 static void
@@ -443,28 +436,18 @@ main(int argc, char **argv)
 		return 0;
 	}
 
-	b->lc1 = rte_get_next_lcore(-1, 1, 0);
-	b->lc2 = rte_get_next_lcore(b->lc1, 1, 0);
-	if (b->lc1 >= RTE_MAX_LCORE || b->lc2 >= RTE_MAX_LCORE) {
-		fprintf(stderr, "b4: needs two worker lcores, e.g. --lcores=0@0,1@1,2@0\n");
+	if (bench_workers("b4", lcores, 2) < 0)
 		return 77;
-	}
+	b->lc1 = lcores[0];
+	b->lc2 = lcores[1];
 	b->r = rte_ring_create("b4_xlcore", B4_RING_SIZE, (int)rte_socket_id(),
 			       RING_F_SP_ENQ | RING_F_SC_DEQ);
 	if (b->r == NULL)
 		return 1;
-	lcores[0] = b->lc1;
-	lcores[1] = b->lc2;
-	bench_placement(placement, sizeof(placement), lcores, 2);
-	bench_set_rt(o.rt, sched, sizeof(sched));
-	bench_placement_json(placement_json, sizeof(placement_json) - sizeof(sched) - 16, lcores,
-			     2);
-	snprintf(placement_json + strlen(placement_json) - 1, sizeof(sched) + 16,
-		 ",\"sched\":\"%s\"}", sched);
-	for (unsigned i = 0; i < 2; i++) {
-		bench_launch(lcores[i], b4_calibrate_main, &b->gate[lcores[i]]);
-		bench_wait();
-	}
+	bench_place(lcores, 2, o.rt, placement, sizeof(placement), placement_json, sizeof(placement_json), sched,
+		    sizeof(sched));
+	for (unsigned i = 0; i < 2; i++)
+		bench_gate_calibrate_on(lcores[i], &b->gate[lcores[i]]);
 	printf("B4 %s: module %s, options %s; TSC %.1f MHz; %s; pools of %u, ring %u SP/SC; "
 	       "%u repetitions of ~%.0f ms per case after a warm-up; noise gate %.0f %% "
 	       "(spin ~1 ms: lcore %u %.0f, lcore %u %.0f cycles), %.0f %% off-CPU; %s\n",

@@ -790,15 +790,11 @@ main(int argc, char **argv)
 	unsigned nc, lc, met = 0, applies = 0;
 	char placement[256], placement_json[256];
 	double hz;
-	int n;
+	int rc;
 
-	n = rte_eal_init(argc, argv);
-	if (n < 0) {
-		fprintf(stderr, "b6: EAL init failed\n");
-		return 1;
-	}
-	if (bench_parse_opts(argc - n, argv + n, &o) < 0)
-		return 2;
+	rc = bench_init("b6", argc, argv, &o);
+	if (rc != 0)
+		return rc;
 	b = aligned_alloc(64, (sizeof(*b) + 63) / 64 * 64);
 	if (b == NULL)
 		return 1;

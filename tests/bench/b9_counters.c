@@ -491,13 +491,9 @@ main(int argc, char **argv)
 	double hz;
 	int rc;
 
-	rc = rte_eal_init(argc, argv);
-	if (rc < 0) {
-		fprintf(stderr, "b9: EAL init failed\n");
-		return 1;
-	}
-	if (bench_parse_opts(argc - rc, argv + rc, &o) < 0)
-		return 2;
+	rc = bench_init("b9", argc, argv, &o);
+	if (rc != 0)
+		return rc;
 	hz = (double)rte_get_tsc_hz();
 	b9_load(b);
 
@@ -507,23 +503,14 @@ main(int argc, char **argv)
 		return 0;
 	}
 
-	b->lc_a = rte_get_next_lcore(-1, 1, 0);
-	b->lc_b = rte_get_next_lcore(b->lc_a, 1, 0);
-	if (b->lc_a >= RTE_MAX_LCORE || b->lc_b >= RTE_MAX_LCORE) {
-		fprintf(stderr, "b9: needs two worker lcores, e.g. --lcores=0@0,1@1,2@0\n");
+	if (bench_workers("b9", lcores, 2) < 0)
 		return 77;
-	}
-	lcores[0] = b->lc_a;
-	lcores[1] = b->lc_b;
-	bench_placement(placement, sizeof(placement), lcores, 2);
-	bench_set_rt(o.rt, sched, sizeof(sched));
-	bench_placement_json(placement_json, sizeof(placement_json) - sizeof(sched) - 16, lcores,
-			     2);
-	snprintf(placement_json + strlen(placement_json) - 1, sizeof(sched) + 16,
-		 ",\"sched\":\"%s\"}", sched);
+	b->lc_a = lcores[0];
+	b->lc_b = lcores[1];
+	bench_place(lcores, 2, o.rt, placement, sizeof(placement), placement_json, sizeof(placement_json), sched,
+		    sizeof(sched));
 	for (unsigned i = 0; i < 2; i++) {
-		bench_launch(lcores[i], b9_calibrate_main, &b->gate[lcores[i]]);
-		bench_wait();
+		bench_gate_calibrate_on(lcores[i], &b->gate[lcores[i]]);
 		bench_launch(lcores[i], b9_tid_main, tids);
 		bench_wait();
 	}

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <rte_eal.h>
 #include <rte_launch.h>
 #include <rte_lcore.h>
 
@@ -326,4 +327,58 @@ bench_set_rt(bool rt, char *buf, size_t len)
 			 ok);
 	else
 		snprintf(buf, len, "SCHED_OTHER: SCHED_FIFO refused (%s)", strerror(err));
+}
+
+int
+bench_init(const char *name, int argc, char **argv, struct bench_opts *o)
+{
+	int n = rte_eal_init(argc, argv);
+
+	if (n < 0) {
+		fprintf(stderr, "%s: EAL init failed\n", name);
+		return 1;
+	}
+	return bench_parse_opts(argc - n, argv + n, o) < 0 ? 2 : 0;
+}
+
+int
+bench_workers(const char *name, unsigned *lcores, unsigned n)
+{
+	unsigned l = (unsigned)-1;
+
+	for (unsigned i = 0; i < n; i++) {
+		l = rte_get_next_lcore(l, 1, 0);
+		if (l >= RTE_MAX_LCORE) {
+			fprintf(stderr, "%s: needs %s, e.g. --lcores=%s\n", name,
+				n == 1 ? "one worker lcore" : "two worker lcores",
+				n == 1 ? "0@0,1@1" : "0@0,1@1,2@0");
+			return -1;
+		}
+		lcores[i] = l;
+	}
+	return 0;
+}
+
+static int
+gate_calibrate_main(void *arg)
+{
+	bench_gate_calibrate(arg);
+	return 0;
+}
+
+void
+bench_gate_calibrate_on(unsigned lcore, struct bench_gate *g)
+{
+	bench_launch(lcore, gate_calibrate_main, g);
+	bench_wait();
+}
+
+void
+bench_place(const unsigned *lcores, unsigned n, bool rt, char *placement, size_t plen, char *json,
+	    size_t jlen, char *sched, size_t slen)
+{
+	bench_placement(placement, plen, lcores, n);
+	bench_set_rt(rt, sched, slen);
+	bench_placement_json(json, jlen - slen - 16, lcores, n);
+	snprintf(json + strlen(json) - 1, slen + 16, ",\"sched\":\"%s\"}", sched);
 }

@@ -94,6 +94,22 @@ struct bench_opts {
 };
 int bench_parse_opts(int argc, char **argv, struct bench_opts *o);
 
+/* EAL, then the options after EAL's: 0, or main's exit status after saying why
+ * as name (1: EAL init failed, 2: bad options) */
+int bench_init(const char *name, int argc, char **argv, struct bench_opts *o);
+
+/* the first n (1 or 2) worker lcores into lcores; -1 after saying that name
+ * needs them */
+int bench_workers(const char *name, unsigned *lcores, unsigned n);
+
+/* calibrate g (bench_gate_calibrate) on worker lcore `lcore` */
+void bench_gate_calibrate_on(unsigned lcore, struct bench_gate *g);
+
+/* the placement of the n lcores as text (placement) and as JSON (json, with
+ * "sched": what bench_set_rt(rt) did, also in sched) */
+void bench_place(const unsigned *lcores, unsigned n, bool rt, char *placement, size_t plen, char *json,
+		 size_t jlen, char *sched, size_t slen);
+
 /* --rt: put every worker lcore thread in SCHED_FIFO priority 1 (the main lcore
  * stays SCHED_OTHER: it sleeps while they measure). Other tasks then cannot
  * preempt a repetition; the kernel's RT throttling (sched_rt_runtime_us) still
