@@ -39,15 +39,21 @@ nsx ip link set lo up
 rxpk() { nsx cat /sys/class/net/$1/statistics/rx_packets; }
 
 N=2000
-cat > "$W/tx.json" <<JSON
+# gen_tx_conf TAG VDEV SIZE: $W/TAG.json, gen (N frames of SIZE bytes, 20000/s)
+# into port_ethdev on the EAL device VDEV (its name before the first comma)
+gen_tx_conf() {
+	cat > "$W/$1.json" <<JSON
 { "eal": ["--no-huge","--no-pci","--no-shconf","-m","256","-l","0,1",
-          "--file-prefix=lcpk$$-tx","--vdev=net_af_packet0,iface=vA"],
+          "--file-prefix=lcpk$$-$1","--vdev=$2"],
   "engine": {"duration": 2, "drain_timeout": 1.0},
   "stages": [
-    {"name":"g","plugin":"gen","lcore":1,"options":{"size":128,"count":$N,"rate":20000}},
-    {"name":"p","plugin":"port_ethdev","lcore":1,"options":{"device":"net_af_packet0"}}],
+    {"name":"g","plugin":"gen","lcore":1,"options":{"size":$3,"count":$N,"rate":20000}},
+    {"name":"p","plugin":"port_ethdev","lcore":1,"options":{"device":"${2%%,*}"}}],
   "links": ["g.out -> p.tx"] }
 JSON
+}
+
+gen_tx_conf tx net_af_packet0,iface=vA 128
 before=$(rxpk vB)
 nsx timeout 60 "$LCPIPE" run "$W/tx.json" --no-live --report "$W/tx.r.json" > "$W/tx.log" 2>&1 ||
 	{ cat "$W/tx.log"; fail "af_packet tx run exited $?"; }
@@ -275,15 +281,7 @@ PYEOF
 fi
 
 # tap: lcpipe creates the tap interface inside the namespace
-cat > "$W/tap.json" <<JSON
-{ "eal": ["--no-huge","--no-pci","--no-shconf","-m","256","-l","0,1",
-          "--file-prefix=lcpk$$-tap","--vdev=net_tap0,iface=lcptap0"],
-  "engine": {"duration": 2, "drain_timeout": 1.0},
-  "stages": [
-    {"name":"g","plugin":"gen","lcore":1,"options":{"size":100,"count":$N,"rate":20000}},
-    {"name":"p","plugin":"port_ethdev","lcore":1,"options":{"device":"net_tap0"}}],
-  "links": ["g.out -> p.tx"] }
-JSON
+gen_tx_conf tap net_tap0,iface=lcptap0 100
 ip netns exec "$NS" timeout 60 "$LCPIPE" run "$W/tap.json" --no-live --report "$W/tap.r.json" > "$W/tap.log" 2>&1 &
 pid=$!
 # the tap exists only while lcpipe runs: read its counter at the end of the run

@@ -392,11 +392,24 @@ class Result:
 
 # ---------------------------------------------------------------- phases
 
-def phase_rst(w, a, R):
-    f = {}
-    c = Conn(w, a.src, 41001, a.port)
-    if not R.need(c.handshake(), "rst: handshake failed"):
-        return f
+def conn_phase(name, sport, win=65535):
+    """A phase on a connection of its own: the decorated fn(w, a, R, f, c) runs
+    once c (from sport) has done its handshake (a failed one is an error in R)
+    and puts its figures in f; c's slot is freed after"""
+    def wrap(fn):
+        def phase(w, a, R):
+            f = {}
+            c = Conn(w, a.src, sport, a.port, win=win)
+            if R.need(c.handshake(), "%s: handshake failed" % name):
+                fn(w, a, R, f, c)
+                c.close_slot()
+            return f
+        return phase
+    return wrap
+
+
+@conn_phase("rst", 41001)
+def phase_rst(w, a, R, f, c):
     f["sport"] = c.sport
     data = pattern(b"rst", 4096)
     c.send_data(data)
@@ -458,8 +471,6 @@ def phase_rst(w, a, R):
     R.need(all(s["flags"] & RST for s in c.segs[n2:]), "rst: a non-RST answer after the exact RST")
     f["echo_sha256"] = hashlib.sha256(bytes(c.rx)).hexdigest()
     f["sent_sha256"] = hashlib.sha256(data + more).hexdigest()
-    c.close_slot()
-    return f
 
 
 def legit_connect(host, port, res, key):
@@ -528,11 +539,8 @@ def phase_syn(w, a, R):
     return f
 
 
-def phase_zero(w, a, R):
-    f = {}
-    c = Conn(w, a.src, 41002, a.port, win=8192)
-    if not R.need(c.handshake(), "zero: handshake failed"):
-        return f
+@conn_phase("zero", 41002, win=8192)
+def phase_zero(w, a, R, f, c):
     probes = []
     zero_at = [None]
 
@@ -566,15 +574,10 @@ def phase_zero(w, a, R):
         f["probe_gaps_s"] = [round(g, 3) for g in gaps[:16]]
         R.need(gaps[-1] >= gaps[0] * 1.5, "zero: no backoff between probes: %s" % gaps)
     R.need(c.rst >= 1, "zero: lcpipe did not give up within %s s" % a.zw_wait)
-    c.close_slot()
-    return f
 
 
-def phase_ooo(w, a, R):
-    f = {}
-    c = Conn(w, a.src, 41003, a.port)
-    if not R.need(c.handshake(), "ooo: handshake failed"):
-        return f
+@conn_phase("ooo", 41003)
+def phase_ooo(w, a, R, f, c):
     total = a.ooo_stream
     data = pattern(b"ooo", total)
     base = c.snd_nxt
@@ -615,15 +618,10 @@ def phase_ooo(w, a, R):
     f["echo_sha256"] = hashlib.sha256(bytes(c.rx)).hexdigest()
     f["closed"] = c.close()
     R.need(f["closed"], "ooo: no FIN back after ours")
-    c.close_slot()
-    return f
 
 
-def phase_opts(w, a, R):
-    f = {}
-    c = Conn(w, a.src, 41004, a.port)
-    if not R.need(c.handshake(), "opts: handshake failed"):
-        return f
+@conn_phase("opts", 41004)
+def phase_opts(w, a, R, f, c):
     good1 = pattern(b"opts1", 100)
     c.send_data(good1)
     R.need(c.wait_rx(100, 5), "opts: the first 100 bytes did not come back")
@@ -673,8 +671,6 @@ def phase_opts(w, a, R):
     f["sha256"] = hashlib.sha256(good1 + good2).hexdigest()
     f["closed"] = c.close()
     R.need(f["closed"], "opts: no FIN back after ours")
-    c.close_slot()
-    return f
 
 
 PHASES = {"rst": phase_rst, "syn": phase_syn, "zero": phase_zero, "ooo": phase_ooo, "opts": phase_opts}

@@ -254,8 +254,7 @@ print(json.dumps([json.loads(l) for l in open(sys.argv[1]) if l.strip()]))' "$1"
 # wss_run: run the last ws_conf'ed lcpipe in the namespace, bring the tap up,
 # wait for lcpipe; it must exit 0
 wss_run() {
-	run_lcpipe "$CONF" "$REPORT" "$LOG"
-	tap_up || finish
+	lcpipe_start || finish
 	lcpipe_wait
 	expect_lc_rc 0
 }

@@ -43,9 +43,7 @@ server_start ct "$PY" "$KDIR/ws_hostile.py" --port $PORT --cases "" --result "$H
 	--timeout $((DURATION + 10)) --linger 9 || finish
 ws_conf ct '"url": "ws://'$K_IP:$PORT'/ct", "subscribe": "sub", "handshake_timeout_ms": 1500,
   "reconnect_min_ms": 50, "reconnect_max_ms": 200' '"expect": 1, "linger_ms": 6000' '"rto_init_ms": 1000'
-t0=$(date +%s%N)
-run_lcpipe "$CONF" "$REPORT" "$LOG"
-tap_up || finish
+ws_lcpipe_start
 n=200
 while [ $n -gt 0 ] && [ "$(syn_dropped)" -lt 3 ] 2>/dev/null; do
 	sleep 0.05
@@ -53,13 +51,9 @@ while [ $n -gt 0 ] && [ "$(syn_dropped)" -lt 3 ] 2>/dev/null; do
 done
 DROPPED=$(syn_dropped)
 nsx nft delete table inet lcpt_syn
-say "SYNs dropped: $DROPPED, rule removed after $((($(date +%s%N) - t0) / 1000000)) ms"
-lcpipe_wait
-t1=$(date +%s%N)
-server_wait 10
-expect_lc_rc 0
-[ "$SRV_RC" -eq 0 ] || { fail "ws_hostile.py exited $SRV_RC"; show "$SRV_OUT" "$SRV_ERR"; }
-say "lcpipe ran $(((t1 - t0) / 1000000)) ms (start to exit); the server's view:"
+say "SYNs dropped: $DROPPED, rule removed after $((($(date +%s%N) - T0) / 1000000)) ms"
+ws_lcpipe_end ws_hostile.py 10
+say "lcpipe ran $(((T1 - T0) / 1000000)) ms (start to exit); the server's view:"
 cat "$SRV_OUT"
 
 pycheck "connect timeout" srv="$HOSTILE_JSON" res="$RESULT" rep="$REPORT" log="$LOG" dropped="${DROPPED:-0}" <<'PY' || show "$LOG" "$SRV_OUT" "$SRV_ERR"

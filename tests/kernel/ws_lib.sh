@@ -126,20 +126,31 @@ check("leak" not in log.lower(), "no leak reported in the log", [l for l in log.
 PY
 }
 
+# ws_lcpipe_start: lcpipe on $CONF with the tap up; T0 its start (date +%s%N)
+ws_lcpipe_start() {
+	T0=$(date +%s%N)
+	lcpipe_start || finish
+}
+
+# ws_lcpipe_end SERVER SECONDS [GONE]: lcpipe's end (T1, date +%s%N; then the
+# file GONE is made, if given), then the server process's (at most SECONDS
+# more); both must exit 0 (SERVER names it)
+ws_lcpipe_end() {
+	lcpipe_wait
+	T1=$(date +%s%N)
+	[ -z "${3:-}" ] || touch "$3"
+	server_wait "$2"
+	expect_lc_rc 0
+	[ "$SRV_RC" -eq 0 ] || { fail "$1 exited $SRV_RC"; show "$SRV_OUT" "$SRV_ERR"; }
+}
+
 # ws_run_transfer SERVER COUNT: run lcpipe on $CONF with the tap up, wait for
 # it and for the server process (SERVER names it in a failure), and say how
 # long lcpipe took for COUNT messages
 ws_run_transfer() {
-	local t0 t1
-	t0=$(date +%s%N)
-	run_lcpipe "$CONF" "$REPORT" "$LOG"
-	tap_up || finish
-	lcpipe_wait
-	t1=$(date +%s%N)
-	server_wait 15
-	expect_lc_rc 0
-	[ "$SRV_RC" -eq 0 ] || { fail "$1 exited $SRV_RC"; show "$SRV_OUT" "$SRV_ERR"; }
-	say "lcpipe ran $(((t1 - t0) / 1000000)) ms (start to exit) for $2 messages"
+	ws_lcpipe_start
+	ws_lcpipe_end "$1" 15
+	say "lcpipe ran $(((T1 - T0) / 1000000)) ms (start to exit) for $2 messages"
 }
 
 # ws_check_transfer SERVER_JSON COUNT SUB [OPENS]: the checks of a whole
@@ -266,25 +277,18 @@ print(sum(len(CASES[c]["msgs"]) for c in sys.argv[2].split(",") + ["done"] if c)
   "reconnect_min_ms": 50, "reconnect_max_ms": 200, "reconnect_jitter": false, "reconnect_reset_ms": 0,
   "stale_timeout_ms": 0' \
 		"$expect"', "linger_ms": 300, "record": "'"$RECORD"'"'
-	t0=$(date +%s%N)
-	run_lcpipe "$CONF" "$REPORT" "$LOG"
-	tap_up || finish
-	lcpipe_wait
-	t1=$(date +%s%N)
-	# lcpipe is gone. Both servers hold the reconnects that follow their last
-	# case / transfer (--linger) until one is dropped; a reconnect the run's
-	# end overtook (msg_hash stops 300 ms after the last message, the ws stage
-	# reconnects 50 ms after a close, later under ASan) never comes, and they
-	# would wait out --linger: the stop file tells them the client is gone
-	touch "$W/$tag.gone"
-	server_wait 10
-	expect_lc_rc 0
-	[ "$SRV_RC" -eq 0 ] || { fail "ws_hostile.py exited $SRV_RC"; show "$SRV_OUT" "$SRV_ERR"; }
+	ws_lcpipe_start
+	# once lcpipe is gone: both servers hold the reconnects that follow their
+	# last case / transfer (--linger) until one is dropped; a reconnect the
+	# run's end overtook (msg_hash stops 300 ms after the last message, the ws
+	# stage reconnects 50 ms after a close, later under ASan) never comes, and
+	# they would wait out --linger: the stop file tells them the client is gone
+	ws_lcpipe_end ws_hostile.py 10 "$W/$tag.gone"
 	if [ -n "$good_pid" ]; then
 		wait_or_stop "$good_pid" 10 ws_peer.py
 		[ "$WAIT_RC" -eq 0 ] || { fail "ws_peer.py (the good server) exited $WAIT_RC"; show "$W/$tag-good.server.err"; }
 	fi
-	say "lcpipe ran $(((t1 - t0) / 1000000)) ms (start to exit); the server's view:"
+	say "lcpipe ran $(((T1 - T0) / 1000000)) ms (start to exit); the server's view:"
 	cat "$SRV_OUT"
 }
 

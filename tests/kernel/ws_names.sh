@@ -31,8 +31,7 @@ ws_conf names '"url": "ws://multi.example.test:'$PORT'/feed,ws://nosuch.example.
   "subscribe": "{\"op\":\"sub\"}", "ping_interval_ms": 200, "pong_timeout_ms": 20000,
   "reconnect_min_ms": 100, "reconnect_max_ms": 400, "reconnect_reset_ms": 0' \
 	'"expect_per_conn": "'$COUNT',0", "linger_ms": 1500'
-run_lcpipe "$CONF" "$REPORT" "$LOG"
-tap_up || finish
+lcpipe_start || finish
 nsx ip addr add $BAD_IP/24 dev $TAP || fail "ip addr add $BAD_IP/24 dev $TAP"
 lcpipe_wait
 server_wait 15

@@ -35,8 +35,7 @@ one_run() {
 		--timeout $SRV_TIMEOUT || finish
 	ws_conf "$tag" '"url": "ws://'$K_IP:$PORT'/feed", "subscribe": "'$SUB'", "reconnect_min_ms": 5000,
   "reconnect_max_ms": 10000' '' '' "${3:-}"
-	run_lcpipe "$CONF" "$REPORT" "$LOG"
-	tap_up || finish
+	lcpipe_start || finish
 }
 
 # wait_open TAG: up to 20 s for the server to see our subscription
