@@ -662,8 +662,11 @@ def component(ob):
     return None if b in ("", "???") else b
 
 
-def cg_parse(path):
-    """callgrind file -> (components, total Ir, worker turns = calls of ws_poll)"""
+def cg_costs(path):
+    """A callgrind file's cost lines, its compressed names expanded: yields
+    (ob, fi, fn, None, None, 0, Ir) for a function's own instructions (fi: the
+    file they come from, inlined ones included) and (ob, fi, fn, cob, cfn,
+    calls, inclusive Ir) for its calls of cfn in cob (never None)"""
     names = {"ob": {}, "fl": {}, "fn": {}}
 
     def name(kind, v):
@@ -674,11 +677,10 @@ def cg_parse(path):
             names[kind][m.group(1)] = m.group(2)
         return names[kind].get(m.group(1), "?")
 
-    selfc, shared_in = {}, {}
-    ob, fn = "", ""
+    ob = fl = fi = fn = ""
     cob = cfn = None
     in_call = False
-    total = turns = ncalls = 0
+    ncalls = 0
     for line in open(path):
         line = line.rstrip("\n")
         if not line or line[0] == "#":
@@ -689,33 +691,49 @@ def cg_parse(path):
             cost = int(parts[1]) if len(parts) > 1 else 0
             if in_call:
                 in_call = False
-                comp = component(resolve(ob, fn))
-                if comp is not None and component(resolve(cob, cfn)) is None:
-                    shared_in[(comp, fn, cob, cfn)] = shared_in.get((comp, fn, cob, cfn), 0) + cost
-                if cfn == "ws_poll":
-                    turns += ncalls
+                yield ob, fi, fn, cob, cfn, ncalls, cost
                 cob = None  # a cob= line names the object of the next call only
                 continue
-            selfc[(ob, fn)] = selfc.get((ob, fn), 0) + cost
-            total += cost
+            yield ob, fi, fn, None, None, 0, cost
             continue
         k, _, v = line.partition("=")
         if k == "ob":
             ob = name("ob", v)
+        elif k == "fl":
+            fl = fi = name("fl", v)
+        elif k in ("fi", "fe"):
+            fi = name("fl", v)
         elif k == "fn":
             fn = name("fn", v)
+            fi = fl
             cob, cfn = None, None
         elif k in ("cob", "cfob"):
             cob = name("ob", v)
         elif k == "cfn":
             cfn = name("fn", v)
-        elif k in ("fl", "fi", "fe", "cfi", "cfl"):
+        elif k in ("cfi", "cfl"):
             name("fl", v)
         elif k == "calls":
             in_call = True
             ncalls = int(v.split()[0])
             if cob is None:
                 cob = ob
+
+
+def cg_parse(path):
+    """callgrind file -> (components, total Ir, worker turns = calls of ws_poll)"""
+    selfc, shared_in = {}, {}
+    total = turns = 0
+    for ob, _, fn, cob, cfn, ncalls, cost in cg_costs(path):
+        if cob is not None:  # a call
+            comp = component(resolve(ob, fn))
+            if comp is not None and component(resolve(cob, cfn)) is None:
+                shared_in[(comp, fn, cob, cfn)] = shared_in.get((comp, fn, cob, cfn), 0) + cost
+            if cfn == "ws_poll":
+                turns += ncalls
+            continue
+        selfc[(ob, fn)] = selfc.get((ob, fn), 0) + cost
+        total += cost
     comps = {}
     for (o, f), c in selfc.items():
         comp = component(resolve(o, f))
@@ -820,72 +838,27 @@ def tls_cat(ob, fl, fn):
 def cg_tls_parse(path):
     """callgrind file -> {category: Ir} (shared libraries' own instructions split over their callers in
     proportion to each call's inclusive cost, up to the first non-shared caller), worker turns"""
-    names = {"ob": {}, "fl": {}, "fn": {}}
-
-    def name(kind, v):
-        m = re.match(r"\((\d+)\)(?: (.*))?$", v)
-        if not m:
-            return v
-        if m.group(2) is not None:
-            names[kind][m.group(1)] = m.group(2)
-        return names[kind].get(m.group(1), "?")
-
     selfc = {}    # (ob, fn) -> {file: Ir}
     callers = {}  # callee (ob, fn) -> {caller (ob, fn, file): inclusive Ir}
     glue = {"err_incl": 0, "ssl_reads": 0, "bio_reads": 0}  # from stack/tls*.c: ERR_* inclusive Ir; SSL_read_ex, BIO reads
-    ob = fl = fi = fn = ""
-    cob = cfn = None
-    in_call = False
-    turns = ncalls = 0
-    for line in open(path):
-        line = line.rstrip("\n")
-        if not line or line[0] == "#":
+    turns = 0
+    for ob, fi, fn, cob, cfn, ncalls, cost in cg_costs(path):
+        if cob is not None:  # a call
+            d = callers.setdefault((cob, cfn), {})
+            k = (ob, fn, fi)
+            d[k] = d.get(k, 0) + cost
+            if STK_TLS_FILE.search(fi):
+                if cfn.startswith("ERR_"):
+                    glue["err_incl"] += cost
+                elif cfn == "SSL_read_ex":
+                    glue["ssl_reads"] += ncalls
+            if cfn == "bio_read":
+                glue["bio_reads"] += ncalls
+            if cfn == "ws_poll":
+                turns += ncalls
             continue
-        c0 = line[0]
-        if c0.isdigit() or c0 in "+-*":
-            parts = line.split()
-            cost = int(parts[1]) if len(parts) > 1 else 0
-            if in_call:
-                in_call = False
-                d = callers.setdefault((cob, cfn), {})
-                k = (ob, fn, fi)
-                d[k] = d.get(k, 0) + cost
-                if STK_TLS_FILE.search(fi):
-                    if cfn.startswith("ERR_"):
-                        glue["err_incl"] += cost
-                    elif cfn == "SSL_read_ex":
-                        glue["ssl_reads"] += ncalls
-                if cfn == "bio_read":
-                    glue["bio_reads"] += ncalls
-                if cfn == "ws_poll":
-                    turns += ncalls
-                cob = None
-                continue
-            d = selfc.setdefault((ob, fn), {})
-            d[fi] = d.get(fi, 0) + cost
-            continue
-        k, _, v = line.partition("=")
-        if k == "ob":
-            ob = name("ob", v)
-        elif k == "fl":
-            fl = fi = name("fl", v)
-        elif k in ("fi", "fe"):
-            fi = name("fl", v)
-        elif k == "fn":
-            fn = name("fn", v)
-            fi = fl
-            cob, cfn = None, None
-        elif k in ("cob", "cfob"):
-            cob = name("ob", v)
-        elif k == "cfn":
-            cfn = name("fn", v)
-        elif k in ("cfi", "cfl"):
-            name("fl", v)
-        elif k == "calls":
-            in_call = True
-            ncalls = int(v.split()[0])
-            if cob is None:
-                cob = ob
+        d = selfc.setdefault((ob, fn), {})
+        d[fi] = d.get(fi, 0) + cost
     memo = {}
 
     def attr(key, depth=0):
