@@ -259,6 +259,15 @@ async def main():
         waiters.append(await ws.ping(data))
         res["pings"] += 1
 
+    def count_sent(sha, sha_lens, op, payload):
+        """a message sent: into the digests of the payloads and of the (opcode,
+        length) sequence, and the counts"""
+        sha.update(payload)
+        sha_lens.update(struct.pack("<BI", op, len(payload)))
+        res["sent"] += 1
+        res["bytes"] += len(payload)
+        res["text" if op == 1 else "binary"] += 1
+
     async def serve_one(ws):
         gen = Gen(a.seed, a.frag_every)
         frag_rng = random.Random(a.seed + 2)
@@ -293,13 +302,9 @@ async def main():
                 res["fragments"] += len(parts) + 1  # websockets ends with an empty final frame
             else:
                 await ws.send(payload.decode() if op == 1 else payload)
-            sha.update(payload)
-            sha_lens.update(struct.pack("<BI", op, len(payload)))
-            res["sent"] += 1
-            res["bytes"] += len(payload)
+            count_sent(sha, sha_lens, op, payload)
             if a.pace_ms:
                 await asyncio.sleep(a.pace_ms / 1000.0)
-            res["text" if op == 1 else "binary"] += 1
             if len(payload) in BOUNDARY:
                 key = "%d/%s%s" % (len(payload), "text" if op == 1 else "binary", "/frag" if frag else "")
                 res["boundary_sent"][key] = res["boundary_sent"].get(key, 0) + 1
@@ -332,11 +337,7 @@ async def main():
                 op, payload, _frag = gen.message(i)
                 i += 1
                 await ws.send(payload.decode() if op == 1 else payload)
-                sha.update(payload)
-                sha_lens.update(struct.pack("<BI", op, len(payload)))
-                res["sent"] += 1
-                res["bytes"] += len(payload)
-                res["text" if op == 1 else "binary"] += 1
+                count_sent(sha, sha_lens, op, payload)
                 if a.pace_ms:
                     await asyncio.sleep(a.pace_ms / 1000.0)
         except websockets.ConnectionClosed:
