@@ -28,6 +28,7 @@ BENCH_RT_OPT=
 # script's own directory
 : "${LCPIPE:=$BENCH_BUILDDIR/../framework/lcpipe}"
 PY=/usr/bin/python3
+# shellcheck disable=SC2034 # used by the scripts that source this file
 HERE=$(cd "$(dirname "$0")" && pwd)
 # shellcheck disable=SC2034 # used by the scripts that source this file
 [ "$BENCH_RT" = 1 ] && BENCH_RT_OPT=--rt
@@ -166,6 +167,7 @@ bench_feed_progs() {
 	local f
 	SRV=$BENCH_BUILDDIR/bench/b12_feed_server
 	KC=$BENCH_BUILDDIR/bench/b12_kernel_client
+	# shellcheck disable=SC2034 # used by the scripts that source this file
 	LIBTOOL=$BENCH_BUILDDIR/../libtool
 	for f in "$SRV" "$KC" "$LCPIPE"; do
 		[ -e "$f" ] || { echo "$1: $f is not built (make bench BENCH_ONLY=$2 builds it)"; exit 1; }
@@ -227,7 +229,8 @@ bench_kgated() {
 # bench_krounds ROUNDS RERUNS PREFIX SUFFIX XS YS CMD...: ROUNDS rounds of
 # "CMD X Y OUT" for every X of the list XS and Y of the list YS, each round
 # starting both lists one further on, every run gated (bench_kgated; OUT is
-# PREFIX<round>.X.Y.<attempt>SUFFIX); counts the failed runs in failed
+# PREFIX<round>.X.Y.<attempt>SUFFIX); counts the failed runs in failed; says
+# the time since the script's t_start after each round
 bench_krounds() {
 	local rounds=$1 reruns=$2 pre=$3 suf=$4 r xi yi x y
 	local -a xs ys
@@ -242,6 +245,7 @@ bench_krounds() {
 				bench_kgated "$reruns" "$pre$r.$x.$y.%s$suf" "$r" "$x" "$y" "$@" "$x" "$y" || failed=$((failed + 1))
 			done
 		done
+		# shellcheck disable=SC2154 # t_start: the script's
 		printf 'round %d of %d done (%ds; load %s)\n' "$r" "$rounds" $(($(date +%s) - t_start)) "$(cut -d' ' -f1 /proc/loadavg)"
 	done
 }

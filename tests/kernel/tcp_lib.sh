@@ -217,7 +217,7 @@ JSON
 # FAULT_OPTIONS, the fault stage with those options between port and tcp.
 # Sets CONF, RESULT, REPORT, LOG, GO.
 tcp_conf() {
-	local tag=$1 app=$2 tcpo=${3:-} eng=${4:-} fault=${5:-} fst= rx=tcp.rx tx=port.tx
+	local tag=$1 app=$2 tcpo=${3:-} eng=${4:-} fault=${5:-} fst='' rx=tcp.rx tx=port.tx
 	[ -n "$TCP_GW" ] && tcpo=${tcpo:+$tcpo, }$TCP_GW
 	if [ -n "$fault" ]; then
 		fst='
@@ -315,6 +315,7 @@ lcpipe_peer_run() {
 	t1=$(date +%s%N)
 	peer_wait
 	[ $# -eq 0 ] || "$@" 1
+	# shellcheck disable=SC2034 # for the tests that say it
 	LC_MS=$(((t1 - t0) / 1000000))
 	expect_lc_rc 0
 	[ "$PEER_RC" -eq 0 ] || { fail "$what exited $PEER_RC"; show "$PEER_OUT" "$PEER_ERR"; }
@@ -323,6 +324,7 @@ lcpipe_peer_run() {
 # rand_file FILE BYTES: BYTES random bytes in FILE, their sha256 in SHA
 rand_file() {
 	head -c "$2" /dev/urandom >"$1" || { fail "cannot make the $2-byte file"; finish; }
+	# shellcheck disable=SC2034 # for the tests' checks
 	SHA=$(sha256sum "$1" | cut -d' ' -f1)
 }
 
