@@ -261,11 +261,9 @@ wss_run() {
 
 # The wss transfers (wss_python.sh, wss_node.sh, wss_nginx.sh): a ws_peer
 # server serves two connections of $COUNT messages each once it got the
-# subscription SUB (WS_SUB in the ws stage's options); the ws stage pings every
-# 200 ms and reconnects 2 s after the server's close, so that the run (ended
-# by msg_hash 300 ms after the last message) never starts a third connection
-SUB='{"op":"subscribe","channel":"ticks"}'
-WS_SUB='"subscribe": "{\"op\":\"subscribe\",\"channel\":\"ticks\"}"'
+# subscription SUB (ws_lib.sh); the ws stage pings every 200 ms and reconnects
+# 2 s after the server's close, so that the run (ended by msg_hash 300 ms
+# after the last message) never starts a third connection
 WS_XFER='"ping_interval_ms": 200, "pong_timeout_ms": 20000, "reconnect_min_ms": 2000, "reconnect_max_ms": 2000'
 
 # wss_peer_start TAG PORT SEED CMD...: the ws_peer server CMD (with arguments of

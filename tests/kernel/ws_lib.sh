@@ -18,10 +18,11 @@
 # Provides: ws_conf (a whole config), server_start / server_wait (a server
 # process in the namespace, with a ready file), ws_need_node (node with its ws
 # module, or skip), ws_transfer_setup (a ws_peer server and the config for its
-# transfer), ws_run_transfer (lcpipe and the
-# server through a transfer), ws_report_common (leaks, the
-# msg pool, drops), ws_check_transfer (a ws_peer transfer against msg_hash),
-# ws_hostile_run / ws_hostile_check (a ws_hostile.py run and its checks).
+# transfer), ws_lcpipe_start / ws_lcpipe_end and ws_run_transfer (lcpipe and
+# the server through a run), ws_report_common (leaks, the msg pool, drops),
+# ws_check_transfer (a ws_peer transfer against msg_hash), ws_peer_test (all
+# of a transfer), ws_hostile_run / ws_hostile_check (a ws_hostile.py run and
+# its checks).
 # Skips (77) when the tree has no ws plugin.
 
 . "$(dirname "$0")/tcp_lib.sh"
@@ -75,6 +76,11 @@ server_start() {
 	return 0
 }
 
+# the subscription a ws_peer server waits for before a transfer, and the same
+# in the ws stage's options
+SUB='{"op":"subscribe","channel":"ticks"}'
+WS_SUB='"subscribe": "{\"op\":\"subscribe\",\"channel\":\"ticks\"}"'
+
 # ws_need_node: NODE, a node that has the ws module (NODE_PATH defaults to
 # Debian's node-ws), else skip
 ws_need_node() {
@@ -92,9 +98,21 @@ ws_transfer_setup() {
 	shift 3
 	server_start "$tag" "$@" --port $PORT --count "$COUNT" --seed "$seed" --expect-sub "$SUB" \
 		--result "$W/$tag.server.json" --timeout $((DURATION + 10)) || finish
-	ws_conf "$tag" '"url": "ws://'$K_IP:$PORT'/feed", "subscribe": "{\"op\":\"subscribe\",\"channel\":\"ticks\"}",
+	ws_conf "$tag" '"url": "ws://'$K_IP:$PORT'/feed", '"$WS_SUB"',
   "ping_interval_ms": 200, "pong_timeout_ms": 20000, "reconnect_min_ms": 5000, "reconnect_max_ms": 10000' \
 		'"expect": '"$COUNT"', "linger_ms": 500' "$tcpo"
+}
+
+# ws_peer_test TAG SEED CMD...: a whole transfer from the ws_peer server CMD
+# (ws_transfer_setup, ws_run_transfer) and its checks (ws_check_transfer,
+# ws_report_common)
+ws_peer_test() {
+	local tag=$1 seed=$2
+	shift 2
+	ws_transfer_setup "$tag" "$seed" "" "$@"
+	ws_run_transfer "$(basename "$2")" "$COUNT"
+	ws_check_transfer "$W/$tag.server.json" "$COUNT" "$SUB"
+	ws_report_common
 }
 
 # server_wait [SECONDS]: wait for the last server, at most SECONDS (default 10),

@@ -16,12 +16,7 @@ ws_need_node
 
 COUNT=${WS_NODE_COUNT:-100000}
 PORT=8766
-SUB='{"op":"subscribe","channel":"ticks"}'
 DURATION=${DURATION_WS:-75}
 
-ws_transfer_setup node 11 "" "$NODE" "$KDIR/ws_peer_node.js"
-ws_run_transfer ws_peer_node.js "$COUNT"
-
-ws_check_transfer "$W/node.server.json" "$COUNT" "$SUB"
-ws_report_common
+ws_peer_test node 11 "$NODE" "$KDIR/ws_peer_node.js"
 finish

@@ -22,12 +22,7 @@
 
 COUNT=${WS_PY_COUNT:-100000}
 PORT=8765
-SUB='{"op":"subscribe","channel":"ticks"}'
 DURATION=${DURATION_WS:-75}
 
-ws_transfer_setup py 7 "" "$PY" "$KDIR/ws_peer.py"
-ws_run_transfer ws_peer.py "$COUNT"
-
-ws_check_transfer "$W/py.server.json" "$COUNT" "$SUB"
-ws_report_common
+ws_peer_test py 7 "$PY" "$KDIR/ws_peer.py"
 finish

@@ -19,7 +19,6 @@ RUN_PLUGDIR=$top_builddir/tests/run/plugins/.libs
 COUNT=${WS_SLOW_COUNT:-100000}
 STALL=${WS_SLOW_STALL_US:-50}
 PORT=8766
-SUB='{"op":"subscribe","channel":"ticks"}'
 DURATION=${DURATION_WS:-90}
 
 ws_transfer_setup py 11 '"rcvbuf": 262144' "$PY" "$KDIR/ws_peer.py"
