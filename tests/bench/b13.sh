@@ -263,6 +263,17 @@ run_one() {
 	return 0
 }
 
+# run_again SIZE CASE BASE [timing|cg]: run_one, and once more when an lcpipe
+# run failed: DPDK 22.11's memif can fault the process that still polls when its
+# peer disconnects (doc/architecture.md, Known limits), after the window
+run_again() {
+	run_one "$@" && return 0
+	case $2 in kernel | kernel_min) return 1 ;; esac
+	echo "B13: $2 at $1 B: running it again"
+	rm -f "$3".*
+	run_one "$@"
+}
+
 echo "+ ip netns exec $NS taskset -c $S $(basename "$SRV") --listen 127.0.0.1:$PORT --size SIZE --count N --symbols $B13_SYMBOLS --opcode text --cc $B13_CC"
 echo "+ ip netns exec $NS taskset -c $C $(basename "$KC") --connect 127.0.0.1:$PORT --tsc-hz $TSC_HZ [--scan fixed --hash mix]"
 echo "+ lcpipe run R.rcv.json --no-live --report R.report.json       (port ... sink, memif server)"
@@ -280,7 +291,7 @@ for r in $(seq 1 "$B13_ROUNDS"); do
 		for ci in $(seq 0 $((${#CASES[@]} - 1))); do
 			cs=${CASES[$(((ci + r - 1) % ${#CASES[@]}))]}
 			base=$tmp/r$r.$size.$cs
-			if run_one "$size" "$cs" "$base"; then
+			if run_again "$size" "$cs" "$base"; then
 				printf '%s\t%s\t%s\t%s\n' "$r" "$size" "$cs" "$base" >>"$tmp/runs.tsv"
 			else
 				failed=$((failed + 1))
@@ -299,7 +310,7 @@ if [ "${B13_TIMING:-1}" = 1 ]; then
 	: >"$tmp/timing.tsv"
 	for size in $B13_SIZES; do
 		base=$tmp/timing.$size
-		if run_one "$size" lcpipe_replay "$base" timing; then
+		if run_again "$size" lcpipe_replay "$base" timing; then
 			printf '%s\t%s\t%s\n' "$size" "$base" replay >>"$tmp/timing.tsv"
 		else
 			failed=$((failed + 1))
