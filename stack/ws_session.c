@@ -279,15 +279,17 @@ wss_emit(struct stk_wss *s, struct stk_wss_msg *m, uint8_t how)
 	return STK_WSS_MSG;
 }
 
-/* the first buffer of a message, of at least need bytes; false: the message
- * is dropped (its rest skipped) */
+/* the first buffer of a message, of at least need bytes, for how
+ * (STK_WSS_ASSEMBLED, STK_WSS_INFLATED: ops.buf_get sees it in kind); false:
+ * the message is dropped (its rest skipped) */
 static bool
-wss_buf_first(struct stk_wss *s, size_t need)
+wss_buf_first(struct stk_wss *s, size_t need, uint32_t how)
 {
 	if (need == 0)
 		need = 1;
 	if (s->max_msg != 0 && need > s->max_msg)
 		need = (size_t)s->max_msg;
+	s->asm_buf.kind = how;
 	if (s->ops->buf_get != NULL && s->ops->buf_get(s->user, &s->asm_buf, need, false) == 0)
 		return true;
 	s->asm_buf = (struct stk_wss_buf){ 0 };
@@ -330,7 +332,7 @@ wss_inflate(struct stk_wss *s, const struct stk_ws_out *o, struct stk_wss_msg *m
 
 	st->z_bytes_rx += o->len;
 	if (o->first && s->asm_buf.data == NULL)
-		wss_buf_first(s, o->len + 1);
+		wss_buf_first(s, o->len + 1, STK_WSS_INFLATED);
 	for (;;) {
 		uint8_t *out, *oe, *o0;
 		int r;
@@ -390,7 +392,7 @@ wss_data(struct stk_wss *s, const struct stk_ws_out *o, struct stk_wss_msg *m)
 			s->asm_drop = false;
 		return WSS_CONTINUE;
 	}
-	if (s->asm_buf.data == NULL && !wss_buf_first(s, o->len)) {
+	if (s->asm_buf.data == NULL && !wss_buf_first(s, o->len, STK_WSS_ASSEMBLED)) {
 		if (o->last)
 			s->asm_drop = false;
 		return WSS_CONTINUE;

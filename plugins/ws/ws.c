@@ -393,6 +393,11 @@ ws_init(struct lcp_stage *st, const void *conf, void **ctx)
 		lcp_pool_free(x->msgs);
 		goto nomem;
 	}
+	if (ws_rx_pool_init(x, c) < 0) {
+		lcp_pool_free(x->msgs);
+		lcp_pool_free(x->asm_pool);
+		goto nomem;
+	}
 	if (ws_tls_init(x, c) < 0) {
 		lcp_pool_free(x->msgs);
 		lcp_pool_free(x->asm_pool);

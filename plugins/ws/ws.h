@@ -91,7 +91,7 @@ enum { WS_P_IN, WS_P_TX, WS_P_MSG, WS_P_SEND };
 	X(TLS_BYTES_TX, "tls_bytes_tx")                                        \
 	X(TLS_RECORDS_RX_FAST, "tls_records_rx_fast")                          \
 	X(TLS_TICKETS_IGNORED, "tls_tickets_ignored")                          \
-	X(TLS_BUFFERS_EMPTY, "tls_buffers_empty")                              \
+	X(RX_BUFFERS_EMPTY, "rx_buffers_empty")                                \
 	X(DEFLATE_OPENS, "deflate_opens")                                      \
 	X(MSGS_INFLATED, "msgs_inflated")                                      \
 	X(DEFLATE_BYTES_RX, "deflate_bytes_rx")                                \
@@ -134,7 +134,7 @@ struct ws_conf {
 	const char *tls_ciphers, *tls_ciphersuites;
 	bool tls_resume;
 	bool tls_fast_path;
-	uint32_t tls_buffer_size, tls_buffers;
+	uint32_t rx_buffer_size, rx_buffers;
 	bool deflate;
 	uint32_t deflate_window_bits;
 	bool deflate_no_context_takeover;
@@ -155,6 +155,11 @@ struct ws_ctx;
 struct ws_conn {
 	struct ws_ctx *x;
 	unsigned idx;
+	/* inflated messages are packed into an mbuf of rx_pool, many to one,
+	 * each holding a reference: the next one is written at zpack_used */
+	struct rte_mbuf *zpack;
+	uint32_t zpack_used;
+	uint32_t zpack_spare;  /* references on zpack taken for messages, not yet given */
 	uint32_t ip;           /* the address being tried (network order) */
 	uint16_t port;
 	bool tls;              /* wss:// */
@@ -203,7 +208,11 @@ ws_cookie(const struct ws_conn *c)
 	return ((uint32_t)(c->gen & 0xffff) << 16) | (c->idx + 1);
 }
 
-enum { WS_ASM_NONE = 0, WS_ASM_POOL, WS_ASM_HEAP };
+/* where an assembled message's buffer is: none (by reference into its
+ * segment), the assembly pool, the heap; WS_ASM_PACK: a slice of the
+ * connection's pack (ws_conn.zpack) that an inflated message is being written
+ * into, by reference once it is whole */
+enum { WS_ASM_NONE = 0, WS_ASM_POOL, WS_ASM_HEAP, WS_ASM_PACK };
 
 struct ws_msg {
 	struct lcp_msg pub;
@@ -259,7 +268,7 @@ struct ws_ctx {
 	struct stk_tls_ctx *tls;
 	char server_name[254];        /* tls_server_name; "": each URL's host */
 	struct stk_tls_stats tls_pub; /* what the counters already hold */
-	struct rte_mempool *tls_pool; /* plaintext buffers of tls_buffer_size; NULL: the engine's */
+	struct rte_mempool *rx_pool;  /* rx_buffer_size buffers (TLS records, inflated messages); NULL: none */
 	struct rte_mbuf *spare;       /* plaintext mbuf a read did not fill */
 	unsigned nombuf_run;          /* mbuf allocations failed in a row (ws_nombuf) */
 	bool tls_fast;                /* tls_fast_path */
@@ -298,6 +307,7 @@ void ws_send_msgs(struct ws_ctx *x, struct lcp_msg **ms, unsigned n);
 /* ws_rx.c */
 extern const struct stk_wss_ops ws_wss_ops;
 void ws_session_end(struct ws_conn *c);
+int ws_rx_pool_init(struct ws_ctx *x, const struct ws_conf *c);
 void ws_msg_owner_init(struct ws_ctx *x); /* the release_bulk of our msgs (ABI 1.9) */
 void ws_publish(struct ws_ctx *x);
 void ws_on_data(struct ws_ctx *x, struct ws_conn *c, struct rte_mbuf *m);

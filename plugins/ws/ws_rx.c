@@ -24,10 +24,19 @@
 #include <emmintrin.h>
 #endif
 
+#include <rte_errno.h>
 #include <rte_malloc.h>
 
 #include "ws.h"
 
+/* References on a segment (or a pack) are taken WS_SEG_REFS at a time: one
+ * atomic add for up to that many messages of it instead of one each, and the
+ * unused ones given back when its frames are done (the pack is let go). The
+ * holder's own reference keeps it alive meanwhile, so a consumer that frees a
+ * message before the give-back never takes the count to zero. */
+#define WS_SEG_REFS 64
+
+/* an assembly buffer back (WS_ASM_PACK: a slice not taken, nothing to do) */
 static void
 ws_asm_free(struct ws_ctx *x, uint8_t kind, void *buf)
 {
@@ -237,7 +246,77 @@ ws_emit_msg(struct ws_ctx *x, struct ws_conn *c, struct lcp_msg *m)
 }
 
 
-/* ops.buf_get: the first buffer of a message from the assembly pool (one
+/* the stage's receive buffers (rx_buffer_size), when a URL is wss:// or
+ * permessage-deflate is offered: 0, or -ENOMEM (logged) */
+int
+ws_rx_pool_init(struct ws_ctx *x, const struct ws_conf *c)
+{
+	bool any = c->deflate;
+
+	for (unsigned i = 0; i < x->n_conns; i++)
+		any |= x->conns[i].tls;
+	if (!any || c->rx_buffer_size == 0)
+		return 0;
+	x->rx_pool = lcp_stage_pktmbuf_pool_create_sized(x->st, "wsrx", c->rx_buffers,
+							 c->rx_buffer_size + RTE_PKTMBUF_HEADROOM);
+	if (x->rx_pool == NULL) {
+		lcp_log(x->st, LCP_LOG_ERR, "no memory for %u receive buffers of %u bytes: %s", c->rx_buffers,
+			c->rx_buffer_size, rte_strerror(rte_errno));
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Inflated messages are packed: each is written at the end of the
+ * connection's pack (an mbuf of rx_pool) and handed on by reference to it,
+ * like a message inside a segment, so a record that inflates to thousands of
+ * ticks holds a few buffers, not thousands of assembly buffers until its
+ * consumers run. A pack with less than WS_ZPACK_ROOM left is replaced; a
+ * message that outgrows its slice is moved to the heap by the session. */
+#define WS_ZPACK_ROOM 2048u
+
+/* c's pack let go: the references taken for messages and not given, then
+ * its own (its messages keep theirs) */
+static void
+ws_zpack_drop(struct ws_conn *c)
+{
+	if (c->zpack == NULL)
+		return;
+	if (c->zpack_spare != 0)
+		rte_mbuf_refcnt_update(c->zpack, -(int16_t)c->zpack_spare);
+	rte_pktmbuf_free(c->zpack);
+	c->zpack = NULL;
+	c->zpack_spare = 0;
+}
+
+/* b: a slice of c's pack, at least need bytes; false: no pack buffer */
+static bool
+ws_zpack_slice(struct ws_ctx *x, struct ws_conn *c, struct stk_wss_buf *b, size_t need)
+{
+	uint32_t room = c->zpack != NULL ? rte_pktmbuf_tailroom(c->zpack) - c->zpack_used : 0;
+
+	if (room < WS_ZPACK_ROOM || room < need) {
+		struct rte_mbuf *m = rte_pktmbuf_alloc(x->rx_pool);
+
+		if (m == NULL) {
+			lcp_count(x->st, WS_C_RX_BUFFERS_EMPTY, 1);
+			return false;
+		}
+		ws_zpack_drop(c);
+		c->zpack = m;
+		c->zpack_used = 0;
+		room = rte_pktmbuf_tailroom(m);
+		if (room < need)
+			return false;
+	}
+	b->data = rte_pktmbuf_mtod(c->zpack, uint8_t *) + c->zpack_used;
+	b->cap = room;
+	b->kind = WS_ASM_PACK;
+	return true;
+}
+
+/* ops.buf_get: the first buffer of a message: an inflated one's a slice of
+ * the connection's pack; else (or no pack buffer) from the assembly pool (one
  * larger than a pool buffer, or with the pool empty and on_pool_empty "heap",
  * from the heap); none: the message is dropped (drop_assembly_pool_empty).
  * A bigger one (grow) from the heap; none: the session fails with 1011
@@ -248,6 +327,8 @@ ws_buf_get(void *user, struct stk_wss_buf *b, size_t need, bool grow)
 	struct ws_conn *c = user;
 	struct ws_ctx *x = c->x;
 
+	if (!grow && b->kind == STK_WSS_INFLATED && x->rx_pool != NULL && ws_zpack_slice(x, c, b, need))
+		return 0;
 	if (!grow && need <= x->asm_size) {
 		b->data = ws_pool_get(x, x->asm_pool);
 		if (b->data != NULL) {
@@ -287,6 +368,7 @@ void
 ws_session_end(struct ws_conn *c)
 {
 	stk_wss_fini(&c->ws);
+	ws_zpack_drop(c);
 }
 
 /* the sessions' counts into the stage's counters (counter + 1; 0: none:
@@ -316,7 +398,8 @@ ws_publish(struct ws_ctx *x)
 	ws_tls_publish(x);
 }
 
-/* a message the session assembled or inflated: the msg owns the buffer */
+/* a message the session assembled or inflated: the msg owns the buffer, or
+ * (packed) holds a reference to the pack and the pack moves past it */
 static void
 ws_buf_msg(struct ws_ctx *x, struct ws_conn *c, const struct stk_wss_msg *w, uint64_t tsc)
 {
@@ -324,6 +407,18 @@ ws_buf_msg(struct ws_ctx *x, struct ws_conn *c, const struct stk_wss_msg *w, uin
 
 	if (m == NULL) {
 		ws_asm_free(x, (uint8_t)w->buf.kind, w->buf.data);
+		return;
+	}
+	if (w->buf.kind == WS_ASM_PACK) {
+		if (unlikely(c->zpack_spare == 0)) { /* as ws_seg_ref: one atomic add for many */
+			rte_mbuf_refcnt_update(c->zpack, WS_SEG_REFS);
+			c->zpack_spare = WS_SEG_REFS;
+		}
+		c->zpack_spare--;
+		m->backing[0] = c->zpack;
+		c->zpack_used += (uint32_t)RTE_ALIGN_CEIL(w->len, 8);
+		lcp_count(x->st, WS_C_MSGS_INFLATED, 1);
+		ws_emit_msg(x, c, m);
 		return;
 	}
 	m->backing[1] = w->buf.data;
@@ -366,12 +461,6 @@ ws_server_closed(struct ws_ctx *x, struct ws_conn *c, const struct stk_wss_msg *
 	ws_schedule_reconnect(x, c, why);
 }
 
-/* References on a segment are taken WS_SEG_REFS at a time: one atomic add
- * for up to that many messages of the segment instead of one each, and the
- * unused ones given back when the segment's frames are done. The caller's own
- * reference keeps the segment alive meanwhile, so a consumer that frees a
- * message before the give-back never takes the count to zero. */
-#define WS_SEG_REFS 64
 
 /* a segment's messages by reference: its template, the references taken on it
  * and not yet given to a message, what was handed on (counted once, at the end) */

@@ -8,7 +8,7 @@
  *                   URL's host or tls_server_name; the connection's ticket),
  *                   ClientHello; state TLS
  *   ws_tls_data     a tcp DATA segment: ciphertext in, plaintext out into
- *                   mbufs of tls_buffer_size (a whole record each; the engine's
+ *                   mbufs of rx_buffer_size (a whole record each; the engine's
  *                   when they are all held), each handed to ws_on_plain() as
  *                   a stream buffer (messages inside it are zero copy from
  *                   there on); the handshake's end starts the upgrade
@@ -27,7 +27,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <rte_errno.h>
 #include <rte_mbuf.h>
 
 #include "tls_opts.h"
@@ -66,15 +65,6 @@ ws_tls_init(struct ws_ctx *x, const struct ws_conf *c)
 	if (x->tls == NULL) {
 		lcp_log(x->st, LCP_LOG_ERR, "TLS: %s", err);
 		return -EINVAL;
-	}
-	if (c->tls_buffer_size != 0) {
-		x->tls_pool = lcp_stage_pktmbuf_pool_create_sized(x->st, "wstls", c->tls_buffers,
-								  c->tls_buffer_size + RTE_PKTMBUF_HEADROOM);
-		if (x->tls_pool == NULL) {
-			lcp_log(x->st, LCP_LOG_ERR, "no memory for %u TLS buffers of %u bytes: %s", c->tls_buffers,
-				c->tls_buffer_size, rte_strerror(rte_errno));
-			return -ENOMEM;
-		}
 	}
 	snprintf(x->server_name, sizeof(x->server_name), "%s", c->tls_server_name);
 	if (c->insecure)
@@ -155,7 +145,7 @@ ws_tls_end(struct ws_ctx *x, struct ws_conn *c, ssize_t n)
 	}
 }
 
-/* an mbuf for plaintext: the one a read left, else one of tls_buffer_size,
+/* an mbuf for plaintext: the one a read left, else one of rx_buffer_size,
  * else (all held by messages, or none configured) one of the engine's; NULL:
  * none at all */
 static struct rte_mbuf *
@@ -166,11 +156,11 @@ ws_tls_mbuf(struct ws_ctx *x)
 	x->spare = NULL;
 	if (pm != NULL)
 		return pm;
-	if (x->tls_pool != NULL) {
-		pm = rte_pktmbuf_alloc(x->tls_pool);
+	if (x->rx_pool != NULL) {
+		pm = rte_pktmbuf_alloc(x->rx_pool);
 		if (likely(pm != NULL))
 			return pm;
-		lcp_count(x->st, WS_C_TLS_BUFFERS_EMPTY, 1);
+		lcp_count(x->st, WS_C_RX_BUFFERS_EMPTY, 1);
 	}
 	return rte_pktmbuf_alloc(x->pkt);
 }

@@ -105,6 +105,22 @@ zconf "$T/cfg/demo-wss.json" "$T/cfg/wssz.json" ''
 demo_run wssz "$T/cfg/wssz.json" 30 "wss + deflate run"
 rcheck "wss + deflate" "${compressed_checks[@]}" 'ctr("feed", "tls_handshakes") == 1'
 hash_equal wssz
+step "wss + deflate with 64 assembly buffers: inflated messages packed into receive buffers"
+# feedsim fills 16 KiB records with batches of 1,000 small ticks; a record's
+# messages are inflated before its consumers run. Packed, they hold receive
+# buffers (rx_buffer_size), not one assembly buffer each; with no receive
+# buffers (0) each needs one, and those beyond the 64 are dropped (counted)
+for v in "16640 == 0" "0 > 0"; do
+	set -- $v
+	zconf "$T/cfg/demo-wss.json" "$T/cfg/pack$1.json" "ex.update({'batch': 1000, 'sizes': '64:1', 'fragment_every': 0})
+ws.update({'assembly_buffers': 64, 'rx_buffer_size': $1})
+c['stages'][-1]['options'].pop('expect')"
+	demo_run "pack$1" "$T/cfg/pack$1.json" 10 "wss + deflate, rx_buffer_size $1"
+	rcheck "rx_buffer_size $1" "ctr(\"feed\", \"drop_assembly_pool_empty\") $2 $3" \
+		'ctr("feed", "msgs") + ctr("feed", "drop_assembly_pool_empty") == 20000' 'r["leaked_objects"] == 0'
+	[ "$1" = 0 ] || hash_equal "pack$1"
+done
+
 step "wss + deflate through seeded loss, reordering, duplication and corruption both ways"
 # conf/fault-demo.json (1 % drop, 1 % reorder, 0.5 % duplicate on each side;
 # corruption raised to 2 %: the 20,000 compressed messages make only some 500

@@ -6,8 +6,8 @@
 #     delivered equals the one feedsim logs for what it sent (hash_payloads);
 #     zero gaps; TLS counters moved (handshakes, records, bytes both ways);
 #   - TLS plaintext buffers: with one buffer of a whole record the records
-#     beyond it go into engine mbufs (tls_buffers_empty), with
-#     tls_buffer_size 0 all of them; byte-exact either way;
+#     beyond it go into engine mbufs (rx_buffers_empty), with
+#     rx_buffer_size 0 all of them; byte-exact either way;
 #   - relative paths in the config are taken from the config file's directory
 #     (the run starts in another directory);
 #   - resumption: feedsim closes after N messages, ws reconnects, every
@@ -93,28 +93,28 @@ rcheck "wss" \
 	'ctr("feed", "tls_fail_verify") + ctr("feed", "tls_fail_alert") + ctr("feed", "tls_fail_protocol") + ctr("feed", "tls_fail_timeout") + ctr("feed", "tls_fail_tx") == 0' \
 	'ctr("feed", "msgs") == 30000' \
 	'ctr("feed", "msgs_zero_copy") > 0' \
-	'ctr("feed", "tls_buffers_empty") == 0' \
+	'ctr("feed", "rx_buffers_empty") == 0' \
 	'ctr("exchange", "tls_handshakes") == 1' \
 	'ctr("stats", "seq_gaps") == 0' 'ctr("stats", "seq_dups") == 0' \
 	'r["leaked_objects"] == 0'
 hash_check "$T/one.json.hash.json"
 
 step "wss: one TLS buffer of a whole record: the rest in the engine's mbufs, byte-exact"
-# tls_buffers 1: while the messages of one record hold the buffer, the next
-# records are decrypted into engine mbufs (tls_buffers_empty); tls_buffer_size
+# rx_buffers 1: while the messages of one record hold the buffer, the next
+# records are decrypted into engine mbufs (rx_buffers_empty); rx_buffer_size
 # 0: only engine mbufs, no pool
 for v in "1 16640" "1 0"; do
 	set -- $v
-	wss_run "buf$2" 20 "wss run, tls_buffers $1, tls_buffer_size $2" "
+	wss_run "buf$2" 20 "wss run, rx_buffers $1, rx_buffer_size $2" "
 ex.update({'count': 30000, 'close_when_done': True})
-ws.update({'reconnect_min_ms': 10000, 'reconnect_max_ms': 10000, 'tls_buffers': $1, 'tls_buffer_size': $2})
+ws.update({'reconnect_min_ms': 10000, 'reconnect_max_ms': 10000, 'rx_buffers': $1, 'rx_buffer_size': $2})
 c['stages'][-1]['options'].update({'expect': 30000, 'linger_ms': 200})
 "
 	if [ "$2" = 0 ]; then empty='== 0'; else empty='> 0'; fi
-	rcheck "tls_buffers $1, tls_buffer_size $2" \
+	rcheck "rx_buffers $1, rx_buffer_size $2" \
 		'ctr("feed", "msgs") == 30000' \
 		'ctr("feed", "tls_records_rx_fast") > 0' \
-		"ctr(\"feed\", \"tls_buffers_empty\") $empty" \
+		"ctr(\"feed\", \"rx_buffers_empty\") $empty" \
 		'ctr("stats", "seq_gaps") == 0' \
 		'r["leaked_objects"] == 0'
 	hash_check "$T/buf$2.json.hash.json"

@@ -152,6 +152,7 @@ struct peer {
 	struct lent *bufs;
 	size_t nbufs, capbufs;
 	unsigned gets, grows, puts, taken, get_refused, grow_refused;
+	unsigned gets_inflated; /* first buffers asked for as STK_WSS_INFLATED */
 	unsigned get_fail; /* refuse this many first buffers */
 	bool grow_fail;	   /* refuse every grow */
 	size_t max_need;
@@ -283,6 +284,10 @@ buf_get_cb(void *user, struct stk_wss_buf *b, size_t need, bool grow)
 		}
 		p->grows++;
 	} else {
+		/* what the buffer is for, said on entry */
+		REQUIRE(b->kind == STK_WSS_ASSEMBLED || b->kind == STK_WSS_INFLATED, "first buffer for kind %u",
+			b->kind);
+		p->gets_inflated += b->kind == STK_WSS_INFLATED;
 		if (p->get_fail) {
 			p->get_fail--;
 			p->get_refused++;
@@ -1397,6 +1402,9 @@ pmd_case(bool nct, size_t chunk)
 		for (size_t i = 0; i < 3; i++)
 			ck_assert_uint_eq(nth_ev(b, STK_WSS_MSG, i)->how, STK_WSS_INFLATED);
 		ck_assert_uint_eq(b->st.z_msgs_rx, 4);
+		/* every compressed message asked for its first buffer as INFLATED */
+		ck_assert_uint_eq(b->gets_inflated, 4);
+		ck_assert_uint_eq(b->gets_inflated, b->gets);
 		ck_assert_uint_eq(b->st.inflated_bytes, 200 + 200 + N);
 		ck_assert_uint_eq(b->st.z_bytes_rx, a->st.z_bytes_tx);
 		ck_assert_uint_eq(b->st.msgs_dropped, 0);
@@ -1430,6 +1438,7 @@ pmd_case(bool nct, size_t chunk)
 	expect_msg(&s, 0, STK_WS_OP_TEXT, buf, 100);
 	ck_assert_uint_eq(nth_ev(&s, STK_WSS_MSG, 0)->how,
 			  chunk == 0 ? STK_WSS_IN_CHUNK : STK_WSS_ASSEMBLED);
+	ck_assert_uint_eq(s.gets_inflated, 0); /* an assembled one: ASSEMBLED */
 	peer_end(&c);
 	peer_end(&s);
 	free(buf);

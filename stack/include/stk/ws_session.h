@@ -83,7 +83,11 @@ struct stk_wss_ops {
 	void (*rand)(void *user, uint8_t *out, unsigned n);
 	/* lend a buffer of at least need bytes (need <= max_msg): fill b, return 0.
 	 * grow false: the first buffer of a message; -1 drops the message (its
-	 * later pieces are skipped; the caller counts why). grow true: a bigger
+	 * later pieces are skipped; the caller counts why). On entry b->kind says
+	 * what it is for: STK_WSS_ASSEMBLED (need: its first piece) or
+	 * STK_WSS_INFLATED (need: its first compressed piece; the inflated size
+	 * is known only at its end, and is mostly small); the callee sets kind to
+	 * its own tag. grow true: a bigger
 	 * one to replace the message's (the session copies the bytes over and
 	 * gives the old one back); -1 fails the session with 1011. May be NULL:
 	 * every message that does not lie in one chunk is dropped. */
