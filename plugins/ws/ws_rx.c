@@ -6,7 +6,8 @@
  *   ws_on_plain      the stream's plaintext: handshake response, then frames
  *   ws_frames        stk_wss_recv_run, stk_wss_recv_next -> msgs; the server's close -> reconnect
  *   ws_buf_*         the buffers the session assembles and inflates into:
- *                    the assembly pool, then the heap
+ *                    packs of the receive pool (inflated messages, many to a
+ *                    buffer), the assembly pool, then the heap
  *   ws_msg_*         msg objects from the stage's pool, released by consumers
  *
  * A message wholly inside one buffer is handed on by reference: its lcp_msg
@@ -293,7 +294,8 @@ ws_zpack_drop(struct ws_conn *c)
 static bool
 ws_zpack_slice(struct ws_ctx *x, struct ws_conn *c, struct stk_wss_buf *b, size_t need)
 {
-	uint32_t room = c->zpack != NULL ? rte_pktmbuf_tailroom(c->zpack) - c->zpack_used : 0;
+	uint32_t tail = c->zpack != NULL ? rte_pktmbuf_tailroom(c->zpack) : 0;
+	uint32_t room = c->zpack_used < tail ? tail - c->zpack_used : 0; /* used is rounded up */
 
 	if (room < WS_ZPACK_ROOM || room < need) {
 		struct rte_mbuf *m = rte_pktmbuf_alloc(x->rx_pool);
@@ -460,7 +462,6 @@ ws_server_closed(struct ws_ctx *x, struct ws_conn *c, const struct stk_wss_msg *
 	lcp_count(x->st, WS_C_RECONNECTS, 1);
 	ws_schedule_reconnect(x, c, why);
 }
-
 
 /* a segment's messages by reference: its template, the references taken on it
  * and not yet given to a message, what was handed on (counted once, at the end) */
