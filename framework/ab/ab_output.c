@@ -368,9 +368,9 @@ write_svg(const struct ab *ab, const char *path)
 		xml_text(f, m->label);
 		fmt_value(a, sizeof(a), m->kind, m->med[0]);
 		fmt_value(b, sizeof(b), m->kind, m->med[1]);
-		fprintf(f,
-			"</text>\n<text x=\"%d\" y=\"%.1f\" class=\"s g\">%s, %s is better; median A %s, B %s</text>\n",
-			SVG_LABEL_X, y + 34, m->unit, m->better > 0 ? "higher" : "lower", a, b);
+		fprintf(f, "</text>\n<text x=\"%d\" y=\"%.1f\" class=\"s g\">", SVG_LABEL_X, y + 34);
+		xml_text(f, m->unit);
+		fprintf(f, ", %s is better; median A %s, B %s</text>\n", m->better > 0 ? "higher" : "lower", a, b);
 		svg_side(f, ab, m, 0, y + 14, lo, hi);
 		svg_side(f, ab, m, 1, y + 30, lo, hi);
 		fmt_value(a, sizeof(a), m->kind, vlo);
@@ -395,13 +395,15 @@ write_svg(const struct ab *ab, const char *path)
 			: vd < 0 ? "#c62828"
 				 : "#555",
 			r);
-		if (m->r_n > 0 && m->nojudge == NULL)
-			fprintf(f, "<text x=\"%d\" y=\"%.1f\" class=\"g\">[%s–%s] %s</text>\n",
-				SVG_RATIO_X + 110, y + 24, rl, rh, verdict_text(m));
-		else
-			fprintf(f, "<text x=\"%d\" y=\"%.1f\" class=\"g\">%s</text>\n",
-				SVG_RATIO_X + 110, y + 24, m->nojudge ? m->nojudge : no_ratio_text(m));
-		fprintf(f, "</g>\n");
+		/* the words are escaped: "too few (< 20) to judge" */
+		fprintf(f, "<text x=\"%d\" y=\"%.1f\" class=\"g\">", SVG_RATIO_X + 110, y + 24);
+		if (m->r_n > 0 && m->nojudge == NULL) {
+			fprintf(f, "[%s–%s] ", rl, rh);
+			xml_text(f, verdict_text(m));
+		} else {
+			xml_text(f, m->nojudge ? m->nojudge : no_ratio_text(m));
+		}
+		fprintf(f, "</text>\n</g>\n");
 	}
 	fprintf(f,
 		"<text x=\"%d\" y=\"%u\" class=\"s g\">green: every pair has B better by more than 1 %%; "

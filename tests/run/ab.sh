@@ -93,6 +93,25 @@ abcheck "$T/gate.json" "$T/gate.svg" --a "$T/g32.json" --b "$T/g8.json" --runs 1
 expect_grep "$OUT" '^lcore 1 \(gen\) cycles/pkt ' "an lcore with one stage is named by it, in packets"
 expect_grep "$OUT" '^lcore 2 \(sink\) cycles/pkt ' "the sink's lcore"
 
+step "(b2) counts under 20 in both: not judged, said so in the SVG too"
+# 100 frames/s, one a poll: the ring never holds 20, so its high-water row is "too few
+# (< 20) to judge" -- text with a '<' that the SVG must escape
+mkconf ab-gen.json "$T/s32.json" BURST=32 DURATION=$AB_S
+mkconf ab-gen.json "$T/s8.json" BURST=8 DURATION=$AB_S
+sed -i 's/"rate": 200000/"rate": 100, "burst": 1/' "$T/s32.json" "$T/s8.json"
+abrun slow "$T/s32.json" "$T/s8.json" --runs 1 --retries 0 --quiet --json "$T/slow.json" --svg "$T/slow.svg"
+expect_rc 0 "ab of two slow feeds"
+"$PYTHON3" - "$T/slow.json" "$T/slow.svg" <<'PY' && ok "the row says why, in the JSON and the well-formed SVG" ||
+import json, sys
+import xml.etree.ElementTree as ET
+m = {m["id"]: m for m in json.load(open(sys.argv[1]))["metrics"]}["ring_high_water.links0"]
+print("ring_high_water.links0:", m)
+assert m.get("why") == "too few (< 20) to judge", "the row is judged"
+text = "".join(ET.parse(sys.argv[2]).getroot().itertext())
+assert "too few (< 20) to judge" in text, "the reason is not in the SVG"
+PY
+	fail "a row not judged for its small counts (above)"
+
 step "(c) an invalid config: exit 78, nothing run"
 sed 's/"log_buckets"/"log_bucket"/' "$T/b.json" >"$T/bad.json"
 abrun bad "$T/a.json" "$T/bad.json" --runs 1 --json "$T/bad-out.json"
