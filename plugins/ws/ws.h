@@ -308,6 +308,16 @@ void ws_send_msgs(struct ws_ctx *x, struct lcp_msg **ms, unsigned n);
 extern const struct stk_wss_ops ws_wss_ops;
 void ws_session_end(struct ws_conn *c);
 int ws_rx_pool_init(struct ws_ctx *x, const struct ws_conf *c);
+
+/* is any of the stage's URLs wss://? */
+static inline bool
+ws_any_tls(const struct ws_ctx *x)
+{
+	for (unsigned i = 0; i < x->n_conns; i++)
+		if (x->conns[i].tls)
+			return true;
+	return false;
+}
 void ws_msg_owner_init(struct ws_ctx *x); /* the release_bulk of our msgs (ABI 1.9) */
 void ws_publish(struct ws_ctx *x);
 void ws_on_data(struct ws_ctx *x, struct ws_conn *c, struct rte_mbuf *m);

@@ -252,11 +252,7 @@ ws_emit_msg(struct ws_ctx *x, struct ws_conn *c, struct lcp_msg *m)
 int
 ws_rx_pool_init(struct ws_ctx *x, const struct ws_conf *c)
 {
-	bool any = c->deflate;
-
-	for (unsigned i = 0; i < x->n_conns; i++)
-		any |= x->conns[i].tls;
-	if (!any || c->rx_buffer_size == 0)
+	if ((!c->deflate && !ws_any_tls(x)) || c->rx_buffer_size == 0)
 		return 0;
 	x->rx_pool = lcp_stage_pktmbuf_pool_create_sized(x->st, "wsrx", c->rx_buffers,
 							 c->rx_buffer_size + RTE_PKTMBUF_HEADROOM);

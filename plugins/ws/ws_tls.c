@@ -52,14 +52,11 @@ ws_tls_init(struct ws_ctx *x, const struct ws_conf *c)
 		.resume = c->tls_resume,
 		.alpn = true,
 	};
-	bool any = false;
 	char err[256];
 
 	lcp_tls_opts_apply(&tc, c->tls_min_version, c->tls_max_version, c->tls_ciphers, c->tls_ciphersuites);
 	x->tls_fast = c->tls_fast_path;
-	for (unsigned i = 0; i < x->n_conns; i++)
-		any |= x->conns[i].tls;
-	if (!any)
+	if (!ws_any_tls(x))
 		return 0;
 	x->tls = stk_tls_ctx_new(&tc, err, sizeof(err));
 	if (x->tls == NULL) {
