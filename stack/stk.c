@@ -4,7 +4,8 @@
  *   stk_config_init  defaults
  *   stk_create       validate + allocate (ARP cache, connection table)
  *   stk_start        gratuitous ARP
- *   stk_input_burst  time, then each frame -> eth.c stk_eth_input
+ *   stk_input_burst  time, then each frame -> eth.c stk_eth_input, or the
+ *                    next of an in-order run -> tcp_in.c stk_tcp_follow
  *   stk_poll         time, then ARP retries (arp.c) and TCP timers (tcp_timer.c)
  *   stk_destroy      every connection, queued buffer and table
  */
@@ -43,6 +44,7 @@ stk_config_init(struct stk_config *c)
 	c->time_wait_ms = 60000;
 	c->fin_wait2_ms = 60000;
 	c->delack_ms = 10;
+	c->rx_coalesce = true;
 	c->rto_min_ms = 200;
 	c->rto_max_ms = 60000;
 	c->rto_init_ms = 1000;
@@ -267,8 +269,13 @@ stk_input_burst(struct stk *st, const struct stk_rx *rx, unsigned n)
 		return;
 	st->now = st->ops.clock_ns(st->ops.ctx);
 	st->in_burst = st->cfg.ack_stretch > 2;
-	for (unsigned i = 0; i < n; i++)
+	for (unsigned i = 0; i < n; i++) {
+		if (st->follow.c != NULL && stk_tcp_follow(st, rx[i].b, rx[i].data, rx[i].len, rx[i].flags))
+			continue;
+		st->follow.c = NULL; /* a run lasts while its frames come one after another */
 		stk_eth_input(st, rx[i].b, rx[i].data, rx[i].len, rx[i].flags);
+	}
+	st->follow.c = NULL;
 	st->in_burst = false;
 	stk_tcp_burst_acks(st);
 }

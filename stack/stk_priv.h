@@ -270,6 +270,18 @@ struct stk {
 #define STK_BURST_ACK_MAX 32
 	struct stk_tcb *burst_ack[STK_BURST_ACK_MAX];
 	bool rx_pressure;    /* stk_rx_pressure(): refuse new payload */
+	/* in-order coalescing (cfg.rx_coalesce), inside stk_input_burst: the
+	 * headers of the segment just delivered in order on follow.c, which the
+	 * burst's next frame may repeat (stk_tcp_follow); c NULL: none */
+	struct stk_follow {
+		struct stk_tcb *c;
+		uint32_t src;       /* IPv4 source, network order */
+		uint32_t ports;     /* the TCP header's first 4 bytes, as sent */
+		uint16_t offfl;     /* bytes 12-13: data offset, flags without PSH */
+		uint32_t hlen;      /* TCP header bytes, options included */
+		uint8_t opt[40];    /* the options, as sent */
+		struct stk_tcp_opts o; /* and as parsed */
+	} follow;
 };
 
 /* SipHash-2-4 of three 64-bit words (24 bytes, little-endian word order) */
@@ -309,6 +321,9 @@ void stk_icmp_input(struct stk *st, struct stk_buf *b, uint8_t *frame, uint32_t 
 void stk_tcp_input(struct stk *st, struct stk_buf *b, uint8_t *frame, struct stk_ip4_hdr *ip,
 		   uint8_t *l4, uint32_t l4len, uint32_t flags);
 int stk_tcp_parse_opts(const uint8_t *p, unsigned len, struct stk_tcp_opts *o);
+/* in-order coalescing: true when the frame followed st->follow.c's last
+ * segment and was taken (cfg.rx_coalesce, from stk_input_burst) */
+bool stk_tcp_follow(struct stk *st, struct stk_buf *b, uint8_t *frame, uint32_t len, uint32_t flags);
 
 /* tcp_out.c */
 int stk_tcp_output(struct stk *st, struct stk_tcb *c);

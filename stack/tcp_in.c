@@ -13,6 +13,11 @@
  *                          SYN_SENT: stk_tcp_syn_sent
  *                          otherwise: established() below
  *   stk_tcp_parse_opts   MSS, WS, SACK-permitted, TS; malformed -> -1
+ *   stk_tcp_follow       in-order coalescing (cfg.rx_coalesce): the next
+ *                        frame of a receive burst that repeats the headers
+ *                        of the segment just delivered in order, at
+ *                        RCV.NXT, goes to established() without the checks
+ *                        that segment passed
  *
  * established(), in RFC order: PAWS (RFC 7323) -> acceptability -> RST
  * (RFC 5961 3: exact seq resets, in-window gets a challenge ACK; after the
@@ -448,11 +453,18 @@ rst_unacceptable(struct stk *st, struct stk_tcb *c, const struct stk_tcp_seg *s,
 }
 
 static void
-established(struct stk *st, struct stk_tcb *c, struct stk_tcp_seg *s)
+established(struct stk *st, struct stk_tcb *c, struct stk_tcp_seg *s, bool follow)
 {
 	uint32_t wnd = SEQ_GT(c->rcv_adv, c->rcv_nxt) ? c->rcv_adv - c->rcv_nxt : 0;
 	bool acceptable, fin = s->flags & STK_TCP_FIN;
 
+	/* a follower (stk_tcp_follow) is ACK data at rcv_nxt inside rcv_adv,
+	 * with the header of a segment that passed the checks below a moment
+	 * ago on this connection: each would pass again (PAWS: the same TSval,
+	 * no older than ts_recent; acceptable: inside the advertised window,
+	 * which the window below only widens; no RST, no SYN) */
+	if (follow)
+		goto accepted;
 	if (c->state != STK_TCP_SYN_RCVD) {
 		/* what the next ACK will offer: the free space, but never more
 		 * than the window field can carry (65535 unscaled) */
@@ -543,6 +555,7 @@ established(struct stk *st, struct stk_tcb *c, struct stk_tcp_seg *s)
 		STK_CTR(st, DROP_TCP_BAD_FLAGS);
 		goto drop;
 	}
+accepted:
 	/* timestamps: remember the peer's (RFC 7323 4.3) */
 	if (c->ts_ok && s->o.has_ts && SEQ_LEQ(s->seq, c->last_ack_sent)) {
 		c->ts_recent = s->o.tsval;
@@ -678,6 +691,31 @@ drop:
 	s->b = NULL;
 }
 
+/* in-order coalescing: a connection whose next segment may follow the last
+ * (established() handles the rest as for any in-order segment: the window
+ * field, the out-of-order queue it may drain, an application that closed) */
+static inline bool
+follow_ok(const struct stk_tcb *c)
+{
+	return c->state == STK_TCP_ESTABLISHED && !(c->zflags & TZ_ZOMBIE);
+}
+
+/* the headers a follower must repeat (stk_tcp_follow) */
+static void
+follow_note(struct stk *st, const struct stk_ip4_hdr *ip, const struct stk_tcp_hdr *th, unsigned off,
+	    const struct stk_tcp_opts *o)
+{
+	struct stk_follow *fw = &st->follow;
+	const uint8_t *h = (const uint8_t *)th;
+
+	fw->src = ip->src;
+	memcpy(&fw->ports, h, 4);
+	fw->offfl = (uint16_t)(h[12] << 8 | (h[13] & ~STK_TCP_PSH));
+	fw->hlen = off;
+	memcpy(fw->opt, h + STK_TCP_HLEN, off - STK_TCP_HLEN);
+	fw->o = *o;
+}
+
 void
 stk_tcp_input(struct stk *st, struct stk_buf *b, uint8_t *frame, struct stk_ip4_hdr *ip, uint8_t *l4,
 	      uint32_t l4len, uint32_t flags)
@@ -755,7 +793,7 @@ stk_tcp_input(struct stk *st, struct stk_buf *b, uint8_t *frame, struct stk_ip4_
 			if (c->zflags & TZ_ZOMBIE)
 				stk_buf_free(st, s.b);
 			else
-				established(st, c, &s);
+				established(st, c, &s, false);
 			st->cur = prev;
 			if (c->zflags & TZ_ZOMBIE)
 				stk_tcb_release(st, c);
@@ -772,8 +810,18 @@ stk_tcp_input(struct stk *st, struct stk_buf *b, uint8_t *frame, struct stk_ip4_
 		stk_tcp_syn_sent(st, c, &s);
 		if (s.b != NULL)
 			stk_buf_free(st, s.b);
+	} else if (st->cfg.rx_coalesce && (s.flags & (uint8_t)~STK_TCP_PSH) == STK_TCP_ACK && s.plen > 0 &&
+		   !s.o.has_sack && c->state == STK_TCP_ESTABLISHED) {
+		/* it may lead a run: its headers noted before the application
+		 * can free the frame, the run opened once it went in order */
+		uint32_t end = s.seq + s.plen;
+
+		follow_note(st, ip, th, off, &s.o);
+		established(st, c, &s, false);
+		if (c->rcv_nxt == end && follow_ok(c))
+			st->follow.c = c;
 	} else {
-		established(st, c, &s);
+		established(st, c, &s, false);
 	}
 	st->cur = prev;
 	if (c->zflags & TZ_ZOMBIE)
@@ -781,4 +829,84 @@ stk_tcp_input(struct stk *st, struct stk_buf *b, uint8_t *frame, struct stk_ip4_
 	return;
 drop:
 	stk_buf_free(st, b);
+}
+
+bool
+stk_tcp_follow(struct stk *st, struct stk_buf *b, uint8_t *frame, uint32_t len, uint32_t flags)
+{
+	struct stk_follow *fw = &st->follow;
+	struct stk_tcb *c = fw->c, *prev;
+	const struct stk_eth_hdr *eh = (const struct stk_eth_hdr *)frame;
+	struct stk_ip4_hdr *ip = (struct stk_ip4_hdr *)(frame + STK_ETH_HLEN);
+	uint8_t *l4 = frame + STK_ETH_HLEN + STK_IP4_HLEN;
+	const struct stk_tcp_hdr *th = (const struct stk_tcp_hdr *)l4;
+	struct stk_tcp_seg s;
+	uint32_t tot, l4len, ports;
+
+	/* the headers the last segment had: Ethernet to us, IPv4 without
+	 * options or fragments, the same source, ports, offset, flags (PSH
+	 * aside) and option bytes, and payload; the ACK and window fields may
+	 * move (the ACK step takes them as for any segment) */
+	if (len < STK_ETH_HLEN + STK_IP4_HLEN + fw->hlen)
+		return false;
+	memcpy(&ports, l4, 4);
+	tot = be16toh(ip->tot_len);
+	if (memcmp(eh->dst, st->cfg.mac, 6) != 0 || eh->type != htobe16(STK_ETH_P_IP) || ip->ver_ihl != 0x45 ||
+	    ip->proto != STK_IPPROTO_TCP || ip->ttl == 0 || ip->src != fw->src || ip->dst != st->cfg.ip ||
+	    (be16toh(ip->frag) & (STK_IP4_MF | STK_IP4_OFFMASK)) != 0 || tot <= STK_IP4_HLEN + fw->hlen ||
+	    tot > len - STK_ETH_HLEN || ports != fw->ports ||
+	    (uint16_t)(l4[12] << 8 | (l4[13] & ~STK_TCP_PSH)) != fw->offfl)
+		return false;
+	/* the options: timestamps alone (12 bytes) in two loads, else memcmp */
+	if (fw->hlen == STK_TCP_HLEN + 12) {
+		uint64_t a8, w8;
+		uint32_t a4, w4;
+
+		memcpy(&a8, l4 + STK_TCP_HLEN, 8);
+		memcpy(&w8, fw->opt, 8);
+		memcpy(&a4, l4 + STK_TCP_HLEN + 8, 4);
+		memcpy(&w4, fw->opt + 8, 4);
+		if (a8 != w8 || a4 != w4)
+			return false;
+	} else if (memcmp(l4 + STK_TCP_HLEN, fw->opt, fw->hlen - STK_TCP_HLEN) != 0) {
+		return false;
+	}
+	l4len = tot - STK_IP4_HLEN;
+	if (!(flags & STK_RX_IP_CSUM_OK) && stk_csum_fold(stk_csum_partial(ip, STK_IP4_HLEN, 0)) != 0)
+		return false;
+	if (!(flags & STK_RX_L4_CSUM_OK) &&
+	    stk_csum_fold(stk_csum_partial(l4, l4len, stk_ip4_pseudo(ip->src, ip->dst, STK_IPPROTO_TCP, l4len))) != 0)
+		return false;
+	/* at RCV.NXT, inside the window we advertised, nothing held out of
+	 * order: in order, untrimmed, as the last one went */
+	s.seq = be32toh(th->seq);
+	s.plen = l4len - fw->hlen;
+	if (s.seq != c->rcv_nxt || !follow_ok(c) || !SEQ_GT(c->rcv_adv, c->rcv_nxt) ||
+	    s.plen > c->rcv_adv - c->rcv_nxt)
+		return false;
+	s.b = b;
+	s.payload = l4 + fw->hlen;
+	s.ack = be32toh(th->ack);
+	s.win = be16toh(th->win);
+	s.flags = th->flags;
+	s.seglen = s.plen;
+	s.o = fw->o;
+	/* what eth, IPv4 and TCP input count for every segment */
+	STK_CTR(st, RX_FRAMES);
+	STK_CTR_ADD(st, RX_BYTES, len);
+	STK_CTR(st, IP_RX);
+	STK_CTR(st, TCP_SEGS_IN);
+	STK_CTR(st, TCP_COALESCED);
+	c->stats.segs_in++;
+	prev = st->cur;
+	st->cur = c;
+	established(st, c, &s, true);
+	st->cur = prev;
+	if (c->zflags & TZ_ZOMBIE) {
+		fw->c = NULL;
+		stk_tcb_release(st, c);
+	} else if (!follow_ok(c)) {
+		fw->c = NULL;
+	}
+	return true;
 }

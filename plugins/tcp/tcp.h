@@ -30,7 +30,7 @@ struct tcp_conf {
 	uint32_t syn_retries, max_retries, persist_timeout_ms;
 	int backlog_full; /* enum stk_backlog_full */
 	uint32_t keepalive_s, keepalive_intvl_s, keepalive_probes;
-	bool window_scale, timestamps, sack, csum_offload;
+	bool window_scale, timestamps, sack, csum_offload, rx_coalesce;
 	uint32_t arp_entries, arp_timeout_s, arp_pending, arp_retries, arp_retry_ms;
 	uint32_t challenge_ack_limit;
 	uint32_t oow_ack_ms;

@@ -52,6 +52,8 @@ const struct lcp_opt tcp_opts[] = {
 		     "delayed ACK timer (an ACK goes at least every second segment anyway)"),
 	LCP_OPT_UINT(C, ack_stretch, "ack_stretch", "16", 2, 64, 0,
 		     "in-order full segments one ACK may cover within a receive burst: one ACK at the burst's end (tcp_stretch_acks), as Linux does under GRO; 2 = an ACK every second segment (RFC 5681)"),
+	LCP_OPT_BOOL(C, rx_coalesce, "rx_coalesce", "true",
+		     "in-order coalescing within a receive burst, as Linux's GRO: a segment that repeats the headers of the one just delivered in order on its connection (ACK and window aside) and starts where it ended skips the checks that one passed (tcp_coalesced); false = every segment takes every check"),
 	LCP_OPT_UINT(C, rto_min_ms, "rto_min_ms", "200", 1, 60000, 0, "lower bound of the RTO"),
 	LCP_OPT_UINT(C, rto_init_ms, "rto_init_ms", "1000", 1, 60000, 0, "RTO before an RTT sample (RFC 6298)"),
 	LCP_OPT_UINT(C, rto_max_ms, "rto_max_ms", "60000", 1, 600000, 0, "upper bound of the backed-off RTO"),
@@ -216,6 +218,7 @@ tcp_conf_to_stk(const struct tcp_conf *c, struct stk_config *k, bool *have_mac, 
 	k->fin_wait2_ms = c->fin_wait2_ms;
 	k->delack_ms = c->delack_ms;
 	k->ack_stretch = c->ack_stretch;
+	k->rx_coalesce = c->rx_coalesce;
 	k->rto_min_ms = c->rto_min_ms;
 	k->rto_init_ms = c->rto_init_ms;
 	k->rto_max_ms = c->rto_max_ms;

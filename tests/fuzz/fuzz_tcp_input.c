@@ -43,6 +43,10 @@
  * asked for; every transmitted frame comes from our MAC and IP with correct IP
  * and TCP checksums; DATA lies inside its buffer and is not empty; no event for
  * a connection after its terminal event; no DATA after PEER_CLOSED.
+ *
+ * Every input runs twice, with in-order coalescing (cfg.rx_coalesce) and
+ * without: every frame sent, every event with its bytes, and every counter but
+ * tcp_coalesced must be the same (a digest of each run).
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -92,7 +96,17 @@ struct f {
 	uint32_t peer_nxt, peer_tsval;
 	struct track tr[NTRACK];
 	unsigned ntr;
+	uint64_t digest; /* FNV-1a of what the stack did: frames, events, bytes */
 };
+
+static void
+digest(struct f *f, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+
+	for (size_t i = 0; i < n; i++)
+		f->digest = (f->digest ^ b[i]) * 0x100000001b3ull;
+}
 
 static uint32_t
 pseudo(const uint8_t *ip, uint32_t l4len)
@@ -210,6 +224,7 @@ op_tx(void *ctx, struct stk_buf *b, uint8_t *data, uint32_t len, uint32_t flags)
 	} else {
 		FUZZ_CHECK(g16(data + 12) == STK_ETH_P_ARP);
 	}
+	digest(f, data, len);
 	buf_put(f, b);
 	return 0;
 }
@@ -286,6 +301,11 @@ op_event(void *ctx, struct stk_tcb *c, uint64_t user, enum stk_ev ev, int reason
 	FUZZ_CHECK(c != NULL);
 	t = track_of(f, stk_tcp_id(c));
 	FUZZ_CHECK(t == NULL || !t->dead);
+	digest(f, &ev, sizeof(ev));
+	digest(f, &reason, sizeof(reason));
+	digest(f, &len, sizeof(len));
+	if (ev == STK_EV_DATA)
+		digest(f, data, len);
 	if (ev == STK_EV_DATA) {
 		FUZZ_CHECK(b != NULL && b->magic == BUF_MAGIC && data != NULL && len > 0);
 		FUZZ_CHECK(data >= b->data && len <= b->size && (size_t)(data - b->data) <= b->size - len);
@@ -662,8 +682,9 @@ drive(struct f *f, unsigned state, uint8_t opts)
 	}
 }
 
-int
-LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+/* one run of the input; the digest of what the stack did */
+static uint64_t
+run(const uint8_t *data, size_t size, bool coalesce)
 {
 	static const uint64_t adv_ns[4] = { 0, 1000000ull, 250000000ull, 3000000000ull };
 	struct stk_ops ops;
@@ -675,14 +696,15 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char err[128];
 	uint8_t opts;
 
-	if (size < 2)
-		return 0;
+	uint64_t result;
+
 	f = calloc(1, sizeof(*f));
 	if (f == NULL)
 		abort();
 	f->clock = 1000000000ull;
 	f->rng = 0x9e3779b97f4a7c15ull;
 	f->peer_tsval = 5000;
+	f->digest = 0xcbf29ce484222325ull;
 	opts = data[1];
 
 	stk_config_init(&cfg);
@@ -692,6 +714,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cfg.n_static = 1;
 	cfg.neigh[0].ip = __builtin_bswap32(PEER_IP);
 	memcpy(cfg.neigh[0].mac, peer_mac, 6);
+	cfg.rx_coalesce = coalesce;
 	if (data[0] & 0x80)
 		cfg.ack_stretch = 4; /* stretch ACKs: the cap and the burst's end both reached */
 	if (opts & 0x40)
@@ -759,12 +782,26 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		f->clock += 30000000000ull;
 		stk_poll(f->st);
 	}
+	for (int i = 0; i < STK_C__COUNT; i++)
+		if (i != STK_C_TCP_COALESCED)
+			digest(f, &stk_counters(f->st)[i], sizeof(uint64_t));
+	FUZZ_CHECK(coalesce || stk_counters(f->st)[STK_C_TCP_COALESCED] == 0);
 	stk_destroy(f->st);
 	if (f->live_bufs != 0 || f->live_allocs != 0) {
 		fprintf(stderr, "leak: %ld buffers, %ld allocations live after stk_destroy\n", f->live_bufs,
 			f->live_allocs);
 		__builtin_trap();
 	}
+	result = f->digest;
 	free(f);
+	return result;
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (size < 2)
+		return 0;
+	FUZZ_CHECK(run(data, size, true) == run(data, size, false));
 	return 0;
 }

@@ -283,6 +283,23 @@ for state in range(11):
     for name, records in seqs.items():
         for opts in (0x07, 0x20 | 0x10 | 0x07):
             write("tcp_input", "s%02d-%s-%02x" % (state, name, opts), bytes([state, opts]) + b"".join(records))
+# in-order coalescing (cfg.rx_coalesce): runs of one header in one burst, with a
+# duplicate, a hole and its fill, a SYN; raw timestamps (ctl bit 4 off), so that
+# the option bytes repeat; established (4), also with stretch ACKs (0x88)
+HOLD = FIX | 0x80
+TSRAW = b"\x01\x01\x08\x0a" + struct.pack(">II", 0x10000000, 0)
+TSRAW2 = b"\x01\x01\x08\x0a" + struct.pack(">II", 0x10000001, 0)
+run = [rec(tcp_frame(ACK, i * 100, 0, payload[:100]), HOLD) for i in range(9)] + \
+    [rec(tcp_frame(ACK, 900, 0, payload[:100]))]
+mix = [rec(tcp_frame(f, q, 0, payload[:n]), HOLD) for f, q, n in
+       ((ACK, 0, 100), (ACK | PSH, 100, 100), (ACK, 100, 100), (ACK, 200, 100), (ACK, 400, 100),
+        (ACK, 300, 100), (ACK, 500, 100), (SYN | ACK, 600, 50))] + [rec(tcp_frame(ACK, 650, 0, payload[:100]))]
+tsrun = [rec(tcp_frame(ACK, i * 100, 0, payload[:100], TSRAW if i < 8 else TSRAW2), HOLD if i < 9 else FIX)
+         for i in range(10)]
+for state in (4, 0x88):
+    write("tcp_input", "coalesce-run-%02x" % state, bytes([state, 0]) + b"".join(run))
+    write("tcp_input", "coalesce-ts-%02x" % state, bytes([state, 0x03]) + b"".join(tsrun))
+write("tcp_input", "coalesce-mix", bytes([4, 0]) + b"".join(mix))
 # not TCP: ICMP echo, ARP, short and foreign frames
 icmp = struct.pack(">BBHHH", 8, 0, 0, 1, 1) + b"ping"
 ip = struct.pack(">BBHHHBBH4s4s", 0x45, 0, 20 + len(icmp), 1, 0, 64, 1, 0, bytes([10, 0, 0, 1]), bytes([10, 0, 0, 2]))

@@ -6,7 +6,7 @@
 # Asserts: lcpipe exits 0, stopped by tcp_app; the connection received exactly the
 # file (byte count and SHA-256), saw connected / peer_closed / closed once and no
 # reset / timeout / error; the server sent the whole file; the report has the tcp
-# stage's counters and leaked_objects == 0.
+# stage's counters and leaked_objects == 0; some segments took the coalesced path.
 . "$(dirname "$0")/tcp_lib.sh"
 
 SIZE=${TCP_RECV_BYTES:-268435456} # 256 MiB
@@ -36,6 +36,10 @@ check(ev["reset"] == 0 and ev["timeout"] == 0 and ev["error"] == 0, "events: no 
 check(r.get("unknown_conn_events") == 0, "no events for unknown connections", r.get("unknown_conn_events"))
 check(rep.get("stages", {}).get("app", {}).get("counters", {}).get("bytes_in") == size, "tcp_app counter bytes_in == %d" % size,
       rep.get("stages", {}).get("app"))
+t = rep.get("stages", {}).get("tcp", {}).get("counters", {})
+check(0 < t.get("tcp_coalesced", 0) < t.get("tcp_segs_in", 0),
+      "in-order coalescing (rx_coalesce) took some of the kernel's segments: %s of %s"
+      % (t.get("tcp_coalesced"), t.get("tcp_segs_in")), t.get("tcp_coalesced"))
 PY
 report_common
 finish

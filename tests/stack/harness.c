@@ -658,7 +658,7 @@ h_assert_only(const struct h *h, const struct h_snap *s, ...)
 	int c;
 
 	allowed[STK_C_RX_FRAMES] = allowed[STK_C_RX_BYTES] = allowed[STK_C_IP_RX] = true;
-	allowed[STK_C_TCP_SEGS_IN] = allowed[STK_C_ARP_RX] = true;
+	allowed[STK_C_TCP_SEGS_IN] = allowed[STK_C_TCP_COALESCED] = allowed[STK_C_ARP_RX] = true;
 	va_start(ap, s);
 	while ((c = va_arg(ap, int)) >= 0)
 		allowed[c] = true;

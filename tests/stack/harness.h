@@ -215,7 +215,7 @@ void h_snap(const struct h *h, struct h_snap *s);
 uint64_t h_delta(const struct h *h, const struct h_snap *s, enum stk_ctr c);
 uint64_t h_drops_delta(const struct h *h, const struct h_snap *s);
 /* every counter but those listed (terminated by -1) unchanged since s, except
- * the rx ones (rx_frames, rx_bytes, ip_rx, tcp_segs_in, arp_rx) */
+ * the rx ones (rx_frames, rx_bytes, ip_rx, tcp_segs_in, tcp_coalesced, arp_rx) */
 void h_assert_only(const struct h *h, const struct h_snap *s, ...);
 
 /* ---- buffers ---- */

@@ -2620,6 +2620,300 @@ START_TEST(stretch_zero_window)
 }
 END_TEST
 
+/* ---- in-order coalescing (cfg.rx_coalesce) ---- */
+
+/* a burst of n in-order segments of len bytes from P, all with one header but
+ * for PSH (psh_every: on every psh_every-th; 0 never) and, when ts_step, the
+ * TSval moving every ts_step segments */
+static void
+co_burst(uint32_t base, uint32_t *off, unsigned n, uint32_t len, unsigned psh_every, unsigned ts_step)
+{
+	struct sburst b = {0};
+	uint8_t d[H_MAX_FRAME];
+
+	for (unsigned i = 0; i < n; i++) {
+		uint8_t *f = sb_slot(&b);
+		uint8_t fl = STK_TCP_ACK | (psh_every && i % psh_every == psh_every - 1 ? STK_TCP_PSH : 0);
+
+		if (ts_step && i > 0 && i % ts_step == 0)
+			P.tsval++;
+		h_fill_pat(d, *off, len);
+		b.len[b.n++] = h_build_tcp(H, f, &P, fl, base + *off, P.rcv_nxt, P.win, NULL, d, len);
+		*off += len;
+	}
+	sb_inject(&b);
+}
+
+/* which segments of a burst take the coalesced path: every one after the
+ * first of a run of equal headers; a TSval that moves, or the option off,
+ * starts a new run (loop 0: on, PSH on some; 1: TSval moving every 4th;
+ * 2: rx_coalesce off) */
+START_TEST(coalesce_runs)
+{
+	static const uint64_t want[] = {19, 15, 0};
+	struct stk_tcb *c;
+	struct h_snap s;
+	uint32_t off = 0;
+
+	H->cfg.ack_stretch = 16;
+	H->cfg.rx_coalesce = _i != 2;
+	h_create(H);
+	c = passive(&opt_all, 1000);
+	h_tx_drain(H);
+	h_snap(H, &s);
+	co_burst(1001, &off, 20, 1000, _i == 0 ? 3 : 0, _i == 1 ? 4 : 0);
+	ck_assert_uint_eq(h_delta(H, &s, STK_C_TCP_COALESCED), want[_i]);
+	ck_assert_uint_eq(h_delta(H, &s, STK_C_TCP_SEGS_IN), 20);
+	ck_assert_uint_eq(h_delta(H, &s, STK_C_RX_FRAMES), 20);
+	ck_assert_uint_eq(h_delta(H, &s, STK_C_IP_RX), 20);
+	ck_assert_uint_eq(h_delta(H, &s, STK_C_TCP_BYTES_IN), 20000);
+	ck_assert_uint_eq(stk_tcp_stats(c)->segs_in, 21); /* with the handshake's ACK */
+	ck_assert_uint_eq(rx_of(c)->rx_len, 20000);
+	ck_assert(h_check_pat(rx_of(c)->rx, 0, 20000));
+	ck_assert_uint_eq(h_drops(H), 0);
+}
+END_TEST
+
+/* The same frames to two stacks, one coalescing: every frame either sends,
+ * every event, every byte delivered and every counter but tcp_coalesced the
+ * same, burst after burst, over a seeded mix of in-order runs, moving
+ * TSvals, windows and ACKs, PSH, SYN, RST, duplicates, holes and their fills,
+ * pure ACKs, bad checksums, broadcast and foreign destinations, other ports,
+ * data of ours to acknowledge, the clock, and (rx_hold) releases. Variants (loop): bit 0
+ * stretch ACKs, bit 1 rx_hold, bit 2 a small window (8,000 bytes). */
+struct cdiff {
+	struct h *h[2];
+	struct h_peer p[2];
+	struct stk_tcb *c[2];
+	struct h_conn *x[2]; /* the connection's record in each harness */
+	uint64_t rng;
+	uint32_t base, off; /* P's first data seq, next stream offset */
+	uint32_t our_off;   /* bytes we sent */
+	unsigned compared;
+};
+
+static void
+cd_compare(struct cdiff *d, const char *when)
+{
+	struct h *a = d->h[0], *b = d->h[1];
+	const uint64_t *ca = stk_counters(a->st), *cb = stk_counters(b->st);
+	struct h_pkt *ka, *kb;
+	struct h_conn *xa, *xb;
+
+	for (;;) {
+		ka = h_tx_pop(a);
+		kb = h_tx_pop(b);
+		ck_assert_msg((ka == NULL) == (kb == NULL), "%s: one stack sent a frame more", when);
+		if (ka == NULL)
+			break;
+		ck_assert_msg(ka->len == kb->len && memcmp(ka->frame, kb->frame, ka->len) == 0,
+			      "%s: the stacks sent different frames", when);
+		if (ka->is_tcp && ka->dport == d->p[0].port) {
+			uint32_t end = ka->seq + ka->plen + ((ka->flags & STK_TCP_FIN) ? 1 : 0);
+
+			if (H_SEQ_GT(end, d->p[0].rcv_nxt))
+				d->p[0].rcv_nxt = d->p[1].rcv_nxt = end;
+			d->p[1].ts_recent = d->p[0].ts_recent;
+		}
+		d->compared++;
+	}
+	ck_assert_msg(a->n_evs == b->n_evs, "%s: %u events against %u", when, a->n_evs, b->n_evs);
+	for (unsigned i = 0; i < a->n_evs; i++)
+		ck_assert_msg(a->evs[i].ev == b->evs[i].ev && a->evs[i].reason == b->evs[i].reason &&
+				      a->evs[i].len == b->evs[i].len && a->evs[i].user == b->evs[i].user,
+			      "%s: event %u differs", when, i);
+	for (int i = 0; i < STK_C__COUNT; i++)
+		if (i != STK_C_TCP_COALESCED)
+			ck_assert_msg(ca[i] == cb[i], "%s: counter %s %llu against %llu", when,
+				      stk_counter_names[i], (unsigned long long)ca[i],
+				      (unsigned long long)cb[i]);
+	ck_assert_uint_eq(stk_bufs_held(a->st), stk_bufs_held(b->st));
+	xa = d->x[0];
+	xb = d->x[1];
+	ck_assert_msg(xa->rx_len == xb->rx_len && memcmp(xa->rx, xb->rx, xa->rx_len) == 0,
+		      "%s: the stacks delivered different bytes", when);
+	ck_assert(h_check_pat(xa->rx, 0, (uint32_t)xa->rx_len));
+	ck_assert_int_eq(xa->terminal, xb->terminal);
+}
+
+static uint32_t
+cd_rand(struct cdiff *d, uint32_t n)
+{
+	return (uint32_t)(h_rand(&d->rng) % n);
+}
+
+/* one frame from the peer into f (built once, given to both stacks) */
+static uint32_t
+cd_frame(struct cdiff *d, uint8_t *f)
+{
+	struct h_peer *p = &d->p[0];
+	uint8_t pl[H_MAX_FRAME];
+	uint32_t k = cd_rand(d, 100), len = cd_rand(d, 3) == 0 ? 1 + cd_rand(d, 1448) : 1448;
+	uint32_t off = d->off, n;
+	uint8_t fl = STK_TCP_ACK | (cd_rand(d, 4) == 0 ? STK_TCP_PSH : 0);
+	uint16_t sport = p->port;
+
+	if (k < 5)
+		p->tsval++;
+	else if (k < 9)
+		p->win = (uint16_t)(p->win == 65535 ? 20000 + cd_rand(d, 40000) : 65535);
+	if (k >= 60 && k < 66 && d->off > 0) {
+		/* a duplicate, or part of one */
+		off = cd_rand(d, d->off);
+		if (len > d->off - off + 700)
+			len = d->off - off + 700;
+	} else if (k >= 66 && k < 72) {
+		off = d->off + 1 + cd_rand(d, 4000); /* beyond a hole */
+	} else if (k >= 72 && k < 77) {
+		len = 0; /* a pure ACK */
+	} else if (k >= 88 && k < 91) {
+		sport = (uint16_t)(p->port + 1); /* no such connection */
+	} else if (k == 91) {
+		fl |= STK_TCP_SYN; /* a SYN in the stream: challenge ACK, nothing taken */
+	} else if (k == 92) {
+		fl = STK_TCP_RST;
+		off = d->off + 1; /* in the window, not exact: challenge ACK */
+		len = 0;
+	} else if (k == 93) {
+		p->ip = H_PEER2_IP; /* another host, the same ports: no such connection */
+	}
+	h_fill_pat(pl, off, len);
+	p->port = sport;
+	n = h_build_tcp(d->h[0], f, p, fl, d->base + off, p->rcv_nxt, p->win, NULL, pl, len);
+	p->port = d->p[1].port;
+	p->ip = d->p[1].ip;
+	if (k >= 77 && k < 82) {
+		f[n - 1] ^= 0x5a; /* a bad TCP checksum */
+		if (len == 0)
+			f[STK_ETH_HLEN + STK_IP4_HLEN + 16] ^= 0x5a;
+	} else if (k >= 82 && k < 85) {
+		memset(f, 0xff, 6); /* broadcast: taken by the full path */
+	} else if (k == 85) {
+		f[5] ^= 0x40; /* another host's MAC: dropped */
+	} else if (off == d->off && sport == p->port && k != 93 && !(fl & (STK_TCP_SYN | STK_TCP_RST))) {
+		d->off += len;
+	}
+	return n;
+}
+
+/* the application aborts the connection from the DATA event of the
+ * co_abort_at-th segment it is given (h->hook_ctx counts them) */
+static unsigned co_abort_at;
+
+static void
+co_hook(struct h *h, struct stk_tcb *c, uint64_t user, enum stk_ev ev, int reason, const uint8_t *data,
+	uint32_t len)
+{
+	unsigned *n = h->hook_ctx;
+
+	(void)user, (void)reason, (void)data, (void)len;
+	if (ev == STK_EV_DATA && ++*n == co_abort_at)
+		stk_tcp_abort(h->st, c);
+}
+
+START_TEST(coalesce_same_as_full)
+{
+	unsigned ndata[2] = {0, 0};
+	struct cdiff d = {.rng = 0x1234567ull + (uint64_t)_i * 7919u};
+	char when[64];
+
+	for (int i = 0; i < 2; i++) {
+		d.h[i] = h_new();
+		h_static_peer(d.h[i]);
+		d.h[i]->cfg.rx_coalesce = i == 0;
+		d.h[i]->cfg.ack_stretch = (_i & 1) ? 16 : 0;
+		d.h[i]->cfg.rx_hold = (_i & 2) != 0;
+		if (_i & 4)
+			d.h[i]->cfg.rcvbuf = 8000;
+		h_create(d.h[i]);
+		ck_assert_int_eq(stk_tcp_listen(d.h[i]->st, 80, 16, 77), 0);
+		h_peer_init(&d.p[i], 40000, 80);
+		d.c[i] = h_accept(d.h[i], &d.p[i], 1000, &opt_all);
+		d.x[i] = h_conn_of(d.h[i], d.c[i]);
+	}
+	d.base = 1001;
+	cd_compare(&d, "after the handshake");
+	for (unsigned burst = 0; burst < 400; burst++) {
+		uint8_t f[16][H_MAX_FRAME];
+		const uint8_t *fp[16];
+		uint32_t n[16];
+		unsigned nf = 1 + cd_rand(&d, 16), act = cd_rand(&d, 10);
+
+		for (unsigned i = 0; i < nf; i++) {
+			n[i] = cd_frame(&d, f[i]);
+			fp[i] = f[i];
+		}
+		for (int i = 0; i < 2; i++)
+			h_inject_burst(d.h[i], fp, n, nf);
+		snprintf(when, sizeof(when), "variant %d, burst %u", _i, burst);
+		cd_compare(&d, when);
+		/* the peer goes on from what was delivered: a duplicate that ran
+		 * past the end moved it on, a refused segment is sent again */
+		d.off = (uint32_t)d.x[0]->rx_len;
+		/* between bursts: data of ours, time, releases */
+		for (int i = 0; i < 2; i++) {
+			if (act == 0 && d.our_off < 200000)
+				ck_assert_int_eq(h_send(d.h[i], d.c[i], d.our_off, 700), 0);
+			else if (act == 1)
+				h_advance(d.h[i], 1 + (burst % 40));
+			else if ((_i & 2) && (act >= 2 || burst % 7 == 0))
+				stk_tcp_rx_release(d.h[i]->st, d.c[i], (uint32_t)d.x[i]->rx_len);
+		}
+		if (act == 0)
+			d.our_off += 700;
+		cd_compare(&d, when);
+	}
+	/* the application aborts in the middle of a run, from a DATA event */
+	{
+		uint8_t f[12][H_MAX_FRAME];
+		const uint8_t *fp[12];
+		uint32_t n[12];
+
+		for (unsigned i = 0; i < 12; i++) {
+			uint8_t pl[100];
+
+			h_fill_pat(pl, d.off, 100);
+			n[i] = h_build_tcp(d.h[0], f[i], &d.p[0], STK_TCP_ACK, d.base + d.off, d.p[0].rcv_nxt,
+					   d.p[0].win, NULL, pl, 100);
+			fp[i] = f[i];
+			d.off += 100;
+		}
+		co_abort_at = 5;
+		for (int i = 0; i < 2; i++) {
+			if (_i & 2)
+				stk_tcp_rx_release(d.h[i]->st, d.c[i], (uint32_t)d.x[i]->rx_len);
+			d.h[i]->ev_hook = co_hook;
+			d.h[i]->hook_ctx = &ndata[i];
+			h_inject_burst(d.h[i], fp, n, 12);
+		}
+		cd_compare(&d, "an abort inside a run");
+		ck_assert_uint_eq(ndata[0], 5);
+		ck_assert_uint_eq(stk_conns(d.h[0]->st), 0);
+	}
+	/* the peer's FIN after the rest: to no connection now */
+	{
+		uint8_t f[H_MAX_FRAME];
+		const uint8_t *fp[1] = {f};
+		uint32_t n[1];
+
+		n[0] = h_build_tcp(d.h[0], f, &d.p[0], STK_TCP_ACK | STK_TCP_FIN, d.base + d.off,
+				   d.p[0].rcv_nxt, d.p[0].win, NULL, NULL, 0);
+		for (int i = 0; i < 2; i++)
+			h_inject_burst(d.h[i], fp, n, 1);
+		cd_compare(&d, "the peer's FIN");
+	}
+	ck_assert_uint_gt(d.compared, 100);
+	ck_assert_uint_eq(stk_counters(d.h[1]->st)[STK_C_TCP_COALESCED], 0);
+	/* of ~3,400 segments, 670-1,250 coalesce (seeded); fewer where rx_hold
+	 * in a small window ends runs */
+	ck_assert_msg(stk_counters(d.h[0]->st)[STK_C_TCP_COALESCED] > ((_i & 6) == 6 ? 400u : 800u),
+		      "variant %d: only %llu segments coalesced", _i,
+		      (unsigned long long)stk_counters(d.h[0]->st)[STK_C_TCP_COALESCED]);
+	for (int i = 0; i < 2; i++)
+		h_destroy(d.h[i]);
+}
+END_TEST
+
 static Suite *
 tcp_in_suite(void)
 {
@@ -2706,6 +3000,10 @@ tcp_in_suite(void)
 	tcase_add_loop_test(tc, stretch_rst_in_burst, 0, 2);
 	tcase_add_test(tc, stretch_two_conns);
 	tcase_add_test(tc, stretch_zero_window);
+
+	tc = t_tcase(s, "coalesce", h_fixture_setup, h_fixture_teardown, 60);
+	tcase_add_loop_test(tc, coalesce_runs, 0, 3);
+	tcase_add_loop_test(tc, coalesce_same_as_full, 0, 8);
 
 	tc = t_tcase(s, "closed", h_fixture_setup, h_fixture_teardown, 10);
 	tcase_add_test(tc, closed_syn);

@@ -132,6 +132,11 @@ struct stk_config {
 				  * receive burst (stk_input_burst): <= 2 = an ACK every
 				  * second segment (RFC 5681 4.2); more = stretch ACKs,
 				  * one at the end of the burst, as Linux's under GRO */
+	bool rx_coalesce;        /* in-order coalescing within a receive burst: a
+				  * segment that repeats the headers of the one just
+				  * delivered in order on its connection, and starts at
+				  * RCV.NXT, skips the checks that one passed
+				  * (stk_input_burst; counter tcp_coalesced) */
 	uint32_t rto_min_ms, rto_max_ms, rto_init_ms;
 	unsigned syn_retries;    /* SYN / SYN-ACK transmissions after the first */
 	unsigned max_retries;    /* data retransmissions of one segment; also
@@ -167,7 +172,9 @@ struct stk_config {
  * lost), tcp_tlp_probes / tcp_tlp_recoveries (tail loss probes sent / that
  * repaired a loss), tcp_dsack_in / tcp_dsack_out (D-SACK blocks received /
  * sent), tcp_dsack_undo (cwnd reductions undone: every retransmission of the
- * episode was D-SACKed). */
+ * episode was D-SACKed). tcp_coalesced counts the segments that took the
+ * coalesced path of cfg.rx_coalesce (also counted in rx_frames, ip_rx and
+ * tcp_segs_in, as every segment is). */
 #define STK_COUNTERS(X)                                                        \
 	X(RX_FRAMES, "rx_frames")                                              \
 	X(RX_BYTES, "rx_bytes")                                                \
@@ -227,6 +234,7 @@ struct stk_config {
 	X(TCP_DUP_ACKS_IN, "tcp_dup_acks_in")                                  \
 	X(TCP_ACKS_OUT, "tcp_acks_out")                                        \
 	X(TCP_STRETCH_ACKS, "tcp_stretch_acks")                                \
+	X(TCP_COALESCED, "tcp_coalesced")                                      \
 	X(TCP_DELAYED_ACKS, "tcp_delayed_acks")                                \
 	X(TCP_WINDOW_PROBES, "tcp_window_probes")                              \
 	X(TCP_ZERO_WINDOW_IN, "tcp_zero_window_in")                            \
