@@ -81,6 +81,7 @@
 # would shape the feed, and a namespace may not pick cubic by sysctl), B12_AFP_ARGS (net_af_packet devargs, "qdisc_bypass=1,framecnt=2048":
 # a ring larger than the tcp stage's 1 MiB window), B12_DRIVER (af_packet, or af_xdp: net_af_xdp on the
 # same veth, its fill ring's mbufs declared held by the driver), B12_TIMING (1), B12_CG (1), B12_CG_MB (8), B12_CG_IDLE (1 s),
+# B12_TCP_OPTS (more options of lcpipe's tcp stage, JSON members: '"ack_stretch": 64'),
 # BENCH_NICE, BENCH_QUIET_WAIT, LCPIPE, B12_KEEP=1 (keep the work directory);
 # B12_ID (B12; B14 from b14.sh), B12_SUITE (TLS_AES_128_GCM_SHA256: a TLS 1.3
 # suite, or a TLS 1.2 cipher name, which pins TLS 1.2), B12_DEFLATE_LEVEL (1).
@@ -112,6 +113,8 @@ id=$(echo "$ID" | tr '[:upper:]' '[:lower:]')
 : "${B12_CC:=cubic}"
 : "${B12_AFP_ARGS:=qdisc_bypass=1,framecnt=2048}"
 : "${B12_DRIVER:=af_packet}"
+: "${B12_TCP_OPTS:=}"
+tcp_more=${B12_TCP_OPTS:+, $B12_TCP_OPTS}
 case $B12_DRIVER in
 af_packet | af_xdp) PDEV=net_${B12_DRIVER}0; export B12_DRIVER ;;
 *) echo "b12.sh: B12_DRIVER must be af_packet or af_xdp"; exit 2 ;;
@@ -161,6 +164,7 @@ trap 'exit 130' INT TERM
 bench_veth_pair "feed server"
 echo "tcp:     congestion control of the feed's connection: $B12_CC (setsockopt TCP_CONGESTION; the namespaces' default is $(nss sysctl -n net.ipv4.tcp_congestion_control)); client rmem $(nsc sysctl -n net.ipv4.tcp_rmem | tr -s '\t ' ' ')"
 echo "port:    lcpipe's port_ethdev on $PVDEV$([ "$B12_DRIVER" = af_xdp ] && echo " (its fill ring's mbufs declared held by the driver)")"
+echo "tcp stage: lcpipe's tcp options: defaults${B12_TCP_OPTS:+ and $B12_TCP_OPTS}"
 echo "placement: feed server CPU $B12_SERVER_CPU (taskset); kernel client CPU $B12_CLIENT_CPU (taskset);"
 echo "           lcpipe1 EAL -l 0,1: main lcore 0 = CPU 0 (control loop, sleeps), worker lcore 1 = CPU 1 (port, tcp, ws, metrics, sink)"
 echo "           lcpipe2 EAL --lcores=0@0,1@1,2@0: lcore 1 = CPU 1 (port, tcp), lcore 2 = CPU 0 (ws, metrics, sink) -- CPU 0 is shared with the feed server"
@@ -244,7 +248,7 @@ lc_conf() { # case -> $tmp/lc.N.json (sets LC_CONF, LC_PFX)
   "stages": [
     {"name": "port", "plugin": "port_ethdev", "lcore": 1, "options": {"device": "$PDEV"}},
     {"name": "tcp", "plugin": "tcp", "lcore": 1,
-     "options": {"ip": "$L_IP/24", "device": "$PDEV", "mac": "$L_MAC"}},
+     "options": {"ip": "$L_IP/24", "device": "$PDEV", "mac": "$L_MAC"$tcp_more}},
     {"name": "ws", "plugin": "ws", "lcore": $st2,
      "options": {"url": "$url", "subscribe": "$id subscribe",
                  "reconnect_min_ms": 3600000, "reconnect_max_ms": 3600000, "ping_interval_ms": 0,

@@ -55,7 +55,9 @@
 # lcpipe_feed lcpipe_replay"), B13_MB (96), B13_SYMBOLS (100), B13_SERVER_CPU
 # (0), B13_CLIENT_CPU (1), B13_CC (cubic), B13_CHECK_UTF8 (false), B13_TIMING
 # (1), B13_TRUST (true: port_ethdev trust_checksums on both memif ports, a
-# link that cannot corrupt a frame; false: the tcp stages verify), B13_CG (1), B13_CG_MB (8), B13_CG_IDLE (0.5 s), B13_KEEP=1 (keep the work
+# link that cannot corrupt a frame; false: the tcp stages verify), B13_TCP_OPTS
+# (more options of the receiver's tcp stage, JSON members: '"rx_coalesce": false'),
+# B13_CG (1), B13_CG_MB (8), B13_CG_IDLE (0.5 s), B13_KEEP=1 (keep the work
 # directory), BENCH_NICE, LCPIPE.
 set -eu
 . "$(dirname "$0")/common.sh"
@@ -72,6 +74,8 @@ BENCH_RT=0
 : "${B13_CC:=cubic}"
 : "${B13_CHECK_UTF8:=false}"
 : "${B13_TRUST:=true}"
+: "${B13_TCP_OPTS:=}"
+tcp_more=${B13_TCP_OPTS:+, $B13_TCP_OPTS}
 : "${B13_CG:=1}"
 : "${B13_CG_MB:=8}"
 : "${B13_CG_IDLE:=0.5}"
@@ -125,7 +129,7 @@ echo "tsc:     $TSC_HZ Hz (calibrated against CLOCK_MONOTONIC_RAW)"
 echo "placement: kernel: feed server CPU $S, client CPU $C (taskset), netns $NS, 127.0.0.1:$PORT (lo, MTU $(ip -n "$NS" -o link show lo | sed -n 's/.* mtu \([0-9]*\).*/\1/p')), congestion control $B13_CC"
 echo "           lcpipe sender EAL --lcores=0@$S,1@$S (port, tcp, feedsim on lcore 1 = CPU $S); receiver EAL --lcores=0@$S,1@$C"
 echo "           (port, tcp, ws, metrics, sink on lcore 1 = CPU $C); net_memif0 over a unix socket in $tmp"
-echo "           port_ethdev trust_checksums: $B13_TRUST on both memif ports (B13_TRUST); tcp ack_stretch: the default; ws check_utf8: $B13_CHECK_UTF8"
+echo "           port_ethdev trust_checksums: $B13_TRUST on both memif ports (B13_TRUST); receiver tcp options: defaults${B13_TCP_OPTS:+ and $B13_TCP_OPTS}; ws check_utf8: $B13_CHECK_UTF8"
 for s in $B13_SIZES; do
 	echo "feed:    $s-byte text messages: $(count_of "$s" "$B13_MB") per run ($B13_MB MB of frames), $B13_SYMBOLS symbols"
 done
@@ -163,7 +167,7 @@ JSON
   "engine": {"duration": 900, "drain_timeout": 1.0, "stage_timing": $timing},
   "stages": [
     {"name": "port", "plugin": "port_ethdev", "lcore": 1, "options": {"device": "net_memif0", "trust_checksums": $B13_TRUST}},
-    {"name": "tcp", "plugin": "tcp", "lcore": 1, "options": {"ip": "10.99.0.2/24", "device": "net_memif0"}},
+    {"name": "tcp", "plugin": "tcp", "lcore": 1, "options": {"ip": "10.99.0.2/24", "device": "net_memif0"$tcp_more}},
     {"name": "ws", "plugin": "ws", "lcore": 1,
      "options": {"url": "ws://10.99.0.1:8080/b13", "subscribe": "b13 subscribe", "ping_interval_ms": 0,
                  "stale_timeout_ms": 0, "handshake_timeout_ms": 60000, "check_utf8": $B13_CHECK_UTF8,
