@@ -45,13 +45,13 @@ unit_notso = plugins/notso/exec.so plugins/notso/pie.so plugins/notso/object.so 
 	plugins/notso/dir.so plugins/notso/dangling.so
 unit_notso_cc = $(CC) $(unit_plugin_cppflags) $(AM_CFLAGS_COMMON) $(CFLAGS) -fvisibility=hidden
 
-plugins/notso/exec.so: plugins/broken.c plugins/marker.h $(top_srcdir)/framework/include/lcp/plugin.h
+plugins/notso/exec.so: plugins/broken.c plugins/marker.h plugins/stubs.h $(top_srcdir)/framework/include/lcp/plugin.h
 	@$(MKDIR_P) plugins/notso
 	$(AM_V_CC)$(unit_notso_cc) -DBROKEN_EXEC -fno-pie -no-pie -rdynamic -o $@ $(srcdir)/plugins/broken.c
-plugins/notso/pie.so: plugins/broken.c plugins/marker.h $(top_srcdir)/framework/include/lcp/plugin.h
+plugins/notso/pie.so: plugins/broken.c plugins/marker.h plugins/stubs.h $(top_srcdir)/framework/include/lcp/plugin.h
 	@$(MKDIR_P) plugins/notso
 	$(AM_V_CC)$(unit_notso_cc) -DBROKEN_PIE -fpie -pie -rdynamic -o $@ $(srcdir)/plugins/broken.c
-plugins/notso/object.so: plugins/broken.c plugins/marker.h $(top_srcdir)/framework/include/lcp/plugin.h
+plugins/notso/object.so: plugins/broken.c plugins/marker.h plugins/stubs.h $(top_srcdir)/framework/include/lcp/plugin.h
 	@$(MKDIR_P) plugins/notso
 	$(AM_V_CC)$(unit_notso_cc) -DBROKEN_OBJECT -fpic -c -o $@ $(srcdir)/plugins/broken.c
 plugins/notso/archive.so: plugins/notso/object.so
@@ -69,7 +69,7 @@ plugins/notso/dangling.so:
 	$(AM_V_GEN)rm -f $@ && ln -s no-such-file.so $@
 
 check_DATA = $(unit_notso)
-EXTRA_DIST += plugins/broken.c plugins/good.c plugins/marker.h
+EXTRA_DIST += plugins/broken.c plugins/good.c plugins/marker.h plugins/stubs.h
 
 # ---- Check suites ----
 unit_check_cppflags = -I$(top_srcdir)/framework -I$(top_builddir)/framework \

@@ -29,33 +29,12 @@
 #include <lcp/counters.h>
 
 #include "marker.h"
+#include "stubs.h"
 
 /* variants override fields LCP_PLUGIN_HEADER has set: that is the point */
 #pragma GCC diagnostic ignored "-Woverride-init"
 
-/* ---- stubs: nothing here ever runs a pipeline ---- */
-static int
-stub_init(struct lcp_stage *st, const void *conf, void **ctx)
-{
-	(void)st;
-	(void)conf;
-	*ctx = NULL;
-	return 0;
-}
-
-static void
-stub_process(struct lcp_stage *st, void *ctx, unsigned port, void **objs, unsigned n)
-{
-	(void)st, (void)ctx, (void)port, (void)objs, (void)n;
-}
-
-static unsigned
-stub_poll(struct lcp_stage *st, void *ctx)
-{
-	(void)st, (void)ctx;
-	return 0;
-}
-
+/* ---- stubs: nothing here ever runs a pipeline (the stage ops: stubs.h) ---- */
 static void *
 stub_create(const void *conf, const char *const *names, unsigned n, unsigned n_slots, int socket)
 {

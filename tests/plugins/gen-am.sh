@@ -13,7 +13,7 @@ grep -v '^[[:space:]]*\(#\|$\)' "$1" | while read -r path src macro extra; do
 	cat <<BLOCK
 
 check_LTLIBRARIES += plugins/$path.la
-${canon}_la_SOURCES = plugins/$src.c plugins/marker.h \$(top_srcdir)/framework/include/lcp/plugin.h
+${canon}_la_SOURCES = plugins/$src.c plugins/marker.h plugins/stubs.h \$(top_srcdir)/framework/include/lcp/plugin.h
 ${canon}_la_CPPFLAGS = \$(unit_plugin_cppflags) -D$macro
 ${canon}_la_CFLAGS = \$(unit_plugin_cflags)
 ${canon}_la_LDFLAGS = \$(unit_plugin_ldflags)

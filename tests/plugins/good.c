@@ -24,26 +24,7 @@
 #include <lcp/stage.h>
 #include <lcp/counters.h>
 
-static int
-stub_init(struct lcp_stage *st, const void *conf, void **ctx)
-{
-	(void)st, (void)conf;
-	*ctx = NULL;
-	return 0;
-}
-
-static void
-stub_process(struct lcp_stage *st, void *ctx, unsigned port, void **objs, unsigned n)
-{
-	(void)st, (void)ctx, (void)port, (void)objs, (void)n;
-}
-
-static unsigned
-stub_poll(struct lcp_stage *st, void *ctx)
-{
-	(void)st, (void)ctx;
-	return 0;
-}
+#include "stubs.h"
 
 #if defined(GOOD_SRC)
 struct test_src_conf {
