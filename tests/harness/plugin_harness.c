@@ -500,6 +500,17 @@ lcp_h_ctr(struct lcp_h *h, const char *name)
 	return lcp_stage_ctr(h->dut, (unsigned)k);
 }
 
+void
+lcp_h_ctrs_eq_list(struct lcp_h *h, const struct lcp_h_ctr_want *want)
+{
+	for (const struct lcp_h_ctr_want *w = want; w->name != NULL; w++) {
+		uint64_t v = lcp_h_ctr(h, w->name);
+
+		ck_assert_msg(v == w->v, "counter %s: %llu, expected %llu", w->name,
+			      (unsigned long long)v, (unsigned long long)w->v);
+	}
+}
+
 unsigned
 lcp_h_mbufs_in_use(struct lcp_h *h)
 {

@@ -107,6 +107,16 @@ void lcp_h_out_clear(struct lcp_h *h, const char *port);
 /* a counter of the stage by name; an unknown name fails the test */
 uint64_t lcp_h_ctr(struct lcp_h *h, const char *name);
 bool lcp_h_has_ctr(struct lcp_h *h, const char *name);
+/* counters and the values they must have: lcp_h_ctrs_eq(h, {"msgs", 4},
+ * {"symbols", 1}) asserts each, the first that differs failing the test with
+ * its name, value and expected value */
+struct lcp_h_ctr_want {
+	const char *name; /* NULL: the end of the list */
+	uint64_t v;
+};
+#define lcp_h_ctrs_eq(h, ...)                                                                      \
+	lcp_h_ctrs_eq_list((h), (const struct lcp_h_ctr_want[]){__VA_ARGS__, {NULL, 0}})
+void lcp_h_ctrs_eq_list(struct lcp_h *h, const struct lcp_h_ctr_want *want);
 
 /* mbufs of the engine's pool in use (held by the stage, the taps or the test) */
 unsigned lcp_h_mbufs_in_use(struct lcp_h *h);

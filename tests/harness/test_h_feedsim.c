@@ -214,11 +214,8 @@ t_ticks(unsigned gap)
 	o = t_check_101(b, n);
 	ck_assert_uint_eq(t_check_ticks(b, n, o, 2, gap, 1000, &bytes, &closed), 5);
 	ck_assert(closed);
-	ck_assert_uint_eq(lcp_h_ctr(h, "msgs"), 5);
-	ck_assert_uint_eq(lcp_h_ctr(h, "msg_bytes"), bytes);
-	ck_assert_uint_eq(lcp_h_ctr(h, "closes"), 1);
-	ck_assert_uint_eq(lcp_h_ctr(h, "fail_handshake"), 0);
-	ck_assert_uint_eq(lcp_h_ctr(h, "in.in"), 2);
+	lcp_h_ctrs_eq(h, {"msgs", 5}, {"msg_bytes", bytes}, {"closes", 1}, {"fail_handshake", 0},
+		      {"in.in", 2});
 	lcp_h_free(h);
 }
 
@@ -244,9 +241,7 @@ START_TEST(bad_request)
 
 	t_open(h, "GET / HTTP/1.1\r\nHost: feed.test\r\n\r\n");
 	t_run(h);
-	ck_assert_uint_eq(lcp_h_ctr(h, "fail_handshake"), 1);
-	ck_assert_uint_eq(lcp_h_ctr(h, "handshakes"), 0);
-	ck_assert_uint_eq(lcp_h_ctr(h, "msgs"), 0);
+	lcp_h_ctrs_eq(h, {"fail_handshake", 1}, {"handshakes", 0}, {"msgs", 0});
 	n = t_sent(h, b, sizeof(b), &fin);
 	ck_assert(fin);
 	ck_assert_msg(n > 13 && strncmp((const char *)b, "HTTP/1.1 400 ", 13) == 0,

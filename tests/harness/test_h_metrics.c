@@ -93,26 +93,12 @@ t_make(struct lcp_h *h, struct lcp_msg **m)
 static void
 t_check_counts(struct lcp_h *h)
 {
-	ck_assert_uint_eq(lcp_h_ctr(h, "in.in"), T_N);
-	ck_assert_uint_eq(lcp_h_ctr(h, "msgs"), T_N);
-	ck_assert_uint_eq(lcp_h_ctr(h, "bytes"), t_bytes(0, true));
-	ck_assert_uint_eq(lcp_h_ctr(h, "conn0_msgs"), 6);
-	ck_assert_uint_eq(lcp_h_ctr(h, "conn0_bytes"), t_bytes(0, false));
-	ck_assert_uint_eq(lcp_h_ctr(h, "conn1_msgs"), 2);
-	ck_assert_uint_eq(lcp_h_ctr(h, "conn1_bytes"), t_bytes(1, false));
-	ck_assert_uint_eq(lcp_h_ctr(h, "conn2_msgs"), 0);
-	ck_assert_uint_eq(lcp_h_ctr(h, "conn_other_msgs"), 1);
-	ck_assert_uint_eq(lcp_h_ctr(h, "conn_other_bytes"), t_bytes(20, false));
-	ck_assert_uint_eq(lcp_h_ctr(h, "ticks"), 8);
-	ck_assert_uint_eq(lcp_h_ctr(h, "non_tick"), 1);
-	ck_assert_uint_eq(lcp_h_ctr(h, "bad_tick"), 0);
-	ck_assert_uint_eq(lcp_h_ctr(h, "symbols"), 4);
-	ck_assert_uint_eq(lcp_h_ctr(h, "seq_in_order"), 2);
-	ck_assert_uint_eq(lcp_h_ctr(h, "seq_gaps"), 2);
-	ck_assert_uint_eq(lcp_h_ctr(h, "gap_events"), 1);
-	ck_assert_uint_eq(lcp_h_ctr(h, "seq_dups"), 1);
-	ck_assert_uint_eq(lcp_h_ctr(h, "seq_resyncs"), 0);
-	ck_assert_uint_eq(lcp_h_ctr(h, "no_rx_tsc"), 0);
+	lcp_h_ctrs_eq(h, {"in.in", T_N}, {"msgs", T_N}, {"bytes", t_bytes(0, true)},
+		      {"conn0_msgs", 6}, {"conn0_bytes", t_bytes(0, false)}, {"conn1_msgs", 2},
+		      {"conn1_bytes", t_bytes(1, false)}, {"conn2_msgs", 0}, {"conn_other_msgs", 1},
+		      {"conn_other_bytes", t_bytes(20, false)}, {"ticks", 8}, {"non_tick", 1},
+		      {"bad_tick", 0}, {"symbols", 4}, {"seq_in_order", 2}, {"seq_gaps", 2},
+		      {"gap_events", 1}, {"seq_dups", 1}, {"seq_resyncs", 0}, {"no_rx_tsc", 0});
 }
 
 START_TEST(counts_and_gaps)
@@ -170,18 +156,11 @@ START_TEST(loss_and_session)
 	m[3] = lcp_h_msg(h, 3, 1, "{\"s\":\"X\",\"n\":2}", 15);
 	m[3]->rx_tsc = 0;
 	lcp_h_push(h, "in", (void **)m, 4);
-	ck_assert_uint_eq(lcp_h_ctr(h, "msgs"), 4);
-	ck_assert_uint_eq(lcp_h_ctr(h, "conn3_msgs"), 4);
-	ck_assert_uint_eq(lcp_h_ctr(h, "loss_events"), 1);
-	ck_assert_uint_eq(lcp_h_ctr(h, "msgs_lost_upstream"), 3);
-	/* what the producer said it lost is still a gap of the symbol: 41..43 */
-	ck_assert_uint_eq(lcp_h_ctr(h, "seq_gaps"), 3);
-	ck_assert_uint_eq(lcp_h_ctr(h, "gap_events"), 1);
-	ck_assert_uint_eq(lcp_h_ctr(h, "symbols"), 1);
-	ck_assert_uint_eq(lcp_h_ctr(h, "seq_resyncs"), 1);
-	ck_assert_uint_eq(lcp_h_ctr(h, "seq_dups"), 0);
-	ck_assert_uint_eq(lcp_h_ctr(h, "seq_in_order"), 1);
-	ck_assert_uint_eq(lcp_h_ctr(h, "no_rx_tsc"), 1);
+	lcp_h_ctrs_eq(h, {"msgs", 4}, {"conn3_msgs", 4}, {"loss_events", 1},
+		      {"msgs_lost_upstream", 3},
+		      /* what the producer said it lost is still a gap of the symbol: 41..43 */
+		      {"seq_gaps", 3}, {"gap_events", 1}, {"symbols", 1}, {"seq_resyncs", 1},
+		      {"seq_dups", 0}, {"seq_in_order", 1}, {"no_rx_tsc", 1});
 	ck_assert_uint_eq(lcp_h_out_n(h, "out"), 4);
 	lcp_h_free(h);
 }
@@ -233,9 +212,7 @@ START_TEST(latency_runs)
 	double ns_per_cycle = 1e9 / (double)rte_get_tsc_hz();
 
 	t_latency_push(h);
-	ck_assert_uint_eq(lcp_h_ctr(h, "no_rx_tsc"), 2);
-	ck_assert_uint_eq(lcp_h_ctr(h, "lat_future"), 1);
-	ck_assert_uint_eq(lcp_h_ctr(h, "seq_in_order"), 7);
+	lcp_h_ctrs_eq(h, {"no_rx_tsc", 2}, {"lat_future", 1}, {"seq_in_order", 7});
 	lcp_h_stop(h);
 	ck_assert_uint_eq(lcp_h_ctr(h, "lat_samples"), 5);
 	/* B B A A A: the median is in A's bucket (at most 25 % wide), the max is A */
@@ -318,14 +295,8 @@ START_TEST(paths_ranges)
 	for (unsigned i = 0; i < 5; i++)
 		m[i] = lcp_h_msg(h, 0, 1, t[i], strlen(t[i]));
 	lcp_h_push(h, "in", m, 5);
-	ck_assert_uint_eq(lcp_h_ctr(h, "msgs"), 5);
-	ck_assert_uint_eq(lcp_h_ctr(h, "unselected"), 1);
-	ck_assert_uint_eq(lcp_h_ctr(h, "ticks"), 4);
-	ck_assert_uint_eq(lcp_h_ctr(h, "symbols"), 1);
-	ck_assert_uint_eq(lcp_h_ctr(h, "seq_in_order"), 1);
-	ck_assert_uint_eq(lcp_h_ctr(h, "seq_gaps"), 2);
-	ck_assert_uint_eq(lcp_h_ctr(h, "gap_events"), 1);
-	ck_assert_uint_eq(lcp_h_ctr(h, "seq_dups"), 1);
+	lcp_h_ctrs_eq(h, {"msgs", 5}, {"unselected", 1}, {"ticks", 4}, {"symbols", 1},
+		      {"seq_in_order", 1}, {"seq_gaps", 2}, {"gap_events", 1}, {"seq_dups", 1});
 	ck_assert_uint_eq(lcp_h_out_n(h, "out"), 5);
 	lcp_h_free(h);
 }

@@ -359,10 +359,8 @@ t_core_case(bool fallback)
 	ck_assert_uint_eq(lcp_h_ctr(h, "msgs"), fallback ? 3 : 2);
 	ck_assert_uint_eq(lcp_h_ctr(h, "bytes"), strlen(t_burst[0]) + strlen(t_burst[1]) +
 							 (fallback ? strlen(t_burst[2]) : 0));
-	ck_assert_uint_eq(lcp_h_ctr(h, "sanitized"), 1);
-	ck_assert_uint_eq(lcp_h_ctr(h, "drop_no_symbol"), fallback ? 0 : 1);
-	ck_assert_uint_eq(lcp_h_ctr(h, "fallback"), fallback ? 1 : 0);
-	ck_assert_uint_eq(lcp_h_ctr(h, "unflushed_at_stop"), 0);
+	lcp_h_ctrs_eq(h, {"sanitized", 1}, {"drop_no_symbol", fallback ? 0 : 1},
+		      {"fallback", fallback ? 1 : 0}, {"unflushed_at_stop", 0});
 	ck_assert_uint_eq(lcp_h_msgs_freed(h), T_BURST);
 	t_nc_expect(&sub, "md.t.AB_C", t_burst[0]);
 	t_nc_expect(&sub, "md.t.X", t_burst[1]);
@@ -400,9 +398,7 @@ t_js_round(const struct t_srv *s, const char *counter)
 	lcp_h_stop(h); /* waits for the acks (flush_timeout_ms) */
 	ck_assert_uint_eq(lcp_h_ctr(h, "msgs"), 2);
 	ck_assert_uint_eq(lcp_h_ctr(h, counter), 2);
-	ck_assert_uint_eq(lcp_h_ctr(h, "ack_failed"), 0);
-	ck_assert_uint_eq(lcp_h_ctr(h, "unacked_at_stop"), 0);
-	ck_assert_uint_eq(lcp_h_ctr(h, "no_msg_id"), 0);
+	lcp_h_ctrs_eq(h, {"ack_failed", 0}, {"unacked_at_stop", 0}, {"no_msg_id", 0});
 	ck_assert_uint_eq(lcp_h_msgs_freed(h), 2);
 	lcp_h_free(h);
 }

@@ -74,10 +74,8 @@ START_TEST(null_frees_all)
 	lcp_h_push(h, "msg", m, 2);
 	ck_assert_uint_eq(lcp_h_mbufs_in_use(h), 0);
 	ck_assert_uint_eq(lcp_h_msgs_freed(h), 2);
-	ck_assert_uint_eq(lcp_h_ctr(h, "in.in"), 3);
-	ck_assert_uint_eq(lcp_h_ctr(h, "stream.in"), 2);
-	ck_assert_uint_eq(lcp_h_ctr(h, "msg.in"), 2);
-	ck_assert_uint_eq(lcp_h_ctr(h, "bytes"), 60 + 70 + 80 + 100 + 5 + 3);
+	lcp_h_ctrs_eq(h, {"in.in", 3}, {"stream.in", 2}, {"msg.in", 2},
+		      {"bytes", 60 + 70 + 80 + 100 + 5 + 3});
 	lcp_h_free(h);
 }
 END_TEST
@@ -90,9 +88,7 @@ START_TEST(null_count_bytes_off)
 
 	lcp_h_push1(h, "in", lcp_h_pkt(h, z, 64));
 	lcp_h_push1(h, "msg", lcp_h_msg(h, 0, 1, "hello", 5));
-	ck_assert_uint_eq(lcp_h_ctr(h, "in.in"), 1);
-	ck_assert_uint_eq(lcp_h_ctr(h, "msg.in"), 1);
-	ck_assert_uint_eq(lcp_h_ctr(h, "bytes"), 0);
+	lcp_h_ctrs_eq(h, {"in.in", 1}, {"msg.in", 1}, {"bytes", 0});
 	ck_assert_uint_eq(lcp_h_mbufs_in_use(h), 0);
 	ck_assert_uint_eq(lcp_h_msgs_freed(h), 1);
 	lcp_h_free(h);
@@ -150,9 +146,7 @@ START_TEST(file_payload)
 	ck_assert_uint_eq(len, 13);
 	ck_assert_mem_eq(got, "a\nbb\n{\"x\":1}\n", 13);
 	/* counted as written: messages and their payload bytes */
-	ck_assert_uint_eq(lcp_h_ctr(h, "msgs"), 3);
-	ck_assert_uint_eq(lcp_h_ctr(h, "bytes"), 1 + 2 + 7);
-	ck_assert_uint_eq(lcp_h_ctr(h, "drop_write_error"), 0);
+	lcp_h_ctrs_eq(h, {"msgs", 3}, {"bytes", 1 + 2 + 7}, {"drop_write_error", 0});
 	free(got);
 	lcp_h_free(h);
 	free(path);
@@ -278,11 +272,8 @@ START_TEST(echo_sample)
 	ck_assert_ptr_eq(out[1], m[2]);
 	ck_assert_ptr_eq(out[2], m[4]);
 	ck_assert_uint_eq(lcp_h_msgs_freed(h), 2); /* m1, m3 */
-	ck_assert_uint_eq(lcp_h_ctr(h, "echoed"), 3);
-	ck_assert_uint_eq(lcp_h_ctr(h, "skipped"), 2);
-	ck_assert_uint_eq(lcp_h_ctr(h, "bytes"), 2 + 4 + 6);
-	ck_assert_uint_eq(lcp_h_ctr(h, "drop_unlinked"), 0);
-	ck_assert_uint_eq(lcp_h_ctr(h, "out.out"), 3);
+	lcp_h_ctrs_eq(h, {"echoed", 3}, {"skipped", 2}, {"bytes", 2 + 4 + 6}, {"drop_unlinked", 0},
+		      {"out.out", 3});
 	lcp_h_out_clear(h, "out");
 	ck_assert_uint_eq(lcp_h_msgs_freed(h), 5);
 	lcp_h_free(h);
@@ -298,10 +289,8 @@ START_TEST(echo_unlinked)
 		m[i] = lcp_h_msg(h, i, 1, "x", 1);
 	lcp_h_push(h, "in", m, 3);
 	ck_assert_uint_eq(lcp_h_msgs_freed(h), 3);
-	ck_assert_uint_eq(lcp_h_ctr(h, "drop_unlinked"), 3);
-	ck_assert_uint_eq(lcp_h_ctr(h, "out.drop_unlinked"), 0);
-	ck_assert_uint_eq(lcp_h_ctr(h, "echoed"), 0);
-	ck_assert_uint_eq(lcp_h_ctr(h, "in.in"), 3);
+	lcp_h_ctrs_eq(h, {"drop_unlinked", 3}, {"out.drop_unlinked", 0}, {"echoed", 0},
+		      {"in.in", 3});
 	lcp_h_free(h);
 }
 END_TEST
@@ -318,9 +307,7 @@ START_TEST(sink_count_example)
 	void *p[2] = {lcp_h_pkt(h, frame, 60), lcp_h_pkt(h, frame, 64)};
 
 	lcp_h_push(h, "in", p, 2);
-	ck_assert_uint_eq(lcp_h_ctr(h, "pkts"), 1);
-	ck_assert_uint_eq(lcp_h_ctr(h, "bytes"), 60);
-	ck_assert_uint_eq(lcp_h_ctr(h, "drop_too_big"), 1);
+	lcp_h_ctrs_eq(h, {"pkts", 1}, {"bytes", 60}, {"drop_too_big", 1});
 	ck_assert_uint_eq(lcp_h_mbufs_in_use(h), 0); /* both freed */
 	lcp_h_free(h);
 }
@@ -348,9 +335,7 @@ START_TEST(shm_ring)
 	in[2] = lcp_h_msg(h, 3, 1, big, sizeof(big) - 1); /* 18 bytes > 16 */
 	lcp_h_push(h, "msg", in, 3);
 	lcp_h_push1(h, "msg", lcp_h_msg(h, 5, 1, "z", 1));
-	ck_assert_uint_eq(lcp_h_ctr(h, "published"), 3);
-	ck_assert_uint_eq(lcp_h_ctr(h, "drop_too_big"), 1);
-	ck_assert_uint_eq(lcp_h_ctr(h, "bytes"), 5 + 1 + 1);
+	lcp_h_ctrs_eq(h, {"published", 3}, {"drop_too_big", 1}, {"bytes", 5 + 1 + 1});
 	ck_assert_uint_eq(lcp_h_msgs_freed(h), 4);
 
 	ck_assert_int_eq(lcpshm_next(r, &m, buf, sizeof(buf)), 1);

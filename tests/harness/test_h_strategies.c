@@ -65,9 +65,7 @@ START_TEST(pool_modules)
 		ck_assert_mem_eq(c[i]->data, m[i]->data, m[i]->len);
 		ck_assert_uint_eq(c[i]->rx_tsc, m[i]->rx_tsc);
 	}
-	ck_assert_uint_eq(lcp_h_ctr(h, "copies"), 4);
-	ck_assert_uint_eq(lcp_h_ctr(h, "copy_bytes"), 4 * 6);
-	ck_assert_uint_eq(lcp_h_ctr(h, "drop_no_copy"), 2);
+	lcp_h_ctrs_eq(h, {"copies", 4}, {"copy_bytes", 4 * 6}, {"drop_no_copy", 2});
 	ck_assert_uint_eq(lcp_h_pools_in_use(h), 4);
 	lcp_h_out_clear(h, "msg_copy");
 	ck_assert_uint_eq(lcp_h_pools_in_use(h), 0);
@@ -122,9 +120,7 @@ START_TEST(batch_modules)
 	ck_assert_uint_eq(lcp_h_out_n(h, "msg_out"), 300);
 	for (unsigned i = 0; i < 300; i++)
 		ck_assert_ptr_eq(lcp_h_out(h, "msg_out")[i], m[i]);
-	ck_assert_uint_eq(lcp_h_ctr(h, "msg_in.in"), 300);
-	ck_assert_uint_eq(lcp_h_ctr(h, "msg_out.out"), 300);
-	ck_assert_uint_eq(lcp_h_ctr(h, "msg_out.drop_ring_full"), 0);
+	lcp_h_ctrs_eq(h, {"msg_in.in", 300}, {"msg_out.out", 300}, {"msg_out.drop_ring_full", 0});
 	ck_assert_uint_eq(lcp_h_msgs_freed(h), 0);
 	lcp_h_free(h);
 }
@@ -153,15 +149,11 @@ START_TEST(counters_modules)
 				 i % 4 < 2 ? "{\"s\":\"A\",\"n\":1}" : "{\"s\":\"B\",\"n\":1}", 15);
 	for (unsigned i = 0; i < 40; i += 10)
 		lcp_h_push(h, "in", &m[i], 10);
-	ck_assert_uint_eq(lcp_h_ctr(h, "in.in"), null ? 0 : 40);
-	ck_assert_uint_eq(lcp_h_ctr(h, "out.out"), null ? 0 : 40);
-	ck_assert_uint_eq(lcp_h_ctr(h, "msgs"), null ? 0 : 40);
-	ck_assert_uint_eq(lcp_h_ctr(h, "bytes"), null ? 0 : 40 * 15);
-	ck_assert_uint_eq(lcp_h_ctr(h, "conn0_msgs"), null ? 0 : 20);
-	ck_assert_uint_eq(lcp_h_ctr(h, "conn1_msgs"), null ? 0 : 20);
-	/* per connection, A and B start at 1 and stay there: 4 symbols, 36 dups */
-	ck_assert_uint_eq(lcp_h_ctr(h, "symbols"), null ? 0 : 4);
-	ck_assert_uint_eq(lcp_h_ctr(h, "seq_dups"), null ? 0 : 36);
+	lcp_h_ctrs_eq(h, {"in.in", null ? 0 : 40}, {"out.out", null ? 0 : 40},
+		      {"msgs", null ? 0 : 40}, {"bytes", null ? 0 : 40 * 15},
+		      {"conn0_msgs", null ? 0 : 20}, {"conn1_msgs", null ? 0 : 20},
+		      /* per connection, A and B start at 1 and stay there: 4 symbols, 36 dups */
+		      {"symbols", null ? 0 : 4}, {"seq_dups", null ? 0 : 36});
 	/* the objects move the same whatever counts them */
 	ck_assert_uint_eq(lcp_h_out_n(h, "out"), 40);
 	lcp_h_free(h);

@@ -176,13 +176,9 @@ t_check_msgs(struct lcp_h *h, unsigned assembled)
 		ck_assert_ptr_null(m[1]->backing[1]);
 		ck_assert_uint_eq(m[1]->rx_tsc, m[0]->rx_tsc);
 	}
-	ck_assert_uint_eq(lcp_h_ctr(h, "opens"), 1);
-	ck_assert_uint_eq(lcp_h_ctr(h, "msgs"), 3);
-	ck_assert_uint_eq(lcp_h_ctr(h, "msg_bytes"), 13);
-	ck_assert_uint_eq(lcp_h_ctr(h, "msg.out"), 3);
-	ck_assert_uint_eq(lcp_h_ctr(h, "msgs_zero_copy"), 3 - assembled);
-	ck_assert_uint_eq(lcp_h_ctr(h, "msgs_assembled"), assembled);
-	ck_assert_uint_eq(lcp_h_ctr(h, "fail_protocol_1002"), 0);
+	lcp_h_ctrs_eq(h, {"opens", 1}, {"msgs", 3}, {"msg_bytes", 13}, {"msg.out", 3},
+		      {"msgs_zero_copy", 3 - assembled}, {"msgs_assembled", assembled},
+		      {"fail_protocol_1002", 0});
 	/* the pong: FIN + opcode 0xA, masked, 1 byte, the ping's payload */
 	meta = t_tx1(h, buf, sizeof(buf), &len);
 	ck_assert_uint_eq(meta.ev, LCP_STREAM_CMD_SEND);
@@ -198,9 +194,7 @@ t_check_msgs(struct lcp_h *h, unsigned assembled)
 	/* stop(): close 1001 on the open connection, and the session's counts
 	 * (published at a poll's millisecond tick, and at stop) */
 	lcp_h_stop(h);
-	ck_assert_uint_eq(lcp_h_ctr(h, "stop_closes"), 1);
-	ck_assert_uint_eq(lcp_h_ctr(h, "pings_rx"), 1);
-	ck_assert_uint_eq(lcp_h_ctr(h, "pongs_tx"), 1);
+	lcp_h_ctrs_eq(h, {"stop_closes", 1}, {"pings_rx", 1}, {"pongs_tx", 1});
 	meta = t_tx1(h, buf, sizeof(buf), &len);
 	ck_assert_uint_eq(meta.ev, LCP_STREAM_CMD_SEND);
 	ck_assert_uint_eq(len, 2 + 4 + 2);
@@ -267,10 +261,7 @@ START_TEST(bad_opcode_1002)
 	t_frame(buf, &n, 3, true, "x", 1);
 	t_frame(buf, &n, 1, true, "late", 4); /* after the error: never a msg */
 	lcp_h_push1(h, "in", lcp_h_stream(h, LCP_STREAM_EV_DATA, T_CONN, user, 0, buf, n));
-	ck_assert_uint_eq(lcp_h_ctr(h, "opens"), 1);
-	ck_assert_uint_eq(lcp_h_ctr(h, "fail_protocol_1002"), 1);
-	ck_assert_uint_eq(lcp_h_ctr(h, "reconnects"), 1);
-	ck_assert_uint_eq(lcp_h_ctr(h, "msgs"), 0);
+	lcp_h_ctrs_eq(h, {"opens", 1}, {"fail_protocol_1002", 1}, {"reconnects", 1}, {"msgs", 0});
 	ck_assert_uint_eq(lcp_h_out_n(h, "msg"), 0);
 	/* first on tx: the close frame 1002, masked (then TCP's close) */
 	ck_assert_uint_ge(lcp_h_out_n(h, "tx"), 1);
@@ -318,9 +309,7 @@ START_TEST(bad_accept)
 {
 	struct lcp_h *h = t_open_stream(false, false, NULL);
 
-	ck_assert_uint_eq(lcp_h_ctr(h, "fail_handshake"), 1);
-	ck_assert_uint_eq(lcp_h_ctr(h, "opens"), 0);
-	ck_assert_uint_eq(lcp_h_ctr(h, "msgs"), 0);
+	lcp_h_ctrs_eq(h, {"fail_handshake", 1}, {"opens", 0}, {"msgs", 0});
 	ck_assert_uint_eq(lcp_h_out_n(h, "msg"), 0);
 	lcp_h_free(h);
 }
@@ -390,9 +379,7 @@ START_TEST(linger_reset_in_upgrade)
 	ck_assert_uint_eq(meta.conn, T_CONN);
 	lcp_h_push1(h, "in", lcp_h_stream(h, LCP_STREAM_EV_RESET, T_CONN, user, 0, NULL, 0));
 	ck_assert_uint_eq(lcp_h_linger(h, true), 0);
-	ck_assert_uint_eq(lcp_h_ctr(h, "fail_handshake"), 1);
-	ck_assert_uint_eq(lcp_h_ctr(h, "fail_tcp"), 0);
-	ck_assert_uint_eq(lcp_h_ctr(h, "opens"), 0);
+	lcp_h_ctrs_eq(h, {"fail_handshake", 1}, {"fail_tcp", 0}, {"opens", 0});
 	t_drained(h);
 	lcp_h_free(h);
 }
