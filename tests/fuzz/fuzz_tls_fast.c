@@ -73,16 +73,7 @@ struct tf_bytes {
 static void
 tf_add(struct tf_bytes *b, const uint8_t *p, size_t n)
 {
-	if (b->n + n > b->cap) {
-		size_t cap = b->cap ? b->cap : 4096;
-
-		while (cap < b->n + n)
-			cap *= 2;
-		b->p = realloc(b->p, cap);
-		if (b->p == NULL)
-			abort();
-		b->cap = cap;
-	}
+	fuzz_grow(&b->p, &b->cap, b->n + n);
 	memcpy(b->p + b->n, p, n);
 	b->n += n;
 }
