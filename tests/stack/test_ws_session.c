@@ -642,6 +642,15 @@ pair_start(struct peer *c, struct peer *s)
 	peer_start(s);
 }
 
+/* a client c and a server s set up with the defaults and started */
+static void
+pair_open(struct peer *c, struct peer *s)
+{
+	peer_setup(c, false);
+	peer_setup(s, true);
+	pair_start(c, s);
+}
+
 /* ------------------------------------------------------------------------ */
 
 START_TEST(both_ways)
@@ -651,9 +660,7 @@ START_TEST(both_ways)
 	uint8_t *buf = malloc(70000);
 
 	ck_assert_ptr_nonnull(buf);
-	peer_setup(&c, false);
-	peer_setup(&s, true);
-	pair_start(&c, &s);
+	pair_open(&c, &s);
 	for (int dir = 0; dir < 2; dir++) {
 		struct peer *a = dir ? &s : &c, *b = dir ? &c : &s;
 		size_t n = 0;
@@ -814,9 +821,7 @@ START_TEST(fini_mid_message)
 	struct peer c, s;
 
 	for (int grown = 0; grown < 2; grown++) {
-		peer_setup(&c, false);
-		peer_setup(&s, true);
-		pair_start(&c, &s);
+		pair_open(&c, &s);
 		fill(buf, N, false, 3);
 		ck_assert_int_eq(stk_wss_send_frag(s.s, STK_WS_OP_BINARY, buf, N, N / 100, NULL, 0),
 				 0);
@@ -849,9 +854,7 @@ START_TEST(buf_get_fails)
 	fill(b, sizeof(b), true, 2);
 	/* a whole message that spans chunks, and a fragmented one */
 	for (int frag = 0; frag < 2; frag++) {
-		peer_setup(&c, false);
-		peer_setup(&s, true);
-		pair_start(&c, &s);
+		pair_open(&c, &s);
 		c.get_fail = 1;
 		if (frag)
 			ck_assert_int_eq(
@@ -931,9 +934,7 @@ START_TEST(ping_pong)
 	struct peer c, s;
 
 	memset(big, 'p', sizeof(big));
-	peer_setup(&c, false);
-	peer_setup(&s, true);
-	pair_start(&c, &s);
+	pair_open(&c, &s);
 	/* client pings */
 	ck_assert_int_eq(stk_wss_ping(c.s, "hb-1", 4), 0);
 	ck_assert_uint_eq(last_tx(&c)->opcode, STK_WS_OP_PING);
@@ -994,9 +995,7 @@ START_TEST(no_pong_after_close)
 {
 	struct peer c, s;
 
-	peer_setup(&c, false);
-	peer_setup(&s, true);
-	pair_start(&c, &s);
+	pair_open(&c, &s);
 	ck_assert_int_eq(stk_wss_close(s.s, 1000, NULL), 0);
 	ck_assert_uint_eq(s.ntx, 1);
 	/* the client has not read it yet and pings */
@@ -1017,9 +1016,7 @@ START_TEST(close_handshake)
 	struct sbuf extra = {0};
 	const struct ev *v;
 
-	peer_setup(&c, false);
-	peer_setup(&s, true);
-	pair_start(&c, &s);
+	pair_open(&c, &s);
 	ck_assert_int_eq(stk_wss_close(c.s, 1001, "bye"), 0);
 	ck_assert(c.s->close_sent);
 	ck_assert(!c.s->close_rcvd);
@@ -1077,9 +1074,7 @@ START_TEST(close_without_code)
 	const struct ev *v;
 
 	for (int chunk = 0; chunk < 2; chunk++) {
-		peer_setup(&c, false);
-		peer_setup(&s, true);
-		pair_start(&c, &s);
+		pair_open(&c, &s);
 		ck_assert_int_eq(stk_wss_close(c.s, 0, NULL), 0);
 		ck_assert_uint_eq(last_tx(&c)->len, 0);
 		pump(&c, &s, (size_t)chunk);
@@ -1106,9 +1101,7 @@ START_TEST(close_once)
 	struct peer c, s;
 	char reason[200];
 
-	peer_setup(&c, false);
-	peer_setup(&s, true);
-	pair_start(&c, &s);
+	pair_open(&c, &s);
 	memset(reason, 'r', sizeof(reason) - 1);
 	reason[sizeof(reason) - 1] = 0;
 	/* a reason cut to fit the control frame */
@@ -1138,9 +1131,7 @@ START_TEST(close_once)
 		memcpy(reason + i, "\xc3\xa9", 2);
 	reason[199] = 0;
 	reason[198] = 'x';
-	peer_setup(&c, false);
-	peer_setup(&s, true);
-	pair_start(&c, &s);
+	pair_open(&c, &s);
 	ck_assert_int_eq(stk_wss_close(c.s, 1000, reason), 0);
 	ck_assert_uint_eq(last_tx(&c)->len, 2 + 122);
 	pump(&c, &s, 0);
@@ -1158,9 +1149,7 @@ START_TEST(unmasked_to_server)
 	struct sbuf w = {0};
 
 	for (size_t chunk = 0; chunk < 3; chunk++) {
-		peer_setup(&s, true);
-		peer_setup(&c, false);
-		pair_start(&c, &s);
+		pair_open(&c, &s);
 		/* one good masked message, then an unmasked one, then more */
 		raw_frame(&w, STK_WS_OP_TEXT, true, 0, "good", 4, KEY);
 		raw_frame(&w, STK_WS_OP_TEXT, true, 0, "bad!", 4, NULL);
@@ -1304,9 +1293,7 @@ START_TEST(masking)
 {
 	struct peer c, s;
 
-	peer_setup(&c, false);
-	peer_setup(&s, true);
-	pair_start(&c, &s);
+	pair_open(&c, &s);
 	for (int i = 0; i < 6; i++)
 		ck_assert_int_eq(stk_wss_send(c.s, STK_WS_OP_TEXT, "same payload", 12), 0);
 	ck_assert_int_eq(stk_wss_send_frag(c.s, STK_WS_OP_BINARY, "fragmented", 10, 4, "ping", 4),
@@ -1708,9 +1695,7 @@ START_TEST(contract_fixes)
 	size_t n0;
 
 	/* a ping after a one-frame message */
-	peer_setup(&c, false);
-	peer_setup(&s, true);
-	pair_start(&c, &s);
+	pair_open(&c, &s);
 	n0 = s.ntx;
 	ck_assert_int_eq(stk_wss_send_frag(s.s, STK_WS_OP_TEXT, "x", 1, 4, "hb", 2), 0);
 	ck_assert_uint_eq(s.ntx, n0 + 2);
@@ -1726,9 +1711,7 @@ START_TEST(contract_fixes)
 
 	/* GONE from a refused pong (the session not finished in the tx): no
 	 * more bytes are taken, nothing more is sent */
-	peer_setup(&c, false);
-	peer_setup(&s, true);
-	pair_start(&c, &s);
+	pair_open(&c, &s);
 	ck_assert_int_eq(stk_wss_ping(c.s, "p", 1), 0);
 	ck_assert_int_eq(stk_wss_send(c.s, STK_WS_OP_TEXT, "after", 5), 0);
 	s.tx_fail_in = 0;
@@ -1777,9 +1760,7 @@ START_TEST(stats_moved)
 	uint64_t d[STK_WSS_S__N];
 	struct peer c, s;
 
-	peer_setup(&c, false);
-	peer_setup(&s, true);
-	pair_start(&c, &s);
+	pair_open(&c, &s);
 	for (int i = 0; i < 3; i++)
 		ck_assert_int_eq(stk_wss_ping(c.s, "p", 1), 0);
 	pump(&c, &s, 0);
