@@ -69,11 +69,13 @@ t_tx1(struct lcp_h *h, char *buf, size_t cap, size_t *len)
 	return meta;
 }
 
-/* connect and upgrade request: returns the cookie; the 101 that answers it
- * goes to resp (with extra bytes appended by the caller) */
-static uint32_t
-t_connect(struct lcp_h *h, char *resp, size_t cap, bool good_accept)
+/* a ws stage (t_opts) that connected and sent its upgrade request: returns
+ * the stage, the cookie in *user_out; the 101 that answers it goes to resp (with
+ * extra bytes appended by the caller) */
+static struct lcp_h *
+t_connect(char *resp, size_t cap, bool good_accept, uint32_t *user_out)
 {
+	struct lcp_h *h = lcp_h_new(&(struct lcp_h_conf){.plugin = "ws", .options = t_opts});
 	char req[4096], acc[29];
 	struct lcp_stream_meta meta;
 	const char *k;
@@ -108,7 +110,8 @@ t_connect(struct lcp_h *h, char *resp, size_t cap, bool good_accept)
 		 "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
 		 "Sec-WebSocket-Accept: %s\r\n\r\n",
 		 acc);
-	return user;
+	*user_out = user;
+	return h;
 }
 
 /* an unmasked server frame appended at *o */
@@ -209,11 +212,11 @@ t_check_msgs(struct lcp_h *h, unsigned assembled)
 static struct lcp_h *
 t_open_stream(bool good_accept, bool bytewise, size_t *len)
 {
-	struct lcp_h *h = lcp_h_new(&(struct lcp_h_conf){.plugin = "ws", .options = t_opts});
 	char resp[256];
 	uint8_t buf[512];
 	size_t n, seg;
-	uint32_t user = t_connect(h, resp, sizeof(resp), good_accept);
+	uint32_t user;
+	struct lcp_h *h = t_connect(resp, sizeof(resp), good_accept, &user);
 
 	n = t_stream(buf, resp);
 	seg = bytewise ? 1 : n;
@@ -249,12 +252,12 @@ END_TEST
 
 START_TEST(bad_opcode_1002)
 {
-	struct lcp_h *h = lcp_h_new(&(struct lcp_h_conf){.plugin = "ws", .options = t_opts});
 	char resp[256], out[64];
 	uint8_t buf[512], f[32];
 	size_t n, len;
 	struct lcp_stream_meta meta;
-	uint32_t user = t_connect(h, resp, sizeof(resp), true);
+	uint32_t user;
+	struct lcp_h *h = t_connect(resp, sizeof(resp), true, &user);
 
 	n = strlen(resp);
 	memcpy(buf, resp, n);
@@ -284,11 +287,11 @@ END_TEST
 
 START_TEST(stream_gap)
 {
-	struct lcp_h *h = lcp_h_new(&(struct lcp_h_conf){.plugin = "ws", .options = t_opts});
 	char resp[256];
 	uint8_t buf[512];
 	size_t n, r;
-	uint32_t user = t_connect(h, resp, sizeof(resp), true);
+	uint32_t user;
+	struct lcp_h *h = t_connect(resp, sizeof(resp), true, &user);
 
 	n = t_stream(buf, resp);
 	r = strlen(resp);
@@ -328,12 +331,12 @@ t_drained(struct lcp_h *h)
 
 START_TEST(linger_close)
 {
-	struct lcp_h *h = lcp_h_new(&(struct lcp_h_conf){.plugin = "ws", .options = t_opts});
 	char resp[256], buf[64];
 	uint8_t f[64], close_frame[4] = {0x88, 0x02, 0x03, 0xe9}; /* unmasked close 1001 */
 	struct lcp_stream_meta meta;
 	size_t len, r;
-	uint32_t user = t_connect(h, resp, sizeof(resp), true);
+	uint32_t user;
+	struct lcp_h *h = t_connect(resp, sizeof(resp), true, &user);
 
 	r = strlen(resp);
 	lcp_h_push1(h, "in", lcp_h_stream(h, LCP_STREAM_EV_DATA, T_CONN, user, 0, resp, r));
@@ -367,11 +370,11 @@ END_TEST
 
 START_TEST(linger_reset_in_upgrade)
 {
-	struct lcp_h *h = lcp_h_new(&(struct lcp_h_conf){.plugin = "ws", .options = t_opts});
 	char resp[256], buf[64];
 	struct lcp_stream_meta meta;
 	size_t len;
-	uint32_t user = t_connect(h, resp, sizeof(resp), true); /* the 101 never sent */
+	uint32_t user;
+	struct lcp_h *h = t_connect(resp, sizeof(resp), true, &user); /* the 101 never sent */
 
 	ck_assert_uint_eq(lcp_h_linger(h, false), 1);
 	meta = t_tx1(h, buf, sizeof(buf), &len);
