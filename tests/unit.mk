@@ -107,6 +107,7 @@ unit_test_metrics_json_CFLAGS = $(AM_CFLAGS_COMMON)
 unit_test_metrics_json_LDADD = $(top_builddir)/plugins/common/libcommon.la $(CHECK_LIBS)
 # ---- shell tests ----
 dist_check_SCRIPTS += unit/loader_cli.sh unit/conf_corpus.sh unit/doc_drift.sh
+EXTRA_DIST += unit/t_fails.sh
 TESTS += unit/loader_cli.sh unit/conf_corpus.sh unit/doc_drift.sh
 
 # corpus and generated files the tests read (make distcheck runs from the tarball)

@@ -22,11 +22,7 @@ work=$top_builddir/tests/unit/scratch-doc-drift
 unset LCP_PLUGIN_PATH LCP_TEST_MARKER LCP_LOG_LEVEL
 rm -rf "$work" && mkdir -p "$work" || exit 99
 
-fails=0
-fail() {
-	echo "FAIL: $*"
-	fails=$((fails + 1))
-}
+. "$(dirname "$0")/t_fails.sh"
 
 regen_hint() {
 	echo "  regenerate:  make -C tests update-generated"
@@ -177,11 +173,7 @@ EOF
 	[ $? -eq 0 ] || fails=$((fails + 1))
 fi
 
-echo
-if [ "$fails" -gt 0 ]; then
-	echo "doc_drift: $fails failure(s)"
-	exit 1
-fi
+t_fails_end doc_drift
 [ "$skip" -eq 0 ] || exit 77
 echo "doc_drift: all passed"
 exit 0

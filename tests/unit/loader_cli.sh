@@ -32,11 +32,7 @@ notso=$tp/notso shadow=$tp/shadow/.libs
 desc_size=$(LCP_PLUGIN_PATH=$hdr "$LCPIPE" list-plugins | sed -n 's/.*bad_size.so: refused: descriptor size: expected \([0-9]*\),.*/\1/p')
 [ -n "$desc_size" ] || { echo "FAIL: no bad_size.so refusal in list-plugins"; exit 1; }
 
-fails=0
-fail() {
-	echo "FAIL: $*"
-	fails=$((fails + 1))
-}
+. "$(dirname "$0")/t_fails.sh"
 pass() {
 	echo "PASS: $*"
 }
@@ -193,10 +189,6 @@ else
 	fail "describe test_abi_major: exit $rc, first stderr line \"$first\", marker \"$(cat "$marker" 2>/dev/null)\""
 fi
 
-echo
-if [ "$fails" -gt 0 ]; then
-	echo "loader_cli: $fails failure(s)"
-	exit 1
-fi
+t_fails_end loader_cli
 echo "loader_cli: all passed"
 exit 0
