@@ -84,6 +84,8 @@
 #include <stk/prot/ip4.h>
 #include <stk/prot/tcp.h>
 
+#include "bench_stats.h"
+
 /* ---- constants ---- */
 #define B7_MSS 1448u		      /* payload per segment (1460 - 12 bytes of TS) */
 #define B7_HDRS (14u + 20u + 32u)     /* Ethernet + IPv4 + TCP with TS option */
@@ -93,7 +95,7 @@
 #define B7_BUFSZ 2048u		      /* pool buffer data size */
 #define B7_POOL 1024u		      /* pool buffers */
 #define B7_TX_INFLIGHT (64u * B7_MSS) /* send path: queued + unacked bytes at most */
-#define B7_MAX_REPS 101
+#define B7_MAX_REPS BENCH_MAX_REPS
 #define B7_DRIFT_MAX 0.10 /* noise gate, as bench_util.h */
 #define B7_OFFCPU_MAX 0.05
 #define B7_RERUNS_MAX 5
@@ -548,17 +550,26 @@ stack_new(bool offload)
 	return st;
 }
 
+/* a pool buffer holding a copy of frame, as r (with rx flags); its data, to patch */
+static inline uint8_t *
+rx_copy(struct stk_rx *r, const uint8_t *frame, uint32_t len, uint32_t flags)
+{
+	struct stk_buf *b = pool_get();
+
+	memcpy(b->data, frame, len);
+	r->b = b;
+	r->data = b->data;
+	r->len = len;
+	r->flags = flags;
+	return b->data;
+}
+
 static void
 inject1(struct stk *st, const uint8_t *frame, uint32_t len)
 {
-	struct stk_buf *b = pool_get();
 	struct stk_rx rx;
 
-	memcpy(b->data, frame, len);
-	rx.b = b;
-	rx.data = b->data;
-	rx.len = len;
-	rx.flags = 0;
+	rx_copy(&rx, frame, len, 0);
 	stk_input_burst(st, &rx, 1);
 }
 
@@ -655,25 +666,35 @@ struct b7_case {
 	uint64_t units_total;
 };
 
+/* rx[0..B7_BURST): the data template with seq from seq on, every pair swapped
+ * for an ooo case; the harness and the stack's cases build them the same way */
+static inline void
+data_burst(const struct b7_case *c, struct stk_rx *rx, uint32_t seq, uint32_t flags)
+{
+	const struct b7_conn *k = c->k;
+
+	for (unsigned j = 0; j < B7_BURST; j++) {
+		unsigned pos = c->ooo ? (j ^ 1u) : j;
+
+		patch_seq(rx_copy(&rx[j], k->dtmpl, B7_FRAME, flags), k->dsum, seq + pos * B7_MSS);
+	}
+}
+
+/* r: the ACK template acknowledging ack, echoing tsecr */
+static inline void
+ack_frame(const struct b7_conn *k, struct stk_rx *r, uint32_t ack, uint32_t tsecr, uint32_t flags)
+{
+	patch_ack(rx_copy(r, k->atmpl, B7_ACKFRAME, flags), k->asum, ack, tsecr);
+}
+
 static uint64_t
 run_harness_rx(struct b7_case *c, uint64_t iters, uint64_t *units)
 {
-	const struct b7_conn *k = c->k;
 	struct stk_rx rx[B7_BURST];
 	uint64_t t0 = tsc_precise(), t1;
 
 	for (uint64_t i = 0; i < iters; i++) {
-		for (unsigned j = 0; j < B7_BURST; j++) {
-			unsigned pos = c->ooo ? (j ^ 1u) : j;
-			struct stk_buf *b = pool_get();
-
-			memcpy(b->data, k->dtmpl, B7_FRAME);
-			patch_seq(b->data, k->dsum, c->hseq + pos * B7_MSS);
-			rx[j].b = b;
-			rx[j].data = b->data;
-			rx[j].len = B7_FRAME;
-			rx[j].flags = 0;
-		}
+		data_burst(c, rx, c->hseq, 0);
 		c->hseq += B7_BURST * B7_MSS;
 		__asm__ volatile("" : : "r"(rx) : "memory");
 		for (unsigned j = 0; j < B7_BURST; j++)
@@ -693,17 +714,7 @@ run_rx(struct b7_case *c, uint64_t iters, uint64_t *units)
 	uint64_t t0 = tsc_precise(), t1;
 
 	for (uint64_t i = 0; i < iters; i++) {
-		for (unsigned j = 0; j < B7_BURST; j++) {
-			unsigned pos = c->ooo ? (j ^ 1u) : j;
-			struct stk_buf *b = pool_get();
-
-			memcpy(b->data, k->dtmpl, B7_FRAME);
-			patch_seq(b->data, k->dsum, k->next_seq + pos * B7_MSS);
-			rx[j].b = b;
-			rx[j].data = b->data;
-			rx[j].len = B7_FRAME;
-			rx[j].flags = fl;
-		}
+		data_burst(c, rx, k->next_seq, fl);
 		k->next_seq += B7_BURST * B7_MSS;
 		stk_input_burst(c->st, rx, B7_BURST);
 		stk_poll(c->st);
@@ -726,15 +737,8 @@ run_harness_ack(struct b7_case *c, uint64_t iters, uint64_t *units)
 		uint32_t tsecr = stk_ts_now(k, now_ns());
 
 		for (unsigned j = 0; j < n; j++) {
-			struct stk_buf *b = pool_get();
-
 			c->hseq += 2 * B7_MSS;
-			memcpy(b->data, k->atmpl, B7_ACKFRAME);
-			patch_ack(b->data, k->asum, c->hseq, tsecr);
-			rx[j].b = b;
-			rx[j].data = b->data;
-			rx[j].len = B7_ACKFRAME;
-			rx[j].flags = 0;
+			ack_frame(k, &rx[j], c->hseq, tsecr, 0);
 		}
 		__asm__ volatile("" : : "r"(rx) : "memory");
 		for (unsigned j = 0; j < n; j++)
@@ -774,16 +778,8 @@ run_tx(struct b7_case *c, uint64_t iters, uint64_t *units)
 		hi = k->our_isn + 1 + (uint32_t)ts->bytes_out;
 		tsecr = stk_ts_now(k, now_ns());
 		while (n < B7_BURST && (int32_t)(hi - k->acked) >= (int32_t)(2 * B7_MSS)) {
-			struct stk_buf *b = pool_get();
-
 			k->acked += 2 * B7_MSS;
-			memcpy(b->data, k->atmpl, B7_ACKFRAME);
-			patch_ack(b->data, k->asum, k->acked, tsecr);
-			rx[n].b = b;
-			rx[n].data = b->data;
-			rx[n].len = B7_ACKFRAME;
-			rx[n].flags = fl;
-			n++;
+			ack_frame(k, &rx[n++], k->acked, tsecr, fl);
 		}
 		stk_input_burst(c->st, rx, n);
 		stk_poll(c->st);
@@ -810,59 +806,31 @@ run_case(struct b7_case *c, uint64_t iters, uint64_t *units)
 	return 0;
 }
 
-/* ---- statistics and the noise gate (as tests/bench/bench_util.c, without DPDK) ---- */
-struct b7_sum {
-	unsigned n;
-	double min, q1, med, q3, max;
-};
+/* ---- statistics (bench_stats.c) and the noise gate (as tests/bench/bench_util.c,
+ * without DPDK) ---- */
 
-static int
-cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double
-quantile(const double *s, unsigned n, double q)
-{
-	double pos = q * (n - 1);
-	unsigned i = (unsigned)pos;
-
-	if (i + 1 >= n)
-		return s[n - 1];
-	return s[i] + (pos - i) * (s[i + 1] - s[i]);
-}
-
-/* NaN entries (failed anchor runs) are left out */
+/* NaN entries (failed anchor runs) are left out; none left: all NaN */
 static void
-summarize(const double *v, unsigned n, struct b7_sum *s)
+summarize(const double *v, unsigned n, struct bench_summary *s)
 {
 	double t[B7_MAX_REPS];
 	unsigned m = 0;
 
-	memset(s, 0, sizeof(*s));
 	for (unsigned i = 0; i < n && i < B7_MAX_REPS; i++)
 		if (!isnan(v[i]))
 			t[m++] = v[i];
 	if (m == 0) {
+		memset(s, 0, sizeof(*s));
 		s->min = s->q1 = s->med = s->q3 = s->max = NAN;
 		return;
 	}
-	qsort(t, m, sizeof(*t), cmp_double);
-	s->n = m;
-	s->min = t[0];
-	s->max = t[m - 1];
-	s->q1 = quantile(t, m, 0.25);
-	s->med = quantile(t, m, 0.5);
-	s->q3 = quantile(t, m, 0.75);
+	bench_summarize(t, m, s);
 }
 
 static double
 median(const double *v, unsigned n)
 {
-	struct b7_sum s;
+	struct bench_summary s;
 
 	summarize(v, n, &s);
 	return s.med;
@@ -1581,7 +1549,7 @@ k_rep(struct k_series *ks, unsigned r, const char *ns_rx, const char *ns_tx, con
 static void
 print_row(const char *name, const char *label, const double *v, unsigned n, const char *extra)
 {
-	struct b7_sum s;
+	struct bench_summary s;
 
 	summarize(v, n, &s);
 	printf("%-14s %-40s %10.1f %10.1f %10.1f %10.1f %s\n", name, label, s.min, s.med, s.q1,
@@ -1592,7 +1560,7 @@ static void
 json_case(const char *name, const char *unit, const double *v, unsigned n, const char *extra,
 	  const char *placement)
 {
-	struct b7_sum s;
+	struct bench_summary s;
 
 	summarize(v, n, &s);
 	printf("{\"bench\":\"B7\",\"case\":\"%s\",\"unit\":\"%s\",\"tsc_hz\":%.0f,\"reps\":%u,"
@@ -1806,7 +1774,7 @@ main(int argc, char **argv)
 				: "2 x stk_tcp_send (segment built, copied, sent) + harness.ack + "
 				  "stk_input_burst(16 ACKs) + stk_poll + acked buffers freed";
 
-		struct b7_sum ws;
+		struct bench_summary ws;
 		int o;
 
 		summarize(c->vw, R, &ws);
@@ -1860,7 +1828,7 @@ main(int argc, char **argv)
 			struct k_series *k = ksers[a / 2];
 			const double *av = (a % 2) ? k->sum : k->rx;
 			double ourv[B7_MAX_REPS], rmed;
-			struct b7_sum rs;
+			struct bench_summary rs;
 
 			if (k->mb == 0)
 				continue;

@@ -66,22 +66,25 @@ BENCH_CPPFLAGS = -I$(top_srcdir)/framework/include -I$(top_srcdir)/framework -I$
 	-DBENCH_PLUGIN_DIR='"$(abs_top_builddir)/plugins/counters_percore/.libs"'
 BENCH_CFLAGS = $(AM_CFLAGS_COMMON) $(DPDK_CFLAGS) $(JANSSON_CFLAGS)
 BENCH_LDADD = $(top_builddir)/framework/liblcp.la $(DPDK_LIBS) $(JANSSON_LIBS)
+# the summaries (no DPDK: b7_tcp_rx too), then what the EAL benchmarks share
+BENCH_STATS_SOURCES = bench/bench_stats.c bench/bench_stats.h
+BENCH_UTIL_SOURCES = bench/bench_util.c bench/bench_util.h $(BENCH_STATS_SOURCES)
 
-bench_b1_ring_link_SOURCES = bench/b1_ring_link.c bench/bench_util.c bench/bench_util.h
+bench_b1_ring_link_SOURCES = bench/b1_ring_link.c $(BENCH_UTIL_SOURCES)
 bench_b1_ring_link_CPPFLAGS = $(BENCH_CPPFLAGS)
 bench_b1_ring_link_CFLAGS = $(BENCH_CFLAGS)
 bench_b1_ring_link_LDADD = $(BENCH_LDADD)
 bench_b1_ring_link_LDFLAGS = -no-install
 
 bench_b2_dispatch_SOURCES = bench/b2_dispatch.c bench/b2_graph.c bench/b2_graph_nostats.c \
-	bench/b2_graph.h bench/bench_util.c bench/bench_util.h
+	bench/b2_graph.h $(BENCH_UTIL_SOURCES)
 bench_b2_dispatch_CPPFLAGS = $(BENCH_CPPFLAGS)
 bench_b2_dispatch_CFLAGS = $(BENCH_CFLAGS)
 bench_b2_dispatch_LDADD = $(BENCH_LDADD)
 bench_b2_dispatch_LDFLAGS = -no-install
 
 # B7 links only libstk (stack/): no DPDK, no EAL, no liblcp
-bench_b7_tcp_rx_SOURCES = bench/b7_tcp_rx.c
+bench_b7_tcp_rx_SOURCES = bench/b7_tcp_rx.c $(BENCH_STATS_SOURCES)
 bench_b7_tcp_rx_CPPFLAGS = -I$(top_srcdir)/stack/include
 bench_b7_tcp_rx_CFLAGS = $(AM_CFLAGS_COMMON)
 bench_b7_tcp_rx_LDADD = $(top_builddir)/stack/libstk.la -lm
@@ -135,7 +138,7 @@ bench-progs-build:
 # (bench-b6-build below); otherwise b6.sh says why and exits 77 (SKIP).
 WSLAY_LIBS = -lwslay
 EXTRA_PROGRAMS += bench/b6_ws_decode
-bench_b6_ws_decode_SOURCES = bench/b6_ws_decode.c bench/bench_util.c bench/bench_util.h
+bench_b6_ws_decode_SOURCES = bench/b6_ws_decode.c $(BENCH_UTIL_SOURCES)
 bench_b6_ws_decode_CPPFLAGS = $(BENCH_CPPFLAGS) -I$(top_srcdir)/stack/include
 bench_b6_ws_decode_CFLAGS = $(BENCH_CFLAGS)
 bench_b6_ws_decode_LDADD = $(top_builddir)/stack/libstk.la $(BENCH_LDADD) $(WSLAY_LIBS)
@@ -190,7 +193,7 @@ CLEANFILES += bench/b8_echo_server$(EXEEXT) bench/b8_kernel_client$(EXEEXT) benc
 # through the ops; then its callgrind counts. Built by bench-progs-build only
 # when b9 is in BENCH_ONLY.
 EXTRA_PROGRAMS += bench/b9_counters
-bench_b9_counters_SOURCES = bench/b9_counters.c bench/bench_util.c bench/bench_util.h
+bench_b9_counters_SOURCES = bench/b9_counters.c $(BENCH_UTIL_SOURCES)
 bench_b9_counters_CPPFLAGS = $(BENCH_CPPFLAGS)
 bench_b9_counters_CFLAGS = $(BENCH_CFLAGS)
 bench_b9_counters_LDADD = $(BENCH_LDADD)
@@ -205,7 +208,7 @@ CLEANFILES += bench/b9_counters$(EXEEXT) bench-b9.log
 # bench/b4_summary.py (/usr/bin/python3) compares the settings round by round.
 bench: bench/b4_pools$(EXEEXT)
 EXTRA_PROGRAMS += bench/b4_pools
-bench_b4_pools_SOURCES = bench/b4_pools.c bench/bench_util.c bench/bench_util.h
+bench_b4_pools_SOURCES = bench/b4_pools.c $(BENCH_UTIL_SOURCES)
 bench_b4_pools_CPPFLAGS = $(BENCH_CPPFLAGS) -DBENCH_TOP_BUILDDIR='"$(abs_top_builddir)"'
 bench_b4_pools_CFLAGS = $(BENCH_CFLAGS)
 bench_b4_pools_LDADD = $(BENCH_LDADD)

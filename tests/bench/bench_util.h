@@ -4,7 +4,7 @@
  * (a calibrated spin loop run before and after each repetition), the placement
  * line, JSON result lines, callgrind markers, the counters plugin.
  *
- * Map: bench_summarize / bench_median -> statistics; bench_gate_* -> noise gate;
+ * Map: bench_summarize / bench_median -> statistics (bench_stats.h); bench_gate_* -> noise gate;
  * bench_launch / bench_wait -> run a function on a worker lcore while the main
  * lcore sleeps (rte_eal_wait_lcore would busy-wait on the main lcore's CPU);
  * bench_counters_ops -> counters_percore through the engine's plugin registry.
@@ -18,6 +18,8 @@
 
 #include <rte_cycles.h>
 
+#include "bench_stats.h"
+
 #if defined(__has_include)
 #if __has_include(<valgrind/callgrind.h>)
 #include <valgrind/callgrind.h>
@@ -30,19 +32,10 @@
 #define RUNNING_ON_VALGRIND 0
 #endif
 
-#define BENCH_MAX_REPS 101
 #define BENCH_DRIFT_MAX 0.10 /* a repetition whose spin loop drifted more is re-run */
 #define BENCH_RERUNS_MAX 5   /* then it is kept, and counted as noisy */
 
 struct lcp_counters_ops;
-
-/* min, quartiles, median, max of v[0..n-1] (v is not modified) */
-struct bench_summary {
-	unsigned n;
-	double min, q1, med, q3, max;
-};
-void bench_summarize(const double *v, unsigned n, struct bench_summary *s);
-double bench_median(const double *v, unsigned n);
 
 /* The noise gate: a dependent multiply-add chain of a fixed iteration count,
  * calibrated once per lcore at start (median of 7 runs, ~1 ms each). */
