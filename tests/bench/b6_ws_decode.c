@@ -229,8 +229,16 @@ b6_run_memcpy(struct b6 *b, const struct b6_case *c, uint64_t passes)
 	return t0;
 }
 
-static __attribute__((noinline)) uint64_t
-b6_run_stk(struct b6 *b, struct stk_ws_dec *d, const struct b6_case *c, uint64_t passes)
+typedef enum stk_ws_ev (*b6_next_fn)(struct stk_ws_dec *d, uint8_t **pp, uint8_t *end,
+				     struct stk_ws_out *o);
+
+/* one pass = the stream chunk by chunk through next (stk_ws_dec_next or the
+ * prototype's): every event DATA, counted in the sink; what (the decoder's
+ * name) in the message of anything else. Inlined into each variant with its
+ * next, called directly. */
+static __rte_always_inline uint64_t
+b6_run_dec(struct b6 *b, struct stk_ws_dec *d, const struct b6_case *c, uint64_t passes,
+	   b6_next_fn next, const char *what)
 {
 	const struct b6_stream *s = c->st;
 	struct b6_sink *k = &b->sink;
@@ -243,9 +251,9 @@ b6_run_stk(struct b6 *b, struct stk_ws_dec *d, const struct b6_case *c, uint64_t
 			struct stk_ws_out out;
 			enum stk_ws_ev ev;
 
-			while ((ev = stk_ws_dec_next(d, &p, end, &out)) != STK_WS_NEED_MORE) {
+			while ((ev = next(d, &p, end, &out)) != STK_WS_NEED_MORE) {
 				if (unlikely(ev != STK_WS_DATA)) {
-					fprintf(stderr, "b6: %s: stk event %d: %s\n", c->name, ev,
+					fprintf(stderr, "b6: %s: %s event %d: %s\n", c->name, what, ev,
 						out.reason ? out.reason : "?");
 					exit(1);
 				}
@@ -254,6 +262,12 @@ b6_run_stk(struct b6 *b, struct stk_ws_dec *d, const struct b6_case *c, uint64_t
 			}
 		}
 	return rte_rdtsc_precise() - t0;
+}
+
+static __attribute__((noinline)) uint64_t
+b6_run_stk(struct b6 *b, struct stk_ws_dec *d, const struct b6_case *c, uint64_t passes)
+{
+	return b6_run_dec(b, d, c, passes, stk_ws_dec_next, "stk");
 }
 
 /* ---- the prototype fast path (see the header; not libstk's code) ---- */
@@ -372,28 +386,7 @@ slow:
 static __attribute__((noinline)) uint64_t
 b6_run_proto(struct b6 *b, struct stk_ws_dec *d, const struct b6_case *c, uint64_t passes)
 {
-	const struct b6_stream *s = c->st;
-	struct b6_sink *k = &b->sink;
-	uint64_t t0 = rte_rdtsc_precise();
-
-	for (uint64_t i = 0; i < passes; i++)
-		for (size_t o = 0; o < s->len; o += c->seg) {
-			uint8_t *p = s->buf + o;
-			uint8_t *end = p + (s->len - o < c->seg ? s->len - o : c->seg);
-			struct stk_ws_out out;
-			enum stk_ws_ev ev;
-
-			while ((ev = b6_proto_next(d, &p, end, &out)) != STK_WS_NEED_MORE) {
-				if (unlikely(ev != STK_WS_DATA)) {
-					fprintf(stderr, "b6: %s: proto event %d: %s\n", c->name, ev,
-						out.reason ? out.reason : "?");
-					exit(1);
-				}
-				k->bytes += out.len;
-				k->msgs += out.last;
-			}
-		}
-	return rte_rdtsc_precise() - t0;
+	return b6_run_dec(b, d, c, passes, b6_proto_next, "proto");
 }
 
 /* wslay's recv callbacks: copy from the current chunk, WOULDBLOCK at its end */
