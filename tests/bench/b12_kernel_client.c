@@ -444,6 +444,13 @@ kc_frames(struct kc_stats *s, const uint8_t *p, size_t n, int *close_code)
 	return off;
 }
 
+/* kb_io_recv on ctx (a struct kb_io), for kb_ws_client_response */
+static ssize_t
+kc_io_recv(void *ctx, void *p, size_t n)
+{
+	return kb_io_recv(ctx, p, n);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -592,26 +599,8 @@ main(int argc, char **argv)
 		perror("b12_kernel_client: upgrade request");
 		return 1;
 	}
-	for (;;) {
-		ssize_t k = kb_io_recv(&io, buf + have, bufsz - have);
-		size_t used = 0;
-		int rc;
-
-		if (k <= 0) {
-			fprintf(stderr, "b12_kernel_client: connection closed during the handshake\n");
-			return 1;
-		}
-		rc = stk_ws_client_response(&hs, buf, (size_t)k, &used);
-		if (rc < 0) {
-			fprintf(stderr, "b12_kernel_client: handshake failed: %s\n", hs.err);
-			return 1;
-		}
-		if (rc == 1) {
-			have = (size_t)k - used;
-			memmove(buf, buf + used, have);
-			break;
-		}
-	}
+	if (kb_ws_client_response("b12_kernel_client", &hs, kc_io_recv, &io, buf, bufsz, &have) < 0)
+		return 1;
 	if (deflate) {
 		if (!hs.pmd.on) {
 			fprintf(stderr, "b12_kernel_client: --deflate: the server declined permessage-deflate\n");

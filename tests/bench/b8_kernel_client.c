@@ -77,6 +77,13 @@ kc_rand32(void)
 	return (uint32_t)((kc_rng * 2685821657736338717ull) >> 32);
 }
 
+/* recv() on *(int *)ctx, for kb_ws_client_response */
+static ssize_t
+kc_recv(void *ctx, void *p, size_t n)
+{
+	return recv(*(const int *)ctx, p, n, 0);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -165,26 +172,8 @@ main(int argc, char **argv)
 		perror("b8_kernel_client: upgrade request");
 		return 1;
 	}
-	for (;;) {
-		ssize_t k = recv(fd, rbuf, sizeof(rbuf), 0);
-		size_t used = 0;
-		int rc;
-
-		if (k <= 0) {
-			fprintf(stderr, "b8_kernel_client: connection closed during the handshake\n");
-			return 1;
-		}
-		rc = stk_ws_client_response(&hs, rbuf, (size_t)k, &used);
-		if (rc < 0) {
-			fprintf(stderr, "b8_kernel_client: handshake failed: %s\n", hs.err);
-			return 1;
-		}
-		if (rc == 1) {
-			have = (size_t)k - used;
-			memmove(rbuf, rbuf + used, have);
-			break;
-		}
-	}
+	if (kb_ws_client_response("b8_kernel_client", &hs, kc_recv, &fd, rbuf, sizeof(rbuf), &have) < 0)
+		return 1;
 	if (have != 0) {
 		fprintf(stderr, "b8_kernel_client: unexpected bytes after the 101 response\n");
 		return 1;

@@ -2,8 +2,8 @@
  * kbench.h — helpers shared by the kernel-socket benchmark programs (B8's
  * b8_kernel_client and b8_echo_server, B12's b12_kernel_client and
  * b12_feed_server): clocks, TSC calibration, the spin-loop noise gate, a
- * send loop, and their socket set-up (addresses, listening, timeouts, the
- * files the scripts wait for). Header only: these programs link nothing of
+ * send loop, their socket set-up (addresses, listening, timeouts, the
+ * files the scripts wait for) and the clients' side of the handshake. Header only: these programs link nothing of
  * lcpipe but libstk. */
 #ifndef LCP_KBENCH_H
 #define LCP_KBENCH_H
@@ -151,6 +151,37 @@ kb_rcvtimeo(int fd, unsigned long ms)
 	struct timeval tv = { .tv_sec = (time_t)(ms / 1000), .tv_usec = (suseconds_t)(ms % 1000) * 1000 };
 
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+}
+
+/* The client's side of the WebSocket handshake once its request is sent (the
+ * including program has <stk/ws.h>): reads with rx(ctx, ...) into buf[bufsz]
+ * until stk_ws_client_response() takes a 101; the bytes behind it (the first
+ * frames) moved to buf's start, their count in *have. -1 after saying why on
+ * stderr as prog. */
+static inline int
+kb_ws_client_response(const char *prog, struct stk_ws_hs *hs, ssize_t (*rx)(void *ctx, void *p, size_t n),
+		      void *ctx, uint8_t *buf, size_t bufsz, size_t *have)
+{
+	for (;;) {
+		ssize_t k = rx(ctx, buf, bufsz);
+		size_t used = 0;
+		int rc;
+
+		if (k <= 0) {
+			fprintf(stderr, "%s: connection closed during the handshake\n", prog);
+			return -1;
+		}
+		rc = stk_ws_client_response(hs, buf, (size_t)k, &used);
+		if (rc < 0) {
+			fprintf(stderr, "%s: handshake failed: %s\n", prog, hs->err);
+			return -1;
+		}
+		if (rc == 1) {
+			*have = (size_t)k - used;
+			memmove(buf, buf + used, *have);
+			return 0;
+		}
+	}
 }
 
 /* create an empty file at path (NULL: none), for a script waiting on it */
