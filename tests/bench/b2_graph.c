@@ -12,6 +12,7 @@
 #include <rte_lcore.h>
 
 #include "b2_graph.h"
+#include "b2_graph_walk.h"
 
 /* source: ctx holds the burst (uint16_t) */
 static uint16_t
@@ -148,9 +149,5 @@ b2_graph_sink_objs(struct rte_graph *g, unsigned n)
 uint64_t
 b2_graph_walk_stats(struct rte_graph *g, uint64_t walks)
 {
-	uint64_t t0 = rte_rdtsc_precise();
-
-	for (uint64_t i = 0; i < walks; i++)
-		rte_graph_walk(g);
-	return rte_rdtsc_precise() - t0;
+	return b2_graph_walk_timed(g, walks);
 }

@@ -11,13 +11,10 @@
 #include <rte_graph_worker.h>
 
 #include "b2_graph.h"
+#include "b2_graph_walk.h"
 
 uint64_t
 b2_graph_walk_nostats(struct rte_graph *g, uint64_t walks)
 {
-	uint64_t t0 = rte_rdtsc_precise();
-
-	for (uint64_t i = 0; i < walks; i++)
-		rte_graph_walk(g);
-	return rte_rdtsc_precise() - t0;
+	return b2_graph_walk_timed(g, walks);
 }

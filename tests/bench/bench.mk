@@ -77,7 +77,7 @@ bench_b1_ring_link_LDADD = $(BENCH_LDADD)
 bench_b1_ring_link_LDFLAGS = -no-install
 
 bench_b2_dispatch_SOURCES = bench/b2_dispatch.c bench/b2_graph.c bench/b2_graph_nostats.c \
-	bench/b2_graph.h $(BENCH_UTIL_SOURCES)
+	bench/b2_graph.h bench/b2_graph_walk.h $(BENCH_UTIL_SOURCES)
 bench_b2_dispatch_CPPFLAGS = $(BENCH_CPPFLAGS)
 bench_b2_dispatch_CFLAGS = $(BENCH_CFLAGS)
 bench_b2_dispatch_LDADD = $(BENCH_LDADD)
