@@ -687,6 +687,22 @@ ack_frame(const struct b7_conn *k, struct stk_rx *r, uint32_t ack, uint32_t tsec
 	patch_ack(rx_copy(r, k->atmpl, B7_ACKFRAME, flags), k->asum, ack, tsecr);
 }
 
+/* the harness: the frames built, as if handed on, straight back to the pool */
+static inline void
+harness_put(struct stk_rx *rx, unsigned n)
+{
+	__asm__ volatile("" : : "r"(rx) : "memory");
+	for (unsigned j = 0; j < n; j++)
+		pool_put(rx[j].b);
+}
+
+/* the rx flags of a case's frames: checksums verified by the NIC (.off) or not */
+static inline uint32_t
+rx_flags(const struct b7_case *c)
+{
+	return c->off ? (STK_RX_IP_CSUM_OK | STK_RX_L4_CSUM_OK) : 0;
+}
+
 static uint64_t
 run_harness_rx(struct b7_case *c, uint64_t iters, uint64_t *units)
 {
@@ -696,9 +712,7 @@ run_harness_rx(struct b7_case *c, uint64_t iters, uint64_t *units)
 	for (uint64_t i = 0; i < iters; i++) {
 		data_burst(c, rx, c->hseq, 0);
 		c->hseq += B7_BURST * B7_MSS;
-		__asm__ volatile("" : : "r"(rx) : "memory");
-		for (unsigned j = 0; j < B7_BURST; j++)
-			pool_put(rx[j].b);
+		harness_put(rx, B7_BURST);
 	}
 	t1 = tsc_precise();
 	*units = iters * B7_BURST;
@@ -710,7 +724,7 @@ run_rx(struct b7_case *c, uint64_t iters, uint64_t *units)
 {
 	struct b7_conn *k = c->k;
 	struct stk_rx rx[B7_BURST];
-	uint32_t fl = c->off ? (STK_RX_IP_CSUM_OK | STK_RX_L4_CSUM_OK) : 0;
+	uint32_t fl = rx_flags(c);
 	uint64_t t0 = tsc_precise(), t1;
 
 	for (uint64_t i = 0; i < iters; i++) {
@@ -740,9 +754,7 @@ run_harness_ack(struct b7_case *c, uint64_t iters, uint64_t *units)
 			c->hseq += 2 * B7_MSS;
 			ack_frame(k, &rx[j], c->hseq, tsecr, 0);
 		}
-		__asm__ volatile("" : : "r"(rx) : "memory");
-		for (unsigned j = 0; j < n; j++)
-			pool_put(rx[j].b);
+		harness_put(rx, n);
 	}
 	t1 = tsc_precise();
 	*units = iters * n;
@@ -754,7 +766,7 @@ run_tx(struct b7_case *c, uint64_t iters, uint64_t *units)
 {
 	struct b7_conn *k = c->k;
 	struct stk_rx rx[B7_BURST];
-	uint32_t fl = c->off ? (STK_RX_IP_CSUM_OK | STK_RX_L4_CSUM_OK) : 0;
+	uint32_t fl = rx_flags(c);
 	const struct stk_tcp_stats *ts = stk_tcp_stats(k->c);
 	uint64_t acks = 0, t0 = tsc_precise(), t1;
 
