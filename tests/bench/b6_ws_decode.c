@@ -389,7 +389,7 @@ b6_run_proto(struct b6 *b, struct stk_ws_dec *d, const struct b6_case *c, uint64
 	return b6_run_dec(b, d, c, passes, b6_proto_next, "proto");
 }
 
-/* wslay's recv callbacks: copy from the current chunk, WOULDBLOCK at its end */
+/* wslay's recv callbacks: copy from the current chunk, -1 at its end */
 static ssize_t
 b6_wf_recv(uint8_t *buf, size_t len, int flags, void *ud)
 {
@@ -405,21 +405,15 @@ b6_wf_recv(uint8_t *buf, size_t len, int flags, void *ud)
 	return (ssize_t)n;
 }
 
+/* the event API's: the same, saying WOULDBLOCK at the chunk's end */
 static ssize_t
 b6_we_recv(wslay_event_context_ptr ctx, uint8_t *buf, size_t len, int flags, void *ud)
 {
-	struct b6_sink *k = ud;
-	size_t n = (size_t)(k->end - k->p);
+	ssize_t n = b6_wf_recv(buf, len, flags, ud);
 
-	if (n == 0) {
+	if (n < 0)
 		wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
-		return -1;
-	}
-	if (n > len)
-		n = len;
-	memcpy(buf, k->p, n);
-	k->p += n;
-	return (ssize_t)n;
+	return n;
 }
 
 static ssize_t
