@@ -183,6 +183,22 @@ b4_keep(struct lcp_pool *p, unsigned burst, uint64_t it)
 	return rte_rdtsc_precise() - t0;
 }
 
+/* the measured window of lane i (0: the only or producing lcore, 1: the
+ * consuming one): its context switches and off-CPU share over it */
+static void
+b4_window_open(struct b4 *b, unsigned i, struct bench_oncpu *oc)
+{
+	b4_csw_mark(&b->csw[i], -1);
+	bench_oncpu_start(oc);
+}
+
+static void
+b4_window_close(struct b4 *b, unsigned i, const struct bench_oncpu *oc)
+{
+	b->offcpu[i] = bench_oncpu_offcpu(oc);
+	b4_csw_mark(&b->csw[i], 1);
+}
+
 static int
 b4_keep_main(void *arg)
 {
@@ -191,11 +207,9 @@ b4_keep_main(void *arg)
 	struct bench_oncpu oc;
 
 	b->spin_before[0] = bench_spin(g->iters);
-	b4_csw_mark(&b->csw[0], -1);
-	bench_oncpu_start(&oc);
+	b4_window_open(b, 0, &oc);
 	b->cycles = b4_keep(b->p, b4_pburst[b->pat], b->nobj / b4_pburst[b->pat]);
-	b->offcpu[0] = bench_oncpu_offcpu(&oc);
-	b4_csw_mark(&b->csw[0], 1);
+	b4_window_close(b, 0, &oc);
 	b->spin_after[0] = bench_spin(g->iters);
 	return 0;
 }
@@ -233,15 +247,13 @@ b4_prod_main(void *arg)
 	b->spin_before[0] = bench_spin(g->iters);
 	while (!b->cons_ready)
 		rte_pause();
-	b4_csw_mark(&b->csw[0], -1);
-	bench_oncpu_start(&oc);
+	b4_window_open(b, 0, &oc);
 	t0 = rte_rdtsc_precise();
 	b->retries = b4_produce(b, b->p, b->r, burst, b->nobj / burst);
 	while (__atomic_load_n(&b->consumed, __ATOMIC_ACQUIRE) < b->target)
 		rte_pause();
 	b->cycles = rte_rdtsc_precise() - t0;
-	b->offcpu[0] = bench_oncpu_offcpu(&oc);
-	b4_csw_mark(&b->csw[0], 1);
+	b4_window_close(b, 0, &oc);
 	__atomic_store_n(&b->stop, 1, __ATOMIC_RELEASE);
 	b->spin_after[0] = bench_spin(g->iters);
 	return 0;
@@ -272,12 +284,10 @@ b4_cons_main(void *arg)
 	struct bench_oncpu oc;
 
 	b->spin_before[1] = bench_spin(g->iters);
-	b4_csw_mark(&b->csw[1], -1);
-	bench_oncpu_start(&oc);
+	b4_window_open(b, 1, &oc);
 	b->cons_ready = 1;
 	b4_consume(b, b->p, b->r, b4_pburst[b->pat]);
-	b->offcpu[1] = bench_oncpu_offcpu(&oc);
-	b4_csw_mark(&b->csw[1], 1);
+	b4_window_close(b, 1, &oc);
 	b->spin_after[1] = bench_spin(g->iters);
 	return 0;
 }
