@@ -23,14 +23,14 @@ EXTRA_DIST += $(TCP_KERNEL_TESTS) kernel/tcp_lib.sh kernel/tcp_peer.py kernel/tc
 
 # tcp_app, the application these tests drive, is a shipped plugin (plugins/tcp_app)
 
-# test-only plugin for port_kernel.sh: frames as mbuf chains (tx_socket)
+# test-only plugin for port_kernel.sh: frames as mbuf chains (tx_socket); built as
+# the test plugins of run.mk are (RUN_PLUGIN_*)
 check_LTLIBRARIES += kernel/plugins/pkt_split.la
 kernel_plugins_pkt_split_la_SOURCES = kernel/plugins/pkt_split.c
-kernel_plugins_pkt_split_la_CPPFLAGS = -I$(top_srcdir)/framework/include
-kernel_plugins_pkt_split_la_CFLAGS = $(AM_CFLAGS_COMMON) $(DPDK_CFLAGS) -fvisibility=hidden
-kernel_plugins_pkt_split_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere \
-	-export-symbols-regex '^lcp_plugin_descriptor$$' $(SAN_LDFLAGS)
-kernel_plugins_pkt_split_la_LIBADD = $(top_builddir)/framework/liblcp.la $(DPDK_LIBS)
+kernel_plugins_pkt_split_la_CPPFLAGS = $(RUN_PLUGIN_CPPFLAGS)
+kernel_plugins_pkt_split_la_CFLAGS = $(RUN_PLUGIN_CFLAGS)
+kernel_plugins_pkt_split_la_LDFLAGS = $(RUN_PLUGIN_LDFLAGS)
+kernel_plugins_pkt_split_la_LIBADD = $(RUN_PLUGIN_LIBADD)
 
 # L2 WebSocket: the ws stage (plugins/ws) over the tcp stage against real
 # WebSocket servers in the namespace (tests/kernel/ws_lib.sh, built on
@@ -72,11 +72,10 @@ EXTRA_DIST += $(TLS_KERNEL_TESTS) kernel/tls_lib.sh kernel/wss_client.py
 
 check_LTLIBRARIES += kernel/plugins/msg_hash.la
 kernel_plugins_msg_hash_la_SOURCES = kernel/plugins/msg_hash.c
-kernel_plugins_msg_hash_la_CPPFLAGS = -I$(top_srcdir)/framework/include
-kernel_plugins_msg_hash_la_CFLAGS = $(AM_CFLAGS_COMMON) $(DPDK_CFLAGS) $(CRYPTO_CFLAGS) -fvisibility=hidden
-kernel_plugins_msg_hash_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere \
-	-export-symbols-regex '^lcp_plugin_descriptor$$' $(SAN_LDFLAGS)
-kernel_plugins_msg_hash_la_LIBADD = $(top_builddir)/framework/liblcp.la $(DPDK_LIBS) $(CRYPTO_LIBS)
+kernel_plugins_msg_hash_la_CPPFLAGS = $(RUN_PLUGIN_CPPFLAGS)
+kernel_plugins_msg_hash_la_CFLAGS = $(RUN_PLUGIN_CFLAGS) $(CRYPTO_CFLAGS)
+kernel_plugins_msg_hash_la_LDFLAGS = $(RUN_PLUGIN_LDFLAGS)
+kernel_plugins_msg_hash_la_LIBADD = $(RUN_PLUGIN_LIBADD) $(CRYPTO_LIBS)
 
 # L2 loss through lcpipe's own seeded fault stage (plugins/fault) between the
 # port and the tcp stage, both directions, against the kernel's TCP (tcp_lib.sh)

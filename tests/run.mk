@@ -50,11 +50,12 @@ RUN_CONFS = \
 	run/conf/batch.json \
 	run/conf/pools.json
 
-EXTRA_DIST += $(RUN_TESTS) $(RUN_CONFS) run/lib.sh run/rcheck.py
+EXTRA_DIST += $(RUN_TESTS) $(RUN_CONFS) run/lib.sh run/rcheck.py run/plugins/test_plugin.h
 
 # test-only plugins: loaded through the configs' plugin_path (run/plugins/.libs),
-# built like an installed plugin (only the descriptor exported), never installed
-RUN_PLUGIN_CPPFLAGS = -I$(top_srcdir)/framework/include
+# built like an installed plugin (only the descriptor exported), never installed;
+# run/plugins/test_plugin.h is what they share (tests/kernel/plugins' too)
+RUN_PLUGIN_CPPFLAGS = -I$(top_srcdir)/framework/include -I$(srcdir)/run/plugins
 RUN_PLUGIN_CFLAGS = $(AM_CFLAGS_COMMON) $(DPDK_CFLAGS) -fvisibility=hidden
 RUN_PLUGIN_LDFLAGS = -module -avoid-version -shared -rpath /nowhere \
 	-export-symbols-regex '^lcp_plugin_descriptor$$' $(SAN_LDFLAGS)

@@ -17,6 +17,8 @@
 
 #include <lcp/lcp.h>
 
+#include "test_plugin.h"
+
 static const struct lcp_port_def pkt_split_ports[] = {
 	{ .name = "in", .dir = LCP_PORT_IN, .unit = LCP_UNIT_PKT, .flags = LCP_PORT_F_REQUIRED,
 	  .doc = "frames" },
@@ -108,19 +110,12 @@ pkt_split_process(struct lcp_stage *st, void *ctx, unsigned port, void **objs, u
 	lcp_emit(st, 1, out, k);
 }
 
-static void
-pkt_split_fini(struct lcp_stage *st, void *ctx)
-{
-	RTE_SET_USED(st);
-	free(ctx);
-}
-
 static const struct lcp_stage_ops pkt_split_ops = {
 	.ports = pkt_split_ports,
 	.counters = pkt_split_counters,
 	.init = pkt_split_init,
 	.process = pkt_split_process,
-	.fini = pkt_split_fini,
+	.fini = tp_fini_free,
 };
 
 LCP_PLUGIN_EXPORT const struct lcp_plugin lcp_plugin_descriptor = {

@@ -45,6 +45,8 @@
 
 #include <lcp/lcp.h>
 
+#include "test_plugin.h"
+
 #define MSG_SRC_MAX 32768u
 #define MSG_SRC_BURST_MAX 256u
 
@@ -96,12 +98,6 @@ static const struct lcp_opt msg_src_opts[] = {
 	LCP_OPT_END,
 };
 #undef C
-
-struct msg_src_msg {
-	struct lcp_msg pub;
-	struct rte_mempool *pool;
-	uint8_t data[MSG_SRC_MAX];
-};
 
 struct msg_src_ctx {
 	struct msg_src_conf conf;
@@ -164,14 +160,6 @@ msg_src_validate(const void *conf, char *msg, size_t msglen)
 			return -EINVAL;
 		}
 	return 0;
-}
-
-static void
-msg_src_release(struct lcp_msg *pm)
-{
-	struct msg_src_msg *m = (struct msg_src_msg *)pm;
-
-	rte_mempool_put(m->pool, m);
 }
 
 static const char msg_src_text[] =
@@ -257,8 +245,8 @@ msg_src_init(struct lcp_stage *st, const void *conf, void **ctx)
 		return -ENOMEM;
 	x->conf = *(const struct msg_src_conf *)conf;
 	snprintf(name, sizeof(name), "msgsrc_%.16s", lcp_stage_name(st));
-	x->pool = rte_mempool_create(name, x->conf.msgs, sizeof(struct msg_src_msg), 0, 0, NULL, NULL, NULL,
-				     NULL, lcp_stage_socket(st), 0);
+	x->pool = rte_mempool_create(name, x->conf.msgs, sizeof(struct tp_msg) + MSG_SRC_MAX, 0, 0, NULL, NULL,
+				     NULL, NULL, lcp_stage_socket(st), 0);
 	if (x->pool == NULL) {
 		lcp_log(st, LCP_LOG_ERR, "cannot create the msg pool %s: %s", name, rte_strerror(rte_errno));
 		rte_free(x);
@@ -316,29 +304,23 @@ msg_src_poll(struct lcp_stage *st, void *ctx)
 		return 0;
 	tsc = rte_rdtsc();
 	while (n < x->conf.burst && x->i < x->conf.count) {
-		struct msg_src_msg *m;
+		struct tp_msg *m;
+		uint32_t len;
+		uint16_t op = 1;
 
 		if (rte_mempool_get(x->pool, (void **)&m) != 0) {
 			lcp_count(st, MS_C_POOL_EMPTY, 1);
 			break;
 		}
-		m->pool = x->pool;
-		m->pub.conn_id = x->conf.conn_base + x->i % x->conf.conns;
-		m->pub.rx_tsc = tsc;
 		if (x->n_lines != 0) {
 			const char *l = x->text + x->line[x->i % x->n_lines];
 
-			m->pub.len = (uint32_t)strlen(l);
-			memcpy(m->data, l, m->pub.len);
-			m->pub.opcode = 1;
+			len = (uint32_t)strlen(l);
+			memcpy(m->data, l, len);
 		} else {
-			m->pub.len = msg_src_fill(m->data, x->i, x->conf.kinds[x->i % nk], &m->pub.opcode);
+			len = msg_src_fill(m->data, x->i, x->conf.kinds[x->i % nk], &op);
 		}
-		m->pub.data = m->data;
-		m->pub.flags = 0;
-		m->pub.release = msg_src_release;
-		m->pub.owner = x;
-		m->pub.backing[0] = m->pub.backing[1] = NULL;
+		tp_msg_set(m, x->pool, x, x->conf.conn_base + x->i % x->conf.conns, tsc, len, op);
 		if (x->manifest != NULL)
 			msg_src_record(x, &m->pub);
 		bytes += m->pub.len;
@@ -365,7 +347,6 @@ static void
 msg_src_fini(struct lcp_stage *st, void *ctx)
 {
 	struct msg_src_ctx *x = ctx;
-	unsigned in_use;
 
 	if (x == NULL)
 		return;
@@ -373,12 +354,7 @@ msg_src_fini(struct lcp_stage *st, void *ctx)
 		fclose(x->manifest);
 	free(x->text);
 	free(x->line);
-	in_use = rte_mempool_in_use_count(x->pool);
-	if (in_use != 0)
-		lcp_log(st, LCP_LOG_ERR, "%u msg objects were never released: leaving the pool for the leak check",
-			in_use);
-	else
-		rte_mempool_free(x->pool);
+	tp_msg_pool_fini(st, x->pool);
 	rte_free(x);
 }
 

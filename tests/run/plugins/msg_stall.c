@@ -18,6 +18,8 @@
 
 #include <lcp/lcp.h>
 
+#include "test_plugin.h"
+
 static const struct lcp_port_def msg_stall_ports[] = {
 	{ .name = "in", .dir = LCP_PORT_IN, .unit = LCP_UNIT_MSG, .flags = LCP_PORT_F_REQUIRED,
 	  .doc = "messages" },
@@ -82,19 +84,12 @@ msg_stall_process(struct lcp_stage *st, void *ctx, unsigned port, void **objs, u
 	lcp_emit(st, 1, objs, n);
 }
 
-static void
-msg_stall_fini(struct lcp_stage *st, void *ctx)
-{
-	RTE_SET_USED(st);
-	free(ctx);
-}
-
 static const struct lcp_stage_ops msg_stall_ops = {
 	.ports = msg_stall_ports,
 	.counters = msg_stall_counters,
 	.init = msg_stall_init,
 	.process = msg_stall_process,
-	.fini = msg_stall_fini,
+	.fini = tp_fini_free,
 };
 
 LCP_PLUGIN_EXPORT const struct lcp_plugin lcp_plugin_descriptor = {

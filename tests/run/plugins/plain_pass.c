@@ -19,6 +19,8 @@
 
 #include <lcp/lcp.h>
 
+#include "test_plugin.h"
+
 static const struct lcp_port_def pp_ports[] = {
 	{ .name = "in", .dir = LCP_PORT_IN, .unit = LCP_UNIT_PKT, .flags = LCP_PORT_F_REQUIRED,
 	  .doc = "frames" },
@@ -53,13 +55,6 @@ pp_init(struct lcp_stage *st, const void *conf, void **ctx)
 }
 
 static void
-pp_fini(struct lcp_stage *st, void *ctx)
-{
-	RTE_SET_USED(st);
-	free(ctx);
-}
-
-static void
 pp_process(struct lcp_stage *st, void *ctx, unsigned port, void **objs, unsigned n)
 {
 	struct pp_ctx *x = ctx;
@@ -80,7 +75,7 @@ static const struct lcp_stage_ops pp_ops = {
 	.counters = pp_counters,
 	.init = pp_init,
 	.process = pp_process,
-	.fini = pp_fini,
+	.fini = tp_fini_free,
 };
 
 LCP_PLUGIN_EXPORT const struct lcp_plugin lcp_plugin_descriptor = {

@@ -42,6 +42,8 @@
 
 #include <lcp/lcp.h>
 
+#include "test_plugin.h"
+
 #define SC_HDR_LEN                                                             \
 	(sizeof(struct rte_ether_hdr) + sizeof(struct rte_ipv4_hdr) +          \
 	 sizeof(struct rte_udp_hdr))
@@ -225,9 +227,7 @@ sink_check_process(struct lcp_stage *st, void *ctx, unsigned port, void **objs, 
 			c[SC_SEQ_OLD]++;
 		}
 	}
-	for (unsigned k = 0; k < SC_N_COUNTERS; k++)
-		if (c[k] != 0)
-			lcp_count(st, k, c[k]);
+	tp_count_burst(st, c, SC_N_COUNTERS);
 	if (x->stop_after != 0 && x->frames < x->stop_after && x->frames + n >= x->stop_after) {
 		lcp_log(st, LCP_LOG_INFO, "%" PRIu64 " frames: ending the run", x->stop_after);
 		lcp_stage_request_stop(st, "sink_check: stop_after");

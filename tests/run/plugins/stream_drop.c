@@ -11,6 +11,8 @@
 
 #include <lcp/lcp.h>
 
+#include "test_plugin.h"
+
 static const struct lcp_port_def stream_drop_ports[] = {
 	{ .name = "in", .dir = LCP_PORT_IN, .unit = LCP_UNIT_STREAM, .flags = LCP_PORT_F_REQUIRED,
 	  .doc = "stream objects" },
@@ -72,19 +74,12 @@ stream_drop_process(struct lcp_stage *st, void *ctx, unsigned port, void **objs,
 	lcp_emit(st, 1, objs, k);
 }
 
-static void
-stream_drop_fini(struct lcp_stage *st, void *ctx)
-{
-	RTE_SET_USED(st);
-	free(ctx);
-}
-
 static const struct lcp_stage_ops stream_drop_ops = {
 	.ports = stream_drop_ports,
 	.counters = stream_drop_counters,
 	.init = stream_drop_init,
 	.process = stream_drop_process,
-	.fini = stream_drop_fini,
+	.fini = tp_fini_free,
 };
 
 LCP_PLUGIN_EXPORT const struct lcp_plugin lcp_plugin_descriptor = {

@@ -48,6 +48,8 @@
 
 #include <lcp/lcp.h>
 
+#include "test_plugin.h"
+
 static const struct lcp_port_def tick_src_ports[] = {
 	{ .name = "out", .dir = LCP_PORT_OUT, .unit = LCP_UNIT_MSG,
 	  .flags = LCP_PORT_F_REQUIRED, .doc = "the generated messages" },
@@ -151,12 +153,6 @@ static const struct lcp_opt tick_src_opts[] = {
 	LCP_OPT_END,
 };
 
-struct tick_msg {
-	struct lcp_msg pub;
-	struct rte_mempool *pool;
-	uint8_t buf[];
-};
-
 struct ts_sym {
 	uint64_t last;
 	bool started;
@@ -170,14 +166,6 @@ struct tick_src_ctx {
 	bool done;
 	char pad[TS_PAD_MAX + 1];
 };
-
-static void
-tick_msg_release(struct lcp_msg *pm)
-{
-	struct tick_msg *m = (struct tick_msg *)pm;
-
-	rte_mempool_put(m->pool, m);
-}
 
 static int
 tick_src_init(struct lcp_stage *st, const void *conf, void **ctx)
@@ -194,7 +182,7 @@ tick_src_init(struct lcp_stage *st, const void *conf, void **ctx)
 				     lcp_stage_socket(st));
 	snprintf(name, sizeof(name), "tks_%.20s", lcp_stage_name(st));
 	x->pool = rte_mempool_create(name, x->c.pool,
-				     sizeof(struct tick_msg) + TS_BODY_MAX + x->c.pad, 0, 0, NULL,
+				     sizeof(struct tp_msg) + TS_BODY_MAX + x->c.pad, 0, 0, NULL,
 				     NULL, NULL, NULL, lcp_stage_socket(st), 0);
 	if (x->syms == NULL || x->pool == NULL) {
 		lcp_log(st, LCP_LOG_ERR, "cannot allocate the symbols or the msg pool (%u): %s",
@@ -216,10 +204,10 @@ ts_every(uint32_t every, uint64_t i)
 
 /* write message i into m; c[] is the per-poll count */
 static void
-ts_make(struct tick_src_ctx *x, struct tick_msg *m, uint64_t i, uint64_t *c)
+ts_make(struct tick_src_ctx *x, struct tp_msg *m, uint64_t i, uint64_t *c)
 {
 	const struct tick_src_conf *k = &x->c;
-	char *b = (char *)m->buf;
+	char *b = (char *)m->data;
 	size_t cap = TS_BODY_MAX, n;
 	uint32_t j = (uint32_t)(i % k->symbols);
 	uint64_t conn = j % k->conns, seq;
@@ -281,18 +269,10 @@ ts_make(struct tick_src_ctx *x, struct tick_msg *m, uint64_t i, uint64_t *c)
 	}
 	b[n++] = '}';
 
-	m->pool = x->pool;
-	m->pub.conn_id = conn;
-	m->pub.rx_tsc = ts_every(k->no_tsc_every, i) ? 0 : rte_rdtsc();
+	tp_msg_set(m, x->pool, x, conn, ts_every(k->no_tsc_every, i) ? 0 : rte_rdtsc(), (uint32_t)n,
+		   1 /* a text message */);
 	if (m->pub.rx_tsc == 0)
 		c[TS_NO_TSC]++;
-	m->pub.data = m->buf;
-	m->pub.len = (uint32_t)n;
-	m->pub.opcode = 1; /* a text message */
-	m->pub.flags = 0;
-	m->pub.release = tick_msg_release;
-	m->pub.owner = x;
-	m->pub.backing[0] = m->pub.backing[1] = NULL;
 	c[TS_MSGS]++;
 	c[TS_BYTES] += n;
 	if (conn < TS_CONNS_NAMED) {
@@ -321,9 +301,7 @@ tick_src_poll(struct lcp_stage *st, void *ctx)
 	}
 	for (unsigned k = 0; k < n; k++)
 		ts_make(x, objs[k], x->i++, c);
-	for (unsigned k = 0; k < TS_N_COUNTERS; k++)
-		if (c[k] != 0)
-			lcp_count(st, k, c[k]);
+	tp_count_burst(st, c, TS_N_COUNTERS);
 	lcp_emit(st, 0, objs, n);
 	if (x->i == x->c.count) {
 		x->done = true;
@@ -338,14 +316,10 @@ static void
 tick_src_fini(struct lcp_stage *st, void *ctx)
 {
 	struct tick_src_ctx *x = ctx;
-	unsigned in_use = rte_mempool_in_use_count(x->pool);
+	unsigned in_use = tp_msg_pool_fini(st, x->pool);
 
-	if (in_use != 0) {
+	if (in_use != 0)
 		lcp_count(st, TS_IN_USE_AT_FINI, in_use);
-		lcp_log(st, LCP_LOG_ERR, "%u msgs never released: leaving the pool for the engine's leak check", in_use);
-	} else {
-		rte_mempool_free(x->pool);
-	}
 	rte_free(x->syms);
 	rte_free(x);
 }

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * test_plugin.h — what the test-only stage plugins (tests/run/plugins,
+ * tests/kernel/plugins) share: the fini of a context that is one malloc'ed
+ * block, a burst's counts, and msg objects taken from a stage's own mempool
+ * (msg_src, tick_src). Header only, against the SDK
+ * headers only: each plugin stays one self-contained .so. */
+#ifndef LCP_TEST_PLUGIN_H
+#define LCP_TEST_PLUGIN_H
+
+#include <stdint.h>
+#include <stdlib.h>
+
+#include <rte_common.h>
+#include <rte_mempool.h>
+
+#include <lcp/lcp.h>
+
+/* fini of a stage whose context is one malloc'ed (or calloc'ed) block */
+static inline void
+tp_fini_free(struct lcp_stage *st, void *ctx)
+{
+	RTE_SET_USED(st);
+	free(ctx);
+}
+
+/* what one burst counted: c[k] into counter k, for every k < n with c[k] != 0 */
+static inline void
+tp_count_burst(struct lcp_stage *st, const uint64_t *c, unsigned n)
+{
+	for (unsigned k = 0; k < n; k++)
+		if (c[k] != 0)
+			lcp_count(st, k, c[k]);
+}
+
+/* a msg object of the stage's own mempool (no cache: the in-use count is
+ * exact), its payload after it; release() puts it back from any lcore */
+struct tp_msg {
+	struct lcp_msg pub;
+	struct rte_mempool *pool;
+	uint8_t data[];
+};
+
+static inline void
+tp_msg_release(struct lcp_msg *pm)
+{
+	struct tp_msg *m = (struct tp_msg *)pm;
+
+	rte_mempool_put(m->pool, m);
+}
+
+/* m (an object of pool) as the message of len bytes of its data, of owner */
+static inline void
+tp_msg_set(struct tp_msg *m, struct rte_mempool *pool, void *owner, uint64_t conn_id, uint64_t rx_tsc,
+	   uint32_t len, uint16_t opcode)
+{
+	m->pool = pool;
+	m->pub.conn_id = conn_id;
+	m->pub.rx_tsc = rx_tsc;
+	m->pub.data = m->data;
+	m->pub.len = len;
+	m->pub.opcode = opcode;
+	m->pub.flags = 0;
+	m->pub.release = tp_msg_release;
+	m->pub.owner = owner;
+	m->pub.backing[0] = m->pub.backing[1] = NULL;
+}
+
+/* at fini: the pool freed when every object came back; otherwise it is left
+ * allocated, so that the engine's mempool check reports the leak too, and
+ * logged ("never released"). Returns how many objects were still out. */
+static inline unsigned
+tp_msg_pool_fini(struct lcp_stage *st, struct rte_mempool *pool)
+{
+	unsigned in_use = rte_mempool_in_use_count(pool);
+
+	if (in_use != 0)
+		lcp_log(st, LCP_LOG_ERR, "%u msg objects never released: leaving the pool for the engine's leak check",
+			in_use);
+	else
+		rte_mempool_free(pool);
+	return in_use;
+}
+
+#endif
