@@ -233,22 +233,12 @@ fs_client_frames(const uint8_t *p, size_t n, bool *data, bool *close_seen)
 	while (n - off >= 2) {
 		const uint8_t *f = p + off;
 		unsigned op = f[0] & 0x0f;
-		uint64_t len = f[1] & 0x7f;
-		size_t h = 2 + ((f[1] & 0x80) ? 4 : 0);
+		uint64_t len;
+		size_t h;
 
-		if (len == 126) {
-			if (n - off < 4)
-				break;
-			len = ((uint64_t)f[2] << 8) | f[3];
-			h += 2;
-		} else if (len == 127) {
-			if (n - off < 10)
-				break;
-			len = 0;
-			for (int i = 0; i < 8; i++)
-				len = (len << 8) | f[2 + i];
-			h += 8;
-		}
+		if (!kb_ws_len(f, n - off, &len, &h))
+			break;
+		h += (f[1] & 0x80) ? 4 : 0; /* the mask key */
 		if (n - off < h + len)
 			break;
 		if (op == STK_WS_OP_TEXT || op == STK_WS_OP_BINARY || op == STK_WS_OP_CONT)

@@ -404,26 +404,15 @@ kc_frames(struct kc_stats *s, const uint8_t *p, size_t n, int *close_code)
 	while (n - off >= 2) {
 		const uint8_t *f = p + off;
 		unsigned b0 = f[0], op = b0 & 0x0f;
-		uint64_t len = f[1] & 0x7f;
-		size_t h = 2;
+		uint64_t len;
+		size_t h;
 
 		if (__builtin_expect(f[1] & 0x80, 0)) {
 			kc_err = "protocol error (masked frame from the server)";
 			return (size_t)-1;
 		}
-		if (len == 126) {
-			if (n - off < 4)
-				break;
-			len = ((uint64_t)f[2] << 8) | f[3];
-			h = 4;
-		} else if (len == 127) {
-			if (n - off < 10)
-				break;
-			len = 0;
-			for (int i = 0; i < 8; i++)
-				len = (len << 8) | f[2 + i];
-			h = 10;
-		}
+		if (!kb_ws_len(f, n - off, &len, &h))
+			break;
 		if (n - off < h + len)
 			break;
 		if (__builtin_expect((op == STK_WS_OP_BINARY || op == STK_WS_OP_TEXT) && (b0 & 0x80), 1)) {

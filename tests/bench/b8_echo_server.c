@@ -91,26 +91,15 @@ srv_frames(struct srv_conn *c)
 	while (go && c->have - off >= 2) {
 		uint8_t *f = c->in + off;
 		unsigned b0 = f[0], op = b0 & 0x0f;
-		uint64_t len = f[1] & 0x7f;
-		size_t h = 2;
+		uint64_t len;
+		size_t h;
 
 		if (!(f[1] & 0x80)) {
 			c->end = "unmasked frame from the client";
 			return 0;
 		}
-		if (len == 126) {
-			if (c->have - off < 4)
-				break;
-			len = ((uint64_t)f[2] << 8) | f[3];
-			h = 4;
-		} else if (len == 127) {
-			if (c->have - off < 10)
-				break;
-			len = 0;
-			for (int i = 0; i < 8; i++)
-				len = (len << 8) | f[2 + i];
-			h = 10;
-		}
+		if (!kb_ws_len(f, c->have - off, &len, &h))
+			break;
 		if (len > SRV_BUF - 64) {
 			c->end = "frame too big";
 			return 0;

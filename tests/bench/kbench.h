@@ -3,7 +3,8 @@
  * b8_kernel_client and b8_echo_server, B12's b12_kernel_client and
  * b12_feed_server): clocks, TSC calibration, the spin-loop noise gate, a
  * send loop, their socket set-up (addresses, listening, timeouts, the
- * files the scripts wait for) and the clients' side of the handshake. Header only: these programs link nothing of
+ * files the scripts wait for), the clients' side of the handshake and the
+ * length of a frame. Header only: these programs link nothing of
  * lcpipe but libstk. */
 #ifndef LCP_KBENCH_H
 #define LCP_KBENCH_H
@@ -151,6 +152,31 @@ kb_rcvtimeo(int fd, unsigned long ms)
 	struct timeval tv = { .tv_sec = (time_t)(ms / 1000), .tv_usec = (suseconds_t)(ms % 1000) * 1000 };
 
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+}
+
+/* The WebSocket frame header at f, n >= 2 bytes of the frame here: the
+ * payload length into *len, the header's length up to its mask key (2, 4 or
+ * 10 bytes; a masked frame's key is the 4 bytes after) into *h. 0 while the
+ * extended length is not all here. */
+static inline __attribute__((always_inline)) int
+kb_ws_len(const uint8_t *f, size_t n, uint64_t *len, size_t *h)
+{
+	*len = f[1] & 0x7f;
+	*h = 2;
+	if (*len == 126) {
+		if (n < 4)
+			return 0;
+		*len = ((uint64_t)f[2] << 8) | f[3];
+		*h = 4;
+	} else if (*len == 127) {
+		if (n < 10)
+			return 0;
+		*len = 0;
+		for (int i = 0; i < 8; i++)
+			*len = (*len << 8) | f[2 + i];
+		*h = 10;
+	}
+	return 1;
 }
 
 /* The client's side of the WebSocket handshake once its request is sent (the
