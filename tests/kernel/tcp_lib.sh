@@ -70,41 +70,23 @@ GO=""
 mkdir -p "$top_builddir/tests" || exit 99
 W=$(mktemp -d "$top_builddir/tests/$TEST_NAME.XXXXXX") || exit 99
 
-# stop_pid PID: SIGTERM, then SIGKILL (tests/stop_pid.sh); here after 5 s
+# stop_pid PID: SIGTERM, then SIGKILL (tests/stop_pid.sh); here after 5 s; and
+# stop_leftovers, rt_dir, drop_dir
 STOP_PID_TENTHS=50
 . "$top_srcdir/tests/stop_pid.sh"
 
 cleanup() {
-	local p
-	for p in $PIDS; do
-		if kill -0 "$p" 2>/dev/null; then
-			echo "cleanup: stopping leftover process $p"
-			stop_pid "$p"
-		fi
-	done
+	stop_leftovers
 	ip netns del "$NS" 2>/dev/null
 	[ "$NS_PEER" != "$NS" ] && ip netns del "$NS_PEER" 2>/dev/null
 	[ -n "$NS_STANDIN" ] && ip netns del "$NS_STANDIN" 2>/dev/null
-	if [ "${LCP_TEST_KEEP:-0}" = 1 ]; then
-		echo "LCP_TEST_KEEP=1: keeping $W"
-	else
-		rm -rf "$W"
-		[ -n "${_rt_extra:-}" ] && rm -rf "$_rt_extra"
-	fi
+	drop_dir "$W"
 }
 trap cleanup EXIT
 trap 'exit 99' HUP INT TERM
 
 # DPDK's runtime files (and its telemetry socket, whose path must fit sun_path)
-RUNTIME_DIRECTORY=$W/rt
-_rt_extra=""
-if [ $((${#RUNTIME_DIRECTORY} + 60)) -gt 107 ]; then
-	RUNTIME_DIRECTORY=$(mktemp -d /tmp/lcpt-rt.XXXXXX) || exit 99
-	_rt_extra=$RUNTIME_DIRECTORY
-fi
-mkdir -p "$RUNTIME_DIRECTORY"
-export RUNTIME_DIRECTORY
-unset LCP_PLUGIN_PATH
+rt_dir "$W/rt" lcpt-rt
 
 ip netns add "$NS" 2>/dev/null || skip "cannot create a network namespace"
 nsx() { ip netns exec "$NS" "$@"; }

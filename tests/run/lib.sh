@@ -25,43 +25,25 @@ LCP_TIMEOUT=${LCP_TIMEOUT:-30}   # seconds any one lcpipe may take before it is 
 FAILS=0
 PIDS=""
 N_RUN=0
-_rt_extra=""
 
 mkdir -p "$RUN_BUILD" || exit 99
 T=$(mktemp -d "$RUN_BUILD/$TEST_NAME.XXXXXX") || exit 99
 
-# stop_pid PID: SIGTERM, then SIGKILL after 10 s (tests/stop_pid.sh)
+# stop_pid PID: SIGTERM, then SIGKILL after 10 s; stop_leftovers, rt_dir,
+# drop_dir (tests/stop_pid.sh)
 . "$top_srcdir/tests/stop_pid.sh"
 
 cleanup() {
-	local p
-	for p in $PIDS; do
-		if kill -0 "$p" 2>/dev/null; then
-			echo "cleanup: stopping leftover process $p"
-			stop_pid "$p"
-		fi
-	done
-	if [ "${LCP_TEST_KEEP:-0}" = 1 ]; then
-		echo "LCP_TEST_KEEP=1: keeping $T"
-	else
-		rm -rf "$T"
-		[ -n "$_rt_extra" ] && rm -rf "$_rt_extra"
-	fi
+	stop_leftovers
+	drop_dir "$T"
 }
 trap cleanup EXIT
 trap 'exit 99' HUP INT TERM
 
-# The telemetry socket path ($RUNTIME_DIRECTORY/dpdk/<prefix>/dpdk_telemetry.v2)
-# must fit sun_path (108 bytes); a deep build tree (distcheck) falls back to /tmp.
-RTD=$T/rt
-if [ $((${#RTD} + 60)) -gt 107 ]; then
-	RTD=$(mktemp -d /tmp/lcpipe-rt.XXXXXX) || exit 99
-	_rt_extra=$RTD
-fi
-mkdir -p "$RTD"
-RUNTIME_DIRECTORY=$RTD
-export RUNTIME_DIRECTORY
-unset LCP_PLUGIN_PATH
+# DPDK's runtime files and telemetry socket (stop_pid.sh)
+rt_dir "$T/rt" lcpipe-rt
+# shellcheck disable=SC2034 # for the tests that poll the telemetry socket
+RTD=$RUNTIME_DIRECTORY
 
 if [ ! -x "$LCPIPE" ]; then
 	echo "SKIP: $LCPIPE not built"
