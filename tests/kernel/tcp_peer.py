@@ -97,6 +97,22 @@ def peer_str(addr):
     return "%s:%d" % (addr[0], addr[1])
 
 
+def send_file(c, path, limit=None):
+    """sendall the file at path on c, its first limit bytes if limit is set;
+    returns (the SHA-256 of what was sent, how many bytes)"""
+    h = hashlib.sha256()
+    sent = 0
+    with open(path, "rb") as f:
+        while limit is None or sent < limit:
+            chunk = f.read(1 << 20 if limit is None else min(1 << 20, limit - sent))
+            if not chunk:
+                break
+            c.sendall(chunk)
+            h.update(chunk)
+            sent += len(chunk)
+    return h, sent
+
+
 def cmd_serve_send(args):
     alarm(args.timeout, "serve-send")
     size = os.path.getsize(args.file)
@@ -105,16 +121,7 @@ def cmd_serve_send(args):
     c, addr = ls.accept()
     t0 = time.monotonic()
     c.settimeout(args.timeout)
-    h = hashlib.sha256()
-    sent = 0
-    with open(args.file, "rb") as f:
-        while sent < limit:
-            chunk = f.read(min(1 << 20, limit - sent))
-            if not chunk:
-                break
-            c.sendall(chunk)
-            h.update(chunk)
-            sent += len(chunk)
+    h, sent = send_file(c, args.file, limit)
     unacked = None
     if args.rst_after is not None:
         # let the peer ack what was sent (at most 2 s), so that the RST follows
@@ -342,16 +349,7 @@ def cmd_client_send(args):
     alarm(args.timeout + args.connect_wait + 5, "client-send")
     c = connect(args)
     t0 = time.monotonic()
-    h = hashlib.sha256()
-    sent = 0
-    with open(args.file, "rb") as f:
-        while True:
-            chunk = f.read(1 << 20)
-            if not chunk:
-                break
-            c.sendall(chunk)
-            h.update(chunk)
-            sent += len(chunk)
+    h, sent = send_file(c, args.file)
     c.shutdown(socket.SHUT_WR)
     while c.recv(65536):  # until the peer's FIN: it has everything
         pass
