@@ -253,8 +253,8 @@ b6_run_dec(struct b6 *b, struct stk_ws_dec *d, const struct b6_case *c, uint64_t
 
 			while ((ev = next(d, &p, end, &out)) != STK_WS_NEED_MORE) {
 				if (unlikely(ev != STK_WS_DATA)) {
-					fprintf(stderr, "b6: %s: %s event %d: %s\n", c->name, what, ev,
-						out.reason ? out.reason : "?");
+					fprintf(stderr, "b6: %s: %s event %d: %s\n", c->name, what,
+						ev, out.reason ? out.reason : "?");
 					exit(1);
 				}
 				k->bytes += out.len;

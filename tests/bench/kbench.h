@@ -185,8 +185,9 @@ kb_ws_len(const uint8_t *f, size_t n, uint64_t *len, size_t *h)
  * frames) moved to buf's start, their count in *have. -1 after saying why on
  * stderr as prog. */
 static inline int
-kb_ws_client_response(const char *prog, struct stk_ws_hs *hs, ssize_t (*rx)(void *ctx, void *p, size_t n),
-		      void *ctx, uint8_t *buf, size_t bufsz, size_t *have)
+kb_ws_client_response(const char *prog, struct stk_ws_hs *hs,
+		      ssize_t (*rx)(void *ctx, void *p, size_t n), void *ctx, uint8_t *buf,
+		      size_t bufsz, size_t *have)
 {
 	for (;;) {
 		ssize_t k = rx(ctx, buf, bufsz);

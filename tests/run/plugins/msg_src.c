@@ -245,8 +245,8 @@ msg_src_init(struct lcp_stage *st, const void *conf, void **ctx)
 		return -ENOMEM;
 	x->conf = *(const struct msg_src_conf *)conf;
 	snprintf(name, sizeof(name), "msgsrc_%.16s", lcp_stage_name(st));
-	x->pool = rte_mempool_create(name, x->conf.msgs, sizeof(struct tp_msg) + MSG_SRC_MAX, 0, 0, NULL, NULL,
-				     NULL, NULL, lcp_stage_socket(st), 0);
+	x->pool = rte_mempool_create(name, x->conf.msgs, sizeof(struct tp_msg) + MSG_SRC_MAX, 0, 0,
+				     NULL, NULL, NULL, NULL, lcp_stage_socket(st), 0);
 	if (x->pool == NULL) {
 		lcp_log(st, LCP_LOG_ERR, "cannot create the msg pool %s: %s", name, rte_strerror(rte_errno));
 		rte_free(x);

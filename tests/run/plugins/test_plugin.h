@@ -50,8 +50,8 @@ tp_msg_release(struct lcp_msg *pm)
 
 /* m (an object of pool) as the message of len bytes of its data, of owner */
 static inline void
-tp_msg_set(struct tp_msg *m, struct rte_mempool *pool, void *owner, uint64_t conn_id, uint64_t rx_tsc,
-	   uint32_t len, uint16_t opcode)
+tp_msg_set(struct tp_msg *m, struct rte_mempool *pool, void *owner, uint64_t conn_id,
+	   uint64_t rx_tsc, uint32_t len, uint16_t opcode)
 {
 	m->pool = pool;
 	m->pub.conn_id = conn_id;
@@ -74,7 +74,8 @@ tp_msg_pool_fini(struct lcp_stage *st, struct rte_mempool *pool)
 	unsigned in_use = rte_mempool_in_use_count(pool);
 
 	if (in_use != 0)
-		lcp_log(st, LCP_LOG_ERR, "%u msg objects never released: leaving the pool for the engine's leak check",
+		lcp_log(st, LCP_LOG_ERR,
+			"%u msg objects never released: leaving the pool for the engine's leak check",
 			in_use);
 	else
 		rte_mempool_free(pool);
