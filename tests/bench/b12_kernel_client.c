@@ -8,7 +8,8 @@
  *   WebSocket frame parser over what is in it (unmasked server frames, 7- and
  *   16/64-bit lengths; a frame cut by the buffer's end is moved to its start
  *   and completed by the next recv); for every data frame the tick scan of
- *   plugins/metrics (the same algorithm: walk the JSON strings with memchr, a
+ *   plugins/metrics (its general walk, metrics_scan_general of
+ *   plugins/metrics/metrics_scan.h: walk the JSON strings with memchr, a
  *   string followed by ':' is a key, stop once "s" and "n" are found) and the
  *   per-symbol sequence check (open addressing on the symbol's bytes; in
  *   order, gap, duplicate, as metrics counts them). A close frame from the
@@ -99,8 +100,8 @@
 #include <stk/ws.h>
 #include "kbench.h"
 #include "kbench_tls.h"
+#include "metrics_scan.h"
 
-#define KC_SYM_MAX 31
 #define KC_TABLE (1u << 13) /* slots: twice the 4096 symbols metrics tracks by default */
 
 /* the noise gate (kbench.h) */
@@ -209,95 +210,6 @@ kc_track(struct kc_stats *s, const uint64_t key[4], uint32_t len, uint64_t seq)
 	s->symbols++;
 }
 
-static inline const uint8_t *
-kc_str_end(const uint8_t *s, const uint8_t *end)
-{
-	const uint8_t *p = s, *q, *b;
-
-	for (;;) {
-		q = memchr(p, '"', (size_t)(end - p));
-		if (q == NULL)
-			return NULL;
-		for (b = q; b > s && b[-1] == '\\'; b--)
-			;
-		if (((q - b) & 1) == 0)
-			return q;
-		p = q + 1;
-	}
-}
-
-static inline const uint8_t *
-kc_skip_ws(const uint8_t *p, const uint8_t *end)
-{
-	while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
-		p++;
-	return p;
-}
-
-enum { KC_TICK, KC_NON_TICK, KC_BAD };
-
-static inline int
-kc_scan(const uint8_t *p, const uint8_t *end, uint64_t key[4], uint32_t *len, uint64_t *seq)
-{
-	bool have_sym = false, have_seq = false;
-
-	while (p < end) {
-		const uint8_t *s, *q, *v;
-		size_t klen;
-
-		s = memchr(p, '"', (size_t)(end - p));
-		if (s == NULL)
-			break;
-		s++;
-		q = kc_str_end(s, end);
-		if (q == NULL)
-			break;
-		p = q + 1;
-		v = kc_skip_ws(p, end);
-		if (v >= end || *v != ':')
-			continue;
-		klen = (size_t)(q - s);
-		v = kc_skip_ws(v + 1, end);
-		if (!have_sym && klen == 1 && s[0] == 's') {
-			const uint8_t *e;
-			size_t n;
-
-			if (v >= end || *v != '"' || (e = kc_str_end(v + 1, end)) == NULL)
-				return KC_BAD;
-			n = (size_t)(e - (v + 1));
-			if (n == 0 || n > KC_SYM_MAX)
-				return KC_BAD;
-			key[0] = key[1] = key[2] = key[3] = 0;
-			memcpy(key, v + 1, n);
-			*len = (uint32_t)n;
-			p = e + 1;
-			have_sym = true;
-		} else if (!have_seq && klen == 1 && s[0] == 'n') {
-			uint64_t n = 0;
-			const uint8_t *d0 = v;
-
-			while (v < end && *v >= '0' && *v <= '9') {
-				unsigned d = (unsigned)(*v - '0');
-
-				if (n > (UINT64_MAX - d) / 10)
-					return KC_BAD;
-				n = n * 10 + d;
-				v++;
-			}
-			if (v == d0 || (v < end && (*v == '.' || *v == 'e' || *v == 'E')))
-				return KC_BAD;
-			*seq = n;
-			p = v;
-			have_seq = true;
-		} else {
-			continue;
-		}
-		if (have_sym && have_seq)
-			return KC_TICK;
-	}
-	return KC_NON_TICK;
-}
-
 /* --scan fixed: what a hand-written parser for this one feed would do — the
  * symbol is the string right after the leading {"s":" and the sequence number
  * follows the "n": right after it (blanks skipped); anything else is not a tick */
@@ -309,26 +221,28 @@ kc_scan_fixed(const uint8_t *p, const uint8_t *end, uint64_t key[4], uint32_t *l
 	size_t sl;
 
 	if (end - p < 12 || memcmp(p, "{\"s\":\"", 6) != 0)
-		return KC_NON_TICK;
+		return METRICS_SCAN_NON_TICK;
 	q = memchr(p + 6, '"', (size_t)(end - p - 6));
-	if (q == NULL || (sl = (size_t)(q - p - 6)) == 0 || sl > KC_SYM_MAX)
-		return KC_BAD;
+	if (q == NULL || (sl = (size_t)(q - p - 6)) == 0 || sl > METRICS_SYM_MAX)
+		return METRICS_SCAN_BAD;
 	if (end - q < 6 || memcmp(q, "\",\"n\":", 6) != 0)
-		return KC_NON_TICK;
+		return METRICS_SCAN_NON_TICK;
 	key[0] = key[1] = key[2] = key[3] = 0;
 	memcpy(key, p + 6, sl);
 	*len = (uint32_t)sl;
-	v = kc_skip_ws(q + 6, end);
+	v = metrics_scan_skip_ws(q + 6, end);
 	q = v;
 	while (v < end && *v >= '0' && *v <= '9' && v - q < 19)
 		n = n * 10 + (unsigned)(*v++ - '0');
 	if (v == q || (v < end && *v >= '0' && *v <= '9'))
-		return KC_BAD;
+		return METRICS_SCAN_BAD;
 	*seq = n;
-	return KC_TICK;
+	return METRICS_SCAN_TICK;
 }
 
 static bool kc_fixed; /* --scan fixed */
+/* --scan metrics: plugins/metrics' general walk for "s" and "n" (set up in main) */
+static struct metrics_scan kc_sc;
 
 static inline void
 kc_message(struct kc_stats *s, const uint8_t *p, size_t n)
@@ -339,9 +253,9 @@ kc_message(struct kc_stats *s, const uint8_t *p, size_t n)
 
 	s->msgs++;
 	s->bytes += n;
-	r = n == 0 ? KC_NON_TICK : kc_fixed ? kc_scan_fixed(p, p + n, key, &len, &seq) : kc_scan(p, p + n, key, &len, &seq);
-	if (__builtin_expect(r != KC_TICK, 0)) {
-		if (r == KC_BAD)
+	r = n == 0 ? METRICS_SCAN_NON_TICK : kc_fixed ? kc_scan_fixed(p, p + n, key, &len, &seq) : metrics_scan_general(&kc_sc, p, p + n, key, &len, &seq);
+	if (__builtin_expect(r != METRICS_SCAN_TICK, 0)) {
+		if (r == METRICS_SCAN_BAD)
 			s->bad_tick++;
 		else
 			s->non_tick++;
@@ -538,6 +452,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "b12_kernel_client: --connect is required; --buf 4096..256 MiB\n");
 		return 2;
 	}
+	metrics_scan_init(&kc_sc, "s", "n");
 	if (hz <= 0)
 		hz = kb_calibrate_hz();
 	if (kb_parse_addr("b12_kernel_client", "--connect", at, &sa, host, sizeof(host)) < 0)

@@ -235,7 +235,8 @@ bench_b12_feed_server_CFLAGS = $(AM_CFLAGS_COMMON)
 bench_b12_feed_server_LDADD = $(top_builddir)/stack/libstk.la $(SSL_LIBS) $(CRYPTO_LIBS)
 bench_b12_feed_server_LDFLAGS = -no-install
 bench_b12_kernel_client_SOURCES = bench/b12_kernel_client.c bench/kbench.h bench/kbench_tls.h
-bench_b12_kernel_client_CPPFLAGS = -I$(top_srcdir)/stack/include $(SSL_CFLAGS) $(CRYPTO_CFLAGS) $(ZLIB_CFLAGS)
+bench_b12_kernel_client_CPPFLAGS = -I$(top_srcdir)/stack/include \
+	-I$(top_srcdir)/plugins/metrics -I$(top_srcdir)/plugins/common $(SSL_CFLAGS) $(CRYPTO_CFLAGS) $(ZLIB_CFLAGS)
 bench_b12_kernel_client_CFLAGS = $(AM_CFLAGS_COMMON)
 bench_b12_kernel_client_LDADD = $(top_builddir)/stack/libstk.la $(SSL_LIBS) $(CRYPTO_LIBS) $(ZLIB_LIBS)
 bench_b12_kernel_client_LDFLAGS = -no-install
