@@ -14,6 +14,8 @@
 
 #include <lcp/lcp.h>
 
+#include "counters_set.h"
+
 struct counters_atomic {
 	unsigned n;
 	uint64_t vals[] __rte_cache_aligned;
@@ -23,7 +25,7 @@ static void *
 counters_atomic_create(const void *conf, const char *const *names, unsigned n, unsigned n_slots,
 		       int socket)
 {
-	size_t len = RTE_ALIGN_CEIL((size_t)(n ? n : 1) * sizeof(uint64_t), RTE_CACHE_LINE_SIZE);
+	size_t len = counters_row_stride(n) * sizeof(uint64_t); /* one row */
 	struct counters_atomic *c;
 
 	RTE_SET_USED(conf);
@@ -32,19 +34,11 @@ counters_atomic_create(const void *conf, const char *const *names, unsigned n, u
 		errno = EINVAL;
 		return NULL;
 	}
-	c = rte_zmalloc_socket("counters_atomic", sizeof(*c) + len, RTE_CACHE_LINE_SIZE, socket);
-	if (c == NULL) {
-		errno = ENOMEM;
+	c = counters_set_zalloc("counters_atomic", sizeof(*c) + len, socket);
+	if (c == NULL)
 		return NULL;
-	}
 	c->n = n;
 	return c;
-}
-
-static void
-counters_atomic_destroy(void *set)
-{
-	rte_free(set);
 }
 
 static void
@@ -66,7 +60,7 @@ counters_atomic_read(void *set, unsigned idx)
 
 static const struct lcp_counters_ops counters_atomic_ops = {
 	.create = counters_atomic_create,
-	.destroy = counters_atomic_destroy,
+	.destroy = rte_free,
 	.add = counters_atomic_add,
 	.read = counters_atomic_read,
 };

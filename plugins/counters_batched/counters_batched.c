@@ -20,16 +20,18 @@
  * every `every` adds a copy of the changed counters (doc/benchmarks.md B9).
  *
  * Map: counters_batched_create (layout) -> _add / _tick / _flush on the writer
- * (-> counters_batched_publish) -> _read on any thread -> _destroy.
+ * (-> counters_batched_publish) -> _read on any thread -> rte_free.
  */
 #include <errno.h>
 #include <stdint.h>
 #include <rte_branch_prediction.h>
 #include <rte_common.h>
-#include <rte_cycles.h>
 #include <rte_malloc.h>
+#include <rte_cycles.h>
 
 #include <lcp/lcp.h>
+
+#include "counters_set.h"
 
 #define COUNTERS_BATCHED_EVERY_MAX (1u << 30)
 #define COUNTERS_BATCHED_INTERVAL_MAX 10000000u /* 10 s */
@@ -85,7 +87,7 @@ counters_batched_create(const void *conf, const char *const *names, unsigned n, 
 	const struct counters_batched_conf *cf = conf;
 	uint64_t every = cf != NULL ? cf->every : 64;
 	uint64_t interval_us = cf != NULL ? cf->interval_us : 100;
-	size_t stride = RTE_ALIGN_CEIL((size_t)(n ? n : 1), RTE_CACHE_LINE_SIZE / sizeof(uint64_t));
+	size_t stride = counters_row_stride(n);
 	size_t slot_size = sizeof(struct counters_batched_slot) + stride * sizeof(uint64_t);
 	size_t head = RTE_ALIGN_CEIL(sizeof(struct counters_batched), RTE_CACHE_LINE_SIZE);
 	uint64_t now = rte_rdtsc();
@@ -97,13 +99,11 @@ counters_batched_create(const void *conf, const char *const *names, unsigned n, 
 		return NULL;
 	}
 	slot_size = RTE_ALIGN_CEIL(slot_size, RTE_CACHE_LINE_SIZE);
-	c = rte_zmalloc_socket("counters_batched",
-			       head + n_slots * slot_size + n_slots * stride * sizeof(uint64_t),
-			       RTE_CACHE_LINE_SIZE, socket);
-	if (c == NULL) {
-		errno = ENOMEM;
+	c = counters_set_zalloc("counters_batched",
+				head + n_slots * slot_size + n_slots * stride * sizeof(uint64_t),
+				socket);
+	if (c == NULL)
 		return NULL;
-	}
 	c->n = n;
 	c->n_slots = n_slots;
 	c->stride = stride;
@@ -121,12 +121,6 @@ counters_batched_create(const void *conf, const char *const *names, unsigned n, 
 		sl->n = n;
 	}
 	return c;
-}
-
-static void
-counters_batched_destroy(void *set)
-{
-	rte_free(set);
 }
 
 /* copy the slot's private totals that changed into its published row */
@@ -178,16 +172,13 @@ static uint64_t
 counters_batched_read(void *set, unsigned idx)
 {
 	struct counters_batched *c = set;
-	uint64_t sum = 0;
 
-	for (unsigned s = 0; s < c->n_slots; s++)
-		sum += __atomic_load_n(&c->pub[s * c->stride + idx], __ATOMIC_RELAXED);
-	return sum;
+	return counters_rows_sum(c->pub, c->n_slots, c->stride, idx);
 }
 
 static const struct lcp_counters_ops counters_batched_ops = {
 	.create = counters_batched_create,
-	.destroy = counters_batched_destroy,
+	.destroy = rte_free,
 	.add = counters_batched_add,
 	.flush = counters_batched_flush,
 	.read = counters_batched_read,

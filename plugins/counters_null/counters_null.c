@@ -23,6 +23,8 @@
 
 #include <lcp/lcp.h>
 
+#include "counters_set.h"
+
 struct counters_null_conf {
 	bool scratch_row;
 };
@@ -53,21 +55,13 @@ counters_null_create(const void *conf, const char *const *names, unsigned n, uns
 		return NULL;
 	}
 	if (cf != NULL && cf->scratch_row)
-		stride = RTE_ALIGN_CEIL((size_t)(n ? n : 1), RTE_CACHE_LINE_SIZE / sizeof(uint64_t));
-	c = rte_zmalloc_socket("counters_null", sizeof(*c) + stride * n_slots * sizeof(uint64_t),
-			       RTE_CACHE_LINE_SIZE, socket);
-	if (c == NULL) {
-		errno = ENOMEM;
+		stride = counters_row_stride(n);
+	c = counters_set_zalloc("counters_null", sizeof(*c) + stride * n_slots * sizeof(uint64_t),
+				socket);
+	if (c == NULL)
 		return NULL;
-	}
 	c->stride = stride;
 	return c;
-}
-
-static void
-counters_null_destroy(void *set)
-{
-	rte_free(set);
 }
 
 static void
@@ -98,7 +92,7 @@ counters_null_row(void *set, unsigned slot)
 
 static const struct lcp_counters_ops counters_null_ops = {
 	.create = counters_null_create,
-	.destroy = counters_null_destroy,
+	.destroy = rte_free,
 	.add = counters_null_add,
 	.read = counters_null_read,
 	.row = counters_null_row,

@@ -9,6 +9,8 @@
 
 #include <lcp/lcp.h>
 
+#include "counters_set.h"
+
 struct counters_percore {
 	unsigned n;
 	unsigned n_slots;
@@ -20,30 +22,21 @@ static void *
 counters_percore_create(const void *conf, const char *const *names, unsigned n,
 			unsigned n_slots, int socket)
 {
-	size_t stride = RTE_ALIGN_CEIL((size_t)(n ? n : 1), RTE_CACHE_LINE_SIZE / sizeof(uint64_t));
+	size_t stride = counters_row_stride(n);
 	struct counters_percore *c;
 
 	if (n_slots == 0) {
 		errno = EINVAL;
 		return NULL;
 	}
-	c = rte_zmalloc_socket("counters_percore",
-			       sizeof(*c) + stride * n_slots * sizeof(uint64_t),
-			       RTE_CACHE_LINE_SIZE, socket);
-	if (c == NULL) {
-		errno = ENOMEM;
+	c = counters_set_zalloc("counters_percore",
+				sizeof(*c) + stride * n_slots * sizeof(uint64_t), socket);
+	if (c == NULL)
 		return NULL;
-	}
 	c->n = n;
 	c->n_slots = n_slots;
 	c->stride = stride;
 	return c;
-}
-
-static void
-counters_percore_destroy(void *set)
-{
-	rte_free(set);
 }
 
 static void
@@ -59,11 +52,8 @@ static uint64_t
 counters_percore_read(void *set, unsigned idx)
 {
 	struct counters_percore *c = set;
-	uint64_t sum = 0;
 
-	for (unsigned s = 0; s < c->n_slots; s++)
-		sum += __atomic_load_n(&c->vals[s * c->stride + idx], __ATOMIC_RELAXED);
-	return sum;
+	return counters_rows_sum(c->vals, c->n_slots, c->stride, idx);
 }
 
 /* add() above is a relaxed load + store on this row: the SDK inlines exactly that */
@@ -78,7 +68,7 @@ counters_percore_row(void *set, unsigned slot)
 static const struct lcp_counters_ops counters_percore_ops = {
 	.row = counters_percore_row,
 	.create = counters_percore_create,
-	.destroy = counters_percore_destroy,
+	.destroy = rte_free,
 	.add = counters_percore_add,
 	.read = counters_percore_read,
 };

@@ -17,10 +17,12 @@
 #include <stdint.h>
 #include <rte_branch_prediction.h>
 #include <rte_common.h>
-#include <rte_eal.h>
 #include <rte_malloc.h>
+#include <rte_eal.h>
 
 #include <lcp/lcp.h>
+
+#include "counters_set.h"
 
 #define COUNTERS_SHARDED_MAX 1024
 
@@ -68,7 +70,7 @@ counters_sharded_create(const void *conf, const char *const *names, unsigned n, 
 {
 	const struct counters_sharded_conf *cf = conf;
 	uint32_t shards = cf != NULL ? cf->shards : 16;
-	size_t stride = RTE_ALIGN_CEIL((size_t)(n ? n : 1), RTE_CACHE_LINE_SIZE / sizeof(uint64_t));
+	size_t stride = counters_row_stride(n);
 	struct counters_sharded *c;
 
 	RTE_SET_USED(names);
@@ -84,22 +86,14 @@ counters_sharded_create(const void *conf, const char *const *names, unsigned n, 
 		errno = EINVAL;
 		return NULL;
 	}
-	c = rte_zmalloc_socket("counters_sharded", sizeof(*c) + stride * shards * sizeof(uint64_t),
-			       RTE_CACHE_LINE_SIZE, socket);
-	if (c == NULL) {
-		errno = ENOMEM;
+	c = counters_set_zalloc("counters_sharded", sizeof(*c) + stride * shards * sizeof(uint64_t),
+				socket);
+	if (c == NULL)
 		return NULL;
-	}
 	c->n = n;
 	c->mask = shards - 1;
 	c->stride = stride;
 	return c;
-}
-
-static void
-counters_sharded_destroy(void *set)
-{
-	rte_free(set);
 }
 
 static void
@@ -118,16 +112,13 @@ static uint64_t
 counters_sharded_read(void *set, unsigned idx)
 {
 	struct counters_sharded *c = set;
-	uint64_t sum = 0;
 
-	for (uint32_t s = 0; s <= c->mask; s++)
-		sum += __atomic_load_n(&c->vals[s * c->stride + idx], __ATOMIC_RELAXED);
-	return sum;
+	return counters_rows_sum(c->vals, c->mask + 1, c->stride, idx);
 }
 
 static const struct lcp_counters_ops counters_sharded_ops = {
 	.create = counters_sharded_create,
-	.destroy = counters_sharded_destroy,
+	.destroy = rte_free,
 	.add = counters_sharded_add,
 	.read = counters_sharded_read,
 };
