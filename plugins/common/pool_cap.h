@@ -10,10 +10,14 @@
  * them alone would fit (a spurious -ENOBUFS, never an overshoot). The counter is
  * a cache line that every lcore using the pool writes: that is this accounting's
  * cost, visible in B4's cross-lcore case.
+ *
+ * pool_cap_get_each / pool_cap_put_each are such a pool's get_bulk and put_bulk
+ * around its allocator's one-object calls (inlined, the calls direct).
  */
 #ifndef LCP_POOL_CAP_H
 #define LCP_POOL_CAP_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <rte_branch_prediction.h>
@@ -42,6 +46,38 @@ static inline void
 pool_cap_give(struct pool_cap *c, unsigned n)
 {
 	__atomic_fetch_sub(&c->in_use, n, __ATOMIC_RELAXED);
+}
+
+/* get_bulk: take n of cap, then objs[i] = alloc(pool) for each; when one
+ * fails, release() the ones taken and give the n back. 0 or -ENOBUFS. */
+static __rte_always_inline int
+pool_cap_get_each(struct pool_cap *c, uint64_t cap, void **objs, unsigned n,
+		  void *(*alloc)(const void *pool), void (*release)(void *obj), const void *pool)
+{
+	unsigned i;
+
+	if (unlikely(!pool_cap_take(c, cap, n)))
+		return -ENOBUFS;
+	for (i = 0; i < n; i++) {
+		objs[i] = alloc(pool);
+		if (unlikely(objs[i] == NULL))
+			goto undo;
+	}
+	return 0;
+undo:
+	while (i > 0)
+		release(objs[--i]);
+	pool_cap_give(c, n);
+	return -ENOBUFS;
+}
+
+/* put_bulk: release() each of the n objects, give the n back */
+static __rte_always_inline void
+pool_cap_put_each(struct pool_cap *c, void *const *objs, unsigned n, void (*release)(void *obj))
+{
+	for (unsigned i = 0; i < n; i++)
+		release(objs[i]);
+	pool_cap_give(c, n);
 }
 
 static inline unsigned

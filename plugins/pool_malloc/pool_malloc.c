@@ -100,25 +100,18 @@ pool_malloc_destroy(void *pool)
 	free(pool);
 }
 
+static inline void *
+pool_malloc_obj(const void *pool)
+{
+	return malloc(((const struct pool_malloc *)pool)->size);
+}
+
 static int
 pool_malloc_get_bulk(void *pool, void **objs, unsigned n)
 {
 	struct pool_malloc *p = pool;
-	unsigned i;
 
-	if (unlikely(!pool_cap_take(&p->cap, p->n, n)))
-		return -ENOBUFS;
-	for (i = 0; i < n; i++) {
-		objs[i] = malloc(p->size);
-		if (unlikely(objs[i] == NULL))
-			goto undo;
-	}
-	return 0;
-undo:
-	while (i > 0)
-		free(objs[--i]);
-	pool_cap_give(&p->cap, n);
-	return -ENOBUFS;
+	return pool_cap_get_each(&p->cap, p->n, objs, n, pool_malloc_obj, free, p);
 }
 
 static void
@@ -126,9 +119,7 @@ pool_malloc_put_bulk(void *pool, void *const *objs, unsigned n)
 {
 	struct pool_malloc *p = pool;
 
-	for (unsigned i = 0; i < n; i++)
-		free(objs[i]);
-	pool_cap_give(&p->cap, n);
+	pool_cap_put_each(&p->cap, objs, n, free);
 }
 
 static unsigned

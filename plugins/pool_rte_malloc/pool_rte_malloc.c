@@ -61,26 +61,21 @@ pool_rte_malloc_destroy(void *pool)
 	rte_free(pool);
 }
 
+static inline void *
+pool_rte_malloc_obj(const void *pool)
+{
+	const struct pool_rte_malloc *p = pool;
+
+	/* align 0: a cache line */
+	return rte_malloc_socket(NULL, p->size, 0, p->socket);
+}
+
 static int
 pool_rte_malloc_get_bulk(void *pool, void **objs, unsigned n)
 {
 	struct pool_rte_malloc *p = pool;
-	unsigned i;
 
-	if (unlikely(!pool_cap_take(&p->cap, p->n, n)))
-		return -ENOBUFS;
-	for (i = 0; i < n; i++) {
-		/* align 0: a cache line */
-		objs[i] = rte_malloc_socket(NULL, p->size, 0, p->socket);
-		if (unlikely(objs[i] == NULL))
-			goto undo;
-	}
-	return 0;
-undo:
-	while (i > 0)
-		rte_free(objs[--i]);
-	pool_cap_give(&p->cap, n);
-	return -ENOBUFS;
+	return pool_cap_get_each(&p->cap, p->n, objs, n, pool_rte_malloc_obj, rte_free, p);
 }
 
 static void
@@ -88,9 +83,7 @@ pool_rte_malloc_put_bulk(void *pool, void *const *objs, unsigned n)
 {
 	struct pool_rte_malloc *p = pool;
 
-	for (unsigned i = 0; i < n; i++)
-		rte_free(objs[i]);
-	pool_cap_give(&p->cap, n);
+	pool_cap_put_each(&p->cap, objs, n, rte_free);
 }
 
 static unsigned
