@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "feedsim.h"
+#include "wss_counts.h"
 
 /* the end of a poll's messages to client k (rendered or replayed): the SEND
  * being filled goes out, and msgs / msg_bytes count them once */
@@ -304,12 +305,7 @@ static const uint8_t fs_wss_ctr[STK_WSS_S__N] = {
 void
 fs_publish(struct fs_ctx *x)
 {
-	uint64_t d[STK_WSS_S__N];
-
-	stk_wss_stats_moved(&x->wss, &x->wss_pub, d);
-	for (unsigned i = 0; i < STK_WSS_S__N; i++)
-		if (d[i] != 0 && fs_wss_ctr[i] != 0)
-			lcp_count(x->st, fs_wss_ctr[i] - 1u, d[i]);
+	wss_counts_publish(x->st, &x->wss, &x->wss_pub, fs_wss_ctr);
 }
 
 /* a ping carrying the TSC */

@@ -29,6 +29,7 @@
 #include <rte_malloc.h>
 
 #include "ws.h"
+#include "wss_counts.h"
 
 /* References on a segment (or a pack) are taken WS_SEG_REFS at a time: one
  * atomic add for up to that many messages of it instead of one each, and the
@@ -387,12 +388,7 @@ static const uint8_t ws_wss_ctr[STK_WSS_S__N] = {
 void
 ws_publish(struct ws_ctx *x)
 {
-	uint64_t d[STK_WSS_S__N];
-
-	stk_wss_stats_moved(&x->wss, &x->wss_pub, d);
-	for (unsigned i = 0; i < STK_WSS_S__N; i++)
-		if (d[i] != 0 && ws_wss_ctr[i] != 0)
-			lcp_count(x->st, ws_wss_ctr[i] - 1u, d[i]);
+	wss_counts_publish(x->st, &x->wss, &x->wss_pub, ws_wss_ctr);
 	ws_tls_publish(x);
 }
 
