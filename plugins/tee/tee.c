@@ -147,6 +147,23 @@ tee_take(struct tee_ctx *x, unsigned k)
 	return true;
 }
 
+/* k copies out on port, counted */
+static inline void
+tee_emit_copies(struct lcp_stage *st, unsigned port, void **c, unsigned k)
+{
+	lcp_emit(st, port, c, k);
+	lcp_count(st, TEE_COPIES, k);
+}
+
+/* a burst's copies: their bytes, and those that found no buffer */
+static inline void
+tee_count_copied(struct lcp_stage *st, uint64_t bytes, unsigned fail)
+{
+	lcp_count(st, TEE_COPY_BYTES, bytes);
+	if (fail > 0)
+		lcp_count(st, TEE_DROP_NO_COPY, fail);
+}
+
 static void
 tee_frames(struct lcp_stage *st, struct tee_ctx *x, void **objs, unsigned n)
 {
@@ -167,18 +184,13 @@ tee_frames(struct lcp_stage *st, struct tee_ctx *x, void **objs, unsigned n)
 		bytes += rte_pktmbuf_pkt_len(d);
 		c[k++] = d;
 		if (k == RTE_DIM(c)) {
-			lcp_emit(st, TEE_COPY, (void **)c, k);
-			lcp_count(st, TEE_COPIES, k);
+			tee_emit_copies(st, TEE_COPY, (void **)c, k);
 			k = 0;
 		}
 	}
-	if (k > 0) {
-		lcp_emit(st, TEE_COPY, (void **)c, k);
-		lcp_count(st, TEE_COPIES, k);
-	}
-	lcp_count(st, TEE_COPY_BYTES, bytes);
-	if (fail > 0)
-		lcp_count(st, TEE_DROP_NO_COPY, fail);
+	if (k > 0)
+		tee_emit_copies(st, TEE_COPY, (void **)c, k);
+	tee_count_copied(st, bytes, fail);
 }
 
 static void
@@ -217,18 +229,13 @@ tee_msgs(struct lcp_stage *st, struct tee_ctx *x, void **objs, unsigned n)
 		bytes += m->len;
 		c[k++] = &t->m;
 		if (k == RTE_DIM(c)) {
-			lcp_emit(st, TEE_MSG_COPY, (void **)c, k);
-			lcp_count(st, TEE_COPIES, k);
+			tee_emit_copies(st, TEE_MSG_COPY, (void **)c, k);
 			k = 0;
 		}
 	}
-	if (k > 0) {
-		lcp_emit(st, TEE_MSG_COPY, (void **)c, k);
-		lcp_count(st, TEE_COPIES, k);
-	}
-	lcp_count(st, TEE_COPY_BYTES, bytes);
-	if (fail > 0)
-		lcp_count(st, TEE_DROP_NO_COPY, fail);
+	if (k > 0)
+		tee_emit_copies(st, TEE_MSG_COPY, (void **)c, k);
+	tee_count_copied(st, bytes, fail);
 	if (big > 0)
 		lcp_count(st, TEE_DROP_COPY_TOO_BIG, big);
 }
