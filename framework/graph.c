@@ -253,11 +253,33 @@ trim(char *s)
 	return s;
 }
 
+/* a link's integer key when given: from lo to hi into *out, *set true; -1 (in
+ * errs) when it is not such an integer */
+static int
+load_link_int(json_t *v, const char *key, json_int_t lo, json_int_t hi, const char *path,
+	      struct lcp_errs *errs, uint32_t *out, bool *set)
+{
+	json_t *j = json_object_get(v, key);
+	json_int_t t;
+
+	if (j == NULL)
+		return 0;
+	t = json_is_integer(j) ? json_integer_value(j) : -1;
+	if (t < lo || t > hi) {
+		lcp_errs_add(errs, "%s.%s: expected an integer from %lld to %lld", path, key,
+			     (long long)lo, (long long)hi);
+		return -1;
+	}
+	*out = (uint32_t)t;
+	*set = true;
+	return 0;
+}
+
 /* a link's "on_full" and "block_timeout_us" (defaults from the engine section) */
 static int
 load_link_full(struct lcp_cfg_link *l, json_t *v, const char *path, struct lcp_errs *errs)
 {
-	json_t *of = json_object_get(v, "on_full"), *bt = json_object_get(v, "block_timeout_us");
+	json_t *of = json_object_get(v, "on_full");
 	int bad = 0;
 
 	if (of != NULL) {
@@ -277,17 +299,9 @@ load_link_full(struct lcp_cfg_link *l, json_t *v, const char *path, struct lcp_e
 			l->on_full_set = true;
 		}
 	}
-	if (bt != NULL) {
-		json_int_t t = json_is_integer(bt) ? json_integer_value(bt) : -1;
-
-		if (t < 0 || t > 60000000) {
-			lcp_errs_add(errs, "%s.block_timeout_us: expected an integer from 0 to 60000000", path);
-			bad = 1;
-		} else {
-			l->block_timeout_us = (uint32_t)t;
-			l->timeout_set = true;
-		}
-	}
+	if (load_link_int(v, "block_timeout_us", 0, 60000000, path, errs, &l->block_timeout_us,
+			  &l->timeout_set) < 0)
+		bad = 1;
 	return bad ? -1 : 0;
 }
 
@@ -317,7 +331,7 @@ load_link(struct lcp_cfg *c, unsigned i, json_t *v, struct lcp_errs *errs)
 		to = strdup(arrow + 2);
 	} else if (json_is_object(v)) {
 		json_t *f = json_object_get(v, "from"), *t = json_object_get(v, "to");
-		json_t *rs = json_object_get(v, "ring_size"), *bu = json_object_get(v, "burst");
+		json_t *rs = json_object_get(v, "ring_size");
 		const char *key;
 		json_t *x;
 
@@ -367,17 +381,8 @@ load_link(struct lcp_cfg *c, unsigned i, json_t *v, struct lcp_errs *errs)
 		}
 		if (load_link_full(l, v, path, errs) < 0)
 			bad = 1;
-		if (bu != NULL) {
-			json_int_t b = json_is_integer(bu) ? json_integer_value(bu) : -1;
-
-			if (b < 1 || b > 1024) {
-				lcp_errs_add(errs, "%s.burst: expected an integer from 1 to 1024", path);
-				bad = 1;
-			} else {
-				l->burst = (uint32_t)b;
-				l->burst_set = true;
-			}
-		}
+		if (load_link_int(v, "burst", 1, 1024, path, errs, &l->burst, &l->burst_set) < 0)
+			bad = 1;
 	} else {
 		lcp_errs_add(errs, "%s: expected \"stage.port -> stage.port\" or an object", path);
 		return;
