@@ -11,6 +11,8 @@
 
 #include <lcp/lcp.h>
 
+#include "batch_state.h"
+
 struct batch_adaptive_conf {
 	uint32_t min;
 	uint32_t max;
@@ -41,11 +43,9 @@ batch_adaptive_create(const void *conf, unsigned burst, unsigned burst_max, unsi
 		errno = EINVAL;
 		return NULL;
 	}
-	b = malloc(sizeof(*b));
-	if (b == NULL) {
-		errno = ENOMEM;
+	b = batch_state_alloc(sizeof(*b));
+	if (b == NULL)
 		return NULL;
-	}
 	b->min = c->min < burst_max ? c->min : burst_max;
 	b->max = c->max < burst_max ? c->max : burst_max;
 	b->cur = burst < b->min ? b->min : burst > b->max ? b->max : burst;
@@ -53,17 +53,9 @@ batch_adaptive_create(const void *conf, unsigned burst, unsigned burst_max, unsi
 }
 
 static void
-batch_adaptive_destroy(void *b)
-{
-	free(b);
-}
-
-static void
 batch_adaptive_params(void *b, struct lcp_batch_params *out)
 {
-	out->burst = ((struct batch_adaptive *)b)->cur;
-	out->stage = 0;
-	out->flush_us = 0;
+	batch_params_unstaged(out, ((struct batch_adaptive *)b)->cur);
 }
 
 static unsigned
@@ -81,7 +73,7 @@ batch_adaptive_dequeue_size(void *p, unsigned last, unsigned avail)
 
 static const struct lcp_batch_ops batch_adaptive_ops = {
 	.create = batch_adaptive_create,
-	.destroy = batch_adaptive_destroy,
+	.destroy = free,
 	.params = batch_adaptive_params,
 	.dequeue_size = batch_adaptive_dequeue_size,
 };

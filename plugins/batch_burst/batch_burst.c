@@ -3,10 +3,11 @@
  * N objects per turn and the producer enqueues every emit at once (no staging,
  * so it adds no latency). N is the option `size`, or the link's burst
  * (engine.burst / the link's "burst") when `size` is 0. */
-#include <errno.h>
 #include <stdlib.h>
 
 #include <lcp/lcp.h>
+
+#include "batch_state.h"
 
 struct batch_burst_conf {
 	uint32_t size;
@@ -27,37 +28,25 @@ batch_burst_create(const void *conf, unsigned burst, unsigned burst_max, unsigne
 		   int socket)
 {
 	const struct batch_burst_conf *c = conf;
-	struct batch_burst *b = malloc(sizeof(*b));
+	struct batch_burst *b = batch_state_alloc(sizeof(*b));
 
 	(void)ring_size;
 	(void)socket;
-	if (b == NULL) {
-		errno = ENOMEM;
+	if (b == NULL)
 		return NULL;
-	}
-	b->burst = c->size != 0 ? c->size : burst;
-	if (b->burst > burst_max)
-		b->burst = burst_max;
+	b->burst = batch_size_or_burst(c->size, burst, burst_max);
 	return b;
-}
-
-static void
-batch_burst_destroy(void *b)
-{
-	free(b);
 }
 
 static void
 batch_burst_params(void *b, struct lcp_batch_params *out)
 {
-	out->burst = ((struct batch_burst *)b)->burst;
-	out->stage = 0;
-	out->flush_us = 0;
+	batch_params_unstaged(out, ((struct batch_burst *)b)->burst);
 }
 
 static const struct lcp_batch_ops batch_burst_ops = {
 	.create = batch_burst_create,
-	.destroy = batch_burst_destroy,
+	.destroy = free,
 	.params = batch_burst_params,
 };
 

@@ -5,10 +5,11 @@
  * first; the consumer dequeues up to `size` per turn. Fewer, larger ring
  * operations for sparse or bursty producers, at a latency bounded by flush_us
  * (plus one worker turn: the age is checked once per turn). */
-#include <errno.h>
 #include <stdlib.h>
 
 #include <lcp/lcp.h>
+
+#include "batch_state.h"
 
 struct batch_timed_conf {
 	uint32_t size;
@@ -33,27 +34,17 @@ batch_timed_create(const void *conf, unsigned burst, unsigned burst_max, unsigne
 		   int socket)
 {
 	const struct batch_timed_conf *c = conf;
-	struct batch_timed *b = malloc(sizeof(*b));
+	struct batch_timed *b = batch_state_alloc(sizeof(*b));
 
 	(void)socket;
-	if (b == NULL) {
-		errno = ENOMEM;
+	if (b == NULL)
 		return NULL;
-	}
-	b->size = c->size != 0 ? c->size : burst;
-	if (b->size > burst_max)
-		b->size = burst_max;
+	b->size = batch_size_or_burst(c->size, burst, burst_max);
 	/* a staged batch must fit in the ring, or it could never go in whole */
 	if (b->size > ring_size - 1)
 		b->size = ring_size - 1;
 	b->flush_us = c->flush_us;
 	return b;
-}
-
-static void
-batch_timed_destroy(void *b)
-{
-	free(b);
 }
 
 static void
@@ -68,7 +59,7 @@ batch_timed_params(void *b, struct lcp_batch_params *out)
 
 static const struct lcp_batch_ops batch_timed_ops = {
 	.create = batch_timed_create,
-	.destroy = batch_timed_destroy,
+	.destroy = free,
 	.params = batch_timed_params,
 };
 
