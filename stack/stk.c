@@ -395,6 +395,17 @@ csum_scalar(const uint8_t *p, size_t len, uint32_t sum)
 }
 
 #if defined(__x86_64__)
+/* sum plus the n 64-bit lane totals of a vector loop, folded to 32 bits */
+static inline uint32_t
+csum_add_lanes(uint32_t sum, const uint64_t *l, unsigned n)
+{
+	uint64_t s = sum;
+
+	for (unsigned k = 0; k < n; k++)
+		s = csum_add64(s, l[k]);
+	return csum_fold64(s);
+}
+
 static uint32_t
 csum_sse2(const uint8_t *p, size_t len, uint32_t sum)
 {
@@ -414,8 +425,7 @@ csum_sse2(const uint8_t *p, size_t len, uint32_t sum)
 	}
 	_mm_storeu_si128((__m128i *)(void *)l, a);
 	_mm_storeu_si128((__m128i *)(void *)(l + 2), b);
-	return csum_scalar(p + n, len - n,
-			   csum_fold64(csum_add64(csum_add64(csum_add64(csum_add64(sum, l[0]), l[1]), l[2]), l[3])));
+	return csum_scalar(p + n, len - n, csum_add_lanes(sum, l, 4));
 }
 
 __attribute__((target("avx2"))) static uint32_t
@@ -437,13 +447,7 @@ csum_avx2(const uint8_t *p, size_t len, uint32_t sum)
 	}
 	_mm256_storeu_si256((__m256i *)(void *)l, a);
 	_mm256_storeu_si256((__m256i *)(void *)(l + 4), b);
-	{
-		uint64_t s = sum;
-
-		for (unsigned k = 0; k < 8; k++)
-			s = csum_add64(s, l[k]);
-		return csum_sse2(p + n, len - n, csum_fold64(s));
-	}
+	return csum_sse2(p + n, len - n, csum_add_lanes(sum, l, 8));
 }
 
 typedef uint32_t (*csum_fn)(const uint8_t *p, size_t len, uint32_t sum);
