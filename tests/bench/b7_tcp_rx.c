@@ -18,6 +18,8 @@
  *                verified in software by the stack
  *   inorder.off  the same with STK_RX_IP_CSUM_OK | STK_RX_L4_CSUM_OK (checksums
  *                verified by the NIC) and tx_csum_offload (the stack's ACKs too)
+ *   inorder.off.nocoal  inorder.off with rx_coalesce off: every segment takes
+ *                every header check (the others coalesce 31 of each 32)
  *   ooo.sw/.off  every pair swapped (2k+1 before 2k): half the segments go
  *                through the out-of-order queue
  *   harness.ack  per ACK: memcpy a 66-byte ACK template, patch ack + TSecr +
@@ -524,7 +526,7 @@ static const struct stk_ops b7_ops = {
 
 /* ---- stacks and connections ---- */
 static struct stk *
-stack_new(bool offload)
+stack_new(bool offload, bool coalesce)
 {
 	struct stk_config cfg;
 	char err[128];
@@ -539,6 +541,7 @@ stack_new(bool offload)
 	memcpy(cfg.neigh[0].mac, peer_mac, 6);
 	cfg.max_conns = 16;
 	cfg.tx_csum_offload = offload;
+	cfg.rx_coalesce = coalesce;
 	st = stk_create(&cfg, &b7_ops, err, sizeof(err));
 	if (st == NULL) {
 		fprintf(stderr, "b7: stk_create: %s\n", err);
@@ -654,7 +657,7 @@ enum b7_kind { K_HARNESS_RX, K_RX, K_HARNESS_ACK, K_TX };
 struct b7_case {
 	const char *name, *label, *unit;
 	enum b7_kind kind;
-	bool ooo, off;
+	bool ooo, off, nocoal;
 	struct stk *st;
 	struct b7_conn *k; /* the connection, or the template source for a harness */
 	uint32_t hseq;	   /* harness: its own sequence / ack counter */
@@ -1344,7 +1347,7 @@ parse_opts(int argc, char **argv)
 }
 
 /* ---- setup ---- */
-enum { C_HRX, C_IN_SW, C_IN_OFF, C_OOO_SW, C_OOO_OFF, C_HACK, C_TX_SW, C_TX_OFF, C_N };
+enum { C_HRX, C_IN_SW, C_IN_OFF, C_OOO_SW, C_OOO_OFF, C_HACK, C_TX_SW, C_TX_OFF, C_IN_NOCO, C_N };
 
 static struct b7_case cases[C_N] = {
 	[C_HRX] = {.name = "harness.rx",
@@ -1384,6 +1387,12 @@ static struct b7_case cases[C_N] = {
 		      .unit = "cycles/ack",
 		      .kind = K_TX,
 		      .off = true},
+	[C_IN_NOCO] = {.name = "inorder.off.nocoal",
+		       .label = "in-order, offloaded, rx_coalesce off",
+		       .unit = "cycles/segment",
+		       .kind = K_RX,
+		       .off = true,
+		       .nocoal = true},
 };
 
 static struct b7_conn conns[C_N];
@@ -1397,7 +1406,7 @@ setup(void)
 		struct b7_case *c = &cases[i];
 
 		if (c->kind == K_RX || c->kind == K_TX) {
-			c->st = stack_new(c->off);
+			c->st = stack_new(c->off, !c->nocoal);
 			conn_open(c->st, &conns[i], sport++);
 			c->k = &conns[i];
 		}
@@ -1428,17 +1437,18 @@ check_all(bool print)
 				drops += ctr[j];
 		held += stk_bufs_held(c->st);
 		if (print)
-			printf("check %-12s segs_in %" PRIu64 " acks_out %" PRIu64
+			printf("check %-18s segs_in %" PRIu64 " acks_out %" PRIu64
 			       " (%.3f per segment in) "
 			       "segs_out %" PRIu64 " ooo_segs %" PRIu64 " ooo_filled %" PRIu64
-			       " retransmits %" PRIu64 " drops %" PRIu64 " bufs_held %" PRIu64 "\n",
+			       " retransmits %" PRIu64 " drops %" PRIu64 " bufs_held %" PRIu64
+			       " coalesced %" PRIu64 "\n",
 			       c->name, ctr[STK_C_TCP_SEGS_IN], ctr[STK_C_TCP_ACKS_OUT],
 			       ctr[STK_C_TCP_SEGS_IN] ? (double)ctr[STK_C_TCP_ACKS_OUT] /
 								(double)ctr[STK_C_TCP_SEGS_IN]
 						      : 0.0,
 			       ctr[STK_C_TCP_SEGS_OUT], ctr[STK_C_TCP_OOO_SEGS],
 			       ctr[STK_C_TCP_OOO_FILLED], ctr[STK_C_TCP_RETRANSMITS], drops,
-			       stk_bufs_held(c->st));
+			       stk_bufs_held(c->st), ctr[STK_C_TCP_COALESCED]);
 		if (drops != 0 || ctr[STK_C_TCP_RETRANSMITS] != 0) {
 			fprintf(stderr, "b7: %s: %" PRIu64 " drops, %" PRIu64 " retransmits\n",
 				c->name, drops, ctr[STK_C_TCP_RETRANSMITS]);
