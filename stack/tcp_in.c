@@ -877,8 +877,8 @@ stk_tcp_follow(struct stk *st, struct stk_buf *b, uint8_t *frame, uint32_t len, 
 	if (!(flags & STK_RX_L4_CSUM_OK) &&
 	    stk_csum_fold(stk_csum_partial(l4, l4len, stk_ip4_pseudo(ip->src, ip->dst, STK_IPPROTO_TCP, l4len))) != 0)
 		return false;
-	/* at RCV.NXT, inside the window we advertised, nothing held out of
-	 * order: in order, untrimmed, as the last one went */
+	/* at RCV.NXT and inside the window we advertised: in order and
+	 * untrimmed, as the last one went */
 	s.seq = be32toh(th->seq);
 	s.plen = l4len - fw->hlen;
 	if (s.seq != c->rcv_nxt || !follow_ok(c) || !SEQ_GT(c->rcv_adv, c->rcv_nxt) ||
