@@ -273,6 +273,7 @@ stk_input_burst(struct stk *st, const struct stk_rx *rx, unsigned n)
 		if (st->follow.c != NULL && stk_tcp_follow(st, rx[i].b, rx[i].data, rx[i].len, rx[i].flags))
 			continue;
 		st->follow.c = NULL; /* a run lasts while its frames come one after another */
+		st->rx_more = i + 1 < n; /* a run can only start where a frame follows */
 		stk_eth_input(st, rx[i].b, rx[i].data, rx[i].len, rx[i].flags);
 	}
 	st->follow.c = NULL;

@@ -282,6 +282,7 @@ struct stk {
 		uint8_t opt[40];    /* the options, as sent */
 		struct stk_tcp_opts o; /* and as parsed */
 	} follow;
+	bool rx_more; /* stk_input_burst: another frame follows this one */
 };
 
 /* SipHash-2-4 of three 64-bit words (24 bytes, little-endian word order) */

@@ -810,10 +810,11 @@ stk_tcp_input(struct stk *st, struct stk_buf *b, uint8_t *frame, struct stk_ip4_
 		stk_tcp_syn_sent(st, c, &s);
 		if (s.b != NULL)
 			stk_buf_free(st, s.b);
-	} else if (st->cfg.rx_coalesce && (s.flags & (uint8_t)~STK_TCP_PSH) == STK_TCP_ACK && s.plen > 0 &&
-		   !s.o.has_sack && c->state == STK_TCP_ESTABLISHED) {
-		/* it may lead a run: its headers noted before the application
-		 * can free the frame, the run opened once it went in order */
+	} else if (st->cfg.rx_coalesce && st->rx_more && (s.flags & (uint8_t)~STK_TCP_PSH) == STK_TCP_ACK &&
+		   s.plen > 0 && !s.o.has_sack && c->state == STK_TCP_ESTABLISHED) {
+		/* it may lead a run (another frame follows in the burst): its
+		 * headers noted before the application can free the frame, the
+		 * run opened once it went in order */
 		uint32_t end = s.seq + s.plen;
 
 		follow_note(st, ip, th, off, &s.o);
