@@ -438,9 +438,12 @@ PY
 #            alert it got (but close_notify) is that one, at least one
 #   sserver  s_server's stderr, which must contain sserver_says (when not empty)
 #   slow_ok  1: an attempt the peer did not answer within handshake_timeout_ms
-#            may count tls_fail_timeout (logged "timed out") beside the
-#            counter: a peer that answers from one slow thread (ws_peer.py
-#            under a loaded CI) is not the failure under test
+#            may count tls_fail_timeout, or fail_handshake_timeout when its
+#            TCP connect did not complete (logged "timed out") beside the
+#            counter: a peer that answers and accepts from one slow thread
+#            (ws_peer.py under a loaded CI: CI's sanitizer run, 2026-12-05,
+#            one "connect timed out" in nine attempts) is not the failure
+#            under test
 wss_refused_check() {
 	local what=$1
 	shift
@@ -453,10 +456,11 @@ each = A.get("handshakes") == "each"
 hs = w.get("tls_handshakes", 0) if each else int(A.get("handshakes", "0"))
 h = J("res")
 check(w.get(ctr, 0) >= 1, "%s == %s (>= 1)" % (ctr, w.get(ctr)), w.get(ctr))
-slow = w.get("tls_fail_timeout", 0) if A.get("slow_ok") == "1" and ctr != "tls_fail_timeout" else 0
+slow_keys = ("tls_fail_timeout", "fail_handshake_timeout")
+slow = sum(w.get(k, 0) for k in slow_keys if k != ctr) if A.get("slow_ok") == "1" else 0
 others = {k: v for k, v in w.items() if (k.startswith("fail_") or k.startswith("tls_fail_")) and k != ctr and v
-          and not (slow and k == "tls_fail_timeout")}
-check(not others, "no other failure counted%s" % (" (tls_fail_timeout %d allowed: slow_ok)" % slow if slow else ""), others)
+          and not (slow and k in slow_keys)}
+check(not others, "no other failure counted%s" % (" (%d timed out, allowed: slow_ok)" % slow if slow else ""), others)
 if slow:
     whys = [x for x in whys if "timed out" not in x.lower()]
 check(w.get("opens") == 0 and w.get("msgs") == 0 and h.get("msgs") == 0, "no connection opened, nothing delivered",

@@ -32,7 +32,9 @@
 #                   the ClientHello is not TLS: tls_fail_protocol (an attempt
 #                   the one-threaded Python server did not answer within the
 #                   1 s handshake timeout, under a loaded CI, may count
-#                   tls_fail_timeout; found by CI's distcheck, 2026-12-05)
+#                   tls_fail_timeout, or fail_handshake_timeout when it did
+#                   not accept in time; found by CI's distcheck and sanitizer
+#                   runs, 2026-12-05)
 # Every run: lcpipe exits 0, leaked_objects == 0.
 . "$(dirname "$0")/ws_lib.sh"
 . "$(dirname "$0")/tls_lib.sh"
