@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * tcp_in.c — TCP input (RFC 9293 3.10.7 "SEGMENT ARRIVES"): header checks,
  * the 4-tuple lookup, and on a synchronised connection the steps of 3.10.7.4
- * in order, with the out-of-order queue of the text step. Two steps have
- * files of their own (tcp_in_priv.h): tcp_in_open.c (3.10.7.2 LISTEN with SYN
- * cookies, 3.10.7.3 SYN-SENT) and tcp_in_ack.c (3.10.7.4 fifth: the ACK
- * field, header prediction first).
+ * in order. Two steps and the text step's out-of-order queue have files of
+ * their own (tcp_in_priv.h): tcp_in_open.c (3.10.7.2 LISTEN with SYN
+ * cookies, 3.10.7.3 SYN-SENT), tcp_in_ack.c (3.10.7.4 fifth: the ACK
+ * field, header prediction first) and tcp_in_ooo.c.
  *
  *   stk_tcp_input        header checks (length, data offset, checksum,
  *                        flags, options) -> 4-tuple lookup ->
@@ -24,14 +24,11 @@
  * peer's FIN see rst_unacceptable) -> SYN (challenge ACK) -> ACK
  * (stk_tcp_process_ack) -> text (trim to rcv_nxt and the window; in order:
  * zero-copy delivery, then drain the out-of-order queue; out of order:
- * ooo_insert, immediate ACK with SACK) -> FIN -> the answering ACK: now,
+ * stk_tcp_ooo_insert, immediate ACK with SACK) -> FIN -> the answering ACK: now,
  * stretched over the burst, or delayed.
  *
- * The out-of-order queue is a list of segments in sequence order
- * (stk_seg_node) beside a sorted array of the blocks of adjacent data they
- * form (stk_ooo_blk), which our SACK option reports, the most recently
- * changed first (sack_hist). It stays in this file, next to the in-order
- * delivery that drains it: each segment is inserted or popped without a call.
+ * The out-of-order queue (stk_tcp_ooo_insert, tcp_in_ooo.c) is drained here
+ * from its front, with stk_tcp_ooo_pop() inline, as in-order data reaches it.
  *
  * Buffer ownership: the frame is the stack's on entry. Delivered payload
  * passes to the application (ops.event STK_EV_DATA), an out-of-order segment
@@ -164,195 +161,6 @@ stk_tcp_challenge_ack(struct stk *st, struct stk_tcb *c)
 		return;
 	STK_CTR(st, TCP_CHALLENGE_ACKS);
 	stk_tcp_send_ack(st, c);
-}
-
-/* a duplicate [s, e) arrived: the next ACK reports it first (RFC 2883) */
-static void
-dsack_note(struct stk_tcb *c, uint32_t s, uint32_t e)
-{
-	if (!c->sack_ok || !SEQ_LT(s, e))
-		return;
-	c->dsack = true;
-	c->dsack_s = s;
-	c->dsack_e = e;
-}
-
-/* the first block ending after seq (n_oblk if none): bisection */
-static unsigned
-oblk_find(const struct stk_tcb *c, uint32_t seq)
-{
-	unsigned lo = 0, hi = c->n_oblk;
-
-	while (lo < hi) {
-		unsigned m = lo + (hi - lo) / 2;
-
-		if (SEQ_LEQ(c->oblk[m].end, seq))
-			lo = m + 1;
-		else
-			hi = m;
-	}
-	return lo;
-}
-
-static bool
-oblk_reserve(struct stk *st, struct stk_tcb *c)
-{
-	struct stk_ooo_blk *nb;
-	unsigned cap;
-
-	if (c->n_oblk < c->cap_oblk)
-		return true;
-	cap = c->cap_oblk ? 2 * c->cap_oblk : 8;
-	nb = st->ops.alloc(st->ops.ctx, cap * sizeof(*nb));
-	if (nb == NULL)
-		return false;
-	if (c->n_oblk)
-		memcpy(nb, c->oblk, c->n_oblk * sizeof(*nb));
-	if (c->oblk != NULL)
-		st->ops.free(st->ops.ctx, c->oblk);
-	c->oblk = nb;
-	c->cap_oblk = cap;
-	return true;
-}
-
-static void
-oblk_remove(struct stk_tcb *c, unsigned i)
-{
-	memmove(&c->oblk[i], &c->oblk[i + 1], (c->n_oblk - i - 1) * sizeof(c->oblk[0]));
-	c->n_oblk--;
-}
-
-/* unlink the queue's first segment (the first block's head) */
-static struct stk_seg_node *
-ooo_pop(struct stk_tcb *c)
-{
-	struct stk_seg_node *n = c->ooo;
-
-	c->ooo = n->next;
-	if (c->oblk[0].tail == n) {
-		oblk_remove(c, 0);
-	} else {
-		c->oblk[0].head = n->next;
-		c->oblk[0].seq = n->next->seq;
-	}
-	return n;
-}
-
-/* Insert into the out-of-order queue: bisection finds the block the segment
- * starts in or the gap before one; its front is trimmed against that block
- * (what it repeats is D-SACKed), its tail against the next block; it then
- * extends a block, joins two, or starts one. A segment reaching past the
- * next block keeps only what fits the gap (the peer resends the rest). */
-static void
-ooo_insert(struct stk *st, struct stk_tcb *c, struct stk_tcp_seg *s, bool fin)
-{
-	uint32_t seq = s->seq, len = s->plen;
-	uint8_t *data = s->payload;
-	unsigned i = oblk_find(c, seq), nx;
-	int app = -1; /* the block it extends at its end */
-	bool front = false; /* its front repeated held data */
-	struct stk_seg_node *n, *pred;
-
-	if (i < c->n_oblk && SEQ_LEQ(c->oblk[i].seq, seq)) {
-		struct stk_ooo_blk *b = &c->oblk[i];
-		uint32_t d = b->end - seq;
-
-		if (b->tail->fin || SEQ_LEQ(seq + len + (fin ? 1 : 0), b->end)) {
-			/* all there already (or data after the FIN: nonsense) */
-			STK_CTR(st, TCP_DUP_SEGS);
-			c->stats.dup_segs++;
-			dsack_note(c, seq, seq + len);
-			stk_buf_free(st, s->b);
-			return;
-		}
-		if (d > len)
-			d = len;
-		dsack_note(c, seq, seq + d);
-		front = true;
-		STK_CTR(st, TCP_PARTIAL_DUP);
-		seq += d;
-		data += d;
-		len -= d;
-		app = (int)i;
-		nx = i + 1;
-	} else {
-		if (i > 0 && c->oblk[i - 1].end == seq && !c->oblk[i - 1].tail->fin)
-			app = (int)i - 1;
-		nx = i;
-	}
-	/* trim the tail against the next block */
-	if (nx < c->n_oblk && SEQ_GT(seq + len + (fin ? 1 : 0), c->oblk[nx].seq)) {
-		if (SEQ_GT(seq + len, c->oblk[nx].seq)) {
-			uint32_t e = SEQ_MIN(seq + len, c->oblk[nx].end);
-
-			if (!front)
-				dsack_note(c, c->oblk[nx].seq, e);
-			len = c->oblk[nx].seq - seq;
-		}
-		fin = false; /* a FIN where data goes on is nonsense */
-		STK_CTR(st, TCP_PARTIAL_DUP);
-	}
-	if (len == 0 && !fin) {
-		stk_buf_free(st, s->b);
-		return;
-	}
-	if (c->ooo_segs >= st->cfg.ooo_max_segs || c->ooo_bytes + len > st->cfg.ooo_max_bytes) {
-		STK_CTR(st, DROP_TCP_OOO_LIMIT);
-		c->stats.drops++;
-		stk_buf_free(st, s->b);
-		return;
-	}
-	n = st->ops.alloc(st->ops.ctx, sizeof(*n));
-	if (n == NULL || !oblk_reserve(st, c)) {
-		if (n != NULL)
-			st->ops.free(st->ops.ctx, n);
-		STK_CTR(st, DROP_TCP_NOMEM);
-		c->stats.drops++;
-		stk_buf_free(st, s->b);
-		return;
-	}
-	n->seq = seq;
-	n->len = len;
-	n->fin = fin;
-	n->b = s->b;
-	n->data = data;
-	/* link after the last segment before it */
-	pred = app >= 0 ? c->oblk[app].tail : (i > 0 ? c->oblk[i - 1].tail : NULL);
-	if (pred != NULL) {
-		n->next = pred->next;
-		pred->next = n;
-	} else {
-		n->next = c->ooo;
-		c->ooo = n;
-	}
-	if (app >= 0) {
-		struct stk_ooo_blk *b = &c->oblk[app];
-
-		b->end = seq + len + (fin ? 1 : 0);
-		b->tail = n;
-		if ((unsigned)app + 1 < c->n_oblk && b->end == c->oblk[app + 1].seq) {
-			b->end = c->oblk[app + 1].end; /* the hole between two blocks filled */
-			b->tail = c->oblk[app + 1].tail;
-			oblk_remove(c, (unsigned)app + 1);
-		}
-	} else if (i < c->n_oblk && seq + len + (fin ? 1 : 0) == c->oblk[i].seq) {
-		c->oblk[i].seq = seq; /* just before block i */
-		c->oblk[i].head = n;
-	} else {
-		memmove(&c->oblk[i + 1], &c->oblk[i], (c->n_oblk - i) * sizeof(c->oblk[0]));
-		c->oblk[i] = (struct stk_ooo_blk){ .seq = seq, .end = seq + len + (fin ? 1 : 0), .head = n, .tail = n };
-		c->n_oblk++;
-	}
-	c->ooo_bytes += len;
-	c->ooo_segs++;
-	if (c->ooo_segs > st->ctr[STK_C_TCP_OOO_HELD_PEAK])
-		st->ctr[STK_C_TCP_OOO_HELD_PEAK] = c->ooo_segs;
-	stk_bufs_hold(st);
-	memmove(&c->sack_hist[1], &c->sack_hist[0], sizeof(c->sack_hist) - sizeof(c->sack_hist[0]));
-	c->sack_hist[0] = seq;
-	c->n_sack_hist += c->n_sack_hist < STK_SACK_HIST;
-	STK_CTR(st, TCP_OOO_SEGS);
-	c->stats.ooo_segs++;
 }
 
 /* in-order payload to the application (STK_EV_DATA), rcv_nxt past it */
@@ -508,7 +316,7 @@ established(struct stk *st, struct stk_tcb *c, struct stk_tcp_seg *s, bool follo
 			if (s->seglen > 0) {
 				STK_CTR(st, TCP_DUP_SEGS);
 				c->stats.dup_segs++;
-				dsack_note(c, s->seq, s->seq + s->plen);
+				stk_tcp_dsack_note(c, s->seq, s->seq + s->plen);
 			}
 		} else if (SEQ_GEQ(s->seq, c->rcv_nxt) && SEQ_LEQ(s->seq, c->rcv_nxt + wnd)) {
 			/* at the right edge of a window that is full (a zero-window
@@ -581,7 +389,7 @@ accepted:
 		if (SEQ_LT(s->seq, c->rcv_nxt)) {
 			uint32_t d = c->rcv_nxt - s->seq;
 
-			dsack_note(c, s->seq, s->seq + (d < s->plen ? d : s->plen));
+			stk_tcp_dsack_note(c, s->seq, s->seq + (d < s->plen ? d : s->plen));
 			if (d >= s->plen) {
 				if (s->plen > 0) {
 					STK_CTR(st, TCP_DUP_SEGS);
@@ -616,12 +424,12 @@ accepted:
 			}
 			/* the queue's head may continue where we are now */
 			while (c->ooo != NULL && SEQ_LEQ(c->ooo->seq, c->rcv_nxt)) {
-				struct stk_seg_node *n = ooo_pop(c);
+				struct stk_seg_node *n = stk_tcp_ooo_pop(c);
 				uint32_t d = c->rcv_nxt - n->seq;
 
 				/* the in-order segment repeated what was held */
 				if (d > 0)
-					dsack_note(c, n->seq, n->seq + (d < n->len ? d : n->len));
+					stk_tcp_dsack_note(c, n->seq, n->seq + (d < n->len ? d : n->len));
 
 				c->ooo_bytes -= n->len;
 				c->ooo_segs--;
@@ -655,10 +463,8 @@ accepted:
 			c->flags |= TF_ACKNOW;
 		} else if (s->plen > 0 || fin) {
 			/* out of order: hold it, ACK now with SACK (RFC 5681 4.2) */
-			struct stk_tcp_seg t = *s;
-
+			stk_tcp_ooo_insert(st, c, s, fin);
 			s->b = NULL;
-			ooo_insert(st, c, &t, fin);
 			c->flags |= TF_ACKNOW;
 		}
 	}
