@@ -16,6 +16,10 @@
 #   unit/doc_drift.sh     doc/plugins.md and conf/lcpipe.schema.json equal what
 #                         `lcpipe describe` generates; conf/*.json and
 #                         tests/conf-good/*.json valid for the schema and `check`
+#   unit/layout.py        the source layout: no C file in framework/, plugins/,
+#                         stack/ over 900 lines, no plugin including another's
+#                         files, no include cycle among framework modules, no
+#                         DPDK in stack/
 #
 # Test-only plugins (never installed; -rpath /nowhere makes libtool build a .so):
 #   plugins/hdr/.libs     refused from the ELF header     (plugins/broken.c)
@@ -106,9 +110,9 @@ unit_test_metrics_json_CPPFLAGS = -I$(top_srcdir)/plugins/common -I$(top_srcdir)
 unit_test_metrics_json_CFLAGS = $(AM_CFLAGS_COMMON)
 unit_test_metrics_json_LDADD = $(top_builddir)/plugins/common/libcommon.la $(CHECK_LIBS)
 # ---- shell tests ----
-dist_check_SCRIPTS += unit/loader_cli.sh unit/conf_corpus.sh unit/doc_drift.sh
+dist_check_SCRIPTS += unit/loader_cli.sh unit/conf_corpus.sh unit/doc_drift.sh unit/layout.py
 EXTRA_DIST += unit/t_fails.sh
-TESTS += unit/loader_cli.sh unit/conf_corpus.sh unit/doc_drift.sh
+TESTS += unit/loader_cli.sh unit/conf_corpus.sh unit/doc_drift.sh unit/layout.py
 
 # corpus and generated files the tests read (make distcheck runs from the tarball)
 EXTRA_DIST += conf-bad conf-good unit/README.md \
