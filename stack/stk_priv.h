@@ -69,6 +69,23 @@ struct stk_ooo_blk {
 	struct stk_seg_node *head, *tail; /* its segments in c->ooo */
 };
 
+/* the first of n blocks (sorted by seq) ending after seq; n if none: bisection */
+static inline unsigned
+stk_oblk_find(const struct stk_ooo_blk *blk, unsigned n, uint32_t seq)
+{
+	unsigned lo = 0, hi = n;
+
+	while (lo < hi) {
+		unsigned m = lo + (hi - lo) / 2;
+
+		if (SEQ_LEQ(blk[m].end, seq))
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	return lo;
+}
+
 struct stk_snd_node { /* application buffer in the send queue */
 	struct stk_snd_node *next;
 	uint32_t seq; /* sequence number of data[0] */

@@ -11,23 +11,6 @@
  * (tcp_in_priv.h, inline) as in-order data reaches it. */
 #include "tcp_in_priv.h"
 
-/* the first block ending after seq (n_oblk if none): bisection */
-static unsigned
-oblk_find(const struct stk_tcb *c, uint32_t seq)
-{
-	unsigned lo = 0, hi = c->n_oblk;
-
-	while (lo < hi) {
-		unsigned m = lo + (hi - lo) / 2;
-
-		if (SEQ_LEQ(c->oblk[m].end, seq))
-			lo = m + 1;
-		else
-			hi = m;
-	}
-	return lo;
-}
-
 static bool
 oblk_reserve(struct stk *st, struct stk_tcb *c)
 {
@@ -59,7 +42,7 @@ stk_tcp_ooo_insert(struct stk *st, struct stk_tcb *c, const struct stk_tcp_seg *
 {
 	uint32_t seq = s->seq, len = s->plen;
 	uint8_t *data = s->payload;
-	unsigned i = oblk_find(c, seq), nx;
+	unsigned i = stk_oblk_find(c->oblk, c->n_oblk, seq), nx;
 	int app = -1; /* the block it extends at its end */
 	bool front = false; /* its front repeated held data */
 	struct stk_seg_node *n, *pred;

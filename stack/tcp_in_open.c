@@ -93,6 +93,41 @@ negotiate(struct stk *st, struct stk_tcb *c, const struct stk_tcp_opts *o)
 		c->rcv_wnd = 65535;
 }
 
+/* A control block for a passive open, from the SYN or the ACK of a cookie:
+ * the 4-tuple from the segment, the listener's user, the next hop. NULL when
+ * none is left (counted). */
+static struct stk_tcb *
+passive_tcb(struct stk *st, const struct stk_listener *l, const struct stk_ip4_hdr *ip,
+	    const struct stk_tcp_hdr *th)
+{
+	struct stk_tcb *c = stk_tcb_alloc(st);
+
+	if (c == NULL)
+		return NULL;
+	c->rip = ip->src;
+	c->rport = be16toh(th->sport);
+	c->lport = be16toh(th->dport);
+	c->user = l->user;
+	c->flags |= TF_PASSIVE;
+	c->nexthop = stk_ip4_nexthop(st, c->rip);
+	return c;
+}
+
+/* the peer's window from the segment (never scaled: a SYN's, or an ACK
+ * after a cookie that kept no WS), then state and the 4-tuple hash */
+static void
+passive_tcb_enter(struct stk *st, struct stk_tcb *c, const struct stk_tcp_seg *s, uint32_t wl2,
+		  enum stk_tcp_state state)
+{
+	c->snd_wnd = s->win;
+	c->max_snd_wnd = c->snd_wnd;
+	c->snd_wl1 = s->seq;
+	c->snd_wl2 = wl2;
+	c->last_rx = st->now;
+	stk_tcb_set_state(st, c, state);
+	stk_tcb_hash_insert(st, c);
+}
+
 void
 stk_tcp_passive_open(struct stk *st, struct stk_listener *l, const struct stk_ip4_hdr *ip,
 		     const struct stk_tcp_hdr *th, struct stk_tcp_seg *s)
@@ -132,16 +167,10 @@ stk_tcp_passive_open(struct stk *st, struct stk_listener *l, const struct stk_ip
 		stk_tcb_set_state(st, c, STK_TCP_CLOSED);
 		stk_tcb_release(st, c);
 	}
-	c = stk_tcb_alloc(st);
+	c = passive_tcb(st, l, ip, th);
 	if (c == NULL)
-		return; /* counted */
-	c->rip = ip->src;
-	c->rport = be16toh(th->sport);
-	c->lport = be16toh(th->dport);
-	c->user = l->user;
-	c->flags |= TF_PASSIVE;
+		return;
 	stk_listener_attach(st, l, c);
-	c->nexthop = stk_ip4_nexthop(st, c->rip);
 	c->irs = s->seq;
 	c->rcv_nxt = s->seq + 1;
 	c->rcv_adv = c->rcv_nxt;
@@ -151,13 +180,7 @@ stk_tcp_passive_open(struct stk *st, struct stk_listener *l, const struct stk_ip
 	c->recover = c->iss;
 	c->ts_off = (uint32_t)st->ops.random(st->ops.ctx);
 	negotiate(st, c, &s->o);
-	c->snd_wnd = s->win; /* never scaled in a SYN */
-	c->max_snd_wnd = c->snd_wnd;
-	c->snd_wl1 = s->seq;
-	c->snd_wl2 = c->iss;
-	c->last_rx = st->now;
-	stk_tcb_set_state(st, c, STK_TCP_SYN_RCVD);
-	stk_tcb_hash_insert(st, c);
+	passive_tcb_enter(st, c, s, c->iss, STK_TCP_SYN_RCVD);
 	stk_tcp_output(st, c); /* SYN-ACK */
 }
 
@@ -189,16 +212,10 @@ stk_tcp_cookie_open(struct stk *st, struct stk_listener *l, const struct stk_ip4
 	mss = cookie_check(st, ip->src, be16toh(th->sport), be16toh(th->dport), s->seq - 1, s->ack - 1);
 	if (mss == 0)
 		return NULL;
-	c = stk_tcb_alloc(st);
+	c = passive_tcb(st, l, ip, th);
 	if (c == NULL)
-		return NULL; /* counted */
+		return NULL;
 	STK_CTR(st, TCP_SYNCOOKIES_OK);
-	c->rip = ip->src;
-	c->rport = be16toh(th->sport);
-	c->lport = be16toh(th->dport);
-	c->user = l->user;
-	c->flags |= TF_PASSIVE;
-	c->nexthop = stk_ip4_nexthop(st, c->rip);
 	c->irs = s->seq - 1;
 	c->rcv_nxt = s->seq;
 	c->iss = s->ack - 1;
@@ -210,13 +227,7 @@ stk_tcp_cookie_open(struct stk *st, struct stk_listener *l, const struct stk_ip4
 	o.mss = mss;
 	negotiate(st, c, &o); /* no WS, SACK or TS: the cookie kept none */
 	c->rcv_adv = c->rcv_nxt + (st->cfg.rcvbuf > 65535 ? 65535 : st->cfg.rcvbuf); /* the SYN-ACK's */
-	c->snd_wnd = s->win;
-	c->max_snd_wnd = c->snd_wnd;
-	c->snd_wl1 = s->seq;
-	c->snd_wl2 = s->ack;
-	c->last_rx = st->now;
-	stk_tcb_set_state(st, c, STK_TCP_ESTABLISHED);
-	stk_tcb_hash_insert(st, c);
+	passive_tcb_enter(st, c, s, s->ack, STK_TCP_ESTABLISHED);
 	stk_tcp_established_entered(st, c);
 	STK_CTR(st, TCP_ACCEPTS);
 	return c;

@@ -47,18 +47,9 @@ sack_blocks(const struct stk_tcb *c, uint32_t *blk, unsigned max)
 
 	for (unsigned h = 0; h < c->n_sack_hist && out < max; h++) {
 		uint32_t a = c->sack_hist[h];
-		unsigned lo = 0, hi = c->n_oblk, i;
+		unsigned i = stk_oblk_find(c->oblk, c->n_oblk, a);
 		bool dup = false;
 
-		while (lo < hi) {
-			unsigned m = lo + (hi - lo) / 2;
-
-			if (SEQ_LEQ(c->oblk[m].end, a))
-				lo = m + 1;
-			else
-				hi = m;
-		}
-		i = lo;
 		if (i == c->n_oblk || SEQ_LT(a, c->oblk[i].seq))
 			continue; /* delivered since */
 		for (unsigned k = 0; k < nu; k++)
