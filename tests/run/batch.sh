@@ -4,7 +4,9 @@
 #     in order, nothing dropped, the report names the module on the ring;
 # (b) where the module comes from: a link's own "batch" beats the source stage's
 #     "strategies", which beats the global one;
-# (c) batch_timed with sparse traffic (200 frames/s, batches of 64): the flush
+# (c) batch_timed with sparse traffic (200 frames/s, batches of 64) until
+#     sink_check has seen 128 frames (stop_after: the run's length follows the
+#     traffic, however slowly a loaded machine lets gen produce it): the flush
 #     timeout bounds the wait. With flush_us 2000 no frame is 250 ms old on
 #     arrival; with flush_us 5 s and no timeout they would wait for a full batch
 #     (320 ms at this rate), so the same check with a 5 s timeout must see late
@@ -22,7 +24,7 @@ for m in '"batch_burst"' '{"plugin": "batch_timed", "options": {"size": 64, "flu
 	name=$(printf '%s' "$m" | sed -n 's/.*\(batch_[a-z]*\).*/\1/p')
 	step "(a) $name: $N frames, bursts of 7, all delivered in order"
 	mkconf batch.json "$T/$name.json" STRAT="{\"batch\": $m}" GEN_STRAT='{}' COUNT=$N RATE=0 BURST=7 \
-		LATE_US=0 LINK="$LINK"
+		LATE_US=0 STOP_AFTER=0 LINK="$LINK"
 	lcrun "$name" "$T/$name.json" --duration 1.5 --no-live
 	expect_rc 0 "$name"
 	rcheck "$name" -D N=$N -D M="$name" \
@@ -39,33 +41,34 @@ done
 
 step "(b) precedence: link > source stage > global"
 confrun batch.json prec1 1 "precedence: stage over global" STRAT='{"batch": "batch_adaptive"}' \
-	GEN_STRAT='{"batch": "batch_timed"}' COUNT=1000 RATE=0 BURST=32 LATE_US=0 LINK="$LINK"
+	GEN_STRAT='{"batch": "batch_timed"}' COUNT=1000 RATE=0 BURST=32 LATE_US=0 STOP_AFTER=0 LINK="$LINK"
 rcheck "stage over global" 'ring("gen.out")["batch"] == "batch_timed"' 'st("sink", "in") == 1000'
 mkconf batch.json "$T/prec2.json" STRAT='{"batch": "batch_adaptive"}' \
-	GEN_STRAT='{"batch": "batch_timed"}' COUNT=1000 RATE=0 BURST=32 LATE_US=0 \
+	GEN_STRAT='{"batch": "batch_timed"}' COUNT=1000 RATE=0 BURST=32 LATE_US=0 STOP_AFTER=0 \
 	LINK='{"from": "gen.out", "to": "sink.in", "batch": {"plugin": "batch_burst", "options": {"size": 8}}}'
 lcrun prec2 "$T/prec2.json" --duration 1 --no-live
 expect_rc 0 "precedence: link over stage"
 rcheck "link over stage" 'ring("gen.out")["batch"] == "batch_burst"' 'ring("gen.out")["burst"] == 8' \
 	'st("sink", "in") == 1000'
 confrun batch.json prec3 1 "precedence: global" STRAT='{"batch": "batch_adaptive"}' GEN_STRAT='{}' COUNT=1000 \
-	RATE=0 BURST=32 LATE_US=0 LINK="$LINK"
+	RATE=0 BURST=32 LATE_US=0 STOP_AFTER=0 LINK="$LINK"
 rcheck "global" 'ring("gen.out")["batch"] == "batch_adaptive"' 'st("sink", "in") == 1000'
 
 for t in 2000:0 5000000:1; do
 	us=${t%%:*}
 	want_late=${t#*:}
-	step "(c) batch_timed size 64, flush_us $us, 200 frames/s for 1.5 s: late (> 250 ms) frames expected: $want_late"
+	step "(c) batch_timed size 64, flush_us $us, 200 frames/s until 128 arrived: late (> 250 ms) frames expected: $want_late"
 	mkconf batch.json "$T/sparse$us.json" \
 		STRAT="{\"batch\": {\"plugin\": \"batch_timed\", \"options\": {\"size\": 64, \"flush_us\": $us}}}" \
-		GEN_STRAT='{}' COUNT=0 RATE=200 BURST=1 LATE_US=250000 LINK="$LINK"
-	lcrun "sparse$us" "$T/sparse$us.json" --duration 1.5 --no-live
+		GEN_STRAT='{}' COUNT=0 RATE=200 BURST=1 LATE_US=250000 STOP_AFTER=128 LINK="$LINK"
+	lcrun "sparse$us" "$T/sparse$us.json" --duration 60 --no-live
 	expect_rc 0 "sparse, flush_us $us"
 	if [ "$want_late" = 0 ]; then
-		rcheck "flush_us $us bounds the wait" 'ctr("sink", "frames") > 100' 'ctr("sink", "late") == 0' \
-			'total_drops() == 0'
+		rcheck "flush_us $us bounds the wait" 'r["stop_reason"] != "duration"' \
+			'ctr("sink", "frames") >= 128' 'ctr("sink", "late") == 0' 'total_drops() == 0'
 	else
-		rcheck "without a short timeout frames wait for a full batch" 'ctr("sink", "frames") > 100' \
+		rcheck "without a short timeout frames wait for a full batch" \
+			'r["stop_reason"] != "duration"' 'ctr("sink", "frames") >= 128' \
 			'ctr("sink", "late") > 0' 'total_drops() == 0'
 	fi
 done
@@ -73,7 +76,7 @@ done
 step "(d) 10 frames staged under a 10 s timeout are flushed by the drain"
 mkconf batch.json "$T/drain.json" \
 	STRAT='{"batch": {"plugin": "batch_timed", "options": {"size": 64, "flush_us": 10000000}}}' \
-	GEN_STRAT='{}' COUNT=10 RATE=0 BURST=1 LATE_US=0 LINK="$LINK"
+	GEN_STRAT='{}' COUNT=10 RATE=0 BURST=1 LATE_US=0 STOP_AFTER=0 LINK="$LINK"
 lcrun drain "$T/drain.json" --duration 0.5 --no-live
 expect_rc 0 "drain flush"
 rcheck "drain flush" 'r["drained"] == True' 'ctr("gen", "out.out") == 10' 'st("sink", "in") == 10' \
@@ -81,7 +84,7 @@ rcheck "drain flush" 'r["drained"] == True' 'ctr("gen", "out.out") == 10' 'st("s
 
 step "(e) a bad batch reference is refused with its JSON path"
 mkconf batch.json "$T/bad.json" STRAT='{"batch": "counters_percore"}' GEN_STRAT='{}' COUNT=1 RATE=0 \
-	BURST=1 LATE_US=0 \
+	BURST=1 LATE_US=0 STOP_AFTER=0 \
 	LINK='{"from": "gen.out", "to": "sink.in", "batch": {"plugin": "batch_timed", "options": {"flush_us": 0}}}'
 "$LCPIPE" check "$T/bad.json" >"$T/bad.out" 2>&1
 rc=$?

@@ -10,7 +10,7 @@ N=20000
 for lcores in 1:1 1:2; do
 	ls=${lcores#*:}
 	step "stage_timing, gen@1 -> sink@$ls, $N frames"
-	mkconf batch.json "$T/t$ls.json" STRAT='{}' GEN_STRAT='{}' COUNT=$N RATE=0 BURST=16 LATE_US=0 \
+	mkconf batch.json "$T/t$ls.json" STRAT='{}' GEN_STRAT='{}' COUNT=$N RATE=0 BURST=16 LATE_US=0 STOP_AFTER=0 \
 		LINK='{"from": "gen.out", "to": "sink.in", "ring_size": 32768}'
 	sed -i "s/\"lcore\": 2, \"options\": {\"late_us\"/\"lcore\": $ls, \"options\": {\"late_us\"/; s/\"engine\": {/\"engine\": {\"stage_timing\": true, /" "$T/t$ls.json"
 	lcrun "t$ls" "$T/t$ls.json" --duration 1 --no-live
@@ -29,7 +29,7 @@ for lcores in 1:1 1:2; do
 		fail "no timing line for sink in the summary"
 done
 step "(c) off by default"
-confrun batch.json off 0.5 "timing off" STRAT='{}' GEN_STRAT='{}' COUNT=100 RATE=0 BURST=16 LATE_US=0 \
+confrun batch.json off 0.5 "timing off" STRAT='{}' GEN_STRAT='{}' COUNT=100 RATE=0 BURST=16 LATE_US=0 STOP_AFTER=0 \
 	LINK='{"from": "gen.out", "to": "sink.in"}'
 rcheck "no timing when off" '"timing" not in r["stages"]["sink"]' 'st("sink", "in") == 100'
 finish
