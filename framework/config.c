@@ -825,12 +825,8 @@ lcp_cfg_free(struct lcp_cfg *c)
 	free(c->confs);
 	free(c->stages);
 	free(c->links);
-	for (unsigned i = 0; i < c->n_eal; i++)
-		free(c->eal[i]);
-	free(c->eal);
-	for (unsigned i = 0; i < c->n_plugin_path; i++)
-		free(c->plugin_path[i]);
-	free(c->plugin_path);
+	lcp_strv_free(c->eal, c->n_eal);
+	lcp_strv_free(c->plugin_path, c->n_plugin_path);
 	lcp_registry_fini(&c->reg);
 	lcp_errs_free(&c->warns);
 	json_decref(c->root);

@@ -252,9 +252,7 @@ out_eal:
 	lcp_engine_free(e);
 	rte_eal_cleanup();
 out_free_args:
-	for (int i = 0; i < argc; i++)
-		free(argv[i]);
-	free(argv);
+	lcp_strv_free(argv, (unsigned)argc);
 	free(argv_copy);
 	free(e);
 	return status;

@@ -684,9 +684,7 @@ lcp_engine_free(struct lcp_engine *e)
 			continue;
 		if (sp->pub.ctrs)
 			sp->cops->destroy(sp->pub.ctrs);
-		for (unsigned k = 0; k < sp->n_ctrs; k++)
-			free((char *)sp->ctr_names[k]);
-		free(sp->ctr_names);
+		lcp_strv_free((char **)sp->ctr_names, sp->n_ctrs);
 		free(sp->ctr_in);
 		free(sp->hist_ctr);
 		free(sp->hist_scale);

@@ -40,11 +40,17 @@ lcp_errs_add(struct lcp_errs *e, const char *fmt, ...)
 }
 
 void
+lcp_strv_free(char **v, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+void
 lcp_errs_free(struct lcp_errs *e)
 {
-	for (unsigned i = 0; i < e->n; i++)
-		free(e->v[i]);
-	free(e->v);
+	lcp_strv_free(e->v, e->n);
 	memset(e, 0, sizeof(*e));
 }
 

@@ -13,6 +13,8 @@ struct lcp_errs {
 
 void lcp_errs_add(struct lcp_errs *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void lcp_errs_free(struct lcp_errs *e);
+/* free n strings and the array holding them (either may be NULL when n is 0) */
+void lcp_strv_free(char **v, unsigned n);
 
 /* a growing string */
 struct lcp_sbuf {

@@ -497,9 +497,7 @@ lcp_registry_fini(struct lcp_registry *r)
 		free(r->v[i].path);
 		free(r->v[i].refused);
 	}
-	for (unsigned i = 0; i < r->n_dirs; i++)
-		free(r->dirs[i]);
-	free(r->dirs);
+	lcp_strv_free(r->dirs, r->n_dirs);
 	free(r->v);
 	memset(r, 0, sizeof(*r));
 }

@@ -86,9 +86,7 @@ plan_build(struct ab_plan *p, const struct lcp_cfg *c)
 void
 plan_free(struct ab_plan *p)
 {
-	for (unsigned i = 0; i < p->n_sinks; i++)
-		free(p->sinks[i]);
-	free(p->sinks);
+	lcp_strv_free(p->sinks, p->n_sinks);
 	for (unsigned i = 0; i < p->n_lcores; i++) {
 		for (unsigned k = 0; k < p->lcores[i].n_exits; k++) {
 			free(p->lcores[i].exits[k].stage);
