@@ -68,7 +68,6 @@
  *          [--deflate [--deflate-level N]] */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <netinet/in.h>
 #include <linux/tcp.h> /* struct tcp_info with tcpi_data_segs_out (glibc's is older) */
@@ -85,6 +84,7 @@
 #include <unistd.h>
 
 #include <stk/ws.h>
+#include "bench_opt.h"
 #include "kbench.h"
 #include "kbench_tls.h"
 
@@ -253,25 +253,6 @@ fs_client_frames(const uint8_t *p, size_t n, bool *data, bool *close_seen)
 int
 main(int argc, char **argv)
 {
-	static const struct option lo[] = {
-		{ "listen", required_argument, NULL, 'l' },
-		{ "size", required_argument, NULL, 's' },
-		{ "count", required_argument, NULL, 'n' },
-		{ "symbols", required_argument, NULL, 'S' },
-		{ "opcode", required_argument, NULL, 'o' },
-		{ "buf", required_argument, NULL, 'b' },
-		{ "ready-file", required_argument, NULL, 'r' },
-		{ "go-file", required_argument, NULL, 'g' },
-		{ "sub-file", required_argument, NULL, 'u' },
-		{ "cc", required_argument, NULL, 'c' },
-		{ "timeout-ms", required_argument, NULL, 't' },
-		{ "tls-cert", required_argument, NULL, 'C' },
-		{ "tls-key", required_argument, NULL, 'K' },
-		{ "tls-suite", required_argument, NULL, 'T' },
-		{ "deflate", no_argument, NULL, 'D' },
-		{ "deflate-level", required_argument, NULL, 'L' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *listen_at = NULL, *ready = NULL, *go = NULL, *cc = NULL, *sub = NULL;
 	const char *tls_cert = NULL, *tls_key = NULL, *tls_suite = "TLS_AES_128_GCM_SHA256";
 	bool deflate = false;
@@ -283,77 +264,42 @@ main(int argc, char **argv)
 	struct kb_io io = { .fd = -1 };
 	char cc_used[16] = "?", host[64];
 	unsigned long size = 64, symbols = 100, bufmin = 65536, timeout_ms = 30000;
-	unsigned long long count = 0;
+	uint64_t count = 0;
 	unsigned opcode = STK_WS_OP_BINARY;
 	struct sockaddr_in sa = { .sin_family = AF_INET };
 	static struct stk_ws_hs hs;
 	static uint8_t in[65536];
 	size_t have = 0;
-	int o, lfd, fd;
+	int lfd, fd, opcode_word = 0;
+	static const char *const opcodes[] = { "binary", "text", NULL };
+	const struct bench_opt opts[] = {
+		BENCH_OPT_STR("listen", &listen_at),
+		BENCH_OPT_ULONG("size", &size),
+		BENCH_OPT_U64("count", &count),
+		BENCH_OPT_ULONG("symbols", &symbols),
+		BENCH_OPT_WORD("opcode", &opcode_word, opcodes),
+		BENCH_OPT_ULONG("buf", &bufmin),
+		BENCH_OPT_STR("ready-file", &ready),
+		BENCH_OPT_STR("go-file", &go),
+		BENCH_OPT_STR("sub-file", &sub),
+		BENCH_OPT_STR("cc", &cc),
+		BENCH_OPT_ULONG("timeout-ms", &timeout_ms),
+		BENCH_OPT_STR("tls-cert", &tls_cert),
+		BENCH_OPT_STR("tls-key", &tls_key),
+		BENCH_OPT_STR("tls-suite", &tls_suite),
+		BENCH_OPT_FLAG("deflate", &deflate),
+		BENCH_OPT_INT("deflate-level", &deflate_level),
+		BENCH_OPT_END,
+	};
 
-	while ((o = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-		switch (o) {
-		case 'l':
-			listen_at = optarg;
-			break;
-		case 's':
-			size = strtoul(optarg, NULL, 0);
-			break;
-		case 'n':
-			count = strtoull(optarg, NULL, 0);
-			break;
-		case 'S':
-			symbols = strtoul(optarg, NULL, 0);
-			break;
-		case 'o':
-			if (strcmp(optarg, "text") == 0)
-				opcode = STK_WS_OP_TEXT;
-			else if (strcmp(optarg, "binary") != 0) {
-				fprintf(stderr, "b12_feed_server: --opcode binary|text\n");
-				return 2;
-			}
-			break;
-		case 'b':
-			bufmin = strtoul(optarg, NULL, 0);
-			break;
-		case 'r':
-			ready = optarg;
-			break;
-		case 'g':
-			go = optarg;
-			break;
-		case 'c':
-			cc = optarg;
-			break;
-		case 'u':
-			sub = optarg;
-			break;
-		case 't':
-			timeout_ms = strtoul(optarg, NULL, 0);
-			break;
-		case 'C':
-			tls_cert = optarg;
-			break;
-		case 'K':
-			tls_key = optarg;
-			break;
-		case 'T':
-			tls_suite = optarg;
-			break;
-		case 'D':
-			deflate = true;
-			break;
-		case 'L':
-			deflate_level = atoi(optarg);
-			break;
-		default:
-			fprintf(stderr, "usage: b12_feed_server --listen A.B.C.D:PORT --size BYTES --count N "
-					"[--symbols N] [--opcode binary|text] [--buf BYTES] [--ready-file PATH] "
-					"[--go-file PATH] [--sub-file PATH] [--cc NAME] [--timeout-ms MS] "
-					"[--tls-cert PEM --tls-key PEM [--tls-suite NAME]] [--deflate [--deflate-level N]]\n");
-			return 2;
-		}
-	}
+	if (bench_opt_parse(argc, argv, opts, "b12_feed_server",
+			    "--listen A.B.C.D:PORT --size BYTES --count N "
+			    "[--symbols N] [--opcode binary|text] [--buf BYTES] [--ready-file PATH] "
+			    "[--go-file PATH] [--sub-file PATH] [--cc NAME] [--timeout-ms MS] "
+			    "[--tls-cert PEM --tls-key PEM [--tls-suite NAME]] [--deflate [--deflate-level N]]") < 0)
+		return 2;
+	if (opcode_word == 1)
+		opcode = STK_WS_OP_TEXT;
 	/* the shortest tick: {"s":"SYM00000","n":1,"p":"101.25","q":300,"x":""} (50 bytes); the padding
 	 * must also hold the digits n gains (checked as they come) */
 	if (listen_at == NULL || count == 0 || symbols == 0 || symbols > 99999 || size < 50 || size > 65535 ||

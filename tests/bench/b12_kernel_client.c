@@ -68,7 +68,6 @@
  * sequence gap, duplicate or malformed tick was seen. Pin it with taskset. */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -98,6 +97,7 @@
 #endif
 
 #include <stk/ws.h>
+#include "bench_opt.h"
 #include "kbench.h"
 #include "kbench_tls.h"
 #include "metrics_scan.h"
@@ -357,22 +357,6 @@ kc_io_recv(void *ctx, void *p, size_t n)
 int
 main(int argc, char **argv)
 {
-	static const struct option lo[] = {
-		{ "connect", required_argument, NULL, 'c' },
-		{ "buf", required_argument, NULL, 'b' },
-		{ "tsc-hz", required_argument, NULL, 'h' },
-		{ "rcvbuf", required_argument, NULL, 'r' },
-		{ "timeout-ms", required_argument, NULL, 't' },
-		{ "scan", required_argument, NULL, 's' },
-		{ "hash", required_argument, NULL, 'H' },
-		{ "calibrate", no_argument, NULL, 'C' },
-		{ "spin", no_argument, NULL, 'S' },
-		{ "tls-ca", required_argument, NULL, 'A' },
-		{ "tls-suite", required_argument, NULL, 'T' },
-		{ "tls-read-ahead", required_argument, NULL, 'R' },
-		{ "deflate", no_argument, NULL, 'D' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *at = NULL;
 	unsigned long bufsz = 65536, timeout_ms = 30000, rcvbuf = 0;
 	double hz = 0;
@@ -382,72 +366,45 @@ main(int argc, char **argv)
 	uint8_t *buf, raw[16], fr[64];
 	char key[25], req[2048], host[64];
 	size_t have = 0;
-	int o, fd, n, close_code = -1;
+	int fd, n, close_code = -1;
 	const char *end = "close";
 	const char *tls_ca = NULL, *tls_suite = "TLS_AES_128_GCM_SHA256";
-	bool read_ahead = true, deflate = false;
+	bool deflate = false, calibrate = false, spin = false;
+	int read_ahead = 1, scan = 0, hash = 0;
 	SSL_CTX *tls_ctx = NULL;
 	struct kb_io io = { .fd = -1 };
+	static const char *const scans[] = { "metrics", "fixed", NULL };
+	static const char *const hashes[] = { "metrics", "mix", "fold", NULL };
+	const struct bench_opt opts[] = {
+		BENCH_OPT_STR("connect", &at),
+		BENCH_OPT_ULONG("buf", &bufsz),
+		BENCH_OPT_DOUBLE("tsc-hz", &hz),
+		BENCH_OPT_ULONG("rcvbuf", &rcvbuf),
+		BENCH_OPT_ULONG("timeout-ms", &timeout_ms),
+		BENCH_OPT_WORD("scan", &scan, scans),
+		BENCH_OPT_WORD("hash", &hash, hashes),
+		BENCH_OPT_FLAG("calibrate", &calibrate),
+		BENCH_OPT_FLAG("spin", &spin),
+		BENCH_OPT_STR("tls-ca", &tls_ca),
+		BENCH_OPT_STR("tls-suite", &tls_suite),
+		BENCH_OPT_INT("tls-read-ahead", &read_ahead),
+		BENCH_OPT_FLAG("deflate", &deflate),
+		BENCH_OPT_END,
+	};
 
-	while ((o = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-		switch (o) {
-		case 'c':
-			at = optarg;
-			break;
-		case 'b':
-			bufsz = strtoul(optarg, NULL, 0);
-			break;
-		case 'h':
-			hz = strtod(optarg, NULL);
-			break;
-		case 'r':
-			rcvbuf = strtoul(optarg, NULL, 0);
-			break;
-		case 't':
-			timeout_ms = strtoul(optarg, NULL, 0);
-			break;
-		case 's':
-			if (strcmp(optarg, "fixed") == 0)
-				kc_fixed = true;
-			else if (strcmp(optarg, "metrics") != 0) {
-				fprintf(stderr, "b12_kernel_client: --scan metrics|fixed\n");
-				return 2;
-			}
-			break;
-		case 'H':
-			if (strcmp(optarg, "mix") == 0)
-				kc_fold = false;
-			else if (strcmp(optarg, "fold") == 0)
-				kc_fold = true;
-			else if (strcmp(optarg, "metrics") != 0) {
-				fprintf(stderr, "b12_kernel_client: --hash metrics|mix|fold\n");
-				return 2;
-			}
-			break;
-		case 'A':
-			tls_ca = optarg;
-			break;
-		case 'T':
-			tls_suite = optarg;
-			break;
-		case 'R':
-			read_ahead = atoi(optarg) != 0;
-			break;
-		case 'D':
-			deflate = true;
-			break;
-		case 'C':
-			printf("{\"bench\":\"B12\",\"tsc_hz\":%.0f}\n", kb_calibrate_hz());
-			return 0;
-		case 'S':
-			return kc_spin();
-		default:
-			fprintf(stderr, "usage: b12_kernel_client --connect A.B.C.D:PORT [--buf BYTES] [--tsc-hz HZ] "
-					"[--rcvbuf BYTES] [--timeout-ms MS] [--scan metrics|fixed] [--hash metrics|mix|fold] "
-					"[--tls-ca PEM [--tls-suite NAME] [--tls-read-ahead 0|1]] [--deflate] | --calibrate | --spin\n");
-			return 2;
-		}
+	if (bench_opt_parse(argc, argv, opts, "b12_kernel_client",
+			    "--connect A.B.C.D:PORT [--buf BYTES] [--tsc-hz HZ] "
+			    "[--rcvbuf BYTES] [--timeout-ms MS] [--scan metrics|fixed] [--hash metrics|mix|fold] "
+			    "[--tls-ca PEM [--tls-suite NAME] [--tls-read-ahead 0|1]] [--deflate] | --calibrate | --spin") < 0)
+		return 2;
+	if (calibrate) {
+		printf("{\"bench\":\"B12\",\"tsc_hz\":%.0f}\n", kb_calibrate_hz());
+		return 0;
 	}
+	if (spin)
+		return kc_spin();
+	kc_fixed = scan == 1;
+	kc_fold = hash == 2;
 	if (at == NULL || bufsz < 4096 || bufsz > (256ul << 20)) {
 		fprintf(stderr, "b12_kernel_client: --connect is required; --buf 4096..256 MiB\n");
 		return 2;

@@ -47,7 +47,6 @@
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 #include <netinet/in.h>
@@ -86,6 +85,7 @@
 #include <stk/prot/ip4.h>
 #include <stk/prot/tcp.h>
 
+#include "bench_opt.h"
 #include "bench_stats.h"
 
 /* ---- constants ---- */
@@ -1261,72 +1261,27 @@ static struct {
 static void
 parse_opts(int argc, char **argv)
 {
-	static const struct option lo[] = {
-		{"reps", required_argument, NULL, 'r'},
-		{"ms", required_argument, NULL, 'm'},
-		{"callgrind", required_argument, NULL, 'c'},
-		{"quick", no_argument, NULL, 'q'},
-		{"rx-cpu", required_argument, NULL, 'R'},
-		{"tx-cpu", required_argument, NULL, 'T'},
-		{"lo-mb", required_argument, NULL, 'l'},
-		{"veth-mb", required_argument, NULL, 'v'},
-		{"veth-rx-ns", required_argument, NULL, 'x'},
-		{"veth-tx-ns", required_argument, NULL, 'y'},
-		{"veth-ip", required_argument, NULL, 'i'},
-		{"verbose", no_argument, NULL, 'V'},
-		{NULL, 0, NULL, 0},
+	const struct bench_opt opts[] = {
+		BENCH_OPT_UINT("reps", &opt.reps),
+		BENCH_OPT_DOUBLE("ms", &opt.ms),
+		BENCH_OPT_U64("callgrind", &opt.cg_segs),
+		BENCH_OPT_FLAG("quick", &opt.quick),
+		BENCH_OPT_INT("rx-cpu", &opt.rx_cpu),
+		BENCH_OPT_INT("tx-cpu", &opt.tx_cpu),
+		BENCH_OPT_UINT("lo-mb", &opt.lo_mb),
+		BENCH_OPT_UINT("veth-mb", &opt.veth_mb),
+		BENCH_OPT_STR("veth-rx-ns", &opt.veth_rx_ns),
+		BENCH_OPT_STR("veth-tx-ns", &opt.veth_tx_ns),
+		BENCH_OPT_STR("veth-ip", &opt.veth_ip),
+		BENCH_OPT_FLAG("verbose", &g.verbose),
+		BENCH_OPT_END,
 	};
-	int c;
 
-	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-		switch (c) {
-		case 'r':
-			opt.reps = (unsigned)strtoul(optarg, NULL, 10);
-			break;
-		case 'm':
-			opt.ms = strtod(optarg, NULL);
-			break;
-		case 'c':
-			opt.cg_segs = strtoull(optarg, NULL, 10);
-			break;
-		case 'q':
-			opt.quick = true;
-			break;
-		case 'R':
-			opt.rx_cpu = atoi(optarg);
-			break;
-		case 'T':
-			opt.tx_cpu = atoi(optarg);
-			break;
-		case 'l':
-			opt.lo_mb = (unsigned)strtoul(optarg, NULL, 10);
-			break;
-		case 'v':
-			opt.veth_mb = (unsigned)strtoul(optarg, NULL, 10);
-			break;
-		case 'x':
-			opt.veth_rx_ns = optarg;
-			break;
-		case 'y':
-			opt.veth_tx_ns = optarg;
-			break;
-		case 'i':
-			opt.veth_ip = optarg;
-			break;
-		case 'V':
-			g.verbose = true;
-			break;
-		default:
-			fprintf(stderr,
-				"usage: %s [--reps N] [--ms M] [--quick] [--callgrind SEGS] "
-				"[--rx-cpu C] "
-				"[--tx-cpu C] [--lo-mb N] [--veth-mb N] [--veth-rx-ns NAME "
-				"--veth-tx-ns NAME "
-				"--veth-ip A.B.C.D]\n",
-				argv[0]);
-			exit(2);
-		}
-	}
+	if (bench_opt_parse(argc, argv, opts, argv[0],
+			    "[--reps N] [--ms M] [--quick] [--callgrind SEGS] [--rx-cpu C] "
+			    "[--tx-cpu C] [--lo-mb N] [--veth-mb N] [--veth-rx-ns NAME "
+			    "--veth-tx-ns NAME --veth-ip A.B.C.D]") < 0)
+		exit(2);
 	if (opt.quick) {
 		if (opt.reps > 3)
 			opt.reps = 3;

@@ -25,7 +25,6 @@
  * Run it pinned (taskset) inside the namespace of IF; b8.sh does, once per run. */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <linux/if_packet.h>
 #include <net/ethernet.h>
@@ -39,6 +38,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include <x86intrin.h>
+
+#include "bench_opt.h"
 
 #define RING_FRAME 2048u
 #define RING_FRAMES 512u
@@ -62,30 +63,22 @@ die(const char *what)
 int
 main(int argc, char **argv)
 {
-	static const struct option lo[] = {
-		{ "iface", required_argument, NULL, 'i' },
-		{ "dst-mac", required_argument, NULL, 'm' },
-		{ "count", required_argument, NULL, 'n' },
-		{ "size", required_argument, NULL, 's' },
-		{ "gap-cycles", required_argument, NULL, 'g' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *ifname = NULL, *mac = NULL;
 	unsigned count = 20000, size = 124, o;
 	uint64_t gap = 4000;
 	uint8_t fr[1500], dst[6];
-	int opt, one = 1, v = TPACKET_V2;
+	int one = 1, v = TPACKET_V2;
+	const struct bench_opt opts[] = {
+		BENCH_OPT_STR("iface", &ifname),
+		BENCH_OPT_STR("dst-mac", &mac),
+		BENCH_OPT_UINT("count", &count),
+		BENCH_OPT_UINT("size", &size),
+		BENCH_OPT_U64("gap-cycles", &gap),
+		BENCH_OPT_END,
+	};
 
-	while ((opt = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-		switch (opt) {
-		case 'i': ifname = optarg; break;
-		case 'm': mac = optarg; break;
-		case 'n': count = (unsigned)strtoul(optarg, NULL, 0); break;
-		case 's': size = (unsigned)strtoul(optarg, NULL, 0); break;
-		case 'g': gap = strtoull(optarg, NULL, 0); break;
-		default: return 2;
-		}
-	}
+	if (bench_opt_parse(argc, argv, opts, "b8_afp_tx", NULL) < 0)
+		return 2;
 	if (ifname == NULL || mac == NULL || count == 0 || size < 42 || size > sizeof(fr) ||
 	    sscanf(mac, "%hhx:%hhx:%hhx:%hhx:%hhx:%hhx", &dst[0], &dst[1], &dst[2], &dst[3],
 		   &dst[4], &dst[5]) != 6) {

@@ -25,7 +25,6 @@
  * Pin it with taskset; b8.sh does. */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -40,6 +39,7 @@
 
 #include <stk/ws.h>
 #include "ws_rtt_hist.h" /* plugins/ws_rtt */
+#include "bench_opt.h"
 #include "kbench.h"
 
 #define SRV_BUF (1u << 20) /* largest frame accepted: a little under 1 MiB */
@@ -246,46 +246,26 @@ srv_serve(struct srv_conn *c)
 int
 main(int argc, char **argv)
 {
-	static const struct option lo[] = {
-		{ "listen", required_argument, NULL, 'l' },
-		{ "mode", required_argument, NULL, 'm' },
-		{ "ready-file", required_argument, NULL, 'r' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *listen_at = NULL, *ready = NULL;
 	char host[64];
 	struct sockaddr_in sa = { .sin_family = AF_INET };
 	struct srv_conn c = { .fd = -1 };
 	bool quiet = false;
-	int o, lfd;
+	int lfd, mode = 0;
+	static const char *const modes[] = { "block", "busy", NULL };
+	const struct bench_opt opts[] = {
+		BENCH_OPT_STR("listen", &listen_at),
+		BENCH_OPT_WORD("mode", &mode, modes),
+		BENCH_OPT_STR("ready-file", &ready),
+		BENCH_OPT_FLAG("quiet", &quiet),
+		BENCH_OPT_END,
+	};
 	uint64_t nconn = 0;
 
-	while ((o = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-		switch (o) {
-		case 'l':
-			listen_at = optarg;
-			break;
-		case 'm':
-			if (strcmp(optarg, "busy") == 0)
-				c.busy = true;
-			else if (strcmp(optarg, "block") != 0) {
-				fprintf(stderr, "b8_echo_server: --mode block|busy\n");
-				return 2;
-			}
-			break;
-		case 'r':
-			ready = optarg;
-			break;
-		case 'q':
-			quiet = true;
-			break;
-		default:
-			fprintf(stderr, "usage: b8_echo_server --listen A.B.C.D:PORT [--mode block|busy] "
-					"[--ready-file PATH] [--quiet]\n");
-			return 2;
-		}
-	}
+	if (bench_opt_parse(argc, argv, opts, "b8_echo_server",
+			    "--listen A.B.C.D:PORT [--mode block|busy] [--ready-file PATH] [--quiet]") < 0)
+		return 2;
+	c.busy = mode == 1;
 	if (listen_at == NULL) {
 		fprintf(stderr, "b8_echo_server: --listen A.B.C.D:PORT is required\n");
 		return 2;

@@ -28,7 +28,6 @@
  * Pin it with taskset; b8.sh does. */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -48,6 +47,7 @@
 #include <stk/ws.h>
 
 #include "ws_rtt_hist.h" /* plugins/ws_rtt */
+#include "bench_opt.h"
 #include "kbench.h"
 
 static int
@@ -87,17 +87,6 @@ kc_recv(void *ctx, void *p, size_t n)
 int
 main(int argc, char **argv)
 {
-	static const struct option lo[] = {
-		{ "connect", required_argument, NULL, 'c' },
-		{ "mode", required_argument, NULL, 'm' },
-		{ "count", required_argument, NULL, 'n' },
-		{ "warmup", required_argument, NULL, 'w' },
-		{ "size", required_argument, NULL, 's' },
-		{ "timeout-ms", required_argument, NULL, 't' },
-		{ "calibrate", no_argument, NULL, 'C' },
-		{ "spin", no_argument, NULL, 'S' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *at = NULL;
 	bool busy = false;
 	unsigned long count = 10000, warmup = 200, size = 64, timeout_ms = 2000;
@@ -108,43 +97,30 @@ main(int argc, char **argv)
 	char key[25], req[2048], host[64];
 	size_t have = 0, hl, flen;
 	uint64_t t_start, errors = 0, eagain = 0;
-	int o, fd, one = 1, n;
+	int fd, one = 1, n, mode = 0;
+	bool calibrate = false, spin = false;
+	static const char *const modes[] = { "block", "busy", NULL };
+	const struct bench_opt opts[] = {
+		BENCH_OPT_STR("connect", &at),
+		BENCH_OPT_WORD("mode", &mode, modes),
+		BENCH_OPT_ULONG("count", &count),
+		BENCH_OPT_ULONG("warmup", &warmup),
+		BENCH_OPT_ULONG("size", &size),
+		BENCH_OPT_ULONG("timeout-ms", &timeout_ms),
+		BENCH_OPT_FLAG("calibrate", &calibrate),
+		BENCH_OPT_FLAG("spin", &spin),
+		BENCH_OPT_END,
+	};
 
-	while ((o = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-		switch (o) {
-		case 'c':
-			at = optarg;
-			break;
-		case 'm':
-			if (strcmp(optarg, "busy") == 0)
-				busy = true;
-			else if (strcmp(optarg, "block") != 0) {
-				fprintf(stderr, "b8_kernel_client: --mode block|busy\n");
-				return 2;
-			}
-			break;
-		case 'n':
-			count = strtoul(optarg, NULL, 0);
-			break;
-		case 'w':
-			warmup = strtoul(optarg, NULL, 0);
-			break;
-		case 's':
-			size = strtoul(optarg, NULL, 0);
-			break;
-		case 't':
-			timeout_ms = strtoul(optarg, NULL, 0);
-			break;
-		case 'C':
-			return kc_calibrate();
-		case 'S':
-			return kc_spin();
-		default:
-			fprintf(stderr, "usage: b8_kernel_client --connect A.B.C.D:PORT [--mode block|busy] "
-					"[--count N] [--warmup N] [--size BYTES] [--timeout-ms MS] | --calibrate | --spin\n");
-			return 2;
-		}
-	}
+	if (bench_opt_parse(argc, argv, opts, "b8_kernel_client",
+			    "--connect A.B.C.D:PORT [--mode block|busy] [--count N] [--warmup N] "
+			    "[--size BYTES] [--timeout-ms MS] | --calibrate | --spin") < 0)
+		return 2;
+	if (calibrate)
+		return kc_calibrate();
+	if (spin)
+		return kc_spin();
+	busy = mode == 1;
 	if (at == NULL || size < B8_PROBE_MIN || size > B8_PROBE_MAX || count == 0) {
 		fprintf(stderr, "b8_kernel_client: --connect is required; --size %u..%u; --count > 0\n",
 			B8_PROBE_MIN, B8_PROBE_MAX);

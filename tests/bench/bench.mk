@@ -66,9 +66,11 @@ BENCH_CPPFLAGS = -I$(top_srcdir)/framework/include -I$(top_srcdir)/framework -I$
 	-DBENCH_PLUGIN_DIR='"$(abs_top_builddir)/plugins/counters_percore/.libs"'
 BENCH_CFLAGS = $(AM_CFLAGS_COMMON) $(DPDK_CFLAGS) $(JANSSON_CFLAGS)
 BENCH_LDADD = $(top_builddir)/framework/liblcp.la $(DPDK_LIBS) $(JANSSON_LIBS)
-# the summaries (no DPDK: b7_tcp_rx too), then what the EAL benchmarks share
+# the option table and the summaries (no DPDK: b7_tcp_rx and the kernel-socket
+# programs too), then what the EAL benchmarks share
+BENCH_OPT_SOURCES = bench/bench_opt.c bench/bench_opt.h
 BENCH_STATS_SOURCES = bench/bench_stats.c bench/bench_stats.h
-BENCH_UTIL_SOURCES = bench/bench_util.c bench/bench_util.h $(BENCH_STATS_SOURCES)
+BENCH_UTIL_SOURCES = bench/bench_util.c bench/bench_util.h $(BENCH_STATS_SOURCES) $(BENCH_OPT_SOURCES)
 
 bench_b1_ring_link_SOURCES = bench/b1_ring_link.c $(BENCH_UTIL_SOURCES)
 bench_b1_ring_link_CPPFLAGS = $(BENCH_CPPFLAGS)
@@ -84,7 +86,7 @@ bench_b2_dispatch_LDADD = $(BENCH_LDADD)
 bench_b2_dispatch_LDFLAGS = -no-install
 
 # B7 links only libstk (stack/): no DPDK, no EAL, no liblcp
-bench_b7_tcp_rx_SOURCES = bench/b7_tcp_rx.c $(BENCH_STATS_SOURCES)
+bench_b7_tcp_rx_SOURCES = bench/b7_tcp_rx.c $(BENCH_STATS_SOURCES) $(BENCH_OPT_SOURCES)
 bench_b7_tcp_rx_CPPFLAGS = -I$(top_srcdir)/stack/include
 bench_b7_tcp_rx_CFLAGS = $(AM_CFLAGS_COMMON)
 bench_b7_tcp_rx_LDADD = $(top_builddir)/stack/libstk.la -lm
@@ -169,15 +171,15 @@ bench-b6-build:
 # sent on the veth through af_packet's TX ring and through sendmmsg().
 # Built by bench-progs-build only when b8 is in BENCH_ONLY.
 EXTRA_PROGRAMS += bench/b8_echo_server bench/b8_kernel_client bench/b8_afp_tx
-bench_b8_afp_tx_SOURCES = bench/b8_afp_tx.c
+bench_b8_afp_tx_SOURCES = bench/b8_afp_tx.c $(BENCH_OPT_SOURCES)
 bench_b8_afp_tx_CFLAGS = $(AM_CFLAGS_COMMON)
 bench_b8_afp_tx_LDFLAGS = -no-install
-bench_b8_echo_server_SOURCES = bench/b8_echo_server.c bench/kbench.h
+bench_b8_echo_server_SOURCES = bench/b8_echo_server.c bench/kbench.h $(BENCH_OPT_SOURCES)
 bench_b8_echo_server_CPPFLAGS = -I$(top_srcdir)/stack/include -I$(top_srcdir)/plugins/ws_rtt
 bench_b8_echo_server_CFLAGS = $(AM_CFLAGS_COMMON)
 bench_b8_echo_server_LDADD = $(top_builddir)/stack/libstk.la
 bench_b8_echo_server_LDFLAGS = -no-install
-bench_b8_kernel_client_SOURCES = bench/b8_kernel_client.c bench/kbench.h
+bench_b8_kernel_client_SOURCES = bench/b8_kernel_client.c bench/kbench.h $(BENCH_OPT_SOURCES)
 bench_b8_kernel_client_CPPFLAGS = -I$(top_srcdir)/stack/include -I$(top_srcdir)/plugins/ws_rtt
 bench_b8_kernel_client_CFLAGS = $(AM_CFLAGS_COMMON)
 bench_b8_kernel_client_LDADD = $(top_builddir)/stack/libstk.la
@@ -229,12 +231,14 @@ CLEANFILES += bench/b4_pools$(EXEEXT) bench-b4.log
 # with zlib); B13 (bench/b13.sh) uses them as its kernel anchors. Built by
 # bench-progs-build when b12, b13 or b14 is in BENCH_ONLY.
 EXTRA_PROGRAMS += bench/b12_feed_server bench/b12_kernel_client
-bench_b12_feed_server_SOURCES = bench/b12_feed_server.c bench/kbench.h bench/kbench_tls.h
+bench_b12_feed_server_SOURCES = bench/b12_feed_server.c bench/kbench.h bench/kbench_tls.h \
+	$(BENCH_OPT_SOURCES)
 bench_b12_feed_server_CPPFLAGS = -I$(top_srcdir)/stack/include $(SSL_CFLAGS) $(CRYPTO_CFLAGS)
 bench_b12_feed_server_CFLAGS = $(AM_CFLAGS_COMMON)
 bench_b12_feed_server_LDADD = $(top_builddir)/stack/libstk.la $(SSL_LIBS) $(CRYPTO_LIBS)
 bench_b12_feed_server_LDFLAGS = -no-install
-bench_b12_kernel_client_SOURCES = bench/b12_kernel_client.c bench/kbench.h bench/kbench_tls.h
+bench_b12_kernel_client_SOURCES = bench/b12_kernel_client.c bench/kbench.h bench/kbench_tls.h \
+	$(BENCH_OPT_SOURCES)
 bench_b12_kernel_client_CPPFLAGS = -I$(top_srcdir)/stack/include \
 	-I$(top_srcdir)/plugins/metrics -I$(top_srcdir)/plugins/common $(SSL_CFLAGS) $(CRYPTO_CFLAGS) $(ZLIB_CFLAGS)
 bench_b12_kernel_client_CFLAGS = $(AM_CFLAGS_COMMON)

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * bench_util.c — see bench_util.h. */
 #include <errno.h>
-#include <getopt.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -16,6 +15,7 @@
 #include <lcp/counters.h>
 
 #include "lcp_priv.h"
+#include "bench_opt.h"
 #include "bench_util.h"
 
 volatile uint64_t bench_sink_u64;
@@ -182,16 +182,15 @@ bench_counters_ops(void)
 int
 bench_parse_opts(int argc, char **argv, struct bench_opts *o)
 {
-	static const struct option lo[] = {
-		{"reps", required_argument, NULL, 'r'},
-		{"ms", required_argument, NULL, 'm'},
-		{"callgrind", required_argument, NULL, 'c'},
-		{"quick", no_argument, NULL, 'q'},
-		{"rt", no_argument, NULL, 't'},
-		{"cons-burst", required_argument, NULL, 'b'},
-		{NULL, 0, NULL, 0},
+	const struct bench_opt opts[] = {
+		BENCH_OPT_UINT("reps", &o->reps),
+		BENCH_OPT_DOUBLE("ms", &o->ms),
+		BENCH_OPT_U64("callgrind", &o->cg_iters),
+		BENCH_OPT_FLAG("quick", &o->quick),
+		BENCH_OPT_FLAG("rt", &o->rt),
+		BENCH_OPT_UINT("cons-burst", &o->cons_burst),
+		BENCH_OPT_END,
 	};
-	int c;
 
 	o->reps = 9;
 	o->ms = 20;
@@ -199,37 +198,12 @@ bench_parse_opts(int argc, char **argv, struct bench_opts *o)
 	o->quick = false;
 	o->rt = false;
 	o->cons_burst = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-		switch (c) {
-		case 'r':
-			o->reps = (unsigned)strtoul(optarg, NULL, 10);
-			break;
-		case 'm':
-			o->ms = strtod(optarg, NULL);
-			break;
-		case 'c':
-			o->cg_iters = strtoull(optarg, NULL, 10);
-			break;
-		case 'q':
-			o->quick = true;
-			break;
-		case 't':
-			o->rt = true;
-			break;
-		case 'b':
-			o->cons_burst = (unsigned)strtoul(optarg, NULL, 10);
-			if (o->cons_burst > 1024)
-				o->cons_burst = 1024;
-			break;
-		default:
-			fprintf(stderr,
-				"usage: %s [EAL args] -- [--reps N] [--ms M] [--callgrind ITERS] "
-				"[--rt] [--cons-burst N] [--quick]\n",
-				argv[0]);
-			return -1;
-		}
-	}
+	if (bench_opt_parse(argc, argv, opts, argv[0],
+			    "[EAL args] -- [--reps N] [--ms M] [--callgrind ITERS] [--rt] "
+			    "[--cons-burst N] [--quick]") < 0)
+		return -1;
+	if (o->cons_burst > 1024)
+		o->cons_burst = 1024;
 	if (o->reps < 1)
 		o->reps = 1;
 	if (o->reps > BENCH_MAX_REPS)
