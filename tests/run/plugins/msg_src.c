@@ -39,7 +39,6 @@
 
 #include <rte_common.h>
 #include <rte_cycles.h>
-#include <rte_errno.h>
 #include <rte_malloc.h>
 #include <rte_mempool.h>
 
@@ -238,17 +237,13 @@ static int
 msg_src_init(struct lcp_stage *st, const void *conf, void **ctx)
 {
 	struct msg_src_ctx *x;
-	char name[RTE_MEMPOOL_NAMESIZE];
 
 	x = rte_zmalloc_socket("msg_src", sizeof(*x), RTE_CACHE_LINE_SIZE, lcp_stage_socket(st));
 	if (x == NULL)
 		return -ENOMEM;
 	x->conf = *(const struct msg_src_conf *)conf;
-	snprintf(name, sizeof(name), "msgsrc_%.16s", lcp_stage_name(st));
-	x->pool = rte_mempool_create(name, x->conf.msgs, sizeof(struct tp_msg) + MSG_SRC_MAX, 0, 0,
-				     NULL, NULL, NULL, NULL, lcp_stage_socket(st), 0);
+	x->pool = tp_msg_pool_create(st, "msgsrc_", x->conf.msgs, MSG_SRC_MAX);
 	if (x->pool == NULL) {
-		lcp_log(st, LCP_LOG_ERR, "cannot create the msg pool %s: %s", name, rte_strerror(rte_errno));
 		rte_free(x);
 		return -ENOMEM;
 	}

@@ -2,15 +2,17 @@
  * test_plugin.h — what the test-only stage plugins (tests/run/plugins,
  * tests/kernel/plugins) share: the fini of a context that is one malloc'ed
  * block, a burst's counts, and msg objects taken from a stage's own mempool
- * (msg_src, tick_src). Header only, against the SDK
- * headers only: each plugin stays one self-contained .so. */
+ * (msg_src, tick_src: tp_msg_pool_create, tp_msg_pool_fini). Header only,
+ * against the SDK headers only: each plugin stays one self-contained .so. */
 #ifndef LCP_TEST_PLUGIN_H
 #define LCP_TEST_PLUGIN_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include <rte_common.h>
+#include <rte_errno.h>
 #include <rte_mempool.h>
 
 #include <lcp/lcp.h>
@@ -63,6 +65,24 @@ tp_msg_set(struct tp_msg *m, struct rte_mempool *pool, void *owner, uint64_t con
 	m->pub.release = tp_msg_release;
 	m->pub.owner = owner;
 	m->pub.backing[0] = m->pub.backing[1] = NULL;
+}
+
+/* the stage's msg pool: n objects of `max` payload bytes each, named prefix and
+ * the stage's name (cut to the mempool name's size), on the stage's socket;
+ * NULL after logging why */
+static inline struct rte_mempool *
+tp_msg_pool_create(struct lcp_stage *st, const char *prefix, unsigned n, size_t max)
+{
+	char name[RTE_MEMPOOL_NAMESIZE];
+	struct rte_mempool *pool;
+
+	snprintf(name, sizeof(name), "%s%s", prefix, lcp_stage_name(st));
+	pool = rte_mempool_create(name, n, sizeof(struct tp_msg) + max, 0, 0, NULL, NULL, NULL,
+				  NULL, lcp_stage_socket(st), 0);
+	if (pool == NULL)
+		lcp_log(st, LCP_LOG_ERR, "cannot create the msg pool %s (%u objects): %s", name, n,
+			rte_strerror(rte_errno));
+	return pool;
 }
 
 /* at fini: the pool freed when every object came back; otherwise it is left

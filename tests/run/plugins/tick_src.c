@@ -42,7 +42,6 @@
 #include <string.h>
 
 #include <rte_cycles.h>
-#include <rte_errno.h>
 #include <rte_malloc.h>
 #include <rte_mempool.h>
 
@@ -171,7 +170,6 @@ static int
 tick_src_init(struct lcp_stage *st, const void *conf, void **ctx)
 {
 	struct tick_src_ctx *x;
-	char name[RTE_MEMPOOL_NAMESIZE];
 
 	x = rte_zmalloc_socket("tick_src", sizeof(*x), RTE_CACHE_LINE_SIZE, lcp_stage_socket(st));
 	if (x == NULL)
@@ -180,13 +178,11 @@ tick_src_init(struct lcp_stage *st, const void *conf, void **ctx)
 	memset(x->pad, 'a', x->c.pad);
 	x->syms = rte_zmalloc_socket("tick_src_syms", x->c.symbols * sizeof(*x->syms), 0,
 				     lcp_stage_socket(st));
-	snprintf(name, sizeof(name), "tks_%.20s", lcp_stage_name(st));
-	x->pool = rte_mempool_create(name, x->c.pool,
-				     sizeof(struct tp_msg) + TS_BODY_MAX + x->c.pad, 0, 0, NULL,
-				     NULL, NULL, NULL, lcp_stage_socket(st), 0);
+	if (x->syms == NULL)
+		lcp_log(st, LCP_LOG_ERR, "cannot allocate %u symbols", x->c.symbols);
+	else
+		x->pool = tp_msg_pool_create(st, "tks_", x->c.pool, TS_BODY_MAX + x->c.pad);
 	if (x->syms == NULL || x->pool == NULL) {
-		lcp_log(st, LCP_LOG_ERR, "cannot allocate the symbols or the msg pool (%u): %s",
-			x->c.pool, rte_strerror(rte_errno));
 		rte_mempool_free(x->pool);
 		rte_free(x->syms);
 		rte_free(x);
