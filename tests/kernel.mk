@@ -24,13 +24,7 @@ EXTRA_DIST += $(TCP_KERNEL_TESTS) kernel/tcp_lib.sh kernel/tcp_peer.py kernel/tc
 # tcp_app, the application these tests drive, is a shipped plugin (plugins/tcp_app)
 
 # test-only plugin for port_kernel.sh: frames as mbuf chains (tx_socket); built as
-# the test plugins of run.mk are (RUN_PLUGIN_*)
-check_LTLIBRARIES += kernel/plugins/pkt_split.la
-kernel_plugins_pkt_split_la_SOURCES = kernel/plugins/pkt_split.c
-kernel_plugins_pkt_split_la_CPPFLAGS = $(RUN_PLUGIN_CPPFLAGS)
-kernel_plugins_pkt_split_la_CFLAGS = $(RUN_PLUGIN_CFLAGS)
-kernel_plugins_pkt_split_la_LDFLAGS = $(RUN_PLUGIN_LDFLAGS)
-kernel_plugins_pkt_split_la_LIBADD = $(RUN_PLUGIN_LIBADD)
+# the test plugins of run.mk are (a line in run/plugins/list)
 
 # L2 WebSocket: the ws stage (plugins/ws) over the tcp stage against real
 # WebSocket servers in the namespace (tests/kernel/ws_lib.sh, built on

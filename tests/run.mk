@@ -60,51 +60,20 @@ RUN_PLUGIN_CFLAGS = $(AM_CFLAGS_COMMON) $(DPDK_CFLAGS) -fvisibility=hidden
 RUN_PLUGIN_LDFLAGS = -module -avoid-version -shared -rpath /nowhere \
 	-export-symbols-regex '^lcp_plugin_descriptor$$' $(SAN_LDFLAGS)
 RUN_PLUGIN_LIBADD = $(top_builddir)/framework/liblcp.la $(DPDK_LIBS)
-check_LTLIBRARIES += run/plugins/sink_check.la
-run_plugins_sink_check_la_SOURCES = run/plugins/sink_check.c
-run_plugins_sink_check_la_CPPFLAGS = $(RUN_PLUGIN_CPPFLAGS)
-run_plugins_sink_check_la_CFLAGS = $(RUN_PLUGIN_CFLAGS)
-run_plugins_sink_check_la_LDFLAGS = $(RUN_PLUGIN_LDFLAGS)
-run_plugins_sink_check_la_LIBADD = $(RUN_PLUGIN_LIBADD)
+# the plugins built with these alone: one line each in run/plugins/list, expanded
+# by run/plugins/gen-am.sh
+include $(srcdir)/run/plugins/plugins.am
+$(srcdir)/run/plugins/plugins.am: $(srcdir)/run/plugins/list $(srcdir)/run/plugins/gen-am.sh
+	$(AM_V_GEN)$(SHELL) $(srcdir)/run/plugins/gen-am.sh $(srcdir)/run/plugins/list > $@.tmp && mv $@.tmp $@
+EXTRA_DIST += run/plugins/list run/plugins/gen-am.sh
 
-# abi13_pass: the descriptor of a plugin built against the ABI 1.3 SDK, which
-# the 2.x loader refuses (run/abi_compat.sh)
+# the 2.x loader refuses a plugin built against the ABI 1.3 SDK (abi13_pass)
 RUN_TESTS += run/abi_compat.sh
 RUN_CONFS += run/conf/abi-compat.json
-check_LTLIBRARIES += run/plugins/abi13_pass.la
-run_plugins_abi13_pass_la_SOURCES = run/plugins/abi13_pass.c
-run_plugins_abi13_pass_la_CPPFLAGS = $(RUN_PLUGIN_CPPFLAGS)
-run_plugins_abi13_pass_la_CFLAGS = $(RUN_PLUGIN_CFLAGS)
-run_plugins_abi13_pass_la_LDFLAGS = $(RUN_PLUGIN_LDFLAGS)
-run_plugins_abi13_pass_la_LIBADD = $(RUN_PLUGIN_LIBADD)
 
-# plain_pass: a pass-through that does not declare LCP_PORT_F_FORWARDS, so
-# lcpipe check cannot see a loop through it (run/stop-limit.sh); it counts
-# calls that start inside its own (run/walk.sh)
+# same-lcore dispatch: no process() runs inside another (plain_pass counts them)
 RUN_TESTS += run/walk.sh
 RUN_CONFS += run/conf/walk.json
-check_LTLIBRARIES += run/plugins/plain_pass.la
-run_plugins_plain_pass_la_SOURCES = run/plugins/plain_pass.c
-run_plugins_plain_pass_la_CPPFLAGS = $(RUN_PLUGIN_CPPFLAGS)
-run_plugins_plain_pass_la_CFLAGS = $(RUN_PLUGIN_CFLAGS)
-run_plugins_plain_pass_la_LDFLAGS = $(RUN_PLUGIN_LDFLAGS)
-run_plugins_plain_pass_la_LIBADD = $(RUN_PLUGIN_LIBADD)
-
-# stream_drop: a hole in a stream on demand, for run/stream-gap.sh
-check_LTLIBRARIES += run/plugins/stream_drop.la
-run_plugins_stream_drop_la_SOURCES = run/plugins/stream_drop.c
-run_plugins_stream_drop_la_CPPFLAGS = $(RUN_PLUGIN_CPPFLAGS)
-run_plugins_stream_drop_la_CFLAGS = $(RUN_PLUGIN_CFLAGS)
-run_plugins_stream_drop_la_LDFLAGS = $(RUN_PLUGIN_LDFLAGS)
-run_plugins_stream_drop_la_LIBADD = $(RUN_PLUGIN_LIBADD)
-
-# msg_stall: a slow msg stage, for the backpressure tests (run/backpressure.sh)
-check_LTLIBRARIES += run/plugins/msg_stall.la
-run_plugins_msg_stall_la_SOURCES = run/plugins/msg_stall.c
-run_plugins_msg_stall_la_CPPFLAGS = $(RUN_PLUGIN_CPPFLAGS)
-run_plugins_msg_stall_la_CFLAGS = $(RUN_PLUGIN_CFLAGS)
-run_plugins_msg_stall_la_LDFLAGS = $(RUN_PLUGIN_LDFLAGS)
-run_plugins_msg_stall_la_LIBADD = $(RUN_PLUGIN_LIBADD)
 
 # metrics (plugins/metrics) fed by tick_src, a test-only msg source (JSON ticks with
 # injected gaps, duplicates and non-ticks, counted so the test compares exactly)
@@ -114,12 +83,6 @@ RUN_CONFS += run/conf/metrics.json run/conf/metrics-lines.json
 # the exchange profiles (conf/exchanges/): lcpipe check on each, and each one's
 # metrics options against feedsim's simulation of its venue (run/exchanges.sh)
 RUN_TESTS += run/exchanges.sh
-check_LTLIBRARIES += run/plugins/tick_src.la
-run_plugins_tick_src_la_SOURCES = run/plugins/tick_src.c
-run_plugins_tick_src_la_CPPFLAGS = $(RUN_PLUGIN_CPPFLAGS)
-run_plugins_tick_src_la_CFLAGS = $(RUN_PLUGIN_CFLAGS)
-run_plugins_tick_src_la_LDFLAGS = $(RUN_PLUGIN_LDFLAGS)
-run_plugins_tick_src_la_LIBADD = $(RUN_PLUGIN_LIBADD)
 
 # the msg sinks (plugins/sink_file, plugins/sink_echo) fed by msg_src, a test-only
 # msg source with known payloads, recorded in a manifest that run/msgcheck.py
@@ -127,12 +90,6 @@ run_plugins_tick_src_la_LIBADD = $(RUN_PLUGIN_LIBADD)
 RUN_TESTS += run/sink_file.sh run/sink_echo.sh
 RUN_CONFS += run/conf/msg-file.json run/conf/msg-echo.json run/conf/msg-echo-ws.json
 EXTRA_DIST += run/msgcheck.py
-check_LTLIBRARIES += run/plugins/msg_src.la
-run_plugins_msg_src_la_SOURCES = run/plugins/msg_src.c
-run_plugins_msg_src_la_CPPFLAGS = $(RUN_PLUGIN_CPPFLAGS)
-run_plugins_msg_src_la_CFLAGS = $(RUN_PLUGIN_CFLAGS)
-run_plugins_msg_src_la_LDFLAGS = $(RUN_PLUGIN_LDFLAGS)
-run_plugins_msg_src_la_LIBADD = $(RUN_PLUGIN_LIBADD)
 
 # every counters strategy (plugins/counters_*) in a real run, globally and per
 # stage: what the source counted out equals what every hop and the sink counted
