@@ -4,6 +4,8 @@
  *   t_tcase(s, name, setup, teardown, timeout)
  *                           a test case added to s, with its checked fixture
  *                           (NULL: none) and timeout in seconds (0: Check's)
+ *   T_TESTS(tc, fn, ...)    tcase_add_test(tc, fn) for each START_TEST name, in
+ *                           order; loop and signal tests keep Check's own calls
  *   t_run_suite(s)          main()'s body: run the suite (fork mode unless
  *                           CK_FORK=no), print Check's summary, exit 0 when
  *                           nothing failed: int main(void) { return t_run_suite(my_suite()); }
@@ -36,6 +38,16 @@ t_tcase(Suite *s, const char *name, SFun setup, SFun teardown, double timeout)
 	suite_add_tcase(s, tc);
 	return tc;
 }
+
+/* START_TEST(fn) defines `static const TTest *fn`; tests is NULL-terminated */
+static inline void
+t_add_tests(TCase *tc, const TTest *const *tests)
+{
+	for (; *tests != NULL; tests++)
+		tcase_add_test(tc, *tests);
+}
+
+#define T_TESTS(tc, ...) t_add_tests((tc), (const TTest *const[]){__VA_ARGS__, NULL})
 
 static inline int
 t_run_suite(Suite *s)

@@ -297,10 +297,7 @@ feedsim_suite(void)
 	Suite *s = suite_create("h_feedsim");
 	TCase *tc = t_tcase(s, "feedsim", NULL, NULL, 60);
 
-	tcase_add_test(tc, ticks_well_formed);
-	tcase_add_test(tc, gap_every_skips);
-	tcase_add_test(tc, bad_request);
-	tcase_add_test(tc, linger_close);
+	T_TESTS(tc, ticks_well_formed, gap_every_skips, bad_request, linger_close);
 	return s;
 }
 

@@ -308,14 +308,8 @@ metrics_suite(void)
 	Suite *s = suite_create("h_metrics");
 	TCase *tc = t_tcase(s, "metrics", NULL, NULL, 60);
 
-	tcase_add_test(tc, counts_and_gaps);
-	tcase_add_test(tc, unlinked_frees);
-	tcase_add_test(tc, loss_and_session);
-	tcase_add_test(tc, bursts_add_up);
-	tcase_add_test(tc, latency_runs);
-	tcase_add_test(tc, hash_spreads);
-	tcase_add_test(tc, hist_log4_layout);
-	tcase_add_test(tc, paths_ranges);
+	T_TESTS(tc, counts_and_gaps, unlinked_frees, loss_and_session, bursts_add_up, latency_runs,
+		hash_spreads, hist_log4_layout, paths_ranges);
 	return s;
 }
 

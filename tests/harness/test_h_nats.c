@@ -449,10 +449,7 @@ nats_suite(void)
 	Suite *s = suite_create("h_nats");
 	TCase *tc = t_tcase(s, "sink_nats", NULL, NULL, 120);
 
-	tcase_add_test(tc, core_subjects);
-	tcase_add_test(tc, core_fallback);
-	tcase_add_test(tc, js_acks_then_dups);
-	tcase_add_test(tc, js_no_server);
+	T_TESTS(tc, core_subjects, core_fallback, js_acks_then_dups, js_no_server);
 	return s;
 }
 

@@ -436,17 +436,12 @@ sinks_suite(void)
 	TCase *tp = t_tcase(s, "sink_pcap", NULL, NULL, 60);
 	TCase *tc = t_tcase(s, "sink_count", NULL, NULL, 60);
 
-	tcase_add_test(tn, null_frees_all);
-	tcase_add_test(tn, null_count_bytes_off);
-	tcase_add_test(tf, file_payload);
-	tcase_add_test(tf, file_raw);
-	tcase_add_test(tf, file_jsonl);
-	tcase_add_test(tf, file_cannot_open);
-	tcase_add_test(te, echo_sample);
-	tcase_add_test(te, echo_unlinked);
-	tcase_add_test(ts, shm_ring);
-	tcase_add_test(tp, pcap_frames);
-	tcase_add_test(tc, sink_count_example);
+	T_TESTS(tn, null_frees_all, null_count_bytes_off);
+	T_TESTS(tf, file_payload, file_raw, file_jsonl, file_cannot_open);
+	T_TESTS(te, echo_sample, echo_unlinked);
+	T_TESTS(ts, shm_ring);
+	T_TESTS(tp, pcap_frames);
+	T_TESTS(tc, sink_count_example);
 	return s;
 }
 

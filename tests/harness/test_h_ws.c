@@ -406,14 +406,8 @@ ws_suite(void)
 	Suite *s = suite_create("h_ws");
 	TCase *tc = t_tcase(s, "ws", NULL, NULL, 60);
 
-	tcase_add_test(tc, open_and_frames);
-	tcase_add_test(tc, one_byte_segments);
-	tcase_add_test(tc, bad_opcode_1002);
-	tcase_add_test(tc, stream_gap);
-	tcase_add_test(tc, bad_accept);
-	tcase_add_test(tc, linger_close);
-	tcase_add_test(tc, linger_reset_in_upgrade);
-	tcase_add_test(tc, refused_options);
+	T_TESTS(tc, open_and_frames, one_byte_segments, bad_opcode_1002, stream_gap, bad_accept,
+		linger_close, linger_reset_in_upgrade, refused_options);
 	return s;
 }
 

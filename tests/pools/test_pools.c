@@ -68,7 +68,7 @@
 
 #include "lcp_priv.h"
 
-#include "../t_check.h" /* REQUIRE */
+#include "../t_check.h" /* REQUIRE, t_tcase, T_TESTS */
 
 /* ---- the variants: a module and its options ---- */
 
@@ -860,25 +860,19 @@ pools_suite(void)
 	Suite *s = suite_create("pools");
 	TCase *tc;
 
-	tc = tcase_create("contract");
-	tcase_add_checked_fixture(tc, tp_eal_setup, tp_eal_teardown);
-	tcase_set_timeout(tc, 60);
+	tc = t_tcase(s, "contract", tp_eal_setup, tp_eal_teardown, 60);
 	tcase_add_loop_test(tc, descriptor, 0, TP_N_VARIANTS);
 	tcase_add_loop_test(tc, invalid, 0, TP_N_VARIANTS);
-	tcase_add_test(tc, ring_align);
+	T_TESTS(tc, ring_align);
 	tcase_add_loop_test(tc, single_bulk, 0, TP_N_VARIANTS);
 	tcase_add_loop_test(tc, layout, 0, TP_N_VARIANTS);
 	tcase_add_loop_test(tc, exhaustion, 0, TP_N_VARIANTS);
 	tcase_add_loop_test(tc, names_memory, 0, TP_N_VARIANTS);
-	suite_add_tcase(s, tc);
 
-	tc = tcase_create("lcores");
-	tcase_add_checked_fixture(tc, tp_eal_setup, tp_eal_teardown);
 	/* long: a stall (TP_STALL_S) fails, a slow machine does not */
-	tcase_set_timeout(tc, 900);
+	tc = t_tcase(s, "lcores", tp_eal_setup, tp_eal_teardown, 900);
 	tcase_add_loop_test(tc, cross_lcore, 0, TP_N_VARIANTS);
 	tcase_add_loop_test(tc, unique, 0, TP_N_VARIANTS);
-	suite_add_tcase(s, tc);
 	return s;
 }
 

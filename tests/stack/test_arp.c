@@ -410,17 +410,11 @@ arp_suite(void)
 	Suite *s = suite_create("stack_arp");
 	TCase *tc = t_tcase(s, "arp", setup, h_fixture_teardown, 20);
 
-	tcase_add_test(tc, request_for_us);
-	tcase_add_test(tc, request_not_for_us);
-	tcase_add_test(tc, request_learns_sender);
-	tcase_add_test(tc, resolve_flush_order);
-	tcase_add_test(tc, pending_bounded);
-	tcase_add_test(tc, unresolved_gives_up);
-	tcase_add_test(tc, refresh_and_expiry);
-	tcase_add_test(tc, gratuitous_on_start);
-	tcase_add_test(tc, static_never_arps);
+	T_TESTS(tc, request_for_us, request_not_for_us, request_learns_sender, resolve_flush_order,
+		pending_bounded, unresolved_gives_up, refresh_and_expiry, gratuitous_on_start,
+		static_never_arps);
 	tcase_add_loop_test(tc, bad_arp, 0, 7);
-	tcase_add_test(tc, cache_full);
+	T_TESTS(tc, cache_full);
 	return s;
 }
 

@@ -546,20 +546,14 @@ ip4_suite(void)
 
 	tc = t_tcase(s, "icmp", h_fixture_setup, h_fixture_teardown, 10);
 	tcase_add_loop_test(tc, echo, 0, sizeof(echo_lens) / sizeof(echo_lens[0]));
-	tcase_add_test(tc, echo_padded);
-	tcase_add_test(tc, echo_ip_options);
-	tcase_add_test(tc, echo_df);
-	tcase_add_test(tc, echo_burst);
+	T_TESTS(tc, echo_padded, echo_ip_options, echo_df, echo_burst);
 
 	tc = t_tcase(s, "csum", NULL, NULL, 30);
 	tcase_add_loop_test(tc, csum_reference, 0, 3);
 	tcase_add_loop_test(tc, csum_misaligned, 0, 3);
 
 	tc = t_tcase(s, "misc", h_fixture_setup, h_fixture_teardown, 10);
-	tcase_add_test(tc, offload);
-	tcase_add_test(tc, no_offload_flags);
-	tcase_add_test(tc, config);
-	tcase_add_test(tc, counters_named);
+	T_TESTS(tc, offload, no_offload_flags, config, counters_named);
 	return s;
 }
 

@@ -2923,95 +2923,65 @@ tcp_in_suite(void)
 
 	tcase_add_loop_test(tc, hs_passive_opts, 0, 5);
 	tcase_add_loop_test(tc, hs_active_opts, 0, 3);
-	tcase_add_test(tc, hs_data_on_third_ack);
-	tcase_add_test(tc, listen_backlog);
-	tcase_add_test(tc, backlog_evict_flood);
-	tcase_add_test(tc, syncookie_flood);
-	tcase_add_test(tc, listen_errors);
-	tcase_add_test(tc, simultaneous_open);
+	T_TESTS(tc, hs_data_on_third_ack, listen_backlog, backlog_evict_flood, syncookie_flood,
+		listen_errors, simultaneous_open);
 
 	tc = t_tcase(s, "data", h_fixture_setup, h_fixture_teardown, 30);
-	tcase_add_test(tc, seq_wrap);
-	tcase_add_test(tc, ooo_permutations);
-	tcase_add_test(tc, dup_and_overlap);
-	tcase_add_test(tc, dsack_ooo);
+	T_TESTS(tc, seq_wrap, ooo_permutations, dup_and_overlap, dsack_ooo);
 	tcase_add_loop_test(tc, ooo_blocks_random, 0, 4);
-	tcase_add_test(tc, dsack_not_agreed);
+	T_TESTS(tc, dsack_not_agreed);
 	tcase_add_loop_test(tc, sack_blocks, 0, 2);
 	/* RFC 2018 section 4 SHOULD: blocks after the first are the most recently
 	 * reported ones (libstk listed them in sequence order until fc4b94d) */
 	tcase_add_loop_test(tc, sack_blocks, 2, 4);
-	tcase_add_test(tc, no_sack_unless_agreed);
-	tcase_add_test(tc, delayed_ack);
-	tcase_add_test(tc, fin_out_of_order);
-	tcase_add_test(tc, paws);
-	tcase_add_test(tc, out_of_window);
-	tcase_add_test(tc, out_of_window_unscaled);
-	tcase_add_test(tc, ack_at_window_edge);
+	T_TESTS(tc, no_sack_unless_agreed, delayed_ack, fin_out_of_order, paws, out_of_window,
+		out_of_window_unscaled, ack_at_window_edge);
 
 	tc = t_tcase(s, "time_wait", h_fixture_setup, h_fixture_teardown, 10);
 	tcase_add_loop_test(tc, time_wait_reuse, 0, 2);
-	tcase_add_test(tc, time_wait_recycle);
+	T_TESTS(tc, time_wait_recycle);
 
 	tc = t_tcase(s, "isn_ports", h_fixture_setup, h_fixture_teardown, 10);
-	tcase_add_test(tc, isn_and_ports);
+	T_TESTS(tc, isn_and_ports);
 
 	tc = t_tcase(s, "flow_control", h_fixture_setup, h_fixture_teardown, 10);
-	tcase_add_test(tc, rx_hold_zero_window);
-	tcase_add_test(tc, rx_release_bounds);
-	tcase_add_test(tc, rx_pressure_refuses_ooo);
+	T_TESTS(tc, rx_hold_zero_window, rx_release_bounds, rx_pressure_refuses_ooo);
 
 	tc = t_tcase(s, "rfc5961", h_fixture_setup, h_fixture_teardown, 10);
-	tcase_add_test(tc, rst_exact);
-	tcase_add_test(tc, rst_in_window);
+	T_TESTS(tc, rst_exact, rst_in_window);
 	tcase_add_loop_test(tc, rst_out_of_window, 0, 2);
 	tcase_add_loop_test(tc, syn_in_established, 0, 3);
-	tcase_add_test(tc, ack_unsent);
-	tcase_add_test(tc, ack_too_old);
-	tcase_add_test(tc, challenge_limit);
-	tcase_add_test(tc, challenge_per_conn);
-	tcase_add_test(tc, oow_ack_rate);
+	T_TESTS(tc, ack_unsent, ack_too_old, challenge_limit, challenge_per_conn, oow_ack_rate);
 
 	tc = t_tcase(s, "rst_after_fin", h_fixture_setup, h_fixture_teardown, 10);
-	tcase_add_test(tc, rst_stale_after_fin);
+	T_TESTS(tc, rst_stale_after_fin);
 	tcase_add_loop_test(tc, rst_at_fin, 0, 4);
-	tcase_add_test(tc, rst_after_fin_bounds);
+	T_TESTS(tc, rst_after_fin_bounds);
 
 	tc = t_tcase(s, "malformed", h_fixture_setup, h_fixture_teardown, 10);
 	tcase_add_loop_test(tc, bad_header, 0,
 			    (int)(sizeof(bad_hdr_names) / sizeof(bad_hdr_names[0])));
-	tcase_add_test(tc, truncated_raw);
-	tcase_add_test(tc, truncated_consistent);
-	tcase_add_test(tc, bad_csum);
+	T_TESTS(tc, truncated_raw, truncated_consistent, bad_csum);
 
 	tc = t_tcase(s, "limits", h_fixture_setup, h_fixture_teardown, 60);
-	tcase_add_test(tc, ooo_flood_segs);
-	tcase_add_test(tc, ooo_flood_bytes);
+	T_TESTS(tc, ooo_flood_segs, ooo_flood_bytes);
 
 	tc = t_tcase(s, "callbacks", h_fixture_setup, h_fixture_teardown, 10);
-	tcase_add_test(tc, cb_echo_and_close);
-	tcase_add_test(tc, cb_abort_self);
-	tcase_add_test(tc, cb_abort_other);
+	T_TESTS(tc, cb_echo_and_close, cb_abort_self, cb_abort_other);
 
 	tc = t_tcase(s, "stretch_ack", h_fixture_setup, h_fixture_teardown, 10);
-	tcase_add_test(tc, stretch_one_burst);
-	tcase_add_test(tc, stretch_long_burst);
+	T_TESTS(tc, stretch_one_burst, stretch_long_burst);
 	tcase_add_loop_test(tc, stretch_off, 0, 3);
-	tcase_add_test(tc, stretch_ooo);
+	T_TESTS(tc, stretch_ooo);
 	tcase_add_loop_test(tc, stretch_rst_in_burst, 0, 2);
-	tcase_add_test(tc, stretch_two_conns);
-	tcase_add_test(tc, stretch_zero_window);
+	T_TESTS(tc, stretch_two_conns, stretch_zero_window);
 
 	tc = t_tcase(s, "coalesce", h_fixture_setup, h_fixture_teardown, 60);
 	tcase_add_loop_test(tc, coalesce_runs, 0, 3);
 	tcase_add_loop_test(tc, coalesce_same_as_full, 0, 8);
 
 	tc = t_tcase(s, "closed", h_fixture_setup, h_fixture_teardown, 10);
-	tcase_add_test(tc, closed_syn);
-	tcase_add_test(tc, closed_ack);
-	tcase_add_test(tc, closed_fin_data);
-	tcase_add_test(tc, closed_rst);
-	tcase_add_test(tc, listen_ack);
+	T_TESTS(tc, closed_syn, closed_ack, closed_fin_data, closed_rst, listen_ack);
 	return s;
 }
 

@@ -1248,34 +1248,21 @@ tcp_out_suite(void)
 	TCase *tc = t_tcase(s, "send", h_fixture_setup, h_fixture_teardown, 60);
 
 	tcase_add_loop_test(tc, mss_segments, 0, (int)(sizeof(mss_cases) / sizeof(mss_cases[0])));
-	tcase_add_test(tc, pmtu_lowered);
+	T_TESTS(tc, pmtu_lowered);
 	tcase_add_loop_test(tc, window_respected, 0, 2);
-	tcase_add_test(tc, tiny_peer_window);
+	T_TESTS(tc, tiny_peer_window);
 	tcase_add_loop_test(tc, fast_retransmit, 0, 4);
-	tcase_add_test(tc, limited_transmit);
-	tcase_add_test(tc, dupacks_past_255);
-	tcase_add_test(tc, sndbuf_enobufs);
-	tcase_add_test(tc, send_states);
+	T_TESTS(tc, limited_transmit, dupacks_past_255, sndbuf_enobufs, send_states);
 
 	tc = t_tcase(s, "close", h_fixture_setup, h_fixture_teardown, 20);
-	tcase_add_test(tc, close_fin_after_data);
-	tcase_add_test(tc, passive_close);
-	tcase_add_test(tc, abort_sends_rst);
-	tcase_add_test(tc, close_all_shutdown);
+	T_TESTS(tc, close_fin_after_data, passive_close, abort_sends_rst, close_all_shutdown);
 
 	tc = t_tcase(s, "resources", h_fixture_setup, h_fixture_teardown, 20);
-	tcase_add_test(tc, conn_limit);
-	tcase_add_test(tc, no_route);
-	tcase_add_test(tc, alloc_failure);
-	tcase_add_test(tc, tx_alloc_failure);
-	tcase_add_test(tc, ephemeral_ports);
+	T_TESTS(tc, conn_limit, no_route, alloc_failure, tx_alloc_failure, ephemeral_ports);
 
 	tc = t_tcase(s, "zero_window", h_fixture_setup, h_fixture_teardown, 60);
-	tcase_add_test(tc, window_on_data_segments);
-	tcase_add_test(tc, zero_window_persist);
-	tcase_add_test(tc, zero_window_forever);
-	tcase_add_test(tc, zero_window_timeout);
-	tcase_add_test(tc, zero_window_unanswered);
+	T_TESTS(tc, window_on_data_segments, zero_window_persist, zero_window_forever,
+		zero_window_timeout, zero_window_unanswered);
 	return s;
 }
 

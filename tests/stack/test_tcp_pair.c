@@ -349,7 +349,7 @@ tcp_pair_suite(void)
 	Suite *s = suite_create("stack_tcp_pair");
 	TCase *tc = t_tcase(s, "pair", NULL, pair_free, 120);
 
-	tcase_add_test(tc, clean);
+	T_TESTS(tc, clean);
 	tcase_add_loop_test(tc, lossy, 0, 3);
 	return s;
 }

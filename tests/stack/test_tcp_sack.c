@@ -516,14 +516,9 @@ tcp_sack_suite(void)
 	Suite *s = suite_create("stack_tcp_sack");
 	TCase *tc = t_tcase(s, "recovery", setup, h_fixture_teardown, 30);
 
-	tcase_add_test(tc, three_holes_one_rtt);
-	tcase_add_test(tc, dupthresh_after_reordering);
-	tcase_add_test(tc, rto_keeps_sacked);
-	tcase_add_test(tc, probe_in_recovery);
-	tcase_add_test(tc, rack_lost_retransmit);
-	tcase_add_test(tc, tlp_tail_loss);
-	tcase_add_test(tc, dsack_undo);
-	tcase_add_test(tc, no_sack_newreno);
+	T_TESTS(tc, three_holes_one_rtt, dupthresh_after_reordering, rto_keeps_sacked,
+		probe_in_recovery, rack_lost_retransmit, tlp_tail_loss, dsack_undo,
+		no_sack_newreno);
 	return s;
 }
 

@@ -380,15 +380,10 @@ tcp_timer_suite(void)
 	Suite *s = suite_create("stack_tcp_timer");
 	TCase *tc = t_tcase(s, "rto", h_fixture_setup, h_fixture_teardown, 30);
 
-	tcase_add_test(tc, syn_retries_timeout);
-	tcase_add_test(tc, synack_retries);
-	tcase_add_test(tc, rto_backoff_timeout);
-	tcase_add_test(tc, karn);
+	T_TESTS(tc, syn_retries_timeout, synack_retries, rto_backoff_timeout, karn);
 
 	tc = t_tcase(s, "idle", h_fixture_setup, h_fixture_teardown, 30);
-	tcase_add_test(tc, keepalive);
-	tcase_add_test(tc, keepalive_off);
-	tcase_add_test(tc, fin_wait2_timeout);
+	T_TESTS(tc, keepalive, keepalive_off, fin_wait2_timeout);
 	return s;
 }
 

@@ -908,23 +908,11 @@ tls_suite(void)
 	Suite *s = suite_create("tls");
 	TCase *tc = t_tcase(s, "session", NULL, NULL, 120);
 
-	tcase_add_test(tc, versions);
-	tcase_add_test(tc, ip_literal);
-	tcase_add_test(tc, verify);
-	tcase_add_test(tc, resume);
-	tcase_add_test(tc, versions_bad);
-	tcase_add_test(tc, garbage);
-	tcase_add_test(tc, tx_refused);
-	tcase_add_test(tc, close_notify);
-	tcase_add_test(tc, timeout);
-	tcase_add_test(tc, bad_conf);
+	T_TESTS(tc, versions, ip_literal, verify, resume, versions_bad, garbage, tx_refused,
+		close_notify, timeout, bad_conf);
 	tc = t_tcase(s, "fast", NULL, NULL, 300);
 	tcase_add_loop_test(tc, fast_suites_exact, 0, N_FAST_SUITES);
-	tcase_add_test(tc, fast_unsupported);
-	tcase_add_test(tc, fast_tamper);
-	tcase_add_test(tc, fast_close);
-	tcase_add_test(tc, fast_key_update);
-	tcase_add_test(tc, fast_ticket);
+	T_TESTS(tc, fast_unsupported, fast_tamper, fast_close, fast_key_update, fast_ticket);
 	return s;
 }
 
@@ -1039,7 +1027,7 @@ main(int argc, char **argv)
 
 		bench_fast = strcmp(argv[2], "fast") == 0;
 		bench_n = strtoul(argv[3], NULL, 10);
-		tcase_add_test(tc, bench_test);
+		T_TESTS(tc, bench_test);
 		sr = srunner_create(s);
 		srunner_set_fork_status(sr, CK_NOFORK);
 	} else {

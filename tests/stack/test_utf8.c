@@ -501,18 +501,10 @@ utf8_suite(void)
 	TCase *tc;
 
 	tc = t_tcase(s, "vectors", NULL, NULL, 20);
-	tcase_add_test(tc, boundaries);
-	tcase_add_test(tc, invalid_vectors);
-	tcase_add_test(tc, truncated);
-	tcase_add_test(tc, reject_sticky);
-	tcase_add_test(tc, fast_path);
+	T_TESTS(tc, boundaries, invalid_vectors, truncated, reject_sticky, fast_path);
 
 	tc = t_tcase(s, "exhaustive", NULL, NULL, 60);
-	tcase_add_test(tc, every_scalar);
-	tcase_add_test(tc, overlong_all);
-	tcase_add_test(tc, surrogates_all);
-	tcase_add_test(tc, above_max_all);
-	tcase_add_test(tc, random_vs_reference);
+	T_TESTS(tc, every_scalar, overlong_all, surrogates_all, above_max_all, random_vs_reference);
 	return s;
 }
 

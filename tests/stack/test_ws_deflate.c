@@ -1450,20 +1450,11 @@ ws_deflate_suite(void)
 	TCase *tc;
 
 	tc = t_tcase(s, "data", NULL, NULL, 120);
-	tcase_add_test(tc, rfc_examples);
-	tcase_add_test(tc, context_takeover);
-	tcase_add_test(tc, window_bits);
-	tcase_add_test(tc, chunking);
-	tcase_add_test(tc, round_trips);
-	tcase_add_test(tc, bomb);
-	tcase_add_test(tc, corrupt);
-	tcase_add_test(tc, utf8);
-	tcase_add_test(tc, decoder_inflater);
+	T_TESTS(tc, rfc_examples, context_takeover, window_bits, chunking, round_trips, bomb,
+		corrupt, utf8, decoder_inflater);
 
 	tc = t_tcase(s, "negotiation", NULL, NULL, 30);
-	tcase_add_test(tc, negotiation);
-	tcase_add_test(tc, client_answers);
-	tcase_add_test(tc, server_offers);
+	T_TESTS(tc, negotiation, client_answers, server_offers);
 	return s;
 }
 

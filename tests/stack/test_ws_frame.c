@@ -1901,55 +1901,25 @@ ws_frame_suite(void)
 	TCase *tc;
 
 	tc = t_tcase(s, "rfc", NULL, NULL, 30);
-	tcase_add_test(tc, rfc_decode);
-	tcase_add_test(tc, rfc_encode);
-	tcase_add_test(tc, length_encodings);
+	T_TESTS(tc, rfc_decode, rfc_encode, length_encodings);
 
 	tc = t_tcase(s, "chunking", NULL, NULL, 60);
-	tcase_add_test(tc, chunked_every);
-	tcase_add_test(tc, chunked_random);
-	tcase_add_test(tc, whole_in_one_chunk);
-	tcase_add_test(tc, masked_splits);
-	tcase_add_test(tc, control_interleaved);
-	tcase_add_test(tc, pmd_rsv1);
+	T_TESTS(tc, chunked_every, chunked_random, whole_in_one_chunk, masked_splits,
+		control_interleaved, pmd_rsv1);
 
 	tc = t_tcase(s, "mask", NULL, NULL, 30);
-	tcase_add_test(tc, mask_roundtrip);
+	T_TESTS(tc, mask_roundtrip);
 
 	tc = t_tcase(s, "errors", NULL, NULL, 30);
-	tcase_add_test(tc, err_masking);
-	tcase_add_test(tc, err_rsv);
-	tcase_add_test(tc, err_opcodes);
-	tcase_add_test(tc, err_control);
-	tcase_add_test(tc, err_sequence);
-	tcase_add_test(tc, err_close);
-	tcase_add_test(tc, close_codes_all);
-	tcase_add_test(tc, err_length);
-	tcase_add_test(tc, err_too_big);
-	tcase_add_test(tc, max_msg_limits);
-	tcase_add_test(tc, err_utf8_text);
-	tcase_add_test(tc, utf8_in_messages);
-	tcase_add_test(tc, error_sticky);
-	tcase_add_test(tc, pmd_rsv_errors);
+	T_TESTS(tc, err_masking, err_rsv, err_opcodes, err_control, err_sequence, err_close,
+		close_codes_all, err_length, err_too_big, max_msg_limits, err_utf8_text,
+		utf8_in_messages, error_sticky, pmd_rsv_errors);
 
 	/* the same decodes with stk_ws_dec_run taking runs of whole messages first */
 	tc = t_tcase(s, "runs", runs_on, runs_off, 60);
-	tcase_add_test(tc, rfc_decode);
-	tcase_add_test(tc, length_encodings);
-	tcase_add_test(tc, chunked_every);
-	tcase_add_test(tc, chunked_random);
-	tcase_add_test(tc, whole_in_one_chunk);
-	tcase_add_test(tc, control_interleaved);
-	tcase_add_test(tc, pmd_rsv1);
-	tcase_add_test(tc, err_rsv);
-	tcase_add_test(tc, err_opcodes);
-	tcase_add_test(tc, err_sequence);
-	tcase_add_test(tc, err_length);
-	tcase_add_test(tc, err_too_big);
-	tcase_add_test(tc, max_msg_limits);
-	tcase_add_test(tc, err_utf8_text);
-	tcase_add_test(tc, utf8_in_messages);
-	tcase_add_test(tc, pmd_rsv_errors);
+	T_TESTS(tc, rfc_decode, length_encodings, chunked_every, chunked_random, whole_in_one_chunk,
+		control_interleaved, pmd_rsv1, err_rsv, err_opcodes, err_sequence, err_length,
+		err_too_big, max_msg_limits, err_utf8_text, utf8_in_messages, pmd_rsv_errors);
 	return s;
 }
 

@@ -769,18 +769,10 @@ ws_handshake_suite(void)
 	TCase *tc;
 
 	tc = t_tcase(s, "client", NULL, NULL, 30);
-	tcase_add_test(tc, accept_vectors);
-	tcase_add_test(tc, client_request);
-	tcase_add_test(tc, response_good);
-	tcase_add_test(tc, response_bad);
-	tcase_add_test(tc, head_limit);
+	T_TESTS(tc, accept_vectors, client_request, response_good, response_bad, head_limit);
 
 	tc = t_tcase(s, "server", NULL, NULL, 30);
-	tcase_add_test(tc, request_good);
-	tcase_add_test(tc, request_bad);
-	tcase_add_test(tc, server_response);
-	tcase_add_test(tc, round_trip);
-	tcase_add_test(tc, tokens);
+	T_TESTS(tc, request_good, request_bad, server_response, round_trip, tokens);
 	return s;
 }
 

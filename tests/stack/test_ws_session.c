@@ -1829,37 +1829,21 @@ ws_session_suite(void)
 	TCase *tc;
 
 	tc = t_tcase(s, "messages", NULL, NULL, 60);
-	tcase_add_test(tc, both_ways);
-	tcase_add_test(tc, every_chunking);
-	tcase_add_test(tc, assembly_grows);
-	tcase_add_test(tc, fini_mid_message);
-	tcase_add_test(tc, buf_get_fails);
-	tcase_add_test(tc, grow_fails);
+	T_TESTS(tc, both_ways, every_chunking, assembly_grows, fini_mid_message, buf_get_fails,
+		grow_fails);
 
 	tc = t_tcase(s, "control", NULL, NULL, 30);
-	tcase_add_test(tc, ping_pong);
-	tcase_add_test(tc, no_pong_after_close);
-	tcase_add_test(tc, close_handshake);
-	tcase_add_test(tc, close_without_code);
-	tcase_add_test(tc, close_once);
+	T_TESTS(tc, ping_pong, no_pong_after_close, close_handshake, close_without_code,
+		close_once);
 
 	tc = t_tcase(s, "errors", NULL, NULL, 30);
-	tcase_add_test(tc, unmasked_to_server);
-	tcase_add_test(tc, bad_utf8);
-	tcase_add_test(tc, over_max_msg);
-	tcase_add_test(tc, masking);
+	T_TESTS(tc, unmasked_to_server, bad_utf8, over_max_msg, masking);
 
 	tc = t_tcase(s, "pmd", NULL, NULL, 60);
-	tcase_add_test(tc, pmd);
-	tcase_add_test(tc, pmd_bomb);
-	tcase_add_test(tc, send_frag);
+	T_TESTS(tc, pmd, pmd_bomb, send_frag);
 
 	tc = t_tcase(s, "tx", NULL, NULL, 30);
-	tcase_add_test(tc, tx_fails);
-	tcase_add_test(tc, tx_fails_gone);
-	tcase_add_test(tc, contract_fixes);
-	tcase_add_test(tc, stats_moved);
-	tcase_add_test(tc, init_checks);
+	T_TESTS(tc, tx_fails, tx_fails_gone, contract_fixes, stats_moved, init_checks);
 	return s;
 }
 

@@ -419,28 +419,23 @@ config_suite(void)
 	TCase *tc;
 
 	tc = t_tcase(s, "default", setup, teardown, 0);
-	tcase_add_test(tc, default_config_valid);
-	tcase_add_test(tc, default_config_shipped);
+	T_TESTS(tc, default_config_valid, default_config_shipped);
 
 	tc = t_tcase(s, "files", setup, teardown, 0);
-	tcase_add_test(tc, plugin_path_relative_to_config);
-	tcase_add_test(tc, plugin_path_absolute);
-	tcase_add_test(tc, wrong_kind_for_role);
-	tcase_add_test(tc, cannot_open);
-	tcase_add_test(tc, syntax_error_returns_null);
+	T_TESTS(tc, plugin_path_relative_to_config, plugin_path_absolute, wrong_kind_for_role,
+		cannot_open, syntax_error_returns_null);
 
 	tc = t_tcase(s, "eal", setup, teardown, 0);
-	tcase_add_test(tc, eal_override_replaces_config);
+	T_TESTS(tc, eal_override_replaces_config);
 	tcase_add_loop_test(tc, eal_lcores, 0, (int)(sizeof(eal_cases) / sizeof(eal_cases[0])));
-	tcase_add_test(tc, eal_lcores_default_affinity);
-	tcase_add_test(tc, eal_lcore_option_twice);
+	T_TESTS(tc, eal_lcores_default_affinity, eal_lcore_option_twice);
 
 	tc = t_tcase(s, "loops", setup, teardown, 0);
 	tcase_add_loop_test(tc, message_loops, 0, (int)(sizeof(loop_cases) / sizeof(loop_cases[0])));
 
 	tc = t_tcase(s, "mbufs", setup, teardown, 0);
 	tcase_add_loop_test(tc, mbuf_budget_demo, 0, 3);
-	tcase_add_test(tc, mbuf_budget_not_on_errors);
+	T_TESTS(tc, mbuf_budget_not_on_errors);
 	return s;
 }
 

@@ -584,12 +584,7 @@ main(void)
 	TCase *tb = t_tcase(s, "rules", t_eal_setup, NULL, 30);
 
 	tcase_add_loop_test(tc, concurrent, 0, (int)RTE_DIM(t_cases));
-	tcase_add_test(tb, ops_shape);
-	tcase_add_test(tb, batched_every);
-	tcase_add_test(tb, batched_defaults);
-	tcase_add_test(tb, batched_tick);
-	tcase_add_test(tb, batched_tick_zero);
-	tcase_add_test(tb, sharded_shards_option);
-	tcase_add_test(tb, ring_tally_wrap);
+	T_TESTS(tb, ops_shape, batched_every, batched_defaults, batched_tick, batched_tick_zero,
+		sharded_shards_option, ring_tally_wrap);
 	return t_run_suite(s);
 }

@@ -871,35 +871,20 @@ loader_suite(void)
 	TCase *tc;
 
 	tc = t_tcase(s, "header", marker_setup, marker_teardown, 0);
-	tcase_add_test(tc, hdr_refused_exact);
-	tcase_add_test(tc, hdr_get_refused_name);
-	tcase_add_test(tc, hdr_markers_work_when_loaded);
-	tcase_add_test(tc, dup_both_refused);
-	tcase_add_test(tc, dup_markers_work_when_loaded);
-	tcase_add_test(tc, same_dir_twice);
-	tcase_add_test(tc, notso_refused_exact);
+	T_TESTS(tc, hdr_refused_exact, hdr_get_refused_name, hdr_markers_work_when_loaded,
+		dup_both_refused, dup_markers_work_when_loaded, same_dir_twice,
+		notso_refused_exact);
 
 	tc = t_tcase(s, "open", marker_setup, marker_teardown, 0);
-	tcase_add_test(tc, open_accepted_at_scan);
-	tcase_add_test(tc, open_refused_exact);
-	tcase_add_test(tc, all_dirs_only_open_ran);
+	T_TESTS(tc, open_accepted_at_scan, open_refused_exact, all_dirs_only_open_ran);
 
 	tc = t_tcase(s, "registry", marker_setup, marker_teardown, 0);
-	tcase_add_test(tc, good_accepted);
-	tcase_add_test(tc, unknown_name);
-	tcase_add_test(tc, names_list);
-	tcase_add_test(tc, names_none);
-	tcase_add_test(tc, shadow_later_dir);
-	tcase_add_test(tc, search_path_order);
-	tcase_add_test(tc, loader_unterminated_name);
-	tcase_add_test(tc, registry_get_empty_name);
-	tcase_add_test(tc, loader_duplicate_port_name);
+	T_TESTS(tc, good_accepted, unknown_name, names_list, names_none, shadow_later_dir,
+		search_path_order, loader_unterminated_name, registry_get_empty_name,
+		loader_duplicate_port_name);
 
 	tc = t_tcase(s, "probe", NULL, NULL, 120);
-	tcase_add_test(tc, probe_good);
-	tcase_add_test(tc, probe_crafted);
-	tcase_add_test(tc, probe_never_crashes);
-	tcase_add_test(tc, probe_misaligned_tables);
+	T_TESTS(tc, probe_good, probe_crafted, probe_never_crashes, probe_misaligned_tables);
 	return s;
 }
 

@@ -424,17 +424,9 @@ mj_suite(void)
 	Suite *s = suite_create("metrics_json");
 	TCase *t = t_tcase(s, "walk", NULL, NULL, 0);
 
-	tcase_add_test(t, binance_combined);
-	tcase_add_test(t, okx_first_element);
-	tcase_add_test(t, kraken_last_element);
-	tcase_add_test(t, first_wins_escapes_blanks);
-	tcase_add_test(t, stops_when_done);
-	tcase_add_test(t, malformed_keeps_what_came_before);
-	tcase_add_test(t, top_level_array);
-	tcase_add_test(t, slots_shared);
-	tcase_add_test(t, refusals);
-	tcase_add_test(t, scan_uint_reference);
-	tcase_add_test(t, scan_known_layout);
+	T_TESTS(t, binance_combined, okx_first_element, kraken_last_element,
+		first_wins_escapes_blanks, stops_when_done, malformed_keeps_what_came_before,
+		top_level_array, slots_shared, refusals, scan_uint_reference, scan_known_layout);
 	return s;
 }
 

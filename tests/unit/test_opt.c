@@ -888,54 +888,28 @@ opt_suite(void)
 	TCase *tc;
 
 	tc = t_tcase(s, "defaults", setup, teardown, 0);
-	tcase_add_test(tc, defaults_no_object);
-	tcase_add_test(tc, defaults_empty_object);
-	tcase_add_test(tc, default_string_outlives_input);
-	tcase_add_test(tc, user_string_points_into_input);
-	tcase_add_test(tc, conf_zeroed_first);
-	tcase_add_test(tc, defaults_same_code);
-	tcase_add_test(tc, user_value_skips_bad_default);
+	T_TESTS(tc, defaults_no_object, defaults_empty_object, default_string_outlives_input,
+		user_string_points_into_input, conf_zeroed_first, defaults_same_code,
+		user_value_skips_bad_default);
 
 	tc = t_tcase(s, "types", setup, teardown, 0);
-	tcase_add_test(tc, set_every_type);
-	tcase_add_test(tc, upper_bounds_inclusive);
-	tcase_add_test(tc, integer_widths_exact);
-	tcase_add_test(tc, integral_real_accepted);
-	tcase_add_test(tc, wrong_type);
-	tcase_add_test(tc, not_an_object);
+	T_TESTS(tc, set_every_type, upper_bounds_inclusive, integer_widths_exact,
+		integral_real_accepted, wrong_type, not_an_object);
 
 	tc = t_tcase(s, "ranges", setup, teardown, 0);
-	tcase_add_test(tc, range_int);
-	tcase_add_test(tc, range_uint);
-	tcase_add_test(tc, range_double);
-	tcase_add_test(tc, string_length);
-	tcase_add_test(tc, string_with_nul);
-	tcase_add_test(tc, string_unbounded);
-	tcase_add_test(tc, string_length_in_bytes);
-	tcase_add_test(tc, enum_values);
+	T_TESTS(tc, range_int, range_uint, range_double, string_length, string_with_nul,
+		string_unbounded, string_length_in_bytes, enum_values);
 
 	tc = t_tcase(s, "keys", setup, teardown, 0);
-	tcase_add_test(tc, required_missing);
-	tcase_add_test(tc, unknown_key);
-	tcase_add_test(tc, unknown_key_no_options);
-	tcase_add_test(tc, all_errors_in_order);
-	tcase_add_test(tc, count_is_per_call);
+	T_TESTS(tc, required_missing, unknown_key, unknown_key_no_options, all_errors_in_order,
+		count_is_per_call);
 
 	tc = t_tcase(s, "table_check", NULL, NULL, 0);
-	tcase_add_test(tc, table_ok);
-	tcase_add_test(tc, table_size_mismatch);
-	tcase_add_test(tc, table_offset_beyond);
-	tcase_add_test(tc, table_enum_without_choices);
-	tcase_add_test(tc, table_min_above_max);
-	tcase_add_test(tc, table_unknown_type);
-	tcase_add_test(tc, table_no_default);
-	tcase_add_test(tc, table_first_defect_reported);
-	tcase_add_test(tc, type_names);
-	tcase_add_test(tc, table_range_must_fit_field);
-	tcase_add_test(tc, table_unsigned_negative_min);
-	tcase_add_test(tc, table_double_min_above_max);
-	tcase_add_test(tc, table_default_checked);
-	tcase_add_test(tc, table_duplicate_names);
+	T_TESTS(tc, table_ok, table_size_mismatch, table_offset_beyond, table_enum_without_choices,
+		table_min_above_max, table_unknown_type, table_no_default,
+		table_first_defect_reported, type_names, table_range_must_fit_field,
+		table_unsigned_negative_min, table_double_min_above_max, table_default_checked,
+		table_duplicate_names);
 	return s;
 }
 
