@@ -46,6 +46,7 @@
 #include <malloc.h>
 #include <sched.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -617,6 +618,19 @@ struct tp_stamp {
 	uint64_t check; /* seq ^ TP_XL_MAGIC */
 };
 
+/* the other lcore has not caught up: pause once, or after TP_STALL_S without
+ * progress (deadline) fail as "<who> for <n> s at seq <seq>" and return false */
+static bool
+tp_xl_wait(struct tp_xl *x, uint64_t deadline, const char *who, uint64_t seq)
+{
+	if (rte_get_timer_cycles() > deadline) {
+		tp_fail(&x->err, "%s for %d s at seq %" PRIu64, who, TP_STALL_S, seq);
+		return false;
+	}
+	rte_pause();
+	return true;
+}
+
 static int
 tp_xl_producer(void *arg)
 {
@@ -632,12 +646,8 @@ tp_xl_producer(void *arg)
 		if (T.ops->get_bulk(x->pool, o, b) != 0) {
 			/* the other lcore holds them (ring, its cache): wait */
 			x->retries++;
-			if (rte_get_timer_cycles() > deadline) {
-				tp_fail(&x->err, "producer: no object for %d s at seq %" PRIu64,
-					TP_STALL_S, seq);
+			if (!tp_xl_wait(x, deadline, "producer: no object", seq))
 				break;
-			}
-			rte_pause();
 			continue;
 		}
 		for (unsigned i = 0; i < b; i++) {
@@ -676,12 +686,8 @@ tp_xl_consumer(void *arg)
 		unsigned n = rte_ring_sc_dequeue_burst(x->r, o, 1 + (unsigned)(want % 29), NULL);
 
 		if (n == 0) {
-			if (rte_get_timer_cycles() > deadline) {
-				tp_fail(&x->err, "consumer: nothing for %d s at seq %" PRIu64,
-					TP_STALL_S, want);
+			if (!tp_xl_wait(x, deadline, "consumer: nothing", want))
 				break;
-			}
-			rte_pause();
 			continue;
 		}
 		for (unsigned i = 0; i < n; i++, want++) {
