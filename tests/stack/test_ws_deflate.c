@@ -1059,6 +1059,15 @@ mk(const struct pmdv *v)
 	return p;
 }
 
+/* case i of a table: what side agreed on is want */
+static void
+pmd_is(size_t i, const char *side, const struct stk_ws_pmd *got, const struct stk_ws_pmd *want)
+{
+	REQUIRE(memcmp(got, want, sizeof(*want)) == 0, "case %zu: %s agreed on %d %u %u %d %d", i,
+		side, got->on, got->client_max_window_bits, got->server_max_window_bits,
+		got->client_no_context_takeover, got->server_no_context_takeover);
+}
+
 START_TEST(negotiation)
 {
 	static const struct {
@@ -1114,12 +1123,8 @@ START_TEST(negotiation)
 
 		REQUIRE(handshake(&offer, &cfg, &cp, &sp, resp, sizeof(resp)) == 1,
 			"case %zu: handshake failed", i);
-		REQUIRE(memcmp(&cp, &want, sizeof(want)) == 0,
-			"case %zu: client agreed on %d %u %u %d %d", i, cp.on,
-			cp.client_max_window_bits, cp.server_max_window_bits,
-			cp.client_no_context_takeover, cp.server_no_context_takeover);
-		REQUIRE(memcmp(&sp, &want, sizeof(want)) == 0, "case %zu: server agreed otherwise",
-			i);
+		pmd_is(i, "client", &cp, &want);
+		pmd_is(i, "server", &sp, &want);
 		ext = strstr(resp, "Sec-WebSocket-Extensions: ");
 		if (t[i].line == NULL) {
 			REQUIRE(ext == NULL, "case %zu: an extension line", i);
@@ -1316,10 +1321,7 @@ START_TEST(client_answers)
 			struct stk_ws_pmd want = mk(&t[i].want);
 
 			REQUIRE(rc == 1, "case %zu: %d (%s)", i, rc, c.err ? c.err : "");
-			REQUIRE(memcmp(&c.pmd, &want, sizeof(want)) == 0,
-				"case %zu: agreed on %d %u %u %d %d", i, c.pmd.on,
-				c.pmd.client_max_window_bits, c.pmd.server_max_window_bits,
-				c.pmd.client_no_context_takeover, c.pmd.server_no_context_takeover);
+			pmd_is(i, "client", &c.pmd, &want);
 		} else {
 			REQUIRE(rc == -1, "case %zu: accepted", i);
 			REQUIRE(c.err != NULL && strcmp(c.err, t[i].err) == 0,
@@ -1415,10 +1417,7 @@ START_TEST(server_offers)
 			struct stk_ws_pmd want = mk(&t[i].want);
 
 			REQUIRE(rc == 1, "case %zu: %d (%s)", i, rc, s.err ? s.err : "");
-			REQUIRE(memcmp(&s.pmd, &want, sizeof(want)) == 0,
-				"case %zu: agreed on %d %u %u %d %d", i, s.pmd.on,
-				s.pmd.client_max_window_bits, s.pmd.server_max_window_bits,
-				s.pmd.client_no_context_takeover, s.pmd.server_no_context_takeover);
+			pmd_is(i, "server", &s.pmd, &want);
 			REQUIRE((strstr(resp, "Sec-WebSocket-Extensions") != NULL) == want.on,
 				"case %zu: response line", i);
 		}
