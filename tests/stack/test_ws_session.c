@@ -635,6 +635,14 @@ raw_frame(struct sbuf *w, unsigned op, bool fin, unsigned rsv, const void *paylo
 
 static const uint8_t KEY[4] = {0x37, 0xfa, 0x21, 0x3d};
 
+/* a client c and a server s with the defaults, to adjust before pair_start() */
+static void
+pair_setup(struct peer *c, struct peer *s)
+{
+	peer_setup(c, false);
+	peer_setup(s, true);
+}
+
 static void
 pair_start(struct peer *c, struct peer *s)
 {
@@ -646,9 +654,16 @@ pair_start(struct peer *c, struct peer *s)
 static void
 pair_open(struct peer *c, struct peer *s)
 {
-	peer_setup(c, false);
-	peer_setup(s, true);
+	pair_setup(c, s);
 	pair_start(c, s);
+}
+
+/* peer_end() for both: each finished, every buffer back, freed */
+static void
+pair_end(struct peer *c, struct peer *s)
+{
+	peer_end(c);
+	peer_end(s);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -684,8 +699,7 @@ START_TEST(both_ways)
 		ck_assert_uint_eq(b->nev, n);
 	}
 	ck_assert_uint_eq(c.gets + s.gets, 0);
-	peer_end(&c);
-	peer_end(&s);
+	pair_end(&c, &s);
 	free(buf);
 }
 END_TEST
@@ -785,8 +799,7 @@ START_TEST(assembly_grows)
 
 	ck_assert_ptr_nonnull(buf);
 	fill(buf, N, false, 9);
-	peer_setup(&c, false);
-	peer_setup(&s, true);
+	pair_setup(&c, &s);
 	c.c.max_msg = 1 << 20;
 	pair_start(&c, &s);
 	ck_assert_int_eq(stk_wss_send_frag(s.s, STK_WS_OP_BINARY, buf, N, N / 1000, NULL, 0), 0);
@@ -808,8 +821,7 @@ START_TEST(assembly_grows)
 	pump(&s, &c, 333);
 	expect_msg(&c, 1, STK_WS_OP_TEXT, buf, 5000);
 	ck_assert_uint_eq(c.gets, 2);
-	peer_end(&c);
-	peer_end(&s);
+	pair_end(&c, &s);
 	free(buf);
 }
 END_TEST
@@ -838,8 +850,7 @@ START_TEST(fini_mid_message)
 		/* harmless a second time */
 		stk_wss_fini(c.s);
 		ck_assert_uint_eq(c.puts, c.gets + c.grows);
-		peer_end(&c);
-		peer_end(&s);
+		pair_end(&c, &s);
 	}
 	free(buf);
 }
@@ -872,13 +883,11 @@ START_TEST(buf_get_fails)
 		ck_assert_uint_eq(count_ev(&c, STK_WSS_PING), (size_t)frag);
 		ck_assert_uint_eq(c.st.pongs_tx, (uint64_t)frag);
 		ck_assert_int_eq(c.s->state, STK_WSS_OPEN);
-		peer_end(&c);
-		peer_end(&s);
+		pair_end(&c, &s);
 	}
 
 	/* no buf_get at all: only messages inside one chunk come out */
-	peer_setup(&c, false);
-	peer_setup(&s, true);
+	pair_setup(&c, &s);
 	c.ops.buf_get = NULL;
 	pair_start(&c, &s);
 	ck_assert_int_eq(stk_wss_send(s.s, STK_WS_OP_BINARY, a, 10), 0);
@@ -893,8 +902,7 @@ START_TEST(buf_get_fails)
 	ck_assert_uint_eq(count_ev(&c, STK_WSS_MSG), 2);
 	expect_msg(&c, 0, STK_WS_OP_BINARY, a, 10);
 	expect_msg(&c, 1, STK_WS_OP_TEXT, b, 20);
-	peer_end(&c);
-	peer_end(&s);
+	pair_end(&c, &s);
 }
 END_TEST
 
@@ -903,8 +911,7 @@ START_TEST(grow_fails)
 	uint8_t buf[4000];
 	struct peer c, s;
 
-	peer_setup(&c, false);
-	peer_setup(&s, true);
+	pair_setup(&c, &s);
 	c.grow_fail = true;
 	pair_start(&c, &s);
 	fill(buf, sizeof(buf), false, 4);
@@ -923,8 +930,7 @@ START_TEST(grow_fails)
 	pump(&c, &s, 0);
 	ck_assert_uint_eq(count_ev(&s, STK_WSS_CLOSE), 1);
 	ck_assert_uint_eq(nth_ev(&s, STK_WSS_CLOSE, 0)->code, STK_WS_CLOSE_INTERNAL);
-	peer_end(&c);
-	peer_end(&s);
+	pair_end(&c, &s);
 }
 END_TEST
 
@@ -986,8 +992,7 @@ START_TEST(ping_pong)
 	/* too long for a control frame */
 	ck_assert_int_eq(stk_wss_ping(s.s, big, 126), -1);
 	ck_assert_uint_eq(s.st.pings_tx, 2);
-	peer_end(&c);
-	peer_end(&s);
+	pair_end(&c, &s);
 }
 END_TEST
 
@@ -1005,8 +1010,7 @@ START_TEST(no_pong_after_close)
 	ck_assert_uint_eq(s.ntx, 1);
 	ck_assert_uint_eq(s.st.pings_rx, 1);
 	ck_assert_uint_eq(s.st.pongs_tx, 0);
-	peer_end(&c);
-	peer_end(&s);
+	pair_end(&c, &s);
 }
 END_TEST
 
@@ -1063,8 +1067,7 @@ START_TEST(close_handshake)
 	ck_assert_uint_eq(c.st.closes_rx, 1);
 	ck_assert_uint_eq(c.st.closes_tx, 1);
 	sb_free(&extra);
-	peer_end(&c);
-	peer_end(&s);
+	pair_end(&c, &s);
 }
 END_TEST
 
@@ -1090,8 +1093,7 @@ START_TEST(close_without_code)
 		v = nth_ev(&c, STK_WSS_CLOSE, 0);
 		ck_assert_uint_eq(v->code, STK_WS_CLOSE_NO_STATUS);
 		ck_assert(v->answer);
-		peer_end(&c);
-		peer_end(&s);
+		pair_end(&c, &s);
 	}
 }
 END_TEST
@@ -1122,8 +1124,7 @@ START_TEST(close_once)
 	ck_assert_int_eq(stk_wss_send(s.s, STK_WS_OP_TEXT, "x", 1), -1);
 	ck_assert_int_eq(stk_wss_close(s.s, 1000, NULL), -1);
 	ck_assert_uint_eq(s.ntx, 1);
-	peer_end(&c);
-	peer_end(&s);
+	pair_end(&c, &s);
 
 	/* a long UTF-8 reason is cut between code points: "\xc3\xa9" x 100 to
 	 * 122 bytes, which the peer reads as a valid reason */
@@ -1138,8 +1139,7 @@ START_TEST(close_once)
 	ck_assert_uint_eq(count_ev(&s, STK_WSS_ERROR), 0);
 	ck_assert_uint_eq(nth_ev(&s, STK_WSS_CLOSE, 0)->len, 122);
 	ck_assert_mem_eq(nth_ev(&s, STK_WSS_CLOSE, 0)->data, reason, 122);
-	peer_end(&c);
-	peer_end(&s);
+	pair_end(&c, &s);
 }
 END_TEST
 
@@ -1170,8 +1170,7 @@ START_TEST(unmasked_to_server)
 		ck_assert_uint_eq(nth_ev(&c, STK_WSS_CLOSE, 0)->code, STK_WS_CLOSE_PROTOCOL);
 		ck_assert(!nth_ev(&c, STK_WSS_CLOSE, 0)->answer);
 		w.len = 0;
-		peer_end(&c);
-		peer_end(&s);
+		pair_end(&c, &s);
 	}
 	/* a masked frame to a client */
 	peer_setup(&c, false);
@@ -1242,8 +1241,7 @@ START_TEST(over_max_msg)
 
 	fill(buf, sizeof(buf), false, 5);
 	for (int frag = 0; frag < 2; frag++) {
-		peer_setup(&c, false);
-		peer_setup(&s, true);
+		pair_setup(&c, &s);
 		c.c.max_msg = 200;
 		pair_start(&c, &s);
 		ck_assert_int_eq(stk_wss_send(s.s, STK_WS_OP_BINARY, buf, 200), 0);
@@ -1257,8 +1255,7 @@ START_TEST(over_max_msg)
 		expect_msg(&c, 0, STK_WS_OP_BINARY, buf, 200);
 		expect_error(&c, STK_WS_CLOSE_TOO_BIG);
 		ck_assert_uint_eq(outstanding(&c), 0);
-		peer_end(&c);
-		peer_end(&s);
+		pair_end(&c, &s);
 	}
 }
 END_TEST
@@ -1335,8 +1332,7 @@ START_TEST(masking)
 	}
 	ck_assert_uint_eq(s.randlog.len, 0);
 	ck_assert_uint_eq(ref_read(&s.wire, false, 0, NULL), s.ntx);
-	peer_end(&c);
-	peer_end(&s);
+	pair_end(&c, &s);
 }
 END_TEST
 
@@ -1349,8 +1345,7 @@ pmd_case(bool nct, size_t chunk)
 	size_t z1, z2;
 
 	ck_assert_ptr_nonnull(buf);
-	peer_setup(&c, false);
-	peer_setup(&s, true);
+	pair_setup(&c, &s);
 	peer_pmd(&c, nct, true);
 	peer_pmd(&s, nct, true);
 	pair_start(&c, &s);
@@ -1396,13 +1391,11 @@ pmd_case(bool nct, size_t chunk)
 		ck_assert_uint_eq(b->st.z_bytes_rx, a->st.z_bytes_tx);
 		ck_assert_uint_eq(b->st.msgs_dropped, 0);
 	}
-	peer_end(&c);
-	peer_end(&s);
+	pair_end(&c, &s);
 
 	/* a compressed message dropped for want of a buffer: the next one, which
 	 * refers to it through the shared window, inflates right */
-	peer_setup(&c, false);
-	peer_setup(&s, true);
+	pair_setup(&c, &s);
 	peer_pmd(&c, nct, false);
 	peer_pmd(&s, nct, true);
 	c.get_fail = 1;
@@ -1426,8 +1419,7 @@ pmd_case(bool nct, size_t chunk)
 	ck_assert_uint_eq(nth_ev(&s, STK_WSS_MSG, 0)->how,
 			  chunk == 0 ? STK_WSS_IN_CHUNK : STK_WSS_ASSEMBLED);
 	ck_assert_uint_eq(s.gets_inflated, 0); /* an assembled one: ASSEMBLED */
-	peer_end(&c);
-	peer_end(&s);
+	pair_end(&c, &s);
 	free(buf);
 }
 
@@ -1449,8 +1441,7 @@ START_TEST(pmd_bomb)
 
 	ck_assert_ptr_nonnull(zeros);
 	for (size_t chunk = 0; chunk < 200; chunk += 100) {
-		peer_setup(&c, false);
-		peer_setup(&s, true);
+		pair_setup(&c, &s);
 		peer_pmd(&c, false, false);
 		peer_pmd(&s, false, true);
 		c.c.max_msg = 4096;
@@ -1467,8 +1458,7 @@ START_TEST(pmd_bomb)
 		ck_assert_uint_eq(c.nev, 2);
 		ck_assert_uint_le(c.max_need, 4096);
 		ck_assert_uint_eq(outstanding(&c), 0);
-		peer_end(&c);
-		peer_end(&s);
+		pair_end(&c, &s);
 	}
 	free(zeros);
 }
@@ -1484,8 +1474,7 @@ frag_case(bool compress, size_t chunk)
 	size_t nframes, per, wlen = 0, ndata = 0;
 
 	fill(buf, N, true, 8);
-	peer_setup(&c, false);
-	peer_setup(&s, true);
+	pair_setup(&c, &s);
 	if (compress) {
 		peer_pmd(&c, false, false);
 		peer_pmd(&s, false, true);
@@ -1545,8 +1534,7 @@ frag_case(bool compress, size_t chunk)
 		pump(&s, &c, chunk);
 		expect_msg(&c, 1 + k, STK_WS_OP_BINARY, buf, 50);
 	}
-	peer_end(&c);
-	peer_end(&s);
+	pair_end(&c, &s);
 }
 
 START_TEST(send_frag)
@@ -1608,8 +1596,7 @@ START_TEST(tx_fails_gone)
 	fill(buf, sizeof(buf), false, 11);
 	for (int fin = 0; fin < 2; fin++) {
 		/* the pong refused */
-		peer_setup(&c, false);
-		peer_setup(&s, true);
+		pair_setup(&c, &s);
 		s.tx_fini = fin;
 		pair_start(&c, &s);
 		ck_assert_int_eq(stk_wss_ping(c.s, "p", 1), 0);
@@ -1622,12 +1609,10 @@ START_TEST(tx_fails_gone)
 		ck_assert_uint_eq(count_ev(&s, STK_WSS_GONE), 1);
 		ck_assert_uint_eq(count_ev(&s, STK_WSS_MSG), 0);
 		ck_assert(fin ? s.s == NULL : s.s != NULL);
-		peer_end(&c);
-		peer_end(&s);
+		pair_end(&c, &s);
 
 		/* the pong refused in the middle of an assembled message */
-		peer_setup(&c, false);
-		peer_setup(&s, true);
+		pair_setup(&c, &s);
 		c.tx_fini = fin;
 		pair_start(&c, &s);
 		ck_assert_int_eq(
@@ -1642,12 +1627,10 @@ START_TEST(tx_fails_gone)
 			ck_assert(c.s == NULL);
 			ck_assert_uint_eq(outstanding(&c), 0);
 		}
-		peer_end(&c);
-		peer_end(&s);
+		pair_end(&c, &s);
 
 		/* the close echo refused */
-		peer_setup(&c, false);
-		peer_setup(&s, true);
+		pair_setup(&c, &s);
 		s.tx_fini = fin;
 		pair_start(&c, &s);
 		ck_assert_int_eq(stk_wss_close(c.s, 1000, NULL), 0);
@@ -1656,8 +1639,7 @@ START_TEST(tx_fails_gone)
 		ck_assert(s.gone);
 		ck_assert_uint_eq(count_ev(&s, STK_WSS_GONE), 1);
 		ck_assert_uint_eq(s.evs[s.nev - 1].ev, STK_WSS_GONE);
-		peer_end(&c);
-		peer_end(&s);
+		pair_end(&c, &s);
 
 		/* the error close refused, with a message being assembled */
 		peer_setup(&s, true);
@@ -1706,8 +1688,7 @@ START_TEST(contract_fixes)
 	pump(&s, &c, 0);
 	ck_assert_uint_eq(count_ev(&c, STK_WSS_PING), 2);
 	ck_assert_uint_eq(count_ev(&c, STK_WSS_MSG), 2);
-	peer_end(&c);
-	peer_end(&s);
+	pair_end(&c, &s);
 
 	/* GONE from a refused pong (the session not finished in the tx): no
 	 * more bytes are taken, nothing more is sent */
@@ -1732,12 +1713,10 @@ START_TEST(contract_fixes)
 		sb_free(&w);
 	}
 	s.tx_fail_in = -1;
-	peer_end(&c);
-	peer_end(&s);
+	pair_end(&c, &s);
 
 	/* max_msg bounds the inflated size, not the wire bytes */
-	peer_setup(&c, false);
-	peer_setup(&s, true);
+	pair_setup(&c, &s);
 	peer_pmd(&c, false, false);
 	peer_pmd(&s, false, true);
 	c.c.max_msg = sizeof(rnd_buf);
@@ -1749,8 +1728,7 @@ START_TEST(contract_fixes)
 	ck_assert_uint_eq(c.nev, 1);
 	expect_msg(&c, 0, STK_WS_OP_BINARY, rnd_buf, sizeof(rnd_buf));
 	ck_assert_uint_eq(c.evs[0].how, STK_WSS_INFLATED);
-	peer_end(&c);
-	peer_end(&s);
+	pair_end(&c, &s);
 }
 END_TEST
 
@@ -1787,8 +1765,7 @@ START_TEST(stats_moved)
 	stk_wss_stats_moved(&c.st, &pub, d);
 	for (unsigned i = 0; i < STK_WSS_S__N; i++)
 		ck_assert_uint_eq(d[i], 0);
-	peer_end(&c);
-	peer_end(&s);
+	pair_end(&c, &s);
 }
 END_TEST
 
