@@ -114,6 +114,22 @@ t_connect(char *resp, size_t cap, bool good_accept, uint32_t *user_out)
 	return h;
 }
 
+/* the one stream mbuf on "tx": a masked close frame with code and no reason */
+static void
+t_tx_close(struct lcp_h *h, unsigned code)
+{
+	char buf[64];
+	uint8_t f[64];
+	size_t len;
+	struct lcp_stream_meta meta = t_tx1(h, buf, sizeof(buf), &len);
+
+	ck_assert_uint_eq(meta.ev, LCP_STREAM_CMD_SEND);
+	ck_assert_uint_eq(len, 2 + 4 + 2);
+	memcpy(f, buf, len);
+	ck_assert_uint_eq(f[0], 0x88);
+	ck_assert_uint_eq((unsigned)((f[6] ^ f[2]) << 8 | (f[7] ^ f[3])), code);
+}
+
 /* an unmasked server frame appended at *o */
 static void
 t_frame(uint8_t *buf, size_t *o, unsigned opcode, bool fin, const char *payload, size_t n)
@@ -198,12 +214,7 @@ t_check_msgs(struct lcp_h *h, unsigned assembled)
 	 * (published at a poll's millisecond tick, and at stop) */
 	lcp_h_stop(h);
 	lcp_h_ctrs_eq(h, {"stop_closes", 1}, {"pings_rx", 1}, {"pongs_tx", 1});
-	meta = t_tx1(h, buf, sizeof(buf), &len);
-	ck_assert_uint_eq(meta.ev, LCP_STREAM_CMD_SEND);
-	ck_assert_uint_eq(len, 2 + 4 + 2);
-	memcpy(pong, buf, len);
-	ck_assert_uint_eq(pong[0], 0x88);
-	ck_assert_uint_eq((unsigned)((pong[6] ^ pong[2]) << 8 | (pong[7] ^ pong[3])), 1001);
+	t_tx_close(h, 1001);
 }
 
 /* a ws stage whose connection got the 101 (with a right or a wrong
@@ -332,7 +343,7 @@ t_drained(struct lcp_h *h)
 START_TEST(linger_close)
 {
 	char resp[256], buf[64];
-	uint8_t f[64], close_frame[4] = {0x88, 0x02, 0x03, 0xe9}; /* unmasked close 1001 */
+	uint8_t close_frame[4] = {0x88, 0x02, 0x03, 0xe9}; /* unmasked close 1001 */
 	struct lcp_stream_meta meta;
 	size_t len, r;
 	uint32_t user;
@@ -342,12 +353,7 @@ START_TEST(linger_close)
 	lcp_h_push1(h, "in", lcp_h_stream(h, LCP_STREAM_EV_DATA, T_CONN, user, 0, resp, r));
 	ck_assert_uint_eq(lcp_h_ctr(h, "opens"), 1);
 	ck_assert_uint_eq(lcp_h_linger(h, false), 1);
-	meta = t_tx1(h, buf, sizeof(buf), &len);
-	ck_assert_uint_eq(meta.ev, LCP_STREAM_CMD_SEND);
-	ck_assert_uint_eq(len, 2 + 4 + 2);
-	memcpy(f, buf, len);
-	ck_assert_uint_eq(f[0], 0x88);
-	ck_assert_uint_eq((unsigned)((f[6] ^ f[2]) << 8 | (f[7] ^ f[3])), 1001);
+	t_tx_close(h, 1001);
 	ck_assert_uint_eq(lcp_h_ctr(h, "stop_closes"), 1);
 	/* nothing more until the server answers */
 	ck_assert_uint_eq(lcp_h_linger(h, false), 1);
