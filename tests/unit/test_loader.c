@@ -708,6 +708,23 @@ START_TEST(probe_crafted)
 }
 END_TEST
 
+/* write len bytes of b to path and probe it: counted in *ok or *refused, a
+ * refusal with its reason (what n: the file's case, for the failure message) */
+static void
+probe_written(const char *path, const unsigned char *b, size_t len, unsigned *ok, unsigned *refused,
+	      const char *what, size_t n)
+{
+	struct lcp_probe p;
+
+	t_write(path, b, len);
+	if (probe(path, &p) == 0) {
+		(*ok)++;
+	} else {
+		ck_assert_msg(probe_msg[0] != '\0', "refused without a reason (%s %zu)", what, n);
+		(*refused)++;
+	}
+}
+
 /* untrusted input: every truncation and many corruptions of a real plugin must
  * give 0 or -1 with a reason, never a crash (Check forks: a crash fails this) */
 START_TEST(probe_never_crashes)
@@ -716,21 +733,13 @@ START_TEST(probe_never_crashes)
 	unsigned char *orig = (unsigned char *)t_read(T_GOOD "/test_src.so", &len);
 	unsigned char *buf = malloc(len);
 	char *dir = t_scratch("loader-fuzz"), *path;
-	struct lcp_probe p;
 	uint32_t seed = 12345;
 	unsigned ok = 0, refused = 0;
 
 	ck_assert_ptr_nonnull(orig);
 	ck_assert(asprintf(&path, "%s/f.so", dir) > 0);
-	for (size_t cut = 1; cut < len; cut += (cut < 4096 ? 7 : 211)) {
-		t_write(path, orig, cut);
-		if (probe(path, &p) == 0) {
-			ok++;
-		} else {
-			ck_assert_msg(probe_msg[0] != '\0', "refused without a reason (cut at %zu)", cut);
-			refused++;
-		}
-	}
+	for (size_t cut = 1; cut < len; cut += (cut < 4096 ? 7 : 211))
+		probe_written(path, orig, cut, &ok, &refused, "cut at", cut);
 	for (unsigned round = 0; round < 3000; round++) {
 		memcpy(buf, orig, len);
 		for (unsigned k = 0; k < 4; k++) {
@@ -743,13 +752,7 @@ START_TEST(probe_never_crashes)
 			seed = seed * 1103515245u + 12345u;
 			buf[at] = (unsigned char)(seed >> 16);
 		}
-		t_write(path, buf, len);
-		if (probe(path, &p) == 0) {
-			ok++;
-		} else {
-			ck_assert_msg(probe_msg[0] != '\0', "refused without a reason (round %u)", round);
-			refused++;
-		}
+		probe_written(path, buf, len, &ok, &refused, "round", round);
 	}
 	ck_assert_uint_gt(refused, 0);
 	ck_assert_uint_gt(ok, 0);
