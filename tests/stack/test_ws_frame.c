@@ -653,6 +653,26 @@ script_every_chunking(const struct script *sc, bool server, uint64_t max_msg, co
 	return pieces;
 }
 
+/* sc's stream fed in random chunkings (feed_random, sizes from ks) for seeds
+ * 1..seeds, each times seed_mul: each time just as sc says */
+static void
+script_random_chunkings(const struct script *sc, bool server, uint64_t seeds, uint64_t seed_mul,
+			const size_t *ks, size_t nks, const char *what)
+{
+	char w[64];
+
+	for (uint64_t seed = 1; seed <= seeds; seed++) {
+		struct run r;
+
+		run_init(&r, server, 0, true, sc->s.len);
+		feed_random(&r, sc->s.p, sc->s.len, seed * seed_mul, ks, nks);
+		snprintf(w, sizeof(w), "%s %s, seed %" PRIu64, server ? "server" : "client", what,
+			 seed);
+		check_script(&r, sc, w);
+		run_free(&r);
+	}
+}
+
 static enum stk_ws_ev
 dec1(struct stk_ws_dec *d, uint8_t **p, uint8_t *end, struct stk_ws_out *o)
 {
@@ -1054,36 +1074,17 @@ START_TEST(chunked_random)
 
 	for (int server = 0; server < 2; server++) {
 		struct script sc;
-		char what[64];
 
 		sc_init(&sc, server, 0xdef + (uint64_t)server);
 		build_medium(&sc);
-		for (uint64_t seed = 1; seed <= 400; seed++) {
-			struct run r;
-
-			run_init(&r, server, 0, true, sc.s.len);
-			feed_random(&r, sc.s.p, sc.s.len, seed, ks_med,
-				    sizeof(ks_med) / sizeof(ks_med[0]));
-			snprintf(what, sizeof(what), "%s medium, seed %" PRIu64,
-				 server ? "server" : "client", seed);
-			check_script(&r, &sc, what);
-			run_free(&r);
-		}
+		script_random_chunkings(&sc, server, 400, 1, ks_med,
+					sizeof(ks_med) / sizeof(ks_med[0]), "medium");
 		sc_free(&sc);
 
 		sc_init(&sc, server, 0x1a + (uint64_t)server);
 		build_large(&sc);
-		for (uint64_t seed = 1; seed <= 8; seed++) {
-			struct run r;
-
-			run_init(&r, server, 0, true, sc.s.len);
-			feed_random(&r, sc.s.p, sc.s.len, seed * 77, ks_large,
-				    sizeof(ks_large) / sizeof(ks_large[0]));
-			snprintf(what, sizeof(what), "%s large, seed %" PRIu64,
-				 server ? "server" : "client", seed);
-			check_script(&r, &sc, what);
-			run_free(&r);
-		}
+		script_random_chunkings(&sc, server, 8, 77, ks_large,
+					sizeof(ks_large) / sizeof(ks_large[0]), "large");
 		sc_free(&sc);
 	}
 }
