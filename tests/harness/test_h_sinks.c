@@ -126,6 +126,15 @@ t_file(const char *fmt, char **path, char **dir)
 	return h;
 }
 
+/* the end of a t_file test: the stage, the path and the scratch directory gone */
+static void
+t_file_end(struct lcp_h *h, char *path, char *dir)
+{
+	lcp_h_free(h);
+	free(path);
+	lcp_h_scratch_rm(dir);
+}
+
 START_TEST(file_payload)
 {
 	char *path, *got, *dir;
@@ -148,9 +157,7 @@ START_TEST(file_payload)
 	/* counted as written: messages and their payload bytes */
 	lcp_h_ctrs_eq(h, {"msgs", 3}, {"bytes", 1 + 2 + 7}, {"drop_write_error", 0});
 	free(got);
-	lcp_h_free(h);
-	free(path);
-	lcp_h_scratch_rm(dir);
+	t_file_end(h, path, dir);
 }
 END_TEST
 
@@ -178,9 +185,7 @@ START_TEST(file_raw)
 	ck_assert_uint_eq(lcp_h_ctr(h, "bytes"), 3 + 2);
 	ck_assert_uint_eq(lcp_h_msgs_freed(h), 2);
 	free(got);
-	lcp_h_free(h);
-	free(path);
-	lcp_h_scratch_rm(dir);
+	t_file_end(h, path, dir);
 }
 END_TEST
 
@@ -235,9 +240,7 @@ START_TEST(file_jsonl)
 	ck_assert_uint_eq(lcp_h_ctr(h, "msgs"), 3);
 	ck_assert_uint_eq(lcp_h_ctr(h, "bytes"), 18 + 13 + 4);
 	free(got);
-	lcp_h_free(h);
-	free(path);
-	lcp_h_scratch_rm(dir);
+	t_file_end(h, path, dir);
 }
 END_TEST
 
