@@ -248,7 +248,7 @@ ws_poll(struct lcp_stage *st, void *ctx)
 
 		switch (c->state) {
 		case WC_IDLE:
-			if (now >= c->t_reconnect && !lcp_stage_stopping(st)) {
+			if (now >= c->t_reconnect && !x->stopping && !lcp_stage_stopping(st)) {
 				ws_connect(x, c);
 				work++;
 			}

@@ -241,7 +241,7 @@ struct ws_ctx {
 	uint64_t max_msg;
 	bool check_utf8;
 	uint64_t hz_ms, next_tick;
-	bool stopping;             /* the shutdown began (ws_linger): close, never reconnect */
+	bool stopping;             /* the shutdown began (ws_linger) or we asked for it: never reconnect */
 	uint64_t delivered;        /* messages emitted, for stop_after_msgs */
 	uint64_t stop_after;       /* stop_after_msgs, 0: never */
 	bool stop_on_close;        /* a connection that was open ends: end the run */

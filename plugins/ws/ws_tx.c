@@ -63,6 +63,9 @@ ws_flush(struct ws_ctx *x)
 			lcp_log(x->st, LCP_LOG_INFO, "%" PRIu64 " messages delivered (stop_after_msgs %" PRIu64 "): ending the run",
 				x->delivered, x->stop_after);
 			lcp_stage_request_stop(x->st, "ws stop_after_msgs");
+			/* no reconnect while the engine gets to its shutdown: a server
+			 * that closed in this very burst has one scheduled already */
+			x->stopping = true;
 		}
 		lcp_count(x->st, WS_C_MSGS, x->pend_msgs);
 		lcp_count(x->st, WS_C_MSG_BYTES, x->pend_bytes);

@@ -26,6 +26,9 @@
  *                     handshake: TCP closed at once (CMD_CLOSE); the server's
  *                     reset then counts as that handshake's failure
  *                     (fail_handshake), not as fail_tcp; done, no reconnect
+ * stop_after_no_reconnect  stop_after_msgs reached in the burst that brings
+ *                     the server's close: the stop is asked for and the
+ *                     reconnect that close scheduled never comes
  * refused_options     a config ws refuses (no url) names the option
  */
 #include <check.h>
@@ -33,6 +36,8 @@
 #include <string.h>
 
 #include <arpa/inet.h>
+
+#include <rte_cycles.h>
 
 #include <lcp/stream.h>
 #include <stk/ws.h>
@@ -69,13 +74,14 @@ t_tx1(struct lcp_h *h, char *buf, size_t cap, size_t *len)
 	return meta;
 }
 
-/* a ws stage (t_opts) that connected and sent its upgrade request: returns
- * the stage, the cookie in *user_out; the 101 that answers it goes to resp (with
- * extra bytes appended by the caller) */
+/* a ws stage (options opts, NULL: t_opts) that connected and sent its upgrade
+ * request: returns the stage, the cookie in *user_out; the 101 that answers it
+ * goes to resp (with extra bytes appended by the caller) */
 static struct lcp_h *
-t_connect(char *resp, size_t cap, bool good_accept, uint32_t *user_out)
+t_connect_opts(const char *opts, char *resp, size_t cap, bool good_accept, uint32_t *user_out)
 {
-	struct lcp_h *h = lcp_h_new(&(struct lcp_h_conf){.plugin = "ws", .options = t_opts});
+	struct lcp_h *h =
+		lcp_h_new(&(struct lcp_h_conf){.plugin = "ws", .options = opts != NULL ? opts : t_opts});
 	char req[4096], acc[29];
 	struct lcp_stream_meta meta;
 	const char *k;
@@ -112,6 +118,12 @@ t_connect(char *resp, size_t cap, bool good_accept, uint32_t *user_out)
 		 acc);
 	*user_out = user;
 	return h;
+}
+
+static struct lcp_h *
+t_connect(char *resp, size_t cap, bool good_accept, uint32_t *user_out)
+{
+	return t_connect_opts(NULL, resp, cap, good_accept, user_out);
 }
 
 /* the one stream mbuf on "tx": a masked close frame with code and no reason */
@@ -394,6 +406,42 @@ START_TEST(linger_reset_in_upgrade)
 }
 END_TEST
 
+/* stop_after_msgs reached in the burst that also brings the server's close
+ * 1000: that close schedules a reconnect (1 ms here), but ws asked for the
+ * stop, so it never connects again however long the control thread takes to
+ * act on the request (the harness never does). */
+START_TEST(stop_after_no_reconnect)
+{
+	static const char opts[] =
+		"{\"url\": \"ws://10.0.0.1:8080/feed\", \"handshake_timeout_ms\": 3600000,"
+		" \"ping_interval_ms\": 0, \"stale_timeout_ms\": 0, \"deflate\": false,"
+		" \"reconnect_min_ms\": 1, \"reconnect_max_ms\": 1, \"stop_after_msgs\": 1}";
+	char resp[256];
+	uint8_t buf[512];
+	size_t o;
+	uint32_t user;
+	struct lcp_h *h = t_connect_opts(opts, resp, sizeof(resp), true, &user);
+	uint64_t until;
+
+	o = strlen(resp);
+	memcpy(buf, resp, o);
+	t_frame(buf, &o, 1, true, "hello", 5);
+	t_frame(buf, &o, 8, true, "\x03\xe8", 2); /* close 1000 */
+	lcp_h_push1(h, "in", lcp_h_stream(h, LCP_STREAM_EV_DATA, T_CONN, user, 0, buf, o));
+	ck_assert_uint_eq(lcp_h_out_n(h, "msg"), 1);
+	ck_assert_str_eq(lcp_h_stop_request(h), "ws stop_after_msgs");
+	/* 50 ms of turns: the 1 ms reconnect delay and ws's 1 ms poll tick pass
+	 * many times over */
+	until = rte_rdtsc() + rte_get_tsc_hz() / 20;
+	while (rte_rdtsc() < until)
+		lcp_h_turn(h);
+	for (unsigned i = 0; i < lcp_h_out_n(h, "tx"); i++)
+		ck_assert_uint_ne(lcp_stream_meta(lcp_h_out(h, "tx")[i])->ev, LCP_STREAM_CMD_CONNECT);
+	ck_assert_uint_eq(lcp_h_ctr(h, "connects"), 1);
+	lcp_h_free(h);
+}
+END_TEST
+
 START_TEST(refused_options)
 {
 	char err[4096];
@@ -413,7 +461,7 @@ ws_suite(void)
 	TCase *tc = t_tcase(s, "ws", NULL, NULL, 60);
 
 	T_TESTS(tc, open_and_frames, one_byte_segments, bad_opcode_1002, stream_gap, bad_accept,
-		linger_close, linger_reset_in_upgrade, refused_options);
+		linger_close, linger_reset_in_upgrade, stop_after_no_reconnect, refused_options);
 	return s;
 }
 
