@@ -324,6 +324,8 @@ void ws_on_data(struct ws_ctx *x, struct ws_conn *c, struct rte_mbuf *m);
 void ws_on_plain(struct ws_ctx *x, struct ws_conn *c, struct rte_mbuf *m);
 
 /* ws_conn.c */
+/* reason: a literal (the report's stop_reason) */
+void ws_ask_stop(struct ws_ctx *x, const char *reason);
 void ws_schedule_reconnect(struct ws_ctx *x, struct ws_conn *c, const char *why);
 void ws_fail(struct ws_ctx *x, struct ws_conn *c, uint16_t code, const char *why);
 void ws_stream_gap(struct ws_ctx *x, struct ws_conn *c, uint32_t off);

@@ -11,6 +11,8 @@
  *   ws_conn_timers        OPEN: pong deadline, pings, paced subscriptions,
  *                         the stale-feed watchdog
  *   ws_fail               close frame (if open) and FIN, or RST; reconnect
+ *   ws_ask_stop           stop_after_msgs / stop_on_close: ask the engine to
+ *                         stop, and reconnect no more
  *   ws_schedule_reconnect IDLE for a delay drawn from the backoff (full
  *                         jitter), which doubles per failure and starts over
  *                         only after a connection stayed open reconnect_reset_ms
@@ -41,17 +43,25 @@ ws_close_tcp(struct ws_ctx *x, struct ws_conn *c, bool abort)
 }
 
 void
+ws_ask_stop(struct ws_ctx *x, const char *reason)
+{
+	x->stop_asked = true;
+	lcp_stage_request_stop(x->st, reason);
+	/* no reconnect from now on: the engine's shutdown may begin turns later,
+	 * and a reconnect may already be due (a server that closed in this burst) */
+	x->stopping = true;
+}
+
+void
 ws_schedule_reconnect(struct ws_ctx *x, struct ws_conn *c, const char *why)
 {
 	uint64_t now;
 	uint32_t delay;
 
 	if (x->stop_on_close && c->t_opened != 0 && !x->stop_asked) {
-		x->stop_asked = true;
 		lcp_log(x->st, LCP_LOG_INFO, "conn %u (%s%s): %s; ending the run (stop_on_close)", c->idx, c->host,
 			c->path, why);
-		lcp_stage_request_stop(x->st, "ws stop_on_close");
-		x->stopping = true; /* no reconnect while the engine drains */
+		ws_ask_stop(x, "ws stop_on_close");
 	}
 	if (c->hs != NULL) {
 		rte_free(c->hs);

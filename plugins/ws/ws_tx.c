@@ -59,13 +59,9 @@ ws_flush(struct ws_ctx *x)
 	if (x->pend_msgs != 0) {
 		x->delivered += x->pend_msgs;
 		if (unlikely(x->stop_after != 0 && x->delivered >= x->stop_after) && !x->stop_asked) {
-			x->stop_asked = true;
 			lcp_log(x->st, LCP_LOG_INFO, "%" PRIu64 " messages delivered (stop_after_msgs %" PRIu64 "): ending the run",
 				x->delivered, x->stop_after);
-			lcp_stage_request_stop(x->st, "ws stop_after_msgs");
-			/* no reconnect while the engine gets to its shutdown: a server
-			 * that closed in this very burst has one scheduled already */
-			x->stopping = true;
+			ws_ask_stop(x, "ws stop_after_msgs");
 		}
 		lcp_count(x->st, WS_C_MSGS, x->pend_msgs);
 		lcp_count(x->st, WS_C_MSG_BYTES, x->pend_bytes);
