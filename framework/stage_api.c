@@ -62,6 +62,17 @@ lcp_stage_socket(const struct lcp_stage *st)
 	return priv_of(st)->socket;
 }
 
+void *
+lcp_stage_zmalloc(struct lcp_stage *st, const char *what, size_t size)
+{
+	int socket = lcp_stage_socket(st);
+	void *p = rte_zmalloc_socket(lcp_stage_plugin(st), size, RTE_CACHE_LINE_SIZE, socket);
+
+	if (p == NULL)
+		lcp_log(st, LCP_LOG_ERR, "cannot allocate %s (%zu bytes) on socket %d", what, size, socket);
+	return p;
+}
+
 struct rte_mempool *
 lcp_stage_pktmbuf_pool(const struct lcp_stage *st)
 {

@@ -271,12 +271,9 @@ fault_init(struct lcp_stage *st, const void *conf, void **ctx)
 	uint64_t hz = rte_get_tsc_hz();
 	char probs[2][160];
 
-	x = rte_zmalloc_socket("fault", sizeof(*x), RTE_CACHE_LINE_SIZE, lcp_stage_socket(st));
-	if (x == NULL) {
-		lcp_log(st, LCP_LOG_ERR, "cannot allocate the context on socket %d",
-			lcp_stage_socket(st));
+	x = lcp_stage_zmalloc(st, "the context", sizeof(*x));
+	if (x == NULL)
 		return -ENOMEM;
-	}
 	x->st = st;
 	x->pool = lcp_stage_pktmbuf_pool(st);
 	if (x->pool == NULL) {
@@ -309,11 +306,8 @@ fault_init(struct lcp_stage *st, const void *conf, void **ctx)
 		fd->out_port = d == 0 ? FAULT_A_OUT : FAULT_B_OUT;
 		fd->ctr = d * FC__PER_DIR;
 		lcp_obuf_init(&fd->ob, fd->out_port, FAULT_OBUF);
-		fd->held = rte_zmalloc_socket("fault_held", sizeof(*fd->held) * c->max_held,
-					      RTE_CACHE_LINE_SIZE, lcp_stage_socket(st));
+		fd->held = lcp_stage_zmalloc(st, "the max_held frame slots", sizeof(*fd->held) * c->max_held);
 		if (fd->held == NULL) {
-			lcp_log(st, LCP_LOG_ERR, "cannot allocate %" PRIu32 " held-frame slots on socket %d",
-				c->max_held, lcp_stage_socket(st));
 			rte_free(x->d[0].held);
 			rte_free(x);
 			return -ENOMEM;

@@ -281,7 +281,7 @@ fs_init(struct lcp_stage *st, const void *conf, void **ctx)
 	struct timespec ts;
 	int rc = -ENOMEM;
 
-	x = rte_zmalloc_socket("feedsim", sizeof(*x), RTE_CACHE_LINE_SIZE, lcp_stage_socket(st));
+	x = lcp_stage_zmalloc(st, "the context", sizeof(*x));
 	if (x == NULL)
 		return -ENOMEM;
 	x->st = st;
@@ -295,14 +295,14 @@ fs_init(struct lcp_stage *st, const void *conf, void **ctx)
 	}
 	x->pkt = lcp_stage_pktmbuf_pool(st);
 	x->max_clients = c->max_clients;
-	x->cl = rte_zmalloc_socket("feedsim_cl", c->max_clients * sizeof(*x->cl), 0, lcp_stage_socket(st));
+	x->cl = lcp_stage_zmalloc(st, "the client table", c->max_clients * sizeof(*x->cl));
 	if (x->cl == NULL)
 		goto nomem;
 	x->seq_words = c->venue == FS_VENUE_LCPIPE ? 1 : FS_VENUE_WORDS;
 	for (unsigned i = 0; i < c->max_clients; i++) {
 		x->cl[i].x = x;
-		x->cl[i].seq = rte_zmalloc_socket("feedsim_seq", (size_t)c->symbols * x->seq_words * sizeof(uint64_t),
-						  0, lcp_stage_socket(st));
+		x->cl[i].seq = lcp_stage_zmalloc(st, "a client's sequence numbers",
+						 (size_t)c->symbols * x->seq_words * sizeof(uint64_t));
 		if (x->cl[i].seq == NULL)
 			goto nomem;
 	}

@@ -239,13 +239,9 @@ gen_init(struct lcp_stage *st, const void *conf, void **ctx)
 		return -EINVAL;
 	}
 
-	x = rte_zmalloc_socket("gen", sizeof(*x) + c->size, RTE_CACHE_LINE_SIZE,
-			       lcp_stage_socket(st));
-	if (x == NULL) {
-		lcp_log(st, LCP_LOG_ERR, "cannot allocate the context (%zu bytes) on socket %d",
-			sizeof(*x) + c->size, lcp_stage_socket(st));
+	x = lcp_stage_zmalloc(st, "the context and its frame", sizeof(*x) + c->size);
+	if (x == NULL)
 		return -ENOMEM;
-	}
 	x->pool = pool;
 	x->size = c->size;
 	x->burst = c->burst;

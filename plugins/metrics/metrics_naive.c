@@ -170,11 +170,9 @@ naive_init(struct lcp_stage *st, const void *conf, void **ctx)
 	void *x;
 	int rc;
 
-	nc = rte_zmalloc_socket("metrics_naive", sizeof(*nc), RTE_CACHE_LINE_SIZE, lcp_stage_socket(st));
-	if (nc == NULL) {
-		lcp_log(st, LCP_LOG_ERR, "cannot allocate the context on socket %d", lcp_stage_socket(st));
+	nc = lcp_stage_zmalloc(st, "the context", sizeof(*nc));
+	if (nc == NULL)
 		return -ENOMEM;
-	}
 	naive_conf(conf, &cf);
 	rc = metrics_init(st, &cf, &x);
 	if (rc != 0) {

@@ -93,19 +93,13 @@ metrics_init(struct lcp_stage *st, const void *conf, void **ctx)
 	struct metrics_ctx *x;
 	uint64_t slots = 1;
 
-	x = rte_zmalloc_socket("metrics", sizeof(*x), RTE_CACHE_LINE_SIZE, lcp_stage_socket(st));
-	if (x == NULL) {
-		lcp_log(st, LCP_LOG_ERR, "cannot allocate the context on socket %d",
-			lcp_stage_socket(st));
+	x = lcp_stage_zmalloc(st, "the context", sizeof(*x));
+	if (x == NULL)
 		return -ENOMEM;
-	}
 	while (slots < 2 * (uint64_t)c->symbols)
 		slots <<= 1;
-	x->tab = rte_zmalloc_socket("metrics_symbols", slots * sizeof(struct mt_sym),
-				    RTE_CACHE_LINE_SIZE, lcp_stage_socket(st));
+	x->tab = lcp_stage_zmalloc(st, "the symbol table", slots * sizeof(struct mt_sym));
 	if (x->tab == NULL) {
-		lcp_log(st, LCP_LOG_ERR, "cannot allocate the symbol table (%" PRIu64 " slots, %" PRIu64 " bytes) on socket %d",
-			slots, slots * sizeof(struct mt_sym), lcp_stage_socket(st));
 		rte_free(x);
 		return -ENOMEM;
 	}

@@ -165,13 +165,9 @@ port_ethdev_init(struct lcp_stage *st, const void *conf, void **ctx)
 		lcp_log(st, LCP_LOG_ERR, "%s", msg);
 		return rc;
 	}
-	x = rte_zmalloc_socket("port_ethdev", sizeof(*x), RTE_CACHE_LINE_SIZE,
-			       lcp_stage_socket(st));
-	if (x == NULL) {
-		lcp_log(st, LCP_LOG_ERR, "cannot allocate the context on socket %d",
-			lcp_stage_socket(st));
+	x = lcp_stage_zmalloc(st, "the context", sizeof(*x));
+	if (x == NULL)
 		return -ENOMEM;
-	}
 	x->nb_rxq = c->rx_queues;
 	x->nb_txq = c->tx_queues;
 	x->burst = (uint16_t)c->burst;

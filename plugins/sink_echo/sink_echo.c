@@ -71,11 +71,9 @@ sink_echo_init(struct lcp_stage *st, const void *conf, void **ctx)
 	const struct sink_echo_conf *c = conf;
 	struct sink_echo_ctx *x;
 
-	x = rte_zmalloc_socket("sink_echo", sizeof(*x), RTE_CACHE_LINE_SIZE, lcp_stage_socket(st));
-	if (x == NULL) {
-		lcp_log(st, LCP_LOG_ERR, "cannot allocate the context on socket %d", lcp_stage_socket(st));
+	x = lcp_stage_zmalloc(st, "the context", sizeof(*x));
+	if (x == NULL)
 		return -ENOMEM;
-	}
 	x->sample = c->sample;
 	x->linked = lcp_port_is_linked(st, SE_OUT);
 	if (!x->linked)

@@ -719,12 +719,9 @@ sink_file_init(struct lcp_stage *st, const void *conf, void **ctx)
 	const struct sink_file_conf *c = conf;
 	struct sink_file_ctx *x;
 
-	x = rte_zmalloc_socket("sink_file", sizeof(*x), RTE_CACHE_LINE_SIZE, lcp_stage_socket(st));
-	if (x == NULL) {
-		lcp_log(st, LCP_LOG_ERR, "%s: cannot allocate the context on socket %d", c->path,
-			lcp_stage_socket(st));
+	x = lcp_stage_zmalloc(st, "the context", sizeof(*x));
+	if (x == NULL)
 		return -ENOMEM;
-	}
 	x->st = st;
 	x->path = c->path;
 	x->format = c->format;

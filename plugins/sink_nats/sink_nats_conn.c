@@ -457,11 +457,9 @@ sink_nats_init(struct lcp_stage *st, const void *conf, void **ctx)
 	struct sink_nats_ctx *x;
 	char err[256];
 
-	x = rte_zmalloc_socket("sink_nats", sizeof(*x), RTE_CACHE_LINE_SIZE, socket);
-	if (x == NULL) {
-		lcp_log(st, LCP_LOG_ERR, "cannot allocate the context on socket %d", socket);
+	x = lcp_stage_zmalloc(st, "the context", sizeof(*x));
+	if (x == NULL)
 		return -ENOMEM;
-	}
 	x->st = st;
 	x->c = c;
 	if (sn_tpl_compile(&x->tpl, "subject", c->subject, c->venue, true, err, sizeof(err)) != 0 ||

@@ -41,8 +41,7 @@ static int
 sink_null_init(struct lcp_stage *st, const void *conf, void **ctx)
 {
 	const struct sink_null_conf *c = conf;
-	struct sink_null_ctx *x = rte_zmalloc_socket("sink_null", sizeof(*x), 0,
-						     lcp_stage_socket(st));
+	struct sink_null_ctx *x = lcp_stage_zmalloc(st, "the context", sizeof(*x));
 
 	if (x == NULL)
 		return -ENOMEM;

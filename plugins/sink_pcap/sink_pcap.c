@@ -165,13 +165,9 @@ sink_pcap_init(struct lcp_stage *st, const void *conf, void **ctx)
 	char name[RTE_MEMPOOL_NAMESIZE];
 	uint32_t room;
 
-	x = rte_zmalloc_socket("sink_pcap", sizeof(*x), RTE_CACHE_LINE_SIZE,
-			       lcp_stage_socket(st));
-	if (x == NULL) {
-		lcp_log(st, LCP_LOG_ERR, "cannot allocate the context on socket %d",
-			lcp_stage_socket(st));
+	x = lcp_stage_zmalloc(st, "the context", sizeof(*x));
+	if (x == NULL)
 		return -ENOMEM;
-	}
 	x->path = c->path;
 	x->snaplen = RTE_MIN(c->snaplen, (uint32_t)SINK_PCAP_MAX_COPY);
 	x->ts_mode = c->timestamp;

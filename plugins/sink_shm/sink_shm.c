@@ -177,11 +177,9 @@ sink_shm_init(struct lcp_stage *st, const void *conf, void **ctx)
 	struct sink_shm_ctx *x;
 	int n;
 
-	x = rte_zmalloc_socket("sink_shm", sizeof(*x), RTE_CACHE_LINE_SIZE, lcp_stage_socket(st));
-	if (x == NULL) {
-		lcp_log(st, LCP_LOG_ERR, "cannot allocate the context on socket %d", lcp_stage_socket(st));
+	x = lcp_stage_zmalloc(st, "the context", sizeof(*x));
+	if (x == NULL)
 		return -ENOMEM;
-	}
 	x->st = st;
 	if (c->path[0] != '\0')
 		n = snprintf(x->path, sizeof(x->path), "%s", c->path);

@@ -374,7 +374,7 @@ tcp_init(struct lcp_stage *st, const void *conf, void **ctx)
 	struct tcp_ctx *x;
 	char msg[256];
 
-	x = rte_zmalloc_socket("tcp", sizeof(*x), RTE_CACHE_LINE_SIZE, lcp_stage_socket(st));
+	x = lcp_stage_zmalloc(st, "the context", sizeof(*x));
 	if (x == NULL)
 		return -ENOMEM;
 	x->st = st;

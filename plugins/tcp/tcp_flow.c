@@ -37,12 +37,10 @@ tcp_flow_init(struct tcp_ctx *x, const struct tcp_conf *c)
 	{
 		/* slot = conn & mask: ids are (generation << 16) | slot, slot 1..max_conns */
 		uint32_t slots = rte_align32pow2(c->max_conns + 1);
-		int sock = lcp_stage_socket(x->st);
 
-		x->cr = rte_zmalloc_socket("tcp_credits", sizeof(*x->cr) + slots * sizeof(x->cr->slot[0]),
-					   RTE_CACHE_LINE_SIZE, sock);
-		x->out = rte_zmalloc_socket("tcp_out", slots * sizeof(x->out[0]), 0, sock);
-		x->out_in = rte_zmalloc_socket("tcp_out_in", slots, 0, sock);
+		x->cr = lcp_stage_zmalloc(x->st, "the stream credits", sizeof(*x->cr) + slots * sizeof(x->cr->slot[0]));
+		x->out = lcp_stage_zmalloc(x->st, "the output slots", slots * sizeof(x->out[0]));
+		x->out_in = lcp_stage_zmalloc(x->st, "the output slot marks", slots);
 		if (x->cr == NULL || x->out == NULL || x->out_in == NULL) {
 			tcp_flow_fini(x);
 			return -ENOMEM;

@@ -270,17 +270,13 @@ tcp_app_init(struct lcp_stage *st, const void *conf, void **ctx)
 			c->seg_size, room);
 		return -EINVAL;
 	}
-	x = rte_zmalloc_socket("tcp_app", sizeof(*x) + (size_t)c->max_conns * sizeof(x->conns[0]),
-			       RTE_CACHE_LINE_SIZE, lcp_stage_socket(st));
-	if (x == NULL) {
-		lcp_log(st, LCP_LOG_ERR, "cannot allocate the context for %" PRIu32 " connections",
-			c->max_conns);
+	x = lcp_stage_zmalloc(st, "the context and its max_conns table",
+			      sizeof(*x) + (size_t)c->max_conns * sizeof(x->conns[0]));
+	if (x == NULL)
 		return -ENOMEM;
-	}
 	while (hsize < 2 * c->max_conns)
 		hsize <<= 1;
-	x->buckets = rte_malloc_socket("tcp_app_hash", hsize * sizeof(int32_t), 0,
-				       lcp_stage_socket(st));
+	x->buckets = lcp_stage_zmalloc(st, "the connection hash", hsize * sizeof(int32_t));
 	if (x->buckets == NULL) {
 		rte_free(x);
 		return -ENOMEM;

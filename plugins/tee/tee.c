@@ -106,7 +106,7 @@ static int
 tee_init(struct lcp_stage *st, const void *conf, void **ctx)
 {
 	const struct tee_conf *c = conf;
-	struct tee_ctx *x = rte_zmalloc_socket("tee", sizeof(*x), 0, lcp_stage_socket(st));
+	struct tee_ctx *x = lcp_stage_zmalloc(st, "the context", sizeof(*x));
 
 	if (x == NULL)
 		return -ENOMEM;

@@ -314,7 +314,7 @@ ws_init(struct lcp_stage *st, const void *conf, void **ctx)
 	for (p = c->url; *p; p++)
 		n_urls += *p == ',';
 	n_urls++;
-	x = rte_zmalloc_socket("ws", sizeof(*x), RTE_CACHE_LINE_SIZE, lcp_stage_socket(st));
+	x = lcp_stage_zmalloc(st, "the context", sizeof(*x));
 	if (x == NULL)
 		return -ENOMEM;
 	x->st = st;
@@ -323,8 +323,7 @@ ws_init(struct lcp_stage *st, const void *conf, void **ctx)
 	lcp_obuf_init(&x->tx, WS_P_TX, 64);
 	lcp_obuf_init(&x->msg, WS_P_MSG, 64);
 	x->n_conns = n_urls * c->connections;
-	x->conns = rte_zmalloc_socket("ws_conns", x->n_conns * sizeof(*x->conns), RTE_CACHE_LINE_SIZE,
-				      lcp_stage_socket(st));
+	x->conns = lcp_stage_zmalloc(st, "the connection table", x->n_conns * sizeof(*x->conns));
 	x->subscribe = strdup(c->subscribe);
 	if (x->conns == NULL || x->subscribe == NULL)
 		goto nomem;

@@ -151,7 +151,7 @@ static int
 rtt_init(struct lcp_stage *st, const void *conf, void **ctx)
 {
 	const struct rtt_conf *c = conf;
-	struct rtt_ctx *x = rte_zmalloc_socket("ws_rtt", sizeof(*x), RTE_CACHE_LINE_SIZE, lcp_stage_socket(st));
+	struct rtt_ctx *x = lcp_stage_zmalloc(st, "the context", sizeof(*x));
 	char name[RTE_MEMPOOL_NAMESIZE];
 
 	if (x == NULL)

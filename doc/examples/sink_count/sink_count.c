@@ -84,13 +84,10 @@ sink_count_init(struct lcp_stage *st, const void *conf, void **ctx)
 {
 	struct sink_count_ctx *x;
 
-	x = rte_zmalloc_socket("sink_count", sizeof(*x), RTE_CACHE_LINE_SIZE,
-			       lcp_stage_socket(st));
-	if (x == NULL) {
-		lcp_log(st, LCP_LOG_ERR, "cannot allocate the context on socket %d",
-			lcp_stage_socket(st));
+	/* zeroed, on the stage's socket; on failure it has logged why */
+	x = lcp_stage_zmalloc(st, "the context", sizeof(*x));
+	if (x == NULL)
 		return -ENOMEM;
-	}
 	x->conf = *(const struct sink_count_conf *)conf;
 	x->next_log = x->conf.every;
 	*ctx = x;

@@ -192,6 +192,12 @@ const char *lcp_stage_name(const struct lcp_stage *st);
 const char *lcp_stage_plugin(const struct lcp_stage *st);
 unsigned lcp_stage_lcore(const struct lcp_stage *st);
 int lcp_stage_socket(const struct lcp_stage *st);
+/* ABI 2.4: size bytes, zeroed and cache-line aligned, on this stage's socket
+ * (rte_zmalloc_socket(); release with rte_free()). NULL on failure, after
+ * logging "cannot allocate <what> (<size> bytes) on socket <n>" as an error of
+ * this stage, so an init() that gets NULL only returns -ENOMEM. From init to
+ * fini, on the control thread. */
+void *lcp_stage_zmalloc(struct lcp_stage *st, const char *what, size_t size);
 /* the engine's packet mbuf pool for this stage's socket (config "mbufs") */
 struct rte_mempool *lcp_stage_pktmbuf_pool(const struct lcp_stage *st);
 /* ABI 1.8: a packet mbuf pool of n mbufs of the engine pool's size, for this

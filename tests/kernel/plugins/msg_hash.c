@@ -156,7 +156,7 @@ static int
 msg_hash_init(struct lcp_stage *st, const void *conf, void **ctx)
 {
 	const struct msg_hash_conf *c = conf;
-	struct msg_hash_ctx *x = rte_zmalloc_socket("msg_hash", sizeof(*x), 0, lcp_stage_socket(st));
+	struct msg_hash_ctx *x = lcp_stage_zmalloc(st, "the context", sizeof(*x));
 
 	if (x == NULL)
 		return -ENOMEM;

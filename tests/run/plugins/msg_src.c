@@ -238,7 +238,7 @@ msg_src_init(struct lcp_stage *st, const void *conf, void **ctx)
 {
 	struct msg_src_ctx *x;
 
-	x = rte_zmalloc_socket("msg_src", sizeof(*x), RTE_CACHE_LINE_SIZE, lcp_stage_socket(st));
+	x = lcp_stage_zmalloc(st, "the context", sizeof(*x));
 	if (x == NULL)
 		return -ENOMEM;
 	x->conf = *(const struct msg_src_conf *)conf;

@@ -119,8 +119,7 @@ static int
 sink_check_init(struct lcp_stage *st, const void *conf, void **ctx)
 {
 	const struct sink_check_conf *c = conf;
-	struct sink_check_ctx *x = rte_zmalloc_socket("sink_check", sizeof(*x), 0,
-						      lcp_stage_socket(st));
+	struct sink_check_ctx *x = lcp_stage_zmalloc(st, "the context", sizeof(*x));
 
 	if (x == NULL)
 		return -ENOMEM;

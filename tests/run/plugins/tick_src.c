@@ -171,16 +171,13 @@ tick_src_init(struct lcp_stage *st, const void *conf, void **ctx)
 {
 	struct tick_src_ctx *x;
 
-	x = rte_zmalloc_socket("tick_src", sizeof(*x), RTE_CACHE_LINE_SIZE, lcp_stage_socket(st));
+	x = lcp_stage_zmalloc(st, "the context", sizeof(*x));
 	if (x == NULL)
 		return -ENOMEM;
 	x->c = *(const struct tick_src_conf *)conf;
 	memset(x->pad, 'a', x->c.pad);
-	x->syms = rte_zmalloc_socket("tick_src_syms", x->c.symbols * sizeof(*x->syms), 0,
-				     lcp_stage_socket(st));
-	if (x->syms == NULL)
-		lcp_log(st, LCP_LOG_ERR, "cannot allocate %u symbols", x->c.symbols);
-	else
+	x->syms = lcp_stage_zmalloc(st, "the symbols", x->c.symbols * sizeof(*x->syms));
+	if (x->syms != NULL)
 		x->pool = tp_msg_pool_create(st, "tks_", x->c.pool, TS_BODY_MAX + x->c.pad);
 	if (x->syms == NULL || x->pool == NULL) {
 		rte_mempool_free(x->pool);
