@@ -197,14 +197,7 @@ fin_received(struct stk *st, struct stk_tcb *c)
 		break;
 	case STK_TCP_FIN_WAIT_2:
 		stk_tcb_event(st, c, STK_EV_PEER_CLOSED, 0);
-		stk_tcb_set_state(st, c, STK_TCP_TIME_WAIT);
-		if (!(c->flags & TF_DEAD)) {
-			stk_tcb_event(st, c, STK_EV_CLOSED, 0);
-			STK_CTR(st, TCP_CLOSED);
-		}
-		c->flags |= TF_DEAD;
-		stk_tcp_timer_clear(st, c, STK_T_DELACK);
-		stk_tcp_timer_set(st, c, STK_T_2MSL, (uint64_t)st->cfg.time_wait_ms * STK_MS);
+		stk_tcp_time_wait(st, c, STK_T_DELACK);
 		break;
 	default:
 		break;

@@ -10,8 +10,22 @@
  *                         established() in tcp_in.c; false: drop it
  *   fin_acked             FIN_WAIT_1 -> FIN_WAIT_2, CLOSING -> TIME_WAIT,
  *                         LAST_ACK -> CLOSED
+ *   stk_tcp_time_wait     into TIME_WAIT, also from FIN_WAIT_2 (tcp_in.c)
  *   cwnd_grow             slow start, congestion avoidance (RFC 5681 3.1) */
 #include "tcp_in_priv.h"
+
+void
+stk_tcp_time_wait(struct stk *st, struct stk_tcb *c, unsigned t)
+{
+	stk_tcb_set_state(st, c, STK_TCP_TIME_WAIT);
+	if (!(c->flags & TF_DEAD)) {
+		stk_tcb_event(st, c, STK_EV_CLOSED, 0);
+		STK_CTR(st, TCP_CLOSED);
+	}
+	c->flags |= TF_DEAD;
+	stk_tcp_timer_clear(st, c, t);
+	stk_tcp_timer_set(st, c, STK_T_2MSL, (uint64_t)st->cfg.time_wait_ms * STK_MS);
+}
 
 /* our FIN acknowledged: state moves (RFC 9293 3.10.7.4 fifth, ACK processing) */
 static void
@@ -23,12 +37,7 @@ fin_acked(struct stk *st, struct stk_tcb *c)
 		stk_tcp_timer_set(st, c, STK_T_2MSL, (uint64_t)st->cfg.fin_wait2_ms * STK_MS);
 		break;
 	case STK_TCP_CLOSING:
-		stk_tcb_set_state(st, c, STK_TCP_TIME_WAIT);
-		stk_tcb_event(st, c, STK_EV_CLOSED, 0);
-		STK_CTR(st, TCP_CLOSED);
-		c->flags |= TF_DEAD;
-		stk_tcp_timer_clear(st, c, STK_T_REXMT);
-		stk_tcp_timer_set(st, c, STK_T_2MSL, (uint64_t)st->cfg.time_wait_ms * STK_MS);
+		stk_tcp_time_wait(st, c, STK_T_REXMT);
 		break;
 	case STK_TCP_LAST_ACK:
 		stk_tcb_finish(st, c, STK_EV_CLOSED, 0);

@@ -40,6 +40,9 @@ void stk_tcp_established_entered(struct stk *st, struct stk_tcb *c);
 /* tcp_in_ack.c: false when the segment is to be dropped (a bad ACK, or the
  * connection went away inside an event) */
 bool stk_tcp_process_ack(struct stk *st, struct stk_tcb *c, struct stk_tcp_seg *s);
+/* tcp_in_ack.c: into TIME_WAIT, from CLOSING (our FIN acked) or FIN_WAIT_2
+ * (their FIN): CLOSED to the application once, timer t no longer needed */
+void stk_tcp_time_wait(struct stk *st, struct stk_tcb *c, unsigned t);
 
 /* tcp_in_ooo.c: the text step's out-of-order queue; insert takes s->b (held
  * or freed) and leaves s as it was */
