@@ -780,12 +780,8 @@ b1_cross_rep(struct b1 *b, const struct b1_case *c, unsigned burst, uint64_t nob
 				"b1: %s b%u rejected: spin drift %.3f/%.3f, off-CPU %.4f/%.4f\n",
 				c->name, burst, before, after, b->off_prod, b->off_cons);
 
-		if (ok || t >= BENCH_RERUNS_MAX) {
-			if (!ok)
-				(*noisy)++; /* kept after BENCH_RERUNS_MAX re-runs: reported */
+		if (bench_rep_kept(ok, t, BENCH_RERUNS_MAX, rejected, noisy))
 			return v;
-		}
-		(*rejected)++;
 	}
 }
 
@@ -801,20 +797,14 @@ b1_direct_rep(struct b1 *b, enum b1_direct d, unsigned burst, uint64_t it, unsig
 
 		bench_launch(b->lc_prod, b1_direct_main, &j);
 		bench_wait();
-		ok = bench_gate_drift(g, j.spin_before) <= BENCH_DRIFT_MAX &&
-		     bench_gate_drift(g, j.spin_after) <= BENCH_DRIFT_MAX &&
-		     j.offcpu <= BENCH_OFFCPU_MAX;
+		ok = bench_gate_ok(g, j.spin_before, j.spin_after, j.offcpu);
 		if (!ok && getenv("BENCH_DEBUG"))
 			fprintf(stderr,
 				"b1: direct %s b%u rejected: spin drift %.3f/%.3f, off-CPU %.4f\n",
 				b1_dname[d], burst, bench_gate_drift(g, j.spin_before),
 				bench_gate_drift(g, j.spin_after), j.offcpu);
-		if (ok || t >= BENCH_RERUNS_MAX) {
-			if (!ok)
-				(*noisy)++;
+		if (bench_rep_kept(ok, t, BENCH_RERUNS_MAX, rejected, noisy))
 			return (double)j.cycles / ((double)it * burst);
-		}
-		(*rejected)++;
 	}
 }
 

@@ -438,21 +438,15 @@ b2_rep(struct b2 *b, struct b2_chain *ch, enum b2_variant v, unsigned burst, uin
 
 		bench_launch(b->lc, b2_job_main, &j);
 		bench_wait();
-		ok = bench_gate_drift(&b->gate, j.spin_before) <= BENCH_DRIFT_MAX &&
-		     bench_gate_drift(&b->gate, j.spin_after) <= BENCH_DRIFT_MAX &&
-		     j.offcpu <= BENCH_OFFCPU_MAX;
+		ok = bench_gate_ok(&b->gate, j.spin_before, j.spin_after, j.offcpu);
 		if (!ok && getenv("BENCH_DEBUG"))
 			fprintf(stderr,
 				"b2: %s n%u b%u rejected: spin drift %.3f/%.3f, off-CPU %.4f\n",
 				b2_vname[v], ch->n, burst,
 				bench_gate_drift(&b->gate, j.spin_before),
 				bench_gate_drift(&b->gate, j.spin_after), j.offcpu);
-		if (ok || t >= BENCH_RERUNS_MAX) {
-			if (!ok)
-				(*noisy)++;
+		if (bench_rep_kept(ok, t, BENCH_RERUNS_MAX, rejected, noisy))
 			return (double)j.cycles / ((double)bursts * (ch->n + 2));
-		}
-		(*rejected)++;
 	}
 }
 

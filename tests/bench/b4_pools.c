@@ -490,11 +490,8 @@ main(int argc, char **argv)
 			for (unsigned rep = 0; rep < o.reps; rep++) {
 				for (unsigned t = 0;; t++) {
 					v[rep] = b4_once(b, p, pat, nobj, &ok);
-					if (ok || t >= BENCH_RERUNS_MAX) {
-						noisy += !ok;
+					if (bench_rep_kept(ok, t, BENCH_RERUNS_MAX, &rerun, &noisy))
 						break;
-					}
-					rerun++;
 				}
 				retries += b->retries;
 				sleeps += b->csw[0].vol + b->csw[1].vol;

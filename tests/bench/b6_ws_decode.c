@@ -624,18 +624,13 @@ b6_rep(struct b6 *b, const struct b6_case *c, enum b6_var v, uint64_t passes, do
 		cpu = b6_measure(b, c, v, passes, wall);
 		off = bench_oncpu_offcpu(&oc);
 		sa = bench_spin(b->gate.iters);
-		ok = bench_gate_drift(&b->gate, sb) <= BENCH_DRIFT_MAX &&
-		     bench_gate_drift(&b->gate, sa) <= BENCH_DRIFT_MAX && off <= BENCH_OFFCPU_MAX;
+		ok = bench_gate_ok(&b->gate, sb, sa, off);
 		if (!ok && getenv("BENCH_DEBUG"))
 			fprintf(stderr, "b6: %s %s rejected: spin drift %.3f/%.3f, off-CPU %.4f\n",
 				c->name, b6_vname[v], bench_gate_drift(&b->gate, sb),
 				bench_gate_drift(&b->gate, sa), off);
-		if (ok || t >= B6_RERUNS_MAX) {
-			if (!ok)
-				(*noisy)++;
+		if (bench_rep_kept(ok, t, B6_RERUNS_MAX, rejected, noisy))
 			return cpu;
-		}
-		(*rejected)++;
 	}
 }
 

@@ -259,9 +259,7 @@ b9_job_ok(const struct b9 *b, const struct b9_job *j, unsigned lcore)
 {
 	const struct bench_gate *g = j->c->kind == K_ADD2 ? &b->gate2[lcore] : &b->gate[lcore];
 
-	return bench_gate_drift(g, j->spin_before) <= BENCH_DRIFT_MAX &&
-	       bench_gate_drift(g, j->spin_after) <= BENCH_DRIFT_MAX &&
-	       j->offcpu <= BENCH_OFFCPU_MAX;
+	return bench_gate_ok(g, j->spin_before, j->spin_after, j->offcpu);
 }
 
 /* cycles per operation; *ok false when the gate rejects it */
@@ -312,12 +310,8 @@ b9_rep(struct b9 *b, const struct b9_case *c, uint64_t n, unsigned *rejected, un
 		bool ok;
 		double v = b9_once(b, c, n, &ok, per_writer);
 
-		if (ok || t >= BENCH_RERUNS_MAX) {
-			if (!ok)
-				(*noisy)++;
+		if (bench_rep_kept(ok, t, BENCH_RERUNS_MAX, rejected, noisy))
 			return v;
-		}
-		(*rejected)++;
 	}
 }
 

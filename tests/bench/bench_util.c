@@ -88,6 +88,25 @@ bench_oncpu_offcpu(const struct bench_oncpu *o)
 	return (double)(wall - cpu) / (double)wall;
 }
 
+bool
+bench_gate_ok(const struct bench_gate *g, uint64_t spin_before, uint64_t spin_after, double offcpu)
+{
+	return bench_gate_drift(g, spin_before) <= BENCH_DRIFT_MAX &&
+	       bench_gate_drift(g, spin_after) <= BENCH_DRIFT_MAX && offcpu <= BENCH_OFFCPU_MAX;
+}
+
+bool
+bench_rep_kept(bool ok, unsigned t, unsigned reruns, unsigned *rejected, unsigned *noisy)
+{
+	if (ok || t >= reruns) {
+		if (!ok)
+			(*noisy)++;
+		return true;
+	}
+	(*rejected)++;
+	return false;
+}
+
 static bool launched[RTE_MAX_LCORE];
 
 void

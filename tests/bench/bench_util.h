@@ -62,6 +62,16 @@ void bench_oncpu_start(struct bench_oncpu *o);
 /* fraction of the wall time since start that the thread was not running */
 double bench_oncpu_offcpu(const struct bench_oncpu *o);
 
+/* The gate's verdict on one repetition of an lcore: its spins before and after
+ * within BENCH_DRIFT_MAX of g's reference, and off its CPU at most
+ * BENCH_OFFCPU_MAX of the time. */
+bool bench_gate_ok(const struct bench_gate *g, uint64_t spin_before, uint64_t spin_after,
+		   double offcpu);
+/* After try t (0: the first run) of a repetition the gate found ok or not: true
+ * when the repetition is kept (counted in *noisy when kept not ok, after
+ * `reruns` re-runs), false when it is to be run again (counted in *rejected). */
+bool bench_rep_kept(bool ok, unsigned t, unsigned reruns, unsigned *rejected, unsigned *noisy);
+
 /* Launch f(arg) on worker lcore `lcore`; bench_wait sleeps (1 ms steps) until
  * every launched lcore has returned. */
 void bench_launch(unsigned lcore, int (*f)(void *), void *arg);
