@@ -956,7 +956,7 @@ main(int argc, char **argv)
 	struct b1 *b;
 	struct b1_result res[RTE_DIM(b1_bursts) * B1_N_CASES], dres[RTE_DIM(b1_bursts) * D_COUNT];
 	unsigned nres = 0, ndres = 0, lcores[2];
-	char placement[256], placement_json[512], sched[128];
+	struct bench_where where;
 	double hz;
 	int rc;
 
@@ -981,14 +981,13 @@ main(int argc, char **argv)
 		return 77;
 	b->lc_prod = lcores[0];
 	b->lc_cons = lcores[1];
-	bench_place(lcores, 2, o.rt, placement, sizeof(placement), placement_json, sizeof(placement_json), sched,
-		    sizeof(sched));
+	bench_place(lcores, 2, o.rt, &where);
 	b1_build(b);
 	for (unsigned i = 0; i < 2; i++)
 		bench_gate_calibrate_on(lcores[i], &b->gate[lcores[i]]);
 
 	printf("B1 ring link: TSC %.1f MHz; producer lcore %u, consumer lcore %u; %s\n", hz / 1e6,
-	       b->lc_prod, b->lc_cons, placement);
+	       b->lc_prod, b->lc_cons, where.text);
 	printf("consumers dequeue %s\n",
 	       b->cons_burst ? "--cons-burst objects per turn (both raw and engine)"
 			     : "the producer's burst (the same burst on both sides)");
@@ -998,7 +997,7 @@ main(int argc, char **argv)
 	       "(spin ~1 ms: lcore %u %.0f cycles, lcore %u %.0f cycles) and %.0f %% off-CPU; %s\n",
 	       B1_RING_SIZE, o.reps, o.ms, BENCH_DRIFT_MAX * 100, b->lc_prod,
 	       b->gate[b->lc_prod].ref, b->lc_cons, b->gate[b->lc_cons].ref, BENCH_OFFCPU_MAX * 100,
-	       sched);
+	       where.sched);
 	fflush(stdout);
 
 	/* cross lcore */
@@ -1113,9 +1112,8 @@ main(int argc, char **argv)
 		}
 		printf("\n\n");
 	}
-	b1_json(res, nres, hz, placement_json, "raw_rte_ring_sp_sc", 1.1, o.reps, o.ms,
-		o.cons_burst);
-	b1_json(dres, ndres, hz, placement_json, "plain_call", 0, o.reps, o.ms, 0);
+	b1_json(res, nres, hz, where.json, "raw_rte_ring_sp_sc", 1.1, o.reps, o.ms, o.cons_burst);
+	b1_json(dres, ndres, hz, where.json, "plain_call", 0, o.reps, o.ms, 0);
 	rte_eal_cleanup();
 	return 0;
 }

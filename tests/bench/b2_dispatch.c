@@ -491,7 +491,7 @@ main(int argc, char **argv)
 	struct bench_opts o;
 	struct b2 *b;
 	unsigned nres = 0;
-	char placement[256], placement_json[512], sched[128];
+	struct bench_where where;
 	double hz;
 	int rc;
 
@@ -512,16 +512,15 @@ main(int argc, char **argv)
 
 	if (bench_workers("b2", &b->lc, 1) < 0)
 		return 77;
-	bench_place(&b->lc, 1, o.rt, placement, sizeof(placement), placement_json, sizeof(placement_json), sched,
-		    sizeof(sched));
+	bench_place(&b->lc, 1, o.rt, &where);
 	bench_gate_calibrate_on(b->lc, &b->gate);
 	printf("B2 stage dispatch: TSC %.1f MHz; measured on lcore %u; %s\n", hz / 1e6, b->lc,
-	       placement);
+	       where.text);
 	printf("%u repetitions of ~%.0f ms, interleaved; noise gate %.0f %% (spin ~1 ms: %.0f "
 	       "cycles) "
 	       "and %.0f %% off-CPU; %s; RTE_GRAPH_BURST_SIZE %u\n",
-	       o.reps, o.ms, BENCH_DRIFT_MAX * 100, b->gate.ref, BENCH_OFFCPU_MAX * 100, sched,
-	       RTE_GRAPH_BURST_SIZE);
+	       o.reps, o.ms, BENCH_DRIFT_MAX * 100, b->gate.ref, BENCH_OFFCPU_MAX * 100,
+	       where.sched, RTE_GRAPH_BURST_SIZE);
 	fflush(stdout);
 
 	for (unsigned k = 0; k < RTE_DIM(b2_bursts); k++) {
@@ -628,7 +627,7 @@ main(int argc, char **argv)
 		       "\"chain_over_graph_nostats\":%.4f,\"placement\":%s}\n",
 		       b2_bursts[k], hz, slope[V_GRAPH], slope[V_GRAPH_NOSTATS], slope[V_CHAIN],
 		       slope[V_WORKER], slope[V_CALL], slope[V_CHAIN] / slope[V_GRAPH],
-		       slope[V_CHAIN] / slope[V_GRAPH_NOSTATS], placement_json);
+		       slope[V_CHAIN] / slope[V_GRAPH_NOSTATS], where.json);
 	}
 	printf("\n");
 	for (unsigned i = 0; i < nres; i++) {
@@ -651,7 +650,7 @@ main(int argc, char **argv)
 			       r->ratio <= 2.0 ? "true" : "false",
 			       r->ratio_nostats <= 2.0 ? "true" : "false");
 		printf(",\"gate_reruns\":%u,\"gate_noisy\":%u,\"placement\":%s}\n", r->rejected,
-		       r->noisy, placement_json);
+		       r->noisy, where.json);
 	}
 	rte_eal_cleanup();
 	return 0;

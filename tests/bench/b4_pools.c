@@ -410,7 +410,7 @@ main(int argc, char **argv)
 	struct bench_opts o;
 	struct b4 *b;
 	unsigned lcores[2];
-	char placement[256], placement_json[512], sched[128];
+	struct bench_where where;
 	double hz;
 	int n, rest;
 
@@ -454,16 +454,16 @@ main(int argc, char **argv)
 			       RING_F_SP_ENQ | RING_F_SC_DEQ);
 	if (b->r == NULL)
 		return 1;
-	bench_place(lcores, 2, o.rt, placement, sizeof(placement), placement_json, sizeof(placement_json), sched,
-		    sizeof(sched));
+	bench_place(lcores, 2, o.rt, &where);
 	for (unsigned i = 0; i < 2; i++)
 		bench_gate_calibrate_on(lcores[i], &b->gate[lcores[i]]);
 	printf("B4 %s: module %s, options %s; TSC %.1f MHz; %s; pools of %u, ring %u SP/SC; "
 	       "%u repetitions of ~%.0f ms per case after a warm-up; noise gate %.0f %% "
 	       "(spin ~1 ms: lcore %u %.0f, lcore %u %.0f cycles), %.0f %% off-CPU; %s\n",
-	       b->setting, b->module, b->options ? b->options : "{}", hz / 1e6, placement,
+	       b->setting, b->module, b->options ? b->options : "{}", hz / 1e6, where.text,
 	       B4_POOL_N, B4_RING_SIZE, o.reps, o.ms, BENCH_DRIFT_MAX * 100, b->lc1,
-	       b->gate[b->lc1].ref, b->lc2, b->gate[b->lc2].ref, BENCH_OFFCPU_MAX * 100, sched);
+	       b->gate[b->lc1].ref, b->lc2, b->gate[b->lc2].ref, BENCH_OFFCPU_MAX * 100,
+	       where.sched);
 	printf("%-10s %5s %9s %9s %9s %8s %5s %5s %9s %9s %10s\n", "pattern", "size", "min",
 	       "median", "max", "objs/rep", "rerun", "noisy", "retries", "get_fail", "sleeps/kobj");
 	fflush(stdout);
@@ -513,7 +513,7 @@ main(int argc, char **argv)
 			       "\"gate_noisy\":%u,\"get_retries\":%" PRIu64 ",\"get_fail\":%" PRIu64
 			       ",\"sleeps\":%ld,\"pool_n\":%u,\"ring_size\":%u,\"placement\":%s}\n",
 			       s.min, s.med, s.max, rerun, noisy, retries, p->get_fail - fail0,
-			       sleeps, B4_POOL_N, B4_RING_SIZE, placement_json);
+			       sleeps, B4_POOL_N, B4_RING_SIZE, where.json);
 			fflush(stdout);
 		}
 	}

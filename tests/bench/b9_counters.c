@@ -481,7 +481,7 @@ main(int argc, char **argv)
 	uint64_t n[B9_N_CASES];
 	unsigned lcores[2];
 	uint32_t tids[RTE_MAX_LCORE] = {0};
-	char placement[256], placement_json[512], sched[128];
+	struct bench_where where;
 	double hz;
 	int rc;
 
@@ -501,8 +501,7 @@ main(int argc, char **argv)
 		return 77;
 	b->lc_a = lcores[0];
 	b->lc_b = lcores[1];
-	bench_place(lcores, 2, o.rt, placement, sizeof(placement), placement_json, sizeof(placement_json), sched,
-		    sizeof(sched));
+	bench_place(lcores, 2, o.rt, &where);
 	for (unsigned i = 0; i < 2; i++) {
 		bench_gate_calibrate_on(lcores[i], &b->gate[lcores[i]]);
 		bench_launch(lcores[i], b9_tid_main, tids);
@@ -513,7 +512,7 @@ main(int argc, char **argv)
 	bench_wait();
 
 	printf("B9 counter strategies: TSC %.1f MHz; lcore A %u, lcore B %u; %s\n", hz / 1e6,
-	       b->lc_a, b->lc_b, placement);
+	       b->lc_a, b->lc_b, where.text);
 	printf("sets of %u counters, %u slots; adds of 1 to counters base+0..3 in turn through "
 	       "lcp_ctr_add(); counters_sharded: lcore A's thread on shard %u, lcore B's on "
 	       "shard %u of 16%s\n",
@@ -526,7 +525,7 @@ main(int argc, char **argv)
 	       "%.0f %% off-CPU; %s\n",
 	       o.reps, o.ms, BENCH_DRIFT_MAX * 100, b->lc_a, b->gate[b->lc_a].ref, b->lc_b,
 	       b->gate[b->lc_b].ref, b->gate2[b->lc_a].ref, b->gate2[b->lc_b].ref,
-	       BENCH_OFFCPU_MAX * 100, sched);
+	       BENCH_OFFCPU_MAX * 100, where.sched);
 	fflush(stdout);
 
 	/* size each case to ~o.ms from a warm run */
@@ -604,7 +603,7 @@ main(int argc, char **argv)
 			printf(",\"writer_a_median\":%.3f,\"writer_b_median\":%.3f", r->w_med[0],
 			       r->w_med[1]);
 		printf(",\"gate_reruns\":%u,\"gate_noisy\":%u,\"placement\":%s}\n", r->rejected,
-		       r->noisy, placement_json);
+		       r->noisy, where.json);
 	}
 	for (unsigned i = 0; i < M_COUNT; i++)
 		b->mod[i].ops->destroy(b->mod[i].set);

@@ -317,11 +317,12 @@ bench_gate_calibrate_on(unsigned lcore, struct bench_gate *g)
 }
 
 void
-bench_place(const unsigned *lcores, unsigned n, bool rt, char *placement, size_t plen, char *json,
-	    size_t jlen, char *sched, size_t slen)
+bench_place(const unsigned *lcores, unsigned n, bool rt, struct bench_where *w)
 {
-	bench_placement(placement, plen, lcores, n);
-	bench_set_rt(rt, sched, slen);
-	bench_placement_json(json, jlen - slen - 16, lcores, n);
-	snprintf(json + strlen(json) - 1, slen + 16, ",\"sched\":\"%s\"}", sched);
+	size_t jlen = sizeof(w->json), slen = sizeof(w->sched);
+
+	bench_placement(w->text, sizeof(w->text), lcores, n);
+	bench_set_rt(rt, w->sched, slen);
+	bench_placement_json(w->json, jlen - slen - 16, lcores, n);
+	snprintf(w->json + strlen(w->json) - 1, slen + 16, ",\"sched\":\"%s\"}", w->sched);
 }

@@ -108,10 +108,15 @@ int bench_workers(const char *name, unsigned *lcores, unsigned n);
 /* calibrate g (bench_gate_calibrate) on worker lcore `lcore` */
 void bench_gate_calibrate_on(unsigned lcore, struct bench_gate *g);
 
-/* the placement of the n lcores as text (placement) and as JSON (json, with
- * "sched": what bench_set_rt(rt) did, also in sched) */
-void bench_place(const unsigned *lcores, unsigned n, bool rt, char *placement, size_t plen, char *json,
-		 size_t jlen, char *sched, size_t slen);
+/* where the measured lcores run, for the report: as text, as JSON (with
+ * "sched"), and what bench_set_rt() did */
+struct bench_where {
+	char text[256];
+	char json[512];
+	char sched[128];
+};
+/* w for the n lcores, after bench_set_rt(rt) */
+void bench_place(const unsigned *lcores, unsigned n, bool rt, struct bench_where *w);
 
 /* --rt: put every worker lcore thread in SCHED_FIFO priority 1 (the main lcore
  * stays SCHED_OTHER: it sleeps while they measure). Other tasks then cannot
