@@ -5,10 +5,16 @@
  *                           a test case added to s, with its checked fixture
  *                           (NULL: none) and timeout in seconds (0: Check's)
  *   T_TESTS(tc, fn, ...)    tcase_add_test(tc, fn) for each START_TEST name, in
- *                           order; loop and signal tests keep Check's own calls
- *   t_run_suite(s)          main()'s body: run the suite (fork mode unless
- *                           CK_FORK=no), print Check's summary, exit 0 when
- *                           nothing failed: int main(void) { return t_run_suite(my_suite()); }
+ *                           order; loop and signal tests keep Check's own calls.
+ *                           A case of plain tests only is made and filled in one
+ *                           statement: T_TESTS(t_tcase(s, "name", ...), fn, ...);
+ *   T_MAIN(name, build)     a program's main(), last in its file: the suite
+ *                           named name, void build(Suite *s) adding its test
+ *                           cases, run by t_run_suite(): T_MAIN("utf8", utf8_tcases)
+ *   t_run_suite(s)          run the suite (fork mode unless CK_FORK=no), print
+ *                           Check's summary, EXIT_SUCCESS when nothing failed;
+ *                           T_MAIN's last step, called by a main() of its own
+ *                           where there is one (test_ws_session runs twice)
  *   REQUIRE(cond, fmt, ...) ck_assert* marks every passing check with a write
  *                           to Check's pipe (a syscall each in fork mode); loops
  *                           that check millions of things fail through
@@ -60,5 +66,15 @@ t_run_suite(Suite *s)
 	srunner_free(sr);
 	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }
+
+/* no ';' after it: it is a function definition */
+#define T_MAIN(name, build)                                                                        \
+	int main(void)                                                                             \
+	{                                                                                          \
+		Suite *t_suite = suite_create(name);                                               \
+                                                                                                   \
+		build(t_suite);                                                                    \
+		return t_run_suite(t_suite);                                                       \
+	}
 
 #endif

@@ -291,18 +291,11 @@ START_TEST(linger_close)
 }
 END_TEST
 
-static Suite *
-feedsim_suite(void)
+static void
+feedsim_tcases(Suite *s)
 {
-	Suite *s = suite_create("h_feedsim");
-	TCase *tc = t_tcase(s, "feedsim", NULL, NULL, 60);
-
-	T_TESTS(tc, ticks_well_formed, gap_every_skips, bad_request, linger_close);
-	return s;
+	T_TESTS(t_tcase(s, "feedsim", NULL, NULL, 60), ticks_well_formed, gap_every_skips,
+		bad_request, linger_close);
 }
 
-int
-main(void)
-{
-	return t_run_suite(feedsim_suite());
-}
+T_MAIN("h_feedsim", feedsim_tcases)

@@ -302,19 +302,12 @@ START_TEST(paths_ranges)
 }
 END_TEST
 
-static Suite *
-metrics_suite(void)
+static void
+metrics_tcases(Suite *s)
 {
-	Suite *s = suite_create("h_metrics");
-	TCase *tc = t_tcase(s, "metrics", NULL, NULL, 60);
-
-	T_TESTS(tc, counts_and_gaps, unlinked_frees, loss_and_session, bursts_add_up, latency_runs,
-		hash_spreads, hist_log4_layout, paths_ranges);
-	return s;
+	T_TESTS(t_tcase(s, "metrics", NULL, NULL, 60), counts_and_gaps, unlinked_frees,
+		loss_and_session, bursts_add_up, latency_runs, hash_spreads, hist_log4_layout,
+		paths_ranges);
 }
 
-int
-main(void)
-{
-	return t_run_suite(metrics_suite());
-}
+T_MAIN("h_metrics", metrics_tcases)

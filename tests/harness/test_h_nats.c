@@ -443,18 +443,11 @@ START_TEST(js_no_server)
 }
 END_TEST
 
-static Suite *
-nats_suite(void)
+static void
+nats_tcases(Suite *s)
 {
-	Suite *s = suite_create("h_nats");
-	TCase *tc = t_tcase(s, "sink_nats", NULL, NULL, 120);
-
-	T_TESTS(tc, core_subjects, core_fallback, js_acks_then_dups, js_no_server);
-	return s;
+	T_TESTS(t_tcase(s, "sink_nats", NULL, NULL, 120), core_subjects, core_fallback,
+		js_acks_then_dups, js_no_server);
 }
 
-int
-main(void)
-{
-	return t_run_suite(nats_suite());
-}
+T_MAIN("h_nats", nats_tcases)

@@ -469,28 +469,17 @@ START_TEST(pcap_frames)
 }
 END_TEST
 
-static Suite *
-sinks_suite(void)
+static void
+sinks_tcases(Suite *s)
 {
-	Suite *s = suite_create("h_sinks");
-	TCase *tn = t_tcase(s, "sink_null", NULL, NULL, 60);
-	TCase *tf = t_tcase(s, "sink_file", NULL, NULL, 60);
-	TCase *te = t_tcase(s, "sink_echo", NULL, NULL, 60);
-	TCase *ts = t_tcase(s, "sink_shm", NULL, NULL, 60);
-	TCase *tp = t_tcase(s, "sink_pcap", NULL, NULL, 60);
-	TCase *tc = t_tcase(s, "sink_count", NULL, NULL, 60);
-
-	T_TESTS(tn, null_frees_all, null_count_bytes_off, stage_zmalloc);
-	T_TESTS(tf, file_payload, file_raw, file_jsonl, file_cannot_open);
-	T_TESTS(te, echo_sample, echo_unlinked);
-	T_TESTS(ts, shm_ring);
-	T_TESTS(tp, pcap_frames);
-	T_TESTS(tc, sink_count_example);
-	return s;
+	T_TESTS(t_tcase(s, "sink_null", NULL, NULL, 60), null_frees_all, null_count_bytes_off,
+		stage_zmalloc);
+	T_TESTS(t_tcase(s, "sink_file", NULL, NULL, 60), file_payload, file_raw, file_jsonl,
+		file_cannot_open);
+	T_TESTS(t_tcase(s, "sink_echo", NULL, NULL, 60), echo_sample, echo_unlinked);
+	T_TESTS(t_tcase(s, "sink_shm", NULL, NULL, 60), shm_ring);
+	T_TESTS(t_tcase(s, "sink_pcap", NULL, NULL, 60), pcap_frames);
+	T_TESTS(t_tcase(s, "sink_count", NULL, NULL, 60), sink_count_example);
 }
 
-int
-main(void)
-{
-	return t_run_suite(sinks_suite());
-}
+T_MAIN("h_sinks", sinks_tcases)

@@ -160,10 +160,9 @@ START_TEST(counters_modules)
 }
 END_TEST
 
-static Suite *
-strategies_suite(void)
+static void
+strategies_tcases(Suite *s)
 {
-	Suite *s = suite_create("h_strategies");
 	TCase *tp = t_tcase(s, "pool", NULL, NULL, 60);
 	TCase *tb = t_tcase(s, "batch", NULL, NULL, 60);
 	TCase *tc = t_tcase(s, "counters", NULL, NULL, 60);
@@ -172,11 +171,6 @@ strategies_suite(void)
 	tcase_add_loop_test(tb, batch_modules, 0, (int)(sizeof(t_batches) / sizeof(t_batches[0])));
 	tcase_add_loop_test(tc, counters_modules, 0,
 			    (int)(sizeof(t_counters) / sizeof(t_counters[0])));
-	return s;
 }
 
-int
-main(void)
-{
-	return t_run_suite(strategies_suite());
-}
+T_MAIN("h_strategies", strategies_tcases)

@@ -454,19 +454,12 @@ START_TEST(refused_options)
 }
 END_TEST
 
-static Suite *
-ws_suite(void)
+static void
+ws_tcases(Suite *s)
 {
-	Suite *s = suite_create("h_ws");
-	TCase *tc = t_tcase(s, "ws", NULL, NULL, 60);
-
-	T_TESTS(tc, open_and_frames, one_byte_segments, bad_opcode_1002, stream_gap, bad_accept,
-		linger_close, linger_reset_in_upgrade, stop_after_no_reconnect, refused_options);
-	return s;
+	T_TESTS(t_tcase(s, "ws", NULL, NULL, 60), open_and_frames, one_byte_segments,
+		bad_opcode_1002, stream_gap, bad_accept, linger_close, linger_reset_in_upgrade,
+		stop_after_no_reconnect, refused_options);
 }
 
-int
-main(void)
-{
-	return t_run_suite(ws_suite());
-}
+T_MAIN("h_ws", ws_tcases)

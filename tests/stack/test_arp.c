@@ -397,10 +397,9 @@ START_TEST(cache_full)
 }
 END_TEST
 
-static Suite *
-arp_suite(void)
+static void
+arp_tcases(Suite *s)
 {
-	Suite *s = suite_create("stack_arp");
 	TCase *tc = t_tcase(s, "arp", setup, h_fixture_teardown, 20);
 
 	T_TESTS(tc, request_for_us, request_not_for_us, request_learns_sender, resolve_flush_order,
@@ -408,11 +407,6 @@ arp_suite(void)
 		static_never_arps);
 	tcase_add_loop_test(tc, bad_arp, 0, 7);
 	T_TESTS(tc, cache_full);
-	return s;
 }
 
-int
-main(void)
-{
-	return t_run_suite(arp_suite());
-}
+T_MAIN("stack_arp", arp_tcases)

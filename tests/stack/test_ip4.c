@@ -536,10 +536,9 @@ START_TEST(csum_misaligned)
 }
 END_TEST
 
-static Suite *
-ip4_suite(void)
+static void
+ip4_tcases(Suite *s)
 {
-	Suite *s = suite_create("stack_ip4");
 	TCase *tc = t_tcase(s, "drops", h_fixture_setup, h_fixture_teardown, 10);
 
 	tcase_add_loop_test(tc, drops, 0, D__N);
@@ -552,13 +551,8 @@ ip4_suite(void)
 	tcase_add_loop_test(tc, csum_reference, 0, 3);
 	tcase_add_loop_test(tc, csum_misaligned, 0, 3);
 
-	tc = t_tcase(s, "misc", h_fixture_setup, h_fixture_teardown, 10);
-	T_TESTS(tc, offload, no_offload_flags, config, counters_named);
-	return s;
+	T_TESTS(t_tcase(s, "misc", h_fixture_setup, h_fixture_teardown, 10), offload,
+		no_offload_flags, config, counters_named);
 }
 
-int
-main(void)
-{
-	return t_run_suite(ip4_suite());
-}
+T_MAIN("stack_ip4", ip4_tcases)

@@ -2915,10 +2915,9 @@ START_TEST(coalesce_same_as_full)
 }
 END_TEST
 
-static Suite *
-tcp_in_suite(void)
+static void
+tcp_in_tcases(Suite *s)
 {
-	Suite *s = suite_create("stack_tcp_in");
 	TCase *tc = t_tcase(s, "handshake", h_fixture_setup, h_fixture_teardown, 10);
 
 	tcase_add_loop_test(tc, hs_passive_opts, 0, 5);
@@ -2941,11 +2940,10 @@ tcp_in_suite(void)
 	tcase_add_loop_test(tc, time_wait_reuse, 0, 2);
 	T_TESTS(tc, time_wait_recycle);
 
-	tc = t_tcase(s, "isn_ports", h_fixture_setup, h_fixture_teardown, 10);
-	T_TESTS(tc, isn_and_ports);
+	T_TESTS(t_tcase(s, "isn_ports", h_fixture_setup, h_fixture_teardown, 10), isn_and_ports);
 
-	tc = t_tcase(s, "flow_control", h_fixture_setup, h_fixture_teardown, 10);
-	T_TESTS(tc, rx_hold_zero_window, rx_release_bounds, rx_pressure_refuses_ooo);
+	T_TESTS(t_tcase(s, "flow_control", h_fixture_setup, h_fixture_teardown, 10),
+		rx_hold_zero_window, rx_release_bounds, rx_pressure_refuses_ooo);
 
 	tc = t_tcase(s, "rfc5961", h_fixture_setup, h_fixture_teardown, 10);
 	T_TESTS(tc, rst_exact, rst_in_window);
@@ -2963,11 +2961,11 @@ tcp_in_suite(void)
 			    (int)(sizeof(bad_hdr_names) / sizeof(bad_hdr_names[0])));
 	T_TESTS(tc, truncated_raw, truncated_consistent, bad_csum);
 
-	tc = t_tcase(s, "limits", h_fixture_setup, h_fixture_teardown, 60);
-	T_TESTS(tc, ooo_flood_segs, ooo_flood_bytes);
+	T_TESTS(t_tcase(s, "limits", h_fixture_setup, h_fixture_teardown, 60), ooo_flood_segs,
+		ooo_flood_bytes);
 
-	tc = t_tcase(s, "callbacks", h_fixture_setup, h_fixture_teardown, 10);
-	T_TESTS(tc, cb_echo_and_close, cb_abort_self, cb_abort_other);
+	T_TESTS(t_tcase(s, "callbacks", h_fixture_setup, h_fixture_teardown, 10), cb_echo_and_close,
+		cb_abort_self, cb_abort_other);
 
 	tc = t_tcase(s, "stretch_ack", h_fixture_setup, h_fixture_teardown, 10);
 	T_TESTS(tc, stretch_one_burst, stretch_long_burst);
@@ -2980,13 +2978,8 @@ tcp_in_suite(void)
 	tcase_add_loop_test(tc, coalesce_runs, 0, 3);
 	tcase_add_loop_test(tc, coalesce_same_as_full, 0, 8);
 
-	tc = t_tcase(s, "closed", h_fixture_setup, h_fixture_teardown, 10);
-	T_TESTS(tc, closed_syn, closed_ack, closed_fin_data, closed_rst, listen_ack);
-	return s;
+	T_TESTS(t_tcase(s, "closed", h_fixture_setup, h_fixture_teardown, 10), closed_syn,
+		closed_ack, closed_fin_data, closed_rst, listen_ack);
 }
 
-int
-main(void)
-{
-	return t_run_suite(tcp_in_suite());
-}
+T_MAIN("stack_tcp_in", tcp_in_tcases)

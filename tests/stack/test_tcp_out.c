@@ -1241,10 +1241,9 @@ START_TEST(ephemeral_ports)
 }
 END_TEST
 
-static Suite *
-tcp_out_suite(void)
+static void
+tcp_out_tcases(Suite *s)
 {
-	Suite *s = suite_create("stack_tcp_out");
 	TCase *tc = t_tcase(s, "send", h_fixture_setup, h_fixture_teardown, 60);
 
 	tcase_add_loop_test(tc, mss_segments, 0, (int)(sizeof(mss_cases) / sizeof(mss_cases[0])));
@@ -1254,20 +1253,15 @@ tcp_out_suite(void)
 	tcase_add_loop_test(tc, fast_retransmit, 0, 4);
 	T_TESTS(tc, limited_transmit, dupacks_past_255, sndbuf_enobufs, send_states);
 
-	tc = t_tcase(s, "close", h_fixture_setup, h_fixture_teardown, 20);
-	T_TESTS(tc, close_fin_after_data, passive_close, abort_sends_rst, close_all_shutdown);
+	T_TESTS(t_tcase(s, "close", h_fixture_setup, h_fixture_teardown, 20), close_fin_after_data,
+		passive_close, abort_sends_rst, close_all_shutdown);
 
-	tc = t_tcase(s, "resources", h_fixture_setup, h_fixture_teardown, 20);
-	T_TESTS(tc, conn_limit, no_route, alloc_failure, tx_alloc_failure, ephemeral_ports);
+	T_TESTS(t_tcase(s, "resources", h_fixture_setup, h_fixture_teardown, 20), conn_limit,
+		no_route, alloc_failure, tx_alloc_failure, ephemeral_ports);
 
-	tc = t_tcase(s, "zero_window", h_fixture_setup, h_fixture_teardown, 60);
-	T_TESTS(tc, window_on_data_segments, zero_window_persist, zero_window_forever,
+	T_TESTS(t_tcase(s, "zero_window", h_fixture_setup, h_fixture_teardown, 60),
+		window_on_data_segments, zero_window_persist, zero_window_forever,
 		zero_window_timeout, zero_window_unanswered);
-	return s;
 }
 
-int
-main(void)
-{
-	return t_run_suite(tcp_out_suite());
-}
+T_MAIN("stack_tcp_out", tcp_out_tcases)

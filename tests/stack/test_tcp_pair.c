@@ -343,19 +343,13 @@ START_TEST(lossy)
 }
 END_TEST
 
-static Suite *
-tcp_pair_suite(void)
+static void
+tcp_pair_tcases(Suite *s)
 {
-	Suite *s = suite_create("stack_tcp_pair");
 	TCase *tc = t_tcase(s, "pair", NULL, pair_free, 120);
 
 	T_TESTS(tc, clean);
 	tcase_add_loop_test(tc, lossy, 0, 3);
-	return s;
 }
 
-int
-main(void)
-{
-	return t_run_suite(tcp_pair_suite());
-}
+T_MAIN("stack_tcp_pair", tcp_pair_tcases)

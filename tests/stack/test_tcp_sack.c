@@ -510,20 +510,12 @@ START_TEST(no_sack_newreno)
 }
 END_TEST
 
-static Suite *
-tcp_sack_suite(void)
+static void
+tcp_sack_tcases(Suite *s)
 {
-	Suite *s = suite_create("stack_tcp_sack");
-	TCase *tc = t_tcase(s, "recovery", setup, h_fixture_teardown, 30);
-
-	T_TESTS(tc, three_holes_one_rtt, dupthresh_after_reordering, rto_keeps_sacked,
-		probe_in_recovery, rack_lost_retransmit, tlp_tail_loss, dsack_undo,
-		no_sack_newreno);
-	return s;
+	T_TESTS(t_tcase(s, "recovery", setup, h_fixture_teardown, 30), three_holes_one_rtt,
+		dupthresh_after_reordering, rto_keeps_sacked, probe_in_recovery,
+		rack_lost_retransmit, tlp_tail_loss, dsack_undo, no_sack_newreno);
 }
 
-int
-main(void)
-{
-	return t_run_suite(tcp_sack_suite());
-}
+T_MAIN("stack_tcp_sack", tcp_sack_tcases)

@@ -374,21 +374,14 @@ START_TEST(fin_wait2_timeout)
 }
 END_TEST
 
-static Suite *
-tcp_timer_suite(void)
+static void
+tcp_timer_tcases(Suite *s)
 {
-	Suite *s = suite_create("stack_tcp_timer");
-	TCase *tc = t_tcase(s, "rto", h_fixture_setup, h_fixture_teardown, 30);
+	T_TESTS(t_tcase(s, "rto", h_fixture_setup, h_fixture_teardown, 30), syn_retries_timeout,
+		synack_retries, rto_backoff_timeout, karn);
 
-	T_TESTS(tc, syn_retries_timeout, synack_retries, rto_backoff_timeout, karn);
-
-	tc = t_tcase(s, "idle", h_fixture_setup, h_fixture_teardown, 30);
-	T_TESTS(tc, keepalive, keepalive_off, fin_wait2_timeout);
-	return s;
+	T_TESTS(t_tcase(s, "idle", h_fixture_setup, h_fixture_teardown, 30), keepalive,
+		keepalive_off, fin_wait2_timeout);
 }
 
-int
-main(void)
-{
-	return t_run_suite(tcp_timer_suite());
-}
+T_MAIN("stack_tcp_timer", tcp_timer_tcases)

@@ -494,22 +494,14 @@ START_TEST(random_vs_reference)
 }
 END_TEST
 
-static Suite *
-utf8_suite(void)
+static void
+utf8_tcases(Suite *s)
 {
-	Suite *s = suite_create("utf8");
-	TCase *tc;
+	T_TESTS(t_tcase(s, "vectors", NULL, NULL, 20), boundaries, invalid_vectors, truncated,
+		reject_sticky, fast_path);
 
-	tc = t_tcase(s, "vectors", NULL, NULL, 20);
-	T_TESTS(tc, boundaries, invalid_vectors, truncated, reject_sticky, fast_path);
-
-	tc = t_tcase(s, "exhaustive", NULL, NULL, 60);
-	T_TESTS(tc, every_scalar, overlong_all, surrogates_all, above_max_all, random_vs_reference);
-	return s;
+	T_TESTS(t_tcase(s, "exhaustive", NULL, NULL, 60), every_scalar, overlong_all,
+		surrogates_all, above_max_all, random_vs_reference);
 }
 
-int
-main(void)
-{
-	return t_run_suite(utf8_suite());
-}
+T_MAIN("utf8", utf8_tcases)

@@ -1442,23 +1442,14 @@ START_TEST(server_offers)
 }
 END_TEST
 
-static Suite *
-ws_deflate_suite(void)
+static void
+ws_deflate_tcases(Suite *s)
 {
-	Suite *s = suite_create("ws_deflate");
-	TCase *tc;
+	T_TESTS(t_tcase(s, "data", NULL, NULL, 120), rfc_examples, context_takeover, window_bits,
+		chunking, round_trips, bomb, corrupt, utf8, decoder_inflater);
 
-	tc = t_tcase(s, "data", NULL, NULL, 120);
-	T_TESTS(tc, rfc_examples, context_takeover, window_bits, chunking, round_trips, bomb,
-		corrupt, utf8, decoder_inflater);
-
-	tc = t_tcase(s, "negotiation", NULL, NULL, 30);
-	T_TESTS(tc, negotiation, client_answers, server_offers);
-	return s;
+	T_TESTS(t_tcase(s, "negotiation", NULL, NULL, 30), negotiation, client_answers,
+		server_offers);
 }
 
-int
-main(void)
-{
-	return t_run_suite(ws_deflate_suite());
-}
+T_MAIN("ws_deflate", ws_deflate_tcases)

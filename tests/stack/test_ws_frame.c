@@ -1895,37 +1895,25 @@ START_TEST(pmd_rsv_errors)
 }
 END_TEST
 
-static Suite *
-ws_frame_suite(void)
+static void
+ws_frame_tcases(Suite *s)
 {
-	Suite *s = suite_create("ws_frame");
-	TCase *tc;
+	T_TESTS(t_tcase(s, "rfc", NULL, NULL, 30), rfc_decode, rfc_encode, length_encodings);
 
-	tc = t_tcase(s, "rfc", NULL, NULL, 30);
-	T_TESTS(tc, rfc_decode, rfc_encode, length_encodings);
+	T_TESTS(t_tcase(s, "chunking", NULL, NULL, 60), chunked_every, chunked_random,
+		whole_in_one_chunk, masked_splits, control_interleaved, pmd_rsv1);
 
-	tc = t_tcase(s, "chunking", NULL, NULL, 60);
-	T_TESTS(tc, chunked_every, chunked_random, whole_in_one_chunk, masked_splits,
-		control_interleaved, pmd_rsv1);
+	T_TESTS(t_tcase(s, "mask", NULL, NULL, 30), mask_roundtrip);
 
-	tc = t_tcase(s, "mask", NULL, NULL, 30);
-	T_TESTS(tc, mask_roundtrip);
-
-	tc = t_tcase(s, "errors", NULL, NULL, 30);
-	T_TESTS(tc, err_masking, err_rsv, err_opcodes, err_control, err_sequence, err_close,
-		close_codes_all, err_length, err_too_big, max_msg_limits, err_utf8_text,
-		utf8_in_messages, error_sticky, pmd_rsv_errors);
+	T_TESTS(t_tcase(s, "errors", NULL, NULL, 30), err_masking, err_rsv, err_opcodes,
+		err_control, err_sequence, err_close, close_codes_all, err_length, err_too_big,
+		max_msg_limits, err_utf8_text, utf8_in_messages, error_sticky, pmd_rsv_errors);
 
 	/* the same decodes with stk_ws_dec_run taking runs of whole messages first */
-	tc = t_tcase(s, "runs", runs_on, runs_off, 60);
-	T_TESTS(tc, rfc_decode, length_encodings, chunked_every, chunked_random, whole_in_one_chunk,
-		control_interleaved, pmd_rsv1, err_rsv, err_opcodes, err_sequence, err_length,
-		err_too_big, max_msg_limits, err_utf8_text, utf8_in_messages, pmd_rsv_errors);
-	return s;
+	T_TESTS(t_tcase(s, "runs", runs_on, runs_off, 60), rfc_decode, length_encodings,
+		chunked_every, chunked_random, whole_in_one_chunk, control_interleaved, pmd_rsv1,
+		err_rsv, err_opcodes, err_sequence, err_length, err_too_big, max_msg_limits,
+		err_utf8_text, utf8_in_messages, pmd_rsv_errors);
 }
 
-int
-main(void)
-{
-	return t_run_suite(ws_frame_suite());
-}
+T_MAIN("ws_frame", ws_frame_tcases)

@@ -762,22 +762,14 @@ START_TEST(tokens)
 }
 END_TEST
 
-static Suite *
-ws_handshake_suite(void)
+static void
+ws_handshake_tcases(Suite *s)
 {
-	Suite *s = suite_create("ws_handshake");
-	TCase *tc;
+	T_TESTS(t_tcase(s, "client", NULL, NULL, 30), accept_vectors, client_request, response_good,
+		response_bad, head_limit);
 
-	tc = t_tcase(s, "client", NULL, NULL, 30);
-	T_TESTS(tc, accept_vectors, client_request, response_good, response_bad, head_limit);
-
-	tc = t_tcase(s, "server", NULL, NULL, 30);
-	T_TESTS(tc, request_good, request_bad, server_response, round_trip, tokens);
-	return s;
+	T_TESTS(t_tcase(s, "server", NULL, NULL, 30), request_good, request_bad, server_response,
+		round_trip, tokens);
 }
 
-int
-main(void)
-{
-	return t_run_suite(ws_handshake_suite());
-}
+T_MAIN("ws_handshake", ws_handshake_tcases)

@@ -1803,24 +1803,20 @@ static Suite *
 ws_session_suite(void)
 {
 	Suite *s = suite_create("ws_session");
-	TCase *tc;
 
-	tc = t_tcase(s, "messages", NULL, NULL, 60);
-	T_TESTS(tc, both_ways, every_chunking, assembly_grows, fini_mid_message, buf_get_fails,
-		grow_fails);
+	T_TESTS(t_tcase(s, "messages", NULL, NULL, 60), both_ways, every_chunking, assembly_grows,
+		fini_mid_message, buf_get_fails, grow_fails);
 
-	tc = t_tcase(s, "control", NULL, NULL, 30);
-	T_TESTS(tc, ping_pong, no_pong_after_close, close_handshake, close_without_code,
-		close_once);
+	T_TESTS(t_tcase(s, "control", NULL, NULL, 30), ping_pong, no_pong_after_close,
+		close_handshake, close_without_code, close_once);
 
-	tc = t_tcase(s, "errors", NULL, NULL, 30);
-	T_TESTS(tc, unmasked_to_server, bad_utf8, over_max_msg, masking);
+	T_TESTS(t_tcase(s, "errors", NULL, NULL, 30), unmasked_to_server, bad_utf8, over_max_msg,
+		masking);
 
-	tc = t_tcase(s, "pmd", NULL, NULL, 60);
-	T_TESTS(tc, pmd, pmd_bomb, send_frag);
+	T_TESTS(t_tcase(s, "pmd", NULL, NULL, 60), pmd, pmd_bomb, send_frag);
 
-	tc = t_tcase(s, "tx", NULL, NULL, 30);
-	T_TESTS(tc, tx_fails, tx_fails_gone, contract_fixes, stats_moved, init_checks);
+	T_TESTS(t_tcase(s, "tx", NULL, NULL, 30), tx_fails, tx_fails_gone, contract_fixes,
+		stats_moved, init_checks);
 	return s;
 }
 

@@ -412,18 +412,16 @@ START_TEST(eal_lcore_option_twice)
 }
 END_TEST
 
-static Suite *
-config_suite(void)
+static void
+config_tcases(Suite *s)
 {
-	Suite *s = suite_create("config");
 	TCase *tc;
 
-	tc = t_tcase(s, "default", setup, teardown, 0);
-	T_TESTS(tc, default_config_valid, default_config_shipped);
+	T_TESTS(t_tcase(s, "default", setup, teardown, 0), default_config_valid,
+		default_config_shipped);
 
-	tc = t_tcase(s, "files", setup, teardown, 0);
-	T_TESTS(tc, plugin_path_relative_to_config, plugin_path_absolute, wrong_kind_for_role,
-		cannot_open, syntax_error_returns_null);
+	T_TESTS(t_tcase(s, "files", setup, teardown, 0), plugin_path_relative_to_config,
+		plugin_path_absolute, wrong_kind_for_role, cannot_open, syntax_error_returns_null);
 
 	tc = t_tcase(s, "eal", setup, teardown, 0);
 	T_TESTS(tc, eal_override_replaces_config);
@@ -436,11 +434,6 @@ config_suite(void)
 	tc = t_tcase(s, "mbufs", setup, teardown, 0);
 	tcase_add_loop_test(tc, mbuf_budget_demo, 0, 3);
 	T_TESTS(tc, mbuf_budget_not_on_errors);
-	return s;
 }
 
-int
-main(void)
-{
-	return t_run_suite(config_suite());
-}
+T_MAIN("config", config_tcases)

@@ -576,15 +576,15 @@ START_TEST(ring_tally_wrap)
 }
 END_TEST
 
-int
-main(void)
+static void
+counters_modules_tcases(Suite *s)
 {
-	Suite *s = suite_create("counters_modules");
 	TCase *tc = t_tcase(s, "concurrent", t_eal_setup, NULL, 120);
-	TCase *tb = t_tcase(s, "rules", t_eal_setup, NULL, 30);
 
 	tcase_add_loop_test(tc, concurrent, 0, (int)RTE_DIM(t_cases));
-	T_TESTS(tb, ops_shape, batched_every, batched_defaults, batched_tick, batched_tick_zero,
-		sharded_shards_option, ring_tally_wrap);
-	return t_run_suite(s);
+	T_TESTS(t_tcase(s, "rules", t_eal_setup, NULL, 30), ops_shape, batched_every,
+		batched_defaults, batched_tick, batched_tick_zero, sharded_shards_option,
+		ring_tally_wrap);
 }
+
+T_MAIN("counters_modules", counters_modules_tcases)

@@ -867,32 +867,22 @@ START_TEST(probe_misaligned_tables)
 }
 END_TEST
 
-static Suite *
-loader_suite(void)
+static void
+loader_tcases(Suite *s)
 {
-	Suite *s = suite_create("loader");
-	TCase *tc;
+	T_TESTS(t_tcase(s, "header", marker_setup, marker_teardown, 0), hdr_refused_exact,
+		hdr_get_refused_name, hdr_markers_work_when_loaded, dup_both_refused,
+		dup_markers_work_when_loaded, same_dir_twice, notso_refused_exact);
 
-	tc = t_tcase(s, "header", marker_setup, marker_teardown, 0);
-	T_TESTS(tc, hdr_refused_exact, hdr_get_refused_name, hdr_markers_work_when_loaded,
-		dup_both_refused, dup_markers_work_when_loaded, same_dir_twice,
-		notso_refused_exact);
+	T_TESTS(t_tcase(s, "open", marker_setup, marker_teardown, 0), open_accepted_at_scan,
+		open_refused_exact, all_dirs_only_open_ran);
 
-	tc = t_tcase(s, "open", marker_setup, marker_teardown, 0);
-	T_TESTS(tc, open_accepted_at_scan, open_refused_exact, all_dirs_only_open_ran);
+	T_TESTS(t_tcase(s, "registry", marker_setup, marker_teardown, 0), good_accepted,
+		unknown_name, names_list, names_none, shadow_later_dir, search_path_order,
+		loader_unterminated_name, registry_get_empty_name, loader_duplicate_port_name);
 
-	tc = t_tcase(s, "registry", marker_setup, marker_teardown, 0);
-	T_TESTS(tc, good_accepted, unknown_name, names_list, names_none, shadow_later_dir,
-		search_path_order, loader_unterminated_name, registry_get_empty_name,
-		loader_duplicate_port_name);
-
-	tc = t_tcase(s, "probe", NULL, NULL, 120);
-	T_TESTS(tc, probe_good, probe_crafted, probe_never_crashes, probe_misaligned_tables);
-	return s;
+	T_TESTS(t_tcase(s, "probe", NULL, NULL, 120), probe_good, probe_crafted,
+		probe_never_crashes, probe_misaligned_tables);
 }
 
-int
-main(void)
-{
-	return t_run_suite(loader_suite());
-}
+T_MAIN("loader", loader_tcases)

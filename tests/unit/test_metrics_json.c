@@ -418,20 +418,13 @@ START_TEST(scan_known_layout)
 }
 END_TEST
 
-static Suite *
-mj_suite(void)
+static void
+mj_tcases(Suite *s)
 {
-	Suite *s = suite_create("metrics_json");
-	TCase *t = t_tcase(s, "walk", NULL, NULL, 0);
-
-	T_TESTS(t, binance_combined, okx_first_element, kraken_last_element,
-		first_wins_escapes_blanks, stops_when_done, malformed_keeps_what_came_before,
-		top_level_array, slots_shared, refusals, scan_uint_reference, scan_known_layout);
-	return s;
+	T_TESTS(t_tcase(s, "walk", NULL, NULL, 0), binance_combined, okx_first_element,
+		kraken_last_element, first_wins_escapes_blanks, stops_when_done,
+		malformed_keeps_what_came_before, top_level_array, slots_shared, refusals,
+		scan_uint_reference, scan_known_layout);
 }
 
-int
-main(void)
-{
-	return t_run_suite(mj_suite());
-}
+T_MAIN("metrics_json", mj_tcases)

@@ -881,40 +881,28 @@ START_TEST(string_length_in_bytes)
 }
 END_TEST
 
-static Suite *
-opt_suite(void)
+static void
+opt_tcases(Suite *s)
 {
-	Suite *s = suite_create("opt");
-	TCase *tc;
+	T_TESTS(t_tcase(s, "defaults", setup, teardown, 0), defaults_no_object,
+		defaults_empty_object, default_string_outlives_input, user_string_points_into_input,
+		conf_zeroed_first, defaults_same_code, user_value_skips_bad_default);
 
-	tc = t_tcase(s, "defaults", setup, teardown, 0);
-	T_TESTS(tc, defaults_no_object, defaults_empty_object, default_string_outlives_input,
-		user_string_points_into_input, conf_zeroed_first, defaults_same_code,
-		user_value_skips_bad_default);
+	T_TESTS(t_tcase(s, "types", setup, teardown, 0), set_every_type, upper_bounds_inclusive,
+		integer_widths_exact, integral_real_accepted, wrong_type, not_an_object);
 
-	tc = t_tcase(s, "types", setup, teardown, 0);
-	T_TESTS(tc, set_every_type, upper_bounds_inclusive, integer_widths_exact,
-		integral_real_accepted, wrong_type, not_an_object);
+	T_TESTS(t_tcase(s, "ranges", setup, teardown, 0), range_int, range_uint, range_double,
+		string_length, string_with_nul, string_unbounded, string_length_in_bytes,
+		enum_values);
 
-	tc = t_tcase(s, "ranges", setup, teardown, 0);
-	T_TESTS(tc, range_int, range_uint, range_double, string_length, string_with_nul,
-		string_unbounded, string_length_in_bytes, enum_values);
+	T_TESTS(t_tcase(s, "keys", setup, teardown, 0), required_missing, unknown_key,
+		unknown_key_no_options, all_errors_in_order, count_is_per_call);
 
-	tc = t_tcase(s, "keys", setup, teardown, 0);
-	T_TESTS(tc, required_missing, unknown_key, unknown_key_no_options, all_errors_in_order,
-		count_is_per_call);
-
-	tc = t_tcase(s, "table_check", NULL, NULL, 0);
-	T_TESTS(tc, table_ok, table_size_mismatch, table_offset_beyond, table_enum_without_choices,
-		table_min_above_max, table_unknown_type, table_no_default,
-		table_first_defect_reported, type_names, table_range_must_fit_field,
-		table_unsigned_negative_min, table_double_min_above_max, table_default_checked,
-		table_duplicate_names);
-	return s;
+	T_TESTS(t_tcase(s, "table_check", NULL, NULL, 0), table_ok, table_size_mismatch,
+		table_offset_beyond, table_enum_without_choices, table_min_above_max,
+		table_unknown_type, table_no_default, table_first_defect_reported, type_names,
+		table_range_must_fit_field, table_unsigned_negative_min, table_double_min_above_max,
+		table_default_checked, table_duplicate_names);
 }
 
-int
-main(void)
-{
-	return t_run_suite(opt_suite());
-}
+T_MAIN("opt", opt_tcases)
