@@ -2,7 +2,8 @@
  * lcp/stage.h — control-path API for stage plugins (kind LCP_KIND_STAGE).
  *
  * Life of a stage, all calls made by the engine:
- *   init    control thread, once; allocate the context on lcp_stage_socket(); no I/O
+ *   init    control thread, once; allocate the context on lcp_stage_socket()
+ *           (lcp_stage_zmalloc()); no I/O
  *   start   control thread, before the worker lcores launch (start devices here)
  *   poll    worker lcore, every loop turn, if not NULL (sources, timers)
  *   process worker lcore, a burst arriving on an input port
