@@ -69,7 +69,8 @@ lcp_stage_zmalloc(struct lcp_stage *st, const char *what, size_t size)
 	void *p = rte_zmalloc_socket(lcp_stage_plugin(st), size, RTE_CACHE_LINE_SIZE, socket);
 
 	if (p == NULL)
-		lcp_log(st, LCP_LOG_ERR, "cannot allocate %s (%zu bytes) on socket %d", what, size, socket);
+		lcp_log(st, LCP_LOG_ERR, "cannot allocate %s (%zu bytes) on socket %d", what, size,
+			socket);
 	return p;
 }
 

@@ -306,7 +306,8 @@ fault_init(struct lcp_stage *st, const void *conf, void **ctx)
 		fd->out_port = d == 0 ? FAULT_A_OUT : FAULT_B_OUT;
 		fd->ctr = d * FC__PER_DIR;
 		lcp_obuf_init(&fd->ob, fd->out_port, FAULT_OBUF);
-		fd->held = lcp_stage_zmalloc(st, "the max_held frame slots", sizeof(*fd->held) * c->max_held);
+		fd->held = lcp_stage_zmalloc(st, "the max_held frame slots",
+					     sizeof(*fd->held) * c->max_held);
 		if (fd->held == NULL) {
 			rte_free(x->d[0].held);
 			rte_free(x);

@@ -279,6 +279,7 @@ fs_init(struct lcp_stage *st, const void *conf, void **ctx)
 	struct fs_ctx *x;
 	char name[RTE_MEMPOOL_NAMESIZE], msg[256];
 	struct timespec ts;
+	size_t seq_bytes;
 	int rc = -ENOMEM;
 
 	x = lcp_stage_zmalloc(st, "the context", sizeof(*x));
@@ -299,10 +300,10 @@ fs_init(struct lcp_stage *st, const void *conf, void **ctx)
 	if (x->cl == NULL)
 		goto nomem;
 	x->seq_words = c->venue == FS_VENUE_LCPIPE ? 1 : FS_VENUE_WORDS;
+	seq_bytes = (size_t)c->symbols * x->seq_words * sizeof(uint64_t);
 	for (unsigned i = 0; i < c->max_clients; i++) {
 		x->cl[i].x = x;
-		x->cl[i].seq = lcp_stage_zmalloc(st, "a client's sequence numbers",
-						 (size_t)c->symbols * x->seq_words * sizeof(uint64_t));
+		x->cl[i].seq = lcp_stage_zmalloc(st, "a client's sequence numbers", seq_bytes);
 		if (x->cl[i].seq == NULL)
 			goto nomem;
 	}

@@ -38,7 +38,8 @@ tcp_flow_init(struct tcp_ctx *x, const struct tcp_conf *c)
 		/* slot = conn & mask: ids are (generation << 16) | slot, slot 1..max_conns */
 		uint32_t slots = rte_align32pow2(c->max_conns + 1);
 
-		x->cr = lcp_stage_zmalloc(x->st, "the stream credits", sizeof(*x->cr) + slots * sizeof(x->cr->slot[0]));
+		x->cr = lcp_stage_zmalloc(x->st, "the stream credits",
+					  sizeof(*x->cr) + slots * sizeof(x->cr->slot[0]));
 		x->out = lcp_stage_zmalloc(x->st, "the output slots", slots * sizeof(x->out[0]));
 		x->out_in = lcp_stage_zmalloc(x->st, "the output slot marks", slots);
 		if (x->cr == NULL || x->out == NULL || x->out_in == NULL) {

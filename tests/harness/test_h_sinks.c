@@ -107,7 +107,8 @@ START_TEST(stage_zmalloc)
 	struct lcp_h *h = lcp_h_new(&(struct lcp_h_conf){.plugin = "sink_null"});
 	struct lcp_stage *st = lcp_h_stage(h);
 	unsigned char *p = lcp_stage_zmalloc(st, "a test block", 1000);
-	const char *want = "[sink_null:dut] error: cannot allocate a test block (1099511627776 bytes) on socket ";
+	const char *want =
+		"[sink_null:dut] error: cannot allocate a test block (1099511627776 bytes) on socket ";
 	char line[512] = "";
 	FILE *f = tmpfile();
 	int saved;
