@@ -158,7 +158,7 @@ void tcp_ev_flush(struct tcp_ctx *x);
 unsigned tcp_flow_poll(struct tcp_ctx *x);
 
 /* tcp_sendq.c: SENDs held until the send buffer has room (backpressure) */
-struct tcp_sendq *tcp_sq_create(unsigned max_conns, int socket);
+struct tcp_sendq *tcp_sq_create(struct lcp_stage *st, unsigned max_conns);
 void tcp_sq_free(struct tcp_sendq *q);
 /* a SEND on c: 0 the stack took m, 1 held (*full_now: SEND_FULL is due), or
  * a negative errno (not taken: the caller frees m and reports it) */

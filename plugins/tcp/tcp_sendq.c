@@ -42,12 +42,11 @@ struct tcp_sendq {
 };
 
 struct tcp_sendq *
-tcp_sq_create(unsigned max_conns, int socket)
+tcp_sq_create(struct lcp_stage *st, unsigned max_conns)
 {
 	/* slots are the low 16 bits of an id: at most 65536 */
 	unsigned n = max_conns + 1 > 65536 ? 65536 : max_conns + 1;
-	struct tcp_sendq *q = rte_zmalloc_socket("tcp_sendq", sizeof(*q) + n * sizeof(q->e[0]),
-						 RTE_CACHE_LINE_SIZE, socket);
+	struct tcp_sendq *q = lcp_stage_zmalloc(st, "the send queue", sizeof(*q) + n * sizeof(q->e[0]));
 
 	if (q != NULL)
 		q->n = n;
