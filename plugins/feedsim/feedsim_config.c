@@ -265,7 +265,7 @@ fs_tls_init(struct fs_ctx *x, const struct fs_conf *c)
 		return -EINVAL;
 	}
 	for (unsigned i = 0; i < x->max_clients; i++) {
-		x->cl[i].pt = rte_malloc_socket("feedsim_pt", FS_PT_MAX, 0, lcp_stage_socket(x->st));
+		x->cl[i].pt = lcp_stage_zmalloc(x->st, "a client's TLS plaintext buffer", FS_PT_MAX);
 		if (x->cl[i].pt == NULL)
 			return -ENOMEM;
 	}
