@@ -410,8 +410,9 @@ unsigned stk_tcp_timers_run(struct stk *st);
 
 /* tcp_conn.c */
 struct stk_tcb *stk_tcb_alloc(struct stk *st);
-/* RFC 6528: a 4-microsecond clock plus a keyed hash of the 4-tuple */
-uint32_t stk_tcp_isn(const struct stk *st, uint32_t rip, uint16_t rport, uint16_t lport);
+/* ISS (RFC 6528) and TSval offset of a new incarnation of c's 4-tuple, and
+ * the send sequence variables from the ISS */
+void stk_tcp_iss_init(const struct stk *st, struct stk_tcb *c);
 void stk_tcb_hash_insert(struct stk *st, struct stk_tcb *c);
 struct stk_tcb *stk_tcb_lookup(struct stk *st, uint32_t rip, uint16_t rport, uint16_t lport);
 struct stk_listener *stk_listener_find(struct stk *st, uint16_t port);

@@ -307,15 +307,29 @@ port_in_use(struct stk *st, uint16_t lport, uint32_t rip, uint16_t rport)
 	return stk_listener_find(st, lport) != NULL || stk_tcb_lookup(st, rip, rport, lport) != NULL;
 }
 
-uint32_t
-stk_tcp_isn(const struct stk *st, uint32_t rip, uint16_t rport, uint16_t lport)
+/* A new incarnation's send side: its ISS and its TSval offset, both from one
+ * keyed hash of the 4-tuple (as Linux's secure_tcp_seq_and_ts_off()).
+ * ISS = M + F, M the 4 us clock (RFC 9293 3.4.1), F the hash's low half
+ * (RFC 6528); TSval = the ms clock + the high half (RFC 7323 5.4). Neither can
+ * be guessed from outside, and for one 4-tuple both rise with the clock over
+ * this stack's life: a peer still holding the previous incarnation in
+ * TIME_WAIT takes the new SYN (RFC 6191: a newer timestamp, or a sequence
+ * above the old space) instead of answering it with the old one's ACK. A
+ * random offset per connection broke that half the time. The key is this
+ * stack's own: across a restart the comparison is a coin toss again, and the
+ * SYN that gets the old ACK answers it with a RST and opens on its
+ * retransmission (RFC 9293 3.10.7.3). */
+void
+stk_tcp_iss_init(const struct stk *st, struct stk_tcb *c)
 {
-	uint64_t f = stk_siphash3(st->isn_key, ((uint64_t)rip << 32) | st->cfg.ip,
-				  ((uint64_t)rport << 16) | lport, 0);
+	uint64_t f = stk_siphash3(st->isn_key, ((uint64_t)c->rip << 32) | st->cfg.ip,
+				  ((uint64_t)c->rport << 16) | c->lport, 0);
 
-	/* M: 4 us ticks (RFC 9293 3.4.1), so a new incarnation of a 4-tuple
-	 * starts above the old one; F: unguessable from outside (RFC 6528) */
-	return (uint32_t)(st->now / 4000) + (uint32_t)f;
+	c->iss = (uint32_t)(st->now / 4000) + (uint32_t)f;
+	c->ts_off = (uint32_t)(f >> 32);
+	c->snd_una = c->snd_nxt = c->snd_max = c->iss;
+	c->snd_end = c->iss + 1;
+	c->recover = c->iss;
 }
 
 struct stk_tcb *
@@ -356,11 +370,7 @@ stk_tcp_connect(struct stk *st, uint32_t ip, uint16_t port, uint64_t user)
 	c->rport = port;
 	c->lport = lport;
 	c->user = user;
-	c->iss = stk_tcp_isn(st, ip, port, lport);
-	c->snd_una = c->snd_nxt = c->snd_max = c->iss;
-	c->snd_end = c->iss + 1;
-	c->recover = c->iss;
-	c->ts_off = (uint32_t)st->ops.random(st->ops.ctx);
+	stk_tcp_iss_init(st, c);
 	c->nexthop = stk_ip4_nexthop(st, ip);
 	stk_tcb_set_state(st, c, STK_TCP_SYN_SENT);
 	stk_tcb_hash_insert(st, c);

@@ -174,11 +174,7 @@ stk_tcp_passive_open(struct stk *st, struct stk_listener *l, const struct stk_ip
 	c->irs = s->seq;
 	c->rcv_nxt = s->seq + 1;
 	c->rcv_adv = c->rcv_nxt;
-	c->iss = stk_tcp_isn(st, c->rip, c->rport, c->lport);
-	c->snd_una = c->snd_nxt = c->snd_max = c->iss;
-	c->snd_end = c->iss + 1;
-	c->recover = c->iss;
-	c->ts_off = (uint32_t)st->ops.random(st->ops.ctx);
+	stk_tcp_iss_init(st, c);
 	negotiate(st, c, &s->o);
 	passive_tcb_enter(st, c, s, c->iss, STK_TCP_SYN_RCVD);
 	stk_tcp_output(st, c); /* SYN-ACK */
@@ -221,7 +217,6 @@ stk_tcp_cookie_open(struct stk *st, struct stk_listener *l, const struct stk_ip4
 	c->iss = s->ack - 1;
 	c->snd_una = c->snd_nxt = c->snd_max = c->snd_end = s->ack;
 	c->recover = c->iss;
-	c->ts_off = (uint32_t)st->ops.random(st->ops.ctx);
 	memset(&o, 0, sizeof(o));
 	o.has_mss = true;
 	o.mss = mss;

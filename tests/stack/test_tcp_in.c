@@ -132,6 +132,18 @@
  *   closed_fin_data         data+FIN without ACK: RST|ACK, ack covers data and FIN
  *   closed_rst              RST to a closed port: nothing
  *   listen_ack              ACK to a listener: RST seq SEG.ACK, no connection
+ * time_wait
+ *   time_wait_reuse (loop)  RFC 6191 in our TIME_WAIT: a SYN with a newer TSval
+ *                           (or, without TS, above the old space) reopens the
+ *                           4-tuple (tcp_time_wait_reused); an older one does not
+ *   time_wait_recycle       every control block taken: the TIME_WAIT that ends
+ *                           first gives its block to a new SYN
+ *   reincarnation           the peer closed first (it holds TIME_WAIT); our next
+ *                           connect draws the same local port: its SYN's TSval
+ *                           and ISS continue the old connection's clocks (one
+ *                           keyed hash of the 4-tuple, not a random offset), so
+ *                           the peer's RFC 6191 check takes it  [found by CI:
+ *                           a Linux peer's TIME_WAIT answered with its old ACK]
  */
 #include <errno.h>
 #include <stdio.h>
@@ -1782,6 +1794,81 @@ START_TEST(time_wait_reuse)
 }
 END_TEST
 
+/* a state of the random source, further along its sequence than rng0, whose
+ * next draw picks the same ephemeral port as rng0's (the stack draws
+ * random % 16384): a later connect gets the same local port, and every draw
+ * after that one differs */
+static uint64_t
+same_port_draw(uint64_t rng0)
+{
+	uint64_t s = rng0, want = h_rand(&s) % 16384;
+
+	for (;;) {
+		uint64_t t = s;
+
+		if (h_rand(&t) % 16384 == want)
+			return s;
+		s = t;
+	}
+}
+
+/* the peer closes first and keeps TIME_WAIT; we connect again from the same
+ * local port: the new SYN's TSval and ISS follow the clocks from where the old
+ * connection left them */
+START_TEST(reincarnation)
+{
+	struct stk_tcb *c;
+	struct h_pkt *k;
+	uint64_t rng0, t_syn, t_fin;
+	uint32_t iss1, fin_ts = 0, fin_seq = 0;
+	uint16_t lport1;
+	bool fin = false;
+
+	h_create(H);
+	rng0 = H->rng;
+	h_peer_init(&P, 443, 0);
+	t_syn = *H->clock;
+	c = h_connect(H, &P, 1, 5000, &opt_all);
+	ck_assert(P.ts);
+	iss1 = P.iss;
+	lport1 = P.lport;
+	h_advance(H, 250);
+	h_tcp_seg(H, &P, STK_TCP_ACK | STK_TCP_FIN, P.snd_nxt, P.rcv_nxt, P.win, NULL, NULL, 0);
+	P.snd_nxt++;
+	h_tx_drain(H);
+	h_advance(H, 250);
+	ck_assert_int_eq(stk_tcp_close(H->st, c), 0);
+	t_fin = *H->clock;
+	while ((k = h_tx_pop(H)) != NULL)
+		if (k->is_tcp && (k->flags & STK_TCP_FIN)) {
+			ck_assert(k->o.has_ts);
+			fin = true;
+			fin_ts = k->o.tsval;
+			fin_seq = k->seq;
+		}
+	ck_assert_msg(fin, "no FIN after close() in CLOSE_WAIT");
+	P.rcv_nxt = fin_seq + 1;
+	h_peer_ack(H, &P);
+	ck_assert_int_eq(h_ev_count(H, STK_EV_CLOSED), 1);
+	ck_assert_uint_eq(stk_conns(H->st), 0);
+
+	h_advance(H, 1500);
+	H->rng = same_port_draw(rng0);
+	h_peer_init(&P, 443, 0);
+	c = h_connect(H, &P, 2, 90000, &opt_all);
+	ck_assert_uint_eq(P.lport, lport1);
+	ck_assert(P.syn_opts.has_ts);
+	/* TSval: the ms clock with the same offset as the old connection */
+	ck_assert_uint_eq(P.syn_opts.tsval - fin_ts, (uint32_t)(*H->clock / 1000000 - t_fin / 1000000));
+	ck_assert_msg(H_SEQ_GT(P.syn_opts.tsval, fin_ts), "TSval %u not above the old %u", P.syn_opts.tsval,
+		      fin_ts);
+	/* ISS: the 4 us clock with the same hash, above the old sequence space */
+	ck_assert_uint_eq(P.iss - iss1, (uint32_t)((*H->clock - t_syn) / 4000));
+	ck_assert_msg(H_SEQ_GT(P.iss, fin_seq + 1), "ISS %u inside the old space (FIN at %u)", P.iss, fin_seq);
+	ck_assert_int_eq(stk_tcp_state(c), STK_TCP_ESTABLISHED);
+}
+END_TEST
+
 /* with every control block taken, the TIME_WAIT whose 2*MSL ends first gives
  * way to a new connection */
 START_TEST(time_wait_recycle)
@@ -2938,7 +3025,7 @@ tcp_in_tcases(Suite *s)
 
 	tc = t_tcase(s, "time_wait", h_fixture_setup, h_fixture_teardown, 10);
 	tcase_add_loop_test(tc, time_wait_reuse, 0, 2);
-	T_TESTS(tc, time_wait_recycle);
+	T_TESTS(tc, time_wait_recycle, reincarnation);
 
 	T_TESTS(t_tcase(s, "isn_ports", h_fixture_setup, h_fixture_teardown, 10), isn_and_ports);
 
