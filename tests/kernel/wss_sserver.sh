@@ -35,12 +35,21 @@
 #                   tls_fail_timeout, or fail_handshake_timeout when it did
 #                   not accept in time; found by CI's distcheck and sanitizer
 #                   runs, 2026-12-05)
-# Every run: lcpipe exits 0, leaked_objects == 0.
+# Every run: lcpipe exits 0, leaked_objects == 0. Each case has its own server
+# port (8443, 8444, ...): a case's lcpipe is a new stack with a new ISN and
+# timestamp key, so a 4-tuple an earlier case left in the server's TIME_WAIT
+# could draw an ACK of the old connection to its SYN, the SYN opening only on
+# its retransmission at the 1 s RTO, as late as handshake_timeout_ms (found by
+# CI: nocipher12 counted one fail_handshake_timeout, 2026-12-05).
 . "$(dirname "$0")/ws_lib.sh"
 . "$(dirname "$0")/tls_lib.sh"
 
-PORT=8443
-URL='"url": "wss://'$TLS_HOST:$PORT'/", "subscribe": "sub", "ca_file": "'$TLS_CA'"'
+PORT=8442
+# next_port: the next case's server port, and the ws stage's URL for it
+next_port() {
+	PORT=$((PORT + 1))
+	URL='"url": "wss://'$TLS_HOST:$PORT'/", "subscribe": "sub", "ca_file": "'$TLS_CA'"'
+}
 WS_RETRY='"handshake_timeout_ms": 1000, "reconnect_min_ms": 100, "reconnect_max_ms": 400'
 
 # case TAG WS_OPTIONS CHECK_ARGS... -- S_SERVER_ARGS...: s_server with those
@@ -53,6 +62,7 @@ case_sserver() {
 		shift
 	done
 	shift
+	next_port
 	sserver_start "$tag" $PORT "$@" || finish
 	pid=$SS_PID
 	[ "$tag" = stall ] && sserver_stall
@@ -83,6 +93,7 @@ case_sserver stall "" counter=tls_fail_timeout why="timeout" -- -www
 
 # notls: the plain ws_peer.py where a TLS server should be
 DURATION=3
+next_port
 server_start notls "$PY" "$KDIR/ws_peer.py" --port $PORT --count 1 --result "$W/notls.server.json" --timeout 60 ||
 	finish
 ws_conf notls "$URL, $WS_RETRY" '"expect": 1'
