@@ -11,10 +11,15 @@
  *                                (stk_config.backlog_full)
  *   stk_tcp_cookie_open          an ACK returning one of our SYN cookies
  *   stk_tcp_syn_sent             a segment in SYN_SENT: ESTABLISHED, or
- *                                simultaneous open, or refused
+ *                                simultaneous open, or refused; an
+ *                                unacceptable ACK is reset and the SYN sent
+ *                                again at once
  *   stk_tcp_established_entered  timers and counters on reaching ESTABLISHED
  *                                (here, and tcp_in_ack.c from SYN_RCVD) */
 #include "tcp_in_priv.h"
+
+/* SYN_SENT: the SYN again this soon after an unacceptable ACK was reset */
+#define SYN_RESEND_MS 2
 
 /* ---- SYN cookies (RFC 4987 3.6) ----
  * iss = t (5 bits: 64-second slots, mod 32) | MSS index (3 bits) | 24 bits of
@@ -234,8 +239,17 @@ stk_tcp_syn_sent(struct stk *st, struct stk_tcb *c, struct stk_tcp_seg *s)
 	if (s->flags & STK_TCP_ACK) {
 		if (SEQ_LEQ(s->ack, c->iss) || SEQ_GT(s->ack, c->snd_max)) {
 			STK_CTR(st, DROP_TCP_BAD_ACK);
-			if (!(s->flags & STK_TCP_RST))
-				stk_tcp_send_ctl(st, c, STK_TCP_RST, s->ack);
+			if (s->flags & STK_TCP_RST)
+				return;
+			stk_tcp_send_ctl(st, c, STK_TCP_RST, s->ack);
+			/* Most often the peer's TIME_WAIT of an older incarnation
+			 * of the 4-tuple, which did not take our SYN (RFC 6191)
+			 * and answered with its old ACK: the RST ends it, so the
+			 * SYN goes again in SYN_RESEND_MS rather than one RTO
+			 * later. Once, before any retransmission (as Linux's
+			 * tcp_rcv_synsent_state_process()). */
+			if (c->rexmt_shift == 0)
+				stk_tcp_timer_set(st, c, STK_T_REXMT, SYN_RESEND_MS * STK_MS);
 			return;
 		}
 	}

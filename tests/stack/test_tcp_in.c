@@ -33,6 +33,10 @@
  *                           an evicted SYN gets RST; unlisten drops the rest
  *   listen_errors           listen twice -> -EADDRINUSE; unlisten -> SYN gets RST
  *   simultaneous_open       SYN_SENT + SYN -> SYN-ACK, then ACK -> CONNECTED
+ *   syn_sent_old_ack        SYN_SENT, an ACK of another incarnation (a peer's
+ *                           TIME_WAIT): RST at SEG.ACK, drop_tcp_bad_ack, the
+ *                           SYN again 2 ms later, not at the 1 s RTO; a second
+ *                           one waits for the backed-off RTO; then it opens
  * data
  *   seq_wrap                peer ISN 0xFFFFFF00, data (one segment out of order)
  *                           across 2^32: bytes in order, ACKs wrap
@@ -629,6 +633,55 @@ START_TEST(simultaneous_open)
 	ck_assert_int_eq(stk_tcp_state(c), STK_TCP_ESTABLISHED);
 	ck_assert_uint_eq(h_ev_count(H, STK_EV_CONNECTED), 1);
 	ck_assert_uint_eq(h_ev_count(H, STK_EV_ACCEPTED), 0);
+}
+END_TEST
+
+/* a peer still in TIME_WAIT of an older incarnation answers our SYN with that
+ * connection's ACK: we reset it and send the SYN again at once, once */
+START_TEST(syn_sent_old_ack)
+{
+	struct stk_tcb *c;
+	struct h_pkt *k;
+	uint16_t lport;
+	uint32_t iss, old_ack;
+
+	h_create(H);
+	c = stk_tcp_connect(H->st, h_ip(H_PEER_IP), 80, 3);
+	ck_assert_ptr_nonnull(c);
+	stk_tcp_peer(c, NULL, NULL, &lport);
+	k = h_tx_tcp(H, "SYN");
+	iss = k->seq;
+	old_ack = iss - 70000;
+	h_peer_init(&P, 80, lport);
+	h_tcp_seg(H, &P, STK_TCP_ACK, 9000, old_ack, 65535, NULL, NULL, 0);
+	k = h_tx_tcp(H, "RST to the old ACK");
+	ck_assert_uint_eq(k->flags, STK_TCP_RST);
+	ck_assert_uint_eq(k->seq, old_ack);
+	ck_assert_uint_eq(h_ctr(H, STK_C_DROP_TCP_BAD_ACK), 1);
+	ck_assert_int_eq(stk_tcp_state(c), STK_TCP_SYN_SENT);
+	h_advance(H, 1);
+	ck_assert_ptr_null(h_tx_pop(H));
+	h_advance(H, 1);
+	k = h_tx_tcp(H, "the SYN again, 2 ms after the RST");
+	ck_assert_uint_eq(k->flags, STK_TCP_SYN);
+	ck_assert_uint_eq(k->seq, iss);
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_RETRANSMITS), 1);
+	/* again: reset, but the SYN waits for the RTO, backed off to 2 s */
+	h_tcp_seg(H, &P, STK_TCP_ACK, 9000, old_ack, 65535, NULL, NULL, 0);
+	k = h_tx_tcp(H, "RST to the second old ACK");
+	ck_assert_uint_eq(k->flags, STK_TCP_RST);
+	ck_assert_uint_eq(h_ctr(H, STK_C_DROP_TCP_BAD_ACK), 2);
+	h_advance(H, 1990);
+	ck_assert_ptr_null(h_tx_pop(H));
+	h_advance(H, 20);
+	k = h_tx_tcp(H, "the SYN at the backed-off RTO");
+	ck_assert_uint_eq(k->flags, STK_TCP_SYN);
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_RETRANSMITS), 2);
+	/* the peer's TIME_WAIT is gone: it takes the SYN */
+	P.iss = iss;
+	h_tcp_seg(H, &P, STK_TCP_SYN | STK_TCP_ACK, 9000, iss + 1, 65535, &opt_mss, NULL, 0);
+	ck_assert_int_eq(stk_tcp_state(c), STK_TCP_ESTABLISHED);
+	ck_assert_uint_eq(h_ev_count(H, STK_EV_CONNECTED), 1);
 }
 END_TEST
 
@@ -3010,7 +3063,7 @@ tcp_in_tcases(Suite *s)
 	tcase_add_loop_test(tc, hs_passive_opts, 0, 5);
 	tcase_add_loop_test(tc, hs_active_opts, 0, 3);
 	T_TESTS(tc, hs_data_on_third_ack, listen_backlog, backlog_evict_flood, syncookie_flood,
-		listen_errors, simultaneous_open);
+		listen_errors, simultaneous_open, syn_sent_old_ack);
 
 	tc = t_tcase(s, "data", h_fixture_setup, h_fixture_teardown, 30);
 	T_TESTS(tc, seq_wrap, ooo_permutations, dup_and_overlap, dsack_ooo);
