@@ -36,11 +36,11 @@
 #                   not accept in time; found by CI's distcheck and sanitizer
 #                   runs, 2026-12-05)
 # Every run: lcpipe exits 0, leaked_objects == 0. Each case has its own server
-# port (8443, 8444, ...): a case's lcpipe is a new stack with a new ISN and
-# timestamp key, so a 4-tuple an earlier case left in the server's TIME_WAIT
-# could draw an ACK of the old connection to its SYN, the SYN opening only on
-# its retransmission at the 1 s RTO, as late as handshake_timeout_ms (found by
-# CI: nocipher12 counted one fail_handshake_timeout, 2026-12-05).
+# port (8443, 8444, ...), so no connect meets a 4-tuple that an earlier case
+# (another stack: other ISN and timestamp keys) left in s_server's TIME_WAIT:
+# such a SYN draws the old connection's ACK and costs a RST and a resend
+# (doc/tcp.md, Limits), which is not what these cases test (found by CI:
+# nocipher12 counted one fail_handshake_timeout, 2026-12-05).
 . "$(dirname "$0")/ws_lib.sh"
 . "$(dirname "$0")/tls_lib.sh"
 
