@@ -609,19 +609,28 @@ START_TEST(listen_errors)
 }
 END_TEST
 
+/* an active open to the peer's port 80, up to its SYN: P is that peer, P.iss
+ * the SYN's sequence number */
+static struct stk_tcb *
+syn_sent(void)
+{
+	struct stk_tcb *c = stk_tcp_connect(H->st, h_ip(H_PEER_IP), 80, 3);
+	uint16_t lport;
+
+	ck_assert_ptr_nonnull(c);
+	stk_tcp_peer(c, NULL, NULL, &lport);
+	h_peer_init(&P, 80, lport);
+	P.iss = h_tx_tcp(H, "SYN")->seq;
+	return c;
+}
+
 START_TEST(simultaneous_open)
 {
 	struct stk_tcb *c;
 	struct h_pkt *k;
-	uint16_t lport;
 
 	h_create(H);
-	c = stk_tcp_connect(H->st, h_ip(H_PEER_IP), 80, 3);
-	ck_assert_ptr_nonnull(c);
-	stk_tcp_peer(c, NULL, NULL, &lport);
-	k = h_tx_tcp(H, "SYN");
-	h_peer_init(&P, 80, lport);
-	P.iss = k->seq;
+	c = syn_sent();
 	/* the peer's own SYN crosses ours */
 	h_tcp_seg(H, &P, STK_TCP_SYN, 9000, 0, 65535, &opt_mss, NULL, 0);
 	k = h_tx_tcp(H, "SYN-ACK in a simultaneous open");
@@ -642,17 +651,12 @@ START_TEST(syn_sent_old_ack)
 {
 	struct stk_tcb *c;
 	struct h_pkt *k;
-	uint16_t lport;
 	uint32_t iss, old_ack;
 
 	h_create(H);
-	c = stk_tcp_connect(H->st, h_ip(H_PEER_IP), 80, 3);
-	ck_assert_ptr_nonnull(c);
-	stk_tcp_peer(c, NULL, NULL, &lport);
-	k = h_tx_tcp(H, "SYN");
-	iss = k->seq;
+	c = syn_sent();
+	iss = P.iss;
 	old_ack = iss - 70000;
-	h_peer_init(&P, 80, lport);
 	h_tcp_seg(H, &P, STK_TCP_ACK, 9000, old_ack, 65535, NULL, NULL, 0);
 	k = h_tx_tcp(H, "RST to the old ACK");
 	ck_assert_uint_eq(k->flags, STK_TCP_RST);
@@ -678,7 +682,6 @@ START_TEST(syn_sent_old_ack)
 	ck_assert_uint_eq(k->flags, STK_TCP_SYN);
 	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_RETRANSMITS), 2);
 	/* the peer's TIME_WAIT is gone: it takes the SYN */
-	P.iss = iss;
 	h_tcp_seg(H, &P, STK_TCP_SYN | STK_TCP_ACK, 9000, iss + 1, 65535, &opt_mss, NULL, 0);
 	ck_assert_int_eq(stk_tcp_state(c), STK_TCP_ESTABLISHED);
 	ck_assert_uint_eq(h_ev_count(H, STK_EV_CONNECTED), 1);
