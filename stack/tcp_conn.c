@@ -316,9 +316,9 @@ port_in_use(struct stk *st, uint16_t lport, uint32_t rip, uint16_t rport)
  * TIME_WAIT takes the new SYN (RFC 6191: a newer timestamp, or a sequence
  * above the old space) instead of answering it with the old one's ACK. A
  * random offset per connection broke that half the time. The key is this
- * stack's own: across a restart the comparison is a coin toss again, and the
- * SYN that gets the old ACK answers it with a RST and opens on its
- * retransmission (RFC 9293 3.10.7.3). */
+ * stack's own: across a restart the comparison is a coin toss again; a SYN
+ * that gets the old ACK resets it and goes again 2 ms later
+ * (stk_tcp_syn_sent). A SYN cookie's connection keeps no timestamps. */
 void
 stk_tcp_iss_init(const struct stk *st, struct stk_tcb *c)
 {
