@@ -37,6 +37,8 @@ stk_config_init(struct stk_config *c)
 	c->arp_retries = 3;
 	c->arp_pending = 16;
 	c->max_conns = 1024;
+	c->ephemeral_port_min = 49152;
+	c->ephemeral_port_max = 65535;
 	c->rcvbuf = 1u << 20;
 	c->sndbuf = 1u << 20;
 	c->ooo_max_bytes = 1u << 20;
@@ -123,6 +125,9 @@ cfg_check(const struct stk_config *c, char *msg, size_t len)
 		BAD("arp_retries and arp_retry_ms must be >= 1");
 	if (c->max_conns < 1 || c->max_conns > 65535)
 		BAD("max_conns %u is not 1..65535", c->max_conns);
+	if (c->ephemeral_port_min < 1 || c->ephemeral_port_min > c->ephemeral_port_max)
+		BAD("need 1 <= ephemeral_port_min (%u) <= ephemeral_port_max (%u)", c->ephemeral_port_min,
+		    c->ephemeral_port_max);
 	if (c->rcvbuf < 2 * c->mtu || c->rcvbuf > (1u << 30))
 		BAD("rcvbuf %u is not 2*mtu..1 GiB", c->rcvbuf);
 	if (c->sndbuf < c->mtu || c->sndbuf > (1u << 30))

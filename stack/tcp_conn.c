@@ -351,8 +351,10 @@ stk_tcp_connect(struct stk *st, uint32_t ip, uint16_t port, uint64_t user)
 	/* RFC 6056 3.3.1 (Algorithm 1): a random port of the range, then the
 	 * next free one: nothing to learn from one connection's port about the
 	 * next one's */
-	for (unsigned i = 0, first = (unsigned)(st->ops.random(st->ops.ctx) % 16384); i < 16384; i++) {
-		uint16_t p = (uint16_t)(49152 + (first + i) % 16384);
+	for (unsigned i = 0, n = st->cfg.ephemeral_port_max - st->cfg.ephemeral_port_min + 1u,
+		      first = (unsigned)(st->ops.random(st->ops.ctx) % n);
+	     i < n; i++) {
+		uint16_t p = (uint16_t)(st->cfg.ephemeral_port_min + (first + i) % n);
 
 		if (!port_in_use(st, p, ip, port)) {
 			lport = p;

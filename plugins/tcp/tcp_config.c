@@ -36,6 +36,10 @@ const struct lcp_opt tcp_opts[] = {
 	LCP_OPT_UINT(C, mtu, "mtu", "1500", 576, 9000, 0, "IP MTU; our MSS is mtu - 40"),
 	LCP_OPT_UINT(C, max_conns, "max_conns", "1024", 1, 65535, 0,
 		     "connection control blocks, TIME_WAIT included"),
+	LCP_OPT_UINT(C, ephemeral_port_min, "ephemeral_port_min", "49152", 1, 65535, 0,
+		     "lowest local port a connect takes (RFC 6335's dynamic range starts here; as Linux's ip_local_port_range)"),
+	LCP_OPT_UINT(C, ephemeral_port_max, "ephemeral_port_max", "65535", 1, 65535, 0,
+		     "highest local port a connect takes (>= ephemeral_port_min); a connect fails with EADDRINUSE when every port of the range is taken to that peer address and port"),
 	LCP_OPT_UINT(C, rcvbuf, "rcvbuf", "1048576", 3000, 1073741824, 0,
 		     "receive window offered per connection, bytes (scaled when above 65535)"),
 	LCP_OPT_UINT(C, sndbuf, "sndbuf", "1048576", 1500, 1073741824, 0,
@@ -210,6 +214,8 @@ tcp_conf_to_stk(const struct tcp_conf *c, struct stk_config *k, bool *have_mac, 
 	}
 	k->mtu = (uint16_t)c->mtu;
 	k->max_conns = c->max_conns;
+	k->ephemeral_port_min = (uint16_t)c->ephemeral_port_min;
+	k->ephemeral_port_max = (uint16_t)c->ephemeral_port_max;
 	k->rcvbuf = c->rcvbuf;
 	k->sndbuf = c->sndbuf;
 	k->ooo_max_bytes = c->ooo_max_bytes;
@@ -308,6 +314,11 @@ tcp_validate(const void *conf, char *msg, size_t msglen)
 	if (c->rto_min_ms > c->rto_init_ms || c->rto_init_ms > c->rto_max_ms) {
 		snprintf(msg, msglen, "need rto_min_ms <= rto_init_ms <= rto_max_ms (%u, %u, %u)",
 			 c->rto_min_ms, c->rto_init_ms, c->rto_max_ms);
+		return -1;
+	}
+	if (c->ephemeral_port_min > c->ephemeral_port_max) {
+		snprintf(msg, msglen, "need ephemeral_port_min <= ephemeral_port_max (%u, %u)", c->ephemeral_port_min,
+			 c->ephemeral_port_max);
 		return -1;
 	}
 	if (!c->window_scale && c->rcvbuf > 65535) {

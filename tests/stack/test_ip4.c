@@ -368,7 +368,8 @@ END_TEST
 
 static const char *const bad_cfg[] = {
 	"mtu 575",	     "mtu 9001",      "prefix 33",     "no ip", "17 static neighbours",
-	"rto_min > rto_max", "multicast mac", "arp_entries 0",
+	"rto_min > rto_max", "multicast mac", "arp_entries 0", "ephemeral_port_min 0",
+	"ephemeral_port_min > max",
 };
 
 static void
@@ -398,6 +399,12 @@ bad_cfg_apply(unsigned i, struct stk_config *c)
 		break;
 	case 7:
 		c->arp_entries = 0;
+		break;
+	case 8:
+		c->ephemeral_port_min = 0;
+		break;
+	case 9:
+		c->ephemeral_port_min = 50001, c->ephemeral_port_max = 50000;
 		break;
 	}
 }

@@ -143,11 +143,15 @@
  *   time_wait_recycle       every control block taken: the TIME_WAIT that ends
  *                           first gives its block to a new SYN
  *   reincarnation           the peer closed first (it holds TIME_WAIT); our next
- *                           connect draws the same local port: its SYN's TSval
- *                           and ISS continue the old connection's clocks (one
- *                           keyed hash of the 4-tuple, not a random offset), so
- *                           the peer's RFC 6191 check takes it  [found by CI:
- *                           a Linux peer's TIME_WAIT answered with its old ACK]
+ *                           connect has the same local port (an ephemeral range
+ *                           of one): its SYN's TSval and ISS continue the old
+ *                           connection's clocks (one keyed hash of the 4-tuple,
+ *                           not a random offset), so the peer's RFC 6191 check
+ *                           takes it  [found by CI: a Linux peer's TIME_WAIT
+ *                           answered with its old ACK]
+ *   ephemeral_range         ephemeral_port_min..max 50000..50001: two connects to
+ *                           one peer port take both, a third fails EADDRINUSE,
+ *                           one to another peer port reuses a local port
  */
 #include <errno.h>
 #include <stdio.h>
@@ -1850,44 +1854,25 @@ START_TEST(time_wait_reuse)
 }
 END_TEST
 
-/* a state of the random source, further along its sequence than rng0, whose
- * next draw picks the same ephemeral port as rng0's (the stack draws
- * random % 16384): a later connect gets the same local port, and every draw
- * after that one differs */
-static uint64_t
-same_port_draw(uint64_t rng0)
-{
-	uint64_t s = rng0, want = h_rand(&s) % 16384;
-
-	for (;;) {
-		uint64_t t = s;
-
-		if (h_rand(&t) % 16384 == want)
-			return s;
-		s = t;
-	}
-}
-
 /* the peer closes first and keeps TIME_WAIT; we connect again from the same
- * local port: the new SYN's TSval and ISS follow the clocks from where the old
- * connection left them */
+ * local port (a range of one): the new SYN's TSval and ISS follow the clocks
+ * from where the old connection left them */
 START_TEST(reincarnation)
 {
 	struct stk_tcb *c;
 	struct h_pkt *k;
-	uint64_t rng0, t_syn, t_fin;
+	uint64_t t_syn, t_fin;
 	uint32_t iss1, fin_ts = 0, fin_seq = 0;
-	uint16_t lport1;
 	bool fin = false;
 
+	H->cfg.ephemeral_port_min = H->cfg.ephemeral_port_max = 50000;
 	h_create(H);
-	rng0 = H->rng;
 	h_peer_init(&P, 443, 0);
 	t_syn = *H->clock;
 	c = h_connect(H, &P, 1, 5000, &opt_all);
 	ck_assert(P.ts);
 	iss1 = P.iss;
-	lport1 = P.lport;
+	ck_assert_uint_eq(P.lport, 50000);
 	h_advance(H, 250);
 	h_tcp_seg(H, &P, STK_TCP_ACK | STK_TCP_FIN, P.snd_nxt, P.rcv_nxt, P.win, NULL, NULL, 0);
 	P.snd_nxt++;
@@ -1909,10 +1894,9 @@ START_TEST(reincarnation)
 	ck_assert_uint_eq(stk_conns(H->st), 0);
 
 	h_advance(H, 1500);
-	H->rng = same_port_draw(rng0);
 	h_peer_init(&P, 443, 0);
 	c = h_connect(H, &P, 2, 90000, &opt_all);
-	ck_assert_uint_eq(P.lport, lport1);
+	ck_assert_uint_eq(P.lport, 50000);
 	ck_assert(P.syn_opts.has_ts);
 	/* TSval: the ms clock with the same offset as the old connection */
 	ck_assert_uint_eq(P.syn_opts.tsval - fin_ts, (uint32_t)(*H->clock / 1000000 - t_fin / 1000000));
@@ -1922,6 +1906,37 @@ START_TEST(reincarnation)
 	ck_assert_uint_eq(P.iss - iss1, (uint32_t)((*H->clock - t_syn) / 4000));
 	ck_assert_msg(H_SEQ_GT(P.iss, fin_seq + 1), "ISS %u inside the old space (FIN at %u)", P.iss, fin_seq);
 	ck_assert_int_eq(stk_tcp_state(c), STK_TCP_ESTABLISHED);
+}
+END_TEST
+
+/* connects take their local ports from ephemeral_port_min..max; a port is
+ * taken per 4-tuple, so another peer port may reuse one */
+START_TEST(ephemeral_range)
+{
+	struct stk_tcb *c[3];
+	uint16_t lp[3];
+
+	H->cfg.ephemeral_port_min = 50000;
+	H->cfg.ephemeral_port_max = 50001;
+	h_create(H);
+	for (int i = 0; i < 2; i++) {
+		c[i] = stk_tcp_connect(H->st, h_ip(H_PEER_IP), 80, (uint64_t)i);
+		ck_assert_ptr_nonnull(c[i]);
+		stk_tcp_peer(c[i], NULL, NULL, &lp[i]);
+		ck_assert_msg(lp[i] == 50000 || lp[i] == 50001, "local port %u outside 50000..50001", lp[i]);
+	}
+	ck_assert_uint_ne(lp[0], lp[1]);
+	errno = 0;
+	ck_assert_ptr_null(stk_tcp_connect(H->st, h_ip(H_PEER_IP), 80, 2));
+	ck_assert_int_eq(errno, EADDRINUSE);
+	c[2] = stk_tcp_connect(H->st, h_ip(H_PEER_IP), 81, 3);
+	ck_assert_ptr_nonnull(c[2]);
+	stk_tcp_peer(c[2], NULL, NULL, &lp[2]);
+	ck_assert_msg(lp[2] == 50000 || lp[2] == 50001, "local port %u outside 50000..50001", lp[2]);
+	for (int i = 0; i < 3; i++)
+		stk_tcp_abort(H->st, c[i]);
+	h_tx_drain(H);
+	ck_assert_uint_eq(stk_conns(H->st), 0);
 }
 END_TEST
 
@@ -3081,7 +3096,7 @@ tcp_in_tcases(Suite *s)
 
 	tc = t_tcase(s, "time_wait", h_fixture_setup, h_fixture_teardown, 10);
 	tcase_add_loop_test(tc, time_wait_reuse, 0, 2);
-	T_TESTS(tc, time_wait_recycle, reincarnation);
+	T_TESTS(tc, time_wait_recycle, reincarnation, ephemeral_range);
 
 	T_TESTS(t_tcase(s, "isn_ports", h_fixture_setup, h_fixture_teardown, 10), isn_and_ports);
 

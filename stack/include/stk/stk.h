@@ -121,6 +121,8 @@ struct stk_config {
 	struct stk_neigh_static neigh[STK_MAX_STATIC_NEIGH];
 	/* TCP */
 	unsigned max_conns;      /* control blocks, TIME_WAIT included */
+	uint16_t ephemeral_port_min, ephemeral_port_max; /* local ports of connects
+				  * (default RFC 6335's dynamic range, 49152..65535) */
 	uint32_t rcvbuf;         /* receive window we offer, bytes */
 	uint32_t sndbuf;         /* bytes queued by the application, unacked included */
 	uint32_t ooo_max_bytes;  /* out-of-order bytes held per connection */
