@@ -42,7 +42,7 @@
 #     ws_conf'ed run, exit 0), srv_term (a ws_peer.py ended with SIGTERM,
 #     result written), wss_tls_check (a run that opened: TLS counters, the
 #     version, resumption, SNI, ALPN, deflate, from lcpipe's and the server's
-#     side), wss_hash_check (a short transfer byte-exact), wss_refused_check
+#     side), wss_refused_check
 #     (a run in which every attempt failed under one counter, with its reason)
 # Skips (77) without the openssl CLI.
 
@@ -317,7 +317,7 @@ print("info: ws counters: " + ", ".join("%s %s" % (k, v) for k, v in sorted(w.it
 '
 
 # wss_tls_check WHAT NAME=VALUE...: the TLS side of a run that opened
-# (after ws_check_transfer or wss_hash_check); NAMEs:
+# (after ws_check_transfer or ws_hash_check); NAMEs:
 #   version  TLSv1.2 / TLSv1.3: every handshake's (lcpipe's log, the server's view)
 #   handshakes  tls_handshakes == opens == this; resumed  tls_resumed == this
 #   srv      the ws_peer result: per connection the same version, SNI sni
@@ -400,26 +400,6 @@ if "nginx" in A:
     check(all(("permessage-deflate" in l.get("extensions", "")) == (dfl != "off") for l in up),
           "nginx: the offer passed on %s permessage-deflate" % ("without" if dfl == "off" else "with"),
           [l.get("extensions") for l in up])
-PY
-}
-
-# wss_hash_check WHAT SERVER_JSON COUNT OPENS: a short transfer's checks (when
-# ws_check_transfer's, made for long ones, are more than needed): msg_hash got
-# the COUNT messages the server sent (bytes, SHA-256 of the payloads and of the
-# (opcode, length) sequence) over OPENS connection(s), the run ended by msg_hash
-wss_hash_check() {
-	pycheck "$1: messages" srv="$2" res="$RESULT" rep="$REPORT" count="$3" opens="$4" <<'PY' || show "$LOG" "$SRV_ERR"
-s, h, rep = J("srv"), J("res"), J("rep")
-n, k = int(A["count"]), int(A["opens"])
-w = rep.get("stages", {}).get("ws", {}).get("counters", {})
-check(rep.get("stop_reason") == "msg_hash: done", "the run was ended by msg_hash", rep.get("stop_reason"))
-check(s.get("served") is True and s.get("error") is None and s.get("sent") == n,
-      "the server sent its %d messages" % n, (s.get("served"), s.get("error"), s.get("sent")))
-check(h.get("msgs") == n and h.get("bytes") == s.get("bytes"), "msg_hash: %s messages, %s bytes == sent"
-      % (h.get("msgs"), h.get("bytes")), s.get("bytes"))
-check(h.get("sha256") == s.get("sha256") and h.get("sha256_lens") == s.get("sha256_lens"),
-      "msg_hash: payload and (opcode, length) SHA-256 == the server's", (h.get("sha256"), s.get("sha256")))
-check(w.get("opens") == k, "ws opens == %d" % k, w.get("opens"))
 PY
 }
 

@@ -20,7 +20,8 @@
 # module, or skip), ws_transfer_setup (a ws_peer server and the config for its
 # transfer), ws_lcpipe_start / ws_lcpipe_end and ws_run_transfer (lcpipe and
 # the server through a run), ws_report_common (leaks, the msg pool, drops),
-# ws_check_transfer (a ws_peer transfer against msg_hash), ws_peer_test (all
+# ws_check_transfer (a ws_peer transfer against msg_hash), ws_hash_check (a
+# short transfer byte-exact), ws_peer_test (all
 # of a transfer), ws_hostile_run / ws_hostile_check (a ws_hostile.py run and
 # its checks).
 # Skips (77) when the tree has no ws plugin.
@@ -250,6 +251,26 @@ check(w.get("pings_tx", 0) > 0 and s.get("pongs_sent", 0) > 0
       and w.get("pongs_rx") == s.get("pongs_sent") and w.get("pongs_rx") <= w.get("pings_tx"),
       "our own pings were answered (pongs_rx == the server's pongs_sent > 0, pongs_rx <= pings_tx)",
       (w.get("pings_tx"), w.get("pongs_rx"), s.get("pongs_sent")))
+PY
+}
+
+# ws_hash_check WHAT SERVER_JSON COUNT OPENS: a short transfer's checks (when
+# ws_check_transfer's, made for long ones, are more than needed): msg_hash got
+# the COUNT messages the server sent (bytes, SHA-256 of the payloads and of the
+# (opcode, length) sequence) over OPENS connection(s), the run ended by msg_hash
+ws_hash_check() {
+	pycheck "$1: messages" srv="$2" res="$RESULT" rep="$REPORT" count="$3" opens="$4" <<'PY' || show "$LOG" "$SRV_ERR"
+s, h, rep = J("srv"), J("res"), J("rep")
+n, k = int(A["count"]), int(A["opens"])
+w = rep.get("stages", {}).get("ws", {}).get("counters", {})
+check(rep.get("stop_reason") == "msg_hash: done", "the run was ended by msg_hash", rep.get("stop_reason"))
+check(s.get("served") is True and s.get("error") is None and s.get("sent") == n,
+      "the server sent its %d messages" % n, (s.get("served"), s.get("error"), s.get("sent")))
+check(h.get("msgs") == n and h.get("bytes") == s.get("bytes"), "msg_hash: %s messages, %s bytes == sent"
+      % (h.get("msgs"), h.get("bytes")), s.get("bytes"))
+check(h.get("sha256") == s.get("sha256") and h.get("sha256_lens") == s.get("sha256_lens"),
+      "msg_hash: payload and (opcode, length) SHA-256 == the server's", (h.get("sha256"), s.get("sha256")))
+check(w.get("opens") == k, "ws opens == %d" % k, w.get("opens"))
 PY
 }
 

@@ -42,19 +42,12 @@ server_start ports "$PY" "$KDIR/ws_peer.py" --port 8766 --count 300 --seed 9 --e
 ws_conf ports '"url": "ws://'$K_IP':8766/feed", '"$WS_SUB"', "reconnect_min_ms": 150, "reconnect_max_ms": 200' \
 	'"expect": 900, "linger_ms": 50' '"ephemeral_port_min": 50000, "ephemeral_port_max": 50002'
 ws_run_transfer ws_peer.py 900
-pycheck "ports" srv="$W/ports.server.json" res="$RESULT" rep="$REPORT" log="$LOG" <<'PY' || show "$LOG" "$SRV_ERR"
+ws_hash_check ports "$W/ports.server.json" 900 3
+pycheck "ports" rep="$REPORT" log="$LOG" <<'PY' || show "$LOG" "$SRV_ERR"
 import re
-s, h, rep = J("srv"), J("res"), J("rep")
-st = rep.get("stages", {})
+st = J("rep").get("stages", {})
 w, t = st.get("ws", {}).get("counters", {}), st.get("tcp", {}).get("counters", {})
-check(rep.get("stop_reason") == "msg_hash: done", "the run was ended by msg_hash", rep.get("stop_reason"))
-check(s.get("served") is True and s.get("error") is None and s.get("sent") == 900,
-      "the server sent its 3 x 300 messages", (s.get("served"), s.get("error"), s.get("sent")))
-check(h.get("msgs") == 900 and h.get("bytes") == s.get("bytes") and h.get("sha256") == s.get("sha256")
-      and h.get("sha256_lens") == s.get("sha256_lens"), "msg_hash: 900 messages, bytes and SHA-256s == the server's",
-      (h.get("msgs"), h.get("bytes"), s.get("bytes")))
-check(w.get("opens") == 3 and t.get("tcp_connects") == 3, "three connects, three opens",
-      (t.get("tcp_connects"), w.get("opens")))
+check(t.get("tcp_connects") == 3, "three connects", t.get("tcp_connects"))
 fails = {k: v for k, v in w.items() if k.startswith("fail_") and v}
 check(not fails, "every ws fail_* counter is 0", fails)
 check(t.get("drop_tcp_bad_ack", 0) == 0, "tcp: drop_tcp_bad_ack 0", t.get("drop_tcp_bad_ack"))

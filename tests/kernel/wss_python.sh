@@ -72,7 +72,7 @@ wss_transfer_check v12 version=TLSv1.2 sni=- host=$K_IP:$PORT named=0 deflate=of
 COUNT=500
 transfer noresume "--tls-cert $TLS_SERVER_CERT --tls-key $TLS_SERVER_KEY" \
 	'"url": "wss://'$TLS_HOST:$PORT'/feed", '"$CA"', "tls_resume": false'
-wss_hash_check noresume "$W/noresume.server.json" $((2 * COUNT)) 2
+ws_hash_check noresume "$W/noresume.server.json" $((2 * COUNT)) 2
 wss_tls_check noresume srv="$W/noresume.server.json" version=TLSv1.3 handshakes=2 resumed=0 sni=$TLS_HOST
 ws_report_common
 
@@ -97,7 +97,7 @@ refused unknown UNKNOWN "unable to get local issuer certificate" UNKNOWN_CA
 COUNT=200
 transfer insecure "--tls-cert $TLS_WRONG_CERT --tls-key $TLS_WRONG_KEY" \
 	'"url": "wss://'$TLS_HOST:$PORT'/feed", "insecure": true'
-wss_hash_check insecure "$W/insecure.server.json" $((2 * COUNT)) 2
+ws_hash_check insecure "$W/insecure.server.json" $((2 * COUNT)) 2
 wss_tls_check insecure srv="$W/insecure.server.json" version=TLSv1.3 handshakes=2 resumed=1 sni=$TLS_HOST
 grep -q '\[ws:ws\] warning: insecure' "$LOG" && ok "insecure: the warning logged at start" ||
 	{ fail "insecure: no warning in the log"; show "$LOG"; }
@@ -105,7 +105,7 @@ ws_report_common
 
 transfer server_name "--tls-cert $TLS_WRONG_CERT --tls-key $TLS_WRONG_KEY" \
 	'"url": "wss://'$K_IP:$PORT'/feed", '"$CA"', "tls_server_name": "other.example.test"'
-wss_hash_check server_name "$W/server_name.server.json" $((2 * COUNT)) 2
+ws_hash_check server_name "$W/server_name.server.json" $((2 * COUNT)) 2
 wss_tls_check server_name srv="$W/server_name.server.json" version=TLSv1.3 handshakes=2 resumed=1 \
 	sni=other.example.test
 ws_report_common
