@@ -127,8 +127,11 @@ struct fault_conf {
 #define FAULT_P(fld, nm, what)                                                 \
 	LCP_OPT_DOUBLE(struct fault_conf, fld, nm, "0", 0, 1, 0,               \
 		       "probability, both directions, that a frame is " what)
-#define FAULT_PD(d, i, nm, doc_)                                               \
-	LCP_OPT_DOUBLE(struct fault_conf, pd[d][i], nm, "-1", -1, 1, 0, doc_)
+/* a per-direction probability: DIR "a" or "b", ACT an action name */
+#define FAULT_PD(d, i, dir, act)                                               \
+	LCP_OPT_DOUBLE(struct fault_conf, pd[d][i], dir "_" act, "-1", -1, 1, 0,  \
+		       act " probability of direction " dir " (" dir "_in -> " dir   \
+			   "_out) only; -1 = take \"" act "\"")
 
 static const struct lcp_opt fault_opts[] = {
 	LCP_OPT_UINT(struct fault_conf, seed, "seed", "1", 0, INT64_MAX, 0,
@@ -138,26 +141,16 @@ static const struct lcp_opt fault_opts[] = {
 	FAULT_P(p[FA_CORRUPT], "corrupt", "corrupted (one byte of its IPv4 datagram flipped, for the checksums to catch)"),
 	FAULT_P(p[FA_REORDER], "reorder", "held back until reorder_after later frames passed or reorder_us elapsed"),
 	FAULT_P(p[FA_DELAY], "delay", "held for delay_us"),
-	FAULT_PD(0, FA_DROP, "a_drop",
-		 "drop probability of direction a (a_in -> a_out) only; -1 = take \"drop\""),
-	FAULT_PD(0, FA_DUPLICATE, "a_duplicate",
-		 "duplicate probability of direction a (a_in -> a_out) only; -1 = take \"duplicate\""),
-	FAULT_PD(0, FA_CORRUPT, "a_corrupt",
-		 "corrupt probability of direction a (a_in -> a_out) only; -1 = take \"corrupt\""),
-	FAULT_PD(0, FA_REORDER, "a_reorder",
-		 "reorder probability of direction a (a_in -> a_out) only; -1 = take \"reorder\""),
-	FAULT_PD(0, FA_DELAY, "a_delay",
-		 "delay probability of direction a (a_in -> a_out) only; -1 = take \"delay\""),
-	FAULT_PD(1, FA_DROP, "b_drop",
-		 "drop probability of direction b (b_in -> b_out) only; -1 = take \"drop\""),
-	FAULT_PD(1, FA_DUPLICATE, "b_duplicate",
-		 "duplicate probability of direction b (b_in -> b_out) only; -1 = take \"duplicate\""),
-	FAULT_PD(1, FA_CORRUPT, "b_corrupt",
-		 "corrupt probability of direction b (b_in -> b_out) only; -1 = take \"corrupt\""),
-	FAULT_PD(1, FA_REORDER, "b_reorder",
-		 "reorder probability of direction b (b_in -> b_out) only; -1 = take \"reorder\""),
-	FAULT_PD(1, FA_DELAY, "b_delay",
-		 "delay probability of direction b (b_in -> b_out) only; -1 = take \"delay\""),
+	FAULT_PD(0, FA_DROP, "a", "drop"),
+	FAULT_PD(0, FA_DUPLICATE, "a", "duplicate"),
+	FAULT_PD(0, FA_CORRUPT, "a", "corrupt"),
+	FAULT_PD(0, FA_REORDER, "a", "reorder"),
+	FAULT_PD(0, FA_DELAY, "a", "delay"),
+	FAULT_PD(1, FA_DROP, "b", "drop"),
+	FAULT_PD(1, FA_DUPLICATE, "b", "duplicate"),
+	FAULT_PD(1, FA_CORRUPT, "b", "corrupt"),
+	FAULT_PD(1, FA_REORDER, "b", "reorder"),
+	FAULT_PD(1, FA_DELAY, "b", "delay"),
 	LCP_OPT_UINT(struct fault_conf, reorder_after, "reorder_after", "3", 1, 1000000, 0,
 		     "a reordered frame is released after this many later frames of its direction..."),
 	LCP_OPT_UINT(struct fault_conf, reorder_us, "reorder_us", "1000", 0, 60000000, 0,
