@@ -179,14 +179,29 @@ lcwait() {
 	_lcrc $?
 }
 
-# confrun TEMPLATE TAG SECONDS WHAT [KEY=VALUE]...: mkconf TEMPLATE into
-# $T/TAG.json, run for SECONDS without the live line, expecting exit 0
-confrun() {
-	local tmpl=$1 tag=$2 secs=$3 what=$4
-	shift 4
+# confrun_rc WANT TEMPLATE TAG SECONDS WHAT [KEY=VALUE]...: mkconf TEMPLATE into
+# $T/TAG.json, run for SECONDS without the live line, expecting exit WANT
+confrun_rc() {
+	local want=$1 tmpl=$2 tag=$3 secs=$4 what=$5
+	shift 5
 	mkconf "$tmpl" "$T/$tag.json" "$@"
 	lcrun "$tag" "$T/$tag.json" --duration "$secs" --no-live
-	expect_rc 0 "$what"
+	expect_rc "$want" "$what"
+}
+
+# confrun TEMPLATE TAG SECONDS WHAT [KEY=VALUE]...: confrun_rc expecting exit 0
+confrun() {
+	confrun_rc 0 "$@"
+}
+
+# genrun TEMPLATE TAG SECONDS WHAT SINK SINK_OPTS [KEY=VALUE]...: confrun of a
+# config where gen feeds a sink (direct.json, pair-chain.json): gen unpaced
+# (RATE=0), the sink stage's plugin SINK with options SINK_OPTS; KEY=VALUE sets
+# the rest (the lcores, COUNT, SIZE, direct.json's RING)
+genrun() {
+	local tmpl=$1 tag=$2 secs=$3 what=$4 sink=$5 sink_opts=$6
+	shift 6
+	confrun "$tmpl" "$tag" "$secs" "$what" RATE=0 SINK="$sink" SINK_OPTS="$sink_opts" "$@"
 }
 
 # demo_run TAG CONF DURATION WHAT: CONF (a conf/ demo or one made from it) run to
@@ -251,4 +266,14 @@ rcheck() {
 		fail "$what: report assertions (above)"
 		show_run
 	fi
+}
+
+# gencheck WHAT COUNT [-D K=V]... EXPR...: rcheck with N=COUNT and what every run
+# of gen to its count must show besides EXPR: drained, gen sent all N, every pool
+# object back, nothing leaked
+gencheck() {
+	local what=$1 n=$2
+	shift 2
+	rcheck "$what" -D N="$n" 'r["drained"] == True' 'ctr("gen", "packets") == N' "$@" \
+		'in_use == 0' 'r["leaked_objects"] == 0'
 }
