@@ -26,9 +26,7 @@ startup_report() {
 }
 
 step "(a) init of stage px fails: device \"net_null9\" does not exist"
-mkconf init-fail.json "$T/init.json"
-lcrun init "$T/init.json" --duration 1 --no-live
-expect_rc 1 "init failure"
+confrun_rc 1 init-fail.json init 1 "init failure"
 expect_grep "$ERR" '\[port_ethdev:px\] (error: )?device "net_null9" not found; ethdev ports: 0 net_null0' "the error names the stage and the ethdevs there are"
 expect_grep "$ERR" '\[port_ethdev:px\] (error: )?init failed' "the engine names the stage that failed"
 expect_grep "$ERR" '\[gen:gen\] generated 0 frames' "stages initialised before it are finalised (gen)"
@@ -38,17 +36,13 @@ expect_nogrep "$ERR" 'removing net_ring|Segmentation|Aborted|core dumped' "clean
 startup_report "init failure"
 
 step "(b) two stages on one ethdev: the second is refused"
-mkconf claim-twice.json "$T/claim.json"
-lcrun claim "$T/claim.json" --duration 1 --no-live
-expect_rc 1 "ethdev claimed twice"
+confrun_rc 1 claim-twice.json claim 1 "ethdev claimed twice"
 expect_grep "$ERR" '\[port_ethdev:p2\] (error: )?port 0 \(net_null0\) is already used by stage "p1"' "the error names both stages"
 startup_report "ethdev claimed twice"
 
 step "(c) start of stage cap fails: sink_pcap cannot create its file"
 if "$LCPIPE" describe sink_pcap >/dev/null 2>&1; then
-	mkconf start-fail.json "$T/start.json"
-	lcrun start "$T/start.json" --duration 1 --no-live
-	expect_rc 1 "start failure"
+	confrun_rc 1 start-fail.json start 1 "start failure"
 	expect_grep "$ERR" '\[sink_pcap:cap\] (error: )?cannot create .*/no-such-dir/cap\.pcapng: No such file or directory' "the error names the stage and the file"
 	expect_grep "$ERR" '\[sink_pcap:cap\] (error: )?start failed' "the engine names the stage that failed"
 	expect_grep "$ERR" '\[gen:gen\] generated 0 frames' "every stage is finalised"
@@ -59,10 +53,8 @@ fi
 
 step "(d) a sink that keeps 5 mbufs forever: exit 3"
 if [ -f "$PLUGDIR/sink_check.so" ]; then
-	mkconf direct.json "$T/leak.json" LG=1 LS=1 COUNT=1000 RATE=0 SIZE=64 RING=1024 \
+	confrun_rc 3 direct.json leak 1 "leaked mbufs" LG=1 LS=1 COUNT=1000 RATE=0 SIZE=64 RING=1024 \
 		SINK=sink_check SINK_OPTS='{"leak": 5}'
-	lcrun leak "$T/leak.json" --duration 1 --no-live
-	expect_rc 3 "leaked mbufs"
 	rcheck "leaked mbufs" 'r["leaked_objects"] == 5' 'in_use == 5' 'st("sink", "in") == 1000'
 	expect_grep "$OUT" 'mempool lcp_pkt_s0: 5 of [0-9]+ in use  <- LEAK' "the summary flags the pool"
 	expect_grep "$ERR" 'mempool lcp_pkt_s0: 5 of [0-9]+ objects still in use after shutdown' "the log says so"
@@ -70,9 +62,7 @@ else
 	say "NOTE: tests/run/plugins/sink_check.so not built: (d) skipped"
 fi
 step "(e) tx_socket on net_null0 (not af_packet): refused at init"
-mkconf tx-socket-null.json "$T/txs.json"
-lcrun txs "$T/txs.json" --duration 1 --no-live
-expect_rc 1 "tx_socket on net_null"
+confrun_rc 1 tx-socket-null.json txs 1 "tx_socket on net_null"
 expect_grep "$ERR" '\[port_ethdev:p\] (error: )?tx_socket: net_null0 \(driver net_null\) is not an af_packet port; tx_socket works only with net_af_packet' "the error names the device and its driver"
 startup_report "tx_socket on net_null"
 mkconf tx-socket-ring-pair.json "$T/txrp.json"

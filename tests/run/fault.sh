@@ -36,9 +36,13 @@ decisions() { # the decision counters of stage "fault" in $REP, one line
 c = json.load(open(sys.argv[1]))["stages"]["fault"]["counters"]
 print(" ".join("%s=%d" % (k, c[k]) for k in sys.argv[2:]))' "$REP" $DECISIONS
 }
+# mix_run TAG SEED WHAT: N frames each way through the fault mix MIX seeded SEED
+mix_run() {
+	confrun fault-gen.json "$1" 1 "$3" COUNT=$N FAULT="{\"seed\": $2, $MIX}"
+}
 
 step "(a) 2 x $N frames through the fault mix"
-confrun fault-gen.json a 1 "fault mix run" COUNT=$N FAULT="{\"seed\": 7, $MIX}"
+mix_run a 7 "fault mix run"
 # expected values and 10-sigma bounds: drop 10 % of N (sd 95); the other actions
 # apply to the frames not dropped (a: 0.9 N): duplicate 5 % (sd 65), corrupt 2 %
 # (sd 42), reorder 5 % (sd 65), delay 2 % of those not reordered (sd 41); b: N
@@ -75,7 +79,7 @@ D1=$(decisions)
 say "decisions, seed 7: $D1"
 
 step "(b) the same seed again: the same actions"
-confrun fault-gen.json b 1 "fault mix run, same seed" COUNT=$N FAULT="{\"seed\": 7, $MIX}"
+mix_run b 7 "fault mix run, same seed"
 rcheck "same seed" 'in_use == 0' 'r["leaked_objects"] == 0'
 D2=$(decisions)
 if [ -n "$D1" ] && [ "$D1" = "$D2" ]; then
@@ -85,7 +89,7 @@ else
 fi
 
 step "(c) another seed: other actions"
-confrun fault-gen.json c 1 "fault mix run, seed 8" COUNT=$N FAULT="{\"seed\": 8, $MIX}"
+mix_run c 8 "fault mix run, seed 8"
 rcheck "seed 8" '9000 <= ctr("fault", "drop_a_injected") <= 11000' 'in_use == 0' 'r["leaked_objects"] == 0'
 D3=$(decisions)
 if [ -n "$D3" ] && [ "$D1" != "$D3" ]; then

@@ -87,6 +87,15 @@ conn_checks() { # M
 		"sum(ctr(\"m\", \"conn%d_msgs\" % i) for i in range($m, 16)) == 0"
 }
 
+# tcheck WHAT SAMPLE NO_TSC_EVERY MAX_CONNS EXPR...: rcheck of a run of N ticks:
+# common (defs N SAMPLE NO_TSC_EVERY), conn_checks MAX_CONNS, then EXPR
+tcheck() {
+	local what=$1 s=$2 e=$3 m=$4 cc
+	shift 4
+	mapfile -t cc < <(conn_checks "$m")
+	rcheck "$what" $(defs "$N" "$s" "$e") "${common[@]}" "${cc[@]}" "$@"
+}
+
 # mconf TEMPLATE TAG [KEY=VALUE]...: TEMPLATE filled into $T/TAG.json, stage m's
 # plugin M_PLUGIN (default metrics)
 mconf() {
@@ -101,6 +110,26 @@ mrun() {
 	lcrun "$2" "$T/$2.json" --duration 20 --no-live
 	expect_rc 0 "($2)"
 }
+# tick_pipe PLACING: sets PIPE, the KEY=VALUEs of metrics.json that place its
+# stages: "ring" src@1 -> m@2 over a ring -> sink@2; "direct" src, m and sink
+# on lcore 1; "unlinked" src@1 -> m@1 with m's out not linked, no sink stage
+tick_pipe() {
+	case $1 in
+	ring) PIPE=(LSRC=1 LM=2 LINKS="$LINK_RING" SINK="$(sink_on 2)") ;;
+	direct) PIPE=(LSRC=1 LM=1 LINKS="$LINK_DIRECT" SINK="$(sink_on 1)") ;;
+	unlinked) PIPE=(LSRC=1 LM=1 LINKS="$LINK_UNLINKED" SINK=) ;;
+	*)
+		fail "tick_pipe: no placing \"$1\""
+		finish
+		;;
+	esac
+}
+# trun TAG PLACING SRC_OPTS M_OPTS: mrun of metrics.json, tick_src with options
+# SRC_OPTS -> metrics with options M_OPTS, placed as tick_pipe PLACING says
+trun() {
+	tick_pipe "$2"
+	mrun metrics.json "$1" "${PIPE[@]}" SRC_OPTS="$3" M_OPTS="$4"
+}
 # refuses TEMPLATE TAG REGEX [KEY=VALUE]...: lcpipe check refuses mconf's config
 # (exit 78), saying REGEX
 refuses() {
@@ -114,11 +143,10 @@ refuses() {
 
 N=200000
 step "(a) tick_src@1 -> metrics@2 (ring) -> sink_null@2: mixed layouts, 6 conns, gaps and duplicates"
-mrun metrics.json a LSRC=1 LM=2 LINKS="$LINK_RING" SINK="$(sink_on 2)" \
-	SRC_OPTS='{"count": '$N', "symbols": 64, "conns": 6, "gap_every": 97, "gap_size": 3, "dup_every": 101, "layout": "mixed", "pad": 40}' \
-	M_OPTS='{"max_conns": 4}'
-mapfile -t cc < <(conn_checks 4)
-rcheck "(a) cross-lcore" $(defs $N 1 0) "${common[@]}" "${cc[@]}" \
+trun a ring \
+	'{"count": '$N', "symbols": 64, "conns": 6, "gap_every": 97, "gap_size": 3, "dup_every": 101, "layout": "mixed", "pad": 40}' \
+	'{"max_conns": 4}'
+tcheck "(a) cross-lcore" 1 0 4 \
 	'r["stop_reason"] == "tick_src: all messages sent"' \
 	'ctr("src", "injected_gaps") == 3 * ctr("src", "injected_gap_events") > 0' \
 	'ctr("src", "injected_dups") > 0' \
@@ -135,11 +163,10 @@ expect_grep "$ERR" "\\[metrics:m\\] $N messages \\([0-9.]+ [kMG]?msg/s\\), [0-9.
 
 N=50000
 step "(b) same lcore, out unlinked, sample 7, non-ticks, malformed ticks, no rx TSC, padding 300"
-mrun metrics.json b LSRC=1 LM=1 LINKS="$LINK_UNLINKED" SINK= \
-	SRC_OPTS='{"count": '$N', "symbols": 11, "conns": 3, "non_tick_every": 10, "bad_every": 13, "no_tsc_every": 50, "pad": 300, "burst": 17}' \
-	M_OPTS='{"sample": 7, "log_buckets": false}'
-mapfile -t cc < <(conn_checks 16)
-rcheck "(b) sample, non-ticks, unlinked out" $(defs $N 7 50) "${common[@]}" "${cc[@]}" \
+trun b unlinked \
+	'{"count": '$N', "symbols": 11, "conns": 3, "non_tick_every": 10, "bad_every": 13, "no_tsc_every": 50, "pad": 300, "burst": 17}' \
+	'{"sample": 7, "log_buckets": false}'
+tcheck "(b) sample, non-ticks, unlinked out" 7 50 16 \
 	'ctr("m", "non_tick") > 0' \
 	'ctr("m", "bad_tick") > 0' \
 	'ctr("m", "no_rx_tsc") > 0' \
@@ -153,20 +180,19 @@ expect_nogrep "$ERR" 'latency histogram: counters' "log_buckets false: no bucket
 
 N=200000
 step "(c) metrics_naive (the measurement control), cross-lcore, compact ticks with gaps and duplicates: the same results"
-M_PLUGIN=metrics_naive mrun metrics.json c LSRC=1 LM=2 LINKS="$LINK_RING" SINK="$(sink_on 2)" \
-	SRC_OPTS='{"count": '$N', "symbols": 64, "conns": 6, "gap_every": 97, "gap_size": 3, "dup_every": 101, "no_tsc_every": 1000}' \
-	M_OPTS='{"max_conns": 4, "log_buckets": false}'
-mapfile -t cc < <(conn_checks 4)
-rcheck "(c) metrics_naive" $(defs $N 1 1000) "${common[@]}" "${cc[@]}" \
+M_PLUGIN=metrics_naive trun c ring \
+	'{"count": '$N', "symbols": 64, "conns": 6, "gap_every": 97, "gap_size": 3, "dup_every": 101, "no_tsc_every": 1000}' \
+	'{"max_conns": 4, "log_buckets": false}'
+tcheck "(c) metrics_naive" 1 1000 4 \
 	'ctr("m", "seq_gaps") > 0' \
 	'ctr("m", "symbols") == 64' \
 	'all(ctr("m", "naive_field_" + f) == N for f in "snpqt")'
 
 N=20000
 step "(d) symbol table of 8 for 16 symbols"
-mrun metrics.json d LSRC=1 LM=1 LINKS="$LINK_DIRECT" SINK="$(sink_on 1)" \
-	SRC_OPTS='{"count": '$N', "symbols": 16, "dup_every": 33}' \
-	M_OPTS='{"symbols": 8, "log_buckets": false}'
+trun d direct \
+	'{"count": '$N', "symbols": 16, "dup_every": 33}' \
+	'{"symbols": 8, "log_buckets": false}'
 # symbols 0..7 come first (round robin, one path): they are tracked, 8..15 are not
 rcheck "(d) table full" $(defs $N 1 0) \
 	'ctr("m", "symbols") == 8' \
@@ -178,26 +204,27 @@ expect_grep "$ERR" '\[metrics:m\] .*symbols 8 \(table full\)$' "summary says the
 
 N=30000
 step "(e) field names sym/seq, mixed layouts; then the default names on the same traffic"
-mrun metrics.json e LSRC=1 LM=2 LINKS="$LINK_RING" SINK="$(sink_on 2)" \
-	SRC_OPTS='{"count": '$N', "symbols": 5, "symbol_field": "sym", "seq_field": "seq", "layout": "mixed", "gap_every": 11, "dup_every": 17, "non_tick_every": 23}' \
-	M_OPTS='{"symbol_field": "sym", "seq_field": "seq", "log_buckets": false}'
+trun e ring \
+	'{"count": '$N', "symbols": 5, "symbol_field": "sym", "seq_field": "seq", "layout": "mixed", "gap_every": 11, "dup_every": 17, "non_tick_every": 23}' \
+	'{"symbol_field": "sym", "seq_field": "seq", "log_buckets": false}'
 rcheck "(e) sym/seq" $(defs $N 1 0) "${common[@]}" 'ctr("m", "seq_gaps") > 0' 'ctr("m", "symbols") == 5'
-mrun metrics.json e2 LSRC=1 LM=1 LINKS="$LINK_DIRECT" SINK="$(sink_on 1)" \
-	SRC_OPTS='{"count": 1000, "symbols": 5, "symbol_field": "sym", "seq_field": "seq"}' \
-	M_OPTS='{"log_buckets": false}'
+trun e2 direct \
+	'{"count": 1000, "symbols": 5, "symbol_field": "sym", "seq_field": "seq"}' \
+	'{"log_buckets": false}'
 rcheck "(e2) default names see no tick" 'ctr("m", "non_tick") == ctr("m", "msgs") == 1000' \
 	'ctr("m", "ticks") == ctr("m", "symbols") == 0' 'in_use == 0'
 
 step "(e3) long symbols that share their first 16+ bytes stay apart (keys compared past 16 bytes)"
-mrun metrics.json e3 LSRC=1 LM=1 LINKS="$LINK_DIRECT" SINK="$(sink_on 1)" \
-	SRC_OPTS='{"count": '$N', "symbols": 40, "symbol_prefix": "BTC-USDT-SWAP-2026-12-", "gap_every": 11, "dup_every": 17}' \
-	M_OPTS='{"symbols": 40, "log_buckets": false}'
+trun e3 direct \
+	'{"count": '$N', "symbols": 40, "symbol_prefix": "BTC-USDT-SWAP-2026-12-", "gap_every": 11, "dup_every": 17}' \
+	'{"symbols": 40, "log_buckets": false}'
 rcheck "(e3) 26-byte symbols" $(defs $N 1 0) "${common[@]}" 'ctr("m", "symbols") == 40' 'ctr("m", "seq_gaps") > 0'
 
 step "(f) lcpipe check refuses bad field names"
 # f_refuses TAG M_OPTS REGEX
 f_refuses() {
-	refuses metrics.json "$1" "$3" LSRC=1 LM=1 LINKS="$LINK_DIRECT" SINK="$(sink_on 1)" SRC_OPTS='{}' M_OPTS="$2"
+	tick_pipe direct
+	refuses metrics.json "$1" "$3" "${PIPE[@]}" SRC_OPTS='{}' M_OPTS="$2"
 }
 f_refuses f1 '{"symbol_field": "k", "seq_field": "k"}' 'stages\[1\]\.options: seq_field and symbol_field are both "k"'
 f_refuses f2 '{"seq_field": "a\"b"}' 'seq_field "a"b": a key with a quote'
@@ -207,11 +234,10 @@ f_refuses f2 '{"seq_field": "a\"b"}' 'seq_field "a"b": a key with a quote'
 
 N=200000
 step "(g) (a)'s traffic in paths mode: select_field s, any value"
-mrun metrics.json g LSRC=1 LM=2 LINKS="$LINK_RING" SINK="$(sink_on 2)" \
-	SRC_OPTS='{"count": '$N', "symbols": 64, "conns": 6, "gap_every": 97, "gap_size": 3, "dup_every": 101, "layout": "mixed", "pad": 40}' \
-	M_OPTS='{"max_conns": 4, "select_field": "s", "select_value": "*", "log_buckets": false}'
-mapfile -t cc < <(conn_checks 4)
-rcheck "(g) paths mode on the simulator's ticks" $(defs $N 1 0) "${common[@]}" "${cc[@]}" \
+trun g ring \
+	'{"count": '$N', "symbols": 64, "conns": 6, "gap_every": 97, "gap_size": 3, "dup_every": 101, "layout": "mixed", "pad": 40}' \
+	'{"max_conns": 4, "select_field": "s", "select_value": "*", "log_buckets": false}'
+tcheck "(g) paths mode on the simulator's ticks" 1 0 4 \
 	'ctr("src", "injected_gaps") > 0' 'ctr("m", "symbols") == 64' \
 	'ctr("m", "unselected") == ctr("m", "seq_resets") == 0'
 expect_grep "$ERR" '\[metrics:m\] paths from the top level: symbol s, sequence n; ticks: s = \*; restarts: new sessions only' \

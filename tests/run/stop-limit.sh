@@ -27,9 +27,7 @@ expect_grep "$ERR" 'message loop: objects are still queued for its input "in" af
 	"the loop is logged with the input"
 
 step "(b) a stage stuck at stop: named, report written, exit 4"
-mkconf stuck.json "$T/stuck.json" LIMIT=2
-lcrun stuck "$T/stuck.json" --duration 0.5 --no-live
-expect_rc 4 "stuck"
+confrun_rc 4 stuck.json stuck 0.5 "stuck" LIMIT=2
 rcheck "stuck" \
 	'r["stop_reason"] == "duration"' \
 	'r["stuck"] == "stall (lcore 1)"' \
