@@ -39,6 +39,7 @@ stk_config_init(struct stk_config *c)
 	c->max_conns = 1024;
 	c->ephemeral_port_min = 49152;
 	c->ephemeral_port_max = 65535;
+	c->time_wait_reuse = true;
 	c->rcvbuf = 1u << 20;
 	c->sndbuf = 1u << 20;
 	c->ooo_max_bytes = 1u << 20;

@@ -6,6 +6,9 @@
  *   stk_tcb_lookup                    4-tuple hash lookup (tcp_in.c)
  *   stk_tcb_event / stk_tcb_finish    events to the application
  *   stk_tcp_connect / listen / send / close / abort and accessors (stk/tcp.h)
+ *   stk_tcp_iss_init                  ISS and TSval offset of a new incarnation
+ *   time_wait_take                    a connect takes over our TIME_WAIT
+ *                                     (time_wait_reuse, as tcp_tw_reuse)
  */
 #include "stk_priv.h"
 
@@ -307,6 +310,28 @@ port_in_use(struct stk *st, uint16_t lport, uint32_t rip, uint16_t rport)
 	return stk_listener_find(st, lport) != NULL || stk_tcb_lookup(st, rip, rport, lport) != NULL;
 }
 
+/* the ephemeral range (ephemeral_port_min..max) and its k-th port, modulo */
+static inline unsigned
+eph_count(const struct stk *st)
+{
+	return st->cfg.ephemeral_port_max - st->cfg.ephemeral_port_min + 1u;
+}
+
+static inline uint16_t
+eph_port(const struct stk *st, unsigned k)
+{
+	return (uint16_t)(st->cfg.ephemeral_port_min + k % eph_count(st));
+}
+
+static void
+iss_set(struct stk_tcb *c, uint32_t iss)
+{
+	c->iss = iss;
+	c->snd_una = c->snd_nxt = c->snd_max = iss;
+	c->snd_end = iss + 1;
+	c->recover = iss;
+}
+
 /* A new incarnation's send side: its ISS and its TSval offset, both from one
  * keyed hash of the 4-tuple (as Linux's secure_tcp_seq_and_ts_off()).
  * ISS = M + F, M the 4 us clock (RFC 9293 3.4.1), F the hash's low half
@@ -325,11 +350,34 @@ stk_tcp_iss_init(const struct stk *st, struct stk_tcb *c)
 	uint64_t f = stk_siphash3(st->isn_key, ((uint64_t)c->rip << 32) | st->cfg.ip,
 				  ((uint64_t)c->rport << 16) | c->lport, 0);
 
-	c->iss = (uint32_t)(st->now / 4000) + (uint32_t)f;
 	c->ts_off = (uint32_t)(f >> 32);
-	c->snd_una = c->snd_nxt = c->snd_max = c->iss;
-	c->snd_end = c->iss + 1;
-	c->recover = c->iss;
+	iss_set(c, (uint32_t)(st->now / 4000) + (uint32_t)f);
+}
+
+/* Every port of the range is taken to this peer address and port: a 4-tuple
+ * this stack holds in TIME_WAIT may be taken over, as Linux's tcp_tw_reuse
+ * does (tcp_twsk_unique()), only where that connection used timestamps and
+ * the peer's last one is at least a second old. The new SYN's TSval is then
+ * above all the old connection sent (one offset per 4-tuple,
+ * stk_tcp_iss_init), so the peer's PAWS (RFC 7323 5) keeps the old
+ * connection's segments out of the new one, and a peer TIME_WAIT takes the SYN
+ * (RFC 6191). Returns the port, 0 if none qualifies; *old_nxt is the old
+ * connection's SND.NXT. */
+static uint16_t
+time_wait_take(struct stk *st, uint32_t ip, uint16_t port, unsigned first, uint32_t *old_nxt)
+{
+	for (unsigned i = 0; i < eph_count(st); i++) {
+		uint16_t p = eph_port(st, first + i);
+		struct stk_tcb *c = stk_tcb_lookup(st, ip, port, p);
+
+		if (c == NULL || c->state != STK_TCP_TIME_WAIT || c == st->cur || !c->ts_ok ||
+		    st->now - c->ts_recent_age < 1000 * STK_MS || stk_listener_find(st, p) != NULL)
+			continue;
+		*old_nxt = c->snd_nxt;
+		stk_tcb_release(st, c);
+		return p;
+	}
+	return 0;
 }
 
 struct stk_tcb *
@@ -337,6 +385,9 @@ stk_tcp_connect(struct stk *st, uint32_t ip, uint16_t port, uint64_t user)
 {
 	struct stk_tcb *c;
 	uint16_t lport = 0;
+	uint32_t tw_nxt = 0;
+	unsigned first;
+	bool took_tw = false;
 
 	st->now = st->ops.clock_ns(st->ops.ctx);
 	if (ip == 0 || port == 0) {
@@ -351,15 +402,18 @@ stk_tcp_connect(struct stk *st, uint32_t ip, uint16_t port, uint64_t user)
 	/* RFC 6056 3.3.1 (Algorithm 1): a random port of the range, then the
 	 * next free one: nothing to learn from one connection's port about the
 	 * next one's */
-	for (unsigned i = 0, n = st->cfg.ephemeral_port_max - st->cfg.ephemeral_port_min + 1u,
-		      first = (unsigned)(st->ops.random(st->ops.ctx) % n);
-	     i < n; i++) {
-		uint16_t p = (uint16_t)(st->cfg.ephemeral_port_min + (first + i) % n);
+	first = (unsigned)(st->ops.random(st->ops.ctx) % eph_count(st));
+	for (unsigned i = 0; i < eph_count(st); i++) {
+		uint16_t p = eph_port(st, first + i);
 
 		if (!port_in_use(st, p, ip, port)) {
 			lport = p;
 			break;
 		}
+	}
+	if (lport == 0 && st->cfg.time_wait_reuse) {
+		lport = time_wait_take(st, ip, port, first, &tw_nxt);
+		took_tw = lport != 0;
 	}
 	if (lport == 0) {
 		errno = EADDRINUSE;
@@ -373,6 +427,13 @@ stk_tcp_connect(struct stk *st, uint32_t ip, uint16_t port, uint64_t user)
 	c->lport = lport;
 	c->user = user;
 	stk_tcp_iss_init(st, c);
+	/* a taken-over TIME_WAIT: the new sequence space starts above the old
+	 * one and its largest window (Linux: tw_snd_nxt + 65535 + 2) */
+	if (took_tw) {
+		STK_CTR(st, TCP_TIME_WAIT_RECONNECTS);
+		if (SEQ_LT(c->iss, tw_nxt + 65537u))
+			iss_set(c, tw_nxt + 65537u);
+	}
 	c->nexthop = stk_ip4_nexthop(st, ip);
 	stk_tcb_set_state(st, c, STK_TCP_SYN_SENT);
 	stk_tcb_hash_insert(st, c);

@@ -24,6 +24,7 @@ struct tcp_conf {
 	uint32_t mtu;
 	uint32_t max_conns;
 	uint32_t ephemeral_port_min, ephemeral_port_max;
+	bool time_wait_reuse;
 	uint32_t rcvbuf, sndbuf;
 	uint32_t ooo_max_bytes, ooo_max_segs;
 	uint32_t time_wait_ms, fin_wait2_ms, delack_ms, ack_stretch;

@@ -39,7 +39,9 @@ const struct lcp_opt tcp_opts[] = {
 	LCP_OPT_UINT(C, ephemeral_port_min, "ephemeral_port_min", "49152", 1, 65535, 0,
 		     "lowest local port a connect takes (RFC 6335's dynamic range starts here; as Linux's ip_local_port_range)"),
 	LCP_OPT_UINT(C, ephemeral_port_max, "ephemeral_port_max", "65535", 1, 65535, 0,
-		     "highest local port a connect takes (>= ephemeral_port_min); a connect fails with EADDRINUSE when every port of the range is taken to that peer address and port"),
+		     "highest local port a connect takes (>= ephemeral_port_min); a connect fails with EADDRINUSE when every port of the range is taken to that peer address and port (and no TIME_WAIT of ours can be taken over: time_wait_reuse)"),
+	LCP_OPT_BOOL(C, time_wait_reuse, "time_wait_reuse", "true",
+		     "with every port of the range taken to a peer address and port, a connect takes over a 4-tuple this stage holds in TIME_WAIT if that connection used timestamps and the peer's last one is at least 1 s old, its ISS above the old sequence space (tcp_time_wait_reconnects; as Linux's tcp_tw_reuse = 1); false = EADDRINUSE until the TIME_WAIT ends"),
 	LCP_OPT_UINT(C, rcvbuf, "rcvbuf", "1048576", 3000, 1073741824, 0,
 		     "receive window offered per connection, bytes (scaled when above 65535)"),
 	LCP_OPT_UINT(C, sndbuf, "sndbuf", "1048576", 1500, 1073741824, 0,
@@ -216,6 +218,7 @@ tcp_conf_to_stk(const struct tcp_conf *c, struct stk_config *k, bool *have_mac, 
 	k->max_conns = c->max_conns;
 	k->ephemeral_port_min = (uint16_t)c->ephemeral_port_min;
 	k->ephemeral_port_max = (uint16_t)c->ephemeral_port_max;
+	k->time_wait_reuse = c->time_wait_reuse;
 	k->rcvbuf = c->rcvbuf;
 	k->sndbuf = c->sndbuf;
 	k->ooo_max_bytes = c->ooo_max_bytes;

@@ -152,6 +152,13 @@
  *   ephemeral_range         ephemeral_port_min..max 50000..50001: two connects to
  *                           one peer port take both, a third fails EADDRINUSE,
  *                           one to another peer port reuses a local port
+ *   connect_tw_reuse (loop) we closed first, the only port of the range is in
+ *                           our TIME_WAIT: 1.5 s after the peer's last segment a
+ *                           connect takes it over (tcp_time_wait_reconnects),
+ *                           TSval above the old FIN's, ISS = old SND.NXT + 65537
+ *                           (above the clock's after a 400 KB transfer); 0.5 s
+ *                           after, without timestamps, or with time_wait_reuse
+ *                           off: EADDRINUSE and the TIME_WAIT stays
  */
 #include <errno.h>
 #include <stdio.h>
@@ -1909,6 +1916,84 @@ START_TEST(reincarnation)
 }
 END_TEST
 
+/* We close first and hold TIME_WAIT on the only port of the range (after a
+ * 400 KB transfer, so the old sequence space ends above the clock's ISS);
+ * a connect to the same peer address and port then:
+ *   0  1.5 s after the peer's last segment: takes the TIME_WAIT over
+ *   1  0.5 s after it: EADDRINUSE (the peer's last timestamp is too recent)
+ *   2  without timestamps on the old connection: EADDRINUSE
+ *   3  with time_wait_reuse off: EADDRINUSE */
+START_TEST(connect_tw_reuse)
+{
+	const bool ts = _i != 2;
+	const uint32_t len = 400000;
+	struct stk_tcb *c;
+	struct h_pkt *k;
+	uint32_t iss1, fin_seq = 0, fin_ts = 0, clock_iss;
+	uint64_t t_syn;
+	bool fin = false;
+
+	H->cfg.ephemeral_port_min = H->cfg.ephemeral_port_max = 50000;
+	H->cfg.time_wait_ms = 60000;
+	H->cfg.time_wait_reuse = _i != 3;
+	h_create(H);
+	h_peer_init(&P, 443, 0);
+	t_syn = *H->clock;
+	c = h_connect(H, &P, 1, 5000, ts ? &opt_all : &opt_mss);
+	iss1 = P.iss;
+	ck_assert_int_eq(h_send(H, c, 0, len), 0);
+	while (P.rcv_nxt != iss1 + 1 + len) {
+		unsigned n = 0;
+
+		while ((k = h_tx_pop(H)) != NULL)
+			if (k->is_tcp && k->plen > 0) {
+				h_peer_saw(&P, k);
+				if (H_SEQ_GT(k->seq + k->plen, P.rcv_nxt))
+					P.rcv_nxt = k->seq + k->plen;
+				n++;
+			}
+		ck_assert_msg(n > 0, "the send stalled at %u of %u bytes", P.rcv_nxt - iss1 - 1, len);
+		h_peer_ack(H, &P);
+	}
+	ck_assert_int_eq(stk_tcp_close(H->st, c), 0);
+	while ((k = h_tx_pop(H)) != NULL)
+		if (k->is_tcp && (k->flags & STK_TCP_FIN)) {
+			h_peer_saw(&P, k);
+			fin = true;
+			fin_seq = k->seq;
+			fin_ts = k->o.tsval;
+		}
+	ck_assert_msg(fin, "no FIN after close()");
+	P.rcv_nxt = fin_seq + 1;
+	h_tcp_seg(H, &P, STK_TCP_ACK | STK_TCP_FIN, P.snd_nxt, P.rcv_nxt, P.win, NULL, NULL, 0);
+	P.snd_nxt++;
+	h_tx_drain(H);
+	ck_assert_int_eq(stk_tcp_state(c), STK_TCP_TIME_WAIT);
+
+	h_advance(H, _i == 1 ? 500 : 1500);
+	if (_i != 0) {
+		errno = 0;
+		ck_assert_ptr_null(stk_tcp_connect(H->st, h_ip(H_PEER_IP), 443, 2));
+		ck_assert_int_eq(errno, EADDRINUSE);
+		ck_assert_uint_eq(h_ctr(H, STK_C_TCP_TIME_WAIT_RECONNECTS), 0);
+		ck_assert_int_eq(stk_tcp_state(c), STK_TCP_TIME_WAIT);
+		return;
+	}
+	c = h_connect(H, &P, 2, 90000, &opt_all);
+	ck_assert_uint_eq(P.lport, 50000);
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_TIME_WAIT_RECONNECTS), 1);
+	ck_assert_uint_eq(stk_conns(H->st), 1);
+	ck_assert_msg(H_SEQ_GT(P.syn_opts.tsval, fin_ts), "TSval %u not above the old FIN's %u",
+		      P.syn_opts.tsval, fin_ts);
+	/* the clock's ISS would sit inside the old space plus its largest
+	 * window: the ISS is put above it, as Linux's tw_snd_nxt + 65535 + 2 */
+	clock_iss = iss1 + (uint32_t)((*H->clock - t_syn) / 4000);
+	ck_assert_msg(H_SEQ_LT(clock_iss, fin_seq + 1 + 65537), "the transfer is too short for the test");
+	ck_assert_uint_eq(P.iss, fin_seq + 1 + 65537);
+	ck_assert_int_eq(stk_tcp_state(c), STK_TCP_ESTABLISHED);
+}
+END_TEST
+
 /* connects take their local ports from ephemeral_port_min..max; a port is
  * taken per 4-tuple, so another peer port may reuse one */
 START_TEST(ephemeral_range)
@@ -3097,6 +3182,7 @@ tcp_in_tcases(Suite *s)
 	tc = t_tcase(s, "time_wait", h_fixture_setup, h_fixture_teardown, 10);
 	tcase_add_loop_test(tc, time_wait_reuse, 0, 2);
 	T_TESTS(tc, time_wait_recycle, reincarnation, ephemeral_range);
+	tcase_add_loop_test(tc, connect_tw_reuse, 0, 4);
 
 	T_TESTS(t_tcase(s, "isn_ports", h_fixture_setup, h_fixture_teardown, 10), isn_and_ports);
 

@@ -123,6 +123,9 @@ struct stk_config {
 	unsigned max_conns;      /* control blocks, TIME_WAIT included */
 	uint16_t ephemeral_port_min, ephemeral_port_max; /* local ports of connects
 				  * (default RFC 6335's dynamic range, 49152..65535) */
+	bool time_wait_reuse;    /* with every port of the range taken to a peer
+				  * address and port, a connect may take over a 4-tuple
+				  * in our TIME_WAIT that used timestamps (tcp_tw_reuse) */
 	uint32_t rcvbuf;         /* receive window we offer, bytes */
 	uint32_t sndbuf;         /* bytes queued by the application, unacked included */
 	uint32_t ooo_max_bytes;  /* out-of-order bytes held per connection */
@@ -255,6 +258,7 @@ struct stk_config {
 	X(TCP_CLOSED, "tcp_closed")                                            \
 	X(TCP_TIME_WAIT_REUSED, "tcp_time_wait_reused")                        \
 	X(TCP_TIME_WAIT_RECYCLED, "tcp_time_wait_recycled")                    \
+	X(TCP_TIME_WAIT_RECONNECTS, "tcp_time_wait_reconnects")                \
 	X(TCP_RESETS, "tcp_resets")                                            \
 	X(TCP_TIMEOUTS, "tcp_timeouts")                                        \
 	X(TCP_PERSIST_TIMEOUTS, "tcp_persist_timeouts")                        \
