@@ -192,6 +192,19 @@ rx_of(struct stk_tcb *c)
 	return h_conn_of(H, c);
 }
 
+/* c was given exactly the stream bytes [0, len) of the pattern, in order;
+ * what: which delivery, for the failure message */
+static void
+rx_pat_eq(struct stk_tcb *c, size_t len, const char *what)
+{
+	const struct h_conn *x = rx_of(c);
+
+	ck_assert_msg(x->rx_len == len, "%s: %zu bytes delivered, expected %zu", what, x->rx_len,
+		      len);
+	ck_assert_msg(h_check_pat(x->rx, 0, (uint32_t)len),
+		      "%s: the %zu bytes delivered differ from the bytes sent", what, len);
+}
+
 /* the peer sends stream bytes [off, off+len) (pattern) at P's initial seq + off */
 static void
 peer_send_at(uint32_t base, uint32_t off, uint32_t len, uint8_t flags)
@@ -294,8 +307,7 @@ START_TEST(hs_passive_opts)
 			      (unsigned long long)w, k->win, want_ws ? P.syn_opts.ws : 0,
 			      (unsigned long long)rb);
 	}
-	ck_assert_uint_eq(rx_of(c)->rx_len, sizeof(data));
-	ck_assert(h_check_pat(rx_of(c)->rx, 0, sizeof(data)));
+	rx_pat_eq(c, sizeof(data), "data after the handshake");
 }
 END_TEST
 
@@ -720,8 +732,7 @@ START_TEST(seq_wrap)
 	ck_assert_msg(k->ack == base + 1000u, "final ACK 0x%08x, expected 0x%08x", k->ack,
 		      base + 1000u);
 	ck_assert_uint_eq(base + 1000u, 0x2e9);
-	ck_assert_uint_eq(rx_of(c)->rx_len, 1000);
-	ck_assert_msg(h_check_pat(rx_of(c)->rx, 0, 1000), "bytes across the wrap differ");
+	rx_pat_eq(c, 1000, "bytes across the wrap");
 	ck_assert_uint_eq(stk_bufs_held(H->st), 0);
 }
 END_TEST
@@ -841,10 +852,7 @@ START_TEST(dup_and_overlap)
 	peer_send_at(base, 3100, 100, STK_TCP_ACK);
 	ck_assert_uint_eq(rx_of(c)->rx_len, 1500);
 	peer_send_at(base, 1500, 500, STK_TCP_ACK);
-	ck_assert_msg(rx_of(c)->rx_len == 4000, "%zu bytes delivered, expected 4000",
-		      rx_of(c)->rx_len);
-	ck_assert_msg(h_check_pat(rx_of(c)->rx, 0, 4000),
-		      "overlapping segments delivered wrong bytes");
+	rx_pat_eq(c, 4000, "overlapping segments");
 	k = last_ack("ACK", base + 4000);
 	ck_assert_uint_eq(stk_bufs_held(H->st), 0);
 	/* an old segment entirely below RCV.NXT again */
@@ -1078,8 +1086,7 @@ START_TEST(ooo_blocks_random)
 		}
 	}
 	ck_assert_uint_eq(cum, UNITS);
-	ck_assert_uint_eq(rx_of(c)->rx_len, UNITS * U);
-	ck_assert(h_check_pat(rx_of(c)->rx, 0, UNITS * U));
+	rx_pat_eq(c, UNITS * U, "every unit");
 	ck_assert_uint_eq(stk_bufs_held(H->st), 0);
 }
 END_TEST
@@ -1137,8 +1144,7 @@ START_TEST(fin_out_of_order)
 	ck_assert_uint_eq(h_ev_count(H, STK_EV_PEER_CLOSED), 0);
 	ck_assert_int_eq(stk_tcp_state(c), STK_TCP_ESTABLISHED);
 	peer_send_at(base, 0, 100, STK_TCP_ACK);
-	ck_assert_uint_eq(rx_of(c)->rx_len, 200);
-	ck_assert(h_check_pat(rx_of(c)->rx, 0, 200));
+	rx_pat_eq(c, 200, "the hole filled before the FIN");
 	ck_assert_msg(rx_of(c)->peer_closed, "no PEER_CLOSED once the FIN became in order");
 	ck_assert_int_gt(h_ev_find(H, 0, STK_EV_PEER_CLOSED, 0), h_ev_find(H, 0, STK_EV_DATA, 0));
 	h_advance(H, H->cfg.delack_ms + 1);
@@ -1177,8 +1183,7 @@ START_TEST(paws)
 	/* the same data with a current TSval */
 	o.tsval = 5001;
 	h_tcp_seg(H, &P, STK_TCP_ACK, base + 100, P.rcv_nxt, P.win, &o, d, 100);
-	ck_assert_uint_eq(rx_of(c)->rx_len, 200);
-	ck_assert(h_check_pat(rx_of(c)->rx, 0, 200));
+	rx_pat_eq(c, 200, "the data again with a current TSval");
 }
 END_TEST
 
@@ -1289,8 +1294,7 @@ START_TEST(rx_hold_zero_window)
 	ck_assert_msg(k != NULL, "no window update after everything was released");
 	ck_assert_uint_eq(k->win, 8192);
 	ck_assert_uint_eq(stk_tcp_rx_held(c), 0);
-	ck_assert_uint_eq(rx_of(c)->rx_len, 12288);
-	ck_assert(h_check_pat(rx_of(c)->rx, 0, 12288));
+	rx_pat_eq(c, 12288, "after the releases");
 	ck_assert_uint_eq(h_drops(H), 0);
 }
 END_TEST
@@ -1372,8 +1376,7 @@ START_TEST(rx_pressure_refuses_ooo)
 	peer_send_at(base, 2000, 500, STK_TCP_ACK);
 	ck_assert_uint_eq(stk_bufs_held(H->st), 1);
 	peer_send_at(base, 1500, 500, STK_TCP_ACK);
-	ck_assert_uint_eq(rx_of(c)->rx_len, 2500);
-	ck_assert(h_check_pat(rx_of(c)->rx, 0, 2500));
+	rx_pat_eq(c, 2500, "the queue after the pressure ended");
 }
 END_TEST
 
@@ -2664,8 +2667,7 @@ stretch_burst(struct stk_tcb *c, const unsigned *order, unsigned n, const unsign
 	sb_expect(a, base, want, nwant, what);
 	ck_assert_uint_eq(h_delta(H, &s, STK_C_TCP_STRETCH_ACKS), nstretch);
 	ck_assert_uint_eq(h_delta(H, &s, STK_C_TCP_ACKS_OUT), nwant);
-	ck_assert_uint_eq(rx_of(c)->rx_len, n * SB_SEG);
-	ck_assert(h_check_pat(rx_of(c)->rx, 0, n * SB_SEG));
+	rx_pat_eq(c, n * SB_SEG, what);
 	h_advance(H, H->cfg.delack_ms + 1);
 	ck_assert_msg(h_txq(H) == 0, "%s: an ACK after everything was acknowledged", what);
 	ck_assert_uint_eq(h_delta(H, &s, STK_C_TCP_DELAYED_ACKS), 0);
@@ -2815,10 +2817,8 @@ START_TEST(stretch_two_conns)
 	ck_assert_uint_eq(a.dport[1], q.port);
 	ck_assert_uint_eq(a.ack[1], qbase + 6 * SB_SEG);
 	ck_assert_uint_eq(h_delta(H, &s, STK_C_TCP_STRETCH_ACKS), 2);
-	ck_assert_uint_eq(rx_of(c)->rx_len, 6 * SB_SEG);
-	ck_assert_uint_eq(rx_of(c2)->rx_len, 6 * SB_SEG);
-	ck_assert(h_check_pat(rx_of(c)->rx, 0, 6 * SB_SEG));
-	ck_assert(h_check_pat(rx_of(c2)->rx, 0, 6 * SB_SEG));
+	rx_pat_eq(c, 6 * SB_SEG, "the first connection");
+	rx_pat_eq(c2, 6 * SB_SEG, "the second connection");
 	h_advance(H, H->cfg.delack_ms + 1);
 	ck_assert_uint_eq(h_txq(H), 0);
 }
@@ -2911,8 +2911,7 @@ START_TEST(coalesce_runs)
 	ck_assert_uint_eq(h_delta(H, &s, STK_C_IP_RX), 20);
 	ck_assert_uint_eq(h_delta(H, &s, STK_C_TCP_BYTES_IN), 20000);
 	ck_assert_uint_eq(stk_tcp_stats(c)->segs_in, 21); /* with the handshake's ACK */
-	ck_assert_uint_eq(rx_of(c)->rx_len, 20000);
-	ck_assert(h_check_pat(rx_of(c)->rx, 0, 20000));
+	rx_pat_eq(c, 20000, "the coalesced runs");
 	ck_assert_uint_eq(h_drops(H), 0);
 }
 END_TEST
