@@ -94,6 +94,9 @@ model_init(struct rx_model *m, uint64_t wnd, uint32_t mss)
 	m->mss = mss;
 }
 
+/* the SYN-ACK options of most tests here: MSS 1000, nothing else */
+static const struct h_topts synack_mss1000 = {.has_mss = true, .mss = 1000};
+
 /* a stack connected to P (port 80, the SYN-ACK's options synack and window wnd,
  * at most 65535: it is never scaled) and m the peer's model of it, with window
  * wnd and MSS mss */
@@ -142,6 +145,16 @@ model_seg(struct rx_model *m, const struct h_pkt *k, uint64_t total)
 		m->fin_rel = rel + k->plen;
 	}
 	return k->plen;
+}
+
+/* every segment queued by the stack through m */
+static void
+model_drain(struct rx_model *m, uint64_t total)
+{
+	struct h_pkt *k;
+
+	while ((k = h_tx_pop(H)))
+		model_seg(m, k, total);
 }
 
 static void
@@ -381,13 +394,12 @@ END_TEST
  * wait forever for a full segment */
 START_TEST(tiny_peer_window)
 {
-	const struct h_topts synack = {.has_mss = true, .mss = 1000};
 	const uint32_t total = 5000;
 	struct stk_tcb *c;
 	struct rx_model m;
 	uint64_t t0;
 
-	c = model_connect(&m, &synack, 500, 1000);
+	c = model_connect(&m, &synack_mss1000, 500, 1000);
 	t0 = h_now_ms(H);
 	ck_assert_int_eq(h_send(H, c, 0, total), 0);
 	model_flow(&m, total, 500, false, 2000, 10);
@@ -402,7 +414,6 @@ END_TEST
 
 START_TEST(fast_retransmit)
 {
-	const struct h_topts synack = {.has_mss = true, .mss = 1000};
 	const uint32_t total = 30000;
 	struct stk_tcb *c;
 	struct rx_model m;
@@ -411,16 +422,14 @@ START_TEST(fast_retransmit)
 	bool got;
 
 	H->rng = 0x1234567ull * (uint64_t)(_i + 1) + 0x9e3779b97f4a7c15ull * (uint64_t)_i;
-	c = model_connect(&m, &synack, 65535, 1000);
+	c = model_connect(&m, &synack_mss1000, 65535, 1000);
 	ck_assert(!P.ts);
 	ck_assert_int_eq(h_send(H, c, 0, total), 0);
-	while ((k = h_tx_pop(H)))
-		model_seg(&m, k, total);
+	model_drain(&m, total);
 	ck_assert_uint_eq(m.max_end, 10000);
 	/* segment 0 arrives, segment 1 is lost */
 	peer_ack_rel(&m, 1000, 65535);
-	while ((k = h_tx_pop(H)))
-		model_seg(&m, k, total);
+	model_drain(&m, total);
 	snd_max = m.max_end;
 	/* duplicate ACKs 1 and 2: nothing retransmitted (new data allowed, RFC 3042) */
 	for (int d = 0; d < 2; d++) {
@@ -497,14 +506,13 @@ pop_new(struct rx_model *m, uint32_t total, uint32_t from, unsigned *rexmits)
 
 START_TEST(limited_transmit)
 {
-	const struct h_topts synack = {.has_mss = true, .mss = 1000};
 	const uint32_t total = 30000;
 	struct stk_tcb *c;
 	struct rx_model m;
 	unsigned rexmits = 0;
 	uint32_t end;
 
-	c = model_connect(&m, &synack, 65535, 1000);
+	c = model_connect(&m, &synack_mss1000, 65535, 1000);
 	ck_assert_int_eq(h_send(H, c, 0, total), 0);
 	pop_new(&m, total, 0, NULL);
 	ck_assert_uint_eq(m.max_end, 10000); /* IW10 */
@@ -594,7 +602,6 @@ START_TEST(sndbuf_enobufs)
 {
 	struct stk_tcb *c;
 	struct rx_model m;
-	struct h_pkt *k;
 	long live;
 	struct h_snap s;
 
@@ -612,16 +619,14 @@ START_TEST(sndbuf_enobufs)
 	ck_assert_uint_eq(stk_tcp_sndbuf_space(c), 0);
 	ck_assert_int_eq(h_send(H, c, 65536, 1), -ENOBUFS);
 	ck_assert_uint_ge(h_delta(H, &s, STK_C_TCP_SNDBUF_FULL), 1);
-	while ((k = h_tx_pop(H)))
-		model_seg(&m, k, 65536);
+	model_drain(&m, 65536);
 	ck_assert_uint_gt(m.max_end, 0);
 	/* a buffer's bytes count until all of them are acknowledged (it stays
 	 * pinned): space comes back per whole buffer */
 	peer_ack_rel(&m, 10000, 65535);
 	ck_assert_uint_eq(stk_tcp_sndbuf_space(c), 0);
 	for (int round = 0; round < 100 && m.acked < 40000; round++) {
-		while ((k = h_tx_pop(H)))
-			model_seg(&m, k, 65536);
+		model_drain(&m, 65536);
 		peer_ack_rel(&m, m.max_end < 40000 ? m.max_end : 40000, 65535);
 	}
 	ck_assert_uint_eq(m.acked, 40000);
@@ -688,8 +693,7 @@ START_TEST(close_fin_after_data)
 	ck_assert_int_eq(h_send(H, c, 0, 5000), 0);
 	ck_assert_int_eq(stk_tcp_close(H->st, c), 0);
 	h_poll(H);
-	while ((k = h_tx_pop(H)))
-		model_seg(&m, k, 5000);
+	model_drain(&m, 5000);
 	ck_assert_uint_eq(m.rcv, 5000);
 	ck_assert_msg(m.fin, "no FIN after the data");
 	ck_assert_uint_eq(m.fin_rel, 5000);
@@ -861,7 +865,6 @@ END_TEST
  * the application queued at once, without waiting for a timer. */
 START_TEST(window_on_data_segments)
 {
-	const struct h_topts synack = {.has_mss = true, .mss = 1000};
 	struct stk_tcb *c;
 	struct h_pkt *k;
 	uint8_t d[200];
@@ -869,7 +872,7 @@ START_TEST(window_on_data_segments)
 
 	h_create(H);
 	h_peer_init(&P, 80, 0);
-	c = h_connect(H, &P, 1, 1000, &synack);
+	c = h_connect(H, &P, 1, 1000, &synack_mss1000);
 	while (h_tx_pop(H))
 		;
 	h_fill_pat(d, 0, sizeof(d));
@@ -892,7 +895,6 @@ END_TEST
 
 START_TEST(zero_window_persist)
 {
-	const struct h_topts synack = {.has_mss = true, .mss = 1000};
 	const uint32_t total = 20000;
 	struct stk_tcb *c;
 	struct rx_model m;
@@ -900,10 +902,9 @@ START_TEST(zero_window_persist)
 	uint64_t probe_t[64];
 	unsigned nprobe = 0;
 
-	c = model_connect(&m, &synack, 65535, 1000);
+	c = model_connect(&m, &synack_mss1000, 65535, 1000);
 	ck_assert_int_eq(h_send(H, c, 0, total), 0);
-	while ((k = h_tx_pop(H)))
-		model_seg(&m, k, total);
+	model_drain(&m, total);
 	ck_assert_uint_eq(m.max_end, 10000);
 	m.wnd = 0;
 	peer_ack_rel(&m, 10000, 0);
@@ -959,8 +960,7 @@ START_TEST(zero_window_forever)
 	c = model_connect(&m, NULL, 65535, 1460);
 	ck_assert_int_eq(h_send(H, c, 0, 8192), 0);
 	sent = 8192;
-	while ((k = h_tx_pop(H)))
-		model_seg(&m, k, sent);
+	model_drain(&m, sent);
 	m.wnd = 0;
 	peer_ack_rel(&m, m.max_end, 0);
 	for (unsigned t = 0; t < 600 * 100; t++) { /* 10 minutes in 10 ms steps */
@@ -1001,12 +1001,10 @@ static struct stk_tcb *
 zero_window_conn(struct rx_model *m)
 {
 	struct stk_tcb *c;
-	struct h_pkt *k;
 
 	c = model_connect(m, NULL, 65535, 1460);
 	ck_assert_int_eq(h_send(H, c, 0, 8192), 0);
-	while ((k = h_tx_pop(H)))
-		model_seg(m, k, 8192);
+	model_drain(m, 8192);
 	ck_assert_uint_eq(m->max_end, 8192);
 	m->wnd = 0;
 	peer_ack_rel(m, 8192, 0);
