@@ -74,6 +74,21 @@ t_tx1(struct lcp_h *h, char *buf, size_t cap, size_t *len)
 	return meta;
 }
 
+/* the test's tcp stage on "in": event ev (no payload) of connection T_CONN, cookie user */
+static void
+t_ev(struct lcp_h *h, unsigned ev, uint32_t user)
+{
+	lcp_h_push1(h, "in", lcp_h_stream(h, ev, T_CONN, user, 0, NULL, 0));
+}
+
+/* the test's tcp stage on "in": DATA, the bytes [off, off + len) of T_CONN's stream */
+static void
+t_data(struct lcp_h *h, uint32_t user, size_t off, const void *p, size_t len)
+{
+	lcp_h_push1(h, "in",
+		    lcp_h_stream(h, LCP_STREAM_EV_DATA, T_CONN, user, (uint32_t)off, p, len));
+}
+
 /* a ws stage (options opts, NULL: t_opts) that connected and sent its upgrade
  * request: returns the stage, the cookie in *user_out; the 101 that answers it
  * goes to resp (with extra bytes appended by the caller) */
@@ -97,7 +112,7 @@ t_connect_opts(const char *opts, char *resp, size_t cap, bool good_accept, uint3
 	user = meta.user;
 	ck_assert_uint_eq(lcp_h_ctr(h, "connects"), 1);
 
-	lcp_h_push1(h, "in", lcp_h_stream(h, LCP_STREAM_EV_CONNECTED, T_CONN, user, 0, NULL, 0));
+	t_ev(h, LCP_STREAM_EV_CONNECTED, user);
 	meta = t_tx1(h, req, sizeof(req), &len);
 	ck_assert_uint_eq(meta.ev, LCP_STREAM_CMD_SEND);
 	ck_assert_uint_eq(meta.conn, T_CONN);
@@ -244,9 +259,7 @@ t_open_stream(bool good_accept, bool bytewise, size_t *len)
 	n = t_stream(buf, resp);
 	seg = bytewise ? 1 : n;
 	for (size_t i = 0; i < n; i += seg)
-		lcp_h_push1(h, "in",
-			    lcp_h_stream(h, LCP_STREAM_EV_DATA, T_CONN, user, (uint32_t)i, buf + i,
-					 seg));
+		t_data(h, user, i, buf + i, seg);
 	if (len != NULL)
 		*len = n;
 	return h;
@@ -286,7 +299,7 @@ START_TEST(bad_opcode_1002)
 	memcpy(buf, resp, n);
 	t_frame(buf, &n, 3, true, "x", 1);
 	t_frame(buf, &n, 1, true, "late", 4); /* after the error: never a msg */
-	lcp_h_push1(h, "in", lcp_h_stream(h, LCP_STREAM_EV_DATA, T_CONN, user, 0, buf, n));
+	t_data(h, user, 0, buf, n);
 	lcp_h_ctrs_eq(h, {"opens", 1}, {"fail_protocol_1002", 1}, {"reconnects", 1}, {"msgs", 0});
 	ck_assert_uint_eq(lcp_h_out_n(h, "msg"), 0);
 	/* first on tx: the close frame 1002, masked (then TCP's close) */
@@ -318,12 +331,10 @@ START_TEST(stream_gap)
 
 	n = t_stream(buf, resp);
 	r = strlen(resp);
-	lcp_h_push1(h, "in", lcp_h_stream(h, LCP_STREAM_EV_DATA, T_CONN, user, 0, buf, r));
+	t_data(h, user, 0, buf, r);
 	ck_assert_uint_eq(lcp_h_ctr(h, "opens"), 1);
 	/* skip the first frame's 7 bytes: the next segment starts past rx_off */
-	lcp_h_push1(h, "in",
-		    lcp_h_stream(h, LCP_STREAM_EV_DATA, T_CONN, user, (uint32_t)(r + 7),
-				 buf + r + 7, n - r - 7));
+	t_data(h, user, r + 7, buf + r + 7, n - r - 7);
 	ck_assert_uint_eq(lcp_h_ctr(h, "fail_stream_gap"), 1);
 	ck_assert_uint_eq(lcp_h_ctr(h, "msgs"), 0);
 	ck_assert_uint_eq(lcp_h_out_n(h, "msg"), 0);
@@ -362,7 +373,7 @@ START_TEST(linger_close)
 	struct lcp_h *h = t_connect(resp, sizeof(resp), true, &user);
 
 	r = strlen(resp);
-	lcp_h_push1(h, "in", lcp_h_stream(h, LCP_STREAM_EV_DATA, T_CONN, user, 0, resp, r));
+	t_data(h, user, 0, resp, r);
 	ck_assert_uint_eq(lcp_h_ctr(h, "opens"), 1);
 	ck_assert_uint_eq(lcp_h_linger(h, false), 1);
 	t_tx_close(h, 1001);
@@ -371,14 +382,13 @@ START_TEST(linger_close)
 	ck_assert_uint_eq(lcp_h_linger(h, false), 1);
 	ck_assert_uint_eq(lcp_h_out_n(h, "tx"), 0);
 	/* the server's close: TCP's close follows */
-	lcp_h_push1(h, "in",
-		    lcp_h_stream(h, LCP_STREAM_EV_DATA, T_CONN, user, (uint32_t)r, close_frame, 4));
+	t_data(h, user, r, close_frame, 4);
 	ck_assert_uint_eq(lcp_h_ctr(h, "stop_closes_answered"), 1);
 	meta = t_tx1(h, buf, sizeof(buf), &len);
 	ck_assert_uint_eq(meta.ev, LCP_STREAM_CMD_CLOSE);
 	ck_assert_uint_eq(meta.conn, T_CONN);
 	ck_assert_uint_eq(lcp_h_linger(h, true), 1);
-	lcp_h_push1(h, "in", lcp_h_stream(h, LCP_STREAM_EV_CLOSED, T_CONN, user, 0, NULL, 0));
+	t_ev(h, LCP_STREAM_EV_CLOSED, user);
 	ck_assert_uint_eq(lcp_h_linger(h, true), 0);
 	t_drained(h);
 	ck_assert_uint_eq(lcp_h_ctr(h, "fail_close_unfinished"), 0);
@@ -398,7 +408,7 @@ START_TEST(linger_reset_in_upgrade)
 	meta = t_tx1(h, buf, sizeof(buf), &len);
 	ck_assert_uint_eq(meta.ev, LCP_STREAM_CMD_CLOSE);
 	ck_assert_uint_eq(meta.conn, T_CONN);
-	lcp_h_push1(h, "in", lcp_h_stream(h, LCP_STREAM_EV_RESET, T_CONN, user, 0, NULL, 0));
+	t_ev(h, LCP_STREAM_EV_RESET, user);
 	ck_assert_uint_eq(lcp_h_linger(h, true), 0);
 	lcp_h_ctrs_eq(h, {"fail_handshake", 1}, {"fail_tcp", 0}, {"opens", 0});
 	t_drained(h);
@@ -427,7 +437,7 @@ START_TEST(stop_after_no_reconnect)
 	memcpy(buf, resp, o);
 	t_frame(buf, &o, 1, true, "hello", 5);
 	t_frame(buf, &o, 8, true, "\x03\xe8", 2); /* close 1000 */
-	lcp_h_push1(h, "in", lcp_h_stream(h, LCP_STREAM_EV_DATA, T_CONN, user, 0, buf, o));
+	t_data(h, user, 0, buf, o);
 	ck_assert_uint_eq(lcp_h_out_n(h, "msg"), 1);
 	ck_assert_str_eq(lcp_h_stop_request(h), "ws stop_after_msgs");
 	/* 50 ms of turns: the 1 ms reconnect delay and ws's 1 ms poll tick pass
