@@ -57,15 +57,25 @@ compile_bad(const char *want, unsigned n, ...)
 
 #define compile_ok(...) compile_bad(NULL, __VA_ARGS__)
 
-/* walk a copy of s in a buffer of exactly its length (ASan/valgrind see any over-read) */
+/* a malloc'd copy of the n bytes at p in a buffer of exactly n bytes (ASan/valgrind
+ * see any over-read) */
+static uint8_t *
+exact_copy(const void *p, size_t n)
+{
+	uint8_t *b = malloc(n ? n : 1);
+
+	ck_assert_ptr_nonnull(b);
+	memcpy(b, p, n);
+	return b;
+}
+
+/* walk a copy of s in a buffer of exactly its length */
 static void
 walk(const char *s)
 {
 	size_t n = strlen(s);
-	uint8_t *b = malloc(n ? n : 1);
+	uint8_t *b = exact_copy(s, n);
 
-	ck_assert_ptr_nonnull(b);
-	memcpy(b, s, n);
 	metrics_json_walk(&ps, b, b + n, out);
 	ck_assert_uint_lt(n, sizeof(keep));
 	memcpy(keep, b, n);
@@ -277,13 +287,11 @@ static unsigned scan_known_taken;
 static void
 scan_same(const struct metrics_scan *sc, const uint8_t *m, size_t n)
 {
-	uint8_t *b = malloc(n ? n : 1);
+	uint8_t *b = exact_copy(m, n);
 	uint64_t k1[4] = {0}, k2[4] = {0}, s1 = 0, s2 = 0;
 	uint32_t l1 = 0, l2 = 0;
 	int r1, r2;
 
-	ck_assert_ptr_nonnull(b);
-	memcpy(b, m, n);
 	r1 = metrics_scan_general(sc, b, b + n, k2, &l2, &s2);
 	r2 = metrics_scan_known(sc, b, b + n, k1, &l1, &s1);
 	if (r2 >= 0) {
