@@ -1,10 +1,15 @@
 /* SPDX-License-Identifier: BSD-3-Clause
- * harness.c — see harness.h. Every check here is a ck_assert: a stack that
- * transmits a frame with a wrong checksum, the wrong source, or hands the
- * application a DATA range outside its buffer fails the test that caused it.
+ * harness.c — see harness.h. Every check here fails the test that caused it:
+ * a stack that transmits a frame with a wrong checksum, the wrong source, or
+ * hands the application a DATA range outside its buffer. The checks run per
+ * frame, buffer and event are REQUIREs (../t_check.h): a passing ck_assert
+ * costs Check a write() of its location, which made the stack suites
+ * syscall-bound (minutes under valgrind).
  */
 #include "harness.h"
 #include "wire.h"
+
+#include "../t_check.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -151,22 +156,22 @@ h_buf_new(struct h *h, uint32_t len, uint8_t **data)
 void
 h_buf_put(struct h *h, struct stk_buf *b)
 {
-	ck_assert_msg(b != NULL, "free of a NULL buffer");
-	ck_assert_msg(b->magic == H_BUF_MAGIC,
+	REQUIRE(b != NULL, "free of a NULL buffer");
+	REQUIRE(b->magic == H_BUF_MAGIC,
 		      "free of a buffer with bad magic 0x%08x (double free?)", b->magic);
-	ck_assert_msg(b->owner == h, "buffer freed through the wrong stack");
+	REQUIRE(b->owner == h, "buffer freed through the wrong stack");
 	b->magic = H_BUF_DEAD;
 	h->live_bufs--;
-	ck_assert_msg(h->live_bufs >= 0, "more buffers freed than allocated");
+	REQUIRE(h->live_bufs >= 0, "more buffers freed than allocated");
 	free(b);
 }
 
 static void
 check_range(const struct stk_buf *b, const uint8_t *data, uint32_t len, const char *what)
 {
-	ck_assert_msg(b->magic == H_BUF_MAGIC, "%s: buffer with bad magic 0x%08x (use after free?)",
+	REQUIRE(b->magic == H_BUF_MAGIC, "%s: buffer with bad magic 0x%08x (use after free?)",
 		      what, b->magic);
-	ck_assert_msg(data >= b->data && data + len <= b->data + b->size,
+	REQUIRE(data >= b->data && data + len <= b->data + b->size,
 		      "%s: range [%p, +%u) outside its buffer [%p, +%u)", what, (const void *)data,
 		      len, (const void *)b->data, b->size);
 }
@@ -180,7 +185,7 @@ op_tx_alloc(void *ctx, uint32_t len, uint8_t **data)
 
 	if (h->fail_tx_alloc)
 		return NULL;
-	ck_assert_msg(len > 0 && len <= H_MAX_FRAME, "tx_alloc of %u bytes", len);
+	REQUIRE(len > 0 && len <= H_MAX_FRAME, "tx_alloc of %u bytes", len);
 	return h_buf_new(h, len, data);
 }
 
@@ -233,7 +238,7 @@ op_free(void *ctx, void *p)
 	if (p == NULL)
 		return;
 	a = (struct h_alloc_hdr *)p - 1;
-	ck_assert_msg(a->magic == H_ALLOC_MAGIC,
+	REQUIRE(a->magic == H_ALLOC_MAGIC,
 		      "ops.free of a block with bad magic (double free?)");
 	a->magic = H_ALLOC_DEAD;
 	h->live_allocs--;
@@ -245,7 +250,7 @@ op_log(void *ctx, int level, const char *msg)
 {
 	struct h *h = ctx;
 
-	ck_assert_msg(msg != NULL, "log with a NULL message");
+	REQUIRE(msg != NULL, "log with a NULL message");
 	if (h->verbose)
 		fprintf(stderr, "[%s %8.3f ms] <%d> %s\n", h->name ? h->name : "stk",
 			(double)*h->clock / 1e6, level, msg);
@@ -256,50 +261,50 @@ pkt_validate(struct h *h, const struct h_pkt *k)
 {
 	const uint8_t *f = k->frame;
 
-	ck_assert_msg(k->len >= STK_ETH_HLEN, "transmitted a %u-byte frame", k->len);
-	ck_assert_msg(memcmp(k->src, h->mac, 6) == 0,
+	REQUIRE(k->len >= STK_ETH_HLEN, "transmitted a %u-byte frame", k->len);
+	REQUIRE(memcmp(k->src, h->mac, 6) == 0,
 		      "transmitted a frame with a foreign source MAC");
 	if (k->type == STK_ETH_P_ARP) {
-		ck_assert_msg(k->is_arp, "transmitted a short ARP frame (%u bytes)", k->len);
+		REQUIRE(k->is_arp, "transmitted a short ARP frame (%u bytes)", k->len);
 		return;
 	}
-	ck_assert_msg(k->type == STK_ETH_P_IP, "transmitted ethertype 0x%04x", k->type);
-	ck_assert_msg(k->is_ip, "transmitted a short IPv4 frame (%u bytes)", k->len);
-	ck_assert_msg(k->ihl == 5, "transmitted IPv4 with ihl %u (no options out)", k->ihl);
-	ck_assert_msg(14u + k->tot_len <= k->len, "IPv4 tot_len %u beyond the %u-byte frame",
+	REQUIRE(k->type == STK_ETH_P_IP, "transmitted ethertype 0x%04x", k->type);
+	REQUIRE(k->is_ip, "transmitted a short IPv4 frame (%u bytes)", k->len);
+	REQUIRE(k->ihl == 5, "transmitted IPv4 with ihl %u (no options out)", k->ihl);
+	REQUIRE(14u + k->tot_len <= k->len, "IPv4 tot_len %u beyond the %u-byte frame",
 		      k->tot_len, k->len);
-	ck_assert_msg(14u + k->tot_len == k->len || k->len == 60,
+	REQUIRE(14u + k->tot_len == k->len || k->len == 60,
 		      "IPv4 frame of %u bytes carries %u bytes after tot_len %u", k->len,
 		      k->len - 14 - k->tot_len, k->tot_len);
-	ck_assert_msg(k->ip_src == h->ip, "transmitted IPv4 from %08x, not our %08x", k->ip_src,
+	REQUIRE(k->ip_src == h->ip, "transmitted IPv4 from %08x, not our %08x", k->ip_src,
 		      h->ip);
-	ck_assert_msg(k->ttl > 0, "transmitted TTL 0");
-	ck_assert_msg((k->frag & (STK_IP4_MF | STK_IP4_OFFMASK)) == 0, "transmitted a fragment");
+	REQUIRE(k->ttl > 0, "transmitted TTL 0");
+	REQUIRE((k->frag & (STK_IP4_MF | STK_IP4_OFFMASK)) == 0, "transmitted a fragment");
 	if (k->txflags & STK_TX_IP_CSUM)
-		ck_assert_msg(g16(f + 14 + 10) == 0,
+		REQUIRE(g16(f + 14 + 10) == 0,
 			      "IP checksum left to the port but field is 0x%04x", g16(f + 24));
 	else
-		ck_assert_msg(h_csum(f + 14, 20, 0) == 0, "transmitted a bad IPv4 header checksum");
+		REQUIRE(h_csum(f + 14, 20, 0) == 0, "transmitted a bad IPv4 header checksum");
 	if (k->proto == STK_IPPROTO_TCP) {
 		uint32_t l4len = k->tot_len - 20u;
 
-		ck_assert_msg(k->is_tcp, "transmitted a malformed TCP header (%u bytes, hlen %u)",
+		REQUIRE(k->is_tcp, "transmitted a malformed TCP header (%u bytes, hlen %u)",
 			      l4len, k->hlen);
 		if (k->txflags & STK_TX_TCP_CSUM) {
 			uint32_t ps = wire_sum(NULL, 0, h_pseudo(k->ip_src, k->ip_dst, 6, l4len));
 
-			ck_assert_msg(g16(f + 34 + 16) == (uint16_t)ps,
+			REQUIRE(g16(f + 34 + 16) == (uint16_t)ps,
 				      "TCP checksum left to the port: field 0x%04x, pseudo-header "
 				      "sum 0x%04x",
 				      g16(f + 34 + 16), ps);
 		} else {
-			ck_assert_msg(h_csum(f + 34, l4len,
+			REQUIRE(h_csum(f + 34, l4len,
 					     h_pseudo(k->ip_src, k->ip_dst, 6, l4len)) == 0,
 				      "transmitted a bad TCP checksum");
 		}
 	} else if (k->proto == STK_IPPROTO_ICMP) {
-		ck_assert_msg(k->is_icmp, "transmitted a short ICMP message");
-		ck_assert_msg(h_csum(f + 34, k->tot_len - 20u, 0) == 0,
+		REQUIRE(k->is_icmp, "transmitted a short ICMP message");
+		REQUIRE(h_csum(f + 34, k->tot_len - 20u, 0) == 0,
 			      "transmitted a bad ICMP checksum");
 	} else {
 		ck_abort_msg("transmitted IP protocol %u", k->proto);
@@ -332,7 +337,7 @@ op_tx(void *ctx, struct stk_buf *b, uint8_t *data, uint32_t len, uint32_t flags)
 {
 	struct h *h = ctx;
 
-	ck_assert_msg(b != NULL && data != NULL, "tx of a NULL buffer");
+	REQUIRE(b != NULL && data != NULL, "tx of a NULL buffer");
 	check_range(b, data, len, "tx");
 	h->tx_total++;
 	if (h->tx_hook) {
@@ -373,16 +378,16 @@ op_event(void *ctx, struct stk_tcb *c, uint64_t user, enum stk_ev ev, int reason
 	struct h_ev *e;
 	uint32_t id;
 
-	ck_assert_msg(c != NULL, "event %d with a NULL tcb", ev);
+	REQUIRE(c != NULL, "event %d with a NULL tcb", ev);
 	id = stk_tcp_id(c);
-	ck_assert_msg(id != 0, "event %d for a tcb with id 0", ev);
+	REQUIRE(id != 0, "event %d for a tcb with id 0", ev);
 	x = conn_get(h, id);
-	ck_assert_msg(x->terminal == 0, "event %d for tcb %u after its terminal event %d", ev, id,
+	REQUIRE(x->terminal == 0, "event %d for tcb %u after its terminal event %d", ev, id,
 		      x->terminal);
 	if (h->n_evs == h->cap_evs) {
 		h->cap_evs = h->cap_evs ? h->cap_evs * 2 : 256;
 		h->evs = realloc(h->evs, h->cap_evs * sizeof(*h->evs));
-		ck_assert(h->evs != NULL);
+		REQUIRE(h->evs != NULL, "out of memory (events)");
 	}
 	e = &h->evs[h->n_evs++];
 	*e = (struct h_ev){
@@ -395,15 +400,15 @@ op_event(void *ctx, struct stk_tcb *c, uint64_t user, enum stk_ev ev, int reason
 			(unsigned long long)user, reason, len);
 	switch (ev) {
 	case STK_EV_DATA:
-		ck_assert_msg(b != NULL && data != NULL, "DATA without a buffer");
+		REQUIRE(b != NULL && data != NULL, "DATA without a buffer");
 		check_range(b, data, len, "DATA");
-		ck_assert_msg(len > 0, "DATA event of 0 bytes");
-		ck_assert_msg(x->terminal == 0 && !x->peer_closed, "DATA after PEER_CLOSED");
+		REQUIRE(len > 0, "DATA event of 0 bytes");
+		REQUIRE(x->terminal == 0 && !x->peer_closed, "DATA after PEER_CLOSED");
 		if (x->keep_rx) {
 			if (x->rx_len + len > x->rx_cap) {
 				x->rx_cap = (x->rx_len + len) * 2;
 				x->rx = realloc(x->rx, x->rx_cap);
-				ck_assert(x->rx != NULL);
+				REQUIRE(x->rx != NULL, "out of memory (delivered bytes)");
 			}
 			memcpy(x->rx + x->rx_len, data, len);
 		}
@@ -426,7 +431,7 @@ op_event(void *ctx, struct stk_tcb *c, uint64_t user, enum stk_ev ev, int reason
 		break;
 	}
 	if (ev != STK_EV_DATA)
-		ck_assert_msg(b == NULL, "event %d with a buffer", ev);
+		REQUIRE(b == NULL, "event %d with a buffer", ev);
 	if (h->ev_hook)
 		h->ev_hook(h, c, user, ev, reason, data, len);
 	if (ev == STK_EV_DATA)
@@ -665,7 +670,7 @@ h_assert_only(const struct h *h, const struct h_snap *s, ...)
 	va_end(ap);
 	for (int i = 0; i < STK_C__COUNT; i++)
 		if (!allowed[i])
-			ck_assert_msg(stk_counters(h->st)[i] == s->v[i],
+			REQUIRE(stk_counters(h->st)[i] == s->v[i],
 				      "counter %s changed by %lld", stk_counter_names[i],
 				      (long long)(stk_counters(h->st)[i] - s->v[i]));
 }

@@ -2938,6 +2938,9 @@ struct cdiff {
 	size_t rx_done;
 };
 
+/* REQUIRE, not ck_assert: Check records every passing ck_assert's location
+ * with a write(), and this runs a hundred checks per burst (under valgrind
+ * that was minutes) */
 static void
 cd_compare(struct cdiff *d, const char *when)
 {
@@ -2949,11 +2952,11 @@ cd_compare(struct cdiff *d, const char *when)
 	for (;;) {
 		ka = h_tx_pop(a);
 		kb = h_tx_pop(b);
-		ck_assert_msg((ka == NULL) == (kb == NULL), "%s: one stack sent a frame more", when);
+		REQUIRE((ka == NULL) == (kb == NULL), "%s: one stack sent a frame more", when);
 		if (ka == NULL)
 			break;
-		ck_assert_msg(ka->len == kb->len && memcmp(ka->frame, kb->frame, ka->len) == 0,
-			      "%s: the stacks sent different frames", when);
+		REQUIRE(ka->len == kb->len && memcmp(ka->frame, kb->frame, ka->len) == 0,
+			"%s: the stacks sent different frames", when);
 		if (ka->is_tcp && ka->dport == d->p[0].port) {
 			uint32_t end = ka->seq + ka->plen + ((ka->flags & STK_TCP_FIN) ? 1 : 0);
 
@@ -2963,31 +2966,34 @@ cd_compare(struct cdiff *d, const char *when)
 		}
 		d->compared++;
 	}
-	ck_assert_msg(a->n_evs == b->n_evs, "%s: %u events against %u", when, a->n_evs, b->n_evs);
+	REQUIRE(a->n_evs == b->n_evs, "%s: %u events against %u", when, a->n_evs, b->n_evs);
 	for (unsigned i = d->evs_done; i < a->n_evs; i++)
-		ck_assert_msg(a->evs[i].ev == b->evs[i].ev && a->evs[i].reason == b->evs[i].reason &&
-				      a->evs[i].len == b->evs[i].len && a->evs[i].user == b->evs[i].user,
-			      "%s: event %u differs", when, i);
+		REQUIRE(a->evs[i].ev == b->evs[i].ev && a->evs[i].reason == b->evs[i].reason &&
+				a->evs[i].len == b->evs[i].len && a->evs[i].user == b->evs[i].user,
+			"%s: event %u differs", when, i);
 	for (int i = 0; i < STK_C__COUNT; i++)
 		if (i != STK_C_TCP_COALESCED)
-			ck_assert_msg(ca[i] == cb[i], "%s: counter %s %llu against %llu", when,
-				      stk_counter_names[i], (unsigned long long)ca[i],
-				      (unsigned long long)cb[i]);
-	ck_assert_uint_eq(stk_bufs_held(a->st), stk_bufs_held(b->st));
+			REQUIRE(ca[i] == cb[i], "%s: counter %s %llu against %llu", when,
+				stk_counter_names[i], (unsigned long long)ca[i],
+				(unsigned long long)cb[i]);
+	REQUIRE(stk_bufs_held(a->st) == stk_bufs_held(b->st), "%s: %llu buffers held against %llu",
+		when, (unsigned long long)stk_bufs_held(a->st),
+		(unsigned long long)stk_bufs_held(b->st));
 	xa = d->x[0];
 	xb = d->x[1];
-	ck_assert_msg(xa->rx_len == xb->rx_len && xa->rx_len >= d->rx_done,
-		      "%s: the stacks delivered %zu and %zu bytes (%zu before)", when, xa->rx_len,
-		      xb->rx_len, d->rx_done);
+	REQUIRE(xa->rx_len == xb->rx_len && xa->rx_len >= d->rx_done,
+		"%s: the stacks delivered %zu and %zu bytes (%zu before)", when, xa->rx_len,
+		xb->rx_len, d->rx_done);
 	if (xa->rx_len > d->rx_done) {
 		size_t n = xa->rx_len - d->rx_done;
 
-		ck_assert_msg(memcmp(xa->rx + d->rx_done, xb->rx + d->rx_done, n) == 0,
-			      "%s: the stacks delivered different bytes", when);
-		ck_assert_msg(h_check_pat(xa->rx + d->rx_done, d->rx_done, (uint32_t)n),
-			      "%s: bytes %zu..%zu are not the peer's", when, d->rx_done, xa->rx_len);
+		REQUIRE(memcmp(xa->rx + d->rx_done, xb->rx + d->rx_done, n) == 0,
+			"%s: the stacks delivered different bytes", when);
+		REQUIRE(h_check_pat(xa->rx + d->rx_done, d->rx_done, (uint32_t)n),
+			"%s: bytes %zu..%zu are not the peer's", when, d->rx_done, xa->rx_len);
 	}
-	ck_assert_int_eq(xa->terminal, xb->terminal);
+	REQUIRE(xa->terminal == xb->terminal, "%s: terminal event %d against %d", when,
+		xa->terminal, xb->terminal);
 	d->evs_done = a->n_evs;
 	d->rx_done = xa->rx_len;
 }

@@ -52,7 +52,7 @@ bytes_add(struct bytes *b, const uint8_t *p, size_t n)
 	if (b->n + n > b->cap) {
 		b->cap = (b->n + n) * 2 + 64;
 		b->p = realloc(b->p, b->cap);
-		ck_assert_ptr_nonnull(b->p);
+		REQUIRE(b->p != NULL, "out of memory (%zu bytes)", b->cap);
 	}
 	memcpy(b->p + b->n, p, n);
 	b->n += n;
@@ -86,7 +86,7 @@ fast_get(void *user, uint8_t **p, size_t *cap)
 	size_t n = STK_TLS_FAST_MIN_BUF + rnd() % 4000;
 	struct fbuf *b = malloc(sizeof(*b) + n);
 
-	ck_assert_ptr_nonnull(b);
+	REQUIRE(b != NULL, "out of memory (fast buffer)");
 	b->cap = n;
 	memset(b->p, 0x5a, n);
 	*p = b->p;
@@ -103,8 +103,7 @@ fast_deliver(void *user, void *buf, size_t n)
 	struct end *e = user;
 	struct fbuf *b = buf;
 
-	ck_assert_uint_gt(n, 0);
-	ck_assert_uint_le(n, b->cap);
+	REQUIRE(n > 0 && n <= b->cap, "deliver of %zu bytes into a %zu-byte buffer", n, b->cap);
 	bytes_add(&e->got, b->p, n);
 	e->delivers++;
 	memset(b->p, 0xa5, b->cap);
@@ -173,7 +172,7 @@ deliver(struct end *from, struct end *to, size_t maxc, size_t maxr)
 		if (k > from->out.n - off)
 			k = from->out.n - off;
 		chunk = malloc(k);
-		ck_assert_ptr_nonnull(chunk);
+		REQUIRE(chunk != NULL, "out of memory (%zu-byte chunk)", k);
 		memcpy(chunk, from->out.p + off, k);
 		off += k;
 		r = stk_tls_input(to->t, chunk, k);
@@ -187,7 +186,7 @@ deliver(struct end *from, struct end *to, size_t maxc, size_t maxr)
 				uint8_t *buf = malloc(cap);
 				ssize_t got;
 
-				ck_assert_ptr_nonnull(buf);
+				REQUIRE(buf != NULL, "out of memory (%zu-byte read buffer)", cap);
 				got = stk_tls_read(to->t, buf, cap);
 				if (got > 0)
 					bytes_add(&to->got, buf, (size_t)got);
@@ -305,10 +304,12 @@ send_all(struct end *e, const uint8_t *p, size_t n)
 
 	while (off < n) {
 		size_t k = 1 + rnd() % 3000;
+		int r;
 
 		if (k > n - off)
 			k = n - off;
-		ck_assert_int_eq(stk_tls_write(e->t, p + off, k), 0);
+		r = stk_tls_write(e->t, p + off, k);
+		REQUIRE(r == 0, "stk_tls_write of %zu bytes at %zu: %d", k, off, r);
 		off += k;
 	}
 }
