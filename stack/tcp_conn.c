@@ -56,8 +56,8 @@ hash_remove(struct stk *st, struct stk_tcb *c)
 /* Every control block in use: the TIME_WAIT one whose 2*MSL ends first gives
  * way (as Linux past tcp_max_tw_buckets), so a long TIME_WAIT never refuses
  * new connections. A scan of the slots, only when they are all taken. */
-static bool
-time_wait_recycle(struct stk *st)
+static struct stk_tcb *
+time_wait_oldest(struct stk *st)
 {
 	struct stk_tcb *old = NULL;
 
@@ -68,30 +68,25 @@ time_wait_recycle(struct stk *st)
 		    (old == NULL || c->timer[STK_T_2MSL] < old->timer[STK_T_2MSL]))
 			old = c;
 	}
-	if (old == NULL)
-		return false;
-	STK_CTR(st, TCP_TIME_WAIT_RECYCLED);
-	stk_tcb_release(st, old);
-	return true;
+	return old;
 }
 
-struct stk_tcb *
-stk_tcb_alloc(struct stk *st)
+/* A new control block in a free slot, or in old's place when old (a TIME_WAIT
+ * that gives way) is not NULL. The memory comes first: a block that ops.alloc
+ * refuses (drop_tcp_nomem, ENOMEM) leaves old as it was. */
+static struct stk_tcb *
+tcb_new(struct stk *st, struct stk_tcb *old)
 {
-	struct stk_tcb *c;
+	struct stk_tcb *c = st->ops.alloc(st->ops.ctx, sizeof(*c));
 	unsigned s;
 
-	if (st->n_conns >= st->cfg.max_conns && !time_wait_recycle(st)) {
-		STK_CTR(st, DROP_TCP_CONN_LIMIT);
-		errno = ENOBUFS;
-		return NULL;
-	}
-	c = st->ops.alloc(st->ops.ctx, sizeof(*c));
 	if (c == NULL) {
 		STK_CTR(st, DROP_TCP_NOMEM);
 		errno = ENOMEM;
 		return NULL;
 	}
+	if (old != NULL)
+		stk_tcb_release(st, old);
 	for (s = st->slot_hint;; s = (s + 1) % st->cfg.max_conns)
 		if (st->slots[s] == NULL)
 			break;
@@ -103,6 +98,25 @@ stk_tcb_alloc(struct stk *st)
 	c->arp_idx = ~0u;
 	st->n_conns++;
 	stk_tcb_init_params(st, c);
+	return c;
+}
+
+struct stk_tcb *
+stk_tcb_alloc(struct stk *st)
+{
+	struct stk_tcb *old = NULL, *c;
+
+	if (st->n_conns >= st->cfg.max_conns) {
+		old = time_wait_oldest(st);
+		if (old == NULL) {
+			STK_CTR(st, DROP_TCP_CONN_LIMIT);
+			errno = ENOBUFS;
+			return NULL;
+		}
+	}
+	c = tcb_new(st, old);
+	if (c != NULL && old != NULL)
+		STK_CTR(st, TCP_TIME_WAIT_RECYCLED);
 	return c;
 }
 
@@ -361,33 +375,28 @@ stk_tcp_iss_init(const struct stk *st, struct stk_tcb *c)
  * above all the old connection sent (one offset per 4-tuple,
  * stk_tcp_iss_init), so the peer's PAWS (RFC 7323 5) keeps the old
  * connection's segments out of the new one, and a peer TIME_WAIT takes the SYN
- * (RFC 6191). Returns the port, 0 if none qualifies; *old_nxt is the old
- * connection's SND.NXT. */
-static uint16_t
-time_wait_take(struct stk *st, uint32_t ip, uint16_t port, unsigned first, uint32_t *old_nxt)
+ * (RFC 6191). Returns that connection, NULL if none qualifies. */
+static struct stk_tcb *
+time_wait_take(struct stk *st, uint32_t ip, uint16_t port, unsigned first)
 {
 	for (unsigned i = 0; i < eph_count(st); i++) {
 		uint16_t p = eph_port(st, first + i);
 		struct stk_tcb *c = stk_tcb_lookup(st, ip, port, p);
 
-		if (c == NULL || c->state != STK_TCP_TIME_WAIT || c == st->cur || !c->ts_ok ||
-		    st->now - c->ts_recent_age < 1000 * STK_MS || stk_listener_find(st, p) != NULL)
-			continue;
-		*old_nxt = c->snd_nxt;
-		stk_tcb_release(st, c);
-		return p;
+		if (c != NULL && c->state == STK_TCP_TIME_WAIT && c != st->cur && c->ts_ok &&
+		    st->now - c->ts_recent_age >= 1000 * STK_MS && stk_listener_find(st, p) == NULL)
+			return c;
 	}
-	return 0;
+	return NULL;
 }
 
 struct stk_tcb *
 stk_tcp_connect(struct stk *st, uint32_t ip, uint16_t port, uint64_t user)
 {
-	struct stk_tcb *c;
+	struct stk_tcb *c, *tw = NULL;
 	uint16_t lport = 0;
 	uint32_t tw_nxt = 0;
 	unsigned first;
-	bool took_tw = false;
 
 	st->now = st->ops.clock_ns(st->ops.ctx);
 	if (ip == 0 || port == 0) {
@@ -411,15 +420,17 @@ stk_tcp_connect(struct stk *st, uint32_t ip, uint16_t port, uint64_t user)
 			break;
 		}
 	}
-	if (lport == 0 && st->cfg.time_wait_reuse) {
-		lport = time_wait_take(st, ip, port, first, &tw_nxt);
-		took_tw = lport != 0;
-	}
-	if (lport == 0) {
+	if (lport == 0 && st->cfg.time_wait_reuse)
+		tw = time_wait_take(st, ip, port, first);
+	if (lport == 0 && tw == NULL) {
 		errno = EADDRINUSE;
 		return NULL;
 	}
-	c = stk_tcb_alloc(st);
+	if (tw != NULL) {
+		lport = tw->lport;
+		tw_nxt = tw->snd_nxt;
+	}
+	c = tw != NULL ? tcb_new(st, tw) : stk_tcb_alloc(st);
 	if (c == NULL)
 		return NULL;
 	c->rip = ip;
@@ -429,7 +440,7 @@ stk_tcp_connect(struct stk *st, uint32_t ip, uint16_t port, uint64_t user)
 	stk_tcp_iss_init(st, c);
 	/* a taken-over TIME_WAIT: the new sequence space starts above the old
 	 * one and its largest window (Linux: tw_snd_nxt + 65535 + 2) */
-	if (took_tw) {
+	if (tw != NULL) {
 		STK_CTR(st, TCP_TIME_WAIT_RECONNECTS);
 		if (SEQ_LT(c->iss, tw_nxt + 65537u))
 			iss_set(c, tw_nxt + 65537u);

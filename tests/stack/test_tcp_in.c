@@ -141,7 +141,8 @@
  *                           (or, without TS, above the old space) reopens the
  *                           4-tuple (tcp_time_wait_reused); an older one does not
  *   time_wait_recycle       every control block taken: the TIME_WAIT that ends
- *                           first gives its block to a new SYN
+ *                           first gives its block to a new SYN; not to one
+ *                           whose block ops.alloc refuses
  *   reincarnation           the peer closed first (it holds TIME_WAIT); our next
  *                           connect has the same local port (an ephemeral range
  *                           of one): its SYN's TSval and ISS continue the old
@@ -158,7 +159,8 @@
  *                           TSval above the old FIN's, ISS = old SND.NXT + 65537
  *                           (above the clock's after a 400 KB transfer); 0.5 s
  *                           after, without timestamps, or with time_wait_reuse
- *                           off: EADDRINUSE and the TIME_WAIT stays
+ *                           off: EADDRINUSE and the TIME_WAIT stays; a
+ *                           connect that ops.alloc refuses leaves it as it was
  */
 #include <errno.h>
 #include <stdio.h>
@@ -1925,7 +1927,9 @@ END_TEST
  *   0  1.5 s after the peer's last segment: takes the TIME_WAIT over
  *   1  0.5 s after it: EADDRINUSE (the peer's last timestamp is too recent)
  *   2  without timestamps on the old connection: EADDRINUSE
- *   3  with time_wait_reuse off: EADDRINUSE */
+ *   3  with time_wait_reuse off: EADDRINUSE
+ *   4  as 0, after a first connect whose control block ops.alloc refuses:
+ *      ENOMEM, drop_tcp_nomem, and the TIME_WAIT stays as it was */
 START_TEST(connect_tw_reuse)
 {
 	const bool ts = _i != 2;
@@ -1974,13 +1978,24 @@ START_TEST(connect_tw_reuse)
 	ck_assert_int_eq(stk_tcp_state(c), STK_TCP_TIME_WAIT);
 
 	h_advance(H, _i == 1 ? 500 : 1500);
-	if (_i != 0) {
+	if (_i >= 1 && _i <= 3) {
 		errno = 0;
 		ck_assert_ptr_null(stk_tcp_connect(H->st, h_ip(H_PEER_IP), 443, 2));
 		ck_assert_int_eq(errno, EADDRINUSE);
 		ck_assert_uint_eq(h_ctr(H, STK_C_TCP_TIME_WAIT_RECONNECTS), 0);
 		ck_assert_int_eq(stk_tcp_state(c), STK_TCP_TIME_WAIT);
 		return;
+	}
+	if (_i == 4) {
+		H->fail_alloc = true;
+		errno = 0;
+		ck_assert_ptr_null(stk_tcp_connect(H->st, h_ip(H_PEER_IP), 443, 2));
+		ck_assert_int_eq(errno, ENOMEM);
+		ck_assert_uint_eq(h_ctr(H, STK_C_DROP_TCP_NOMEM), 1);
+		ck_assert_uint_eq(h_ctr(H, STK_C_TCP_TIME_WAIT_RECONNECTS), 0);
+		ck_assert_int_eq(stk_tcp_state(c), STK_TCP_TIME_WAIT);
+		ck_assert_uint_eq(stk_conns(H->st), 1);
+		H->fail_alloc = false;
 	}
 	c = h_connect(H, &P, 2, 90000, &opt_all);
 	ck_assert_uint_eq(P.lport, 50000);
@@ -2042,6 +2057,15 @@ START_TEST(time_wait_recycle)
 	h_advance(H, 10);
 	tw_conn(&opt_mss, 40001, 5000);
 	ck_assert_uint_eq(stk_conns(H->st), 2);
+	/* a SYN whose block ops.alloc refuses leaves both TIME_WAITs */
+	h_peer_init(&P, 40002, 80);
+	H->fail_alloc = true;
+	h_tcp_seg(H, &P, STK_TCP_SYN, 8000, 0, 65535, &opt_mss, NULL, 0);
+	H->fail_alloc = false;
+	ck_assert_uint_eq(h_ctr(H, STK_C_DROP_TCP_NOMEM), 1);
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_TIME_WAIT_RECYCLED), 0);
+	ck_assert_uint_eq(stk_conns(H->st), 2);
+	h_tx_drain(H);
 	h_peer_init(&P, 40002, 80);
 	c = h_accept(H, &P, 9000, &opt_mss);
 	ck_assert_ptr_nonnull(c);
@@ -3200,7 +3224,7 @@ tcp_in_tcases(Suite *s)
 	tc = t_tcase(s, "time_wait", h_fixture_setup, h_fixture_teardown, 10);
 	tcase_add_loop_test(tc, time_wait_reuse, 0, 2);
 	T_TESTS(tc, time_wait_recycle, reincarnation, ephemeral_range);
-	tcase_add_loop_test(tc, connect_tw_reuse, 0, 4);
+	tcase_add_loop_test(tc, connect_tw_reuse, 0, 5);
 
 	T_TESTS(t_tcase(s, "isn_ports", h_fixture_setup, h_fixture_teardown, 10), isn_and_ports);
 
