@@ -23,6 +23,10 @@
  *                     random buffers (exactly allocated), chained over even splits,
  *                     with each loop (scalar, SSE2, AVX2 where the CPU has it)
  *   csum_misaligned   every start offset 0..15 gives the same sum, each loop
+ *   csum_avx2_upper   the AVX2 loop returns with the upper halves of the vector
+ *                     registers clean (XINUSE, where the CPU reports it), with
+ *                     and without a 64-byte turn: legacy-SSE code after it
+ *                     would otherwise run slowed down
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -543,6 +547,46 @@ START_TEST(csum_misaligned)
 }
 END_TEST
 
+#if defined(__x86_64__)
+/* XINUSE bit 2 (the upper halves of the vector registers are not in their
+ * initial state), or -1 where XGETBV with ECX = 1 is not there
+ * (CPUID.(EAX=0DH,ECX=1):EAX[2]) */
+static int
+avx_upper_in_use(void)
+{
+	uint32_t a, b, c, d, lo, hi;
+
+	__asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0), "c"(0));
+	if (a < 0xd)
+		return -1;
+	__asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0xd), "c"(1));
+	if (!(a & 4))
+		return -1;
+	__asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(1));
+	(void)hi;
+	return (lo >> 2) & 1;
+}
+#endif
+
+START_TEST(csum_avx2_upper)
+{
+#if defined(__x86_64__)
+	static uint8_t buf[200];
+	static const uint32_t lens[] = { 10, 63, 64, 200 };
+
+	if (stk_csum_use("avx2") != 0 || avx_upper_in_use() < 0)
+		return; /* no AVX2, or no way to see the state */
+	for (unsigned i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		uint32_t sum = stk_csum_partial(buf, lens[i], 1);
+		int dirty = avx_upper_in_use();
+
+		ck_assert_msg(dirty == 0, "upper halves in use after a %u-byte AVX2 checksum", lens[i]);
+		ck_assert_uint_eq(stk_csum_fold(sum), 0xfffe);
+	}
+#endif
+}
+END_TEST
+
 static void
 ip4_tcases(Suite *s)
 {
@@ -557,6 +601,7 @@ ip4_tcases(Suite *s)
 	tc = t_tcase(s, "csum", NULL, NULL, 30);
 	tcase_add_loop_test(tc, csum_reference, 0, 3);
 	tcase_add_loop_test(tc, csum_misaligned, 0, 3);
+	T_TESTS(tc, csum_avx2_upper);
 
 	T_TESTS(t_tcase(s, "misc", h_fixture_setup, h_fixture_teardown, 10), offload,
 		no_offload_flags, config, counters_named);
