@@ -455,9 +455,10 @@ csum_avx2(const uint8_t *p, size_t len, uint32_t sum)
 	_mm256_storeu_si256((__m256i *)(void *)l, a);
 	_mm256_storeu_si256((__m256i *)(void *)(l + 4), b);
 	/* the tail goes to legacy-SSE code: clear the upper halves first. GCC 12
-	 * emits no VZEROUPPER before this tail call, and SSE code run with them
-	 * dirty is slowed down (each instruction merges the upper half) until the
-	 * next VZEROUPPER: 4x the checksum's cycles on some Xeons (B7) */
+	 * emits no VZEROUPPER before this tail call, and on Intel cores SSE code
+	 * run with them dirty is slowed down (each instruction merges the upper
+	 * half) until the next VZEROUPPER: this checksum took 6x its cycles, and
+	 * the SSE code after it paid too (doc/benchmarks.md, B7) */
 	_mm256_zeroupper();
 	return csum_sse2(p + n, len - n, csum_add_lanes(sum, l, 8));
 }
