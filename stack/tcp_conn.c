@@ -422,13 +422,13 @@ stk_tcp_connect(struct stk *st, uint32_t ip, uint16_t port, uint64_t user)
 	}
 	if (lport == 0 && st->cfg.time_wait_reuse)
 		tw = time_wait_take(st, ip, port, first);
-	if (lport == 0 && tw == NULL) {
-		errno = EADDRINUSE;
-		return NULL;
-	}
 	if (tw != NULL) {
 		lport = tw->lport;
 		tw_nxt = tw->snd_nxt;
+	}
+	if (lport == 0) {
+		errno = EADDRINUSE;
+		return NULL;
 	}
 	c = tw != NULL ? tcb_new(st, tw) : stk_tcb_alloc(st);
 	if (c == NULL)
