@@ -157,8 +157,8 @@ void
 h_buf_put(struct h *h, struct stk_buf *b)
 {
 	REQUIRE(b != NULL, "free of a NULL buffer");
-	REQUIRE(b->magic == H_BUF_MAGIC,
-		      "free of a buffer with bad magic 0x%08x (double free?)", b->magic);
+	REQUIRE(b->magic == H_BUF_MAGIC, "free of a buffer with bad magic 0x%08x (double free?)",
+		b->magic);
 	REQUIRE(b->owner == h, "buffer freed through the wrong stack");
 	b->magic = H_BUF_DEAD;
 	h->live_bufs--;
@@ -169,11 +169,11 @@ h_buf_put(struct h *h, struct stk_buf *b)
 static void
 check_range(const struct stk_buf *b, const uint8_t *data, uint32_t len, const char *what)
 {
-	REQUIRE(b->magic == H_BUF_MAGIC, "%s: buffer with bad magic 0x%08x (use after free?)",
-		      what, b->magic);
+	REQUIRE(b->magic == H_BUF_MAGIC, "%s: buffer with bad magic 0x%08x (use after free?)", what,
+		b->magic);
 	REQUIRE(data >= b->data && data + len <= b->data + b->size,
-		      "%s: range [%p, +%u) outside its buffer [%p, +%u)", what, (const void *)data,
-		      len, (const void *)b->data, b->size);
+		"%s: range [%p, +%u) outside its buffer [%p, +%u)", what, (const void *)data, len,
+		(const void *)b->data, b->size);
 }
 
 /* ------------------------------------------------------------------ ops */
@@ -238,8 +238,7 @@ op_free(void *ctx, void *p)
 	if (p == NULL)
 		return;
 	a = (struct h_alloc_hdr *)p - 1;
-	REQUIRE(a->magic == H_ALLOC_MAGIC,
-		      "ops.free of a block with bad magic (double free?)");
+	REQUIRE(a->magic == H_ALLOC_MAGIC, "ops.free of a block with bad magic (double free?)");
 	a->magic = H_ALLOC_DEAD;
 	h->live_allocs--;
 	free(a);
@@ -262,8 +261,7 @@ pkt_validate(struct h *h, const struct h_pkt *k)
 	const uint8_t *f = k->frame;
 
 	REQUIRE(k->len >= STK_ETH_HLEN, "transmitted a %u-byte frame", k->len);
-	REQUIRE(memcmp(k->src, h->mac, 6) == 0,
-		      "transmitted a frame with a foreign source MAC");
+	REQUIRE(memcmp(k->src, h->mac, 6) == 0, "transmitted a frame with a foreign source MAC");
 	if (k->type == STK_ETH_P_ARP) {
 		REQUIRE(k->is_arp, "transmitted a short ARP frame (%u bytes)", k->len);
 		return;
@@ -271,41 +269,40 @@ pkt_validate(struct h *h, const struct h_pkt *k)
 	REQUIRE(k->type == STK_ETH_P_IP, "transmitted ethertype 0x%04x", k->type);
 	REQUIRE(k->is_ip, "transmitted a short IPv4 frame (%u bytes)", k->len);
 	REQUIRE(k->ihl == 5, "transmitted IPv4 with ihl %u (no options out)", k->ihl);
-	REQUIRE(14u + k->tot_len <= k->len, "IPv4 tot_len %u beyond the %u-byte frame",
-		      k->tot_len, k->len);
+	REQUIRE(14u + k->tot_len <= k->len, "IPv4 tot_len %u beyond the %u-byte frame", k->tot_len,
+		k->len);
 	REQUIRE(14u + k->tot_len == k->len || k->len == 60,
-		      "IPv4 frame of %u bytes carries %u bytes after tot_len %u", k->len,
-		      k->len - 14 - k->tot_len, k->tot_len);
-	REQUIRE(k->ip_src == h->ip, "transmitted IPv4 from %08x, not our %08x", k->ip_src,
-		      h->ip);
+		"IPv4 frame of %u bytes carries %u bytes after tot_len %u", k->len,
+		k->len - 14 - k->tot_len, k->tot_len);
+	REQUIRE(k->ip_src == h->ip, "transmitted IPv4 from %08x, not our %08x", k->ip_src, h->ip);
 	REQUIRE(k->ttl > 0, "transmitted TTL 0");
 	REQUIRE((k->frag & (STK_IP4_MF | STK_IP4_OFFMASK)) == 0, "transmitted a fragment");
 	if (k->txflags & STK_TX_IP_CSUM)
-		REQUIRE(g16(f + 14 + 10) == 0,
-			      "IP checksum left to the port but field is 0x%04x", g16(f + 24));
+		REQUIRE(g16(f + 14 + 10) == 0, "IP checksum left to the port but field is 0x%04x",
+			g16(f + 24));
 	else
 		REQUIRE(h_csum(f + 14, 20, 0) == 0, "transmitted a bad IPv4 header checksum");
 	if (k->proto == STK_IPPROTO_TCP) {
 		uint32_t l4len = k->tot_len - 20u;
 
-		REQUIRE(k->is_tcp, "transmitted a malformed TCP header (%u bytes, hlen %u)",
-			      l4len, k->hlen);
+		REQUIRE(k->is_tcp, "transmitted a malformed TCP header (%u bytes, hlen %u)", l4len,
+			k->hlen);
 		if (k->txflags & STK_TX_TCP_CSUM) {
 			uint32_t ps = wire_sum(NULL, 0, h_pseudo(k->ip_src, k->ip_dst, 6, l4len));
 
 			REQUIRE(g16(f + 34 + 16) == (uint16_t)ps,
-				      "TCP checksum left to the port: field 0x%04x, pseudo-header "
-				      "sum 0x%04x",
-				      g16(f + 34 + 16), ps);
+				"TCP checksum left to the port: field 0x%04x, pseudo-header "
+				"sum 0x%04x",
+				g16(f + 34 + 16), ps);
 		} else {
-			REQUIRE(h_csum(f + 34, l4len,
-					     h_pseudo(k->ip_src, k->ip_dst, 6, l4len)) == 0,
-				      "transmitted a bad TCP checksum");
+			REQUIRE(h_csum(f + 34, l4len, h_pseudo(k->ip_src, k->ip_dst, 6, l4len)) ==
+					0,
+				"transmitted a bad TCP checksum");
 		}
 	} else if (k->proto == STK_IPPROTO_ICMP) {
 		REQUIRE(k->is_icmp, "transmitted a short ICMP message");
 		REQUIRE(h_csum(f + 34, k->tot_len - 20u, 0) == 0,
-			      "transmitted a bad ICMP checksum");
+			"transmitted a bad ICMP checksum");
 	} else {
 		ck_abort_msg("transmitted IP protocol %u", k->proto);
 	}
@@ -383,7 +380,7 @@ op_event(void *ctx, struct stk_tcb *c, uint64_t user, enum stk_ev ev, int reason
 	REQUIRE(id != 0, "event %d for a tcb with id 0", ev);
 	x = conn_get(h, id);
 	REQUIRE(x->terminal == 0, "event %d for tcb %u after its terminal event %d", ev, id,
-		      x->terminal);
+		x->terminal);
 	if (h->n_evs == h->cap_evs) {
 		h->cap_evs = h->cap_evs ? h->cap_evs * 2 : 256;
 		h->evs = realloc(h->evs, h->cap_evs * sizeof(*h->evs));
@@ -670,9 +667,9 @@ h_assert_only(const struct h *h, const struct h_snap *s, ...)
 	va_end(ap);
 	for (int i = 0; i < STK_C__COUNT; i++)
 		if (!allowed[i])
-			REQUIRE(stk_counters(h->st)[i] == s->v[i],
-				      "counter %s changed by %lld", stk_counter_names[i],
-				      (long long)(stk_counters(h->st)[i] - s->v[i]));
+			REQUIRE(stk_counters(h->st)[i] == s->v[i], "counter %s changed by %lld",
+				stk_counter_names[i],
+				(long long)(stk_counters(h->st)[i] - s->v[i]));
 }
 
 /* ------------------------------------------------------------------ tx queue */

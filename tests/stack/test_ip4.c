@@ -572,7 +572,7 @@ START_TEST(csum_avx2_upper)
 {
 #if defined(__x86_64__)
 	static uint8_t buf[200];
-	static const uint32_t lens[] = { 10, 63, 64, 200 };
+	static const uint32_t lens[] = {10, 63, 64, 200};
 
 	if (stk_csum_use("avx2") != 0 || avx_upper_in_use() < 0)
 		return; /* no AVX2, or no way to see the state */
@@ -580,7 +580,8 @@ START_TEST(csum_avx2_upper)
 		uint32_t sum = stk_csum_partial(buf, lens[i], 1);
 		int dirty = avx_upper_in_use();
 
-		ck_assert_msg(dirty == 0, "upper halves in use after a %u-byte AVX2 checksum", lens[i]);
+		ck_assert_msg(dirty == 0, "upper halves in use after a %u-byte AVX2 checksum",
+			      lens[i]);
 		ck_assert_uint_eq(stk_csum_fold(sum), 0xfffe);
 	}
 #endif
