@@ -183,6 +183,7 @@ struct stk_tcb {
 	uint32_t snd_wl1, snd_wl2;
 	uint32_t max_snd_wnd;
 	uint32_t cwnd, ssthresh, recover;
+	uint32_t ca_acked;     /* congestion avoidance: bytes acked toward the next SMSS of cwnd */
 	uint32_t mss;          /* payload per segment we send (options excluded) */
 	uint32_t pmtu;         /* IP MTU of the path (cfg.mtu, lowered by RFC 1191) */
 	uint32_t snd_queued;   /* bytes in the send queue (unacked + unsent) */

@@ -47,14 +47,24 @@ fin_acked(struct stk *st, struct stk_tcb *c)
 	}
 }
 
-/* RFC 5681 3.1: slow start, then congestion avoidance */
+/* RFC 5681 3.1: slow start, then congestion avoidance by the byte counting
+ * it recommends (RFC 3465 2.1): one SMSS once a cwnd's worth of bytes is
+ * acknowledged, whatever the number of ACKs, so that a receiver that ACKs
+ * every second segment (Linux, RFC 5681 4.2) does not halve the growth, as
+ * the per-ACK SMSS*SMSS/cwnd would */
 static void
 cwnd_grow(struct stk_tcb *c, uint32_t acked)
 {
-	if (c->cwnd < c->ssthresh)
+	if (c->cwnd < c->ssthresh) {
 		c->cwnd += acked < c->mss ? acked : c->mss;
-	else
-		c->cwnd += (c->mss * c->mss) / c->cwnd > 0 ? (c->mss * c->mss) / c->cwnd : 1;
+		c->ca_acked = 0;
+		return;
+	}
+	c->ca_acked += acked;
+	if (c->ca_acked >= c->cwnd) {
+		c->ca_acked -= c->cwnd;
+		c->cwnd += c->mss;
+	}
 }
 
 /* ACK processing; returns false when the segment must be dropped */
@@ -226,6 +236,7 @@ stk_tcp_process_ack(struct stk *st, struct stk_tcb *c, struct stk_tcp_seg *s)
 			c->stats.fast_retransmits++;
 			stk_tcp_retransmit_first(st, c);
 			c->cwnd = c->ssthresh + 3 * c->mss;
+			c->ca_acked = 0;
 		} else if (c->dupacks > 3 && (c->flags & TF_INRECOVERY)) {
 			c->cwnd += c->mss; /* inflate: a segment left the network */
 		}

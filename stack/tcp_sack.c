@@ -465,6 +465,7 @@ stk_sb_ack(struct stk *st, struct stk_tcb *c, uint32_t ack, const struct stk_tcp
 
 			c->ssthresh = h > 2 * c->mss ? h : 2 * c->mss;
 			c->cwnd = c->ssthresh;
+			c->ca_acked = 0;
 			STK_CTR(st, TCP_TLP_RECOVERIES);
 		}
 		b->sflags &= (uint8_t)~(SF_TLP | SF_TLP_RXT | SF_TLP_DSACK);
@@ -569,6 +570,7 @@ stk_sb_enter_recovery(struct stk *st, struct stk_tcb *c)
 	b->sflags &= (uint8_t)~SF_UNDONE;
 	c->ssthresh = flight / 2 > 2 * c->mss ? flight / 2 : 2 * c->mss;
 	c->recover = c->snd_max;
+	c->ca_acked = 0;
 	c->flags |= TF_INRECOVERY;
 	c->flags &= ~TF_RTT_TIMING;
 	b->recover_fs = flight ? flight : 1;

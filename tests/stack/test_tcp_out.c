@@ -20,6 +20,9 @@
  *                         duplicate ACKs 1 and 2 each send one new segment
  *                         (RFC 3042), the third retransmits; no second RTO
  *                         (found: every small lossy flight ended in an RTO)
+ *   ca_byte_counting      congestion avoidance against a peer that ACKs every
+ *                         second segment: one segment more per round (RFC 5681
+ *                         3.1 byte counting; found: half that, per-ACK growth)
  *   dupacks_past_255      400 duplicate ACKs in one recovery: each from the 7th
  *                         on lets one new segment out (found: the count wrapped
  *                         at 256 and four ACKs did not inflate cwnd)
@@ -551,6 +554,69 @@ START_TEST(limited_transmit)
 	ck_assert_uint_eq(m.acked, total);
 	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_RTO_EXPIRED), 1);
 	ck_assert_uint_eq(stk_bufs_held(H->st), 0);
+}
+END_TEST
+
+/* regression (found with B15: a sender to Linux under 1/30 loss kept 3 to 7
+ * segments in flight, so that one lost ACK left nothing to clock out more and
+ * waited for a tail loss probe; fixed with byte counting) — congestion
+ * avoidance grew cwnd by SMSS*SMSS/cwnd per ACK, so a receiver that ACKs every
+ * second segment (Linux; RFC 5681 4.2) halved the growth. RFC 5681 3.1's
+ * recommended byte counting: one SMSS per cwnd of bytes acknowledged, one
+ * segment more per round whatever the ACKs. Here: an RTO after IW10 sets
+ * ssthresh to 5 segments; slow start to it, then rounds in which the peer ACKs
+ * every second segment (and a last odd one alone). */
+START_TEST(ca_byte_counting)
+{
+	const uint32_t total = 1u << 20, chunk = 64u << 10;
+	static uint32_t cur[64], nxt[64];
+	unsigned flights[24], ncur = 0, nnxt;
+	struct stk_tcb *c;
+	struct rx_model m;
+	struct h_pkt *k;
+
+	H->cfg.sndbuf = total;
+	c = model_connect(&m, &synack_mss1000, 65535, 1000);
+	for (uint32_t off = 0; off < total; off += chunk)
+		ck_assert_int_eq(h_send(H, c, off, chunk), 0);
+	pop_new(&m, total, 0, NULL);
+	ck_assert_uint_eq(m.max_end, 10000); /* IW10, no ACK: the RTO, ssthresh 5000 */
+	h_run(H, 5000, 10, true);
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_RTO_EXPIRED), 1);
+	pop_new(&m, total, 10000, NULL);
+	peer_ack_rel(&m, 10000, 65535);
+	m.rcv = 10000;
+	while ((k = h_tx_pop(H)))
+		if (model_seg(&m, k, total))
+			cur[ncur++] = k->seq - m.base + k->plen;
+	for (unsigned round = 0; round < 24; round++) {
+		flights[round] = ncur;
+		nnxt = 0;
+		for (unsigned i = 0; i < ncur; i++) {
+			if (i % 2 == 0 && i + 1 < ncur)
+				continue; /* the receiver waits for the second segment */
+			peer_ack_rel(&m, cur[i], 65535);
+			while ((k = h_tx_pop(H))) {
+				if (model_seg(&m, k, total)) {
+					ck_assert(nnxt < 64);
+					nxt[nnxt++] = k->seq - m.base + k->plen;
+				}
+			}
+		}
+		memcpy(cur, nxt, nnxt * sizeof(cur[0]));
+		ncur = nnxt;
+	}
+	/* slow start 2, 3, 5 (an ACK per two segments: one SMSS each), then
+	 * one segment more every round */
+	ck_assert_msg(flights[0] == 2 && flights[1] == 3 && flights[2] == 5,
+		      "slow start flights %u, %u, %u (want 2, 3, 5)", flights[0], flights[1],
+		      flights[2]);
+	for (unsigned r = 3; r < 24; r++)
+		ck_assert_msg(flights[r] == flights[r - 1] + 1,
+			      "congestion avoidance round %u: %u segments after %u (want one more: "
+			      "byte counting, RFC 5681 3.1)",
+			      r, flights[r], flights[r - 1]);
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_RTO_EXPIRED), 1);
 }
 END_TEST
 
@@ -1249,7 +1315,8 @@ tcp_out_tcases(Suite *s)
 	tcase_add_loop_test(tc, window_respected, 0, 2);
 	T_TESTS(tc, tiny_peer_window);
 	tcase_add_loop_test(tc, fast_retransmit, 0, 4);
-	T_TESTS(tc, limited_transmit, dupacks_past_255, sndbuf_enobufs, send_states);
+	T_TESTS(tc, limited_transmit, ca_byte_counting, dupacks_past_255, sndbuf_enobufs,
+		send_states);
 
 	T_TESTS(t_tcase(s, "close", h_fixture_setup, h_fixture_teardown, 20), close_fin_after_data,
 		passive_close, abort_sends_rst, close_all_shutdown);
