@@ -60,7 +60,7 @@ import time
 
 BENCH = "B12"
 REPORT = None
-# the lcpipe cases' port driver (b12.sh B12_DRIVER): every JSON line says which
+# the lcpipe cases' port driver (b12.sh B12_DRIVER; b13.sh sets memif): every JSON line says which
 PORT_DRIVER = os.environ.get("B12_DRIVER", "af_packet")
 
 

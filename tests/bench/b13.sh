@@ -87,6 +87,8 @@ else
 fi
 : "${VALGRIND:=$(command -v valgrind || true)}"
 REP12=$HERE/b12_report.py
+# b12_report.py labels every JSON line with the port driver: here net_memif
+export B12_DRIVER=memif
 REP=$HERE/b13_report.py
 
 bench_need_cpus 2
