@@ -389,6 +389,14 @@ stk_sb_prr_out(struct stk_tcb *c, uint32_t n)
 	if (c->flags & TF_INRECOVERY)
 		c->sb.prr_out += n;
 }
+/* a congestion event: ssthresh = max(bytes / 2, 2 SMSS) (RFC 5681 (4)), and
+ * congestion avoidance's count of acknowledged bytes starts over */
+static inline void
+stk_tcp_ssthresh_cut(struct stk_tcb *c, uint32_t bytes)
+{
+	c->ssthresh = bytes / 2 > 2 * c->mss ? bytes / 2 : 2 * c->mss;
+	c->ca_acked = 0;
+}
 /* RTO (RFC 6675 5.1): every segment not SACKed is lost */
 void stk_sb_rto(struct stk *st, struct stk_tcb *c, bool was_recovering);
 /* the tail loss probe fires (RFC 8985 7.3) */

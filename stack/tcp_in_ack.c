@@ -228,7 +228,7 @@ stk_tcp_process_ack(struct stk *st, struct stk_tcb *c, struct stk_tcp_seg *s)
 		if (c->dupacks == 3 && !(c->flags & TF_INRECOVERY) && SEQ_GT(ack, c->recover - 1)) {
 			uint32_t flight = c->snd_max - c->snd_una;
 
-			c->ssthresh = flight / 2 > 2 * c->mss ? flight / 2 : 2 * c->mss;
+			stk_tcp_ssthresh_cut(c, flight);
 			c->recover = c->snd_max;
 			c->flags |= TF_INRECOVERY;
 			c->flags &= ~TF_RTT_TIMING;
@@ -236,7 +236,6 @@ stk_tcp_process_ack(struct stk *st, struct stk_tcb *c, struct stk_tcp_seg *s)
 			c->stats.fast_retransmits++;
 			stk_tcp_retransmit_first(st, c);
 			c->cwnd = c->ssthresh + 3 * c->mss;
-			c->ca_acked = 0;
 		} else if (c->dupacks > 3 && (c->flags & TF_INRECOVERY)) {
 			c->cwnd += c->mss; /* inflate: a segment left the network */
 		}

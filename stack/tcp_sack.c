@@ -461,11 +461,8 @@ stk_sb_ack(struct stk *st, struct stk_tcb *c, uint32_t ack, const struct stk_tcp
 	if ((b->sflags & SF_TLP) && SEQ_GEQ(ack, b->tlp_high)) {
 		if ((b->sflags & (SF_TLP_RXT | SF_TLP_DSACK)) == SF_TLP_RXT && !(c->flags & TF_INRECOVERY) &&
 		    !(b->sflags & SF_LOSS)) {
-			uint32_t h = c->cwnd / 2;
-
-			c->ssthresh = h > 2 * c->mss ? h : 2 * c->mss;
+			stk_tcp_ssthresh_cut(c, c->cwnd);
 			c->cwnd = c->ssthresh;
-			c->ca_acked = 0;
 			STK_CTR(st, TCP_TLP_RECOVERIES);
 		}
 		b->sflags &= (uint8_t)~(SF_TLP | SF_TLP_RXT | SF_TLP_DSACK);
@@ -568,9 +565,8 @@ stk_sb_enter_recovery(struct stk *st, struct stk_tcb *c)
 	b->undo_retrans = 0;
 	b->sflags |= SF_UNDO;
 	b->sflags &= (uint8_t)~SF_UNDONE;
-	c->ssthresh = flight / 2 > 2 * c->mss ? flight / 2 : 2 * c->mss;
+	stk_tcp_ssthresh_cut(c, flight);
 	c->recover = c->snd_max;
-	c->ca_acked = 0;
 	c->flags |= TF_INRECOVERY;
 	c->flags &= ~TF_RTT_TIMING;
 	b->recover_fs = flight ? flight : 1;

@@ -240,12 +240,8 @@ on_rexmt(struct stk *st, struct stk_tcb *c)
 	if (c->sack_ok && c->sb.head != c->sb.tail)
 		stk_sb_rto(st, c, was_recovering);
 	/* RFC 5681 (4): ssthresh = max(FlightSize / 2, 2 SMSS), cwnd = 1 SMSS */
-	{
-		uint32_t flight = c->snd_max - c->snd_una;
-
-		c->ssthresh = flight / 2 > 2 * c->mss ? flight / 2 : 2 * c->mss;
-		c->cwnd = c->mss;
-	}
+	stk_tcp_ssthresh_cut(c, c->snd_max - c->snd_una);
+	c->cwnd = c->mss;
 	c->recover = c->snd_max;
 	if (!(c->sb.sflags & SF_LOSS))
 		c->snd_nxt = c->snd_una; /* go-back-N */
