@@ -130,6 +130,11 @@ struct stk_sb {
 	uint32_t prior_cwnd, prior_ssthresh, undo_marker;
 	int32_t undo_retrans;
 	uint32_t tlp_seq, tlp_high; /* the probe's first byte; snd_max when it went */
+	/* RACK's reordering window (RFC 8985 6.2 step 4): (1 + reo_steps) quarters
+	 * of min_rtt; a D-SACK adds a step once per round trip (until snd_una
+	 * passes dsack_round), and reo_persist recoveries later it is one again */
+	uint32_t dsack_round;
+	uint8_t reo_steps, reo_persist;
 	/* PRR (RFC 6937) through fast recovery */
 	uint32_t recover_fs, prr_delivered, prr_out;
 	uint32_t delivered;       /* bytes the last ACK delivered (cumulative + SACK) */
@@ -144,6 +149,7 @@ struct stk_sb {
 #define SF_TLP_RXT 0x10   /* ... and it was a retransmission */
 #define SF_TLP_DSACK 0x20 /* ... which was D-SACKed: it repaired nothing */
 #define SF_UNDONE 0x40    /* this episode's reduction was undone */
+#define SF_DSACK_RND 0x80 /* dsack_round is set */
 };
 
 enum { STK_T_REXMT, STK_T_DELACK, STK_T_KEEP, STK_T_2MSL, STK_T_RACK, STK_T__N };
@@ -382,6 +388,8 @@ void stk_sb_enter_recovery(struct stk *st, struct stk_tcb *c);
 void stk_sb_prr(struct stk_tcb *c);
 /* fast recovery over (snd_una reached recover) */
 void stk_sb_exit_recovery(struct stk_tcb *c);
+/* a fast or RTO recovery is over: RACK's widened window counts it */
+void stk_sb_recovery_over(struct stk_tcb *c);
 /* bytes of new data sent during recovery (PRR's prr_out) */
 static inline void
 stk_sb_prr_out(struct stk_tcb *c, uint32_t n)

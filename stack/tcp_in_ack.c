@@ -157,8 +157,10 @@ stk_tcp_process_ack(struct stk *st, struct stk_tcb *c, struct stk_tcp_seg *s)
 				}
 			} else {
 				c->dupacks = 0;
-				if ((c->sb.sflags & SF_LOSS) && SEQ_GEQ(ack, c->recover))
+				if ((c->sb.sflags & SF_LOSS) && SEQ_GEQ(ack, c->recover)) {
 					c->sb.sflags &= (uint8_t)~SF_LOSS;
+					stk_sb_recovery_over(c); /* RTO recovery */
+				}
 				cwnd_grow(c, acked);
 			}
 		} else if (c->flags & TF_INRECOVERY) {

@@ -233,7 +233,7 @@ reo_wnd(const struct stk_tcb *c)
 	if (!(b->sflags & SF_REORDER) &&
 	    ((c->flags & TF_INRECOVERY) || (b->sflags & SF_LOSS) || b->sacked >= SB_DUPTHRESH * c->mss))
 		return 0;
-	w = b->min_rtt / 4;
+	w = (1 + (uint64_t)b->reo_steps) * (b->min_rtt / 4);
 	return srtt != 0 && w > srtt ? srtt : w;
 }
 
@@ -353,6 +353,15 @@ dsack_in(struct stk *st, struct stk_tcb *c, uint32_t l, uint32_t r)
 	struct stk_sb *b = &c->sb;
 
 	STK_CTR(st, TCP_DSACK_IN);
+	/* RFC 8985 6.2 step 4: a retransmission was needless, so RACK waited too
+	 * little; one more quarter of min_rtt, once per round trip */
+	if (!(b->sflags & SF_DSACK_RND)) {
+		if (b->reo_steps < UINT8_MAX)
+			b->reo_steps++;
+		b->reo_persist = 16;
+		b->dsack_round = c->snd_max;
+		b->sflags |= SF_DSACK_RND;
+	}
 	if ((b->sflags & SF_TLP_RXT) && SEQ_GEQ(l, b->tlp_seq) && SEQ_LEQ(r, b->tlp_high))
 		b->sflags |= SF_TLP_DSACK;
 	if ((b->sflags & SF_UNDO) && SEQ_GEQ(l, b->undo_marker)) {
@@ -373,6 +382,8 @@ stk_sb_ack(struct stk *st, struct stk_tcb *c, uint32_t ack, const struct stk_tcp
 	b->ack_rtt = 0;
 	if (b->cap == 0)
 		return false;
+	if ((b->sflags & SF_DSACK_RND) && SEQ_GEQ(ack, b->dsack_round))
+		b->sflags &= (uint8_t)~SF_DSACK_RND;
 	if (b->head != b->tail && SEQ_GT(ack, rec(b, b->head)->seq))
 		b->tlp_count = 0; /* new data acknowledged */
 	/* cumulative */
@@ -611,9 +622,20 @@ stk_sb_prr(struct stk_tcb *c)
 }
 
 void
+stk_sb_recovery_over(struct stk_tcb *c)
+{
+	struct stk_sb *b = &c->sb;
+
+	if (b->reo_persist > 0 && --b->reo_persist == 0)
+		b->reo_steps = 0;
+}
+
+void
 stk_sb_exit_recovery(struct stk_tcb *c)
 {
 	struct stk_sb *b = &c->sb;
+
+	stk_sb_recovery_over(c);
 
 	if (b->sflags & SF_UNDONE)
 		c->cwnd = c->cwnd > b->prior_cwnd ? c->cwnd : b->prior_cwnd;

@@ -34,6 +34,11 @@
  *                         the cwnd reduction (tcp_dsack_undo): the two rounds
  *                         after send over 1.25 times what they send when the
  *                         same peer does not report the duplicate
+ *   reo_wnd_dsack         RACK's reordering window after a D-SACK: a tail hole
+ *                         that only RACK can find goes again 2.5 ms after the
+ *                         last segment's SACK (min_rtt / 4), 5 ms once the
+ *                         peer reported a needless retransmission (RFC 8985
+ *                         6.2 step 4)
  *   no_sack_newreno       a peer without SACK-permitted: NewReno, one hole per
  *                         round (the scoreboard stays out of the way)
  */
@@ -443,19 +448,19 @@ START_TEST(tlp_tail_loss)
 }
 END_TEST
 
-/* segments sent in the two rounds after the one that carried the needless
- * retransmission's D-SACK (or would have: the peer may keep quiet about it) */
-static unsigned
-dsack_scenario(bool report)
+/* a transfer of 200 segments through a needless fast retransmit whose
+ * duplicate the peer reports (D-SACK) or keeps quiet about; f: the flight
+ * sent in the round that carried the report */
+static void
+dsack_episode(bool report, struct flight *f)
 {
 	const uint32_t total = 200 * MSS;
-	struct flight f, f1, f2, f3;
-	unsigned n;
+	struct flight f1, f2, f3;
 
 	M.no_dsack = !report;
-	first_flight(true, total, &f);
+	first_flight(true, total, f);
 	/* slow start: a flight of 20 */
-	round_trip(&f, &f1);
+	round_trip(f, &f1);
 	ck_assert_uint_eq(f1.n, 20);
 	/* in the next round, segment 10 (the first) comes last: reordered, not lost */
 	for (unsigned i = 0; i + 1 < f1.n; i++)
@@ -467,9 +472,21 @@ dsack_scenario(bool report)
 	ck_assert_msg(in_flight(&f3, 10), "segment 10 retransmitted (needlessly)");
 	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_DSACK_UNDO), 0);
 	/* its retransmission arrives as a duplicate: the D-SACK */
-	round_trip(&f3, &f);
+	round_trip(&f3, f);
 	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_DSACK_IN), report ? 1 : 0);
 	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_DSACK_UNDO), report ? 1 : 0);
+}
+
+/* segments sent in the two rounds after the one that carried the needless
+ * retransmission's D-SACK (or would have: the peer may keep quiet about it) */
+static unsigned
+dsack_scenario(bool report)
+{
+	const uint32_t total = 200 * MSS;
+	struct flight f, f1, f2;
+	unsigned n;
+
+	dsack_episode(report, &f);
 	round_trip(&f, &f1);
 	round_trip(&f1, &f2);
 	n = f1.n + f2.n;
@@ -490,6 +507,61 @@ START_TEST(dsack_undo)
 	without = dsack_scenario(false);
 	ck_assert_msg(with > without + without / 4,
 		      "segments sent after the episode: %u with the D-SACK undo, %u without", with, without);
+}
+END_TEST
+
+/* RACK's reordering window after a D-SACK (RFC 8985 6.2 step 4): the report
+ * of a needless retransmission widens it from a quarter of min_rtt (2.5 ms
+ * here) to two; without the report it stays. Here the transfer's
+ * second-to-last segment is lost: one segment SACKed above it is too few for
+ * RFC 6675's IsLost, so RACK alone finds it, reo_wnd after the last one's
+ * RTT. Returns the ms from that SACK to the retransmission. */
+static uint64_t
+tail_hole_wait(bool report)
+{
+	const uint32_t hole = 198;
+	struct flight f, nx;
+	uint64_t t;
+
+	dsack_episode(report, &f);
+	M.drop_next[hole] = true;
+	for (int round = 0; round < 100 && !in_flight(&f, hole); round++) {
+		if (f.n == 0) {
+			h_advance(H, 1);
+			pop_flight(&f);
+			continue;
+		}
+		round_trip(&f, &nx);
+		f = nx;
+	}
+	ck_assert_msg(in_flight(&f, hole) && f.seg[f.n - 1] == hole + 1,
+		      "segments %u and %u in one flight, in that order", hole, hole + 1);
+	round_trip(&f, &nx);
+	ck_assert_uint_eq(nx.n, 0);
+	ck_assert_uint_eq(M.cum, hole * MSS);
+	t = h_run(H, 1000, 1, true);
+	pop_flight(&f);
+	ck_assert_msg(f.n == 1 && f.seg[0] == hole, "%u segments, first %u (want the hole, %u)",
+		      f.n, f.seg[0], hole);
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_TLP_PROBES), 0);
+	return t;
+}
+
+START_TEST(reo_wnd_dsack)
+{
+	uint64_t quiet, reported;
+
+	quiet = tail_hole_wait(false);
+	h_destroy(H);
+	H = h_new();
+	h_static_peer(H);
+	memset(&M, 0, sizeof(M));
+	reported = tail_hole_wait(true);
+	ck_assert_msg(
+		quiet >= 2 && quiet <= 3 && reported >= 4 && reported <= 6,
+		"RACK resent the hole after %llu ms without the D-SACK (want 2..3: min_rtt / 4), "
+		"%llu ms after it (want 4..6: twice that)",
+		(unsigned long long)quiet, (unsigned long long)reported);
 }
 END_TEST
 
@@ -515,7 +587,7 @@ tcp_sack_tcases(Suite *s)
 {
 	T_TESTS(t_tcase(s, "recovery", setup, h_fixture_teardown, 30), three_holes_one_rtt,
 		dupthresh_after_reordering, rto_keeps_sacked, probe_in_recovery,
-		rack_lost_retransmit, tlp_tail_loss, dsack_undo, no_sack_newreno);
+		rack_lost_retransmit, tlp_tail_loss, dsack_undo, reo_wnd_dsack, no_sack_newreno);
 }
 
 T_MAIN("stack_tcp_sack", tcp_sack_tcases)
