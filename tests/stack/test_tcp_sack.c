@@ -83,6 +83,16 @@ setup(void)
 	memset(&M, 0, sizeof(M));
 }
 
+/* a second connection in one test: a new harness, the peer's model cleared */
+static void
+restart(void)
+{
+	h_destroy(H);
+	H = h_new();
+	h_static_peer(H);
+	memset(&M, 0, sizeof(M));
+}
+
 /* the stack's segments now on the wire, by segment index (all MSS-sized) */
 static void
 pop_flight(struct flight *f)
@@ -217,22 +227,28 @@ round_trip(const struct flight *f, struct flight *next)
 	*next = got;
 }
 
-/* rounds until everything is acknowledged; the clock also moves when the
- * stack sends nothing (timers) */
+/* a round trip of f, whose next flight replaces it; when nothing is in
+ * flight, 1 ms of clock instead (timers) */
+static void
+next_round(struct flight *f)
+{
+	struct flight nx;
+
+	if (f->n == 0) {
+		h_advance(H, 1);
+		pop_flight(f);
+		return;
+	}
+	round_trip(f, &nx);
+	*f = nx;
+}
+
+/* rounds until everything is acknowledged */
 static void
 finish_transfer(struct flight *f, uint32_t total)
 {
-	for (int round = 0; round < 400 && M.cum < total; round++) {
-		struct flight nx;
-
-		if (f->n == 0) {
-			h_advance(H, 1);
-			pop_flight(f);
-			continue;
-		}
-		round_trip(f, &nx);
-		*f = nx;
-	}
+	for (int round = 0; round < 400 && M.cum < total; round++)
+		next_round(f);
 	ck_assert_msg(M.cum == total, "%u of %u bytes delivered", M.cum, total);
 }
 
@@ -500,10 +516,7 @@ START_TEST(dsack_undo)
 	unsigned with, without;
 
 	with = dsack_scenario(true);
-	h_destroy(H);
-	H = h_new();
-	h_static_peer(H);
-	memset(&M, 0, sizeof(M));
+	restart();
 	without = dsack_scenario(false);
 	ck_assert_msg(with > without + without / 4,
 		      "segments sent after the episode: %u with the D-SACK undo, %u without", with, without);
@@ -525,15 +538,8 @@ tail_hole_wait(bool report)
 
 	dsack_episode(report, &f);
 	M.drop_next[hole] = true;
-	for (int round = 0; round < 100 && !in_flight(&f, hole); round++) {
-		if (f.n == 0) {
-			h_advance(H, 1);
-			pop_flight(&f);
-			continue;
-		}
-		round_trip(&f, &nx);
-		f = nx;
-	}
+	for (int round = 0; round < 100 && !in_flight(&f, hole); round++)
+		next_round(&f);
 	ck_assert_msg(in_flight(&f, hole) && f.seg[f.n - 1] == hole + 1,
 		      "segments %u and %u in one flight, in that order", hole, hole + 1);
 	round_trip(&f, &nx);
@@ -552,10 +558,7 @@ START_TEST(reo_wnd_dsack)
 	uint64_t quiet, reported;
 
 	quiet = tail_hole_wait(false);
-	h_destroy(H);
-	H = h_new();
-	h_static_peer(H);
-	memset(&M, 0, sizeof(M));
+	restart();
 	reported = tail_hole_wait(true);
 	ck_assert_msg(
 		quiet >= 2 && quiet <= 3 && reported >= 4 && reported <= 6,
