@@ -39,6 +39,8 @@
  *                         last segment's SACK (min_rtt / 4), 5 ms once the
  *                         peer reported a needless retransmission (RFC 8985
  *                         6.2 step 4)
+ *   reo_wnd_decays (loop) the same hole after 15 recoveries of one loss each
+ *                         since the D-SACK: 5 ms still; after 16: 2.5 ms again
  *   no_sack_newreno       a peer without SACK-permitted: NewReno, one hole per
  *                         round (the scoreboard stays out of the way)
  */
@@ -50,7 +52,7 @@
 #include "../t_check.h"
 
 #define MSS 1000u
-#define NSEG 256
+#define NSEG 1024
 #define RTT_MS 10
 
 static struct h_peer P;
@@ -464,13 +466,13 @@ START_TEST(tlp_tail_loss)
 }
 END_TEST
 
-/* a transfer of 200 segments through a needless fast retransmit whose
+/* a transfer of nseg segments through a needless fast retransmit whose
  * duplicate the peer reports (D-SACK) or keeps quiet about; f: the flight
  * sent in the round that carried the report */
 static void
-dsack_episode(bool report, struct flight *f)
+dsack_episode(bool report, uint32_t nseg, struct flight *f)
 {
-	const uint32_t total = 200 * MSS;
+	const uint32_t total = nseg * MSS;
 	struct flight f1, f2, f3;
 
 	M.no_dsack = !report;
@@ -502,7 +504,7 @@ dsack_scenario(bool report)
 	struct flight f, f1, f2;
 	unsigned n;
 
-	dsack_episode(report, &f);
+	dsack_episode(report, 200, &f);
 	round_trip(&f, &f1);
 	round_trip(&f1, &f2);
 	n = f1.n + f2.n;
@@ -525,18 +527,32 @@ END_TEST
 
 /* RACK's reordering window after a D-SACK (RFC 8985 6.2 step 4): the report
  * of a needless retransmission widens it from a quarter of min_rtt (2.5 ms
- * here) to two; without the report it stays. Here the transfer's
+ * here) to two; without the report it stays; 16 recoveries later it is one
+ * quarter again. Here, after that many recoveries of one loss each (every
+ * other round, the third segment of the flight), the transfer's
  * second-to-last segment is lost: one segment SACKed above it is too few for
  * RFC 6675's IsLost, so RACK alone finds it, reo_wnd after the last one's
  * RTT. Returns the ms from that SACK to the retransmission. */
 static uint64_t
-tail_hole_wait(bool report)
+tail_hole_wait(bool report, unsigned recoveries)
 {
-	const uint32_t hole = 198;
+	const uint32_t nseg = 200 + 50 * recoveries, hole = nseg - 2;
 	struct flight f, nx;
 	uint64_t t;
 
-	dsack_episode(report, &f);
+	dsack_episode(report, nseg, &f);
+	/* the episode's own recovery ended with the undo, not counted */
+	for (int round = 0; round < 300 && h_ctr(H, STK_C_TCP_SACK_RECOVERIES) < 1 + recoveries;
+	     round++) {
+		if (round % 2 == 0 && f.n >= 6)
+			M.drop_next[f.seg[2]] = true;
+		next_round(&f);
+	}
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_SACK_RECOVERIES), 1 + recoveries);
+	next_round(&f); /* the last of them ends */
+	next_round(&f);
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_SACK_RECOVERIES), 1 + recoveries);
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_RTO_EXPIRED), 0);
 	M.drop_next[hole] = true;
 	for (int round = 0; round < 100 && !in_flight(&f, hole); round++)
 		next_round(&f);
@@ -557,14 +573,33 @@ START_TEST(reo_wnd_dsack)
 {
 	uint64_t quiet, reported;
 
-	quiet = tail_hole_wait(false);
+	quiet = tail_hole_wait(false, 0);
 	restart();
-	reported = tail_hole_wait(true);
+	reported = tail_hole_wait(true, 0);
 	ck_assert_msg(
 		quiet >= 2 && quiet <= 3 && reported >= 4 && reported <= 6,
 		"RACK resent the hole after %llu ms without the D-SACK (want 2..3: min_rtt / 4), "
 		"%llu ms after it (want 4..6: twice that)",
 		(unsigned long long)quiet, (unsigned long long)reported);
+}
+END_TEST
+
+/* ... and 16 recoveries after the D-SACK, one quarter again; after 15, still two */
+START_TEST(reo_wnd_decays)
+{
+	unsigned n = _i ? 16 : 15;
+	uint64_t t = tail_hole_wait(true, n);
+
+	if (n == 15)
+		ck_assert_msg(t >= 4 && t <= 6,
+			      "15 recoveries after the D-SACK: the hole after %llu ms "
+			      "(want 4..6: still twice min_rtt / 4)",
+			      (unsigned long long)t);
+	else
+		ck_assert_msg(t >= 2 && t <= 3,
+			      "16 recoveries after the D-SACK: the hole after %llu ms "
+			      "(want 2..3: min_rtt / 4 again)",
+			      (unsigned long long)t);
 }
 END_TEST
 
@@ -588,9 +623,12 @@ END_TEST
 static void
 tcp_sack_tcases(Suite *s)
 {
-	T_TESTS(t_tcase(s, "recovery", setup, h_fixture_teardown, 30), three_holes_one_rtt,
-		dupthresh_after_reordering, rto_keeps_sacked, probe_in_recovery,
-		rack_lost_retransmit, tlp_tail_loss, dsack_undo, reo_wnd_dsack, no_sack_newreno);
+	TCase *tc = t_tcase(s, "recovery", setup, h_fixture_teardown, 30);
+
+	T_TESTS(tc, three_holes_one_rtt, dupthresh_after_reordering, rto_keeps_sacked,
+		probe_in_recovery, rack_lost_retransmit, tlp_tail_loss, dsack_undo, reo_wnd_dsack);
+	tcase_add_loop_test(tc, reo_wnd_decays, 0, 2);
+	T_TESTS(tc, no_sack_newreno);
 }
 
 T_MAIN("stack_tcp_sack", tcp_sack_tcases)
