@@ -57,10 +57,9 @@ cwnd_grow(struct stk_tcb *c, uint32_t acked)
 {
 	if (c->cwnd < c->ssthresh) {
 		c->cwnd += acked < c->mss ? acked : c->mss;
-		c->ca_acked = 0;
 		return;
 	}
-	c->ca_acked += acked;
+	c->ca_acked += acked; /* 0 at the start and after every cut (stk_tcp_ssthresh_cut) */
 	if (c->ca_acked >= c->cwnd) {
 		c->ca_acked -= c->cwnd;
 		c->cwnd += c->mss;
