@@ -346,6 +346,18 @@ undo(struct stk *st, struct stk_tcb *c)
 	}
 }
 
+/* a tail loss probe's retransmission repaired a loss: one reduction, unless
+ * a recovery already made it */
+static void
+tlp_repaired(struct stk *st, struct stk_tcb *c)
+{
+	if ((c->flags & TF_INRECOVERY) || (c->sb.sflags & SF_LOSS))
+		return;
+	stk_tcp_ssthresh_cut(c, c->cwnd);
+	c->cwnd = c->ssthresh;
+	STK_CTR(st, TCP_TLP_RECOVERIES);
+}
+
 /* a D-SACK block: data that arrived twice (RFC 2883) */
 static void
 dsack_in(struct stk *st, struct stk_tcb *c, uint32_t l, uint32_t r)
@@ -467,14 +479,15 @@ stk_sb_ack(struct stk *st, struct stk_tcb *c, uint32_t ack, const struct stk_tcp
 	if (news)
 		threshold_mark(c);
 	rack_detect(st, c);
-	/* the end of a tail loss probe episode (RFC 8985 7.4.2): a probe that
-	 * retransmitted and was not D-SACKed repaired a loss */
+	/* the end of a tail loss probe episode (RFC 8985 7.4.2, as Linux's
+	 * tcp_process_tlp_ack) */
 	if ((b->sflags & SF_TLP) && SEQ_GEQ(ack, b->tlp_high)) {
-		if ((b->sflags & (SF_TLP_RXT | SF_TLP_DSACK)) == SF_TLP_RXT && !(c->flags & TF_INRECOVERY) &&
-		    !(b->sflags & SF_LOSS)) {
-			stk_tcp_ssthresh_cut(c, c->cwnd);
-			c->cwnd = c->ssthresh;
-			STK_CTR(st, TCP_TLP_RECOVERIES);
+		if ((b->sflags & (SF_TLP_RXT | SF_TLP_DSACK)) == SF_TLP_RXT) {
+			if (SEQ_GT(ack, b->tlp_high))
+				tlp_repaired(st, c); /* past the probe, and no D-SACK of it */
+			else if (SEQ_GT(ack, c->snd_una) || news)
+				return news; /* the original's ACK: the probe's D-SACK may follow */
+			/* else the probe's own duplicate ACK: both copies arrived */
 		}
 		b->sflags &= (uint8_t)~(SF_TLP | SF_TLP_RXT | SF_TLP_DSACK);
 	}
@@ -690,6 +703,11 @@ stk_sb_tlp_fire(struct stk *st, struct stk_tcb *c)
 
 	c->rexmt_mode = STK_REXMT_RTO;
 	STK_CTR(st, TCP_TLP_PROBES);
+	/* the last episode's probe went again and was acknowledged, and a whole
+	 * probe timeout brought no D-SACK of it: it repaired a loss */
+	if ((b->sflags & (SF_TLP | SF_TLP_RXT | SF_TLP_DSACK)) == (SF_TLP | SF_TLP_RXT) &&
+	    SEQ_LEQ(b->tlp_high, c->snd_una))
+		tlp_repaired(st, c);
 	if (b->tlp_count > 0 && (b->sflags & SF_TLP) && SEQ_GT(b->tlp_high, c->snd_una)) {
 		/* the first probe brought nothing: the second repeats the last
 		 * segment not SACKed (the probe itself may be what was lost) */

@@ -29,6 +29,11 @@
  *                         loss probe fires at 2 SRTT + 2 ms (not the 200 ms
  *                         RTO) with the last segment; its SACK makes RACK
  *                         resend the other; no RTO
+ *   tlp_dsack_after_ack   a needless probe D-SACKed after the late ACK of what
+ *                         it repeated: no reduction (tcp_tlp_recoveries 0)
+ *   tlp_repair_counted (loop) a probe that repaired the last segment: one
+ *                         reduction once data past it is ACKed, or when the
+ *                         next probe goes (2 SRTT + 2 ms, not the RTO)
  *   dsack_undo            a reordered segment triggers a needless fast
  *                         retransmit; the D-SACK of that retransmission undoes
  *                         the cwnd reduction (tcp_dsack_undo): the two rounds
@@ -38,7 +43,8 @@
  *                         that only RACK can find goes again 2.5 ms after the
  *                         last segment's SACK (min_rtt / 4), 5 ms once the
  *                         peer reported a needless retransmission (RFC 8985
- *                         6.2 step 4)
+ *                         6.2 step 4); two D-SACKs in one round trip:
+ *                         5 ms too (one step per round trip)
  *   reo_wnd_decays (loop) the same hole after 15 recoveries of one loss each
  *                         since the D-SACK: 5 ms still; after 16: 2.5 ms again
  *   no_sack_newreno       a peer without SACK-permitted: NewReno, one hole per
@@ -123,7 +129,7 @@ pop_flight(struct flight *f)
 
 /* a connection to P (sack: SACK agreed) sends total bytes: its first flight
  * into f */
-static void
+static struct stk_tcb *
 first_flight(bool sack, uint32_t total, struct flight *f)
 {
 	struct h_topts synack = {.has_mss = true, .mss = MSS, .sack_perm = sack};
@@ -137,6 +143,7 @@ first_flight(bool sack, uint32_t total, struct flight *f)
 	M.base = P.iss + 1;
 	ck_assert_int_eq(h_send(H, c, 0, total), 0);
 	pop_flight(f);
+	return c;
 }
 
 static bool
@@ -466,11 +473,95 @@ START_TEST(tlp_tail_loss)
 }
 END_TEST
 
-/* a transfer of nseg segments through a needless fast retransmit whose
- * duplicate the peer reports (D-SACK) or keeps quiet about; f: the flight
- * sent in the round that carried the report */
+/* a tail loss probe of the last of five segments (no new data to send),
+ * 2 SRTT + 2 ms after they went; lost: the segment the probe repeats */
+static struct stk_tcb *
+tail_probe(int lost, struct flight *f)
+{
+	struct stk_tcb *c;
+	struct flight nx;
+
+	c = first_flight(true, 5 * MSS, f);
+	ck_assert_uint_eq(f->n, 5);
+	if (lost >= 0)
+		M.drop_next[lost] = true;
+	else
+		M.mute = true; /* every segment arrives, their ACKs are late */
+	round_trip(f, &nx);
+	M.mute = false;
+	ck_assert_uint_eq(nx.n, 0);
+	h_run(H, 1000, 1, true);
+	pop_flight(f);
+	ck_assert_msg(f->n == 1 && f->seg[0] == 4, "the probe: %u segments, first %u", f->n,
+		      f->seg[0]);
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_TLP_PROBES), 1);
+	return c;
+}
+
+/* a needless probe whose D-SACK comes after the late ACK of the segments it
+ * repeated (that ACK reaches exactly the probe's end): no loss, no reduction
+ * (RFC 8985 7.4.2 waits for the D-SACK or for an ACK past the probe) */
+START_TEST(tlp_dsack_after_ack)
+{
+	struct stk_tcb *c;
+	struct flight f;
+
+	c = tail_probe(-1, &f);
+	peer_ack(); /* the late ACK of all five */
+	arrive(4);  /* the probe: a duplicate, D-SACKed */
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_DSACK_IN), 1);
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_TLP_RECOVERIES), 0);
+	/* cwnd was not halved: 11 segments (IW10, one more for the ACK) go at once */
+	ck_assert_int_eq(h_send(H, c, 5 * MSS, 30 * MSS), 0);
+	pop_flight(&f);
+	ck_assert_msg(f.n >= 10, "%u segments after a needless probe (a reduction leaves 5)", f.n);
+}
+END_TEST
+
+/* a probe that repaired the loss of the last segment: its ACK reaches the
+ * probe's end and no D-SACK follows. One reduction (tcp_tlp_recoveries), when
+ * (0) data sent next is acknowledged past the probe, or (1) every ACK of that
+ * data lost, when the next probe goes, 2 SRTT + 2 ms after it (not the RTO:
+ * the episode waiting for its D-SACK does not hold back the next probe) */
+START_TEST(tlp_repair_counted)
+{
+	struct stk_tcb *c;
+	struct flight f, nx;
+	uint64_t t;
+
+	c = tail_probe(4, &f);
+	round_trip(&f, &nx);
+	ck_assert_uint_eq(M.cum, 5 * MSS);
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_TLP_RECOVERIES), 0); /* not yet: a D-SACK may follow */
+	ck_assert_int_eq(h_send(H, c, 5 * MSS, 5 * MSS), 0);
+	pop_flight(&f);
+	ck_assert_uint_eq(f.n, 5);
+	M.mute = _i == 1;
+	round_trip(&f, &nx);
+	M.mute = false;
+	if (_i == 1) {
+		ck_assert_uint_eq(h_ctr(H, STK_C_TCP_TLP_RECOVERIES), 0);
+		t = h_run(H, 1000, 1, true);
+		ck_assert_msg(
+			t <= 24,
+			"the next probe after %llu ms (want ~12: 2 SRTT + 2 ms after the send)",
+			(unsigned long long)t);
+		ck_assert_uint_eq(h_ctr(H, STK_C_TCP_TLP_PROBES), 2);
+		pop_flight(&nx);
+	}
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_TLP_RECOVERIES), 1);
+	finish_transfer(&nx, 10 * MSS);
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_TLP_RECOVERIES), 1);
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_RTO_EXPIRED), 0);
+}
+END_TEST
+
+/* a transfer of nseg segments through needless fast retransmits of the
+ * first late (1 or 2) segments of a flight, whose duplicates the peer reports
+ * (D-SACK, one ACK each, in one round trip) or keeps quiet about; f: the
+ * flight sent in the round that carried the reports */
 static void
-dsack_episode(bool report, uint32_t nseg, struct flight *f)
+dsack_episode(bool report, unsigned late, uint32_t nseg, struct flight *f)
 {
 	const uint32_t total = nseg * MSS;
 	struct flight f1, f2, f3;
@@ -480,18 +571,18 @@ dsack_episode(bool report, uint32_t nseg, struct flight *f)
 	/* slow start: a flight of 20 */
 	round_trip(f, &f1);
 	ck_assert_uint_eq(f1.n, 20);
-	/* in the next round, segment 10 (the first) comes last: reordered, not lost */
-	for (unsigned i = 0; i + 1 < f1.n; i++)
-		f2.seg[i] = f1.seg[i + 1];
-	f2.seg[f1.n - 1] = f1.seg[0];
+	/* in the next round, segment 10 (and 11) come last: reordered, not lost */
+	for (unsigned i = 0; i < f1.n; i++)
+		f2.seg[i] = f1.seg[(i + late) % f1.n];
 	f2.n = f1.n;
 	round_trip(&f2, &f3);
 	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_SACK_RECOVERIES), 1);
-	ck_assert_msg(in_flight(&f3, 10), "segment 10 retransmitted (needlessly)");
+	ck_assert_msg(in_flight(&f3, 10) && (late < 2 || in_flight(&f3, 11)),
+		      "segments 10 to %u retransmitted (needlessly)", 9 + late);
 	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_DSACK_UNDO), 0);
-	/* its retransmission arrives as a duplicate: the D-SACK */
+	/* the retransmissions arrive as duplicates: the D-SACKs */
 	round_trip(&f3, f);
-	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_DSACK_IN), report ? 1 : 0);
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_DSACK_IN), report ? late : 0);
 	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_DSACK_UNDO), report ? 1 : 0);
 }
 
@@ -504,7 +595,7 @@ dsack_scenario(bool report)
 	struct flight f, f1, f2;
 	unsigned n;
 
-	dsack_episode(report, 200, &f);
+	dsack_episode(report, 1, 200, &f);
 	round_trip(&f, &f1);
 	round_trip(&f1, &f2);
 	n = f1.n + f2.n;
@@ -534,13 +625,13 @@ END_TEST
  * RFC 6675's IsLost, so RACK alone finds it, reo_wnd after the last one's
  * RTT. Returns the ms from that SACK to the retransmission. */
 static uint64_t
-tail_hole_wait(bool report, unsigned recoveries)
+tail_hole_wait(bool report, unsigned late, unsigned recoveries)
 {
 	const uint32_t nseg = 200 + 50 * recoveries, hole = nseg - 2;
 	struct flight f, nx;
 	uint64_t t;
 
-	dsack_episode(report, nseg, &f);
+	dsack_episode(report, late, nseg, &f);
 	/* the episode's own recovery ended with the undo, not counted */
 	for (int round = 0; round < 300 && h_ctr(H, STK_C_TCP_SACK_RECOVERIES) < 1 + recoveries;
 	     round++) {
@@ -571,16 +662,22 @@ tail_hole_wait(bool report, unsigned recoveries)
 
 START_TEST(reo_wnd_dsack)
 {
-	uint64_t quiet, reported;
+	uint64_t quiet, reported, two;
 
-	quiet = tail_hole_wait(false, 0);
+	quiet = tail_hole_wait(false, 1, 0);
 	restart();
-	reported = tail_hole_wait(true, 0);
+	reported = tail_hole_wait(true, 1, 0);
+	restart();
+	two = tail_hole_wait(true, 2, 0);
 	ck_assert_msg(
 		quiet >= 2 && quiet <= 3 && reported >= 4 && reported <= 6,
 		"RACK resent the hole after %llu ms without the D-SACK (want 2..3: min_rtt / 4), "
 		"%llu ms after it (want 4..6: twice that)",
 		(unsigned long long)quiet, (unsigned long long)reported);
+	ck_assert_msg(two >= 4 && two <= 6,
+		      "after two D-SACKs in one round trip the hole after %llu ms "
+		      "(want 4..6: one step per round trip, not one per D-SACK)",
+		      (unsigned long long)two);
 }
 END_TEST
 
@@ -588,7 +685,7 @@ END_TEST
 START_TEST(reo_wnd_decays)
 {
 	unsigned n = _i ? 16 : 15;
-	uint64_t t = tail_hole_wait(true, n);
+	uint64_t t = tail_hole_wait(true, 1, n);
 
 	if (n == 15)
 		ck_assert_msg(t >= 4 && t <= 6,
@@ -626,7 +723,9 @@ tcp_sack_tcases(Suite *s)
 	TCase *tc = t_tcase(s, "recovery", setup, h_fixture_teardown, 30);
 
 	T_TESTS(tc, three_holes_one_rtt, dupthresh_after_reordering, rto_keeps_sacked,
-		probe_in_recovery, rack_lost_retransmit, tlp_tail_loss, dsack_undo, reo_wnd_dsack);
+		probe_in_recovery, rack_lost_retransmit, tlp_tail_loss, tlp_dsack_after_ack,
+		dsack_undo, reo_wnd_dsack);
+	tcase_add_loop_test(tc, tlp_repair_counted, 0, 2);
 	tcase_add_loop_test(tc, reo_wnd_decays, 0, 2);
 	T_TESTS(tc, no_sack_newreno);
 }
