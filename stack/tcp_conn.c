@@ -669,6 +669,10 @@ stk_tcp_rx_offset(const struct stk_tcb *c)
 uint32_t
 stk_tcp_rx_held(const struct stk_tcb *c)
 {
+	/* before the peer's SYN there is no stream (irs and rcv_nxt unset): 0,
+	 * not 2^32 - 1, or the SYN would offer a zero window */
+	if (c->state == STK_TCP_SYN_SENT)
+		return 0;
 	return c->rcv_nxt - c->irs - 1 - c->rcv_rel;
 }
 

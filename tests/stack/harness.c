@@ -1199,6 +1199,15 @@ peer_register(struct h *h, struct h_peer *p)
 
 static const struct h_topts h_default_synopts = {.has_mss = true, .mss = 1460};
 
+/* a SYN's window is not scaled (RFC 7323 2.2): the receive buffer, up to
+ * 65535 (nothing received yet) */
+static void
+syn_window_check(const struct h *h, const struct h_pkt *k)
+{
+	ck_assert_msg(k->win == (h->cfg.rcvbuf > 65535 ? 65535 : h->cfg.rcvbuf),
+		      "SYN window %u, rcvbuf %u", k->win, h->cfg.rcvbuf);
+}
+
 struct stk_tcb *
 h_connect(struct h *h, struct h_peer *p, uint64_t user, uint32_t peer_isn,
 	  const struct h_topts *synack)
@@ -1238,6 +1247,7 @@ h_connect(struct h *h, struct h_peer *p, uint64_t user, uint32_t peer_isn,
 	ck_assert_uint_eq(k->ip_dst, p->ip);
 	ck_assert_msg(memcmp(k->dst, p->mac, 6) == 0, "SYN to the wrong MAC");
 	ck_assert_uint_eq(k->plen, 0);
+	syn_window_check(h, k);
 	p->iss = k->seq;
 	p->syn_opts = k->o;
 	if (p->rtt_ms)
@@ -1295,6 +1305,7 @@ h_accept(struct h *h, struct h_peer *p, uint32_t peer_isn, const struct h_topts 
 	ck_assert_uint_eq(k->dport, p->port);
 	ck_assert_uint_eq(k->sport, p->lport);
 	ck_assert_uint_eq(k->plen, 0);
+	syn_window_check(h, k);
 	p->iss = k->seq;
 	p->syn_opts = k->o;
 	p->ts = syn->has_ts && k->o.has_ts;
