@@ -107,7 +107,7 @@ one_run() {
 		secs=fail
 	fi
 	if [ "$who" = lcpipe ] && [ -s "$REPORT" ]; then
-		json_get "$REPORT" '" ".join("%s=%s" % (k, j["stages"]["tcp"]["counters"].get(k)) for k in ["tcp_retransmits", "tcp_sack_retransmits", "tcp_rto_expired", "tcp_tlp_probes", "tcp_rack_lost", "tcp_dsack_undo", "tcp_ooo_segs"])' >"$W/$tag.ctr" 2>/dev/null
+		json_get "$REPORT" '" ".join("%s=%s" % (k, j["stages"]["tcp"]["counters"].get(k)) for k in ["tcp_retransmits", "tcp_sack_retransmits", "tcp_sack_recoveries", "tcp_tlp_recoveries", "tcp_rto_expired", "tcp_tlp_probes", "tcp_rack_lost", "tcp_dsack_undo", "tcp_ooo_segs"])' >"$W/$tag.ctr" 2>/dev/null
 	fi
 	say "$tag: $secs s $(cat "$W/$tag.ctr" 2>/dev/null)"
 	echo "$cs $side $who $rep $secs" >>"$OUT"
