@@ -376,8 +376,11 @@ void stk_sb_free(struct stk *st, struct stk_tcb *c);
 int stk_sb_sent(struct stk *st, struct stk_tcb *c, uint32_t seq, uint32_t len, bool fin);
 bool stk_sb_room(struct stk *st, struct stk_tcb *c);
 /* an acceptable ACK (ack >= snd_una) from a SACK peer: cumulative ACK, SACK
- * blocks, D-SACK, loss marking (RFC 6675 threshold and RACK) */
-bool stk_sb_ack(struct stk *st, struct stk_tcb *c, uint32_t ack, const struct stk_tcp_opts *o); /* true: new SACK info */
+ * blocks, D-SACK, loss marking (RFC 6675 threshold and RACK); pure: the
+ * segment carries no data and leaves the window as it was (a duplicate ACK
+ * by RFC 5681's definition, SACK blocks aside); true: new SACK info */
+bool stk_sb_ack(struct stk *st, struct stk_tcb *c, uint32_t ack, const struct stk_tcp_opts *o,
+		bool pure);
 uint32_t stk_sb_pipe(const struct stk_tcb *c);
 /* retransmit the first segment marked lost; false when there is none (or no buffer) */
 bool stk_sb_retransmit_next(struct stk *st, struct stk_tcb *c);

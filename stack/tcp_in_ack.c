@@ -127,7 +127,7 @@ stk_tcp_process_ack(struct stk *st, struct stk_tcb *c, struct stk_tcp_seg *s)
 		 * Karn); else timestamps when both use them (ms), else the timed
 		 * segment (Karn) */
 		if (c->sack_ok)
-			stk_sb_ack(st, c, ack, &s->o);
+			stk_sb_ack(st, c, ack, &s->o, false);
 		if (c->sack_ok && c->sb.ack_rtt != 0) {
 			if (c->rexmt_shift == 0)
 				stk_tcp_rtt_sample(st, c, c->sb.ack_rtt - 1);
@@ -210,7 +210,8 @@ stk_tcp_process_ack(struct stk *st, struct stk_tcb *c, struct stk_tcp_seg *s)
 	} else if (c->sack_ok) {
 		/* a duplicate ACK is one with new SACK information (RFC 6675 2);
 		 * a D-SACK alone does not count */
-		if (stk_sb_ack(st, c, ack, &s->o) && c->snd_max != c->snd_una) {
+		if (stk_sb_ack(st, c, ack, &s->o, s->seglen == 0 && win == c->snd_wnd) &&
+		    c->snd_max != c->snd_una) {
 			STK_CTR(st, TCP_DUP_ACKS_IN);
 			c->stats.dup_acks_in++;
 			if (c->dupacks < UINT8_MAX)

@@ -384,7 +384,7 @@ dsack_in(struct stk *st, struct stk_tcb *c, uint32_t l, uint32_t r)
 }
 
 bool
-stk_sb_ack(struct stk *st, struct stk_tcb *c, uint32_t ack, const struct stk_tcp_opts *o)
+stk_sb_ack(struct stk *st, struct stk_tcb *c, uint32_t ack, const struct stk_tcp_opts *o, bool pure)
 {
 	struct stk_sb *b = &c->sb;
 	uint32_t prev_high = b->sack_high;
@@ -485,7 +485,7 @@ stk_sb_ack(struct stk *st, struct stk_tcb *c, uint32_t ack, const struct stk_tcp
 		if ((b->sflags & (SF_TLP_RXT | SF_TLP_DSACK)) == SF_TLP_RXT) {
 			if (SEQ_GT(ack, b->tlp_high))
 				tlp_repaired(st, c); /* past the probe, and no D-SACK of it */
-			else if (SEQ_GT(ack, c->snd_una) || news)
+			else if (SEQ_GT(ack, c->snd_una) || news || !pure)
 				return news; /* the original's ACK: the probe's D-SACK may follow */
 			/* else the probe's own duplicate ACK: both copies arrived */
 		}

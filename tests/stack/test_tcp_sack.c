@@ -32,8 +32,9 @@
  *   tlp_dsack_after_ack   a needless probe D-SACKed after the late ACK of what
  *                         it repeated: no reduction (tcp_tlp_recoveries 0)
  *   tlp_repair_counted (loop) a probe that repaired the last segment: one
- *                         reduction once data past it is ACKed, or when the
- *                         next probe goes (2 SRTT + 2 ms, not the RTO)
+ *                         reduction once data past it is ACKed (also after a
+ *                         segment of the peer's data at the probe's end), or
+ *                         when the next probe goes (2 SRTT + 2 ms, not the RTO)
  *   dsack_undo            a reordered segment triggers a needless fast
  *                         retransmit; the D-SACK of that retransmission undoes
  *                         the cwnd reduction (tcp_dsack_undo): the two rounds
@@ -522,7 +523,9 @@ END_TEST
  * probe's end and no D-SACK follows. One reduction (tcp_tlp_recoveries), when
  * (0) data sent next is acknowledged past the probe, or (1) every ACK of that
  * data lost, when the next probe goes, 2 SRTT + 2 ms after it (not the RTO:
- * the episode waiting for its D-SACK does not hold back the next probe) */
+ * the episode waiting for its D-SACK does not hold back the next probe), or
+ * (2) as (0), with a segment of the peer's data before that ACK: it carries
+ * the same ACK number, yet is not the probe's duplicate ACK (RFC 5681 2) */
 START_TEST(tlp_repair_counted)
 {
 	struct stk_tcb *c;
@@ -536,6 +539,15 @@ START_TEST(tlp_repair_counted)
 	ck_assert_int_eq(h_send(H, c, 5 * MSS, 5 * MSS), 0);
 	pop_flight(&f);
 	ck_assert_uint_eq(f.n, 5);
+	if (_i == 2) {
+		static const uint8_t data[100];
+
+		/* the peer's own data, its ACK at the probe's end: no verdict */
+		h_tcp_seg(H, &P, STK_TCP_ACK | STK_TCP_PSH, P.snd_nxt, P.rcv_nxt, 65535, NULL, data,
+			  sizeof(data));
+		P.snd_nxt += sizeof(data);
+		ck_assert_uint_eq(h_ctr(H, STK_C_TCP_TLP_RECOVERIES), 0);
+	}
 	M.mute = _i == 1;
 	round_trip(&f, &nx);
 	M.mute = false;
@@ -725,7 +737,7 @@ tcp_sack_tcases(Suite *s)
 	T_TESTS(tc, three_holes_one_rtt, dupthresh_after_reordering, rto_keeps_sacked,
 		probe_in_recovery, rack_lost_retransmit, tlp_tail_loss, tlp_dsack_after_ack,
 		dsack_undo, reo_wnd_dsack);
-	tcase_add_loop_test(tc, tlp_repair_counted, 0, 2);
+	tcase_add_loop_test(tc, tlp_repair_counted, 0, 3);
 	tcase_add_loop_test(tc, reo_wnd_decays, 0, 2);
 	T_TESTS(tc, no_sack_newreno);
 }
