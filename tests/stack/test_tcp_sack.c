@@ -672,6 +672,15 @@ tail_hole_wait(bool report, unsigned late, unsigned recoveries)
 	return t;
 }
 
+/* RACK resent the hole t ms after the last SACK: lo..hi as expected when
+ * (what) */
+static void
+hole_after(uint64_t t, uint64_t lo, uint64_t hi, const char *what)
+{
+	ck_assert_msg(t >= lo && t <= hi, "%s: the hole resent after %llu ms, want %llu..%llu",
+		      what, (unsigned long long)t, (unsigned long long)lo, (unsigned long long)hi);
+}
+
 START_TEST(reo_wnd_dsack)
 {
 	uint64_t quiet, reported, two;
@@ -681,34 +690,22 @@ START_TEST(reo_wnd_dsack)
 	reported = tail_hole_wait(true, 1, 0);
 	restart();
 	two = tail_hole_wait(true, 2, 0);
-	ck_assert_msg(
-		quiet >= 2 && quiet <= 3 && reported >= 4 && reported <= 6,
-		"RACK resent the hole after %llu ms without the D-SACK (want 2..3: min_rtt / 4), "
-		"%llu ms after it (want 4..6: twice that)",
-		(unsigned long long)quiet, (unsigned long long)reported);
-	ck_assert_msg(two >= 4 && two <= 6,
-		      "after two D-SACKs in one round trip the hole after %llu ms "
-		      "(want 4..6: one step per round trip, not one per D-SACK)",
-		      (unsigned long long)two);
+	hole_after(quiet, 2, 3, "without a D-SACK (min_rtt / 4)");
+	hole_after(reported, 4, 6, "after a D-SACK (twice min_rtt / 4)");
+	hole_after(two, 4, 6,
+		   "after two D-SACKs in one round trip (one step per round trip, not per D-SACK)");
 }
 END_TEST
 
 /* ... and 16 recoveries after the D-SACK, one quarter again; after 15, still two */
 START_TEST(reo_wnd_decays)
 {
-	unsigned n = _i ? 16 : 15;
-	uint64_t t = tail_hole_wait(true, 1, n);
+	uint64_t t = tail_hole_wait(true, 1, _i ? 16 : 15);
 
-	if (n == 15)
-		ck_assert_msg(t >= 4 && t <= 6,
-			      "15 recoveries after the D-SACK: the hole after %llu ms "
-			      "(want 4..6: still twice min_rtt / 4)",
-			      (unsigned long long)t);
+	if (_i == 0)
+		hole_after(t, 4, 6, "15 recoveries after the D-SACK (still twice min_rtt / 4)");
 	else
-		ck_assert_msg(t >= 2 && t <= 3,
-			      "16 recoveries after the D-SACK: the hole after %llu ms "
-			      "(want 2..3: min_rtt / 4 again)",
-			      (unsigned long long)t);
+		hole_after(t, 2, 3, "16 recoveries after the D-SACK (min_rtt / 4 again)");
 }
 END_TEST
 
