@@ -475,7 +475,9 @@ START_TEST(tlp_tail_loss)
 END_TEST
 
 /* a tail loss probe of the last of five segments (no new data to send),
- * 2 SRTT + 2 ms after they went; lost: the segment the probe repeats */
+ * 2 SRTT + 2 ms after they went; lost: the segment dropped on the way, or -1:
+ * all five arrive and the peer's ACKs of them are held back (sent later by
+ * the caller) */
 static struct stk_tcb *
 tail_probe(int lost, struct flight *f)
 {
