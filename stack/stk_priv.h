@@ -408,6 +408,13 @@ stk_tcp_ssthresh_cut(struct stk_tcb *c, uint32_t bytes)
 	c->ssthresh = bytes / 2 > 2 * c->mss ? bytes / 2 : 2 * c->mss;
 	c->ca_acked = 0;
 }
+/* a tail loss probe is out and not yet acknowledged (an episode whose probe
+ * was acknowledged may still wait for its D-SACK: SF_TLP alone) */
+static inline bool
+stk_sb_probe_out(const struct stk_tcb *c)
+{
+	return (c->sb.sflags & SF_TLP) && SEQ_GT(c->sb.tlp_high, c->snd_una);
+}
 /* RTO (RFC 6675 5.1): every segment not SACKed is lost */
 void stk_sb_rto(struct stk *st, struct stk_tcb *c, bool was_recovering);
 /* the tail loss probe fires (RFC 8985 7.3) */

@@ -706,9 +706,9 @@ stk_sb_tlp_fire(struct stk *st, struct stk_tcb *c)
 	/* the last episode's probe went again and was acknowledged, and a whole
 	 * probe timeout brought no D-SACK of it: it repaired a loss */
 	if ((b->sflags & (SF_TLP | SF_TLP_RXT | SF_TLP_DSACK)) == (SF_TLP | SF_TLP_RXT) &&
-	    SEQ_LEQ(b->tlp_high, c->snd_una))
+	    !stk_sb_probe_out(c))
 		tlp_repaired(st, c);
-	if (b->tlp_count > 0 && (b->sflags & SF_TLP) && SEQ_GT(b->tlp_high, c->snd_una)) {
+	if (b->tlp_count > 0 && stk_sb_probe_out(c)) {
 		/* the first probe brought nothing: the second repeats the last
 		 * segment not SACKed (the probe itself may be what was lost) */
 		b->sflags &= (uint8_t)~SF_TLP;

@@ -127,7 +127,7 @@ stk_tcp_rexmt_arm_data(struct stk *st, struct stk_tcb *c)
 	const struct stk_sb *b = &c->sb;
 
 	if (c->sack_ok && c->srtt_us > 0 && b->out > 0 && c->rexmt_shift == 0 &&
-	    !(b->sflags & SF_LOSS) && !((b->sflags & SF_TLP) && SEQ_GT(b->tlp_high, c->snd_una)) &&
+	    !(b->sflags & SF_LOSS) && !stk_sb_probe_out(c) &&
 	    (c->state == STK_TCP_ESTABLISHED || c->state == STK_TCP_CLOSE_WAIT ||
 	     c->state == STK_TCP_FIN_WAIT_1 || c->state == STK_TCP_CLOSING ||
 	     c->state == STK_TCP_LAST_ACK)) {
