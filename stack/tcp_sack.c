@@ -44,6 +44,24 @@ id_lt(uint32_t a, uint32_t b)
 	return (int32_t)(a - b) < 0;
 }
 
+/* the first record ending after seq (b->tail if none): records are in
+ * sequence order, so a bisection over their ids */
+static uint32_t
+rec_after(const struct stk_sb *b, uint32_t seq)
+{
+	uint32_t lo = b->head, hi = b->tail;
+
+	while (lo != hi) {
+		uint32_t m = lo + (hi - lo) / 2;
+
+		if (SEQ_LEQ(rec(b, m)->end, seq))
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	return lo;
+}
+
 static void
 t_unlink(struct stk_sb *b, struct stk_txrec *r)
 {
@@ -283,19 +301,9 @@ threshold_mark(struct stk_tcb *c)
 		return;
 	lo = id_lt(b->mark, b->head) ? b->head : b->mark;
 	/* the record holding the highest SACKed byte, then down */
-	{
-		uint32_t l = b->head, h = b->tail, seq = b->sack_high - 1;
-
-		while (l != h) {
-			uint32_t m = l + (h - l) / 2;
-
-			if (SEQ_LEQ(rec(b, m)->end, seq))
-				l = m + 1;
-			else
-				h = m;
-		}
-		id = l == b->tail ? b->tail - 1 : l;
-	}
+	id = rec_after(b, b->sack_high - 1);
+	if (id == b->tail)
+		id--;
 	if (id_lt(id, lo))
 		return; /* all of it applied already */
 	for (;; id--) {
@@ -447,21 +455,7 @@ stk_sb_ack(struct stk *st, struct stk_tcb *c, uint32_t ack, const struct stk_tcp
 		STK_CTR(st, TCP_SACK_BLOCKS_IN);
 		if (b->head == b->tail)
 			continue;
-		/* the first record ending after l */
-		{
-			uint32_t lo = b->head, hi = b->tail;
-
-			while (lo != hi) {
-				uint32_t m = lo + (hi - lo) / 2;
-
-				if (SEQ_LEQ(rec(b, m)->end, l))
-					lo = m + 1;
-				else
-					hi = m;
-			}
-			id = lo;
-		}
-		for (; id != b->tail; id++) {
+		for (id = rec_after(b, l); id != b->tail; id++) {
 			struct stk_txrec *r = rec(b, id);
 
 			if (SEQ_GT(r->end, rr))

@@ -288,6 +288,14 @@ cfail(struct stk_ws_hs *h, const char *why)
 	return -1;
 }
 
+/* why a *_max_window_bits in the response is refused: [server?][above?] */
+static const char *const bits_refused[2][2] = {
+	{ "invalid client_max_window_bits in the response",
+	  "client_max_window_bits above the value we offered" },
+	{ "invalid server_max_window_bits in the response",
+	  "server_max_window_bits above the value we offered" },
+};
+
 static int
 client_one(struct stk_ws_hs *h, const struct ext *e)
 {
@@ -320,24 +328,21 @@ client_one(struct stk_ws_hs *h, const struct ext *e)
 			else
 				neg.client_no_context_takeover = true;
 			break;
-		case P_SMWB:
+		default: { /* P_SMWB, or P_CMWB (we always offer it) */
+			bool srv = id == P_SMWB;
+			uint8_t offered = srv ? w->server_max_window_bits : w->client_max_window_bits;
+
 			b = par_bits(pp);
 			if (b <= 0)
-				return cfail(h, "invalid server_max_window_bits in the response");
-			if (w->server_max_window_bits != 0 && b > w->server_max_window_bits)
-				return cfail(h,
-					     "server_max_window_bits above the value we offered");
-			neg.server_max_window_bits = (uint8_t)b;
+				return cfail(h, bits_refused[srv][0]);
+			if (offered != 0 && b > offered)
+				return cfail(h, bits_refused[srv][1]);
+			if (srv)
+				neg.server_max_window_bits = (uint8_t)b;
+			else
+				cm = b;
 			break;
-		default: /* P_CMWB: we always offer it */
-			b = par_bits(pp);
-			if (b <= 0)
-				return cfail(h, "invalid client_max_window_bits in the response");
-			if (w->client_max_window_bits != 0 && b > w->client_max_window_bits)
-				return cfail(h,
-					     "client_max_window_bits above the value we offered");
-			cm = b;
-			break;
+		}
 		}
 	}
 	if (w->server_max_window_bits != 0 && !seen[P_SMWB])
