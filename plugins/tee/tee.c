@@ -164,77 +164,77 @@ tee_count_copied(struct lcp_stage *st, uint64_t bytes, unsigned fail)
 		lcp_count(st, TEE_DROP_NO_COPY, fail);
 }
 
-static void
-tee_frames(struct lcp_stage *st, struct tee_ctx *x, void **objs, unsigned n)
+/* a frame's copy (snaplen bytes at most) from the copy pool, or NULL */
+static inline void *
+tee_copy_frame(struct tee_ctx *x, void *obj, uint64_t *bytes)
 {
-	struct rte_mbuf *c[64];
-	unsigned k = 0, fail = 0;
-	uint64_t bytes = 0;
+	struct rte_mbuf *d;
 
-	for (unsigned i = 0; i < n; i++) {
-		struct rte_mbuf *m = objs[i], *d;
-
-		if (!tee_take(x, 0))
-			continue;
-		d = x->mp != NULL ? rte_pktmbuf_copy(m, x->mp, 0, x->snaplen ? x->snaplen : UINT32_MAX) : NULL;
-		if (d == NULL) {
-			fail++;
-			continue;
-		}
-		bytes += rte_pktmbuf_pkt_len(d);
-		c[k++] = d;
-		if (k == RTE_DIM(c)) {
-			tee_emit_copies(st, TEE_COPY, (void **)c, k);
-			k = 0;
-		}
-	}
-	if (k > 0)
-		tee_emit_copies(st, TEE_COPY, (void **)c, k);
-	tee_count_copied(st, bytes, fail);
+	if (x->mp == NULL)
+		return NULL;
+	d = rte_pktmbuf_copy(obj, x->mp, 0, x->snaplen ? x->snaplen : UINT32_MAX);
+	if (d != NULL)
+		*bytes += rte_pktmbuf_pkt_len(d);
+	return d;
 }
 
-static void
-tee_msgs(struct lcp_stage *st, struct tee_ctx *x, void **objs, unsigned n)
+/* a message's copy from the stage's message pool, or NULL */
+static inline void *
+tee_copy_msg(struct tee_ctx *x, void *obj, uint64_t *bytes)
 {
-	struct lcp_msg *c[64];
+	const struct lcp_msg *m = obj;
+	struct tee_msg *t = x->msgs != NULL ? lcp_pool_get(x->msgs) : NULL;
+
+	if (t == NULL)
+		return NULL;
+	memcpy(t->data, m->data, m->len);
+	t->pool = x->msgs;
+	t->m = (struct lcp_msg){ .conn_id = m->conn_id,
+				 .rx_tsc = m->rx_tsc,
+				 .data = t->data,
+				 .len = m->len,
+				 .opcode = m->opcode,
+				 .flags = (uint16_t)(m->flags & (LCP_MSG_F_SESSION_START | LCP_MSG_F_LOSS)),
+				 .release = tee_msg_release,
+				 .owner = x->msgs,
+				 .lost = (m->flags & LCP_MSG_F_LOSS) ? m->lost : 0 };
+	*bytes += m->len;
+	return &t->m;
+}
+
+/* copies of a burst's sampled objects out on the copy port of their kind
+ * (0: frames, 1: messages), 64 at a time; a message above msg_max is not
+ * copied (drop_copy_too_big), one that finds no buffer neither (drop_no_copy) */
+static inline void
+tee_copies(struct lcp_stage *st, struct tee_ctx *x, unsigned kind, void **objs, unsigned n)
+{
+	const unsigned port = kind ? TEE_MSG_COPY : TEE_COPY;
+	void *c[64];
 	unsigned k = 0, fail = 0, big = 0;
 	uint64_t bytes = 0;
 
 	for (unsigned i = 0; i < n; i++) {
-		const struct lcp_msg *m = objs[i];
-		struct tee_msg *t;
+		void *d;
 
-		if (!tee_take(x, 1))
+		if (!tee_take(x, kind))
 			continue;
-		if (m->len > x->msg_max) {
+		if (kind && ((const struct lcp_msg *)objs[i])->len > x->msg_max) {
 			big++;
 			continue;
 		}
-		t = x->msgs != NULL ? lcp_pool_get(x->msgs) : NULL;
-		if (t == NULL) {
+		d = kind ? tee_copy_msg(x, objs[i], &bytes) : tee_copy_frame(x, objs[i], &bytes);
+		if (d == NULL) {
 			fail++;
 			continue;
 		}
-		memcpy(t->data, m->data, m->len);
-		t->pool = x->msgs;
-		t->m = (struct lcp_msg){ .conn_id = m->conn_id,
-					 .rx_tsc = m->rx_tsc,
-					 .data = t->data,
-					 .len = m->len,
-					 .opcode = m->opcode,
-					 .flags = (uint16_t)(m->flags & (LCP_MSG_F_SESSION_START | LCP_MSG_F_LOSS)),
-					 .release = tee_msg_release,
-					 .owner = x->msgs,
-					 .lost = (m->flags & LCP_MSG_F_LOSS) ? m->lost : 0 };
-		bytes += m->len;
-		c[k++] = &t->m;
+		c[k++] = d;
 		if (k == RTE_DIM(c)) {
-			tee_emit_copies(st, TEE_MSG_COPY, (void **)c, k);
+			tee_emit_copies(st, port, c, k);
 			k = 0;
 		}
 	}
 	if (k > 0)
-		tee_emit_copies(st, TEE_MSG_COPY, (void **)c, k);
+		tee_emit_copies(st, port, c, k);
 	tee_count_copied(st, bytes, fail);
 	if (big > 0)
 		lcp_count(st, TEE_DROP_COPY_TOO_BIG, big);
@@ -248,11 +248,11 @@ tee_process(struct lcp_stage *st, void *ctx, unsigned port, void **objs, unsigne
 	/* the copies first: emitting the whole input vector moves it away */
 	if (port == TEE_IN) {
 		if (x->copy_linked[0])
-			tee_frames(st, x, objs, n);
+			tee_copies(st, x, 0, objs, n);
 		lcp_emit(st, TEE_OUT, objs, n);
 	} else {
 		if (x->copy_linked[1])
-			tee_msgs(st, x, objs, n);
+			tee_copies(st, x, 1, objs, n);
 		lcp_emit(st, TEE_MSG_OUT, objs, n);
 	}
 }

@@ -285,18 +285,17 @@ ws_tls_publish(struct ws_ctx *x)
 	if (x->tls == NULL)
 		return;
 	s = stk_tls_ctx_stats(x->tls);
-	if (s->records_rx != x->tls_pub.records_rx)
-		lcp_count(x->st, WS_C_TLS_RECORDS_RX, s->records_rx - x->tls_pub.records_rx);
-	if (s->records_tx != x->tls_pub.records_tx)
-		lcp_count(x->st, WS_C_TLS_RECORDS_TX, s->records_tx - x->tls_pub.records_tx);
-	if (s->bytes_rx != x->tls_pub.bytes_rx)
-		lcp_count(x->st, WS_C_TLS_BYTES_RX, s->bytes_rx - x->tls_pub.bytes_rx);
-	if (s->bytes_tx != x->tls_pub.bytes_tx)
-		lcp_count(x->st, WS_C_TLS_BYTES_TX, s->bytes_tx - x->tls_pub.bytes_tx);
-	if (s->records_rx_fast != x->tls_pub.records_rx_fast)
-		lcp_count(x->st, WS_C_TLS_RECORDS_RX_FAST, s->records_rx_fast - x->tls_pub.records_rx_fast);
-	if (s->tickets_ignored != x->tls_pub.tickets_ignored)
-		lcp_count(x->st, WS_C_TLS_TICKETS_IGNORED, s->tickets_ignored - x->tls_pub.tickets_ignored);
+/* each counter gets what its field gained since the last publish */
+#define WS_TLS_PUB(field, ctr)                                                 \
+	if (s->field != x->tls_pub.field)                                      \
+		lcp_count(x->st, ctr, s->field - x->tls_pub.field);
+	WS_TLS_PUB(records_rx, WS_C_TLS_RECORDS_RX)
+	WS_TLS_PUB(records_tx, WS_C_TLS_RECORDS_TX)
+	WS_TLS_PUB(bytes_rx, WS_C_TLS_BYTES_RX)
+	WS_TLS_PUB(bytes_tx, WS_C_TLS_BYTES_TX)
+	WS_TLS_PUB(records_rx_fast, WS_C_TLS_RECORDS_RX_FAST)
+	WS_TLS_PUB(tickets_ignored, WS_C_TLS_TICKETS_IGNORED)
+#undef WS_TLS_PUB
 	x->tls_pub = *s;
 }
 
