@@ -208,27 +208,17 @@ write_json(const struct ab *ab, const char *path)
 void
 xml_text(FILE *f, const char *s)
 {
+	static const char *const ent[] = {
+		['&'] = "&amp;", ['<'] = "&lt;", ['>'] = "&gt;", ['"'] = "&quot;", ['\''] = "&apos;",
+	};
+
 	for (; *s; s++) {
-		switch (*s) {
-		case '&':
-			fputs("&amp;", f);
-			break;
-		case '<':
-			fputs("&lt;", f);
-			break;
-		case '>':
-			fputs("&gt;", f);
-			break;
-		case '"':
-			fputs("&quot;", f);
-			break;
-		case '\'':
-			fputs("&apos;", f);
-			break;
-		default:
-			/* control characters are not allowed in XML 1.0 */
-			fputc((unsigned char)*s < 0x20 ? ' ' : *s, f);
-		}
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch < sizeof(ent) / sizeof(ent[0]) && ent[ch] != NULL)
+			fputs(ent[ch], f);
+		else /* control characters are not allowed in XML 1.0 */
+			fputc(ch < 0x20 ? ' ' : ch, f);
 	}
 }
 
