@@ -213,6 +213,14 @@ void lcp_eal_lcores(char *const *eal, unsigned n, bool *avail, unsigned *main_lc
 extern const char lcp_default_config[];
 /* the live stats line is on screen without its newline: log lines clear it first (log.c) */
 extern int lcp_live_line;
+/* one step of a scale for reading a number: at or above div, v / div with prec
+ * decimals and unit; the last step (div 1) takes what is left (stats.c) */
+struct lcp_scale {
+	double div;
+	int prec;
+	const char *unit;
+};
+void lcp_fmt_scaled(char *buf, size_t len, double v, const struct lcp_scale *s);
 extern const char *const lcp_on_full_choices[]; /* "drop", "block" */
 extern const char *const lcp_on_full_names[];   /* the same, and "hold" */
 

@@ -67,17 +67,23 @@ lcp_stage_totals(const struct lcp_stage_priv *sp, uint64_t *in, uint64_t *out, u
 	}
 }
 
+void
+lcp_fmt_scaled(char *buf, size_t len, double v, const struct lcp_scale *s)
+{
+	while (s->div > 1 && !(v >= s->div)) /* NaN: the last step, as for a small v */
+		s++;
+	snprintf(buf, len, "%.*f%s", s->prec, v / s->div, s->unit);
+}
+
+/* counts and rates on the live line: 2 decimals from k up */
 static void
 human(char *buf, size_t len, double v)
 {
-	if (v >= 1e9)
-		snprintf(buf, len, "%.2f G", v / 1e9);
-	else if (v >= 1e6)
-		snprintf(buf, len, "%.2f M", v / 1e6);
-	else if (v >= 1e3)
-		snprintf(buf, len, "%.2f k", v / 1e3);
-	else
-		snprintf(buf, len, "%.0f ", v);
+	static const struct lcp_scale si[] = {
+		{ 1e9, 2, " G" }, { 1e6, 2, " M" }, { 1e3, 2, " k" }, { 1, 0, " " },
+	};
+
+	lcp_fmt_scaled(buf, len, v, si);
 }
 
 void

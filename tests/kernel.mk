@@ -66,7 +66,7 @@ EXTRA_DIST += $(TLS_KERNEL_TESTS) kernel/tls_lib.sh kernel/wss_client.py
 
 check_LTLIBRARIES += kernel/plugins/msg_hash.la
 kernel_plugins_msg_hash_la_SOURCES = kernel/plugins/msg_hash.c
-kernel_plugins_msg_hash_la_CPPFLAGS = $(RUN_PLUGIN_CPPFLAGS)
+kernel_plugins_msg_hash_la_CPPFLAGS = $(RUN_PLUGIN_CPPFLAGS) -I$(top_srcdir)/plugins/common
 kernel_plugins_msg_hash_la_CFLAGS = $(RUN_PLUGIN_CFLAGS) $(CRYPTO_CFLAGS)
 kernel_plugins_msg_hash_la_LDFLAGS = $(RUN_PLUGIN_LDFLAGS)
 kernel_plugins_msg_hash_la_LIBADD = $(RUN_PLUGIN_LIBADD) $(CRYPTO_LIBS)

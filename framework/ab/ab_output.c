@@ -7,31 +7,24 @@
 void
 fmt_value(char *buf, size_t len, enum ab_kind kind, double v)
 {
+	static const struct lcp_scale rate[] = {
+		{ 1e9, 3, " G" }, { 1e6, 3, " M" }, { 1e3, 2, " k" }, { 1, 1, "" },
+	};
+	static const struct lcp_scale ns[] = { { 1e6, 2, " ms" }, { 1e3, 2, " us" }, { 1, 0, " ns" } };
+
 	if (!isfinite(v)) {
 		snprintf(buf, len, "-");
 		return;
 	}
 	switch (kind) {
 	case AB_RATE:
-		if (v >= 1e9)
-			snprintf(buf, len, "%.3f G", v / 1e9);
-		else if (v >= 1e6)
-			snprintf(buf, len, "%.3f M", v / 1e6);
-		else if (v >= 1e3)
-			snprintf(buf, len, "%.2f k", v / 1e3);
-		else
-			snprintf(buf, len, "%.1f", v);
+		lcp_fmt_scaled(buf, len, v, rate);
 		break;
 	case AB_CYCLES:
 		snprintf(buf, len, v >= 100 ? "%.0f" : "%.1f", v);
 		break;
 	case AB_NS:
-		if (v >= 1e6)
-			snprintf(buf, len, "%.2f ms", v / 1e6);
-		else if (v >= 1e3)
-			snprintf(buf, len, "%.2f us", v / 1e3);
-		else
-			snprintf(buf, len, "%.0f ns", v);
+		lcp_fmt_scaled(buf, len, v, ns);
 		break;
 	case AB_KIB:
 		snprintf(buf, len, "%.1f MiB", v / 1024);

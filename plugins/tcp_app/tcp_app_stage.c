@@ -22,6 +22,7 @@
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
 
+#include "sha_hex.h"
 #include "tcp_app.h"
 
 static const char *const tcp_app_modes[] = { "recv", "send", "echo", NULL };
@@ -113,24 +114,6 @@ tcp_app_validate(const void *conf, char *msg, size_t msglen)
 
 /* ---- result ---- */
 
-static void
-tcp_app_sha_hex(const struct tcp_app_conn *c, char hex[65])
-{
-	unsigned char d[EVP_MAX_MD_SIZE];
-	unsigned len = 0;
-	EVP_MD_CTX *t = EVP_MD_CTX_new();
-
-	hex[0] = '\0';
-	if (t == NULL || c->md == NULL || EVP_MD_CTX_copy_ex(t, c->md) != 1 ||
-	    EVP_DigestFinal_ex(t, d, &len) != 1 || len != 32) {
-		EVP_MD_CTX_free(t);
-		return;
-	}
-	EVP_MD_CTX_free(t);
-	for (unsigned i = 0; i < len; i++)
-		snprintf(hex + 2 * i, 3, "%02x", d[i]);
-}
-
 /* {"mode": "recv", "stop_requested": bool, "conns_done": n,
  *  "connections": [{"user", "conn", "peer": "ip:port", "lport", "bytes_in",
  *                   "sha256_in", "bytes_out", "send_done",
@@ -163,7 +146,7 @@ tcp_app_write_result(struct lcp_stage *st, struct tcp_app_ctx *x)
 		struct in_addr a = { .s_addr = c->addr };
 
 		inet_ntop(AF_INET, &a, peer, sizeof(peer));
-		tcp_app_sha_hex(c, hex);
+		sha256_hex(c->md, hex);
 		fprintf(f,
 			"%s\n  {\"user\": %" PRIu32 ", \"conn\": %" PRIu32 ", \"peer\": \"%s:%u\", "
 			"\"lport\": %u, \"bytes_in\": %" PRIu64 ", \"sha256_in\": \"%s\", "

@@ -48,6 +48,8 @@
 
 #include <lcp/lcp.h>
 
+#include "sha_hex.h"
+
 enum { MSG_HASH_IN };
 
 static const struct lcp_port_def msg_hash_ports[] = {
@@ -305,23 +307,6 @@ msg_hash_poll(struct lcp_stage *st, void *ctx)
 }
 
 static void
-msg_hash_sha_hex(EVP_MD_CTX *md, char hex[65])
-{
-	unsigned char d[EVP_MAX_MD_SIZE];
-	unsigned len = 0;
-	EVP_MD_CTX *t = EVP_MD_CTX_new();
-
-	hex[0] = '\0';
-	if (t == NULL || EVP_MD_CTX_copy_ex(t, md) != 1 || EVP_DigestFinal_ex(t, d, &len) != 1 || len != 32) {
-		EVP_MD_CTX_free(t);
-		return;
-	}
-	EVP_MD_CTX_free(t);
-	for (unsigned i = 0; i < len; i++)
-		snprintf(hex + 2 * i, 3, "%02x", d[i]);
-}
-
-static void
 msg_hash_write_result(struct lcp_stage *st, struct msg_hash_ctx *x)
 {
 	char tmp[4200], sha[65], sha_lens[65];
@@ -333,8 +318,8 @@ msg_hash_write_result(struct lcp_stage *st, struct msg_hash_ctx *x)
 		x->record_errors++;
 	if (x->result == NULL || x->result[0] == '\0')
 		return;
-	msg_hash_sha_hex(x->md, sha);
-	msg_hash_sha_hex(x->md_lens, sha_lens);
+	sha256_hex(x->md, sha);
+	sha256_hex(x->md_lens, sha_lens);
 	snprintf(tmp, sizeof(tmp), "%s.tmp", x->result);
 	f = fopen(tmp, "w");
 	if (f == NULL) {
@@ -354,8 +339,8 @@ msg_hash_write_result(struct lcp_stage *st, struct msg_hash_ctx *x)
 	for (unsigned i = 0, first = 1; i < MSG_HASH_MAX_CONN; i++) {
 		if (x->conn[i].msgs == 0)
 			continue;
-		msg_hash_sha_hex(x->conn[i].md, sha);
-		msg_hash_sha_hex(x->conn[i].md_lens, sha_lens);
+		sha256_hex(x->conn[i].md, sha);
+		sha256_hex(x->conn[i].md_lens, sha_lens);
 		fprintf(f,
 			"%s\n  {\"conn\": %u, \"msgs\": %" PRIu64 ", \"bytes\": %" PRIu64
 			", \"sha256\": \"%s\", \"sha256_lens\": \"%s\", \"max_len\": %" PRIu64 "}",
