@@ -113,8 +113,11 @@ stk_tcp_process_ack(struct stk *st, struct stk_tcb *c, struct stk_tcp_seg *s)
 	 * tcp_input does the same): nothing in flight, nothing newly
 	 * acknowledged, no SACK blocks. No RTT sample, congestion, scoreboard,
 	 * duplicate-ACK or recovery work can follow from it (each needs
-	 * snd_max != snd_una or new data acknowledged); only the window moves. */
-	if (ack == c->snd_una && c->snd_max == c->snd_una && !s->o.has_sack && !(c->flags & TF_INRECOVERY)) {
+	 * snd_max != snd_una or new data acknowledged); only the window moves.
+	 * Not for a pure ACK while a loss probe's episode is open: it may be the
+	 * probe's duplicate ACK, which ends the episode (stk_sb_ack()). */
+	if (ack == c->snd_una && c->snd_max == c->snd_una && !s->o.has_sack && !(c->flags & TF_INRECOVERY) &&
+	    !(s->seglen == 0 && (c->sb.sflags & SF_TLP))) {
 		c->sb.delivered = 0; /* what stk_sb_ack() would have said: nothing */
 		c->sb.ack_rtt = 0;
 		goto window;
