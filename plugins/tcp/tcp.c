@@ -402,7 +402,7 @@ tcp_init(struct lcp_stage *st, const void *conf, void **ctx)
 		rte_free(x);
 		return -ENOENT;
 	}
-	x->sq = tcp_sq_create(st, c->max_conns);
+	x->sq = tcp_sq_create(st, c->stk.max_conns);
 	x->sq_cb = (struct tcp_sq_cb){ .arg = x, .room = tcp_sq_room, .close = tcp_sq_close, .error = tcp_sq_error,
 				       .freed = tcp_sq_freed };
 	x->nodes = lcp_pool_create(st, "nodes", TCP_NODE_SIZE + TCP_ALLOC_HDR, c->node_pool, 0);

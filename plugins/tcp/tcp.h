@@ -21,24 +21,15 @@ struct tcp_conf {
 	const char *connect;
 	uint32_t listen;
 	uint32_t backlog;
-	uint32_t mtu;
-	uint32_t max_conns;
-	uint32_t ephemeral_port_min, ephemeral_port_max;
-	bool time_wait_reuse;
-	uint32_t rcvbuf, sndbuf;
-	uint32_t ooo_max_bytes, ooo_max_segs;
-	uint32_t time_wait_ms, fin_wait2_ms, delack_ms, ack_stretch;
-	uint32_t rto_min_ms, rto_init_ms, rto_max_ms;
-	uint32_t syn_retries, max_retries, persist_timeout_ms;
 	int backlog_full; /* enum stk_backlog_full */
-	uint32_t keepalive_s, keepalive_intvl_s, keepalive_probes;
-	bool window_scale, timestamps, sack, csum_offload, rx_coalesce;
-	uint32_t arp_entries, arp_timeout_s, arp_pending, arp_retries, arp_retry_ms;
-	uint32_t challenge_ack_limit;
-	uint32_t oow_ack_ms;
+	uint32_t keepalive_s, keepalive_intvl_s, arp_timeout_s;
+	bool csum_offload;
 	uint32_t node_pool;
 	uint32_t rx_reserve;
 	uint32_t tx_mbufs;
+	/* the stack's settings that an option sets as they are (its "stk." rows):
+	 * a new one is a field of struct stk_config and a row of tcp_opts */
+	struct stk_config stk;
 };
 
 extern const struct lcp_opt tcp_opts[];

@@ -33,61 +33,61 @@ const struct lcp_opt tcp_opts[] = {
 		     "half-open connections per listener (what a SYN past it gets: backlog_full)"),
 	LCP_OPT_ENUM(C, backlog_full, "backlog_full", "\"cookies\"", tcp_backlog_full_names, 0,
 		     "a SYN to a full backlog: \"cookies\" (SYN cookie, tcp_syncookies_sent), \"evict\" the oldest half-open one or \"drop\" the SYN (drop_tcp_backlog)"),
-	LCP_OPT_UINT(C, mtu, "mtu", "1500", 576, 9000, 0, "IP MTU; our MSS is mtu - 40"),
-	LCP_OPT_UINT(C, max_conns, "max_conns", "1024", 1, 65535, 0,
+	LCP_OPT_UINT(C, stk.mtu, "mtu", "1500", 576, 9000, 0, "IP MTU; our MSS is mtu - 40"),
+	LCP_OPT_UINT(C, stk.max_conns, "max_conns", "1024", 1, 65535, 0,
 		     "connection control blocks, TIME_WAIT included"),
-	LCP_OPT_UINT(C, ephemeral_port_min, "ephemeral_port_min", "49152", 1, 65535, 0,
+	LCP_OPT_UINT(C, stk.ephemeral_port_min, "ephemeral_port_min", "49152", 1, 65535, 0,
 		     "lowest local port a connect takes (RFC 6335's dynamic range starts here; as Linux's ip_local_port_range)"),
-	LCP_OPT_UINT(C, ephemeral_port_max, "ephemeral_port_max", "65535", 1, 65535, 0,
+	LCP_OPT_UINT(C, stk.ephemeral_port_max, "ephemeral_port_max", "65535", 1, 65535, 0,
 		     "highest local port a connect takes (>= ephemeral_port_min); a connect fails with EADDRINUSE when every port of the range is taken to that peer address and port (and no TIME_WAIT of ours can be taken over: time_wait_reuse)"),
-	LCP_OPT_BOOL(C, time_wait_reuse, "time_wait_reuse", "true",
+	LCP_OPT_BOOL(C, stk.time_wait_reuse, "time_wait_reuse", "true",
 		     "with every port of the range taken to a peer address and port, a connect takes over a 4-tuple this stage holds in TIME_WAIT if that connection used timestamps and the peer's last one is at least 1 s old, its ISS above the old sequence space (tcp_time_wait_reconnects; as Linux's tcp_tw_reuse = 1); false = EADDRINUSE until the TIME_WAIT ends"),
-	LCP_OPT_UINT(C, rcvbuf, "rcvbuf", "1048576", 3000, 1073741824, 0,
+	LCP_OPT_UINT(C, stk.rcvbuf, "rcvbuf", "1048576", 3000, 1073741824, 0,
 		     "receive window offered per connection, bytes (scaled when above 65535)"),
-	LCP_OPT_UINT(C, sndbuf, "sndbuf", "1048576", 1500, 1073741824, 0,
+	LCP_OPT_UINT(C, stk.sndbuf, "sndbuf", "1048576", 1500, 1073741824, 0,
 		     "bytes the application may queue per connection, unacknowledged included"),
-	LCP_OPT_UINT(C, ooo_max_bytes, "ooo_max_bytes", "1048576", 0, 1073741824, 0,
+	LCP_OPT_UINT(C, stk.ooo_max_bytes, "ooo_max_bytes", "1048576", 0, 1073741824, 0,
 		     "out-of-order payload held per connection, bytes (>= rcvbuf: an honest peer never exceeds it)"),
-	LCP_OPT_UINT(C, ooo_max_segs, "ooo_max_segs", "1024", 0, 65536, 0,
+	LCP_OPT_UINT(C, stk.ooo_max_segs, "ooo_max_segs", "1024", 0, 65536, 0,
 		     "out-of-order segments (received frames, mbufs) held per connection"),
-	LCP_OPT_UINT(C, time_wait_ms, "time_wait_ms", "60000", 0, 240000, 0,
+	LCP_OPT_UINT(C, stk.time_wait_ms, "time_wait_ms", "60000", 0, 240000, 0,
 		     "TIME_WAIT duration, 2*MSL (Linux: 60 s; RFC 9293's MSL of 2 min makes 240 s); a newer SYN reopens the 4-tuple (RFC 6191) and, with every control block taken, the oldest TIME_WAIT gives way"),
-	LCP_OPT_UINT(C, fin_wait2_ms, "fin_wait2_ms", "60000", 1, 3600000, 0,
+	LCP_OPT_UINT(C, stk.fin_wait2_ms, "fin_wait2_ms", "60000", 1, 3600000, 0,
 		     "how long FIN_WAIT_2 waits for the peer's FIN before a timeout"),
-	LCP_OPT_UINT(C, delack_ms, "delack_ms", "10", 1, 500, 0,
+	LCP_OPT_UINT(C, stk.delack_ms, "delack_ms", "10", 1, 500, 0,
 		     "delayed ACK timer (an ACK goes at least every second segment anyway)"),
-	LCP_OPT_UINT(C, ack_stretch, "ack_stretch", "16", 2, 64, 0,
+	LCP_OPT_UINT(C, stk.ack_stretch, "ack_stretch", "16", 2, 64, 0,
 		     "in-order full segments one ACK may cover within a receive burst: one ACK at the burst's end (tcp_stretch_acks), as Linux does under GRO; 2 = an ACK every second segment (RFC 5681)"),
-	LCP_OPT_BOOL(C, rx_coalesce, "rx_coalesce", "true",
+	LCP_OPT_BOOL(C, stk.rx_coalesce, "rx_coalesce", "true",
 		     "in-order coalescing within a receive burst, as Linux's GRO: a segment that repeats the headers of the one just delivered in order on its connection (ACK and window aside) and starts where it ended skips the checks that one passed (tcp_coalesced); false = every segment takes every check"),
-	LCP_OPT_UINT(C, rto_min_ms, "rto_min_ms", "200", 1, 60000, 0, "lower bound of the RTO"),
-	LCP_OPT_UINT(C, rto_init_ms, "rto_init_ms", "1000", 1, 60000, 0, "RTO before an RTT sample (RFC 6298)"),
-	LCP_OPT_UINT(C, rto_max_ms, "rto_max_ms", "60000", 1, 600000, 0, "upper bound of the backed-off RTO"),
-	LCP_OPT_UINT(C, syn_retries, "syn_retries", "5", 0, 20, 0,
+	LCP_OPT_UINT(C, stk.rto_min_ms, "rto_min_ms", "200", 1, 60000, 0, "lower bound of the RTO"),
+	LCP_OPT_UINT(C, stk.rto_init_ms, "rto_init_ms", "1000", 1, 60000, 0, "RTO before an RTT sample (RFC 6298)"),
+	LCP_OPT_UINT(C, stk.rto_max_ms, "rto_max_ms", "60000", 1, 600000, 0, "upper bound of the backed-off RTO"),
+	LCP_OPT_UINT(C, stk.syn_retries, "syn_retries", "5", 0, 20, 0,
 		     "SYN / SYN-ACK retransmissions before the connect times out"),
-	LCP_OPT_UINT(C, max_retries, "max_retries", "12", 1, 30, 0,
+	LCP_OPT_UINT(C, stk.max_retries, "max_retries", "12", 1, 30, 0,
 		     "retransmissions of one segment (or unanswered zero-window probes in a row) before a timeout"),
-	LCP_OPT_UINT(C, persist_timeout_ms, "persist_timeout_ms", "0", 0, 86400000, 0,
+	LCP_OPT_UINT(C, stk.persist_timeout_ms, "persist_timeout_ms", "0", 0, 86400000, 0,
 		     "give up a connection whose peer keeps its window at zero this long with data waiting (0: never)"),
 	LCP_OPT_UINT(C, keepalive_s, "keepalive_s", "0", 0, 86400, 0, "idle time before keepalive probes (0: off)"),
 	LCP_OPT_UINT(C, keepalive_intvl_s, "keepalive_intvl_s", "10", 1, 3600, 0, "interval between keepalive probes"),
-	LCP_OPT_UINT(C, keepalive_probes, "keepalive_probes", "5", 1, 100, 0,
+	LCP_OPT_UINT(C, stk.keepalive_probes, "keepalive_probes", "5", 1, 100, 0,
 		     "unanswered keepalive probes before a timeout"),
-	LCP_OPT_BOOL(C, window_scale, "window_scale", "true", "offer window scaling (RFC 7323)"),
-	LCP_OPT_BOOL(C, timestamps, "timestamps", "true", "offer timestamps (RFC 7323)"),
-	LCP_OPT_BOOL(C, sack, "sack", "true", "offer SACK-permitted and send SACK blocks (RFC 2018)"),
+	LCP_OPT_BOOL(C, stk.window_scale, "window_scale", "true", "offer window scaling (RFC 7323)"),
+	LCP_OPT_BOOL(C, stk.timestamps, "timestamps", "true", "offer timestamps (RFC 7323)"),
+	LCP_OPT_BOOL(C, stk.sack, "sack", "true", "offer SACK-permitted and send SACK blocks (RFC 2018)"),
 	LCP_OPT_BOOL(C, csum_offload, "csum_offload", "true",
 		     "leave IPv4/TCP checksums to the port when \"device\" has those tx offloads enabled"),
-	LCP_OPT_UINT(C, arp_entries, "arp_entries", "256", 4, 65536, 0, "neighbour cache size"),
+	LCP_OPT_UINT(C, stk.arp_entries, "arp_entries", "256", 4, 65536, 0, "neighbour cache size"),
 	LCP_OPT_UINT(C, arp_timeout_s, "arp_timeout_s", "60", 1, 86400, 0,
 		     "a resolved neighbour is re-confirmed after this"),
-	LCP_OPT_UINT(C, arp_retries, "arp_retries", "3", 1, 20, 0, "ARP requests before giving up"),
-	LCP_OPT_UINT(C, arp_retry_ms, "arp_retry_ms", "1000", 10, 60000, 0, "interval between ARP requests"),
-	LCP_OPT_UINT(C, arp_pending, "arp_pending", "16", 1, 4096, 0,
+	LCP_OPT_UINT(C, stk.arp_retries, "arp_retries", "3", 1, 20, 0, "ARP requests before giving up"),
+	LCP_OPT_UINT(C, stk.arp_retry_ms, "arp_retry_ms", "1000", 10, 60000, 0, "interval between ARP requests"),
+	LCP_OPT_UINT(C, stk.arp_pending, "arp_pending", "16", 1, 4096, 0,
 		     "frames queued per unresolved neighbour (more are dropped, counted)"),
-	LCP_OPT_UINT(C, challenge_ack_limit, "challenge_ack_limit", "100", 1, 100000, 0,
+	LCP_OPT_UINT(C, stk.challenge_ack_limit, "challenge_ack_limit", "100", 1, 100000, 0,
 		     "RFC 5961 challenge ACKs per second, per connection (the rest counted: drop_tcp_challenge_limit)"),
-	LCP_OPT_UINT(C, oow_ack_ms, "oow_ack_ms", "500", 0, 60000, 0,
+	LCP_OPT_UINT(C, stk.oow_ack_ms, "oow_ack_ms", "500", 0, 60000, 0,
 		     "a connection answers unacceptable segments without payload (old or out-of-window ACKs, PAWS rejects) with at most one ACK per this many ms (the rest counted: tcp_oow_acks_limited; 0: every one)"),
 	LCP_OPT_UINT(C, node_pool, "node_pool", "65536", 1024, 16777216, 0,
 		     "queue nodes (out-of-order, send queue, ARP pending) in the stage's node pool"),
@@ -145,7 +145,10 @@ tcp_conf_to_stk(const struct tcp_conf *c, struct stk_config *k, bool *have_mac, 
 	char *end;
 	long pl;
 
-	stk_config_init(k);
+	/* what the options set in the stack's own units (tcp_opts' "stk." rows);
+	 * the fields no option sets are zero there, as stk_config_init() leaves
+	 * them, or set below */
+	*k = c->stk;
 	if (slash == NULL || (size_t)(slash - c->ip) >= sizeof(buf)) {
 		snprintf(msg, len, "ip \"%s\": expected \"A.B.C.D/len\"", c->ip);
 		return -1;
@@ -214,40 +217,10 @@ tcp_conf_to_stk(const struct tcp_conf *c, struct stk_config *k, bool *have_mac, 
 			return -1;
 		}
 	}
-	k->mtu = (uint16_t)c->mtu;
-	k->max_conns = c->max_conns;
-	k->ephemeral_port_min = (uint16_t)c->ephemeral_port_min;
-	k->ephemeral_port_max = (uint16_t)c->ephemeral_port_max;
-	k->time_wait_reuse = c->time_wait_reuse;
-	k->rcvbuf = c->rcvbuf;
-	k->sndbuf = c->sndbuf;
-	k->ooo_max_bytes = c->ooo_max_bytes;
-	k->ooo_max_segs = c->ooo_max_segs;
-	k->time_wait_ms = c->time_wait_ms;
-	k->fin_wait2_ms = c->fin_wait2_ms;
-	k->delack_ms = c->delack_ms;
-	k->ack_stretch = c->ack_stretch;
-	k->rx_coalesce = c->rx_coalesce;
-	k->rto_min_ms = c->rto_min_ms;
-	k->rto_init_ms = c->rto_init_ms;
-	k->rto_max_ms = c->rto_max_ms;
-	k->syn_retries = c->syn_retries;
-	k->max_retries = c->max_retries;
-	k->persist_timeout_ms = c->persist_timeout_ms;
 	k->backlog_full = (uint8_t)c->backlog_full;
 	k->keepalive_ms = c->keepalive_s * 1000u;
 	k->keepalive_intvl_ms = c->keepalive_intvl_s * 1000u;
-	k->keepalive_probes = c->keepalive_probes;
-	k->window_scale = c->window_scale;
-	k->timestamps = c->timestamps;
-	k->sack = c->sack;
-	k->arp_entries = c->arp_entries;
 	k->arp_timeout_ms = c->arp_timeout_s * 1000u;
-	k->arp_retries = c->arp_retries;
-	k->arp_retry_ms = c->arp_retry_ms;
-	k->arp_pending = c->arp_pending;
-	k->challenge_ack_limit = c->challenge_ack_limit;
-	k->oow_ack_ms = c->oow_ack_ms;
 	return 0;
 }
 
@@ -274,31 +247,32 @@ tcp_bytes_str(uint32_t v, char *buf, size_t len)
 static void
 tcp_mbufs(const struct tcp_conf *c)
 {
+	const struct stk_config *k = &c->stk;
 	struct lcp_mbuf_hold h = { 0 };
-	uint32_t room = lcp_check_mbuf_room(), mss = c->mtu - 40;
+	uint32_t room = lcp_check_mbuf_room(), mss = k->mtu - 40;
 	uint64_t rx, ooo, tx;
 	char r[16], s[16];
 
 	if (room == 0)
 		return; /* not checking a config */
-	rx = (c->rcvbuf + mss - 1) / mss;
-	ooo = c->ooo_max_segs < c->ooo_max_bytes ? c->ooo_max_segs : c->ooo_max_bytes;
-	tx = (c->sndbuf + room - 1) / room;
-	h.max_conns = c->max_conns;
+	rx = (k->rcvbuf + mss - 1) / mss;
+	ooo = k->ooo_max_segs < k->ooo_max_bytes ? k->ooo_max_segs : k->ooo_max_bytes;
+	tx = (k->sndbuf + room - 1) / room;
+	h.max_conns = k->max_conns;
 	h.conns = c->connect[0] != '\0';
 	if (c->tx_mbufs != 0) {
 		h.per_conn = tx;
 		snprintf(h.opt, sizeof(h.opt), "sndbuf");
 		snprintf(h.what, sizeof(h.what), "%llu mbufs of sndbuf %s", (unsigned long long)tx,
-			 tcp_bytes_str(c->sndbuf, s, sizeof(s)));
+			 tcp_bytes_str(k->sndbuf, s, sizeof(s)));
 	} else {
 		h.per_conn = rx + ooo + tx;
 		snprintf(h.opt, sizeof(h.opt), "%s",
 			 rx >= tx && rx >= ooo ? "rcvbuf" : tx >= ooo ? "sndbuf" : "ooo_max_segs");
 		snprintf(h.what, sizeof(h.what),
 			 "%llu frames of rcvbuf %s + %llu of ooo_max_segs + %llu mbufs of sndbuf %s (tx_mbufs 0)",
-			 (unsigned long long)rx, tcp_bytes_str(c->rcvbuf, r, sizeof(r)), (unsigned long long)ooo,
-			 (unsigned long long)tx, tcp_bytes_str(c->sndbuf, s, sizeof(s)));
+			 (unsigned long long)rx, tcp_bytes_str(k->rcvbuf, r, sizeof(r)), (unsigned long long)ooo,
+			 (unsigned long long)tx, tcp_bytes_str(k->sndbuf, s, sizeof(s)));
 	}
 	lcp_check_mbufs(&h);
 }
@@ -314,22 +288,22 @@ tcp_validate(const void *conf, char *msg, size_t msglen)
 		return -1;
 	if (!have_mac)
 		k.mac[0] = 0x02; /* checked for real at start */
-	if (c->rto_min_ms > c->rto_init_ms || c->rto_init_ms > c->rto_max_ms) {
+	if (k.rto_min_ms > k.rto_init_ms || k.rto_init_ms > k.rto_max_ms) {
 		snprintf(msg, msglen, "need rto_min_ms <= rto_init_ms <= rto_max_ms (%u, %u, %u)",
-			 c->rto_min_ms, c->rto_init_ms, c->rto_max_ms);
+			 k.rto_min_ms, k.rto_init_ms, k.rto_max_ms);
 		return -1;
 	}
-	if (c->ephemeral_port_min > c->ephemeral_port_max) {
-		snprintf(msg, msglen, "need ephemeral_port_min <= ephemeral_port_max (%u, %u)", c->ephemeral_port_min,
-			 c->ephemeral_port_max);
+	if (k.ephemeral_port_min > k.ephemeral_port_max) {
+		snprintf(msg, msglen, "need ephemeral_port_min <= ephemeral_port_max (%u, %u)",
+			 k.ephemeral_port_min, k.ephemeral_port_max);
 		return -1;
 	}
-	if (!c->window_scale && c->rcvbuf > 65535) {
-		snprintf(msg, msglen, "rcvbuf %u needs window_scale (without it at most 65535)", c->rcvbuf);
+	if (!k.window_scale && k.rcvbuf > 65535) {
+		snprintf(msg, msglen, "rcvbuf %u needs window_scale (without it at most 65535)", k.rcvbuf);
 		return -1;
 	}
-	if (c->rcvbuf < 2 * c->mtu) {
-		snprintf(msg, msglen, "rcvbuf %u is below 2 * mtu (%u)", c->rcvbuf, 2 * c->mtu);
+	if (k.rcvbuf < 2 * k.mtu) {
+		snprintf(msg, msglen, "rcvbuf %u is below 2 * mtu (%u)", k.rcvbuf, 2 * k.mtu);
 		return -1;
 	}
 	if (k.gateway != 0) {

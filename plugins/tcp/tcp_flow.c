@@ -36,7 +36,7 @@ tcp_flow_init(struct tcp_ctx *x, const struct tcp_conf *c)
 		return 0;
 	{
 		/* slot = conn & mask: ids are (generation << 16) | slot, slot 1..max_conns */
-		uint32_t slots = rte_align32pow2(c->max_conns + 1);
+		uint32_t slots = rte_align32pow2(c->stk.max_conns + 1);
 
 		x->cr = lcp_stage_zmalloc(x->st, "the stream credits",
 					  sizeof(*x->cr) + slots * sizeof(x->cr->slot[0]));
