@@ -287,14 +287,16 @@ ws_tls_publish(struct ws_ctx *x)
 	s = stk_tls_ctx_stats(x->tls);
 /* each counter gets what its field gained since the last publish */
 #define WS_TLS_PUB(field, ctr)                                                 \
-	if (s->field != x->tls_pub.field)                                      \
-		lcp_count(x->st, ctr, s->field - x->tls_pub.field);
-	WS_TLS_PUB(records_rx, WS_C_TLS_RECORDS_RX)
-	WS_TLS_PUB(records_tx, WS_C_TLS_RECORDS_TX)
-	WS_TLS_PUB(bytes_rx, WS_C_TLS_BYTES_RX)
-	WS_TLS_PUB(bytes_tx, WS_C_TLS_BYTES_TX)
-	WS_TLS_PUB(records_rx_fast, WS_C_TLS_RECORDS_RX_FAST)
-	WS_TLS_PUB(tickets_ignored, WS_C_TLS_TICKETS_IGNORED)
+	do {                                                                   \
+		if (s->field != x->tls_pub.field)                              \
+			lcp_count(x->st, ctr, s->field - x->tls_pub.field);   \
+	} while (0)
+	WS_TLS_PUB(records_rx, WS_C_TLS_RECORDS_RX);
+	WS_TLS_PUB(records_tx, WS_C_TLS_RECORDS_TX);
+	WS_TLS_PUB(bytes_rx, WS_C_TLS_BYTES_RX);
+	WS_TLS_PUB(bytes_tx, WS_C_TLS_BYTES_TX);
+	WS_TLS_PUB(records_rx_fast, WS_C_TLS_RECORDS_RX_FAST);
+	WS_TLS_PUB(tickets_ignored, WS_C_TLS_TICKETS_IGNORED);
 #undef WS_TLS_PUB
 	x->tls_pub = *s;
 }
