@@ -295,7 +295,7 @@ stk_poll(struct stk *st)
 	st->now = st->ops.clock_ns(st->ops.ctx);
 	if (st->arp_next_poll != 0 && st->now >= st->arp_next_poll)
 		n += stk_arp_poll(st);
-	if (st->active != NULL && st->timer_min != 0 && st->now >= st->timer_min)
+	if (!LIST_EMPTY(&st->active) && st->timer_min != 0 && st->now >= st->timer_min)
 		n += stk_tcp_timers_run(st);
 	return n;
 }

@@ -6,6 +6,7 @@
 #include <endian.h>
 #include <errno.h>
 #include <string.h>
+#include <sys/queue.h>
 
 #include <stk/stk.h>
 #include <stk/tcp.h>
@@ -158,7 +159,7 @@ enum { STK_REXMT_RTO, STK_REXMT_PERSIST, STK_REXMT_TLP };
 struct stk_tcb {
 	/* lookup */
 	struct stk_tcb *hnext;              /* hash chain */
-	struct stk_tcb *anext, *aprev;      /* active list (timers armed) */
+	LIST_ENTRY(stk_tcb) alink;          /* active list (timers armed) */
 	uint32_t rip;                       /* remote ip, network order */
 	uint16_t rport, lport;              /* host order */
 	uint32_t id;
@@ -179,7 +180,7 @@ struct stk_tcb {
 	uint8_t keep_probes;
 	uint64_t user;
 	struct stk_listener *listener_of; /* SYN_RCVD: the listener (backlog accounting) */
-	struct stk_tcb *lnext, *lprev;    /* the listener's half-open list, oldest first */
+	TAILQ_ENTRY(stk_tcb) holink;      /* the listener's half-open list, oldest first */
 	uint64_t timer[STK_T__N];    /* deadlines in ns, 0 = off */
 	uint64_t next_deadline;
 
@@ -247,7 +248,7 @@ struct stk_listener {
 	uint16_t port;
 	unsigned backlog, pending;
 	uint64_t user;
-	struct stk_tcb *ho_head, *ho_tail; /* half-open connections, oldest first */
+	TAILQ_HEAD(, stk_tcb) ho;         /* half-open connections, oldest first */
 	uint64_t cookies_until; /* ns: ACKs are checked for SYN cookies until then */
 };
 
@@ -283,7 +284,7 @@ struct stk {
 	uint16_t *slot_gen;
 	unsigned n_conns;
 	unsigned slot_hint;
-	struct stk_tcb *active;  /* doubly linked, timers armed */
+	LIST_HEAD(, stk_tcb) active; /* control blocks with a timer armed */
 	uint64_t timer_min;      /* no deadline on the active list is earlier */
 	struct stk_listener *listeners;
 	struct stk_tcb *cur; /* the control block being processed (zombie guard) */

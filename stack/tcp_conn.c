@@ -274,13 +274,7 @@ void
 stk_listener_attach(struct stk *st, struct stk_listener *l, struct stk_tcb *c)
 {
 	c->listener_of = l;
-	c->lnext = NULL;
-	c->lprev = l->ho_tail;
-	if (l->ho_tail != NULL)
-		l->ho_tail->lnext = c;
-	else
-		l->ho_head = c;
-	l->ho_tail = c;
+	TAILQ_INSERT_TAIL(&l->ho, c, holink);
 	l->pending++;
 	if (++st->half_open > st->ctr[STK_C_TCP_HALF_OPEN_PEAK])
 		st->ctr[STK_C_TCP_HALF_OPEN_PEAK] = st->half_open;
@@ -293,15 +287,7 @@ stk_listener_detach(struct stk *st, struct stk_tcb *c)
 
 	if (l == NULL)
 		return;
-	if (c->lprev != NULL)
-		c->lprev->lnext = c->lnext;
-	else
-		l->ho_head = c->lnext;
-	if (c->lnext != NULL)
-		c->lnext->lprev = c->lprev;
-	else
-		l->ho_tail = c->lprev;
-	c->lnext = c->lprev = NULL;
+	TAILQ_REMOVE(&l->ho, c, holink);
 	c->listener_of = NULL;
 	l->pending--;
 	st->half_open--;
@@ -466,6 +452,7 @@ stk_tcp_listen(struct stk *st, uint16_t port, unsigned backlog, uint64_t user)
 	if (l == NULL)
 		return -ENOMEM;
 	l->port = port;
+	TAILQ_INIT(&l->ho);
 	l->backlog = backlog;
 	l->user = user;
 	l->next = st->listeners;
@@ -481,8 +468,8 @@ stk_tcp_unlisten(struct stk *st, uint16_t port)
 			struct stk_listener *l = *p;
 
 			/* half-open connections keep a pointer: drop them */
-			while (l->ho_head != NULL)
-				stk_tcb_finish(st, l->ho_head, STK_EV_ERROR, ECONNABORTED);
+			while (!TAILQ_EMPTY(&l->ho))
+				stk_tcb_finish(st, TAILQ_FIRST(&l->ho), STK_EV_ERROR, ECONNABORTED);
 			*p = l->next;
 			st->ops.free(st->ops.ctx, l);
 			return 0;

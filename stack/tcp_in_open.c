@@ -163,11 +163,11 @@ stk_tcp_passive_open(struct stk *st, struct stk_listener *l, const struct stk_ip
 		 * completes within backlog newer SYNs is not hurt), or the new
 		 * SYN is dropped (STK_BACKLOG_DROP) */
 		STK_CTR(st, DROP_TCP_BACKLOG);
-		if (st->cfg.backlog_full != STK_BACKLOG_EVICT || l->ho_head == NULL)
+		if (st->cfg.backlog_full != STK_BACKLOG_EVICT || TAILQ_EMPTY(&l->ho))
 			return;
 		/* never shown to the app: no event, no RST (the source is
 		 * likely forged); a late ACK from it gets the listener's RST */
-		c = l->ho_head;
+		c = TAILQ_FIRST(&l->ho);
 		c->flags |= TF_DEAD;
 		stk_tcb_set_state(st, c, STK_TCP_CLOSED);
 		stk_tcb_release(st, c);

@@ -46,11 +46,7 @@ recompute(struct stk *st, struct stk_tcb *c)
 		st->timer_min = d;
 	if (d != 0 && !(c->flags & TF_ACTIVE)) {
 		c->flags |= TF_ACTIVE;
-		c->aprev = NULL;
-		c->anext = st->active;
-		if (st->active != NULL)
-			st->active->aprev = c;
-		st->active = c;
+		LIST_INSERT_HEAD(&st->active, c, alink);
 	}
 }
 
@@ -73,13 +69,7 @@ stk_tcb_active_remove(struct stk *st, struct stk_tcb *c)
 {
 	if (!(c->flags & TF_ACTIVE))
 		return;
-	if (c->aprev != NULL)
-		c->aprev->anext = c->anext;
-	else
-		st->active = c->anext;
-	if (c->anext != NULL)
-		c->anext->aprev = c->aprev;
-	c->anext = c->aprev = NULL;
+	LIST_REMOVE(c, alink);
 	c->flags &= ~TF_ACTIVE;
 }
 
@@ -317,8 +307,8 @@ stk_tcp_timers_run(struct stk *st)
 	uint64_t next = 0;
 
 	/* collect first: running a timer can release other connections */
-	for (struct stk_tcb *c = st->active, *nx; c != NULL; c = nx) {
-		nx = c->anext;
+	for (struct stk_tcb *c = LIST_FIRST(&st->active), *nx; c != NULL; c = nx) {
+		nx = LIST_NEXT(c, alink);
 		if (c->next_deadline == 0) {
 			stk_tcb_active_remove(st, c); /* nothing armed */
 			continue;
