@@ -50,6 +50,9 @@ struct stk_arp_entry {
 	uint64_t updated;   /* ns of the last reply */
 	uint64_t next_try;  /* ns of the next request (incomplete or refreshing) */
 	unsigned n_pending;
+	/* frames waiting for the reply, oldest first. Plain head and tail
+	 * pointers, not a STAILQ: arp_remove() moves entries by value, and an
+	 * empty STAILQ's tail points into its own head */
 	struct stk_pending *pend_head, *pend_tail;
 };
 
@@ -88,7 +91,7 @@ stk_oblk_find(const struct stk_ooo_blk *blk, unsigned n, uint32_t seq)
 }
 
 struct stk_snd_node { /* application buffer in the send queue */
-	struct stk_snd_node *next;
+	STAILQ_ENTRY(stk_snd_node) next;
 	uint32_t seq; /* sequence number of data[0] */
 	uint32_t len;
 	struct stk_buf *b;
@@ -197,7 +200,8 @@ struct stk_tcb {
 	uint32_t sndbuf;
 	uint32_t fin_seq;      /* seq of our FIN when TF_SENT_FIN */
 	uint32_t snd_end;      /* seq after the last queued data byte (iss + 1 + bytes queued ever) */
-	struct stk_snd_node *sq_head, *sq_tail, *sq_cursor;
+	STAILQ_HEAD(, stk_snd_node) sq; /* sequence order */
+	struct stk_snd_node *sq_cursor;  /* where the last copy ended, or NULL */
 	uint32_t rtt_seq;      /* Karn: the timed segment */
 	uint64_t rtt_start;
 	int64_t srtt_us, rttvar_us; /* 0 = no sample yet */

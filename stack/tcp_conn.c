@@ -96,6 +96,7 @@ tcb_new(struct stk *st, struct stk_tcb *old)
 	c->slot = (uint16_t)s;
 	c->id = ((uint32_t)st->slot_gen[s] << 16) | (s + 1);
 	c->arp_idx = ~0u;
+	STAILQ_INIT(&c->sq);
 	st->n_conns++;
 	stk_tcb_init_params(st, c);
 	return c;
@@ -176,36 +177,31 @@ stk_ooo_purge(struct stk *st, struct stk_tcb *c)
 void
 stk_sndq_ack(struct stk *st, struct stk_tcb *c, uint32_t upto)
 {
-	while (c->sq_head != NULL) {
-		struct stk_snd_node *n = c->sq_head;
-		uint32_t end = n->seq + n->len;
+	struct stk_snd_node *n;
 
-		if (SEQ_GT(end, upto))
-			break;
+	while ((n = STAILQ_FIRST(&c->sq)) != NULL && SEQ_LEQ(n->seq + n->len, upto)) {
 		if (c->sq_cursor == n)
 			c->sq_cursor = NULL;
-		c->sq_head = n->next;
+		STAILQ_REMOVE_HEAD(&c->sq, next);
 		c->snd_queued -= n->len;
 		st->ops.buf_free(st->ops.ctx, n->b);
 		st->bufs_held--;
 		st->ops.free(st->ops.ctx, n);
 	}
-	if (c->sq_head == NULL)
-		c->sq_tail = NULL;
 }
 
 static void
 sndq_purge(struct stk *st, struct stk_tcb *c)
 {
-	while (c->sq_head != NULL) {
-		struct stk_snd_node *n = c->sq_head;
+	struct stk_snd_node *n;
 
-		c->sq_head = n->next;
+	while ((n = STAILQ_FIRST(&c->sq)) != NULL) {
+		STAILQ_REMOVE_HEAD(&c->sq, next);
 		st->ops.buf_free(st->ops.ctx, n->b);
 		st->bufs_held--;
 		st->ops.free(st->ops.ctx, n);
 	}
-	c->sq_tail = c->sq_cursor = NULL;
+	c->sq_cursor = NULL;
 	c->snd_queued = 0;
 }
 
@@ -520,11 +516,7 @@ stk_tcp_send(struct stk *st, struct stk_tcb *c, struct stk_buf *b, const uint8_t
 	/* data after the SYN: the first byte's seq is iss + 1 */
 	n->seq = c->snd_end;
 	c->snd_end += len;
-	if (c->sq_tail != NULL)
-		c->sq_tail->next = n;
-	else
-		c->sq_head = n;
-	c->sq_tail = n;
+	STAILQ_INSERT_TAIL(&c->sq, n, next);
 	c->snd_queued += len;
 	stk_bufs_hold(st);
 	if (c->state == STK_TCP_ESTABLISHED || c->state == STK_TCP_CLOSE_WAIT) {

@@ -82,9 +82,9 @@ sndq_copy(struct stk_tcb *c, uint32_t seq, uint8_t *dst, uint32_t len)
 	struct stk_snd_node *n = c->sq_cursor;
 
 	if (n == NULL || SEQ_GT(n->seq, seq))
-		n = c->sq_head;
+		n = STAILQ_FIRST(&c->sq);
 	while (n != NULL && SEQ_GEQ(seq, n->seq + n->len))
-		n = n->next;
+		n = STAILQ_NEXT(n, next);
 	c->sq_cursor = n;
 	while (len > 0 && n != NULL) {
 		uint32_t off = seq - n->seq, k = n->len - off;
@@ -96,7 +96,7 @@ sndq_copy(struct stk_tcb *c, uint32_t seq, uint8_t *dst, uint32_t len)
 		seq += k;
 		len -= k;
 		if (off + k == n->len)
-			n = n->next;
+			n = STAILQ_NEXT(n, next);
 	}
 }
 
