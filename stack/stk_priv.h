@@ -201,7 +201,7 @@ struct stk_tcb {
 	uint32_t fin_seq;      /* seq of our FIN when TF_SENT_FIN */
 	uint32_t snd_end;      /* seq after the last queued data byte (iss + 1 + bytes queued ever) */
 	STAILQ_HEAD(, stk_snd_node) sq; /* sequence order */
-	struct stk_snd_node *sq_cursor;  /* where the last copy ended, or NULL */
+	struct stk_snd_node *sq_cursor;  /* the node the last copy began in, or NULL */
 	uint32_t rtt_seq;      /* Karn: the timed segment */
 	uint64_t rtt_start;
 	int64_t srtt_us, rttvar_us; /* 0 = no sample yet */
