@@ -2,6 +2,7 @@
  * stk.c — libstk's life cycle and entry points.
  *
  *   stk_config_init  defaults
+ *   stk_config_check the config's rules
  *   stk_create       validate + allocate (ARP cache, connection table)
  *   stk_start        gratuitous ARP
  *   stk_input_burst  time, then each frame -> eth.c stk_eth_input, or the
@@ -9,6 +10,7 @@
  *   stk_poll         time, then ARP retries (arp.c) and TCP timers (tcp_timer.c)
  *   stk_destroy      every connection, queued buffer and table
  */
+#include <arpa/inet.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -108,8 +110,12 @@ stk_logf(struct stk *st, int level, const char *fmt, ...)
 	st->ops.log(st->ops.ctx, level, buf);
 }
 
-static int
-cfg_check(const struct stk_config *c, char *msg, size_t len)
+/* The one place a struct stk_config's rules are: stk_create() runs it, and the
+ * tcp stage's validate() runs it for `lcpipe check` (its option table bounds each
+ * value alone; the relations between them are here). Messages name the fields as
+ * the tcp stage's options are named. */
+int
+stk_config_check(const struct stk_config *c, char *msg, size_t len)
 {
 #define BAD(...) do { snprintf(msg, len, __VA_ARGS__); return -EINVAL; } while (0)
 	if (c->ip == 0)
@@ -127,24 +133,28 @@ cfg_check(const struct stk_config *c, char *msg, size_t len)
 	if (c->max_conns < 1 || c->max_conns > 65535)
 		BAD("max_conns %u is not 1..65535", c->max_conns);
 	if (c->ephemeral_port_min < 1 || c->ephemeral_port_min > c->ephemeral_port_max)
-		BAD("need 1 <= ephemeral_port_min (%u) <= ephemeral_port_max (%u)", c->ephemeral_port_min,
+		BAD("need 1 <= ephemeral_port_min <= ephemeral_port_max (%u, %u)", c->ephemeral_port_min,
 		    c->ephemeral_port_max);
-	if (c->rcvbuf < 2 * c->mtu || c->rcvbuf > (1u << 30))
-		BAD("rcvbuf %u is not 2*mtu..1 GiB", c->rcvbuf);
+	if (c->rcvbuf < 2 * c->mtu)
+		BAD("rcvbuf %u is below 2 * mtu (%u)", c->rcvbuf, 2 * c->mtu);
+	if (c->rcvbuf > (1u << 30))
+		BAD("rcvbuf %u is above 1 GiB", c->rcvbuf);
 	if (c->sndbuf < c->mtu || c->sndbuf > (1u << 30))
-		BAD("sndbuf %u is not mtu..1 GiB", c->sndbuf);
+		BAD("sndbuf %u is not mtu (%u)..1 GiB", c->sndbuf, c->mtu);
 	if (!c->window_scale && c->rcvbuf > 65535)
-		BAD("rcvbuf %u needs window scaling (window_scale false allows 65535)", c->rcvbuf);
-	if (c->rto_min_ms < 1 || c->rto_min_ms > c->rto_max_ms || c->rto_init_ms < c->rto_min_ms ||
-	    c->rto_init_ms > c->rto_max_ms)
-		BAD("need 1 <= rto_min_ms <= rto_init_ms <= rto_max_ms");
+		BAD("rcvbuf %u needs window_scale (without it at most 65535)", c->rcvbuf);
+	if (c->rto_min_ms < 1 || c->rto_min_ms > c->rto_init_ms || c->rto_init_ms > c->rto_max_ms)
+		BAD("need 1 <= rto_min_ms <= rto_init_ms <= rto_max_ms (%u, %u, %u)", c->rto_min_ms,
+		    c->rto_init_ms, c->rto_max_ms);
 	if (c->n_static > STK_MAX_STATIC_NEIGH)
 		BAD("more than %d static neighbours", STK_MAX_STATIC_NEIGH);
 	if (c->gateway != 0) {
 		uint32_t m = htobe32(c->prefix == 32 ? 0xffffffffu : ~(0xffffffffu >> c->prefix));
+		char gw[INET_ADDRSTRLEN], ip[INET_ADDRSTRLEN];
 
 		if ((c->gateway & m) != (c->ip & m))
-			BAD("the gateway is not in the interface's subnet");
+			BAD("gateway %s is not inside %s/%u", inet_ntop(AF_INET, &c->gateway, gw, sizeof(gw)),
+			    inet_ntop(AF_INET, &c->ip, ip, sizeof(ip)), c->prefix);
 	}
 	return 0;
 #undef BAD
@@ -167,7 +177,7 @@ stk_create(const struct stk_config *c, const struct stk_ops *ops, char *errmsg, 
 		errno = EINVAL;
 		return NULL;
 	}
-	if (cfg_check(c, errmsg, errlen) < 0) {
+	if (stk_config_check(c, errmsg, errlen) < 0) {
 		errno = EINVAL;
 		return NULL;
 	}

@@ -288,32 +288,10 @@ tcp_validate(const void *conf, char *msg, size_t msglen)
 		return -1;
 	if (!have_mac)
 		k.mac[0] = 0x02; /* checked for real at start */
-	if (k.rto_min_ms > k.rto_init_ms || k.rto_init_ms > k.rto_max_ms) {
-		snprintf(msg, msglen, "need rto_min_ms <= rto_init_ms <= rto_max_ms (%u, %u, %u)",
-			 k.rto_min_ms, k.rto_init_ms, k.rto_max_ms);
+	/* the relations between the values: the stack's own rules, those
+	 * stk_create() applies at start */
+	if (stk_config_check(&k, msg, msglen) < 0)
 		return -1;
-	}
-	if (k.ephemeral_port_min > k.ephemeral_port_max) {
-		snprintf(msg, msglen, "need ephemeral_port_min <= ephemeral_port_max (%u, %u)",
-			 k.ephemeral_port_min, k.ephemeral_port_max);
-		return -1;
-	}
-	if (!k.window_scale && k.rcvbuf > 65535) {
-		snprintf(msg, msglen, "rcvbuf %u needs window_scale (without it at most 65535)", k.rcvbuf);
-		return -1;
-	}
-	if (k.rcvbuf < 2 * k.mtu) {
-		snprintf(msg, msglen, "rcvbuf %u is below 2 * mtu (%u)", k.rcvbuf, 2 * k.mtu);
-		return -1;
-	}
-	if (k.gateway != 0) {
-		uint32_t m = htonl(k.prefix == 32 ? 0xffffffffu : ~(0xffffffffu >> k.prefix));
-
-		if ((k.gateway & m) != (k.ip & m)) {
-			snprintf(msg, msglen, "gateway %s is not inside %s", c->gateway, c->ip);
-			return -1;
-		}
-	}
 	tcp_mbufs(c);
 	return 0;
 }

@@ -74,7 +74,7 @@ ports_case ports 8766 50000 50002 150 50000,50001,50002 0
 sed 's/"ephemeral_port_max": 50002/"ephemeral_port_max": 49999/' "$CONF" >"$W/ports-bad.json"
 if "$LCPIPE" check "$W/ports-bad.json" >"$W/ports-bad.out" 2>&1; then
 	fail "lcpipe check accepted ephemeral_port_min 50000 above ephemeral_port_max 49999"
-elif grep -q "need ephemeral_port_min <= ephemeral_port_max (50000, 49999)" "$W/ports-bad.out"; then
+elif grep -q "need 1 <= ephemeral_port_min <= ephemeral_port_max (50000, 49999)" "$W/ports-bad.out"; then
 	ok "lcpipe check refuses ephemeral_port_min above ephemeral_port_max, naming both"
 else
 	fail "lcpipe check refused the range without naming it"

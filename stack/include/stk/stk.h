@@ -18,6 +18,7 @@
  *
  * Entry points, in the order a caller uses them:
  *   stk_config_init   defaults into a struct stk_config
+ *   stk_config_check  its rules (stk_create runs it; so can a config validator)
  *   stk_create        validate the config, allocate (ops.alloc), NULL + errno
  *   stk_start         gratuitous ARP
  *   stk_input_burst   received frames (eth.c -> arp.c | ip4.c -> icmp.c | tcp_in.c)
@@ -307,6 +308,9 @@ struct stk_rx {
 };
 
 void stk_config_init(struct stk_config *c);
+/* the rules stk_create() checks a config against, alone (no allocation, no ops):
+ * 0, or -EINVAL with a one-line reason in msg */
+int stk_config_check(const struct stk_config *c, char *msg, size_t len);
 /* errmsg (may be NULL) receives a one-line reason on failure */
 struct stk *stk_create(const struct stk_config *c, const struct stk_ops *ops, char *errmsg, size_t errlen);
 void stk_destroy(struct stk *st);
