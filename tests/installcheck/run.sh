@@ -40,19 +40,12 @@ n=${LCP_INSTALLCHECK_N:-20000}
 size=64
 lcpipe=$bindir/lcpipe
 
-say() { echo "installcheck: $*"; }
-skip() {
-	say "SKIP: $*"
-	exit 77
-}
-fail() {
-	say "FAIL: $*" >&2
-	exit 1
-}
+CHECK_NAME=installcheck
+# say, skip, fail, $py
+# shellcheck source=../check_lib.sh
+. "$here/../check_lib.sh"
 
 # ---- prerequisites ----
-py=${PYTHON3:-}
-[ -n "$py" ] || { [ -x /usr/bin/python3 ] && py=/usr/bin/python3; } || py=python3
 for tool in pkg-config make "${CC:-cc}" nm "$py"; do
 	command -v "$tool" >/dev/null 2>&1 || skip "$tool not found"
 done

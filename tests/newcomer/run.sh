@@ -35,18 +35,11 @@ size=64
 # the copy is a tree of its own: no flags, jobserver or -w from a calling make
 unset MAKEFLAGS MFLAGS MAKELEVEL
 
-say() { echo "newcomer: $*"; }
-skip() {
-	say "SKIP: $*"
-	exit 77
-}
-fail() {
-	say "FAIL: $*" >&2
-	exit 1
-}
+CHECK_NAME=newcomer
+# say, skip, fail, $py
+# shellcheck source=../check_lib.sh
+. "$here/../check_lib.sh"
 
-py=${PYTHON3:-}
-[ -n "$py" ] || { [ -x /usr/bin/python3 ] && py=/usr/bin/python3; } || py=python3
 for tool in git tar make autoreconf "$py"; do
 	command -v "$tool" >/dev/null 2>&1 || skip "$tool not found"
 done
