@@ -126,7 +126,7 @@ fs_validate(const void *conf, char *msg, size_t msglen)
 	{
 		/* what prerender cannot replay: per-client or per-message work */
 		const char *bad = NULL;
-		uint64_t frame = max + (max < 126 ? 2u : max < 65536 ? 4u : 10u);
+		uint64_t frame = max + stk_ws_hdr_size(max, false);
 
 		if (c->tls_cert[0])
 			bad = "tls_cert";
@@ -200,7 +200,7 @@ fs_pr_render(struct fs_ctx *x, const struct fs_conf *c, size_t room)
 	uint64_t t0 = rte_rdtsc();
 
 	fs_parse_sizes(c->sizes, NULL, &max, msg, sizeof(msg));
-	cap = (size_t)c->count * (max + (max < 126 ? 2u : max < 65536 ? 4u : 10u));
+	cap = (size_t)c->count * (max + stk_ws_hdr_size(max, false));
 	/* plain heap: the buffer may be larger than the EAL's memory; pages
 	 * never written (sizes below the largest) are never touched */
 	x->pr_buf = malloc(cap);

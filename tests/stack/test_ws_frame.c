@@ -18,7 +18,8 @@
  *   rfc_encode           stk_ws_hdr produces exactly the RFC header bytes and,
  *                        with stk_ws_mask, the whole masked frames; writes no
  *                        byte beyond its returned length; agrees with t_frame
- *                        for every opcode/fin/mask over many lengths
+ *                        for every opcode/fin/mask over many lengths, and
+ *                        stk_ws_hdr_size with it
  *   length_encodings     0, 1, 125, 126, 127, 65535, 65536, 1 MiB: header length,
  *                        decoded length and payload, client and server, whole
  *                        and randomly chunked; non-minimal forms accepted
@@ -886,6 +887,7 @@ START_TEST(rfc_encode)
 							" mask %d",
 							ops[oi], fin, lens[li], m);
 						ck_assert_uint_le(h, STK_WS_MAX_HDR);
+						ck_assert_uint_eq(h, stk_ws_hdr_size(lens[li], m));
 						ck_assert_uint_eq(out[h], 0xee);
 						sb_free(&s);
 					}

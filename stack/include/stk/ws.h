@@ -317,6 +317,12 @@ bool stk_ws_close_code_valid(unsigned code);
 /* Frame header for a payload of len bytes; mask = NULL for an unmasked
  * (server) frame, else the 4-byte key to announce. Returns its length (2..14). */
 size_t stk_ws_hdr(uint8_t *out, unsigned opcode, bool fin, uint64_t len, const uint8_t *mask);
+/* the length of the header stk_ws_hdr() writes, for sizing a buffer of frames */
+static inline size_t
+stk_ws_hdr_size(uint64_t len, bool masked)
+{
+	return (len < 126 ? 2u : len <= 0xffff ? 4u : 10u) + (masked ? 4u : 0u);
+}
 #define STK_WS_RSV1 0x40u /* permessage-deflate: the message is compressed */
 #define STK_WS_RSV2 0x20u
 #define STK_WS_RSV3 0x10u
