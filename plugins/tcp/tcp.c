@@ -61,6 +61,7 @@
 
 #include <stk/tcp.h>
 
+#include "ip4_port.h"
 #include "tcp.h"
 
 static const struct lcp_port_def tcp_ports[] = {
@@ -510,7 +511,7 @@ tcp_first_poll(struct tcp_ctx *x)
 		uint32_t ip;
 		uint16_t port;
 
-		if (tcp_parse_hostport(x->connect, &ip, &port) == 0 &&
+		if (ip4_port_parse(x->connect, &ip, &port) == 0 &&
 		    stk_tcp_connect(x->stk, ip, port, 0) == NULL) {
 			lcp_log(x->st, LCP_LOG_ERR, "options.connect: cannot connect to %s: %s", x->connect,
 				strerror(errno));

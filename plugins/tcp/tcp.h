@@ -37,7 +37,6 @@ extern const struct lcp_opt tcp_opts[];
 /* fill the stack's config from the options (everything but the MAC when the
  * option leaves it to the device); 0 or -1 with a message naming the option */
 int tcp_conf_to_stk(const struct tcp_conf *c, struct stk_config *k, bool *have_mac, char *msg, size_t len);
-int tcp_parse_hostport(const char *s, uint32_t *ip, uint16_t *port);
 int tcp_validate(const void *conf, char *msg, size_t msglen);
 
 enum { TCP_P_RX, TCP_P_TX, TCP_P_DATA, TCP_P_APP };

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ip4_port.h"
 #include "tcp.h"
 
 /* in the order of enum stk_backlog_full */
@@ -113,30 +114,6 @@ parse_mac(const char *s, uint8_t mac[6])
 }
 
 int
-tcp_parse_hostport(const char *s, uint32_t *ip, uint16_t *port)
-{
-	char host[32];
-	const char *colon = strrchr(s, ':');
-	char *end;
-	unsigned long p;
-	struct in_addr a;
-
-	if (colon == NULL || (size_t)(colon - s) >= sizeof(host))
-		return -1;
-	memcpy(host, s, (size_t)(colon - s));
-	host[colon - s] = '\0';
-	if (inet_pton(AF_INET, host, &a) != 1)
-		return -1;
-	errno = 0;
-	p = strtoul(colon + 1, &end, 10);
-	if (errno || *end != '\0' || p == 0 || p > 65535 || end == colon + 1)
-		return -1;
-	*ip = a.s_addr;
-	*port = (uint16_t)p;
-	return 0;
-}
-
-int
 tcp_conf_to_stk(const struct tcp_conf *c, struct stk_config *k, bool *have_mac, char *msg, size_t len)
 {
 	char buf[32];
@@ -212,7 +189,7 @@ tcp_conf_to_stk(const struct tcp_conf *c, struct stk_config *k, bool *have_mac, 
 		uint32_t ip;
 		uint16_t port;
 
-		if (tcp_parse_hostport(c->connect, &ip, &port) < 0) {
+		if (ip4_port_parse(c->connect, &ip, &port) < 0) {
 			snprintf(msg, len, "connect \"%s\": expected \"A.B.C.D:port\"", c->connect);
 			return -1;
 		}

@@ -22,6 +22,7 @@
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
 
+#include "ip4_port.h"
 #include "sha_hex.h"
 #include "tcp_app.h"
 
@@ -65,30 +66,6 @@ const struct lcp_opt tcp_app_opts[] = {
 
 /* ---- options ---- */
 
-static int
-tcp_app_parse_connect(const char *s, uint32_t *addr, uint16_t *port)
-{
-	char buf[32];
-	const char *colon = strrchr(s, ':');
-	struct in_addr a;
-	unsigned long p;
-	char *end;
-
-	if (colon == NULL || (size_t)(colon - s) >= sizeof(buf))
-		return -EINVAL;
-	memcpy(buf, s, (size_t)(colon - s));
-	buf[colon - s] = '\0';
-	if (inet_pton(AF_INET, buf, &a) != 1)
-		return -EINVAL;
-	errno = 0;
-	p = strtoul(colon + 1, &end, 10);
-	if (errno != 0 || end == colon + 1 || *end != '\0' || p == 0 || p > UINT16_MAX)
-		return -EINVAL;
-	*addr = a.s_addr;
-	*port = (uint16_t)p;
-	return 0;
-}
-
 int
 tcp_app_validate(const void *conf, char *msg, size_t msglen)
 {
@@ -96,8 +73,8 @@ tcp_app_validate(const void *conf, char *msg, size_t msglen)
 	uint32_t addr;
 	uint16_t port;
 
-	if (c->connect[0] != '\0' && tcp_app_parse_connect(c->connect, &addr, &port) != 0) {
-		snprintf(msg, msglen, "connect \"%s\" is not A.B.C.D:port", c->connect);
+	if (c->connect[0] != '\0' && ip4_port_parse(c->connect, &addr, &port) != 0) {
+		snprintf(msg, msglen, "connect \"%s\": expected \"A.B.C.D:port\"", c->connect);
 		return -EINVAL;
 	}
 	if (c->mode == TCP_APP_SEND && c->file[0] == '\0') {
@@ -306,7 +283,7 @@ tcp_app_init(struct lcp_stage *st, const void *conf, void **ctx)
 		}
 	}
 	if (c->connect[0] != '\0') {
-		tcp_app_parse_connect(c->connect, &x->connect_addr, &x->connect_port);
+		ip4_port_parse(c->connect, &x->connect_addr, &x->connect_port);
 		for (uint32_t i = 0; i < c->connections; i++) {
 			struct tcp_app_conn *e = tcp_app_new(st, x, i + 1);
 
