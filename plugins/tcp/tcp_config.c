@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_ether.h>
+
 #include "ip4_port.h"
 #include "tcp.h"
 
@@ -100,16 +102,16 @@ const struct lcp_opt tcp_opts[] = {
 };
 #undef C
 
+/* DPDK's parser, the one gen's MAC options use: "aa:bb:cc:dd:ee:ff" (two hex
+ * digits a byte) or "aabb:ccdd:eeff" */
 static int
 parse_mac(const char *s, uint8_t mac[6])
 {
-	unsigned v[6];
-	char tail;
+	struct rte_ether_addr a;
 
-	if (sscanf(s, "%2x:%2x:%2x:%2x:%2x:%2x%c", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &tail) != 6)
+	if (rte_ether_unformat_addr(s, &a) != 0)
 		return -1;
-	for (int i = 0; i < 6; i++)
-		mac[i] = (uint8_t)v[i];
+	memcpy(mac, a.addr_bytes, sizeof(a.addr_bytes));
 	return 0;
 }
 
