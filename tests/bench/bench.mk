@@ -175,12 +175,14 @@ bench_b8_afp_tx_SOURCES = bench/b8_afp_tx.c $(BENCH_OPT_SOURCES)
 bench_b8_afp_tx_CFLAGS = $(AM_CFLAGS_COMMON)
 bench_b8_afp_tx_LDFLAGS = -no-install
 bench_b8_echo_server_SOURCES = bench/b8_echo_server.c bench/kbench.h $(BENCH_OPT_SOURCES)
-bench_b8_echo_server_CPPFLAGS = -I$(top_srcdir)/stack/include -I$(top_srcdir)/plugins/ws_rtt
+bench_b8_echo_server_CPPFLAGS = -I$(top_srcdir)/stack/include -I$(top_srcdir)/plugins/ws_rtt \
+	-I$(top_srcdir)/plugins/common
 bench_b8_echo_server_CFLAGS = $(AM_CFLAGS_COMMON)
 bench_b8_echo_server_LDADD = $(top_builddir)/stack/libstk.la
 bench_b8_echo_server_LDFLAGS = -no-install
 bench_b8_kernel_client_SOURCES = bench/b8_kernel_client.c bench/kbench.h $(BENCH_OPT_SOURCES)
-bench_b8_kernel_client_CPPFLAGS = -I$(top_srcdir)/stack/include -I$(top_srcdir)/plugins/ws_rtt
+bench_b8_kernel_client_CPPFLAGS = -I$(top_srcdir)/stack/include -I$(top_srcdir)/plugins/ws_rtt \
+	-I$(top_srcdir)/plugins/common
 bench_b8_kernel_client_CFLAGS = $(AM_CFLAGS_COMMON)
 bench_b8_kernel_client_LDADD = $(top_builddir)/stack/libstk.la
 bench_b8_kernel_client_LDFLAGS = -no-install
@@ -233,7 +235,8 @@ CLEANFILES += bench/b4_pools$(EXEEXT) bench-b4.log
 EXTRA_PROGRAMS += bench/b12_feed_server bench/b12_kernel_client
 bench_b12_feed_server_SOURCES = bench/b12_feed_server.c bench/kbench.h bench/kbench_tls.h \
 	$(BENCH_OPT_SOURCES)
-bench_b12_feed_server_CPPFLAGS = -I$(top_srcdir)/stack/include $(SSL_CFLAGS) $(CRYPTO_CFLAGS)
+bench_b12_feed_server_CPPFLAGS = -I$(top_srcdir)/stack/include -I$(top_srcdir)/plugins/common \
+	$(SSL_CFLAGS) $(CRYPTO_CFLAGS)
 bench_b12_feed_server_CFLAGS = $(AM_CFLAGS_COMMON)
 bench_b12_feed_server_LDADD = $(top_builddir)/stack/libstk.la $(SSL_LIBS) $(CRYPTO_LIBS)
 bench_b12_feed_server_LDFLAGS = -no-install

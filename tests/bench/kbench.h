@@ -5,7 +5,7 @@
  * send loop, their socket set-up (addresses, listening, timeouts, the
  * files the scripts wait for), the clients' side of the handshake and the
  * length of a frame. Header only: these programs link nothing of
- * lcpipe but libstk. */
+ * lcpipe but libstk (and include plugins/common/ip4_port.h, header only). */
 #ifndef LCP_KBENCH_H
 #define LCP_KBENCH_H
 
@@ -21,6 +21,8 @@
 #include <sys/time.h>
 #include <unistd.h>
 #include <x86intrin.h>
+
+#include "ip4_port.h"
 
 static inline uint64_t
 kb_now_ns(void)
@@ -103,26 +105,25 @@ kb_send_all(int fd, const void *p, size_t n)
 	return 0;
 }
 
-/* "A.B.C.D:PORT" (the value of option opt) -> sa, the address part into
+/* "A.B.C.D:PORT" (the value of option opt; plugins/common/ip4_port.h, the
+ * parser of the tcp stages' connect options) -> sa, the address part into
  * host[hostlen]; -1 after saying what is wrong on stderr as prog */
 static inline int
 kb_parse_addr(const char *prog, const char *opt, const char *at, struct sockaddr_in *sa, char *host,
 	      size_t hostlen)
 {
-	const char *colon = strrchr(at, ':');
+	uint32_t ip;
+	uint16_t port;
 
-	if (colon == NULL || (size_t)(colon - at) >= hostlen) {
-		fprintf(stderr, "%s: bad %s %s\n", prog, opt, at);
+	if (ip4_port_parse(at, &ip, &port) < 0 || hostlen < INET_ADDRSTRLEN) {
+		fprintf(stderr, "%s: bad %s %s: expected A.B.C.D:PORT\n", prog, opt, at);
 		return -1;
 	}
-	memcpy(host, at, (size_t)(colon - at));
-	host[colon - at] = '\0';
+	memset(sa, 0, sizeof(*sa));
 	sa->sin_family = AF_INET;
-	if (inet_pton(AF_INET, host, &sa->sin_addr) != 1) {
-		fprintf(stderr, "%s: bad address %s\n", prog, host);
-		return -1;
-	}
-	sa->sin_port = htons((uint16_t)atoi(colon + 1));
+	sa->sin_addr.s_addr = ip;
+	sa->sin_port = htons(port);
+	inet_ntop(AF_INET, &sa->sin_addr, host, (socklen_t)hostlen);
 	return 0;
 }
 
