@@ -174,15 +174,16 @@ EXTRA_PROGRAMS += bench/b8_echo_server bench/b8_kernel_client bench/b8_afp_tx
 bench_b8_afp_tx_SOURCES = bench/b8_afp_tx.c $(BENCH_OPT_SOURCES)
 bench_b8_afp_tx_CFLAGS = $(AM_CFLAGS_COMMON)
 bench_b8_afp_tx_LDFLAGS = -no-install
-bench_b8_echo_server_SOURCES = bench/b8_echo_server.c bench/kbench.h $(BENCH_OPT_SOURCES)
-bench_b8_echo_server_CPPFLAGS = -I$(top_srcdir)/stack/include -I$(top_srcdir)/plugins/ws_rtt \
+# the two kernel-socket programs: kbench.h, libstk's WebSocket codec, ws_rtt's probe
+b8_kb_cppflags = -I$(top_srcdir)/stack/include -I$(top_srcdir)/plugins/ws_rtt \
 	-I$(top_srcdir)/plugins/common
+bench_b8_echo_server_SOURCES = bench/b8_echo_server.c bench/kbench.h $(BENCH_OPT_SOURCES)
+bench_b8_echo_server_CPPFLAGS = $(b8_kb_cppflags)
 bench_b8_echo_server_CFLAGS = $(AM_CFLAGS_COMMON)
 bench_b8_echo_server_LDADD = $(top_builddir)/stack/libstk.la
 bench_b8_echo_server_LDFLAGS = -no-install
 bench_b8_kernel_client_SOURCES = bench/b8_kernel_client.c bench/kbench.h $(BENCH_OPT_SOURCES)
-bench_b8_kernel_client_CPPFLAGS = -I$(top_srcdir)/stack/include -I$(top_srcdir)/plugins/ws_rtt \
-	-I$(top_srcdir)/plugins/common
+bench_b8_kernel_client_CPPFLAGS = $(b8_kb_cppflags)
 bench_b8_kernel_client_CFLAGS = $(AM_CFLAGS_COMMON)
 bench_b8_kernel_client_LDADD = $(top_builddir)/stack/libstk.la
 bench_b8_kernel_client_LDFLAGS = -no-install
