@@ -68,8 +68,10 @@ quiet ./bootstrap
 # shellcheck disable=SC2086 # the flags are words
 quiet ./configure $flags
 quiet make -j"$jobs"
-git -C "$src" init -q && git -C "$src" add -A && git -C "$src" -c user.name=t -c user.email=t@t -c commit.gpgsign=false \
-	commit -q -m base || fail "cannot record the copy's state"
+# its state, to see below what adding the plugins changed
+{ git -C "$src" init -q && git -C "$src" add -A &&
+	git -C "$src" -c user.name=t -c user.email=t@t -c commit.gpgsign=false commit -q -m base; } ||
+	fail "cannot record the copy's state"
 say "ok: the copy bootstraps, configures ($flags) and builds"
 
 # ---- 2. one folder and one line each ----
