@@ -57,8 +57,8 @@ const char *const lcp_on_full_choices[] = { "drop", "block", NULL };
 const char *const lcp_on_full_names[] = { "drop", "block", "hold", NULL };
 
 const struct lcp_opt lcp_engine_opts[] = {
-	LCP_OPT_UINT(struct lcp_engine_conf, ring_size, "ring_size", "1024", 2, 1 << 24, 0,
-		     "default size of the ring on a link between lcores (a power of two)"),
+	LCP_OPT_UINT(struct lcp_engine_conf, ring_size, "ring_size", "1024", 2, 1 << 24, LCP_OPT_F_POW2,
+		     "default size of the ring on a link between lcores"),
 	LCP_OPT_UINT(struct lcp_engine_conf, burst, "burst", "32", 1, 1024, 0,
 		     "default number of objects dequeued from a ring at once"),
 	LCP_OPT_UINT(struct lcp_engine_conf, mbufs, "mbufs", "8191", 63, 1 << 24, 0,
@@ -766,9 +766,6 @@ lcp_cfg_load(const char *path, char *const *eal_override, unsigned n_override, s
 
 	lcp_opt_apply(lcp_engine_opts, sizeof(c->eng), json_object_get(c->root, "engine"), &c->eng,
 		      "engine", errs, c->keep);
-	if (c->eng.ring_size & (c->eng.ring_size - 1))
-		lcp_errs_add(errs, "engine.ring_size: ring size %u is invalid: not a power of two",
-			     c->eng.ring_size);
 	if (c->eng.metrics_listen != NULL && c->eng.metrics_listen[0] != '\0') {
 		struct sockaddr_storage ss;
 		socklen_t len;

@@ -54,6 +54,42 @@ store_int(void *p, size_t size, int64_t v)
 	}
 }
 
+/* the smallest power of two >= x (1 for x <= 1); -1 when there is none */
+static int64_t
+pow2_at_least(int64_t x)
+{
+	int64_t p = 1;
+
+	while (p < x) {
+		if (p > INT64_MAX / 2)
+			return -1;
+		p *= 2;
+	}
+	return p;
+}
+
+/* LCP_OPT_F_POW2: "N is not a power of two", with the powers of two around N
+ * that [min, max] allows */
+static void
+pow2_refuse(const struct lcp_opt *o, int64_t x, const char *what, struct lcp_errs *errs)
+{
+	int64_t lo = x >= 1 ? (int64_t)1 << (63 - __builtin_clzll((uint64_t)x)) : 0;
+	int64_t hi = x < 1 ? 1 : lo <= INT64_MAX / 2 ? lo * 2 : 0;
+
+	if (lo < o->min)
+		lo = 0;
+	if (hi > o->max)
+		hi = 0;
+	if (lo && hi)
+		lcp_errs_add(errs, "%s: %lld is not a power of two (e.g. %lld or %lld)", what, (long long)x,
+			     (long long)lo, (long long)hi);
+	else if (lo || hi)
+		lcp_errs_add(errs, "%s: %lld is not a power of two (e.g. %lld)", what, (long long)x,
+			     (long long)(lo ? lo : hi));
+	else
+		lcp_errs_add(errs, "%s: %lld is not a power of two", what, (long long)x);
+}
+
 /* Set one option from a JSON value; 0 or -1 with an error added. `what` is the
  * path to print ("stages[2].options.burst"). */
 static int
@@ -90,6 +126,10 @@ opt_set(const struct lcp_opt *o, json_t *v, void *conf, const char *what, struct
 		if (x > o->max) {
 			lcp_errs_add(errs, "%s: %lld is above the maximum %lld", what,
 				     (long long)x, (long long)o->max);
+			return -1;
+		}
+		if ((o->flags & LCP_OPT_F_POW2) && (x < 1 || (x & (x - 1)) != 0)) {
+			pow2_refuse(o, x, what, errs);
 			return -1;
 		}
 		store_int(field, o->size, x);
@@ -320,6 +360,16 @@ lcp_opt_table_check(const struct lcp_opt *tbl, size_t conf_size, char *msg, size
 		if (o->type == LCP_OPT_DOUBLE && !(o->dmin <= o->dmax)) {
 			snprintf(msg, len, "option table row %u (\"%s\"): min %g > max %g", i, o->name,
 				 o->dmin, o->dmax);
+			return -1;
+		}
+		if ((o->flags & LCP_OPT_F_POW2) && o->type != LCP_OPT_INT && o->type != LCP_OPT_UINT) {
+			snprintf(msg, len, "option table row %u (\"%s\"): LCP_OPT_F_POW2 on a %s option", i,
+				 o->name, lcp_opt_type_name(o->type));
+			return -1;
+		}
+		if ((o->flags & LCP_OPT_F_POW2) && (pow2_at_least(o->min) < 0 || pow2_at_least(o->min) > o->max)) {
+			snprintf(msg, len, "option table row %u (\"%s\"): LCP_OPT_F_POW2 with no power of two in %lld..%lld",
+				 i, o->name, (long long)o->min, (long long)o->max);
 			return -1;
 		}
 		for (const struct lcp_opt *q = tbl; q != o; q++) {

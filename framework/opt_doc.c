@@ -37,6 +37,8 @@ describe_opts(const struct lcp_opt *tbl)
 		if (o->type == LCP_OPT_INT || o->type == LCP_OPT_UINT) {
 			json_object_set_new(x, "min", json_integer(o->min));
 			json_object_set_new(x, "max", json_integer(o->max));
+			if (o->flags & LCP_OPT_F_POW2)
+				json_object_set_new(x, "power_of_two", json_true());
 		} else if (o->type == LCP_OPT_DOUBLE) {
 			json_object_set_new(x, "min", json_real(o->dmin));
 			json_object_set_new(x, "max", json_real(o->dmax));
@@ -130,7 +132,8 @@ md_opts(struct lcp_sbuf *b, const struct lcp_opt *tbl)
 			lcp_sbuf_addf(b, "(unset)");
 		lcp_sbuf_addf(b, " | ");
 		if (o->type == LCP_OPT_INT || o->type == LCP_OPT_UINT)
-			lcp_sbuf_addf(b, "%lld … %lld", (long long)o->min, (long long)o->max);
+			lcp_sbuf_addf(b, "%lld … %lld%s", (long long)o->min, (long long)o->max,
+				      o->flags & LCP_OPT_F_POW2 ? ", a power of two" : "");
 		else if (o->type == LCP_OPT_DOUBLE)
 			lcp_sbuf_addf(b, "%g … %g", o->dmin, o->dmax);
 		else if (o->type == LCP_OPT_STRING && o->max > 0)
@@ -232,6 +235,18 @@ schema_opts(const struct lcp_opt *tbl)
 			json_object_set_new(p, "type", json_string("integer"));
 			json_object_set_new(p, "minimum", json_integer(o->min));
 			json_object_set_new(p, "maximum", json_integer(o->max));
+			if (o->flags & LCP_OPT_F_POW2) {
+				/* JSON Schema has no "power of two": list them */
+				json_t *e = json_array();
+
+				for (int64_t v = 1; v <= o->max; v *= 2) {
+					if (v >= o->min)
+						json_array_append_new(e, json_integer(v));
+					if (v > INT64_MAX / 2)
+						break;
+				}
+				json_object_set_new(p, "enum", e);
+			}
 			break;
 		case LCP_OPT_DOUBLE:
 			json_object_set_new(p, "type", json_string("number"));

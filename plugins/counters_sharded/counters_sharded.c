@@ -32,9 +32,7 @@ struct counters_sharded_conf {
 
 static const struct lcp_opt counters_sharded_opts[] = {
 	LCP_OPT_UINT(struct counters_sharded_conf, shards, "shards", "16", 1, COUNTERS_SHARDED_MAX,
-		     0,
-		     "number of shards, a power of two; a thread adds to the shard its "
-		     "thread id hashes to"),
+		     LCP_OPT_F_POW2, "number of shards; a thread adds to the shard its thread id hashes to"),
 	LCP_OPT_END,
 };
 

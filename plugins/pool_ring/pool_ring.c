@@ -34,9 +34,8 @@ struct pool_ring_conf {
 
 #define C struct pool_ring_conf
 static const struct lcp_opt pool_ring_opts[] = {
-	LCP_OPT_UINT(C, align, "align", "64", 16, 4096, 0,
-		     "object alignment and stride granularity in bytes, a power of two "
-		     "(64: no two objects share a cache line)"),
+	LCP_OPT_UINT(C, align, "align", "64", 16, 4096, LCP_OPT_F_POW2,
+		     "object alignment and stride granularity in bytes (64: no two objects share a cache line)"),
 	LCP_OPT_END,
 };
 #undef C

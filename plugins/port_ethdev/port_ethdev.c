@@ -95,8 +95,8 @@ static const struct lcp_opt port_ethdev_opts[] = {
 		       "NAME: make this port one end of an in-process ring pair ([A-Za-z0-9_], up to 18 chars); empty = off"),
 	LCP_OPT_UINT(struct port_ethdev_conf, ring_side, "ring_side", "0", 0, 1, 0,
 		     "which end of the ring pair this stage is: 0 or 1 (the other stage takes the other)"),
-	LCP_OPT_UINT(struct port_ethdev_conf, ring_size, "ring_size", "1024", 64, 65536, 0,
-		     "slots in each ring of the pair, a power of two (one slot stays empty); set by the side created first"),
+	LCP_OPT_UINT(struct port_ethdev_conf, ring_size, "ring_size", "1024", 64, 65536, LCP_OPT_F_POW2,
+		     "slots in each ring of the pair (one slot stays empty); set by the side created first"),
 	LCP_OPT_BOOL(struct port_ethdev_conf, tx_socket, "tx_socket", "false",
 		     "transmit with sendmmsg() on an AF_PACKET socket bound to the device's kernel interface instead of the driver's tx queue (net_af_packet only)"),
 	LCP_OPT_UINT(struct port_ethdev_conf, rx_mbufs, "rx_mbufs", "0", 0, 16777216, 0,
@@ -121,10 +121,6 @@ port_ethdev_validate(const void *conf, char *msg, size_t msglen)
 	if (!rp && c->ring_side != 0) {
 		snprintf(msg, msglen, "ring_side %u needs ring_pair (the name of the pair)",
 			 c->ring_side);
-		return -EINVAL;
-	}
-	if ((c->ring_size & (c->ring_size - 1)) != 0) {
-		snprintf(msg, msglen, "ring_size %u is not a power of two", c->ring_size);
 		return -EINVAL;
 	}
 	if (rp && c->tx_socket) {

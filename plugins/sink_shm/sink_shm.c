@@ -17,7 +17,7 @@
  * drop_too_big, in the header's `drops`, and in the `dropped` field of the next
  * message published, so a consumer sees where the hole is.
  *
- *   sink_shm_validate  path, slots (power of two), mode, the file's size
+ *   sink_shm_validate  path, mode, the file's size (slots: LCP_OPT_F_POW2)
  *   sink_shm_init      the context; no I/O
  *   sink_shm_start     check the directory's file system, refuse to replace a
  *                      live ring or a file that is not a ring; create PATH.tmp.PID,
@@ -82,8 +82,8 @@ static const struct lcp_opt sink_shm_opts[] = {
 	LCP_OPT_STRING(C, path, "path", "\"\"", 0, 4095, 0,
 		       "the ring file, an absolute path on tmpfs or hugetlbfs; \"\": /dev/shm/lcpipe-<stage name>. "
 		       "Replaced at start (unless it is a live ring or not a ring at all)"),
-	LCP_OPT_UINT(C, slots, "slots", "16384", 2, 1u << 26, 0,
-		     "slots in the ring, a power of two: how far a consumer may fall behind before it loses messages"),
+	LCP_OPT_UINT(C, slots, "slots", "16384", 2, 1u << 26, LCP_OPT_F_POW2,
+		     "slots in the ring: how far a consumer may fall behind before it loses messages"),
 	LCP_OPT_UINT(C, slot_size, "slot_size", "2048", 1, 16u << 20, 0,
 		     "payload bytes per slot; a longer message is not published (drop_too_big)"),
 	LCP_OPT_STRING(C, mode, "mode", "\"0600\"", 1, 4, 0,
@@ -149,11 +149,6 @@ sink_shm_validate(const void *conf, char *msg, size_t msglen)
 	if (n > 0 && (c->path[n - 1] == '/' || strstr(c->path, "/../") != NULL ||
 		      (n >= 3 && strcmp(c->path + n - 3, "/..") == 0))) {
 		snprintf(msg, msglen, "path \"%s\" must name a file (no trailing '/', no \"..\")", c->path);
-		return -EINVAL;
-	}
-	if ((c->slots & (c->slots - 1)) != 0) {
-		snprintf(msg, msglen, "slots %" PRIu32 " is not a power of two (e.g. %u or %u)", c->slots,
-			 1u << (31 - __builtin_clz(c->slots)), 1u << (32 - __builtin_clz(c->slots)));
 		return -EINVAL;
 	}
 	if (ss_parse_mode(c->mode) < 0) {

@@ -314,7 +314,7 @@ check_bad() {
 	fi
 }
 check_bad "slots not a power of two" '{"slots": 1000}' \
-	'error: stages\[7\]\.options: slots 1000 is not a power of two \(e\.g\. 512 or 1024\)'
+	'error: stages\[7\]\.options\.slots: 1000 is not a power of two \(e\.g\. 512 or 1024\)'
 check_bad "a relative path" '{"path": "rings/x"}' \
 	'error: stages\[7\]\.options: path "rings/x" is not absolute'
 check_bad "a path naming a directory" '{"path": "/dev/shm/x/"}' 'path "/dev/shm/x/" must name a file'

@@ -451,7 +451,7 @@ END_TEST
 START_TEST(sharded_shards_option)
 {
 	static const char *const refused[] = {"{\"shards\": 0}", "{\"shards\": 2048}",
-					      "{\"shards\": -1}"};
+					      "{\"shards\": -1}", "{\"shards\": 12}"};
 	struct t_mod m;
 	void *set;
 
@@ -467,15 +467,17 @@ START_TEST(sharded_shards_option)
 	m.ops->destroy(set);
 	t_mod_free(&m);
 
-	/* in range for the walker but not a power of two: create() refuses */
-	t_mod_load(&m, "counters_sharded", "{\"shards\": 12}");
+	/* not a power of two, given to create() without the walker (which refuses
+	 * it, below): create() refuses it too */
+	t_mod_load(&m, "counters_sharded", "{\"shards\": 16}");
+	*(uint32_t *)m.conf = 12; /* struct counters_sharded_conf: its one field */
 	errno = 0;
 	ck_assert_msg(m.ops->create(m.conf, t_names, T_CTRS, T_SLOTS, SOCKET_ID_ANY) == NULL,
 		      "counters_sharded: shards 12 (not a power of two) was accepted");
 	ck_assert_int_eq(errno, EINVAL);
 	t_mod_free(&m);
 
-	/* out of range: the option walker refuses */
+	/* out of range or not a power of two (LCP_OPT_F_POW2): the option walker refuses */
 	for (unsigned i = 0; i < RTE_DIM(refused); i++) {
 		struct lcp_registry reg;
 		struct lcp_plugin_file *pf;

@@ -3,8 +3,8 @@
  *
  * lcp_opt_apply(): every type and field width, defaults parsed with the same code
  * as user values, required, unknown keys listing the allowed ones, wrong JSON
- * type, range at both ends, string length bounds, enums; every message asserted
- * in full. lcp_opt_table_check(): each kind of broken table, those it once let
+ * type, range at both ends, string length bounds, enums, LCP_OPT_F_POW2; every
+ * message asserted in full. lcp_opt_table_check(): each kind of broken table, those it once let
  * through included.
  */
 #include <check.h>
@@ -444,6 +444,55 @@ START_TEST(range_uint)
 }
 END_TEST
 
+/* LCP_OPT_F_POW2: powers of two at both ends pass; anything else is refused
+ * naming the powers of two around it that the range allows */
+struct p2 {
+	uint32_t slots;
+	int64_t k;
+};
+
+static const struct lcp_opt p2_tbl[] = {
+	LCP_OPT_UINT(struct p2, slots, "slots", "1024", 2, 65536, LCP_OPT_F_POW2, "a power of two"),
+	LCP_OPT_INT(struct p2, k, "k", "1", -8, 8, LCP_OPT_F_POW2, "signed, but a power of two"),
+	LCP_OPT_END,
+};
+
+static void
+p2_one(const char *text, const char *want)
+{
+	struct p2 c;
+
+	lcp_errs_free(&errs);
+	apply(p2_tbl, sizeof(c), text, &c, "t");
+	expect_errs(want, NULL);
+}
+
+START_TEST(range_pow2)
+{
+	struct p2 c;
+
+	lcp_errs_free(&errs);
+	ck_assert_uint_eq(apply(p2_tbl, sizeof(c), "{\"slots\": 2, \"k\": 8}", &c, "t"), 0);
+	ck_assert_uint_eq(c.slots, 2);
+	ck_assert_int_eq(c.k, 8);
+	ck_assert_uint_eq(apply(p2_tbl, sizeof(c), "{\"slots\": 65536}", &c, "t"), 0);
+	ck_assert_uint_eq(c.slots, 65536);
+	ck_assert_uint_eq(apply(p2_tbl, sizeof(c), NULL, &c, "t"), 0);
+	ck_assert_uint_eq(c.slots, 1024);
+	p2_one("{\"slots\": 1000}", "t.slots: 1000 is not a power of two (e.g. 512 or 1024)");
+	p2_one("{\"slots\": 3}", "t.slots: 3 is not a power of two (e.g. 2 or 4)");
+	p2_one("{\"slots\": 65535}", "t.slots: 65535 is not a power of two (e.g. 32768 or 65536)");
+	/* the range is checked first */
+	p2_one("{\"slots\": 1}", "t.slots: 1 is below the minimum 2");
+	p2_one("{\"slots\": 65537}", "t.slots: 65537 is above the maximum 65536");
+	/* only the neighbours inside [min, max] are named; none below 1 */
+	p2_one("{\"k\": 6}", "t.k: 6 is not a power of two (e.g. 4 or 8)");
+	p2_one("{\"k\": 7}", "t.k: 7 is not a power of two (e.g. 4 or 8)");
+	p2_one("{\"k\": 0}", "t.k: 0 is not a power of two (e.g. 1)");
+	p2_one("{\"k\": -4}", "t.k: -4 is not a power of two (e.g. 1)");
+}
+END_TEST
+
 START_TEST(range_double)
 {
 	one("{\"d\": -1.75}", "t.d: -1.75 is below the minimum -1.5");
@@ -732,6 +781,38 @@ START_TEST(table_min_above_max)
 }
 END_TEST
 
+START_TEST(table_pow2)
+{
+	const struct lcp_opt t1[] = {
+		LCP_OPT_STRING(struct bt, s, "s", "\"x\"", 0, 8, LCP_OPT_F_POW2, ""),
+		LCP_OPT_END,
+	};
+	const struct lcp_opt t2[] = {
+		LCP_OPT_UINT(struct bt, u, "n", "5", 5, 7, LCP_OPT_F_POW2, ""),
+		LCP_OPT_END,
+	};
+	const struct lcp_opt t3[] = {
+		LCP_OPT_UINT(struct bt, u, "n", "12", 1, 64, LCP_OPT_F_POW2, ""),
+		LCP_OPT_END,
+	};
+	const struct lcp_opt t4[] = {
+		LCP_OPT_INT(struct bt, q, "k", "-2", -4, -1, LCP_OPT_F_POW2, ""),
+		LCP_OPT_END,
+	};
+	const struct lcp_opt t5[] = {
+		LCP_OPT_UINT(struct bt, u, "n", "8", 5, 8, LCP_OPT_F_POW2, ""),
+		LCP_OPT_END,
+	};
+
+	refused(t1, sizeof(struct bt), "option table row 0 (\"s\"): LCP_OPT_F_POW2 on a string option");
+	refused(t2, sizeof(struct bt), "option table row 0 (\"n\"): LCP_OPT_F_POW2 with no power of two in 5..7");
+	/* a default is held to the flag like a user's value */
+	refused(t3, sizeof(struct bt), "option table row 0 (\"n\"): default: 12 is not a power of two (e.g. 8 or 16)");
+	refused(t4, sizeof(struct bt), "option table row 0 (\"k\"): LCP_OPT_F_POW2 with no power of two in -4..-1");
+	ck_assert_int_eq(tcheck(t5, sizeof(struct bt)), 0);
+}
+END_TEST
+
 START_TEST(table_unknown_type)
 {
 	const struct lcp_opt t[] = {
@@ -872,14 +953,14 @@ opt_tcases(Suite *s)
 
 	T_TESTS(t_tcase(s, "ranges", setup, teardown, 0), range_int, range_uint, range_double,
 		string_length, string_with_nul, string_unbounded, string_length_in_bytes,
-		enum_values);
+		enum_values, range_pow2);
 
 	T_TESTS(t_tcase(s, "keys", setup, teardown, 0), required_missing, unknown_key,
 		unknown_key_no_options, all_errors_in_order, count_is_per_call);
 
 	tc = t_tcase(s, "table_check", NULL, NULL, 0);
 	T_TESTS(tc, table_ok, table_size_mismatch, table_offset_beyond, table_enum_without_choices,
-		table_min_above_max, table_unknown_type, table_no_default,
+		table_min_above_max, table_pow2, table_unknown_type, table_no_default,
 		table_first_defect_reported, type_names, table_duplicate_names);
 	tcase_add_loop_test(tc, table_row_refused, 0, sizeof(c8_rows) / sizeof(c8_rows[0]));
 }

@@ -32,6 +32,9 @@ enum lcp_opt_type {
 #define LCP_OPT_F_REQUIRED 0x1u /* no default: the user must give it */
 #define LCP_OPT_F_PATH 0x2u     /* STRING: a file or directory; a relative path is
 				 * taken from the config file's directory (ABI 1.5) */
+#define LCP_OPT_F_POW2 0x4u     /* INT, UINT: a power of two inside [min, max]; the
+				 * walker refuses others naming the nearest ones, and
+				 * the docs and the schema say so (ABI 2.5) */
 
 struct lcp_opt {
 	const char *name;
