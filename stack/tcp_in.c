@@ -598,6 +598,14 @@ stk_tcp_input(struct stk *st, struct stk_buf *b, uint8_t *frame, struct stk_ip4_
 				stk_tcb_release(st, c);
 			return;
 		}
+		if (s.flags & STK_TCP_RST) {
+			/* discarded, never answered (RFC 9293 3.10.7.1): the answers
+			 * of a peer host whose socket is gone, to segments of ours
+			 * that crossed its FIN, arrive in any order; the exact one
+			 * closes the connection, those after it find none */
+			STK_CTR(st, TCP_RST_NO_CONN);
+			goto drop;
+		}
 		STK_CTR(st, DROP_TCP_NO_CONN);
 		stk_tcp_respond_rst(st, ip, th, s.seglen);
 		goto drop;

@@ -79,7 +79,8 @@
  *                           (CLOSING): the peer host's RSTs answering them, at
  *                           their SEG.ACK = RCV.NXT - 25: tcp_rst_stale, no drop,
  *                           nothing sent, still CLOSING; the RST answering our
- *                           ACK (exact) closes
+ *                           ACK (exact) closes; a stale one after it finds no
+ *                           connection: tcp_rst_no_conn, no drop, nothing sent
  *   rst_at_fin (loop)       RST at RCV.NXT - 1 (the peer's FIN) in CLOSING,
  *                           CLOSE_WAIT (RESET), LAST_ACK: taken, as Linux does;
  *                           in ESTABLISHED: drop_tcp_rst_invalid
@@ -1714,6 +1715,16 @@ START_TEST(rst_stale_after_fin)
 	ck_assert_uint_eq(h_delta(H, &s, STK_C_TCP_RST_IN), 1);
 	ck_assert_uint_eq(stk_conns(H->st), 0);
 	ck_assert_uint_eq(stk_bufs_held(H->st), 0);
+	/* a stale answer arriving after the exact one (the peer host's RSTs come
+	 * in any order; seen with nginx under load): no connection any more,
+	 * discarded, counted tcp_rst_no_conn, not a drop, answered by nothing */
+	h_tx_drain(H);
+	h_snap(H, &s);
+	h_tcp_seg(H, &P, STK_TCP_RST, a, 0, 0, NULL, NULL, 0);
+	ck_assert_uint_eq(h_delta(H, &s, STK_C_TCP_RST_NO_CONN), 1);
+	ck_assert_msg(h_drops_delta(H, &s) == 0, "a RST without a connection counted as a drop (drop_tcp_no_conn %llu)",
+		      (unsigned long long)h_delta(H, &s, STK_C_DROP_TCP_NO_CONN));
+	ck_assert_msg(h_txq(H) == 0, "a frame answered a RST without a connection");
 }
 END_TEST
 

@@ -169,9 +169,11 @@ struct stk_config {
  * they publish through the counters like the rest (tcp_half_open_peak: half-open
  * passive connections in the stack at once; tcp_ooo_held_peak: segments in one
  * connection's out-of-order queue; bufs_held_peak: stk_bufs_held()).
- * tcp_dup_segs and tcp_rst_stale count old news ignored, not drops: a
- * duplicate segment, and a RST below RCV.NXT after the peer's FIN (the answer
- * to a segment of ours that crossed that FIN; see tcp_in.c). Loss recovery
+ * tcp_dup_segs, tcp_rst_stale and tcp_rst_no_conn count old news ignored, not
+ * drops: a duplicate segment, a RST below RCV.NXT after the peer's FIN (the
+ * answer to a segment of ours that crossed that FIN; see tcp_in.c), and a RST
+ * for a connection the stack does not have (RFC 9293 3.10.7.1 discards it: the
+ * same answers arriving after an exact one closed the connection). Loss recovery
  * with a SACK peer (tcp_sack.c): tcp_sack_recoveries (fast recovery episodes),
  * tcp_sack_retransmits (segments resent from the scoreboard, also counted in
  * tcp_retransmits), tcp_sack_blocks_in, tcp_rack_lost (segments RACK found
@@ -250,6 +252,7 @@ struct stk_config {
 	X(TCP_KEEPALIVES, "tcp_keepalives")                                    \
 	X(TCP_RST_IN, "tcp_rst_in")                                            \
 	X(TCP_RST_STALE, "tcp_rst_stale")                                      \
+	X(TCP_RST_NO_CONN, "tcp_rst_no_conn")                                  \
 	X(TCP_RST_OUT, "tcp_rst_out")                                          \
 	X(TCP_CHALLENGE_ACKS, "tcp_challenge_acks")                            \
 	X(TCP_OOW_ACKS_LIMITED, "tcp_oow_acks_limited")                        \
