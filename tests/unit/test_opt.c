@@ -134,15 +134,25 @@ expect_errs(const char *first, ...)
 	ck_assert_msg(errs.n == i, "%u errors, expected %u; got:%s", errs.n, i, dump);
 }
 
-/* one option, one value, one expected error (NULL: no error) */
+/* tbl (a conf of size bytes) applied to text: exactly the one expected error
+ * (NULL: no error) */
+static void
+one_of(const struct lcp_opt *tbl, size_t size, const char *text, const char *want)
+{
+	void *c = calloc(1, size);
+
+	ck_assert_ptr_nonnull(c);
+	lcp_errs_free(&errs);
+	apply(tbl, size, text, c, "t");
+	free(c);
+	expect_errs(want, NULL);
+}
+
+/* one option of tc_tbl, one value, one expected error (NULL: no error) */
 static void
 one(const char *text, const char *want)
 {
-	struct tc c;
-
-	lcp_errs_free(&errs);
-	apply(tc_tbl, sizeof(c), text, &c, "t");
-	expect_errs(want, NULL);
+	one_of(tc_tbl, sizeof(struct tc), text, want);
 }
 
 /* ================= defaults ================= */
@@ -460,11 +470,7 @@ static const struct lcp_opt p2_tbl[] = {
 static void
 p2_one(const char *text, const char *want)
 {
-	struct p2 c;
-
-	lcp_errs_free(&errs);
-	apply(p2_tbl, sizeof(c), text, &c, "t");
-	expect_errs(want, NULL);
+	one_of(p2_tbl, sizeof(struct p2), text, want);
 }
 
 START_TEST(range_pow2)
