@@ -265,10 +265,9 @@ tcp_validate(const void *conf, char *msg, size_t msglen)
 
 	if (tcp_conf_to_stk(c, &k, &have_mac, msg, msglen) < 0)
 		return -1;
-	if (!have_mac)
-		k.mac[0] = 0x02; /* checked for real at start */
 	/* the relations between the values: the stack's own rules, those
-	 * stk_create() applies at start */
+	 * stk_create() applies at start (without "mac" the address is all
+	 * zero here, which they accept; the port's is taken at start) */
 	if (stk_config_check(&k, msg, msglen) < 0)
 		return -1;
 	tcp_mbufs(c);
