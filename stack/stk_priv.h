@@ -426,10 +426,13 @@ void stk_sb_rto(struct stk *st, struct stk_tcb *c, bool was_recovering);
 void stk_sb_tlp_fire(struct stk *st, struct stk_tcb *c);
 /* the RACK reorder timer fires */
 void stk_sb_rack_timer(struct stk *st, struct stk_tcb *c);
-/* the probe timeout (RFC 8985 7.2, doubled per probe in a row), capped by the RTO */
-uint64_t stk_tcp_pto(struct stk *st, const struct stk_tcb *c);
 /* RTO timer or tail loss probe timer, whichever applies (RFC 8985 7.2) */
 void stk_tcp_rexmt_arm_data(struct stk *st, struct stk_tcb *c);
+/* after a probe: the next one (its timeout doubled, capped by the RTO) if it
+ * is the second, or while that is shorter than the RTO, at most STK_TLP_MAX in
+ * a row; else the RTO */
+void stk_tcp_rexmt_arm_probe(struct stk *st, struct stk_tcb *c);
+#define STK_TLP_MAX 6
 
 /* tcp_timer.c */
 uint32_t stk_tcp_ts_now(const struct stk *st, const struct stk_tcb *c);

@@ -13,7 +13,7 @@
  *                         headers, options (MSS/WS/SACK-permitted/TS on SYN;
  *                         TS and SACK blocks after), payload copied from the
  *                         send queue, checksums (software or left to the port)
- *   stk_tcp_output_probe  one new segment beyond cwnd (tail loss probe)
+ *   stk_tcp_output_probe  up to two new segments beyond cwnd (tail loss probe)
  *   stk_tcp_send_ack      a pure ACK now
  *   stk_tcp_send_ctl      a control segment (RST on abort, probes)
  *   stk_tcp_respond_rst   RST for a segment that has no connection
@@ -405,10 +405,10 @@ stk_tcp_retransmit_first(struct stk *st, struct stk_tcb *c)
 	stk_tcp_rexmt_arm(st, c);
 }
 
-/* probe: a tail loss probe's new segment (RFC 8985 7.3), one at most, beyond
- * cwnd but within the peer's window */
+/* probe: the most new segments a tail loss probe sends (RFC 8985 7.3),
+ * beyond cwnd but within the peer's window; 0 for ordinary output */
 static int
-output(struct stk *st, struct stk_tcb *c, bool probe)
+output(struct stk *st, struct stk_tcb *c, uint32_t probe)
 {
 	uint32_t win, sent = 0;
 	/* a SACK peer in recovery: pipe against cwnd, lost segments first (RFC 6675 5) */
@@ -471,7 +471,7 @@ output(struct stk *st, struct stk_tcb *c, bool probe)
 				continue;
 			}
 			usable = SEQ_GT(edge, c->snd_nxt) ? edge - c->snd_nxt : 0;
-			if (probe && sent > 0)
+			if (probe && sent >= probe)
 				usable = 0;
 			else if (!probe && room < usable)
 				usable = room;
@@ -488,7 +488,7 @@ output(struct stk *st, struct stk_tcb *c, bool probe)
 		if (len == 0) {
 			/* FIN once every byte before it is out */
 			if ((c->flags & TF_SENT_FIN) && c->snd_nxt == c->fin_seq && avail == 0 &&
-			    !(probe && sent > 0)) {
+			    !(probe && sent >= probe)) {
 				if (c->sack_ok && !stk_sb_room(st, c))
 					break;
 				stk_tcp_xmit(st, c, c->snd_nxt, 0, STK_TCP_ACK | STK_TCP_FIN);
@@ -579,11 +579,17 @@ stk_tcp_output(struct stk *st, struct stk_tcb *c)
 	    !(c->flags & (TF_ACKNOW | TF_SENT_FIN | TF_INRECOVERY | TF_DEAD)) &&
 	    (!c->sack_ok || (!(c->sb.sflags & SF_LOSS) && c->sb.lost == 0)))
 		return 0;
-	return output(st, c, false);
+	return output(st, c, 0);
 }
 
+/* Two segments where the data and the peer's window allow, not RFC 8985's
+ * one: a delayed-ACK receiver (Linux: 40 ms at least) holds the ACK of one
+ * in-order segment, longer than the second probe waits, but ACKs a second
+ * full-sized one at once (RFC 5681 4.2). When the ACK of the whole flight was
+ * what got lost, one new segment brought nothing before the second probe; QUIC
+ * sends up to two for the same reason (RFC 9002 6.2.4). */
 bool
 stk_tcp_output_probe(struct stk *st, struct stk_tcb *c)
 {
-	return output(st, c, true) > 0;
+	return output(st, c, 2) > 0;
 }

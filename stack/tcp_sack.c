@@ -726,13 +726,8 @@ stk_sb_tlp_fire(struct stk *st, struct stk_tcb *c)
 		}
 	}
 	b->tlp_high = c->snd_max;
-	/* a second probe if this one brings no ACK, then the RTO */
-	if (++b->tlp_count < 2) {
-		c->rexmt_mode = STK_REXMT_TLP;
-		stk_tcp_timer_set(st, c, STK_T_REXMT, stk_tcp_pto(st, c));
-	} else {
-		stk_tcp_rexmt_arm(st, c);
-	}
+	b->tlp_count++;
+	stk_tcp_rexmt_arm_probe(st, c); /* the next probe if none answers, or the RTO */
 }
 
 void

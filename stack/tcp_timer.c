@@ -7,6 +7,7 @@
  *   stk_tcp_timer_set / clear   deadline of one timer; joins the active list
  *   stk_tcp_rexmt_arm           retransmission timer at the current RTO
  *   stk_tcp_rexmt_arm_data      that, or the tail loss probe timer (SACK peers)
+ *   stk_tcp_rexmt_arm_probe     after a probe: the next probe, or the RTO
  *   stk_tcp_rtt_sample          RFC 6298 SRTT / RTTVAR / RTO
  *   stk_tcp_timers_run          expired timers:
  *     REXMT/RTO      SYN, SYN-ACK or data again, cwnd to one segment, RTO
@@ -14,7 +15,7 @@
  *                    all but SACKed data lost (tcp_sack.c), otherwise
  *                    go-back-N from snd_una; after syn_retries / max_retries:
  *                    TIMEOUT (+ RST)
- *     REXMT/TLP      a tail loss probe (RFC 8985 7), then the RTO
+ *     REXMT/TLP      tail loss probes (RFC 8985 7), then the RTO
  *     RACK           RACK's reordering window over: mark, recover, send
  *     REXMT/PERSIST  zero-window probe, backed off; while the peer answers
  *                    it goes on (the memory it can pin is sndbuf) until
@@ -90,25 +91,58 @@ stk_tcp_rexmt_arm(struct stk *st, struct stk_tcb *c)
 }
 
 /* RFC 8985 7.2: a tail loss probe at 2 SRTT (+ the peer's worst delayed ACK
- * when one segment is out, else + 2 ms), never after the RTO would fire; the
- * RTO otherwise (no SACK, no RTT yet, after an RTO, a probe already out).
- * Unlike RFC 8985 and Linux, also in fast recovery, as QUIC's PTO (RFC 9002
- * 6.2): when the last ACK of a recovery is lost with only a retransmission
- * in flight, a probe 2 SRTT later repairs what an RTO (200 ms) would. */
-uint64_t
-stk_tcp_pto(struct stk *st, const struct stk_tcb *c)
+ * when one segment is out, else + STK_PTO_SLACK), never after the RTO would
+ * fire; the RTO otherwise (no SACK, no RTT yet, after an RTO, a probe already
+ * out). Unlike RFC 8985 and Linux, also in fast recovery, as QUIC's PTO (RFC
+ * 9002 6.2): when the last ACK of a recovery is lost with only a
+ * retransmission in flight, a probe 2 SRTT later repairs what an RTO (200 ms)
+ * would.
+ *
+ * The slack: RFC 8985 adds nothing, Linux two jiffies (2 ms), its timer's
+ * granularity. Ours is a clock in ns read every poll, and on a LAN path the
+ * slack is the whole wait: where the peer answers a flight with one ACK (a
+ * receiver's GRO merges the flight), every lost ACK stalls a small window for
+ * a probe timeout (B15 in doc/benchmarks.md: SRTT 37 us, ~80 such stalls per
+ * 16 MiB at 1/30 loss each way; 250 us in place of 2 ms took the send from
+ * 0.45-0.60 s to 0.12-0.15 s, with the two changes below). A peer that answers
+ * late (a busy host) gets more probes before the RTO instead
+ * (stk_tcp_rexmt_arm_probe). */
+#define STK_PTO_SLACK (250 * STK_MS / 1000)
+
+static uint64_t
+pto(const struct stk_tcb *c)
 {
-	uint64_t srtt = (uint64_t)c->srtt_us * 1000, pto = 2 * srtt, rto = backed_off(st, c);
+	uint64_t srtt = (uint64_t)c->srtt_us * 1000, p = 2 * srtt;
 
 	if (c->sb.out <= c->mss) {
 		uint64_t d = srtt + srtt / 2 + 200 * STK_MS; /* Linux: TCP_DELACK_MAX */
 
-		pto = pto > d ? pto : d;
+		p = p > d ? p : d;
 	} else {
-		pto += 2 * STK_MS;
+		p += STK_PTO_SLACK;
 	}
-	pto <<= c->sb.tlp_count; /* a second probe in a row waits twice as long */
-	return pto > rto ? rto : pto;
+	return p << c->sb.tlp_count; /* each probe in a row waits twice as long */
+}
+
+/* after a probe: a second one (RFC 8985 and Linux send one), its timeout
+ * doubled and capped by the RTO; then more, at most STK_TLP_MAX in a row,
+ * while the doubled timeout is still shorter than the RTO; then the RTO. With
+ * the short slack above, a peer that is only slow to answer (B15 beside a busy
+ * loop: 3-4 RTOs of 200 ms per 16 MiB with two probes, none with six) gets
+ * probes of new data, which cost nothing if they were not needed, instead of
+ * an RTO that takes cwnd to one segment. On a long path nothing changes: 2
+ * SRTT doubled twice passes the RTO. */
+void
+stk_tcp_rexmt_arm_probe(struct stk *st, struct stk_tcb *c)
+{
+	uint64_t p = pto(c), rto = backed_off(st, c);
+
+	if (c->sb.tlp_count < 2 || (c->sb.tlp_count < STK_TLP_MAX && p < rto)) {
+		c->rexmt_mode = STK_REXMT_TLP;
+		stk_tcp_timer_set(st, c, STK_T_REXMT, p < rto ? p : rto);
+	} else {
+		stk_tcp_rexmt_arm(st, c);
+	}
 }
 
 void
@@ -121,8 +155,10 @@ stk_tcp_rexmt_arm_data(struct stk *st, struct stk_tcb *c)
 	    (c->state == STK_TCP_ESTABLISHED || c->state == STK_TCP_CLOSE_WAIT ||
 	     c->state == STK_TCP_FIN_WAIT_1 || c->state == STK_TCP_CLOSING ||
 	     c->state == STK_TCP_LAST_ACK)) {
+		uint64_t p = pto(c), rto = backed_off(st, c);
+
 		c->rexmt_mode = STK_REXMT_TLP;
-		stk_tcp_timer_set(st, c, STK_T_REXMT, stk_tcp_pto(st, c));
+		stk_tcp_timer_set(st, c, STK_T_REXMT, p < rto ? p : rto);
 		return;
 	}
 	stk_tcp_rexmt_arm(st, c);

@@ -15,9 +15,10 @@
  *                         duplicate ACK, the second (not the first unacked
  *                         segment) once three segments above it are SACKed
  *                         (RFC 6675 IsLost) and PRR (RFC 6937) lets it go
- *   rto_keeps_sacked      the retransmissions of two holes lost as well: two
- *                         probes of the last one (within 2 SRTT + 2 ms, then
- *                         twice that), lost too, then an RTO: only the two holes go
+ *   rto_keeps_sacked      the retransmissions of two holes lost as well:
+ *                         probes of the last one (within 2 SRTT + 250 us, then
+ *                         each twice as long while that is below the RTO:
+ *                         four), lost too, then an RTO: only the two holes go
  *                         again, never SACKed data (RFC 6675 5.1; go-back-N
  *                         would resend all)
  *   probe_in_recovery     every ACK of a recovery's retransmission lost: a
@@ -26,9 +27,12 @@
  *                         sent after it delivered and sends it a third time,
  *                         without an RTO (tcp_rack_lost)
  *   tlp_tail_loss         the last two segments of a transfer lost: the tail
- *                         loss probe fires at 2 SRTT + 2 ms (not the 200 ms
+ *                         loss probe fires at 2 SRTT + 250 us (not the 200 ms
  *                         RTO) with the last segment; its SACK makes RACK
  *                         resend the other; no RTO
+ *   tlp_two_new_segments  every ACK of a flight lost, data queued: the probe
+ *                         is two new segments (a delayed-ACK receiver answers
+ *                         two at once); no reduction, no RTO, nothing resent
  *   tlp_dsack_after_ack (loop) a needless probe after the late ACK of what it
  *                         repeated, then D-SACKed, or (a peer that does not
  *                         report duplicates) answered by a plain duplicate
@@ -36,7 +40,7 @@
  *   tlp_repair_counted (loop) a probe that repaired the last segment: one
  *                         reduction once data past it is ACKed (also after a
  *                         segment of the peer's data at the probe's end), or
- *                         when the next probe goes (2 SRTT + 2 ms, not the RTO)
+ *                         when the next probe goes (2 SRTT + 250 us, not the RTO)
  *   dsack_undo            a reordered segment triggers a needless fast
  *                         retransmit; the D-SACK of that retransmission undoes
  *                         the cwnd reduction (tcp_dsack_undo): the two rounds
@@ -376,25 +380,31 @@ START_TEST(rto_keeps_sacked)
 	M.drop_next[0] = M.drop_next[5] = true;
 	round_trip(&f1, &f2);
 	ck_assert_uint_eq(f2.n, 0);
-	/* nothing comes back: two probes of the last segment not SACKed (5),
-	 * at most 2 SRTT + 2 ms after the last ACK, then twice that, both lost */
+	/* nothing comes back: probes of the last segment not SACKed (5), at
+	 * most 2 SRTT + 250 us after the last ACK, then each twice as long
+	 * after the one before while that is shorter than the RTO (200 ms):
+	 * 20, 40, 81, 162 ms, all lost */
 	next_sent(&f, 0, 24, 5, "first probe (the RTO is 200)");
-	next_sent(&f, 40, 48, 5, "second probe");
-	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_TLP_PROBES), 2);
+	next_sent(&f, 40, 42, 5, "second probe");
+	next_sent(&f, 80, 83, 5, "third probe");
+	next_sent(&f, 160, 164, 5, "fourth probe");
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_TLP_PROBES), 4);
 	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_RTO_EXPIRED), 0);
-	/* then the RTO: every segment not SACKed is lost, 0 goes first */
-	next_sent(&f, 150, 5000, 0, "the RTO's retransmission");
+	/* then the RTO (a fifth probe would wait 324 ms): every segment not
+	 * SACKed is lost, 0 goes first */
+	next_sent(&f, 200, 5000, 0, "the RTO's retransmission");
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_TLP_PROBES), 4);
 	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_RTO_EXPIRED), 1);
 	finish_transfer(&f, total);
 	for (uint32_t s = 0; s < 10; s++)
-		ck_assert_msg(M.tx[s] == (s == 0 ? 3u : s == 5 ? 5u : 1u), "segment %u sent %u times", s,
+		ck_assert_msg(M.tx[s] == (s == 0 ? 3u : s == 5 ? 7u : 1u), "segment %u sent %u times", s,
 			      M.tx[s]);
 	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_RTO_EXPIRED), 1);
 }
 END_TEST
 
 /* the last ACKs of a recovery lost while only its retransmission was in
- * flight: a probe 2 SRTT + 2 ms later (in recovery, as QUIC's PTO), not the
+ * flight: a probe 2 SRTT + 250 us later (in recovery, as QUIC's PTO), not the
  * 200 ms RTO */
 START_TEST(probe_in_recovery)
 {
@@ -458,8 +468,8 @@ START_TEST(tlp_tail_loss)
 	ck_assert_uint_eq(f1.n, 0); /* two SACK-less ACKs of 0..2: nothing to do */
 	t0 = h_now_ms(H);
 	t = h_run(H, 1000, 1, true);
-	/* SRTT 10 ms: the probe at 2 SRTT + 2 ms after the last ACK */
-	ck_assert_msg(t >= 20 && t <= 24, "tail loss probe after %llu ms (want ~22)", (unsigned long long)t);
+	/* SRTT 10 ms: the probe at 2 SRTT + 250 us after the last ACK */
+	ck_assert_msg(t >= 20 && t <= 21, "tail loss probe after %llu ms (want ~20)", (unsigned long long)t);
 	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_TLP_PROBES), 1);
 	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_RTO_EXPIRED), 0);
 	pop_flight(&f);
@@ -473,6 +483,40 @@ START_TEST(tlp_tail_loss)
 	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_RTO_EXPIRED), 0);
 	ck_assert_uint_eq(M.tx[3], 2);
 	ck_assert_uint_eq(M.tx[4], 2);
+}
+END_TEST
+
+/* every ACK of a flight lost with more data queued (a receiver that answers
+ * a flight with one ACK, and that one lost): the probe sends two new
+ * segments, not one, so that a receiver delaying the ACK of a lone segment
+ * answers at once (RFC 5681 4.2); their ACK covers the whole flight; no
+ * reduction, no RTO */
+START_TEST(tlp_two_new_segments)
+{
+	const uint32_t total = 30 * MSS;
+	struct flight f, f1;
+	uint64_t t;
+
+	first_flight(true, total, &f);
+	ck_assert_uint_eq(f.n, 10); /* IW10 */
+	M.mute = true;
+	round_trip(&f, &f1);
+	M.mute = false;
+	ck_assert_uint_eq(f1.n, 0);
+	t = h_run(H, 1000, 1, true);
+	ck_assert_msg(t <= 12, "probe %llu ms after the flight's arrival (2 SRTT after it went)",
+		      (unsigned long long)t);
+	pop_flight(&f);
+	ck_assert_msg(f.n == 2 && f.seg[0] == 10 && f.seg[1] == 11,
+		      "the probe: %u segments, first %u (want 10 and 11)", f.n, f.seg[0]);
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_TLP_PROBES), 1);
+	finish_transfer(&f, total);
+	for (uint32_t s = 0; s < 30; s++)
+		ck_assert_msg(M.tx[s] == 1, "segment %u sent %u times", s, M.tx[s]);
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_TLP_PROBES), 1);
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_TLP_RECOVERIES), 0);
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_SACK_RECOVERIES), 0);
+	ck_assert_uint_eq(h_ctr(H, STK_C_TCP_RTO_EXPIRED), 0);
 }
 END_TEST
 
@@ -535,7 +579,7 @@ END_TEST
 /* a probe that repaired the loss of the last segment: its ACK reaches the
  * probe's end and no D-SACK follows. One reduction (tcp_tlp_recoveries), when
  * (0) data sent next is acknowledged past the probe, or (1) every ACK of that
- * data lost, when the next probe goes, 2 SRTT + 2 ms after it (not the RTO:
+ * data lost, when the next probe goes, 2 SRTT + 250 us after it (not the RTO:
  * the episode waiting for its D-SACK does not hold back the next probe), or
  * (2) as (0), with a segment of the peer's data before that ACK: it carries
  * the same ACK number, yet is not the probe's duplicate ACK (RFC 5681 2) */
@@ -565,7 +609,7 @@ START_TEST(tlp_repair_counted)
 	M.mute = false;
 	if (_i == 1) {
 		ck_assert_uint_eq(h_ctr(H, STK_C_TCP_TLP_RECOVERIES), 0);
-		/* 2 SRTT + 2 ms after the send: the last new segment again */
+		/* 2 SRTT + 250 us after the send: the last new segment again */
 		next_sent(&nx, 0, 24, 9, "the next probe (the RTO is 200)");
 		ck_assert_uint_eq(h_ctr(H, STK_C_TCP_TLP_PROBES), 2);
 	}
@@ -740,7 +784,8 @@ tcp_sack_tcases(Suite *s)
 	TCase *tc = t_tcase(s, "recovery", setup, h_fixture_teardown, 30);
 
 	T_TESTS(tc, three_holes_one_rtt, dupthresh_after_reordering, rto_keeps_sacked,
-		probe_in_recovery, rack_lost_retransmit, tlp_tail_loss, dsack_undo, reo_wnd_dsack);
+		probe_in_recovery, rack_lost_retransmit, tlp_tail_loss, tlp_two_new_segments, dsack_undo,
+		reo_wnd_dsack);
 	tcase_add_loop_test(tc, tlp_dsack_after_ack, 0, 2);
 	tcase_add_loop_test(tc, tlp_repair_counted, 0, 3);
 	tcase_add_loop_test(tc, reo_wnd_decays, 0, 2);
