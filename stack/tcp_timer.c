@@ -102,10 +102,10 @@ stk_tcp_rexmt_arm(struct stk *st, struct stk_tcb *c)
  * granularity. Ours is a clock in ns read every poll, and on a LAN path the
  * slack is the whole wait: where the peer answers a flight with one ACK (a
  * receiver's GRO merges the flight), every lost ACK stalls a small window for
- * a probe timeout (B15 in doc/benchmarks.md: SRTT 37 us, ~80 such stalls per
- * 16 MiB at 1/30 loss each way; 250 us in place of 2 ms took the send from
- * 0.45-0.60 s to 0.12-0.15 s, with the two changes below). A peer that answers
- * late (a busy host) gets more probes before the RTO instead
+ * a probe timeout (B15 in doc/benchmarks.md: SRTT 37 us, 60-160 such stalls
+ * per 16 MiB at 1/30 loss each way; 250 us in place of 2 ms, with the two
+ * changes below, took its 64 MiB send from 2.09 s to 0.47-0.48 s). A peer
+ * that answers late (a busy host) gets more probes before the RTO instead
  * (stk_tcp_rexmt_arm_probe). */
 #define STK_PTO_SLACK (250 * STK_MS / 1000)
 
