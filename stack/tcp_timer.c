@@ -102,7 +102,7 @@ stk_tcp_rexmt_arm(struct stk *st, struct stk_tcb *c)
  * granularity. Ours is a clock in ns read every poll, and on a LAN path the
  * slack is the whole wait: where the peer answers a flight with one ACK (a
  * receiver's GRO merges the flight), every lost ACK stalls a small window for
- * a probe timeout (B15 in doc/benchmarks.md: SRTT 37 us, 60-160 such stalls
+ * a probe timeout (B15 in doc/benchmarks.md: SRTT 37 us, 80-160 such stalls
  * per 16 MiB at 1/30 loss each way; 250 us in place of 2 ms, with the two
  * changes below, took its 64 MiB send from 2.09 s to 0.47-0.48 s). A peer
  * that answers late (a busy host) gets more probes before the RTO instead
