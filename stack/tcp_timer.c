@@ -92,7 +92,7 @@ stk_tcp_rexmt_arm(struct stk *st, struct stk_tcb *c)
 
 /* RFC 8985 7.2: a tail loss probe at 2 SRTT (+ the peer's worst delayed ACK
  * when one segment is out, else + STK_PTO_SLACK), never after the RTO would
- * fire; the RTO otherwise (no SACK, no RTT yet, after an RTO, a probe already
+ * fire (tlp_timer_set); the RTO otherwise (no SACK, no RTT yet, after an RTO, a probe already
  * out). Unlike RFC 8985 and Linux, also in fast recovery, as QUIC's PTO (RFC
  * 9002 6.2): when the last ACK of a recovery is lost with only a
  * retransmission in flight, a probe 2 SRTT later repairs what an RTO (200 ms)
@@ -124,6 +124,14 @@ pto(const struct stk_tcb *c)
 	return p << c->sb.tlp_count; /* each probe in a row waits twice as long */
 }
 
+/* the probe timer at p, never after the RTO would fire */
+static void
+tlp_timer_set(struct stk *st, struct stk_tcb *c, uint64_t p, uint64_t rto)
+{
+	c->rexmt_mode = STK_REXMT_TLP;
+	stk_tcp_timer_set(st, c, STK_T_REXMT, p < rto ? p : rto);
+}
+
 /* after a probe: a second one (RFC 8985 and Linux send one), its timeout
  * doubled and capped by the RTO; then more, at most STK_TLP_MAX in a row,
  * while the doubled timeout is still shorter than the RTO; then the RTO. With
@@ -137,12 +145,10 @@ stk_tcp_rexmt_arm_probe(struct stk *st, struct stk_tcb *c)
 {
 	uint64_t p = pto(c), rto = backed_off(st, c);
 
-	if (c->sb.tlp_count < 2 || (c->sb.tlp_count < STK_TLP_MAX && p < rto)) {
-		c->rexmt_mode = STK_REXMT_TLP;
-		stk_tcp_timer_set(st, c, STK_T_REXMT, p < rto ? p : rto);
-	} else {
+	if (c->sb.tlp_count < 2 || (c->sb.tlp_count < STK_TLP_MAX && p < rto))
+		tlp_timer_set(st, c, p, rto);
+	else
 		stk_tcp_rexmt_arm(st, c);
-	}
 }
 
 void
@@ -155,10 +161,7 @@ stk_tcp_rexmt_arm_data(struct stk *st, struct stk_tcb *c)
 	    (c->state == STK_TCP_ESTABLISHED || c->state == STK_TCP_CLOSE_WAIT ||
 	     c->state == STK_TCP_FIN_WAIT_1 || c->state == STK_TCP_CLOSING ||
 	     c->state == STK_TCP_LAST_ACK)) {
-		uint64_t p = pto(c), rto = backed_off(st, c);
-
-		c->rexmt_mode = STK_REXMT_TLP;
-		stk_tcp_timer_set(st, c, STK_T_REXMT, p < rto ? p : rto);
+		tlp_timer_set(st, c, pto(c), backed_off(st, c));
 		return;
 	}
 	stk_tcp_rexmt_arm(st, c);
