@@ -92,11 +92,11 @@ stk_tcp_rexmt_arm(struct stk *st, struct stk_tcb *c)
 
 /* RFC 8985 7.2: a tail loss probe at 2 SRTT (+ the peer's worst delayed ACK
  * when one segment is out, else + STK_PTO_SLACK), never after the RTO would
- * fire (tlp_timer_set); the RTO otherwise (no SACK, no RTT yet, after an RTO, a probe already
- * out). Unlike RFC 8985 and Linux, also in fast recovery, as QUIC's PTO (RFC
- * 9002 6.2): when the last ACK of a recovery is lost with only a
- * retransmission in flight, a probe 2 SRTT later repairs what an RTO (200 ms)
- * would.
+ * fire (tlp_timer_set); the RTO otherwise (no SACK, no RTT yet, after an RTO,
+ * a probe already out). Unlike RFC 8985 and Linux, also in fast recovery, as
+ * QUIC's PTO (RFC 9002 6.2): when the last ACK of a recovery is lost with only
+ * a retransmission in flight, a probe 2 SRTT later repairs what an RTO
+ * (200 ms) would.
  *
  * The slack: RFC 8985 adds nothing, Linux two jiffies (2 ms), its timer's
  * granularity. Ours is a clock in ns read every poll, and on a LAN path the
