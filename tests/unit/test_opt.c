@@ -4,8 +4,8 @@
  * lcp_opt_apply(): every type and field width, defaults parsed with the same code
  * as user values, required, unknown keys listing the allowed ones, wrong JSON
  * type, range at both ends, string length bounds, enums, LCP_OPT_F_POW2; every
- * message asserted in full. lcp_opt_table_check(): each kind of broken table, those it once let
- * through included.
+ * message asserted in full. lcp_opt_table_check(): each kind of broken table,
+ * those it once let through included.
  */
 #include <check.h>
 #include <float.h>
