@@ -597,15 +597,49 @@ lcp_engine_build(struct lcp_engine *e)
 	return build_ring_ctrs(e);
 }
 
+/* the context of a plugin that sets ctx_size is the engine's: allocated
+ * here, freed after fini() or a failed init() (release_ctx) */
+static int
+init_stage(struct lcp_stage_priv *sp)
+{
+	size_t size = lcp_stage_ctx_size(sp->cs->pf->desc);
+	int rc;
+
+	if (size > 0) {
+		sp->own_ctx = lcp_stage_zmalloc(&sp->pub, "the context", size);
+		if (sp->own_ctx == NULL)
+			return -ENOMEM;
+		sp->pub.ctx = sp->own_ctx;
+	}
+	rc = sp->pub.ops->init(&sp->pub, sp->cs->conf, &sp->pub.ctx);
+	if (rc == 0 && size > 0 && sp->pub.ctx != sp->own_ctx) {
+		/* fini() gets what init() put there, then the engine's is freed */
+		lcp_log(&sp->pub, LCP_LOG_ERR,
+			"init() replaced the context the engine allocated (ctx_size %zu)", size);
+		sp->inited = true;
+		return -EPROTO;
+	}
+	return rc;
+}
+
+static void
+release_ctx(struct lcp_stage_priv *sp)
+{
+	rte_free(sp->own_ctx);
+	sp->own_ctx = NULL;
+}
+
 int
 lcp_engine_init_stages(struct lcp_engine *e)
 {
 	for (unsigned i = 0; i < e->n_stages; i++) {
 		struct lcp_stage_priv *sp = e->stages[i];
-		int rc = sp->pub.ops->init(&sp->pub, sp->cs->conf, &sp->pub.ctx);
+		int rc = init_stage(sp);
 
 		if (rc != 0) {
 			lcp_log(&sp->pub, LCP_LOG_ERR, "init failed: %s", strerror(rc < 0 ? -rc : rc));
+			if (!sp->inited)
+				release_ctx(sp);
 			return -1;
 		}
 		sp->inited = true;
@@ -667,10 +701,12 @@ lcp_engine_teardown(struct lcp_engine *e)
 	for (unsigned i = e->n_stages; i-- > 0;) {
 		struct lcp_stage_priv *sp = e->stages[i];
 
-		if (sp != NULL && sp->inited && sp->pub.ops->fini != NULL)
+		if (sp == NULL)
+			continue;
+		if (sp->inited && sp->pub.ops->fini != NULL)
 			sp->pub.ops->fini(&sp->pub, sp->pub.ctx);
-		if (sp != NULL)
-			sp->inited = false;
+		sp->inited = false;
+		release_ctx(sp);
 	}
 }
 

@@ -206,6 +206,7 @@ struct lcp_stage_priv {
 	bool grow_logged;            /* lcp_pend_grow failed once */
 	struct lcp_pend_q **pend;    /* per input port, NULL unless a same-lcore link feeds it */
 	bool inited;
+	void *own_ctx;               /* the context the engine allocated (ctx_size) */
 	struct lcp_edge *edges;
 	struct lcp_stage_buf **sbuf; /* per port, NULL unless the link stages */
 	struct lcp_edge_full *full;  /* per port, NULL unless a link blocks when full */

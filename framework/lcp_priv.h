@@ -81,6 +81,16 @@ lcp_stage_hists(const struct lcp_plugin *d)
 	return d->kind == LCP_KIND_STAGE && d->abi_minor >= 2 ? ops->hists : NULL;
 }
 
+/* a stage plugin's context size: ops->ctx_size of a plugin built for ABI 2.6
+ * or later (older ones had a reserved NULL there), else 0 */
+static inline size_t
+lcp_stage_ctx_size(const struct lcp_plugin *d)
+{
+	const struct lcp_stage_ops *ops = d->ops;
+
+	return d->kind == LCP_KIND_STAGE && d->abi_minor >= 6 ? ops->ctx_size : 0;
+}
+
 struct lcp_registry {
 	struct lcp_plugin_file *v; /* accepted and refused, in search order */
 	unsigned n;

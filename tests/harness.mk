@@ -28,19 +28,33 @@
 #   harness/test_h_strategies  Check: pool_* modules behind tee's copies, batch_*
 #                              modules on a ring link, counters_* modules behind
 #                              metrics: same output, exact counts, nothing lost
+#   harness/test_h_stage       Check: what the engine gives every stage: the
+#                              context it allocates and frees (ctx_size, on
+#                              h_ctx), lcp_stage_zmalloc()
 #
-# Test-only plugin (never installed; -rpath /nowhere makes libtool build a .so):
+# Test-only plugins (never installed; -rpath /nowhere makes libtool build a .so):
 #   harness/.libs/h_tap.so     the far end of every link of the stage under test
+#   harness/.libs/h_ctx.so     a stage that reports what init() found in its
+#                              context, and fails or replaces it on request
 
 harness_tests = harness/test_h_ws harness/test_h_metrics harness/test_h_feedsim \
-	harness/test_h_sinks harness/test_h_nats harness/test_h_strategies
+	harness/test_h_sinks harness/test_h_nats harness/test_h_strategies \
+	harness/test_h_stage
 
-check_LTLIBRARIES += harness/h_tap.la
-harness_h_tap_la_SOURCES = harness/h_tap.c harness/h_tap.h
-harness_h_tap_la_CPPFLAGS = -I$(top_srcdir)/framework/include $(DPDK_CFLAGS)
-harness_h_tap_la_CFLAGS = $(AM_CFLAGS_COMMON) -fvisibility=hidden
-harness_h_tap_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere \
+harness_plugin_cppflags = -I$(top_srcdir)/framework/include $(DPDK_CFLAGS)
+harness_plugin_cflags = $(AM_CFLAGS_COMMON) -fvisibility=hidden
+harness_plugin_ldflags = -module -avoid-version -shared -rpath /nowhere \
 	-export-symbols-regex '^lcp_plugin_descriptor$$' $(SAN_LDFLAGS)
+
+check_LTLIBRARIES += harness/h_tap.la harness/h_ctx.la
+harness_h_tap_la_SOURCES = harness/h_tap.c harness/h_tap.h
+harness_h_tap_la_CPPFLAGS = $(harness_plugin_cppflags)
+harness_h_tap_la_CFLAGS = $(harness_plugin_cflags)
+harness_h_tap_la_LDFLAGS = $(harness_plugin_ldflags)
+harness_h_ctx_la_SOURCES = harness/h_ctx.c
+harness_h_ctx_la_CPPFLAGS = $(harness_plugin_cppflags)
+harness_h_ctx_la_CFLAGS = $(harness_plugin_cflags)
+harness_h_ctx_la_LDFLAGS = $(harness_plugin_ldflags)
 
 harness_cppflags = -I$(top_srcdir)/framework -I$(top_builddir)/framework \
 	-I$(top_srcdir)/framework/include -I$(top_srcdir)/stack/include -I$(top_builddir) \
@@ -80,6 +94,10 @@ harness_test_h_strategies_SOURCES = harness/test_h_strategies.c $(harness_src)
 harness_test_h_strategies_CPPFLAGS = $(harness_cppflags)
 harness_test_h_strategies_CFLAGS = $(harness_cflags)
 harness_test_h_strategies_LDADD = $(harness_ldadd)
+harness_test_h_stage_SOURCES = harness/test_h_stage.c $(harness_src)
+harness_test_h_stage_CPPFLAGS = $(harness_cppflags)
+harness_test_h_stage_CFLAGS = $(harness_cflags)
+harness_test_h_stage_LDADD = $(harness_ldadd)
 
 # test_h_sinks loads doc/writing-a-plugin.md's example from doc/.libs
 check_DATA += harness-doc-example

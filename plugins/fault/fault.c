@@ -260,19 +260,15 @@ static int
 fault_init(struct lcp_stage *st, const void *conf, void **ctx)
 {
 	const struct fault_conf *c = conf;
-	struct fault_ctx *x;
+	struct fault_ctx *x = *ctx;
 	uint64_t hz = rte_get_tsc_hz();
 	char probs[2][160];
 
-	x = lcp_stage_zmalloc(st, "the context", sizeof(*x));
-	if (x == NULL)
-		return -ENOMEM;
 	x->st = st;
 	x->pool = lcp_stage_pktmbuf_pool(st);
 	if (x->pool == NULL) {
 		lcp_log(st, LCP_LOG_ERR, "the engine has no packet mbuf pool for socket %d",
 			lcp_stage_socket(st));
-		rte_free(x);
 		return -ENOENT;
 	}
 	x->reorder_tsc = (uint64_t)c->reorder_us * hz / 1000000;
@@ -303,7 +299,6 @@ fault_init(struct lcp_stage *st, const void *conf, void **ctx)
 					     sizeof(*fd->held) * c->max_held);
 		if (fd->held == NULL) {
 			rte_free(x->d[0].held);
-			rte_free(x);
 			return -ENOMEM;
 		}
 	}
@@ -312,7 +307,6 @@ fault_init(struct lcp_stage *st, const void *conf, void **ctx)
 		" frames or %" PRIu32 " us, delay %" PRIu32 " us, max_held %" PRIu32,
 		c->seed, fault_frames_choices[c->frames], probs[0], probs[1], c->reorder_after,
 		c->reorder_us, c->delay_us, c->max_held);
-	*ctx = x;
 	return 0;
 }
 
@@ -642,14 +636,11 @@ fault_fini(struct lcp_stage *st, void *ctx)
 	struct fault_ctx *x = ctx;
 
 	(void)st;
-	if (x == NULL)
-		return;
 	for (unsigned d = 0; d < 2; d++) {
 		for (uint32_t i = 0; i < x->d[d].n_held; i++) /* stop() did not run */
 			rte_pktmbuf_free(x->d[d].held[i].m);
 		rte_free(x->d[d].held);
 	}
-	rte_free(x);
 }
 
 static const struct lcp_stage_ops fault_ops = {
@@ -661,6 +652,7 @@ static const struct lcp_stage_ops fault_ops = {
 	.process = fault_process,
 	.stop = fault_stop,
 	.fini = fault_fini,
+	.ctx_size = sizeof(struct fault_ctx),
 };
 
 LCP_PLUGIN_EXPORT const struct lcp_plugin lcp_plugin_descriptor = {

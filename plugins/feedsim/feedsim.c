@@ -395,6 +395,7 @@ static const struct lcp_stage_ops fs_ops = {
 	.poll = fs_poll,
 	.process = fs_process,
 	.fini = fs_fini,
+	.ctx_size = sizeof(struct fs_ctx),
 	.linger = fs_linger,
 };
 

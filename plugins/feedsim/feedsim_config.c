@@ -276,22 +276,18 @@ int
 fs_init(struct lcp_stage *st, const void *conf, void **ctx)
 {
 	const struct fs_conf *c = conf;
-	struct fs_ctx *x;
+	struct fs_ctx *x = *ctx;
 	char name[RTE_MEMPOOL_NAMESIZE], msg[256];
 	struct timespec ts;
 	size_t seq_bytes;
 	int rc = -ENOMEM;
 
-	x = lcp_stage_zmalloc(st, "the context", sizeof(*x));
-	if (x == NULL)
-		return -ENOMEM;
 	x->st = st;
 	lcp_obuf_init(&x->tx, FS_P_TX, 128);
 	x->c = *c;
 	x->c.sizes = NULL;
 	if (fs_parse_sizes(c->sizes, x, NULL, msg, sizeof(msg)) < 0) {
 		lcp_log(st, LCP_LOG_ERR, "%s", msg);
-		rte_free(x);
 		return -EINVAL;
 	}
 	x->pkt = lcp_stage_pktmbuf_pool(st);
@@ -333,7 +329,6 @@ fs_init(struct lcp_stage *st, const void *conf, void **ctx)
 		if (rc < 0)
 			goto fail;
 	}
-	*ctx = x;
 	return 0;
 nomem:
 	rc = -ENOMEM;
@@ -348,7 +343,6 @@ fail:
 	free(x->pr_buf);
 	free(x->pr_step);
 	rte_free(x->cl);
-	rte_free(x);
 	return rc;
 }
 
@@ -372,5 +366,4 @@ fs_fini(struct lcp_stage *st, void *ctx)
 	free(x->pr_buf);
 	free(x->pr_step);
 	rte_free(x->cl);
-	rte_free(x);
 }

@@ -44,7 +44,6 @@
 #include <rte_branch_prediction.h>
 #include <rte_common.h>
 #include <rte_cycles.h>
-#include <rte_malloc.h>
 
 #include <lcp/lcp.h>
 
@@ -309,6 +308,7 @@ static const struct lcp_stage_ops metrics_ops = {
 	.process = metrics_process,
 	.stop = metrics_stop,
 	.fini = metrics_fini,
+	.ctx_size = sizeof(struct metrics_ctx),
 };
 
 LCP_PLUGIN_EXPORT const struct lcp_plugin lcp_plugin_descriptor = {

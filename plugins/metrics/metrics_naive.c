@@ -17,7 +17,6 @@
 
 #include <rte_common.h>
 #include <rte_cycles.h>
-#include <rte_malloc.h>
 
 #include <lcp/lcp.h>
 
@@ -45,7 +44,8 @@ static const char *const naive_counters[] = { METRICS_COUNTERS(LCP_COUNTER_NAME)
 static const char *const nv_fixed[3] = { "p", "q", "t" };
 
 struct naive_ctx {
-	struct metrics_ctx *x;           /* the metrics stage's own context */
+	struct metrics_ctx *x;           /* the metrics stage's own context: m */
+	struct metrics_ctx m;
 	char pat[NV_FIELDS][MT_FIELD_MAX + 4]; /* "\"s\":" ... */
 	size_t pat_len[NV_FIELDS];
 };
@@ -166,27 +166,21 @@ static int
 naive_init(struct lcp_stage *st, const void *conf, void **ctx)
 {
 	struct metrics_conf cf, *c = &cf;
-	struct naive_ctx *nc;
-	void *x;
+	struct naive_ctx *nc = *ctx;
+	void *x = &nc->m;
 	int rc;
 
-	nc = lcp_stage_zmalloc(st, "the context", sizeof(*nc));
-	if (nc == NULL)
-		return -ENOMEM;
 	naive_conf(conf, &cf);
 	rc = metrics_init(st, &cf, &x);
-	if (rc != 0) {
-		rte_free(nc);
+	if (rc != 0)
 		return rc;
-	}
-	nc->x = x;
+	nc->x = &nc->m;
 	for (unsigned k = 0; k < NV_FIELDS; k++) {
 		const char *f = k == 0 ? c->symbol_field : k == 1 ? c->seq_field : nv_fixed[k - 2];
 
 		snprintf(nc->pat[k], sizeof(nc->pat[k]), "\"%s\":", f);
 		nc->pat_len[k] = strlen(nc->pat[k]);
 	}
-	*ctx = nc;
 	return 0;
 }
 
@@ -204,7 +198,6 @@ naive_fini(struct lcp_stage *st, void *ctx)
 	struct naive_ctx *nc = ctx;
 
 	metrics_fini(st, nc->x);
-	rte_free(nc);
 }
 
 static const struct lcp_stage_ops naive_ops = {
@@ -216,6 +209,7 @@ static const struct lcp_stage_ops naive_ops = {
 	.process = naive_process,
 	.stop = naive_stop,
 	.fini = naive_fini,
+	.ctx_size = sizeof(struct naive_ctx),
 };
 
 LCP_PLUGIN_EXPORT const struct lcp_plugin lcp_plugin_descriptor = {

@@ -90,19 +90,14 @@ int
 metrics_init(struct lcp_stage *st, const void *conf, void **ctx)
 {
 	const struct metrics_conf *c = conf;
-	struct metrics_ctx *x;
+	struct metrics_ctx *x = *ctx;
 	uint64_t slots = 1;
 
-	x = lcp_stage_zmalloc(st, "the context", sizeof(*x));
-	if (x == NULL)
-		return -ENOMEM;
 	while (slots < 2 * (uint64_t)c->symbols)
 		slots <<= 1;
 	x->tab = lcp_stage_zmalloc(st, "the symbol table", slots * sizeof(struct mt_sym));
-	if (x->tab == NULL) {
-		rte_free(x);
+	if (x->tab == NULL)
 		return -ENOMEM;
-	}
 	x->mask = slots - 1;
 	x->shift = 64u - (unsigned)__builtin_ctzll(slots); /* slots >= 2 */
 	x->max_syms = c->symbols;
@@ -122,7 +117,6 @@ metrics_init(struct lcp_stage *st, const void *conf, void **ctx)
 		if (mt_paths_build(c, &pc, msg, sizeof(msg)) != 0) { /* validate() passed it */
 			lcp_log(st, LCP_LOG_ERR, "%s", msg);
 			rte_free(x->tab);
-			rte_free(x);
 			return -EINVAL;
 		}
 		x->paths = true;
@@ -152,7 +146,6 @@ metrics_init(struct lcp_stage *st, const void *conf, void **ctx)
 	lcp_hist_set_scale(st, MT_H_LATENCY, 1.0 / (double)x->hz); /* exported in seconds */
 	if (c->log_buckets)
 		mt_log_buckets(st, x);
-	*ctx = x;
 	return 0;
 }
 
@@ -234,5 +227,4 @@ metrics_fini(struct lcp_stage *st, void *ctx)
 
 	RTE_SET_USED(st);
 	rte_free(x->tab);
-	rte_free(x);
 }

@@ -51,7 +51,6 @@
 #include <rte_cycles.h>
 #include <rte_errno.h>
 #include <rte_ethdev.h>
-#include <rte_malloc.h>
 #include <rte_mbuf.h>
 
 #include <lcp/lcp.h>
@@ -152,7 +151,7 @@ static int
 port_ethdev_init(struct lcp_stage *st, const void *conf, void **ctx)
 {
 	const struct port_ethdev_conf *c = conf;
-	struct port_ethdev_ctx *x;
+	struct port_ethdev_ctx *x = *ctx;
 	char msg[160];
 	int rc;
 
@@ -161,9 +160,6 @@ port_ethdev_init(struct lcp_stage *st, const void *conf, void **ctx)
 		lcp_log(st, LCP_LOG_ERR, "%s", msg);
 		return rc;
 	}
-	x = lcp_stage_zmalloc(st, "the context", sizeof(*x));
-	if (x == NULL)
-		return -ENOMEM;
 	x->nb_rxq = c->rx_queues;
 	x->nb_txq = c->tx_queues;
 	x->burst = (uint16_t)c->burst;
@@ -178,7 +174,7 @@ port_ethdev_init(struct lcp_stage *st, const void *conf, void **ctx)
 	else
 		rc = port_ethdev_resolve(st, x, c);
 	if (rc != 0)
-		goto fail;
+		return rc;
 	if (rte_eth_dev_get_name_by_port(x->port, x->name) != 0)
 		snprintf(x->name, sizeof(x->name), "port%u", x->port);
 	rc = port_ethdev_claim(st, x);
@@ -195,13 +191,10 @@ port_ethdev_init(struct lcp_stage *st, const void *conf, void **ctx)
 	if (x->trust_csum)
 		lcp_log(st, LCP_LOG_INFO, "%s: trust_checksums: received frames' checksums are not verified "
 			"(right only where the link cannot corrupt a frame: memif, ring pairs)", x->name);
-	*ctx = x;
 	return 0;
 
 fail_port:
 	port_ethdev_teardown(st, x);
-fail:
-	rte_free(x);
 	return rc;
 }
 
@@ -361,14 +354,10 @@ static void
 port_ethdev_fini(struct lcp_stage *st, void *ctx)
 {
 	struct port_ethdev_ctx *x = ctx;
-	unsigned freed;
+	unsigned freed = port_ethdev_teardown(st, x);
 
-	if (x == NULL)
-		return;
-	freed = port_ethdev_teardown(st, x);
 	if (freed != 0)
 		lcp_count(st, PE_DROP_RX_SHUTDOWN, freed);
-	rte_free(x);
 }
 
 static const struct lcp_stage_ops port_ethdev_ops = {
@@ -381,6 +370,7 @@ static const struct lcp_stage_ops port_ethdev_ops = {
 	.process = port_ethdev_process,
 	.stop = port_ethdev_stop,
 	.fini = port_ethdev_fini,
+	.ctx_size = sizeof(struct port_ethdev_ctx),
 };
 
 LCP_PLUGIN_EXPORT const struct lcp_plugin lcp_plugin_descriptor = {

@@ -22,7 +22,6 @@
 #include <inttypes.h>
 
 #include <rte_common.h>
-#include <rte_malloc.h>
 
 #include <lcp/lcp.h>
 
@@ -69,17 +68,13 @@ static int
 sink_echo_init(struct lcp_stage *st, const void *conf, void **ctx)
 {
 	const struct sink_echo_conf *c = conf;
-	struct sink_echo_ctx *x;
+	struct sink_echo_ctx *x = *ctx;
 
-	x = lcp_stage_zmalloc(st, "the context", sizeof(*x));
-	if (x == NULL)
-		return -ENOMEM;
 	x->sample = c->sample;
 	x->linked = lcp_port_is_linked(st, SE_OUT);
 	if (!x->linked)
 		lcp_log(st, LCP_LOG_WARNING,
 			"port \"out\" is not linked: every message is freed and counted in drop_unlinked");
-	*ctx = x;
 	return 0;
 }
 
@@ -133,13 +128,10 @@ sink_echo_fini(struct lcp_stage *st, void *ctx)
 {
 	struct sink_echo_ctx *x = ctx;
 
-	if (x == NULL)
-		return;
 	if (x->linked)
 		lcp_log(st, LCP_LOG_INFO, "echoed %" PRIu64 " messages, skipped %" PRIu64, x->echoed, x->skipped);
 	else
 		lcp_log(st, LCP_LOG_INFO, "dropped %" PRIu64 " messages (out is not linked)", x->dropped);
-	rte_free(x);
 }
 
 static const struct lcp_stage_ops sink_echo_ops = {
@@ -148,6 +140,7 @@ static const struct lcp_stage_ops sink_echo_ops = {
 	.init = sink_echo_init,
 	.process = sink_echo_process,
 	.fini = sink_echo_fini,
+	.ctx_size = sizeof(struct sink_echo_ctx),
 };
 
 LCP_PLUGIN_EXPORT const struct lcp_plugin lcp_plugin_descriptor = {

@@ -717,11 +717,8 @@ static int
 sink_file_init(struct lcp_stage *st, const void *conf, void **ctx)
 {
 	const struct sink_file_conf *c = conf;
-	struct sink_file_ctx *x;
+	struct sink_file_ctx *x = *ctx;
 
-	x = lcp_stage_zmalloc(st, "the context", sizeof(*x));
-	if (x == NULL)
-		return -ENOMEM;
 	x->st = st;
 	x->path = c->path;
 	x->format = c->format;
@@ -733,10 +730,8 @@ sink_file_init(struct lcp_stage *st, const void *conf, void **ctx)
 	if (x->buf == NULL) {
 		lcp_log(st, LCP_LOG_ERR, "%s: cannot allocate the write buffer (flush_bytes %zu) on socket %d",
 			c->path, x->cap, lcp_stage_socket(st));
-		rte_free(x);
 		return -ENOMEM;
 	}
-	*ctx = x;
 	return 0;
 }
 
@@ -814,8 +809,6 @@ sink_file_fini(struct lcp_stage *st, void *ctx)
 {
 	struct sink_file_ctx *x = ctx;
 
-	if (x == NULL)
-		return;
 	if (x->fd >= 0) {
 		if (!x->broken)
 			sf_flush(x); /* stop() did not run (a failed start elsewhere): nothing lost */
@@ -827,7 +820,6 @@ sink_file_fini(struct lcp_stage *st, void *ctx)
 			x->msgs, x->bytes, x->path, x->errors, x->dropped);
 	}
 	rte_free(x->buf);
-	rte_free(x);
 }
 
 static const struct lcp_stage_ops sink_file_ops = {
@@ -838,6 +830,7 @@ static const struct lcp_stage_ops sink_file_ops = {
 	.process = sink_file_process,
 	.stop = sink_file_stop,
 	.fini = sink_file_fini,
+	.ctx_size = sizeof(struct sink_file_ctx),
 };
 
 LCP_PLUGIN_EXPORT const struct lcp_plugin lcp_plugin_descriptor = {

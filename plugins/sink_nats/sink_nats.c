@@ -538,6 +538,7 @@ static const struct lcp_stage_ops sink_nats_ops = {
 	.process = sink_nats_process,
 	.stop = sink_nats_stop,
 	.fini = sink_nats_fini,
+	.ctx_size = sizeof(struct sink_nats_ctx),
 };
 
 LCP_PLUGIN_EXPORT const struct lcp_plugin lcp_plugin_descriptor = {

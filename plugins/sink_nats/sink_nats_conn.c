@@ -446,7 +446,6 @@ sn_free(struct sink_nats_ctx *x)
 		free(x->sh);
 	}
 	rte_free(x->tries);
-	rte_free(x);
 }
 
 int
@@ -454,12 +453,9 @@ sink_nats_init(struct lcp_stage *st, const void *conf, void **ctx)
 {
 	const struct sink_nats_conf *c = conf;
 	int socket = lcp_stage_socket(st);
-	struct sink_nats_ctx *x;
+	struct sink_nats_ctx *x = *ctx;
 	char err[256];
 
-	x = lcp_stage_zmalloc(st, "the context", sizeof(*x));
-	if (x == NULL)
-		return -ENOMEM;
 	x->st = st;
 	x->c = c;
 	if (sn_tpl_compile(&x->tpl, "subject", c->subject, c->venue, true, err, sizeof(err)) != 0 ||
@@ -467,7 +463,6 @@ sink_nats_init(struct lcp_stage *st, const void *conf, void **ctx)
 	     sn_tpl_compile(&x->fb, "fallback_subject", c->fallback_subject, c->venue, false, err, sizeof(err)) != 0) ||
 	    sn_paths_compile(&x->ps, c, x->slot, err, sizeof(err)) != 0) {
 		lcp_log(st, LCP_LOG_ERR, "%s", err);
-		rte_free(x);
 		return -EINVAL;
 	}
 	x->has_fb = c->fallback_subject[0] != '\0';
@@ -478,7 +473,6 @@ sink_nats_init(struct lcp_stage *st, const void *conf, void **ctx)
 	if (x->sh == NULL || (x->sh->url = strdup(c->url)) == NULL) {
 		lcp_log(st, LCP_LOG_ERR, "cannot allocate the callback state");
 		free(x->sh);
-		rte_free(x);
 		return -ENOMEM;
 	}
 	x->sh->st = st;
@@ -502,7 +496,6 @@ sink_nats_init(struct lcp_stage *st, const void *conf, void **ctx)
 			return -ENOMEM;
 		}
 	}
-	*ctx = x;
 	return 0;
 }
 
@@ -512,8 +505,6 @@ sink_nats_fini(struct lcp_stage *st, void *ctx)
 	struct sink_nats_ctx *x = ctx;
 
 	RTE_SET_USED(st);
-	if (x == NULL)
-		return;
 	sn_teardown(x); /* stop() did not run: a failed start somewhere */
 	sn_free(x);
 }

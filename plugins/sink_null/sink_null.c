@@ -1,9 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * sink_null — consumes and frees whatever arrives (pkt, stream or msg: one input
  * port per unit), counting objects and, for mbuf units, bytes. */
-#include <errno.h>
-#include <rte_malloc.h>
-
 #include <lcp/lcp.h>
 
 enum { SN_IN_PKT, SN_IN_STREAM, SN_IN_MSG };
@@ -41,12 +38,10 @@ static int
 sink_null_init(struct lcp_stage *st, const void *conf, void **ctx)
 {
 	const struct sink_null_conf *c = conf;
-	struct sink_null_ctx *x = lcp_stage_zmalloc(st, "the context", sizeof(*x));
+	struct sink_null_ctx *x = *ctx;
 
-	if (x == NULL)
-		return -ENOMEM;
+	RTE_SET_USED(st);
 	x->count_bytes = c->count_bytes;
-	*ctx = x;
 	return 0;
 }
 
@@ -68,18 +63,12 @@ sink_null_process(struct lcp_stage *st, void *ctx, unsigned port, void **objs, u
 	lcp_objs_free(port == SN_IN_MSG ? LCP_UNIT_MSG : LCP_UNIT_PKT, objs, n);
 }
 
-static void
-sink_null_fini(struct lcp_stage *st, void *ctx)
-{
-	rte_free(ctx);
-}
-
 static const struct lcp_stage_ops sink_null_ops = {
 	.ports = sink_null_ports,
 	.counters = sink_null_counters,
 	.init = sink_null_init,
 	.process = sink_null_process,
-	.fini = sink_null_fini,
+	.ctx_size = sizeof(struct sink_null_ctx),
 };
 
 LCP_PLUGIN_EXPORT const struct lcp_plugin lcp_plugin_descriptor = {

@@ -65,7 +65,6 @@
 #include <rte_cycles.h>
 #include <rte_errno.h>
 #include <rte_ethdev.h>
-#include <rte_malloc.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 #include <rte_pcapng.h>
@@ -161,13 +160,10 @@ static int
 sink_pcap_init(struct lcp_stage *st, const void *conf, void **ctx)
 {
 	const struct sink_pcap_conf *c = conf;
-	struct sink_pcap_ctx *x;
+	struct sink_pcap_ctx *x = *ctx;
 	char name[RTE_MEMPOOL_NAMESIZE];
 	uint32_t room;
 
-	x = lcp_stage_zmalloc(st, "the context", sizeof(*x));
-	if (x == NULL)
-		return -ENOMEM;
 	x->path = c->path;
 	x->snaplen = RTE_MIN(c->snaplen, (uint32_t)SINK_PCAP_MAX_COPY);
 	x->ts_mode = c->timestamp;
@@ -188,10 +184,8 @@ sink_pcap_init(struct lcp_stage *st, const void *conf, void **ctx)
 	if (x->pool == NULL) {
 		lcp_log(st, LCP_LOG_ERR, "cannot create the copy pool %s (%u x %" PRIu32 " bytes): %s",
 			name, SINK_PCAP_POOL_SIZE, room, rte_strerror(rte_errno));
-		rte_free(x);
 		return -ENOMEM;
 	}
-	*ctx = x;
 	return 0;
 }
 
@@ -471,8 +465,6 @@ sink_pcap_fini(struct lcp_stage *st, void *ctx)
 {
 	struct sink_pcap_ctx *x = ctx;
 
-	if (x == NULL)
-		return;
 	if (x->pc != NULL) {
 		rte_pcapng_close(x->pc); /* closes the fd */
 		lcp_log(st, LCP_LOG_INFO, "wrote %" PRIu64 " frames (%" PRIu64 " bytes) to %s%s",
@@ -481,7 +473,6 @@ sink_pcap_fini(struct lcp_stage *st, void *ctx)
 		close(x->fd);
 	}
 	rte_mempool_free(x->pool);
-	rte_free(x);
 }
 
 static const struct lcp_stage_ops sink_pcap_ops = {
@@ -491,6 +482,7 @@ static const struct lcp_stage_ops sink_pcap_ops = {
 	.start = sink_pcap_start,
 	.process = sink_pcap_process,
 	.fini = sink_pcap_fini,
+	.ctx_size = sizeof(struct sink_pcap_ctx),
 };
 
 LCP_PLUGIN_EXPORT const struct lcp_plugin lcp_plugin_descriptor = {

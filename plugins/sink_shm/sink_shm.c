@@ -42,7 +42,6 @@
 
 #include <rte_common.h>
 #include <rte_cycles.h>
-#include <rte_malloc.h>
 
 #include <lcp/lcp.h>
 
@@ -169,12 +168,9 @@ static int
 sink_shm_init(struct lcp_stage *st, const void *conf, void **ctx)
 {
 	const struct sink_shm_conf *c = conf;
-	struct sink_shm_ctx *x;
+	struct sink_shm_ctx *x = *ctx;
 	int n;
 
-	x = lcp_stage_zmalloc(st, "the context", sizeof(*x));
-	if (x == NULL)
-		return -ENOMEM;
 	x->st = st;
 	if (c->path[0] != '\0')
 		n = snprintf(x->path, sizeof(x->path), "%s", c->path);
@@ -182,7 +178,6 @@ sink_shm_init(struct lcp_stage *st, const void *conf, void **ctx)
 		n = snprintf(x->path, sizeof(x->path), "/dev/shm/lcpipe-%s", lcp_stage_name(st));
 	if (n < 0 || (size_t)n + 16 >= sizeof(x->path)) { /* room for ".tmp.<pid>" */
 		lcp_log(st, LCP_LOG_ERR, "path too long");
-		rte_free(x);
 		return -ENAMETOOLONG;
 	}
 	x->slots = c->slots;
@@ -192,7 +187,6 @@ sink_shm_init(struct lcp_stage *st, const void *conf, void **ctx)
 	x->mode = (unsigned)ss_parse_mode(c->mode);
 	x->keep = c->keep;
 	x->fd = -1;
-	*ctx = x;
 	return 0;
 }
 
@@ -426,8 +420,6 @@ sink_shm_fini(struct lcp_stage *st, void *ctx)
 	struct sink_shm_ctx *x = ctx;
 	struct stat a, b;
 
-	if (x == NULL)
-		return;
 	if (x->map != NULL) {
 		ss_close(x); /* stop() did not run: another stage failed to start */
 		if (!x->keep) {
@@ -440,7 +432,6 @@ sink_shm_fini(struct lcp_stage *st, void *ctx)
 	}
 	if (x->fd >= 0)
 		close(x->fd);
-	rte_free(x);
 }
 
 static const struct lcp_stage_ops sink_shm_ops = {
@@ -452,6 +443,7 @@ static const struct lcp_stage_ops sink_shm_ops = {
 	.process = sink_shm_process,
 	.stop = sink_shm_stop,
 	.fini = sink_shm_fini,
+	.ctx_size = sizeof(struct sink_shm_ctx),
 };
 
 LCP_PLUGIN_EXPORT const struct lcp_plugin lcp_plugin_descriptor = {

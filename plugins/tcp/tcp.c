@@ -372,18 +372,14 @@ static int
 tcp_init(struct lcp_stage *st, const void *conf, void **ctx)
 {
 	const struct tcp_conf *c = conf;
-	struct tcp_ctx *x;
+	struct tcp_ctx *x = *ctx;
 	char msg[256];
 
-	x = lcp_stage_zmalloc(st, "the context", sizeof(*x));
-	if (x == NULL)
-		return -ENOMEM;
 	x->st = st;
 	lcp_obuf_init(&x->tx, TCP_P_TX, TCP_STAGE_BURST);
 	lcp_obuf_init(&x->ev, TCP_P_DATA, TCP_EV_STAGE);
 	if (tcp_conf_to_stk(c, &x->k, &x->have_mac, msg, sizeof(msg)) < 0) {
 		lcp_log(st, LCP_LOG_ERR, "%s", msg);
-		rte_free(x);
 		return -EINVAL;
 	}
 	snprintf(x->device, sizeof(x->device), "%s", c->device);
@@ -400,28 +396,19 @@ tcp_init(struct lcp_stage *st, const void *conf, void **ctx)
 	if (x->pool == NULL || x->evpool == NULL) {
 		lcp_log(st, LCP_LOG_ERR, "tx_mbufs: no packet mbuf pool of %u on socket %d: %s", c->tx_mbufs,
 			lcp_stage_socket(st), rte_strerror(rte_errno));
-		rte_free(x);
 		return -ENOENT;
 	}
 	x->sq = tcp_sq_create(st, c->stk.max_conns);
 	x->sq_cb = (struct tcp_sq_cb){ .arg = x, .room = tcp_sq_room, .close = tcp_sq_close, .error = tcp_sq_error,
 				       .freed = tcp_sq_freed };
 	x->nodes = lcp_pool_create(st, "nodes", TCP_NODE_SIZE + TCP_ALLOC_HDR, c->node_pool, 0);
-	if (x->nodes == NULL || x->sq == NULL) {
+	if (x->nodes == NULL || x->sq == NULL || tcp_flow_init(x, c) < 0) {
 		lcp_pool_free(x->nodes);
 		tcp_sq_free(x->sq);
-		rte_free(x);
-		return -ENOMEM;
-	}
-	if (tcp_flow_init(x, c) < 0) {
-		lcp_pool_free(x->nodes);
-		tcp_sq_free(x->sq);
-		rte_free(x);
 		return -ENOMEM;
 	}
 	x->ns_mult = (uint64_t)(((unsigned __int128)1000000000u << 32) / rte_get_tsc_hz());
 	x->sync_every = rte_get_tsc_hz() / 1000;
-	*ctx = x;
 	return 0;
 }
 
@@ -778,7 +765,6 @@ tcp_fini(struct lcp_stage *st, void *ctx)
 	tcp_flow_fini(x);
 	tcp_sq_free(x->sq);
 	lcp_pool_free(x->nodes);
-	rte_free(x);
 }
 
 static const struct lcp_stage_ops tcp_ops = {
@@ -791,6 +777,7 @@ static const struct lcp_stage_ops tcp_ops = {
 	.process = tcp_process,
 	.stop = tcp_stop,
 	.fini = tcp_fini,
+	.ctx_size = sizeof(struct tcp_ctx),
 	.linger = tcp_linger,
 };
 

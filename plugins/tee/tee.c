@@ -20,7 +20,6 @@
 #include <errno.h>
 #include <string.h>
 
-#include <rte_malloc.h>
 #include <rte_mbuf.h>
 
 #include <lcp/lcp.h>
@@ -106,10 +105,8 @@ static int
 tee_init(struct lcp_stage *st, const void *conf, void **ctx)
 {
 	const struct tee_conf *c = conf;
-	struct tee_ctx *x = lcp_stage_zmalloc(st, "the context", sizeof(*x));
+	struct tee_ctx *x = *ctx;
 
-	if (x == NULL)
-		return -ENOMEM;
 	x->every = c->every;
 	x->snaplen = c->snaplen;
 	x->msg_max = c->msg_copy_bytes;
@@ -119,21 +116,17 @@ tee_init(struct lcp_stage *st, const void *conf, void **ctx)
 		x->mp = lcp_stage_pktmbuf_pool_create(st, "tee", c->copy_mbufs);
 		if (x->mp == NULL) {
 			lcp_log(st, LCP_LOG_ERR, "copy_mbufs: cannot create a pool of %u mbufs", c->copy_mbufs);
-			rte_free(x);
 			return -ENOMEM;
 		}
 	}
 	if (x->copy_linked[1] && c->msg_copies > 0) {
 		x->msgs = lcp_pool_create(st, "copies", sizeof(struct tee_msg) + c->msg_copy_bytes, c->msg_copies, 0);
-		if (x->msgs == NULL) {
-			rte_free(x);
+		if (x->msgs == NULL)
 			return -ENOMEM;
-		}
 	}
 	lcp_log(st, LCP_LOG_INFO, "tapping%s%s: a copy of every %u%s object, %s", x->copy_linked[0] ? " frames" : "",
 		x->copy_linked[1] ? " messages" : "", x->every, x->every == 1 ? "" : "-th",
 		x->snaplen ? "frames cut to snaplen" : "whole");
-	*ctx = x;
 	return 0;
 }
 
@@ -263,10 +256,7 @@ tee_fini(struct lcp_stage *st, void *ctx)
 	struct tee_ctx *x = ctx;
 
 	RTE_SET_USED(st);
-	if (x == NULL)
-		return;
 	lcp_pool_free(x->msgs);
-	rte_free(x);
 }
 
 static const struct lcp_stage_ops tee_ops = {
@@ -275,6 +265,7 @@ static const struct lcp_stage_ops tee_ops = {
 	.init = tee_init,
 	.process = tee_process,
 	.fini = tee_fini,
+	.ctx_size = sizeof(struct tee_ctx),
 };
 
 LCP_PLUGIN_EXPORT const struct lcp_plugin lcp_plugin_descriptor = {

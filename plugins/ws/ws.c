@@ -306,7 +306,7 @@ static int
 ws_init(struct lcp_stage *st, const void *conf, void **ctx)
 {
 	const struct ws_conf *c = conf;
-	struct ws_ctx *x;
+	struct ws_ctx *x = *ctx;
 	char err[256];
 	unsigned n_urls = 0;
 	const char *p;
@@ -314,9 +314,6 @@ ws_init(struct lcp_stage *st, const void *conf, void **ctx)
 	for (p = c->url; *p; p++)
 		n_urls += *p == ',';
 	n_urls++;
-	x = lcp_stage_zmalloc(st, "the context", sizeof(*x));
-	if (x == NULL)
-		return -ENOMEM;
 	x->st = st;
 	ws_msg_owner_init(x);
 	x->pkt = lcp_stage_pktmbuf_pool(st);
@@ -402,17 +399,14 @@ ws_init(struct lcp_stage *st, const void *conf, void **ctx)
 		lcp_pool_free(x->asm_pool);
 		goto inval;
 	}
-	*ctx = x;
 	return 0;
 inval:
 	free(x->subscribe);
 	rte_free(x->conns);
-	rte_free(x);
 	return -EINVAL;
 nomem:
 	free(x->subscribe);
 	rte_free(x->conns);
-	rte_free(x);
 	return -ENOMEM;
 }
 
@@ -502,7 +496,6 @@ ws_fini(struct lcp_stage *st, void *ctx)
 	lcp_pool_free(x->asm_pool);
 	free(x->subscribe);
 	rte_free(x->conns);
-	rte_free(x);
 }
 
 static const struct lcp_stage_ops ws_ops = {
@@ -515,6 +508,7 @@ static const struct lcp_stage_ops ws_ops = {
 	.process = ws_process,
 	.stop = ws_stop,
 	.fini = ws_fini,
+	.ctx_size = sizeof(struct ws_ctx),
 	.linger = ws_linger,
 };
 

@@ -39,7 +39,6 @@
 
 #include <rte_cycles.h>
 #include <rte_errno.h>
-#include <rte_malloc.h>
 #include <rte_mempool.h>
 
 #include <lcp/lcp.h>
@@ -151,17 +150,14 @@ static int
 rtt_init(struct lcp_stage *st, const void *conf, void **ctx)
 {
 	const struct rtt_conf *c = conf;
-	struct rtt_ctx *x = lcp_stage_zmalloc(st, "the context", sizeof(*x));
+	struct rtt_ctx *x = *ctx;
 	char name[RTE_MEMPOOL_NAMESIZE];
 
-	if (x == NULL)
-		return -ENOMEM;
 	snprintf(name, sizeof(name), "rtt_%.20s", lcp_stage_name(st));
 	x->pool = rte_mempool_create(name, 63, sizeof(struct rtt_msg), 0, 0, NULL, NULL, NULL, NULL,
 				     lcp_stage_socket(st), 0);
 	if (x->pool == NULL) {
 		lcp_log(st, LCP_LOG_ERR, "cannot create the msg pool %s: %s", name, rte_strerror(rte_errno));
-		rte_free(x);
 		return -ENOMEM;
 	}
 	x->st = st;
@@ -174,7 +170,6 @@ rtt_init(struct lcp_stage *st, const void *conf, void **ctx)
 	b8_hist_reset(&x->tx_call);
 	for (unsigned h = 0; h <= RTT_H_TX_CALL; h++)
 		lcp_hist_set_scale(st, h, 1.0 / (double)rte_get_tsc_hz()); /* exported in seconds */
-	*ctx = x;
 	return 0;
 }
 
@@ -363,12 +358,9 @@ rtt_fini(struct lcp_stage *st, void *ctx)
 {
 	struct rtt_ctx *x = ctx;
 
-	if (x == NULL)
-		return;
 	if (rte_mempool_in_use_count(x->pool) != 0)
 		lcp_log(st, LCP_LOG_ERR, "%u probe msg(s) never released", rte_mempool_in_use_count(x->pool));
 	rte_mempool_free(x->pool);
-	rte_free(x);
 }
 
 static const struct lcp_stage_ops rtt_ops = {
@@ -380,6 +372,7 @@ static const struct lcp_stage_ops rtt_ops = {
 	.process = rtt_process,
 	.stop = rtt_stop,
 	.fini = rtt_fini,
+	.ctx_size = sizeof(struct rtt_ctx),
 };
 
 LCP_PLUGIN_EXPORT const struct lcp_plugin lcp_plugin_descriptor = {

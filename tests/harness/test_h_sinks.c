@@ -6,10 +6,6 @@
  * null_frees_all       pkt, stream and msg objects on their three ports: all
  *                      freed at once, per-port in counts, bytes of the mbufs
  * null_count_bytes_off count_bytes false: nothing added to bytes
- * stage_zmalloc        the SDK's lcp_stage_zmalloc() on a sink_null stage:
- *                      zeroed and cache-line aligned; a size beyond the
- *                      EAL's memory gives NULL and one error line naming the
- *                      plugin, the stage, what and how many bytes
  * file_payload         format payload: the file is empty until stop() (one
  *                      buffer), then exactly each payload and a newline; msgs
  *                      and bytes (of payload) count what was written
@@ -48,9 +44,6 @@
 #include <unistd.h>
 
 #include <jansson.h>
-
-#include <rte_common.h>
-#include <rte_malloc.h>
 
 #include <lcpipe/shm.h>
 
@@ -98,41 +91,6 @@ START_TEST(null_count_bytes_off)
 	lcp_h_ctrs_eq(h, {"in.in", 1}, {"msg.in", 1}, {"bytes", 0});
 	ck_assert_uint_eq(lcp_h_mbufs_in_use(h), 0);
 	ck_assert_uint_eq(lcp_h_msgs_freed(h), 1);
-	lcp_h_free(h);
-}
-END_TEST
-
-START_TEST(stage_zmalloc)
-{
-	struct lcp_h *h = lcp_h_new(&(struct lcp_h_conf){.plugin = "sink_null"});
-	struct lcp_stage *st = lcp_h_stage(h);
-	unsigned char *p = lcp_stage_zmalloc(st, "a test block", 1000);
-	const char *want =
-		"[sink_null:dut] error: cannot allocate a test block (1099511627776 bytes) on socket ";
-	char line[512] = "";
-	FILE *f = tmpfile();
-	int saved;
-
-	ck_assert_ptr_nonnull(p);
-	ck_assert_uint_eq((uintptr_t)p % RTE_CACHE_LINE_SIZE, 0);
-	for (unsigned i = 0; i < 1000; i++)
-		REQUIRE(p[i] == 0, "byte %u is %u", i, p[i]);
-	rte_free(p);
-
-	/* 1 TiB, where the EAL has 512 MB: its error line goes to stderr */
-	ck_assert_ptr_nonnull(f);
-	fflush(stderr);
-	saved = dup(2);
-	dup2(fileno(f), 2);
-	p = lcp_stage_zmalloc(st, "a test block", (size_t)1 << 40);
-	fflush(stderr);
-	dup2(saved, 2);
-	close(saved);
-	ck_assert_ptr_null(p);
-	rewind(f);
-	ck_assert_ptr_nonnull(fgets(line, sizeof(line), f));
-	fclose(f);
-	ck_assert_msg(strncmp(line, want, strlen(want)) == 0, "logged: %s", line);
 	lcp_h_free(h);
 }
 END_TEST
@@ -473,8 +431,7 @@ END_TEST
 static void
 sinks_tcases(Suite *s)
 {
-	T_TESTS(t_tcase(s, "sink_null", NULL, NULL, 60), null_frees_all, null_count_bytes_off,
-		stage_zmalloc);
+	T_TESTS(t_tcase(s, "sink_null", NULL, NULL, 60), null_frees_all, null_count_bytes_off);
 	T_TESTS(t_tcase(s, "sink_file", NULL, NULL, 60), file_payload, file_raw, file_jsonl,
 		file_cannot_open);
 	T_TESTS(t_tcase(s, "sink_echo", NULL, NULL, 60), echo_sample, echo_unlinked);

@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
-#include <rte_malloc.h>
 #include <rte_mbuf.h>
 
 #include <lcp/lcp.h>
@@ -77,20 +76,19 @@ struct sink_count_ctx {
 	uint64_t next_log; /* log when pkts reaches this */
 };
 
-/* init: control thread, before EAL launches the lcores. Allocate on the
- * stage's socket; no I/O. */
+/* init: control thread, before EAL launches the lcores; no I/O. The engine
+ * has allocated the context (ops.ctx_size: zeroed, on the stage's socket) and
+ * frees it after fini; init fills it. A context whose size depends on the
+ * options is allocated here instead, with lcp_stage_zmalloc(), and freed in
+ * fini (ctx_size 0). */
 static int
 sink_count_init(struct lcp_stage *st, const void *conf, void **ctx)
 {
-	struct sink_count_ctx *x;
+	struct sink_count_ctx *x = *ctx;
 
-	/* zeroed, on the stage's socket; on failure it has logged why */
-	x = lcp_stage_zmalloc(st, "the context", sizeof(*x));
-	if (x == NULL)
-		return -ENOMEM;
+	(void)st;
 	x->conf = *(const struct sink_count_conf *)conf;
 	x->next_log = x->conf.every;
-	*ctx = x;
 	return 0;
 }
 
@@ -139,14 +137,6 @@ sink_count_stop(struct lcp_stage *st, void *ctx)
 		x->pkts, x->bytes, x->dropped);
 }
 
-/* fini: control thread, after the lcores have stopped. Free what init made. */
-static void
-sink_count_fini(struct lcp_stage *st, void *ctx)
-{
-	(void)st;
-	rte_free(ctx);
-}
-
 static const struct lcp_stage_ops sink_count_ops = {
 	.ports = sink_count_ports,
 	.counters = sink_count_counters,
@@ -154,7 +144,9 @@ static const struct lcp_stage_ops sink_count_ops = {
 	.init = sink_count_init,
 	.process = sink_count_process,
 	.stop = sink_count_stop,
-	.fini = sink_count_fini,
+	.ctx_size = sizeof(struct sink_count_ctx),
+	/* no fini: init made nothing to free. One that did frees it there, on the
+	 * control thread, after the lcores have stopped. */
 };
 
 /* The one exported symbol. Everything else in this file is static, and the

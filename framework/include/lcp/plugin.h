@@ -17,7 +17,7 @@ extern "C" {
 
 #define LCP_PLUGIN_MAGIC 0x3150434cu /* "LCP1" little-endian */
 #define LCP_ABI_MAJOR 2
-#define LCP_ABI_MINOR 5 /* what each minor added: doc/abi.md */
+#define LCP_ABI_MINOR 6 /* what each minor added: doc/abi.md */
 #define LCP_NAME_MAX 32 /* plugin and stage names, including the NUL */
 #define LCP_PLUGIN_SYMBOL "lcp_plugin_descriptor"
 

@@ -2,8 +2,8 @@
  * lcp/stage.h — control-path API for stage plugins (kind LCP_KIND_STAGE).
  *
  * Life of a stage, all calls made by the engine:
- *   init    control thread, once; allocate the context on lcp_stage_socket()
- *           (lcp_stage_zmalloc()); no I/O
+ *   init    control thread, once; fill the context the engine allocated
+ *           (ops.ctx_size), or allocate one (lcp_stage_zmalloc()); no I/O
  *   start   control thread, before the worker lcores launch (start devices here)
  *   poll    worker lcore, every loop turn, if not NULL (sources, timers)
  *   process worker lcore, a burst arriving on an input port
@@ -89,8 +89,9 @@ struct lcp_port_def {
 };
 #define LCP_PORT_END { .name = NULL }
 
-/* init: allocate and return the context in *ctx. conf is the filled option
- * struct (valid until fini). Return 0, or a negative errno after logging why. */
+/* init: fill the context in *ctx (ops.ctx_size > 0), or allocate one and
+ * return it in *ctx. conf is the filled option struct (valid until fini).
+ * Return 0, or a negative errno after logging why. */
 typedef int (*lcp_stage_init_t)(struct lcp_stage *st, const void *conf, void **ctx);
 /* start: return 0 or a negative errno after logging why. */
 typedef int (*lcp_stage_start_t)(struct lcp_stage *st, void *ctx);
@@ -185,7 +186,14 @@ struct lcp_stage_ops {
 	const struct lcp_hist_def *hists; /* optional, ABI 2.2: terminated by a NULL name;
 					   * recorded with lcp_hist_add() / lcp_hist_observe()
 					   * (lcp/stage_worker.h) by their index here */
-	void *reserved[2];
+	/* optional, ABI 2.6: the size of the stage's context. The engine
+	 * allocates it as lcp_stage_zmalloc() does (zeroed, cache-line aligned,
+	 * on the stage's socket) and hands it to init() in *ctx, which fills it
+	 * and must not replace it; the engine frees it after fini(), or after an
+	 * init() that failed. 0: init() allocates the context itself (one whose
+	 * size the options decide) and fini() frees it. */
+	size_t ctx_size;
+	void *reserved[1];
 };
 
 /* accessors, valid from init to fini */

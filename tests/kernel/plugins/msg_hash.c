@@ -44,7 +44,6 @@
 #include <openssl/evp.h>
 
 #include <rte_cycles.h>
-#include <rte_malloc.h>
 
 #include <lcp/lcp.h>
 
@@ -158,10 +157,8 @@ static int
 msg_hash_init(struct lcp_stage *st, const void *conf, void **ctx)
 {
 	const struct msg_hash_conf *c = conf;
-	struct msg_hash_ctx *x = lcp_stage_zmalloc(st, "the context", sizeof(*x));
+	struct msg_hash_ctx *x = *ctx;
 
-	if (x == NULL)
-		return -ENOMEM;
 	x->md = EVP_MD_CTX_new();
 	x->md_lens = EVP_MD_CTX_new();
 	if (x->md == NULL || x->md_lens == NULL || EVP_DigestInit_ex(x->md, EVP_sha256(), NULL) != 1 ||
@@ -196,13 +193,11 @@ msg_hash_init(struct lcp_stage *st, const void *conf, void **ctx)
 	x->expect = c->expect;
 	x->linger_tsc = (uint64_t)c->linger_ms * (rte_get_tsc_hz() / 1000);
 	x->min_len = UINT64_MAX;
-	*ctx = x;
 	return 0;
 fail:
 	msg_hash_free_md(x);
 	if (x->rec != NULL)
 		fclose(x->rec);
-	rte_free(x);
 	return -EINVAL;
 }
 
@@ -370,14 +365,11 @@ msg_hash_fini(struct lcp_stage *st, void *ctx)
 {
 	struct msg_hash_ctx *x = ctx;
 
-	if (x == NULL)
-		return;
 	if (!x->result_written || x->dirty)
 		msg_hash_write_result(st, x);
 	if (x->rec != NULL && fclose(x->rec) != 0)
 		lcp_log(st, LCP_LOG_ERR, "cannot write the record: %s", strerror(errno));
 	msg_hash_free_md(x);
-	rte_free(x);
 }
 
 static const struct lcp_stage_ops msg_hash_ops = {
@@ -388,6 +380,7 @@ static const struct lcp_stage_ops msg_hash_ops = {
 	.process = msg_hash_process,
 	.stop = msg_hash_stop,
 	.fini = msg_hash_fini,
+	.ctx_size = sizeof(struct msg_hash_ctx),
 };
 
 LCP_PLUGIN_EXPORT const struct lcp_plugin lcp_plugin_descriptor = {

@@ -9,8 +9,6 @@
  * alloc_fail (a frame dropped because the pool was empty). Built only for
  * `make check` (tests/kernel.mk), against the SDK headers only.
  */
-#include <errno.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include <rte_mbuf.h>
@@ -43,13 +41,10 @@ static const struct lcp_opt pkt_split_opts[] = {
 static int
 pkt_split_init(struct lcp_stage *st, const void *conf, void **ctx)
 {
-	uint32_t *seg = malloc(sizeof(*seg));
+	uint32_t *seg = *ctx;
 
 	RTE_SET_USED(st);
-	if (seg == NULL)
-		return -ENOMEM;
 	*seg = ((const struct pkt_split_conf *)conf)->seg;
-	*ctx = seg;
 	return 0;
 }
 
@@ -115,7 +110,7 @@ static const struct lcp_stage_ops pkt_split_ops = {
 	.counters = pkt_split_counters,
 	.init = pkt_split_init,
 	.process = pkt_split_process,
-	.fini = tp_fini_free,
+	.ctx_size = sizeof(uint32_t),
 };
 
 LCP_PLUGIN_EXPORT const struct lcp_plugin lcp_plugin_descriptor = {

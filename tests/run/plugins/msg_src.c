@@ -39,7 +39,6 @@
 
 #include <rte_common.h>
 #include <rte_cycles.h>
-#include <rte_malloc.h>
 #include <rte_mempool.h>
 
 #include <lcp/lcp.h>
@@ -236,25 +235,18 @@ msg_src_fill(uint8_t *d, uint64_t i, char k, uint16_t *op)
 static int
 msg_src_init(struct lcp_stage *st, const void *conf, void **ctx)
 {
-	struct msg_src_ctx *x;
+	struct msg_src_ctx *x = *ctx;
 
-	x = lcp_stage_zmalloc(st, "the context", sizeof(*x));
-	if (x == NULL)
-		return -ENOMEM;
 	x->conf = *(const struct msg_src_conf *)conf;
 	x->pool = tp_msg_pool_create(st, "msgsrc_", x->conf.msgs, MSG_SRC_MAX);
-	if (x->pool == NULL) {
-		rte_free(x);
+	if (x->pool == NULL)
 		return -ENOMEM;
-	}
 	if (x->conf.lines[0] != '\0' && msg_src_read_lines(st, x) != 0) {
 		free(x->text);
 		free(x->line);
 		rte_mempool_free(x->pool);
-		rte_free(x);
 		return -EINVAL;
 	}
-	*ctx = x;
 	return 0;
 }
 
@@ -343,14 +335,11 @@ msg_src_fini(struct lcp_stage *st, void *ctx)
 {
 	struct msg_src_ctx *x = ctx;
 
-	if (x == NULL)
-		return;
 	if (x->manifest != NULL)
 		fclose(x->manifest);
 	free(x->text);
 	free(x->line);
 	tp_msg_pool_fini(st, x->pool);
-	rte_free(x);
 }
 
 static const struct lcp_stage_ops msg_src_ops = {
@@ -361,6 +350,7 @@ static const struct lcp_stage_ops msg_src_ops = {
 	.start = msg_src_start,
 	.poll = msg_src_poll,
 	.fini = msg_src_fini,
+	.ctx_size = sizeof(struct msg_src_ctx),
 };
 
 LCP_PLUGIN_EXPORT const struct lcp_plugin lcp_plugin_descriptor = {

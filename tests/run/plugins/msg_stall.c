@@ -10,8 +10,6 @@
  *
  * Built only for `make check` (tests/run.mk), against the SDK headers only.
  */
-#include <errno.h>
-#include <stdlib.h>
 
 #include <rte_cycles.h>
 #include <rte_pause.h>
@@ -55,15 +53,12 @@ static int
 msg_stall_init(struct lcp_stage *st, const void *conf, void **ctx)
 {
 	const struct msg_stall_conf *c = conf;
-	struct msg_stall_ctx *x = malloc(sizeof(*x));
+	struct msg_stall_ctx *x = *ctx;
 
 	RTE_SET_USED(st);
-	if (x == NULL)
-		return -ENOMEM;
 	x->stall = (uint64_t)c->stall_us * (rte_get_tsc_hz() / 1000000);
 	x->stall_msg = (uint64_t)((double)c->stall_ns_msg * (double)rte_get_tsc_hz() / 1e9);
 	x->hang_at_stop = c->hang_at_stop;
-	*ctx = x;
 	return 0;
 }
 
@@ -89,7 +84,7 @@ static const struct lcp_stage_ops msg_stall_ops = {
 	.counters = msg_stall_counters,
 	.init = msg_stall_init,
 	.process = msg_stall_process,
-	.fini = tp_fini_free,
+	.ctx_size = sizeof(struct msg_stall_ctx),
 };
 
 LCP_PLUGIN_EXPORT const struct lcp_plugin lcp_plugin_descriptor = {

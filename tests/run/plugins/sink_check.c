@@ -36,7 +36,6 @@
 #include <rte_ether.h>
 #include <rte_ip.h>
 #include <rte_cycles.h>
-#include <rte_malloc.h>
 #include <rte_mbuf.h>
 #include <rte_udp.h>
 
@@ -119,10 +118,8 @@ static int
 sink_check_init(struct lcp_stage *st, const void *conf, void **ctx)
 {
 	const struct sink_check_conf *c = conf;
-	struct sink_check_ctx *x = lcp_stage_zmalloc(st, "the context", sizeof(*x));
+	struct sink_check_ctx *x = *ctx;
 
-	if (x == NULL)
-		return -ENOMEM;
 	x->expect = c->first;
 	x->verify_payload = c->verify_payload;
 	x->late_tsc = (uint64_t)c->late_us * (rte_get_tsc_hz() / 1000000);
@@ -130,7 +127,6 @@ sink_check_init(struct lcp_stage *st, const void *conf, void **ctx)
 	x->log_left = c->log_max;
 	x->leak = c->leak;
 	x->stop_after = c->stop_after;
-	*ctx = x;
 	return 0;
 }
 
@@ -246,12 +242,9 @@ sink_check_fini(struct lcp_stage *st, void *ctx)
 {
 	struct sink_check_ctx *x = ctx;
 
-	if (x == NULL)
-		return;
 	lcp_log(st, LCP_LOG_INFO, "next expected sequence number %" PRIu64, x->expect);
 	if (x->n_kept > 0)
 		lcp_log(st, LCP_LOG_WARNING, "leaking %u frames on purpose (option leak)", x->n_kept);
-	rte_free(x);
 }
 
 static const struct lcp_stage_ops sink_check_ops = {
@@ -260,6 +253,7 @@ static const struct lcp_stage_ops sink_check_ops = {
 	.init = sink_check_init,
 	.process = sink_check_process,
 	.fini = sink_check_fini,
+	.ctx_size = sizeof(struct sink_check_ctx),
 };
 
 LCP_PLUGIN_EXPORT const struct lcp_plugin lcp_plugin_descriptor = {

@@ -6,8 +6,6 @@
  *
  * Built only for `make check` (tests/run.mk), against the SDK headers only.
  */
-#include <errno.h>
-#include <stdlib.h>
 
 #include <lcp/lcp.h>
 
@@ -41,13 +39,10 @@ static int
 stream_drop_init(struct lcp_stage *st, const void *conf, void **ctx)
 {
 	const struct stream_drop_conf *c = conf;
-	struct stream_drop_ctx *x = calloc(1, sizeof(*x));
+	struct stream_drop_ctx *x = *ctx;
 
 	RTE_SET_USED(st);
-	if (x == NULL)
-		return -ENOMEM;
 	x->every = c->drop_every;
-	*ctx = x;
 	return 0;
 }
 
@@ -79,7 +74,7 @@ static const struct lcp_stage_ops stream_drop_ops = {
 	.counters = stream_drop_counters,
 	.init = stream_drop_init,
 	.process = stream_drop_process,
-	.fini = tp_fini_free,
+	.ctx_size = sizeof(struct stream_drop_ctx),
 };
 
 LCP_PLUGIN_EXPORT const struct lcp_plugin lcp_plugin_descriptor = {

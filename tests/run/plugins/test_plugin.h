@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * test_plugin.h — what the test-only stage plugins (tests/run/plugins,
- * tests/kernel/plugins) share: the fini of a context that is one malloc'ed
- * block, a burst's counts, and msg objects taken from a stage's own mempool
- * (msg_src, tick_src: tp_msg_pool_create, tp_msg_pool_fini). Header only,
- * against the SDK headers only: each plugin stays one self-contained .so. */
+ * tests/kernel/plugins) share: a burst's counts, and msg objects taken from
+ * a stage's own mempool (msg_src, tick_src: tp_msg_pool_create,
+ * tp_msg_pool_fini). Header only, against the SDK headers only: each plugin
+ * stays one self-contained .so. */
 #ifndef LCP_TEST_PLUGIN_H
 #define LCP_TEST_PLUGIN_H
 
@@ -16,14 +16,6 @@
 #include <rte_mempool.h>
 
 #include <lcp/lcp.h>
-
-/* fini of a stage whose context is one malloc'ed (or calloc'ed) block */
-static inline void
-tp_fini_free(struct lcp_stage *st, void *ctx)
-{
-	RTE_SET_USED(st);
-	free(ctx);
-}
 
 /* what one burst counted: c[k] into counter k, for every k < n with c[k] != 0 */
 static inline void

@@ -169,11 +169,8 @@ struct tick_src_ctx {
 static int
 tick_src_init(struct lcp_stage *st, const void *conf, void **ctx)
 {
-	struct tick_src_ctx *x;
+	struct tick_src_ctx *x = *ctx;
 
-	x = lcp_stage_zmalloc(st, "the context", sizeof(*x));
-	if (x == NULL)
-		return -ENOMEM;
 	x->c = *(const struct tick_src_conf *)conf;
 	memset(x->pad, 'a', x->c.pad);
 	x->syms = lcp_stage_zmalloc(st, "the symbols", x->c.symbols * sizeof(*x->syms));
@@ -182,10 +179,8 @@ tick_src_init(struct lcp_stage *st, const void *conf, void **ctx)
 	if (x->syms == NULL || x->pool == NULL) {
 		rte_mempool_free(x->pool);
 		rte_free(x->syms);
-		rte_free(x);
 		return -ENOMEM;
 	}
-	*ctx = x;
 	return 0;
 }
 
@@ -314,7 +309,6 @@ tick_src_fini(struct lcp_stage *st, void *ctx)
 	if (in_use != 0)
 		lcp_count(st, TS_IN_USE_AT_FINI, in_use);
 	rte_free(x->syms);
-	rte_free(x);
 }
 
 static const struct lcp_stage_ops tick_src_ops = {
@@ -323,6 +317,7 @@ static const struct lcp_stage_ops tick_src_ops = {
 	.init = tick_src_init,
 	.poll = tick_src_poll,
 	.fini = tick_src_fini,
+	.ctx_size = sizeof(struct tick_src_ctx),
 };
 
 LCP_PLUGIN_EXPORT const struct lcp_plugin lcp_plugin_descriptor = {
