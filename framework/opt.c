@@ -54,18 +54,24 @@ store_int(void *p, size_t size, int64_t v)
 	}
 }
 
-/* the smallest power of two >= x (1 for x <= 1); -1 when there is none */
+/* the smallest power of two >= x (1 for x <= 1); 0 when there is none */
 static int64_t
 pow2_at_least(int64_t x)
 {
-	int64_t p = 1;
+	if (x <= 1)
+		return 1;
+	if (x > (int64_t)1 << 62)
+		return 0;
+	return (int64_t)1 << (64 - __builtin_clzll((uint64_t)(x - 1)));
+}
 
-	while (p < x) {
-		if (p > INT64_MAX / 2)
-			return -1;
-		p *= 2;
-	}
-	return p;
+/* is there a power of two in [min, max]? */
+static bool
+pow2_within(int64_t min, int64_t max)
+{
+	int64_t p = pow2_at_least(min);
+
+	return p != 0 && p <= max;
 }
 
 /* LCP_OPT_F_POW2: "N is not a power of two", with the powers of two around N
@@ -73,8 +79,8 @@ pow2_at_least(int64_t x)
 static void
 pow2_refuse(const struct lcp_opt *o, int64_t x, const char *what, struct lcp_errs *errs)
 {
-	int64_t lo = x >= 1 ? (int64_t)1 << (63 - __builtin_clzll((uint64_t)x)) : 0;
-	int64_t hi = x < 1 ? 1 : lo <= INT64_MAX / 2 ? lo * 2 : 0;
+	int64_t hi = pow2_at_least(x); /* above x: x is not a power of two */
+	int64_t lo = x < 1 ? 0 : hi ? hi / 2 : (int64_t)1 << 62;
 
 	if (lo < o->min)
 		lo = 0;
@@ -367,7 +373,7 @@ lcp_opt_table_check(const struct lcp_opt *tbl, size_t conf_size, char *msg, size
 				 o->name, lcp_opt_type_name(o->type));
 			return -1;
 		}
-		if ((o->flags & LCP_OPT_F_POW2) && (pow2_at_least(o->min) < 0 || pow2_at_least(o->min) > o->max)) {
+		if ((o->flags & LCP_OPT_F_POW2) && !pow2_within(o->min, o->max)) {
 			snprintf(msg, len, "option table row %u (\"%s\"): LCP_OPT_F_POW2 with no power of two in %lld..%lld",
 				 i, o->name, (long long)o->min, (long long)o->max);
 			return -1;

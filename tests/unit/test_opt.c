@@ -459,11 +459,13 @@ END_TEST
 struct p2 {
 	uint32_t slots;
 	int64_t k;
+	int64_t big;
 };
 
 static const struct lcp_opt p2_tbl[] = {
 	LCP_OPT_UINT(struct p2, slots, "slots", "1024", 2, 65536, LCP_OPT_F_POW2, "a power of two"),
 	LCP_OPT_INT(struct p2, k, "k", "1", -8, 8, LCP_OPT_F_POW2, "signed, but a power of two"),
+	LCP_OPT_INT(struct p2, big, "big", "1", 1, INT64_MAX, LCP_OPT_F_POW2, "up to 2^62"),
 	LCP_OPT_END,
 };
 
@@ -496,6 +498,15 @@ START_TEST(range_pow2)
 	p2_one("{\"k\": 7}", "t.k: 7 is not a power of two (e.g. 4 or 8)");
 	p2_one("{\"k\": 0}", "t.k: 0 is not a power of two (e.g. 1)");
 	p2_one("{\"k\": -4}", "t.k: -4 is not a power of two (e.g. 1)");
+	/* at the top of int64_t: 2^62 is the last power of two */
+	p2_one("{\"big\": 4611686018427387904}", NULL);
+	p2_one("{\"big\": 4611686018427387903}",
+	       "t.big: 4611686018427387903 is not a power of two "
+	       "(e.g. 2305843009213693952 or 4611686018427387904)");
+	p2_one("{\"big\": 4611686018427387905}",
+	       "t.big: 4611686018427387905 is not a power of two (e.g. 4611686018427387904)");
+	p2_one("{\"big\": 9223372036854775807}",
+	       "t.big: 9223372036854775807 is not a power of two (e.g. 4611686018427387904)");
 }
 END_TEST
 
@@ -809,12 +820,21 @@ START_TEST(table_pow2)
 		LCP_OPT_UINT(struct bt, u, "n", "8", 5, 8, LCP_OPT_F_POW2, ""),
 		LCP_OPT_END,
 	};
+	/* above 2^62, the largest power of two an int64_t holds */
+	const struct lcp_opt t6[] = {
+		LCP_OPT_INT(struct bt, q, "k", NULL, ((int64_t)1 << 62) + 1, INT64_MAX,
+			    LCP_OPT_F_POW2 | LCP_OPT_F_REQUIRED, ""),
+		LCP_OPT_END,
+	};
 
 	refused(t1, sizeof(struct bt), "option table row 0 (\"s\"): LCP_OPT_F_POW2 on a string option");
 	refused(t2, sizeof(struct bt), "option table row 0 (\"n\"): LCP_OPT_F_POW2 with no power of two in 5..7");
 	/* a default is held to the flag like a user's value */
 	refused(t3, sizeof(struct bt), "option table row 0 (\"n\"): default: 12 is not a power of two (e.g. 8 or 16)");
 	refused(t4, sizeof(struct bt), "option table row 0 (\"k\"): LCP_OPT_F_POW2 with no power of two in -4..-1");
+	refused(t6, sizeof(struct bt),
+		"option table row 0 (\"k\"): LCP_OPT_F_POW2 with no power of two in "
+		"4611686018427387905..9223372036854775807");
 	ck_assert_int_eq(tcheck(t5, sizeof(struct bt)), 0);
 }
 END_TEST
