@@ -22,9 +22,12 @@
 # (recv); every transfer is checked (bytes and SHA-256). Result: the median
 # of the repetitions per case, and the median of the per-repetition ratios
 # lcpipe / Linux (target <= 1.2 under loss). For sending, also "ratio2":
-# lcpipe sending / Linux sending to lcpipe over the same tap path (the recv
+# lcpipe sending / Linux sending to lcpipe over the same path (the recv
 # case of the same repetition: it shares lcpipe's transport, not its
 # receiver). One JSON line per case.
+# lcpipe's port: net_tap (lcpt0), or with LCP_TCP_PORT=af_packet net_af_packet
+# on a veth pair in its place (tests/kernel/tcp_lib.sh): the same stack over a
+# cheaper transport, which splits a ratio between the two.
 # Needs root (namespaces, tap, nft); SKIP (77) otherwise.
 set -u
 : "${BENCH_BUILDDIR:=$(pwd)}"
@@ -114,7 +117,7 @@ one_run() {
 }
 
 say "B15: $B15_BYTES bytes per transfer, $B15_REPS repetitions, drop 1/$B15_EVERY each way under loss"
-say "placement: lcpipe EAL -l 0,1, every stage on lcore 1 (net_tap); kernel peers unpinned ($(nproc) vCPUs)"
+say "placement: lcpipe EAL -l 0,1, every stage on lcore 1 (port: $PDEV); kernel peers unpinned ($(nproc) vCPUs)"
 for cs in $B15_CASES; do
 	if [ "$cs" != clean ] && [ -z "${LOSS_ON:-}" ]; then
 		nft_drop_every "$B15_EVERY" || { fail "nft: cannot install the drop rules"; finish; }
@@ -130,16 +133,17 @@ for cs in $B15_CASES; do
 	[ -n "${LOSS_ON:-}" ] && say "nft dropped (to kernel, to lcpipe): $(nft_dropped); (to kernel, to stand-in): $(nft_dropped vK)"
 done
 
-"$PY" - "$OUT" "$B15_BYTES" <<'PY'
+"$PY" - "$OUT" "$B15_BYTES" "$PDEV" <<'PY'
 import json, statistics, sys
 rows = [l.split() for l in open(sys.argv[1]) if l.strip()]
 size = int(sys.argv[2])
+port = sys.argv[3]
 t = {}
 for cs, side, who, rep, secs in rows:
     if secs != "fail":
         t.setdefault((cs, side, who), {})[int(rep)] = float(secs)
 print("%-8s %-4s %10s %10s %8s %7s %7s %9s %7s" % ("case", "side", "lcpipe s", "linux s", "ratio", "lc MB/s", "target",
-      "tap lx s", "ratio2"))
+      "path lx s", "ratio2"))
 for cs in ["clean", "loss", "reorder"]:
     for side in ["send", "recv"]:
         lc = t.get((cs, side, "lcpipe"), {})
@@ -151,15 +155,16 @@ for cs in ["clean", "loss", "reorder"]:
         mlx = statistics.median(lx.values()) if lx else float("nan")
         ratio = statistics.median(ratios) if ratios else float("nan")
         target = 1.2 if cs != "clean" else None
-        # second anchor for sending: Linux sending over lcpipe's own tap path
-        # (the recv case of the same repetition: kernel server -> lcpipe)
+        # second anchor for sending: Linux sending over lcpipe's own path (its
+        # port: net_tap, or net_af_packet on a veth; the recv case of the same
+        # repetition: kernel server -> lcpipe)
         tap = t.get((cs, "recv", "lcpipe"), {}) if side == "send" else {}
         r2 = [lc[r] / tap[r] for r in lc if r in tap and tap[r] > 0]
         mtap = statistics.median(tap.values()) if tap else float("nan")
         ratio2 = statistics.median(r2) if r2 else float("nan")
         print("%-8s %-4s %10.2f %10.2f %8.2f %7.1f %7s %9.2f %7.2f" % (cs, side, mlc, mlx, ratio, size / mlc / 1e6,
               "<= 1.2" if target else "-", mtap, ratio2))
-        print(json.dumps({"bench": "B15", "case": cs, "side": side, "bytes": size,
+        print(json.dumps({"bench": "B15", "case": cs, "side": side, "bytes": size, "port": port,
                           "lcpipe_s": sorted(lc.values()), "linux_s": sorted(lx.values()),
                           "lcpipe_median_s": mlc, "linux_median_s": mlx, "ratio_median": ratio,
                           "anchor": "linux same run" + (" (loss, no reordering)" if cs == "reorder" else ""),

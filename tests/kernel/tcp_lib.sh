@@ -21,6 +21,13 @@
 # connections: tcp_app's "start_file" option names a file this library creates
 # once the tap is configured.
 #
+# LCP_TCP_PORT=af_packet (benchmarks: tests/bench/b15.sh) puts a veth pair
+# where the tap was: lcpt0 (10.77.0.1/24) stays in the namespace, its peer lcpv
+# in a namespace of lcpipe's own (lcpt<pid>l, nothing else in it), where lcpipe
+# runs its port on it with net_af_packet; offloads are off on both ends, as a
+# tap has none. The default is tap. (net_af_xdp on the same veth stalled a
+# sending run: after 271 frames received nothing more came in.)
+#
 # Provides: topo_routed, topo_standin, tcp_conf (a whole lcpipe config from tcp_app/tcp options),
 # run_lcpipe / wait_tap / tap_up / lcpipe_wait, peer_start / peer_wait
 # (tcp_peer.py in the namespace), nft_drop_every / nft_dropped (kernel-side loss
@@ -55,6 +62,12 @@ TAP=lcpt0
 K_IP=10.77.0.1  # the kernel's end of the tap
 LC_IP=10.77.0.2 # lcpipe's tcp stage
 NS=lcpt$$
+: "${LCP_TCP_PORT:=tap}"
+case $LCP_TCP_PORT in
+tap) PDEV=net_tap0 VDEV=net_tap0,iface=$TAP NS_LC=$NS ;;
+af_packet) PDEV=net_af_packet0 VDEV=net_af_packet0,iface=lcpv,qdisc_bypass=1,framecnt=2048 NS_LC=${NS}l ;;
+*) echo "FAIL: LCP_TCP_PORT is tap or af_packet, not \"$LCP_TCP_PORT\""; exit 1 ;;
+esac
 NS_PEER=$NS # where tcp_peer.py runs: the same namespace, or lcpt<pid>p (topo_routed)
 NS_STANDIN="" # topo_standin: a kernel TCP where lcpipe stands (lcpt<pid>k)
 PEER_IP=$K_IP # the kernel peer's address
@@ -80,6 +93,7 @@ cleanup() {
 	ip netns del "$NS" 2>/dev/null
 	[ "$NS_PEER" != "$NS" ] && ip netns del "$NS_PEER" 2>/dev/null
 	[ -n "$NS_STANDIN" ] && ip netns del "$NS_STANDIN" 2>/dev/null
+	[ "$NS_LC" != "$NS" ] && ip netns del "$NS_LC" 2>/dev/null
 	drop_dir "$W"
 }
 trap cleanup EXIT
@@ -94,6 +108,18 @@ nsx ip link set lo up
 # IPv6 off for every interface made from now on (the tap): nothing but IPv4 and
 # ARP reaches the stack
 nsx sysctl -qw net.ipv6.conf.default.disable_ipv6=1 net.ipv6.conf.all.disable_ipv6=1 2>/dev/null
+if [ "$NS_LC" != "$NS" ]; then
+	ip netns add "$NS_LC" 2>/dev/null || skip "cannot create lcpipe's network namespace"
+	ip netns exec "$NS_LC" ip link set lo up
+	ip netns exec "$NS_LC" sysctl -qw net.ipv6.conf.default.disable_ipv6=1 net.ipv6.conf.all.disable_ipv6=1 2>/dev/null
+	nsx ip link add $TAP type veth peer name lcpv netns "$NS_LC" || skip "cannot make a veth pair"
+	nsx ip addr add $K_IP/24 dev $TAP
+	nsx ip link set $TAP up
+	ip netns exec "$NS_LC" ip link set lcpv up
+	nsx ethtool -K $TAP tso off gso off gro off tx off rx off >/dev/null 2>&1
+	ip netns exec "$NS_LC" ethtool -K lcpv tso off gso off gro off tx off rx off >/dev/null 2>&1
+	echo "port: $PDEV on lcpv (netns $NS_LC), a veth whose peer $TAP ($K_IP) is in $NS"
+fi
 
 nsp() { ip netns exec "$NS_PEER" "$@"; }
 
@@ -179,19 +205,20 @@ conf_begin() {
 }
 
 # conf_head TAG [ENGINE_OPTIONS]: on stdout, a config's start up to its stages:
-# name, EAL (no hugepages, lcores 0-1, net_tap0 on $TAP), engine, plugin path
+# name, EAL (no hugepages, lcores 0-1, the port's vdev: net_tap0 on $TAP), engine,
+# plugin path
 conf_head() {
 	cat <<JSON
 { "name": "$TEST_NAME $1",
   "eal": ["--no-huge", "--no-pci", "--no-shconf", "-m", "512", "-l", "0,1",
-          "--file-prefix=lcpt$$-$N_RUN", "--vdev=net_tap0,iface=$TAP"],
+          "--file-prefix=lcpt$$-$N_RUN", "--vdev=$VDEV"],
   "engine": {"duration": $DURATION, "drain_timeout": 2.0${2:+, $2}},
   "plugin_path": ["$PLUGDIR"],
 JSON
 }
 
 # tcp_conf TAG APP_OPTIONS [TCP_OPTIONS] [ENGINE_OPTIONS] [FAULT_OPTIONS]: write
-# $W/TAG.json, the whole config: port_ethdev on net_tap0 (iface lcpt0), the tcp
+# $W/TAG.json, the whole config: port_ethdev on $PDEV (net_tap0, iface lcpt0), the tcp
 # stage at 10.77.0.2/24, tcp_app with APP_OPTIONS (JSON members, without
 # braces) plus "result": $W/TAG.result.json and "start_file": $W/TAG.go;
 # TCP_OPTIONS and ENGINE_OPTIONS are more JSON members for the tcp stage and
@@ -210,9 +237,9 @@ tcp_conf() {
 	conf_begin "$tag" result.json
 	{ conf_head "$tag" "$eng"; cat <<JSON
   "stages": [
-    {"name": "port", "plugin": "port_ethdev", "lcore": 1, "options": {"device": "net_tap0"}},$fst
+    {"name": "port", "plugin": "port_ethdev", "lcore": 1, "options": {"device": "$PDEV"}},$fst
     {"name": "tcp", "plugin": "tcp", "lcore": 1,
-     "options": {"ip": "$LC_IP/24", "device": "net_tap0"${tcpo:+, $tcpo}}},
+     "options": {"ip": "$LC_IP/24", "device": "$PDEV"${tcpo:+, $tcpo}}},
     {"name": "app", "plugin": "tcp_app", "lcore": 1,
      "options": {${app:+$app, }"result": "$RESULT", "start_file": "$GO"}}],
   "links": ["port.rx -> $rx", "tcp.tx -> $tx", "tcp.data -> app.in", "app.out -> tcp.app"] }
@@ -220,13 +247,13 @@ JSON
 	} >"$CONF"
 }
 
-# run_lcpipe CONF REPORT LOG: lcpipe in the namespace, in the background, bounded
+# run_lcpipe CONF REPORT LOG: lcpipe in its namespace, in the background, bounded
 # by `timeout` (engine duration + 30 s); sets LC_PID (the timeout process, which
 # passes SIGINT/SIGTERM on to lcpipe)
 run_lcpipe() {
 	local conf=$1 rep=$2 log=$3
 	say "+ lcpipe run $(basename "$conf") --report $(basename "$rep")"
-	ip netns exec "$NS" timeout -k 5 $((${DURATION%.*} + 30)) \
+	ip netns exec "$NS_LC" timeout -k 5 $((${DURATION%.*} + 30)) \
 		"$LCPIPE" run "$conf" --no-live --report "$rep" >"$log" 2>&1 </dev/null &
 	LC_PID=$!
 	PIDS="$PIDS $LC_PID"
@@ -252,8 +279,13 @@ wait_tap() {
 }
 
 # tap_up: wait for the tap, give the kernel's end 10.77.0.1/24, IPv6 off, up;
-# then create $GO so that tcp_app emits its LISTEN / CONNECT commands
+# then create $GO so that tcp_app emits its LISTEN / CONNECT commands (the veth
+# of LCP_TCP_PORT=af_packet is up before lcpipe starts)
 tap_up() {
+	if [ "$LCP_TCP_PORT" != tap ]; then
+		touch "$GO"
+		return 0
+	fi
 	if ! wait_tap; then
 		fail "the tap $TAP did not appear within 10 s (lcpipe not running?)"
 		show "$LOG"
@@ -272,12 +304,17 @@ lcpipe_start() {
 	tap_up
 }
 
-# lcpipe_wait: wait for the last lcpipe; sets LC_RC (124/137: the timeout hit)
+# lcpipe_wait: wait for the last lcpipe; sets LC_RC (124/137: the timeout hit);
+# with LCP_TCP_PORT=af_packet, its port must have run on that driver
 lcpipe_wait() {
 	wait "$LC_PID"
 	LC_RC=$?
 	if [ "$LC_RC" -eq 124 ] || [ "$LC_RC" -eq 137 ]; then
 		fail "lcpipe did not end within its timeout (engine duration $DURATION s + 30 s)"
+		show "$LOG"
+	fi
+	if [ "$LCP_TCP_PORT" != tap ] && ! grep -q "(driver net_$LCP_TCP_PORT)" "$LOG"; then
+		fail "lcpipe's port did not run on net_$LCP_TCP_PORT"
 		show "$LOG"
 	fi
 	return 0
