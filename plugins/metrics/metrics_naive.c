@@ -44,8 +44,7 @@ static const char *const naive_counters[] = { METRICS_COUNTERS(LCP_COUNTER_NAME)
 static const char *const nv_fixed[3] = { "p", "q", "t" };
 
 struct naive_ctx {
-	struct metrics_ctx *x;           /* the metrics stage's own context: m */
-	struct metrics_ctx m;
+	struct metrics_ctx m; /* the metrics stage's own context */
 	char pat[NV_FIELDS][MT_FIELD_MAX + 4]; /* "\"s\":" ... */
 	size_t pat_len[NV_FIELDS];
 };
@@ -55,7 +54,7 @@ struct naive_ctx {
 static void
 naive_burst(struct lcp_stage *st, struct naive_ctx *nc, void **objs, unsigned n)
 {
-	struct metrics_ctx *x = nc->x;
+	struct metrics_ctx *x = &nc->m;
 
 	for (unsigned i = 0; i < n; i++) {
 		const struct lcp_msg *m = objs[i];
@@ -136,7 +135,7 @@ naive_process(struct lcp_stage *st, void *ctx, unsigned port, void **objs, unsig
 
 	RTE_SET_USED(port); /* one input */
 	naive_burst(st, nc, objs, n);
-	if (nc->x->out_linked)
+	if (nc->m.out_linked)
 		lcp_emit(st, MT_P_OUT, objs, n);
 	else
 		lcp_objs_free(LCP_UNIT_MSG, objs, n);
@@ -174,7 +173,6 @@ naive_init(struct lcp_stage *st, const void *conf, void **ctx)
 	rc = metrics_init(st, &cf, &x);
 	if (rc != 0)
 		return rc;
-	nc->x = &nc->m;
 	for (unsigned k = 0; k < NV_FIELDS; k++) {
 		const char *f = k == 0 ? c->symbol_field : k == 1 ? c->seq_field : nv_fixed[k - 2];
 
@@ -189,7 +187,7 @@ naive_stop(struct lcp_stage *st, void *ctx)
 {
 	struct naive_ctx *nc = ctx;
 
-	metrics_stop(st, nc->x);
+	metrics_stop(st, &nc->m);
 }
 
 static void
@@ -197,7 +195,7 @@ naive_fini(struct lcp_stage *st, void *ctx)
 {
 	struct naive_ctx *nc = ctx;
 
-	metrics_fini(st, nc->x);
+	metrics_fini(st, &nc->m);
 }
 
 static const struct lcp_stage_ops naive_ops = {
