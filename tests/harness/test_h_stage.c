@@ -54,8 +54,8 @@ heap_count(void)
 	return n;
 }
 
-/* the same, once a first engine has come and gone: its one-time allocations
- * (the mbuf dynamic fields' registry, a mempool ops table) stay */
+/* the same, once a first engine has come and gone: what DPDK makes on first
+ * use (such as the mbuf dynamic fields' registry) stays */
 static uint64_t
 heap_allocs(void)
 {
