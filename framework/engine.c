@@ -598,7 +598,8 @@ lcp_engine_build(struct lcp_engine *e)
 }
 
 /* the context of a plugin that sets ctx_size is the engine's: allocated
- * here, freed after fini() or a failed init() (release_ctx) */
+ * here, freed by lcp_engine_teardown() after fini(), or after an init() that
+ * failed (no fini()) */
 static int
 init_stage(struct lcp_stage_priv *sp)
 {
@@ -622,13 +623,6 @@ init_stage(struct lcp_stage_priv *sp)
 	return rc;
 }
 
-static void
-release_ctx(struct lcp_stage_priv *sp)
-{
-	rte_free(sp->own_ctx);
-	sp->own_ctx = NULL;
-}
-
 int
 lcp_engine_init_stages(struct lcp_engine *e)
 {
@@ -638,8 +632,6 @@ lcp_engine_init_stages(struct lcp_engine *e)
 
 		if (rc != 0) {
 			lcp_log(&sp->pub, LCP_LOG_ERR, "init failed: %s", strerror(rc < 0 ? -rc : rc));
-			if (!sp->inited)
-				release_ctx(sp);
 			return -1;
 		}
 		sp->inited = true;
@@ -706,7 +698,8 @@ lcp_engine_teardown(struct lcp_engine *e)
 		if (sp->inited && sp->pub.ops->fini != NULL)
 			sp->pub.ops->fini(&sp->pub, sp->pub.ctx);
 		sp->inited = false;
-		release_ctx(sp);
+		rte_free(sp->own_ctx);
+		sp->own_ctx = NULL;
 	}
 }
 

@@ -281,6 +281,8 @@ struct lcp_engine {
 
 int lcp_engine_build(struct lcp_engine *e);
 int lcp_engine_init_stages(struct lcp_engine *e);
+/* after lcp_engine_init_stages(), whatever it returned: fini() of the stages
+ * whose init() succeeded, then the contexts the engine allocated */
 void lcp_engine_teardown(struct lcp_engine *e);
 int lcp_worker_main(void *arg);
 /* The parts of lcp_worker_main() that a caller driving w itself uses (the
