@@ -102,16 +102,19 @@ trap 'exit 99' HUP INT TERM
 # DPDK's runtime files (and its telemetry socket, whose path must fit sun_path)
 rt_dir "$W/rt" lcpt-rt
 
-ip netns add "$NS" 2>/dev/null || skip "cannot create a network namespace"
-nsx() { ip netns exec "$NS" "$@"; }
-nsx ip link set lo up
-# IPv6 off for every interface made from now on (the tap): nothing but IPv4 and
+# _ns_new NS WHAT: a new namespace NS (WHAT names it in a skip), lo up, IPv6 off
+# for every interface made in it from now on (the tap): nothing but IPv4 and
 # ARP reaches the stack
-nsx sysctl -qw net.ipv6.conf.default.disable_ipv6=1 net.ipv6.conf.all.disable_ipv6=1 2>/dev/null
+_ns_new() {
+	ip netns add "$1" 2>/dev/null || skip "cannot create $2"
+	ip netns exec "$1" ip link set lo up
+	ip netns exec "$1" sysctl -qw net.ipv6.conf.default.disable_ipv6=1 net.ipv6.conf.all.disable_ipv6=1 2>/dev/null
+}
+
+_ns_new "$NS" "a network namespace"
+nsx() { ip netns exec "$NS" "$@"; }
 if [ "$NS_LC" != "$NS" ]; then
-	ip netns add "$NS_LC" 2>/dev/null || skip "cannot create lcpipe's network namespace"
-	ip netns exec "$NS_LC" ip link set lo up
-	ip netns exec "$NS_LC" sysctl -qw net.ipv6.conf.default.disable_ipv6=1 net.ipv6.conf.all.disable_ipv6=1 2>/dev/null
+	_ns_new "$NS_LC" "lcpipe's network namespace"
 	nsx ip link add $TAP type veth peer name lcpv netns "$NS_LC" || skip "cannot make a veth pair"
 	nsx ip addr add $K_IP/24 dev $TAP
 	nsx ip link set $TAP up
@@ -130,9 +133,7 @@ nsp() { ip netns exec "$NS_PEER" "$@"; }
 # single MSS-sized segments rather than whole GSO/GRO bursts (1: no ethtool)
 _topo_leg() {
 	local ns=$1 rif=$3 nif=$4 net=$5
-	ip netns add "$ns" 2>/dev/null || skip "cannot create a $2 network namespace"
-	ip netns exec "$ns" ip link set lo up
-	ip netns exec "$ns" sysctl -qw net.ipv6.conf.default.disable_ipv6=1 net.ipv6.conf.all.disable_ipv6=1 2>/dev/null
+	_ns_new "$ns" "a $2 network namespace"
 	nsx ip link add "$rif" type veth peer name "$nif" netns "$ns" || skip "cannot make a veth pair"
 	nsx ip addr add "$net.254/24" dev "$rif"
 	nsx ip link set "$rif" up
