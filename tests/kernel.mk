@@ -5,7 +5,8 @@ EXTRA_DIST += kernel/port_kernel.sh
 # L2 TCP: the tcp stage (plugins/tcp) against the kernel's TCP over net_tap in a
 # namespace (tests/kernel/tcp_lib.sh), with tcp_app as the application stage and
 # tests/kernel/tcp_peer.py as the kernel-side peer; tcp_loss_afp.sh runs
-# tcp_loss.sh over net_af_packet on a veth instead. Root only (skip 77 otherwise).
+# tcp_loss.sh over net_af_packet on a veth instead, tcp_jumbo.sh transfers at
+# MTU 9000 over the same. Root only (skip 77 otherwise).
 TCP_KERNEL_TESTS = \
 	kernel/tcp_ping.sh \
 	kernel/tcp_recv.sh \
@@ -15,6 +16,7 @@ TCP_KERNEL_TESTS = \
 	kernel/tcp_rst.sh \
 	kernel/tcp_loss.sh \
 	kernel/tcp_loss_afp.sh \
+	kernel/tcp_jumbo.sh \
 	kernel/tcp_hostile.sh \
 	kernel/tcp_exhaust.sh
 TESTS += $(TCP_KERNEL_TESTS)

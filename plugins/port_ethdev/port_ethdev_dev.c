@@ -117,6 +117,7 @@ port_ethdev_configure(struct lcp_stage *st, struct port_ethdev_ctx *x,
 	struct rte_eth_conf ec;
 	struct rte_eth_dev_info di;
 	uint16_t nrxd, ntxd;
+	uint32_t max_mtu;
 	int socket, rc;
 
 	if (pool == NULL) {
@@ -143,9 +144,21 @@ port_ethdev_configure(struct lcp_stage *st, struct port_ethdev_ctx *x,
 					    di.default_txportconf.ring_size, &ntxd);
 	if (rc != 0)
 		return rc;
-	if (c->mtu != 0 && (c->mtu < di.min_mtu || c->mtu > di.max_mtu)) {
-		lcp_log(st, LCP_LOG_ERR, "mtu %" PRIu32 " is outside what %s accepts: %u..%u",
-			c->mtu, x->name, di.min_mtu, di.max_mtu);
+	/* ethdev also bounds the MTU by the largest frame (max_rx_pktlen, less
+	 * the overhead it assumes: the gap to max_mtu when the driver gives one,
+	 * otherwise an Ethernet header and CRC), which is where DPDK 22.11's
+	 * virtual drivers say 1500: check both, so the message gives the range */
+	max_mtu = di.max_mtu;
+	if (di.max_rx_pktlen != 0) {
+		uint32_t ovh = di.max_mtu != UINT16_MAX && di.max_rx_pktlen > di.max_mtu ?
+				       di.max_rx_pktlen - di.max_mtu : RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN;
+
+		if (di.max_rx_pktlen > ovh && di.max_rx_pktlen - ovh < max_mtu)
+			max_mtu = di.max_rx_pktlen - ovh;
+	}
+	if (c->mtu != 0 && (c->mtu < di.min_mtu || c->mtu > max_mtu)) {
+		lcp_log(st, LCP_LOG_ERR, "mtu %" PRIu32 " is outside what %s accepts: %u..%" PRIu32,
+			c->mtu, x->name, di.min_mtu, max_mtu);
 		return -EINVAL;
 	}
 

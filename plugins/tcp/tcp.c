@@ -7,7 +7,7 @@
  * lcp/stream.h).
  *
  *   tcp_init      options -> struct stk_config (tcp_config.c), node pool
- *   tcp_start     MAC and checksum offloads from "device"; stk_create
+ *   tcp_start     MAC, MTU warning and checksum offloads from "device"; stk_create
  *   tcp_poll      first call: gratuitous ARP, "listen"/"connect" options;
  *                 then stk_poll (timers), counter publication
  *   tcp_process   "rx": stk_input_burst; "app": commands
@@ -425,7 +425,7 @@ tcp_start(struct lcp_stage *st, void *ctx)
 	bool offload = false;
 
 	if (x->device[0] != '\0') {
-		uint16_t port;
+		uint16_t port, mtu;
 		struct rte_eth_conf ec;
 		struct rte_ether_addr mac;
 
@@ -440,6 +440,15 @@ tcp_start(struct lcp_stage *st, void *ctx)
 			}
 			memcpy(x->k.mac, mac.addr_bytes, 6);
 		}
+		/* A NIC drops frames above the MTU it was configured with. DPDK
+		 * 22.11's virtual drivers (af_packet, tap, memif) report 1500 at
+		 * most but carry what their rings hold: a warning, not a refusal. */
+		if (rte_eth_dev_get_mtu(port, &mtu) == 0 && x->k.mtu > mtu)
+			lcp_log(st, LCP_LOG_WARNING,
+				"options.mtu: %u is above the MTU %s reports (%u): a device that enforces it "
+				"drops the larger frames (give the port stage \"mtu\": %u where its driver "
+				"accepts it)",
+				x->k.mtu, x->device, mtu, x->k.mtu);
 		if (rte_eth_dev_conf_get(port, &ec) == 0) {
 			const uint64_t need = RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_TCP_CKSUM;
 

@@ -36,7 +36,8 @@ const struct lcp_opt tcp_opts[] = {
 		     "half-open connections per listener (what a SYN past it gets: backlog_full)"),
 	LCP_OPT_ENUM(C, backlog_full, "backlog_full", "\"cookies\"", tcp_backlog_full_names, 0,
 		     "a SYN to a full backlog: \"cookies\" (SYN cookie, tcp_syncookies_sent), \"evict\" the oldest half-open one or \"drop\" the SYN (drop_tcp_backlog)"),
-	LCP_OPT_UINT(C, stk.mtu, "mtu", "1500", 576, 9000, 0, "IP MTU; our MSS is mtu - 40"),
+	LCP_OPT_UINT(C, stk.mtu, "mtu", "1500", 576, 9000, 0,
+		     "IP MTU; our MSS is mtu - 40; a frame (mtu + 14 bytes) must fit one mbuf (engine.mbuf_data_room), and the start warns when it is above the MTU the device reports"),
 	LCP_OPT_UINT(C, stk.max_conns, "max_conns", "1024", 1, 65535, 0,
 		     "connection control blocks, TIME_WAIT included"),
 	LCP_OPT_UINT(C, stk.ephemeral_port_min, "ephemeral_port_min", "49152", 1, 65535, 0,
@@ -216,6 +217,23 @@ tcp_bytes_str(uint32_t v, char *buf, size_t len)
 	return buf;
 }
 
+/* A frame of mtu bytes and its Ethernet header must fit one mbuf: the stage
+ * sends from one (tx_alloc), and receives only frames in one (a chained frame
+ * is drop_multiseg). Checked against engine.mbuf_data_room; -1 with msg. */
+static int
+tcp_frame_fits(uint32_t mtu, char *msg, size_t msglen)
+{
+	uint32_t room = lcp_check_mbuf_room(), frame = mtu + RTE_ETHER_HDR_LEN;
+
+	if (room == 0 || frame <= room)
+		return 0; /* not checking a config, or it fits */
+	snprintf(msg, msglen,
+		 "mtu %u makes frames of %u bytes, more than one mbuf holds (%u: engine.mbuf_data_room less "
+		 "%u of headroom); raise engine.mbuf_data_room to %u or more",
+		 mtu, frame, room, RTE_PKTMBUF_HEADROOM, frame + RTE_PKTMBUF_HEADROOM);
+	return -1;
+}
+
 /* What one connection can hold of the engine's mbufs, in full mbufs: the send
  * buffer (sndbuf / the mbuf's payload room: the applications' SENDs come from
  * the engine's pool). The frames it receives are the port's (its receive pool)
@@ -269,6 +287,8 @@ tcp_validate(const void *conf, char *msg, size_t msglen)
 	 * stk_create() applies at start (without "mac" the address is all
 	 * zero here, which they accept; the port's is taken at start) */
 	if (stk_config_check(&k, msg, msglen) < 0)
+		return -1;
+	if (tcp_frame_fits(k.mtu, msg, msglen) < 0)
 		return -1;
 	tcp_mbufs(c);
 	return 0;

@@ -82,6 +82,9 @@
 # a ring larger than the tcp stage's 1 MiB window), B12_DRIVER (af_packet, or af_xdp: net_af_xdp on the
 # same veth, its fill ring's mbufs declared held by the driver), B12_TIMING (1), B12_CG (1), B12_CG_MB (8), B12_CG_IDLE (1 s),
 # B12_TCP_OPTS (more options of lcpipe's tcp stage, JSON members: '"ack_stretch": 64'),
+# B12_MTU (1500; up to 9000: jumbo frames: the veth's two ends and lcpipe's tcp
+# stage at that MTU, af_packet ring frames of 10 KiB unless B12_AFP_ARGS is
+# given, mbufs that hold one; the kernel receivers see the same veth),
 # BENCH_NICE, BENCH_QUIET_WAIT, LCPIPE, B12_KEEP=1 (keep the work directory);
 # B12_ID (B12; B14 from b14.sh), B12_SUITE (TLS_AES_128_GCM_SHA256: a TLS 1.3
 # suite, or a TLS 1.2 cipher name, which pins TLS 1.2), B12_DEFLATE_LEVEL (1).
@@ -111,6 +114,20 @@ id=$(echo "$ID" | tr '[:upper:]' '[:lower:]')
 : "${B12_SERVER_CPU:=0}"
 : "${B12_CLIENT_CPU:=1}"
 : "${B12_CC:=cubic}"
+: "${B12_MTU:=1500}"
+VETH_MTU=$B12_MTU
+export B12_MTU # b12_report.py labels every JSON line with it
+mtu_eng='' mtu_tcp=''
+if [ "$B12_MTU" != 1500 ]; then
+	# as tests/kernel/tcp_jumbo.sh: af_packet ring frames of 10 KiB, two to a
+	# block, whose data (framesz - 32) fits one mbuf of 10,240 bytes; the port
+	# keeps its nominal MTU (DPDK 22.11's af_packet refuses one above 1500 but
+	# carries what its ring frames hold); the tcp stage at B12_MTU
+	[ "$B12_MTU" -le 9000 ] || { echo "b12.sh: B12_MTU is 9000 at most"; exit 2; }
+	: "${B12_AFP_ARGS:=qdisc_bypass=1,framecnt=1024,framesz=10240,blocksz=20480}"
+	mtu_eng=', "mbuf_data_room": 10368'
+	mtu_tcp=", \"mtu\": $B12_MTU"
+fi
 : "${B12_AFP_ARGS:=qdisc_bypass=1,framecnt=2048}"
 : "${B12_DRIVER:=af_packet}"
 : "${B12_TCP_OPTS:=}"
@@ -244,11 +261,11 @@ lc_conf() { # case -> $tmp/lc.N.json (sets LC_CONF, LC_PFX)
   "eal": ["--no-huge", "--no-pci", "--no-shconf", "-m", "256", $lcores,
           "--file-prefix=$LC_PFX", "--vdev=$PVDEV",
           "--log-level=lib.eal:error"],
-  "engine": {"duration": ${2:-120}, "drain_timeout": 1.0, "stage_timing": $timing},
+  "engine": {"duration": ${2:-120}, "drain_timeout": 1.0, "stage_timing": $timing$mtu_eng},
   "stages": [
     {"name": "port", "plugin": "port_ethdev", "lcore": 1, "options": {"device": "$PDEV"}},
     {"name": "tcp", "plugin": "tcp", "lcore": 1,
-     "options": {"ip": "$L_IP/24", "device": "$PDEV", "mac": "$L_MAC"$tcp_more}},
+     "options": {"ip": "$L_IP/24", "device": "$PDEV", "mac": "$L_MAC"$mtu_tcp$tcp_more}},
     {"name": "ws", "plugin": "ws", "lcore": $st2,
      "options": {"url": "$url", "subscribe": "$id subscribe",
                  "reconnect_min_ms": 3600000, "reconnect_max_ms": 3600000, "ping_interval_ms": 0,

@@ -60,13 +60,15 @@ import time
 
 BENCH = "B12"
 REPORT = None
-# the lcpipe cases' port driver (b12.sh B12_DRIVER; b13.sh sets memif): every JSON line says which
+# the lcpipe cases' port driver (b12.sh B12_DRIVER; b13.sh sets memif) and the
+# link's MTU (b12.sh B12_MTU): every JSON line says which
 PORT_DRIVER = os.environ.get("B12_DRIVER", "af_packet")
+LINK_MTU = int(os.environ.get("B12_MTU", "1500"))
 
 
 def jprint(j, **kw):
-    """one JSON result line, with the port driver of the lcpipe cases"""
-    print(json.dumps(dict(j, port_driver=PORT_DRIVER), **kw))
+    """one JSON result line, with the port driver of the lcpipe cases and the MTU"""
+    print(json.dumps(dict(j, port_driver=PORT_DRIVER, mtu=LINK_MTU), **kw))
 
 
 def take_bench(argv):

@@ -274,8 +274,8 @@ bench_veth_cleanup() {
 
 # bench_veth_pair WHAT: the network namespaces NSS (WHAT, at S_IP on VS) and NSC
 # (the receivers: the kernel at K_IP on VC, lcpipe at L_IP / L_MAC over
-# af_packet), IPv6 off, joined by a veth pair with its offloads off (SKIP
-# without namespaces); says what it made
+# af_packet), IPv6 off, joined by a veth pair with its offloads off and MTU
+# VETH_MTU (1500) (SKIP without namespaces); says what it made
 bench_veth_pair() {
 	local n x
 	ip netns add "$NSS" && ip netns add "$NSC" || { echo "SKIP: cannot create network namespaces"; exit 77; }
@@ -288,8 +288,8 @@ bench_veth_pair() {
 	ip link set "$VC" netns "$NSC"
 	ip -n "$NSS" addr add "$S_IP/24" dev "$VS"
 	ip -n "$NSC" addr add "$K_IP/24" dev "$VC"
-	ip -n "$NSS" link set "$VS" mtu 1500 up
-	ip -n "$NSC" link set "$VC" mtu 1500 up
+	ip -n "$NSS" link set "$VS" mtu "${VETH_MTU:-1500}" up
+	ip -n "$NSC" link set "$VC" mtu "${VETH_MTU:-1500}" up
 	ip netns exec "$NSS" ethtool -K "$VS" tso off gso off gro off tx off rx off >/dev/null 2>&1 || true
 	ip netns exec "$NSC" ethtool -K "$VC" tso off gso off gro off tx off rx off >/dev/null 2>&1 || true
 	echo "veth:    $VS ($S_IP, netns $NSS, $1) <-> $VC (netns $NSC: kernel $K_IP; lcpipe $L_IP mac $L_MAC over af_packet), MTU $(ip -n "$NSS" -o link show "$VS" | sed -n 's/.* mtu \([0-9]*\).*/\1/p')"

@@ -224,7 +224,8 @@ JSON
 # braces) plus "result": $W/TAG.result.json and "start_file": $W/TAG.go;
 # TCP_OPTIONS and ENGINE_OPTIONS are more JSON members for the tcp stage and
 # the engine (with topo_routed the tcp stage also gets "gateway"); with
-# FAULT_OPTIONS, the fault stage with those options between port and tcp.
+# FAULT_OPTIONS, the fault stage with those options between port and tcp;
+# PORT_OPTS, when set, more JSON members for the port stage.
 # Sets CONF, RESULT, REPORT, LOG, GO.
 tcp_conf() {
 	local tag=$1 app=$2 tcpo=${3:-} eng=${4:-} fault=${5:-} fst='' rx=tcp.rx tx=port.tx
@@ -238,7 +239,7 @@ tcp_conf() {
 	conf_begin "$tag" result.json
 	{ conf_head "$tag" "$eng"; cat <<JSON
   "stages": [
-    {"name": "port", "plugin": "port_ethdev", "lcore": 1, "options": {"device": "$PDEV"}},$fst
+    {"name": "port", "plugin": "port_ethdev", "lcore": 1, "options": {"device": "$PDEV"${PORT_OPTS:+, $PORT_OPTS}}},$fst
     {"name": "tcp", "plugin": "tcp", "lcore": 1,
      "options": {"ip": "$LC_IP/24", "device": "$PDEV"${tcpo:+, $tcpo}}},
     {"name": "app", "plugin": "tcp_app", "lcore": 1,

@@ -13,10 +13,12 @@ so that a test never hangs on them.
       send that many bytes, wait (at most 2 s) until the peer acked them all, then
       close with SO_LINGER {1, 0} so the kernel sends RST (and drops whatever is
       still unacked). {"ok", "sent", "sha256" (of the bytes handed to the
-      kernel), "peer", "rst", "unacked_at_rst" (bytes still unacked at the RST)}
+      kernel), "peer", "rst", "unacked_at_rst" (bytes still unacked at the RST),
+      "snd_mss" and "rcv_mss" (TCP_INFO, read at the end; not after an RST)}
   serve-recv --port P [--conns N]
       accept N connections (concurrently, one thread each), read each to EOF.
-      {"ok", "conns": [{"peer", "bytes", "sha256"}, ...]} in accept order
+      {"ok", "conns": [{"peer", "bytes", "sha256", "snd_mss", "rcv_mss"}, ...]}
+      in accept order
   serve-many --port P --conns N --bytes B
       accept N connections concurrently; on the i-th accepted one (i = 0..N-1)
       send B bytes of pattern(i) and close. pattern(i) is deterministic, no
@@ -97,6 +99,16 @@ def peer_str(addr):
     return "%s:%d" % (addr[0], addr[1])
 
 
+def tcp_mss(c):
+    """the kernel's MSS on connection c, from TCP_INFO: {"snd_mss": what it
+    sends in, "rcv_mss": its estimate of what it receives in}"""
+    try:
+        i = struct.unpack("8B4I", c.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 24))
+        return {"snd_mss": i[10], "rcv_mss": i[11]}
+    except OSError:
+        return {}
+
+
 def send_file(c, path, limit=None):
     """sendall the file at path on c, its first limit bytes if limit is set;
     returns (the SHA-256 of what was sent, how many bytes)"""
@@ -123,6 +135,7 @@ def cmd_serve_send(args):
     c.settimeout(args.timeout)
     h, sent = send_file(c, args.file, limit)
     unacked = None
+    mss = {}
     if args.rst_after is not None:
         # let the peer ack what was sent (at most 2 s), so that the RST follows
         # exactly rst_after bytes: SIOCOUTQ (== TIOCOUTQ) = bytes not yet acked
@@ -144,13 +157,14 @@ def cmd_serve_send(args):
             if not d:
                 break
             extra += len(d)
+        mss = tcp_mss(c)
         c.close()
         if extra:
             out({"sent": sent, "sha256": h.hexdigest(), "peer": peer_str(addr),
                  "error": "peer sent %d unexpected bytes" % extra}, ok=False)
     ls.close()
     out({"sent": sent, "sha256": h.hexdigest(), "peer": peer_str(addr), "rst": args.rst_after is not None,
-         "unacked_at_rst": unacked, "seconds": round(time.monotonic() - t0, 4)})
+         "unacked_at_rst": unacked, "seconds": round(time.monotonic() - t0, 4), **mss})
 
 
 def recv_all(c, res, timeout):
@@ -165,7 +179,8 @@ def recv_all(c, res, timeout):
                 break
             h.update(d)
             n += len(d)
-        res.update({"bytes": n, "sha256": h.hexdigest(), "eof": True, "seconds": round(time.monotonic() - t0, 4)})
+        res.update({"bytes": n, "sha256": h.hexdigest(), "eof": True, "seconds": round(time.monotonic() - t0, 4),
+                    **tcp_mss(c)})
     except OSError as e:
         res.update({"bytes": n, "sha256": h.hexdigest(), "eof": False, "error": str(e)})
     finally:
