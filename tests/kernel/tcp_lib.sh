@@ -512,6 +512,16 @@ def check(cond, msg, detail=None):
         BAD.append(msg)
         print("FAIL: " + msg + ("" if detail is None else ": " + str(detail)[:2000]))
     return cond
+# tcp_peer.py serve-recv --conns 1 (its JSON p) got exactly the file (size
+# bytes, SHA-256 sha) on its one connection, then EOF; that connection ({})
+def kernel_got_file(p, size, sha):
+    ks = p.get("conns") or []
+    check(len(ks) == 1, "the kernel accepted one connection", p)
+    k = ks[0] if ks else {}
+    check(k.get("eof") is True, "the kernel read to EOF (our FIN)", k)
+    check(k.get("bytes") == size, "the kernel received %d bytes" % size, k.get("bytes"))
+    check(k.get("sha256") == sha, "sha256 of what the kernel received == the file's", k.get("sha256"))
+    return k
 '
 PYCHECK_POST='
 sys.exit(1 if BAD else 0)

@@ -25,13 +25,7 @@ lcpipe_peer_run serve-recv
 pycheck "sent file" res="$RESULT" rep="$REPORT" peer="$PEER_OUT" size="$SIZE" sha="$SHA" <<'PY' || show "$LOG"
 r, rep, p = J("res"), J("rep"), J("peer")
 size, sha = int(A["size"]), A["sha"]
-ks = p.get("conns", [])
-check(len(ks) == 1, "the kernel accepted one connection", p)
-if ks:
-    k = ks[0]
-    check(k.get("eof") is True, "the kernel read to EOF (our FIN)", k)
-    check(k.get("bytes") == size, "the kernel received %d bytes" % size, k.get("bytes"))
-    check(k.get("sha256") == sha, "sha256 of what the kernel received == the file's", k.get("sha256"))
+kernel_got_file(p, size, sha)
 cs = r.get("connections", [])
 check(len(cs) == 1, "one connection in the result", cs)
 c = conn0(r)
