@@ -20,6 +20,8 @@
 #                         stack/ over 900 lines, no plugin including another's
 #                         files, no include cycle among framework modules, no
 #                         DPDK in stack/
+#   unit/scripts_parse.sh every shell script of the tree parses (a library that
+#                         does not is read up to its error: its checks vanish)
 #
 # Test-only plugins (never installed; -rpath /nowhere makes libtool build a .so):
 #   plugins/hdr/.libs     refused from the ELF header     (plugins/broken.c)
@@ -110,9 +112,11 @@ unit_test_metrics_json_CPPFLAGS = -I$(top_srcdir)/plugins/common -I$(top_srcdir)
 unit_test_metrics_json_CFLAGS = $(AM_CFLAGS_COMMON)
 unit_test_metrics_json_LDADD = $(top_builddir)/plugins/common/libcommon.la $(CHECK_LIBS)
 # ---- shell tests ----
-dist_check_SCRIPTS += unit/loader_cli.sh unit/conf_corpus.sh unit/doc_drift.sh unit/layout.py
+dist_check_SCRIPTS += unit/loader_cli.sh unit/conf_corpus.sh unit/doc_drift.sh unit/layout.py \
+	unit/scripts_parse.sh
 EXTRA_DIST += unit/t_fails.sh
-TESTS += unit/loader_cli.sh unit/conf_corpus.sh unit/doc_drift.sh unit/layout.py
+TESTS += unit/loader_cli.sh unit/conf_corpus.sh unit/doc_drift.sh unit/layout.py \
+	unit/scripts_parse.sh
 
 # corpus and generated files the tests read (make distcheck runs from the tarball)
 EXTRA_DIST += conf-bad conf-good unit/README.md \

@@ -15,6 +15,8 @@
 #   BENCH_DPDK_TEST, VALGRIND  tools (default: from PATH). Not DPDK_TEST: dpdk-test
 #                   takes that variable as the name of a test to run.
 
+# does it parse (tests/kernel/tcp_lib.sh says why)
+bash -n "${BASH_SOURCE[0]}" || { echo "FAIL: ${BASH_SOURCE[0]} does not parse"; exit 99; }
 : "${BENCH_BUILDDIR:=.}"
 : "${BENCH_REPS:=11}"
 : "${BENCH_MS:=10}"

@@ -41,6 +41,11 @@
 
 set -u
 
+# a library that does not parse is read up to the error, and every check it
+# defines after it would be "command not found": a suite that passes (see
+# tests/unit/scripts_parse.sh)
+bash -n "${BASH_SOURCE[0]}" || { echo "FAIL: ${BASH_SOURCE[0]} does not parse"; exit 99; }
+
 TEST_NAME=$(basename "$0" .sh)
 skip() { echo "SKIP: $*"; exit 77; }
 
@@ -520,7 +525,7 @@ def kernel_got_file(p, size, sha):
     k = ks[0] if ks else {}
     check(k.get("eof") is True, "the kernel read to EOF (our FIN)", k)
     check(k.get("bytes") == size, "the kernel received %d bytes" % size, k.get("bytes"))
-    check(k.get("sha256") == sha, "sha256 of what the kernel received == the file's", k.get("sha256"))
+    check(k.get("sha256") == sha, "sha256 of what the kernel received == that of the file", k.get("sha256"))
     return k
 '
 PYCHECK_POST='

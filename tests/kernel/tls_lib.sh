@@ -46,6 +46,8 @@
 #     (a run in which every attempt failed under one counter, with its reason)
 # Skips (77) without the openssl CLI.
 
+# does it parse (tests/kernel/tcp_lib.sh says why)
+bash -n "${BASH_SOURCE[0]}" || { echo "FAIL: ${BASH_SOURCE[0]} does not parse"; exit 99; }
 command -v openssl >/dev/null || skip "no openssl CLI"
 
 TLS_HOST=feed.example.test

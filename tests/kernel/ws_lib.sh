@@ -26,6 +26,8 @@
 # its checks).
 # Skips (77) when the tree has no ws plugin.
 
+# does it parse (tests/kernel/tcp_lib.sh says why)
+bash -n "${BASH_SOURCE[0]}" || { echo "FAIL: ${BASH_SOURCE[0]} does not parse"; exit 99; }
 . "$(dirname "$0")/tcp_lib.sh"
 
 [ -d "$top_srcdir/plugins/ws" ] || skip "no ws plugin in this tree (plugins/ws)"

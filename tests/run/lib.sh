@@ -11,6 +11,11 @@
 
 set -u
 
+# a library that does not parse is read up to the error, and every check it
+# defines after it would be "command not found": a suite that passes (see
+# tests/unit/scripts_parse.sh)
+bash -n "${BASH_SOURCE[0]}" || { echo "FAIL: ${BASH_SOURCE[0]} does not parse"; exit 99; }
+
 TEST_NAME=$(basename "$0" .sh)
 : "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
 : "${top_builddir:=$top_srcdir}"
