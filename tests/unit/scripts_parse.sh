@@ -63,5 +63,27 @@ if [ -f "$lib" ]; then
 	fi
 fi
 
+# tests/sh_test.sh (SH_LOG_COMPILER): a suite that passes after "command not
+# found" fails; a clean pass and a skip pass through
+runner=$top_srcdir/tests/sh_test.sh
+printf '#!/bin/bash\nno_such_check_fn 1 || true\nexit 0\n' >"$work/missing.sh"
+printf '#!/bin/sh\nno_such_check_fn 1 || true\nexit 0\n' >"$work/missing_sh.sh"
+printf '#!/bin/bash\necho "ok: fine"\nexit 0\n' >"$work/fine.sh"
+printf '#!/bin/bash\necho "SKIP: no tool"\nexit 77\n' >"$work/skip.sh"
+chmod +x "$work"/*.sh
+for t in missing:1 missing_sh:1 fine:0 skip:77; do
+	name=${t%:*} want=${t#*:}
+	bash "$runner" "$work/$name.sh" >"$work/$name.log" 2>&1
+	rc=$?
+	if [ "$rc" = "$want" ]; then
+		echo "ok: sh_test.sh exits $want for $name.sh"
+	else
+		fail "sh_test.sh exits $rc for $name.sh, not $want: $(tail -n 3 "$work/$name.log")"
+	fi
+	# the same with its output in a pipe, not a file
+	rc=$(bash -c 'bash "$1" "$2" 2>&1 | cat >/dev/null; echo "${PIPESTATUS[0]}"' sh "$runner" "$work/$name.sh")
+	[ "$rc" = "$want" ] || fail "sh_test.sh exits $rc for $name.sh into a pipe, not $want"
+done
+
 rm -rf "$work"
 t_fails_end scripts_parse
