@@ -49,7 +49,8 @@
 #                           way) and reordering (the fault stage), lcpipe's TCP
 #                           sending and receiving against Linux TCP on the same
 #                           router in the same run (tests/kernel/tcp_lib.sh's
-#                           topo_routed + topo_standin); root, else SKIP
+#                           topo_routed + topo_standin), sending with CUBIC and
+#                           with BBR (B15_CC); root, else SKIP
 #   B16 bench/b16.sh        shared-memory consumers: latency from a message's rx_tsc
 #                           (and from sink_shm's publish) to a consumer's read on
 #                           the other CPU, p50/p99/p99.9, and the consumer's cost

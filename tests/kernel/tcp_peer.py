@@ -44,6 +44,10 @@ so that a test never hangs on them.
       connect, read until EOF. {"ok", "bytes", "sha256", "eof", "seconds"}
   (serve-send and serve-recv also give "seconds": accept to the peer's FIN /
   to EOF, the transfer time the benchmarks use.)
+  serve-send and client-send take --cc NAME: the congestion control of the
+  sending socket (TCP_CONGESTION; as root any algorithm the kernel has, see
+  net.ipv4.tcp_available_congestion_control), and report the one used as "cc",
+  whether set or the namespace's default.
   ready --port P [--wait S]
       wait until a TCP socket listens on port P in this namespace (/proc/net/tcp).
   ping --host H [--count 5] [--interval 0.2] [--wait 2]
@@ -109,6 +113,14 @@ def tcp_mss(c):
         return {}
 
 
+def set_cc(c, name):
+    """the congestion control of connection c: name when set, the default
+    otherwise; returns {"cc": the algorithm c uses}"""
+    if name:
+        c.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, name.encode())
+    return {"cc": c.getsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, 16).split(b"\0", 1)[0].decode()}
+
+
 def send_file(c, path, limit=None):
     """sendall the file at path on c, its first limit bytes if limit is set;
     returns (the SHA-256 of what was sent, how many bytes)"""
@@ -133,6 +145,7 @@ def cmd_serve_send(args):
     c, addr = ls.accept()
     t0 = time.monotonic()
     c.settimeout(args.timeout)
+    cc = set_cc(c, args.cc)
     h, sent = send_file(c, args.file, limit)
     unacked = None
     mss = {}
@@ -164,7 +177,7 @@ def cmd_serve_send(args):
                  "error": "peer sent %d unexpected bytes" % extra}, ok=False)
     ls.close()
     out({"sent": sent, "sha256": h.hexdigest(), "peer": peer_str(addr), "rst": args.rst_after is not None,
-         "unacked_at_rst": unacked, "seconds": round(time.monotonic() - t0, 4), **mss})
+         "unacked_at_rst": unacked, "seconds": round(time.monotonic() - t0, 4), **mss, **cc})
 
 
 def recv_all(c, res, timeout):
@@ -364,12 +377,13 @@ def cmd_client_send(args):
     alarm(args.timeout + args.connect_wait + 5, "client-send")
     c = connect(args)
     t0 = time.monotonic()
+    cc = set_cc(c, args.cc)
     h, sent = send_file(c, args.file)
     c.shutdown(socket.SHUT_WR)
     while c.recv(65536):  # until the peer's FIN: it has everything
         pass
     c.close()
-    out({"sent": sent, "sha256": h.hexdigest(), "seconds": round(time.monotonic() - t0, 4)})
+    out({"sent": sent, "sha256": h.hexdigest(), "seconds": round(time.monotonic() - t0, 4), **cc})
 
 
 def cmd_client_recv(args):
@@ -465,6 +479,7 @@ def main():
     p = server("serve-send")
     p.add_argument("--file", required=True)
     p.add_argument("--rst-after", type=int)
+    p.add_argument("--cc")
     p.set_defaults(fn=cmd_serve_send)
     p = server("serve-recv")
     p.add_argument("--conns", type=int, default=1)
@@ -492,6 +507,7 @@ def main():
         p.add_argument("--connect-wait", type=float, default=10)
         if name == "client-send":
             p.add_argument("--file", required=True)
+            p.add_argument("--cc")
         p.set_defaults(fn=fn)
     p = sub.add_parser("ready")
     p.add_argument("--port", type=int, required=True)
