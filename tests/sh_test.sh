@@ -8,16 +8,19 @@
 # parsing half way, a helper renamed in one place) prints "command not found"
 # and returns 127, which an `if` or `||` takes as an ordinary failed command:
 # the check is skipped and the suite passes. tests/unit/scripts_parse.sh
-# catches a library that does not parse; this catches the rest.
+# catches a library that does not parse; this catches the rest. And a suite
+# that exits 0 without a single passed check ("ok: ..." or "PASS: ...", the
+# lines every suite prints per check) fails too: it checked nothing.
 #
 # The suite runs with its output where automake sends it (its .log), read back
 # from where it started; when that is not a file (a terminal, a pipe) it goes
 # through a temporary file. Exit codes pass through (77 skip, 99 hard error),
-# except 0 with such a line, which becomes 1.
+# except 0 with such a line or without a passed check, which becomes 1.
 set -u
 
 # bash: "x.sh: line 12: name: command not found"; dash: "x.sh: 12: name: not found"
 pat=': line [0-9]+: .*: command not found$|: [0-9]+: [^ ]+: not found$'
+okpat='^(ok|PASS): '
 
 out=$(readlink "/proc/$$/fd/1" 2>/dev/null)
 if [ -n "$out" ] && [ -f "$out" ]; then
@@ -25,17 +28,23 @@ if [ -n "$out" ] && [ -f "$out" ]; then
 	"$@"
 	rc=$?
 	found=$(tail -c "+$((start + 1))" "$out" | grep -E "$pat" | head -n 5)
+	checks=$(tail -c "+$((start + 1))" "$out" | grep -cE "$okpat")
 else
 	tmp=$(mktemp) || exit 99
 	"$@" >"$tmp" 2>&1
 	rc=$?
 	cat "$tmp"
 	found=$(grep -E "$pat" "$tmp" | head -n 5)
+	checks=$(grep -cE "$okpat" "$tmp")
 	rm -f "$tmp"
 fi
 if [ "$rc" = 0 ] && [ -n "$found" ]; then
 	echo "FAIL: $1 passed, but called commands that do not exist (their checks did not run):"
 	printf '%s\n' "$found"
+	exit 1
+fi
+if [ "$rc" = 0 ] && [ "$checks" = 0 ]; then
+	echo "FAIL: $1 passed without a single passed check (no \"ok: \" or \"PASS: \" line)"
 	exit 1
 fi
 exit "$rc"

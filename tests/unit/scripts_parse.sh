@@ -69,9 +69,11 @@ runner=$top_srcdir/tests/sh_test.sh
 printf '#!/bin/bash\nno_such_check_fn 1 || true\nexit 0\n' >"$work/missing.sh"
 printf '#!/bin/sh\nno_such_check_fn 1 || true\nexit 0\n' >"$work/missing_sh.sh"
 printf '#!/bin/bash\necho "ok: fine"\nexit 0\n' >"$work/fine.sh"
+printf '#!/bin/bash\necho "PASS: fine"\nexit 0\n' >"$work/fine_pass.sh"
+printf '#!/bin/bash\necho "nothing checked"\nexit 0\n' >"$work/nocheck.sh"
 printf '#!/bin/bash\necho "SKIP: no tool"\nexit 77\n' >"$work/skip.sh"
 chmod +x "$work"/*.sh
-for t in missing:1 missing_sh:1 fine:0 skip:77; do
+for t in missing:1 missing_sh:1 fine:0 fine_pass:0 nocheck:1 skip:77; do
 	name=${t%:*} want=${t#*:}
 	bash "$runner" "$work/$name.sh" >"$work/$name.log" 2>&1
 	rc=$?
