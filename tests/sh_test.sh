@@ -22,22 +22,23 @@ set -u
 pat=': line [0-9]+: .*: command not found$|: [0-9]+: [^ ]+: not found$'
 okpat='^(ok|PASS): '
 
+# src: where the suite's output is; off: the byte it starts at
 out=$(readlink "/proc/$$/fd/1" 2>/dev/null)
+tmp=""
 if [ -n "$out" ] && [ -f "$out" ]; then
-	start=$(stat -c %s "$out")
+	src=$out off=$(stat -c %s "$out")
 	"$@"
 	rc=$?
-	found=$(tail -c "+$((start + 1))" "$out" | grep -E "$pat" | head -n 5)
-	checks=$(tail -c "+$((start + 1))" "$out" | grep -cE "$okpat")
 else
 	tmp=$(mktemp) || exit 99
+	src=$tmp off=0
 	"$@" >"$tmp" 2>&1
 	rc=$?
 	cat "$tmp"
-	found=$(grep -E "$pat" "$tmp" | head -n 5)
-	checks=$(grep -cE "$okpat" "$tmp")
-	rm -f "$tmp"
 fi
+found=$(tail -c "+$((off + 1))" "$src" | grep -E "$pat" | head -n 5)
+checks=$(tail -c "+$((off + 1))" "$src" | grep -cE "$okpat")
+[ -z "$tmp" ] || rm -f "$tmp"
 if [ "$rc" = 0 ] && [ -n "$found" ]; then
 	echo "FAIL: $1 passed, but called commands that do not exist (their checks did not run):"
 	printf '%s\n' "$found"

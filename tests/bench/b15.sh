@@ -75,7 +75,7 @@ PORT=5100
 # (SECONDS "fail" when it did not complete exactly). WHO: lcpipe, or linux-CC
 # (the stand-in, its sending socket on congestion control CC)
 one_run() {
-	local cs=$1 side=$2 who=$3 rep=$4 reo=0 secs tag=$1-$2-$3-$4 ok cc want
+	local cs=$1 side=$2 who=$3 rep=$4 reo=0 secs tag=$1-$2-$3-$4 ok cc="" want=""
 	PORT=$((PORT + 1))
 	[ "$cs" = reorder ] && reo=1
 	if [ "$side" = send ]; then
@@ -115,17 +115,13 @@ one_run() {
 		fi
 		secs=$(json_get "$PEER_OUT" 'j["seconds"]' 2>/dev/null)
 	fi
-	# the sender's congestion control, as its socket reported it
-	if [ "$side" = send ]; then
-		want=${who#linux-}
-		[ "$who" = lcpipe ] || cc=$(json_get "$W/$tag.client.json" 'j.get("cc")' 2>/dev/null)
-	else
-		want=$B15_RECV_CC
-		cc=$(json_get "$PEER_OUT" 'j.get("cc")' 2>/dev/null)
+	# a Linux sender's congestion control, as its socket reported it
+	if [ "$side" = recv ]; then
+		want=$B15_RECV_CC cc=$(json_get "$PEER_OUT" 'j.get("cc")' 2>/dev/null)
+	elif [ "$who" != lcpipe ]; then
+		want=${who#linux-} cc=$(json_get "$W/$tag.client.json" 'j.get("cc")' 2>/dev/null)
 	fi
-	if [ "$who" != lcpipe ] || [ "$side" = recv ]; then
-		[ "$cc" = "$want" ] || { fail "$tag: the sender used \"$cc\", not $want"; ok=false; }
-	fi
+	[ "$cc" = "$want" ] || { fail "$tag: the sender used \"$cc\", not $want"; ok=false; }
 	if [ "$ok" != true ] || [ -z "$secs" ]; then
 		fail "$tag: the transfer did not complete exactly"
 		show "$PEER_OUT" "$PEER_ERR" "${LOG:-}"

@@ -66,21 +66,26 @@ fi
 # tests/sh_test.sh (SH_LOG_COMPILER): a suite that passes after "command not
 # found" fails; a clean pass and a skip pass through
 runner=$top_srcdir/tests/sh_test.sh
-printf '#!/bin/bash\nno_such_check_fn 1 || true\nexit 0\n' >"$work/missing.sh"
-printf '#!/bin/sh\nno_such_check_fn 1 || true\nexit 0\n' >"$work/missing_sh.sh"
+printf '#!/bin/bash\necho "ok: one"\nno_such_check_fn 1 || true\nexit 0\n' >"$work/missing.sh"
+printf '#!/bin/sh\necho "ok: one"\nno_such_check_fn 1 || true\nexit 0\n' >"$work/missing_sh.sh"
 printf '#!/bin/bash\necho "ok: fine"\nexit 0\n' >"$work/fine.sh"
 printf '#!/bin/bash\necho "PASS: fine"\nexit 0\n' >"$work/fine_pass.sh"
 printf '#!/bin/bash\necho "nothing checked"\nexit 0\n' >"$work/nocheck.sh"
 printf '#!/bin/bash\necho "SKIP: no tool"\nexit 77\n' >"$work/skip.sh"
 chmod +x "$work"/*.sh
-for t in missing:1 missing_sh:1 fine:0 fine_pass:0 nocheck:1 skip:77; do
-	name=${t%:*} want=${t#*:}
+# NAME:EXIT:WHY, WHY the words of sh_test.sh's FAIL line ("-": none)
+for t in missing:1:do.not.exist missing_sh:1:do.not.exist fine:0:- fine_pass:0:- \
+	nocheck:1:without.a.single skip:77:-; do
+	name=${t%%:*} want=${t#*:} why=${t##*:}
+	want=${want%:*}
 	bash "$runner" "$work/$name.sh" >"$work/$name.log" 2>&1
 	rc=$?
-	if [ "$rc" = "$want" ]; then
-		echo "ok: sh_test.sh exits $want for $name.sh"
-	else
+	if [ "$rc" != "$want" ]; then
 		fail "sh_test.sh exits $rc for $name.sh, not $want: $(tail -n 3 "$work/$name.log")"
+	elif [ "$why" != - ] && ! grep -q "^FAIL: .*$why" "$work/$name.log"; then
+		fail "sh_test.sh exits $want for $name.sh, but not for \"$why\": $(tail -n 3 "$work/$name.log")"
+	else
+		echo "ok: sh_test.sh exits $want for $name.sh"
 	fi
 	# the same with its output in a pipe, not a file
 	rc=$(bash -c 'bash "$1" "$2" 2>&1 | cat >/dev/null; echo "${PIPESTATUS[0]}"' sh "$runner" "$work/$name.sh")
