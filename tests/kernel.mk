@@ -23,7 +23,7 @@ TESTS += $(TCP_KERNEL_TESTS)
 # tcp_hostile.sh: tcp_hostile.py crafts frames on the tap (RST storm, zero
 # window, out-of-order flood, malformed options, SYN flood) next to a GOOD
 # kernel connection
-EXTRA_DIST += $(TCP_KERNEL_TESTS) kernel/tcp_lib.sh kernel/tcp_peer.py kernel/tcp_hostile.py
+EXTRA_DIST += $(TCP_KERNEL_TESTS) kernel/tcp_lib.sh kernel/pycheck.py kernel/tcp_peer.py kernel/tcp_hostile.py
 
 # tcp_app, the application these tests drive, is a shipped plugin (plugins/tcp_app)
 
@@ -66,7 +66,7 @@ TLS_KERNEL_TESTS = \
 	kernel/wss_nginx.sh \
 	kernel/wss_sserver.sh
 TESTS += $(TLS_KERNEL_TESTS)
-EXTRA_DIST += $(TLS_KERNEL_TESTS) kernel/tls_lib.sh kernel/wss_client.py
+EXTRA_DIST += $(TLS_KERNEL_TESTS) kernel/tls_lib.sh kernel/tls_view.py kernel/wss_client.py
 
 check_LTLIBRARIES += kernel/plugins/msg_hash.la
 kernel_plugins_msg_hash_la_SOURCES = kernel/plugins/msg_hash.c

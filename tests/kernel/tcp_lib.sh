@@ -485,57 +485,15 @@ v = eval(sys.argv[2])
 print(v if isinstance(v, str) else json.dumps(v))' "$1" "$2"
 }
 
-# pycheck WHAT [NAME=VALUE]... <<'PY' ... PY: Python assertions read from stdin.
-# They see A (the NAME=VALUE arguments as a dict of strings), J(name) (the JSON
-# file named by A[name]; {} and a failed check when it cannot be read), conn0(r)
-# (a tcp_app result's first connection, or NOCONN whose numbers are all -1) and
-# check(cond, msg[, detail]), which prints
-# "ok: msg" or "FAIL: msg: detail". Any failed check (or an exception) fails WHAT.
-PYCHECK_PRE='import json, sys
-A = dict(a.split("=", 1) for a in sys.argv[1:])
-BAD = []
-def J(name):
-    try:
-        with open(A[name]) as f:
-            return json.load(f)
-    except (OSError, ValueError) as e:
-        check(False, "read %s" % A[name], e)
-        return {}
-# the first connection of a result, or one whose every number is -1 (checks fail
-# without exceptions when there is none)
-NOCONN = {"user": -1, "conn": -1, "peer": "", "lport": -1, "bytes_in": -1, "sha256_in": "",
-          "bytes_out": -1, "send_done": False, "last_reason": -1,
-          "events": dict.fromkeys(["connected", "accepted", "peer_closed", "closed", "reset",
-                                   "timeout", "error"], -1)}
-def conn0(r):
-    cs = r.get("connections") or []
-    return cs[0] if cs else NOCONN
-def check(cond, msg, detail=None):
-    if cond:
-        print("ok: " + msg)
-    else:
-        BAD.append(msg)
-        print("FAIL: " + msg + ("" if detail is None else ": " + str(detail)[:2000]))
-    return cond
-# tcp_peer.py serve-recv --conns 1 (its JSON p) got exactly the file (size
-# bytes, SHA-256 sha) on its one connection, then EOF; that connection ({})
-def kernel_got_file(p, size, sha):
-    ks = p.get("conns") or []
-    check(len(ks) == 1, "the kernel accepted one connection", p)
-    k = ks[0] if ks else {}
-    check(k.get("eof") is True, "the kernel read to EOF (our FIN)", k)
-    check(k.get("bytes") == size, "the kernel received %d bytes" % size, k.get("bytes"))
-    check(k.get("sha256") == sha, "sha256 of what the kernel received == that of the file", k.get("sha256"))
-    return k
-'
-PYCHECK_POST='
-sys.exit(1 if BAD else 0)
-'
+# pycheck WHAT [--with NAME]... [NAME=VALUE]... <<'PY' ... PY: Python
+# assertions read from stdin, run by pycheck.py (its docstring lists what they
+# see: A, J(name), conn0(r), check(cond, msg[, detail]), ...), which prints
+# "ok: msg" or "FAIL: msg: detail" per check. Any failed check (or an exception)
+# fails WHAT.
 pycheck() {
-	local what=$1 code
+	local what=$1
 	shift
-	code=$(cat)
-	if "$PY" -c "$PYCHECK_PRE$code$PYCHECK_POST" "$@"; then
+	if "$PY" "$top_srcdir/tests/kernel/pycheck.py" "$@"; then
 		return 0
 	fi
 	FAILS=$((FAILS + 1))

@@ -307,17 +307,6 @@ srv_term() {
 	SRV_RC=$WAIT_RC
 }
 
-# TLS_CHECK_PRE: the Python the checks below share: the ws stage's counters w
-# (from the report rep), its log lines, the conn 0 failure reasons it logged
-TLS_CHECK_PRE='import re
-rep = J("rep")
-w = rep.get("stages", {}).get("ws", {}).get("counters", {})
-log = open(A["log"], errors="replace").read()
-whys = re.findall(r"\[ws:ws\] warning: conn 0 \([^)]*\): (.*); reconnecting in", log)
-tls_fails = {k: v for k, v in w.items() if k.startswith("tls_fail_")}
-print("info: ws counters: " + ", ".join("%s %s" % (k, v) for k, v in sorted(w.items()) if v))
-'
-
 # wss_tls_check WHAT NAME=VALUE...: the TLS side of a run that opened
 # (after ws_check_transfer or ws_hash_check); NAMEs:
 #   version  TLSv1.2 / TLSv1.3: every handshake's (lcpipe's log, the server's view)
@@ -339,8 +328,7 @@ print("info: ws counters: " + ", ".join("%s %s" % (k, v) for k, v in sorted(w.it
 wss_tls_check() {
 	local what=$1
 	shift
-	pycheck "$what: TLS" rep="$REPORT" log="$LOG" "$@" <<PY || show "$LOG"
-$TLS_CHECK_PRE
+	pycheck "$what: TLS" --with tls_view rep="$REPORT" log="$LOG" "$@" <<'PY' || show "$LOG"
 hs, rs, ver = int(A["handshakes"]), int(A.get("resumed", "0")), A["version"]
 check(w.get("tls_handshakes") == hs and w.get("opens") == hs,
       "tls_handshakes == opens == %d" % hs, (w.get("tls_handshakes"), w.get("opens")))
@@ -365,7 +353,7 @@ else:
           (w.get("deflate_opens"), w.get("msgs_inflated")))
     check(w.get("tls_bytes_rx", 0) > w.get("msg_bytes", 1 << 62), "tls_bytes_rx %s > msg_bytes %s"
           % (w.get("tls_bytes_rx"), w.get("msg_bytes")))
-opened = re.findall(r"\[ws:ws\] conn 0: (TLSv1\.[23]) (\S+?)(, resumed)?(, ALPN http/1\.1)?\$", log, re.M)
+opened = re.findall(r"\[ws:ws\] conn 0: (TLSv1\.[23]) (\S+?)(, resumed)?(, ALPN http/1\.1)?$", log, re.M)
 check(len(opened) == hs and all(o[0] == ver for o in opened), "lcpipe logged %d %s handshake(s)" % (hs, ver), opened)
 check(sum(1 for o in opened if o[2]) == rs and all(o[3] for o in opened),
       "lcpipe logged %d resumed, ALPN http/1.1 on each" % rs, opened)
@@ -429,8 +417,7 @@ PY
 wss_refused_check() {
 	local what=$1
 	shift
-	pycheck "$what: refused" rep="$REPORT" log="$LOG" res="$RESULT" "$@" <<PY || show "$LOG"
-$TLS_CHECK_PRE
+	pycheck "$what: refused" --with tls_view rep="$REPORT" log="$LOG" res="$RESULT" "$@" <<'PY' || show "$LOG"
 ctr = A["counter"]
 # "each": the attempt in flight when the run ends may have finished its TLS
 # handshake but not yet failed its upgrade: one handshake more than failures
@@ -459,7 +446,7 @@ check(len(whys) > 0 and len(mine) == len(whys) and len(whys) == w.get(ctr),
       "lcpipe logged %d failure(s), each: ...%s..." % (len(whys), A["why"]), whys[:4])
 print("info: lcpipe's reason: " + (whys[0] if whys else "none"))
 if hs and "version" in A:
-    opened = re.findall(r"\[ws:ws\] conn 0: (TLSv1\.[23]) (\S+?)(,|\$)", log, re.M)
+    opened = re.findall(r"\[ws:ws\] conn 0: (TLSv1\.[23]) (\S+?)(,|$)", log, re.M)
     check(len(opened) == hs and all(o[0] == A["version"] for o in opened), "lcpipe logged %d %s handshake(s)"
           % (hs, A["version"]), opened)
     if "cipher" in A:
