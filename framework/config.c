@@ -90,6 +90,26 @@ const struct lcp_opt lcp_engine_opts[] = {
 	LCP_OPT_END,
 };
 
+/* a link object: "from" and "to" (checked by graph.c first, with a message of
+ * their own), "batch" (a strategy reference, not an option) and these; without
+ * a value of their own ring_size, burst, on_full and block_timeout_us take the
+ * engine's (no default here) */
+const struct lcp_opt lcp_link_opts[] = {
+	LCP_OPT_STRING(struct lcp_link_conf, from, "from", NULL, 0, 0, LCP_OPT_F_REQUIRED,
+		       "the producing end, \"stage.port\" (an output port)"),
+	LCP_OPT_STRING(struct lcp_link_conf, to, "to", NULL, 0, 0, LCP_OPT_F_REQUIRED,
+		       "the consuming end, \"stage.port\" (an input port of the same unit)"),
+	LCP_OPT_UINT(struct lcp_link_conf, ring_size, "ring_size", NULL, 2, 1 << 24, LCP_OPT_F_POW2,
+		     "size of the ring when the link is between lcores; unset = engine.ring_size"),
+	LCP_OPT_UINT(struct lcp_link_conf, burst, "burst", NULL, 1, 1024, 0,
+		     "objects dequeued from the ring at once; on a link within one lcore, the most objects the worker's walk hands the consumer per call, the rest after the stages downstream ran, overriding the port's own (e.g. 8 on ws.in); unset = engine.burst"),
+	LCP_OPT_ENUM(struct lcp_link_conf, on_full, "on_full", NULL, lcp_on_full_choices, 0,
+		     "a full ring: drop or block, as engine.on_ring_full (unset = that); a stream link between lcores never drops: it holds when its producer keeps what the ring refuses, as tcp.data does, and blocks with no time limit otherwise"),
+	LCP_OPT_UINT(struct lcp_link_conf, block_timeout_us, "block_timeout_us", NULL, 0, 60000000, 0,
+		     "on_full \"block\": give up after this many microseconds and drop the rest (counted); 0 = wait until the engine stops; unset = engine.block_timeout_us; not on a stream link between lcores"),
+	LCP_OPT_END,
+};
+
 static const char *const lcp_top_keys[] = {
 	"$schema", "name", "eal", "plugin_path", "engine", "strategies", "stages", "links", "include", NULL,
 };

@@ -253,63 +253,62 @@ trim(char *s)
 	return s;
 }
 
-/* a link's integer key when given: from lo to hi into *out, *set true; -1 (in
- * errs) when it is not such an integer */
+/* a link object's options (lcp_link_opts) over the engine's defaults in l; the
+ * keys the table does not know but "batch" refused, naming the allowed ones */
 static int
-load_link_int(json_t *v, const char *key, json_int_t lo, json_int_t hi, const char *path,
-	      struct lcp_errs *errs, uint32_t *out, bool *set)
+load_link_opts(struct lcp_cfg_link *l, json_t *v, const char *path, struct lcp_errs *errs)
 {
-	json_t *j = json_object_get(v, key);
-	json_int_t t;
-
-	if (j == NULL)
-		return 0;
-	t = json_is_integer(j) ? json_integer_value(j) : -1;
-	if (t < lo || t > hi) {
-		lcp_errs_add(errs, "%s.%s: expected an integer from %lld to %lld", path, key,
-			     (long long)lo, (long long)hi);
-		return -1;
-	}
-	*out = (uint32_t)t;
-	*set = true;
-	return 0;
-}
-
-/* a link's "on_full" and "block_timeout_us" (defaults from the engine section) */
-static int
-load_link_full(struct lcp_cfg_link *l, json_t *v, const char *path, struct lcp_errs *errs)
-{
-	json_t *of = json_object_get(v, "on_full");
+	struct lcp_link_conf lc = { 0 };
+	const char *key;
+	json_t *x;
 	int bad = 0;
 
-	if (of != NULL) {
-		const char *s = json_is_string(of) ? json_string_value(of) : "";
-		int k;
+	json_object_foreach(v, key, x) {
+		const struct lcp_opt *o;
+		char what[96];
 
-		for (k = 0; lcp_on_full_choices[k] && strcmp(lcp_on_full_choices[k], s) != 0; k++)
+		for (o = lcp_link_opts; o->name && strcmp(o->name, key) != 0; o++)
 			;
-		if (lcp_on_full_choices[k] == NULL) {
-			if (json_is_string(of))
-				lcp_errs_add(errs, "%s.on_full: \"%s\" is not one of: drop, block", path, s);
-			else
-				lcp_errs_add(errs, "%s.on_full: expected a string, one of: drop, block", path);
+		if (o->name == NULL && strcmp(key, "batch") != 0) {
+			struct lcp_sbuf b = { 0 };
+			struct lcp_suggest sg;
+
+			lcp_suggest_init(&sg, key);
+			for (o = lcp_link_opts; o->name; o++) {
+				lcp_sbuf_addf(&b, "%s, ", o->name);
+				lcp_suggest_try(&sg, o->name);
+			}
+			lcp_suggest_try(&sg, "batch");
+			lcp_errs_add(errs, "%s.%s: unknown key%s; allowed: %sbatch", path, key,
+				     lcp_suggest_hint(&sg), b.s);
+			lcp_sbuf_free(&b);
 			bad = 1;
-		} else {
-			l->on_full = k;
+			continue;
+		}
+		if (o->name == NULL || (o->flags & LCP_OPT_F_REQUIRED))
+			continue; /* "batch"; "from" and "to", which load_link checks */
+		snprintf(what, sizeof(what), "%s.%s", path, key);
+		if (lcp_opt_set(o, x, &lc, what, errs) < 0) {
+			bad = 1;
+		} else if (strcmp(key, "ring_size") == 0) {
+			l->ring_size = lc.ring_size;
+		} else if (strcmp(key, "burst") == 0) {
+			l->burst = lc.burst;
+			l->burst_set = true;
+		} else if (strcmp(key, "on_full") == 0) {
+			l->on_full = lc.on_full;
 			l->on_full_set = true;
+		} else if (strcmp(key, "block_timeout_us") == 0) {
+			l->block_timeout_us = lc.block_timeout_us;
+			l->timeout_set = true;
 		}
 	}
-	if (load_link_int(v, "block_timeout_us", 0, 60000000, path, errs, &l->block_timeout_us,
-			  &l->timeout_set) < 0)
-		bad = 1;
 	return bad ? -1 : 0;
 }
 
 static void
 load_link(struct lcp_cfg *c, unsigned i, json_t *v, struct lcp_errs *errs)
 {
-	static const char *const keys[] = { "from", "to",      "ring_size",        "burst",
-					    "batch", "on_full", "block_timeout_us", NULL };
 	struct lcp_cfg_link *l = &c->links[i];
 	char path[64], *from = NULL, *to = NULL;
 	const struct lcp_port_def *sp, *dp;
@@ -331,45 +330,15 @@ load_link(struct lcp_cfg *c, unsigned i, json_t *v, struct lcp_errs *errs)
 		to = strdup(arrow + 2);
 	} else if (json_is_object(v)) {
 		json_t *f = json_object_get(v, "from"), *t = json_object_get(v, "to");
-		json_t *rs = json_object_get(v, "ring_size");
-		const char *key;
-		json_t *x;
 
-		json_object_foreach(v, key, x) {
-			bool ok = false;
-
-			for (int k = 0; keys[k]; k++)
-				ok |= strcmp(keys[k], key) == 0;
-			if (!ok) {
-				struct lcp_suggest sg;
-
-				lcp_suggest_init(&sg, key);
-				for (int k = 0; keys[k]; k++)
-					lcp_suggest_try(&sg, keys[k]);
-				lcp_errs_add(errs, "%s.%s: unknown key%s; allowed: from, to, ring_size, burst, batch, on_full, block_timeout_us",
-					     path, key, lcp_suggest_hint(&sg));
-			}
-		}
+		if (load_link_opts(l, v, path, errs) < 0)
+			bad = 1;
 		if (!json_is_string(f) || !json_is_string(t)) {
 			lcp_errs_add(errs, "%s: \"from\" and \"to\" are required strings \"stage.port\"", path);
 			return;
 		}
 		from = strdup(json_string_value(f));
 		to = strdup(json_string_value(t));
-		if (rs != NULL) {
-			json_int_t r = json_is_integer(rs) ? json_integer_value(rs) : -1;
-
-			if (r < 2 || r > (1 << 24) || (r & (r - 1))) {
-				if (json_is_integer(rs))
-					lcp_errs_add(errs, "%s.ring_size: ring size %lld is invalid: expected a power of two from 2 to %d",
-						     path, (long long)r, 1 << 24);
-				else
-					lcp_errs_add(errs, "%s.ring_size: ring size is invalid: expected an integer", path);
-				bad = 1;
-			} else {
-				l->ring_size = (uint32_t)r;
-			}
-		}
 		if (json_object_get(v, "batch") != NULL) {
 			char p[80];
 
@@ -379,10 +348,6 @@ load_link(struct lcp_cfg *c, unsigned i, json_t *v, struct lcp_errs *errs)
 			if (l->batch.pf == NULL)
 				bad = 1;
 		}
-		if (load_link_full(l, v, path, errs) < 0)
-			bad = 1;
-		if (load_link_int(v, "burst", 1, 1024, path, errs, &l->burst, &l->burst_set) < 0)
-			bad = 1;
 	} else {
 		lcp_errs_add(errs, "%s: expected \"stage.port -> stage.port\" or an object", path);
 		return;

@@ -38,6 +38,9 @@ int lcp_log_level(void);
 void lcp_opt_paths(const struct lcp_opt *tbl, void *conf, const char *base, json_t *keep);
 unsigned lcp_opt_apply(const struct lcp_opt *tbl, size_t conf_size, json_t *obj, void *conf,
 		       const char *path, struct lcp_errs *errs, json_t *keep);
+/* one option's value v into conf, checked as lcp_opt_apply checks it; what is
+ * the path in messages; 0 or -1 (in errs) */
+int lcp_opt_set(const struct lcp_opt *o, json_t *v, void *conf, const char *what, struct lcp_errs *errs);
 /* check a table itself (plugin defect); returns 0 or -1 with msg */
 int lcp_opt_table_check(const struct lcp_opt *tbl, size_t conf_size, char *msg, size_t len);
 const char *lcp_opt_type_name(uint32_t type);
@@ -135,6 +138,16 @@ struct lcp_engine_conf {
 /* LCP_FULL_HOLD: a stream link whose producer port holds (LCP_PORT_F_HOLDS) */
 enum lcp_on_full { LCP_FULL_DROP = 0, LCP_FULL_BLOCK = 1, LCP_FULL_HOLD = 2 };
 extern const struct lcp_opt lcp_engine_opts[];
+/* a link object's keys but "batch" (graph.c): from, to and the options whose
+ * default is the engine's value of the same name */
+struct lcp_link_conf {
+	const char *from, *to;
+	uint32_t ring_size;
+	uint32_t burst;
+	int on_full; /* enum lcp_on_full, drop or block */
+	uint32_t block_timeout_us;
+};
+extern const struct lcp_opt lcp_link_opts[];
 
 struct lcp_strategy_ref {
 	const char *plugin;       /* name */

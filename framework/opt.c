@@ -2,7 +2,8 @@
  * opt.c — the one option walker. Defaults are parsed with the same code as user
  * values, so a default that would be refused from a user is refused too.
  *
- * Entry points: lcp_opt_apply() (validate + fill), lcp_opt_table_check()
+ * Entry points: lcp_opt_apply() (validate + fill), lcp_opt_set() (one value:
+ * the links, whose defaults come from the engine section), lcp_opt_table_check()
  * (a plugin's table is itself sane), lcp_opt_type_name().
  */
 #include <errno.h>
@@ -98,8 +99,8 @@ pow2_refuse(const struct lcp_opt *o, int64_t x, const char *what, struct lcp_err
 
 /* Set one option from a JSON value; 0 or -1 with an error added. `what` is the
  * path to print ("stages[2].options.burst"). */
-static int
-opt_set(const struct lcp_opt *o, json_t *v, void *conf, const char *what, struct lcp_errs *errs)
+int
+lcp_opt_set(const struct lcp_opt *o, json_t *v, void *conf, const char *what, struct lcp_errs *errs)
 {
 	char *field = (char *)conf + o->offset;
 
@@ -252,7 +253,7 @@ lcp_opt_apply(const struct lcp_opt *tbl, size_t conf_size, json_t *obj, void *co
 
 		snprintf(what, sizeof(what), "%s.%s", path, o->name);
 		if (uv != NULL) {
-			opt_set(o, uv, conf, what, errs);
+			lcp_opt_set(o, uv, conf, what, errs);
 			continue;
 		}
 		if (o->flags & LCP_OPT_F_REQUIRED) {
@@ -269,7 +270,7 @@ lcp_opt_apply(const struct lcp_opt *tbl, size_t conf_size, json_t *obj, void *co
 				continue;
 			}
 			snprintf(what, sizeof(what), "%s.%s (default)", path, o->name);
-			opt_set(o, dv, conf, what, errs);
+			lcp_opt_set(o, dv, conf, what, errs);
 			json_array_append_new(keep, dv); /* strings point into it */
 		}
 	}
@@ -399,7 +400,7 @@ lcp_opt_table_check(const struct lcp_opt *tbl, size_t conf_size, char *msg, size
 				free(scratch);
 				return -1;
 			}
-			bad = opt_set(o, dv, scratch, "default", &errs);
+			bad = lcp_opt_set(o, dv, scratch, "default", &errs);
 			if (bad)
 				snprintf(msg, len, "option table row %u (\"%s\"): %s", i, o->name, errs.v[0]);
 			lcp_errs_free(&errs);

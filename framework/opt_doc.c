@@ -209,9 +209,13 @@ lcp_describe_markdown(struct lcp_registry *r, struct lcp_sbuf *b)
 			 "| `strategies` | object | `counters` (default `counters_percore`), `pool` (default `pool_mempool`), `batch` (default `batch_burst`): each a plugin name or `{\"plugin\": …, \"options\": {…}}`; a stage may override any of them in its own `strategies` (its `batch` applies to the links leaving it), a link its `batch` |\n"
 			 "| `stages` | array | `{\"name\", \"plugin\", \"lcore\" (default 1), \"options\", \"strategies\"}` |\n"
 			 "| (any string) | | `${NAME}` is replaced by the environment variable NAME, `${NAME:-default}` by default when NAME is unset (unset without a default is an error naming the JSON path); `$${` is a literal `${`; strings only (a number option cannot come from a variable) |\n"
-			 "| `links` | array | `\"stage.port -> stage.port\"` or `{\"from\", \"to\", \"ring_size\", \"burst\", \"batch\", \"on_full\", \"block_timeout_us\"}` (the last two default to the engine's `on_ring_full` and `block_timeout_us`; a `stream` link between lcores never drops: it holds when its producer keeps what the ring refuses, as `tcp.data` does, and blocks with no time limit otherwise; `burst` on a link within one lcore is the most objects the worker's walk hands the consumer per call, the rest after the stages downstream ran, overriding the port's own, e.g. 8 on `ws.in`) |\n\n"
+			 "| `links` | array | `\"stage.port -> stage.port\"`, or an object: the link options below and `batch` (a batch strategy for this link: a plugin name or `{\"plugin\": …, \"options\": {…}}`) |\n\n"
 			 "## `engine` options\n\n");
 	md_opts(b, lcp_engine_opts);
+	lcp_sbuf_addf(b, "## Link options\n\n"
+			 "The keys of a link written as an object, beside `batch`. Those without a default "
+			 "take the engine's option of the same meaning.\n\n");
+	md_opts(b, lcp_link_opts);
 	for (unsigned i = 0; i < n; i++)
 		lcp_describe_plugin_markdown(v[i]->desc, b);
 	free(v);
@@ -298,7 +302,7 @@ lcp_config_schema(struct lcp_registry *r)
 {
 	struct lcp_plugin_file **v;
 	unsigned n = lcp_registry_sorted(r, &v);
-	json_t *s, *props, *stage, *sprops, *allof, *strat, *stratref;
+	json_t *s, *props, *stage, *sprops, *allof, *strat, *stratref, *link;
 
 	s = json_pack("{s:s, s:s, s:s, s:s, s:b}", "$schema", "https://json-schema.org/draft/2020-12/schema",
 		      "$id", "lcpipe.schema.json", "title", "lcpipe pipeline config", "type", "object",
@@ -337,15 +341,13 @@ lcp_config_schema(struct lcp_registry *r)
 	stage = json_pack("{s:s, s:b, s:o, s:[s], s:o}", "type", "object", "additionalProperties", 0,
 			  "properties", sprops, "required", "name", "allOf", allof);
 	json_object_set_new(props, "stages", json_pack("{s:s, s:i, s:o}", "type", "array", "minItems", 1, "items", stage));
+	link = schema_opts(lcp_link_opts);
+	json_object_set(json_object_get(link, "properties"), "batch", stratref);
 	json_object_set_new(props, "links",
-			    json_pack("{s:s, s:{s:[{s:s, s:s}, {s:s, s:b, s:{s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}, s:O, s:{s:[s,s]}, s:{s:s, s:i, s:i}}, s:[s,s]}]}}",
-				      "type", "array", "items", "oneOf", "type", "string", "pattern",
+			    json_pack("{s:s, s:{s:[{s:s, s:s}, o]}}", "type", "array", "items", "oneOf", "type",
+				      "string", "pattern",
 				      "^\\s*[A-Za-z0-9_-]+\\.[a-z0-9_]+\\s*->\\s*[A-Za-z0-9_-]+\\.[a-z0-9_]+\\s*$",
-				      "type", "object", "additionalProperties", 0, "properties", "from", "type",
-				      "string", "to", "type", "string", "ring_size", "type", "integer", "burst",
-				      "type", "integer", "batch", stratref, "on_full", "enum", "drop", "block",
-				      "block_timeout_us", "type", "integer", "minimum", 0, "maximum", 60000000,
-				      "required", "from", "to"));
+				      link));
 	json_decref(stratref);
 	json_object_set_new(s, "properties", props);
 	/* stages: here or from an included file */

@@ -131,7 +131,7 @@ sed 's/"burst": @BURST@/"burst": 0/' "$RUN_SRC/conf/ab-gen.json" | sed "s|@PREFI
 abrun bad3 "$T/bad.json" "$T/bad2.json"
 expect_rc 78 "ab with both configs invalid"
 expect_grep "$ERR" "config A \\($T/bad\\.json\\) is not valid" "A reported"
-expect_grep "$ERR" '^error: links\[0\]\.burst: expected an integer' "B's error, with its JSON path"
+expect_grep "$ERR" '^error: links\[0\]\.burst: 0 is below the minimum 1' "B's error, with its JSON path"
 expect_grep "$ERR" "config B \\($T/bad2\\.json\\) is not valid" "B reported too"
 abrun bad4 "$T/a.json" "$T/no-such.json"
 expect_rc 78 "ab with a B that does not exist"

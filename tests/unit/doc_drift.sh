@@ -122,6 +122,16 @@ EOF
 	cat >"$work/neg-link.json" <<'EOF'
 {"stages": [{"name": "a", "plugin": "sink_null"}], "links": ["a.in a.out"]}
 EOF
+	# a link object's options come from the same table as the checker's
+	# (lcp_link_opts): a ring size that is no power of two, a burst of 0
+	cat >"$work/neg-link-ring.json" <<'EOF'
+{"stages": [{"name": "a", "plugin": "gen"}, {"name": "b", "plugin": "sink_null"}],
+ "links": [{"from": "a.out", "to": "b.in", "ring_size": 3000}]}
+EOF
+	cat >"$work/neg-link-burst.json" <<'EOF'
+{"stages": [{"name": "a", "plugin": "gen"}, {"name": "b", "plugin": "sink_null"}],
+ "links": [{"from": "a.out", "to": "b.in", "burst": 0}]}
+EOF
 	cat >"$work/neg-empty.json" <<'EOF'
 {"stages": []}
 EOF
