@@ -90,10 +90,10 @@ const struct lcp_opt lcp_engine_opts[] = {
 	LCP_OPT_END,
 };
 
-/* a link object: "from" and "to" (checked by graph.c first, with a message of
- * their own), "batch" (a strategy reference, not an option) and these; without
- * a value of their own ring_size, burst, on_full and block_timeout_us take the
- * engine's (no default here) */
+/* a link object (read by graph.c's load_link): "from" and "to" (checked there,
+ * with a message of their own), "batch" (a strategy reference, not an option)
+ * and these; without a value of their own ring_size, burst, on_full and
+ * block_timeout_us take the engine's (no default here) */
 const struct lcp_opt lcp_link_opts[] = {
 	LCP_OPT_STRING(struct lcp_link_conf, from, "from", NULL, 0, 0, LCP_OPT_F_REQUIRED,
 		       "the producing end, \"stage.port\" (an output port)"),

@@ -711,6 +711,35 @@ START_TEST(table_ok)
 }
 END_TEST
 
+/* the link table (config.c) leaves ring_size, burst, on_full and
+ * block_timeout_us without a default: theirs is the engine's, read at load
+ * time, where a plugin's table must have one. With its minimum (or first
+ * choice) as a default each such row passes every other check */
+START_TEST(table_links)
+{
+	struct lcp_opt t[16];
+	char defs[16][24];
+	unsigned n = 0;
+
+	for (const struct lcp_opt *o = lcp_link_opts; o->name; o++) {
+		ck_assert_uint_lt(n, 15);
+		t[n] = *o;
+		if (o->def == NULL && !(o->flags & LCP_OPT_F_REQUIRED)) {
+			if (o->type == LCP_OPT_ENUM)
+				snprintf(defs[n], sizeof(defs[n]), "\"%s\"", o->choices[0]);
+			else
+				snprintf(defs[n], sizeof(defs[n]), "%lld", (long long)o->min);
+			t[n].def = defs[n];
+		}
+		n++;
+	}
+	t[n] = (struct lcp_opt)LCP_OPT_END;
+	ck_assert_uint_eq(n, 6);
+	ck_assert_int_eq(tcheck(lcp_link_opts, sizeof(struct lcp_link_conf)), -1);
+	ck_assert_int_eq(tcheck(t, sizeof(struct lcp_link_conf)), 0);
+}
+END_TEST
+
 START_TEST(table_size_mismatch)
 {
 	struct lcp_opt t[] = {
@@ -985,9 +1014,9 @@ opt_tcases(Suite *s)
 		unknown_key_no_options, all_errors_in_order, count_is_per_call);
 
 	tc = t_tcase(s, "table_check", NULL, NULL, 0);
-	T_TESTS(tc, table_ok, table_size_mismatch, table_offset_beyond, table_enum_without_choices,
-		table_min_above_max, table_pow2, table_unknown_type, table_no_default,
-		table_first_defect_reported, type_names, table_duplicate_names);
+	T_TESTS(tc, table_ok, table_links, table_size_mismatch, table_offset_beyond,
+		table_enum_without_choices, table_min_above_max, table_pow2, table_unknown_type,
+		table_no_default, table_first_defect_reported, type_names, table_duplicate_names);
 	tcase_add_loop_test(tc, table_row_refused, 0, sizeof(c8_rows) / sizeof(c8_rows[0]));
 }
 
