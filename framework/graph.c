@@ -253,56 +253,39 @@ trim(char *s)
 	return s;
 }
 
-/* a link object's options (lcp_link_opts) over the engine's defaults in l; the
- * keys the table does not know but "batch" refused, naming the allowed ones */
+/* a link object's options (lcp_link_opts) over the engine's defaults in l; a
+ * key the table does not know, but "batch", refused naming the allowed ones.
+ * A value refused leaves the link invalid (-1), so a flag set for it is moot */
 static int
 load_link_opts(struct lcp_cfg_link *l, json_t *v, const char *path, struct lcp_errs *errs)
 {
-	struct lcp_link_conf lc = { 0 };
+	struct lcp_link_conf lc = { .ring_size = l->ring_size, .burst = l->burst, .on_full = l->on_full,
+				    .block_timeout_us = l->block_timeout_us };
 	const char *key;
 	json_t *x;
 	int bad = 0;
 
 	json_object_foreach(v, key, x) {
-		const struct lcp_opt *o;
+		const struct lcp_opt *o = lcp_opt_find(lcp_link_opts, key);
 		char what[96];
 
-		for (o = lcp_link_opts; o->name && strcmp(o->name, key) != 0; o++)
-			;
-		if (o->name == NULL && strcmp(key, "batch") != 0) {
-			struct lcp_sbuf b = { 0 };
-			struct lcp_suggest sg;
-
-			lcp_suggest_init(&sg, key);
-			for (o = lcp_link_opts; o->name; o++) {
-				lcp_sbuf_addf(&b, "%s, ", o->name);
-				lcp_suggest_try(&sg, o->name);
-			}
-			lcp_suggest_try(&sg, "batch");
-			lcp_errs_add(errs, "%s.%s: unknown key%s; allowed: %sbatch", path, key,
-				     lcp_suggest_hint(&sg), b.s);
-			lcp_sbuf_free(&b);
+		if (o == NULL && strcmp(key, "batch") != 0) {
+			lcp_opt_refuse_key(lcp_link_opts, "batch", "key", path, key, errs);
 			bad = 1;
-			continue;
-		}
-		if (o->name == NULL || (o->flags & LCP_OPT_F_REQUIRED))
-			continue; /* "batch"; "from" and "to", which load_link checks */
-		snprintf(what, sizeof(what), "%s.%s", path, key);
-		if (lcp_opt_set(o, x, &lc, what, errs) < 0) {
-			bad = 1;
-		} else if (strcmp(key, "ring_size") == 0) {
-			l->ring_size = lc.ring_size;
-		} else if (strcmp(key, "burst") == 0) {
-			l->burst = lc.burst;
-			l->burst_set = true;
-		} else if (strcmp(key, "on_full") == 0) {
-			l->on_full = lc.on_full;
-			l->on_full_set = true;
-		} else if (strcmp(key, "block_timeout_us") == 0) {
-			l->block_timeout_us = lc.block_timeout_us;
-			l->timeout_set = true;
+		} else if (o != NULL && !(o->flags & LCP_OPT_F_REQUIRED)) {
+			/* not "from" and "to": load_link checks those */
+			snprintf(what, sizeof(what), "%s.%s", path, key);
+			if (lcp_opt_set(o, x, &lc, what, errs) < 0)
+				bad = 1;
 		}
 	}
+	l->ring_size = lc.ring_size;
+	l->burst = lc.burst;
+	l->on_full = lc.on_full;
+	l->block_timeout_us = lc.block_timeout_us;
+	l->burst_set = json_object_get(v, "burst") != NULL;
+	l->on_full_set = json_object_get(v, "on_full") != NULL;
+	l->timeout_set = json_object_get(v, "block_timeout_us") != NULL;
 	return bad ? -1 : 0;
 }
 

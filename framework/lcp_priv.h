@@ -41,6 +41,12 @@ unsigned lcp_opt_apply(const struct lcp_opt *tbl, size_t conf_size, json_t *obj,
 /* one option's value v into conf, checked as lcp_opt_apply checks it; what is
  * the path in messages; 0 or -1 (in errs) */
 int lcp_opt_set(const struct lcp_opt *o, json_t *v, void *conf, const char *what, struct lcp_errs *errs);
+/* the row of tbl named name, or NULL */
+const struct lcp_opt *lcp_opt_find(const struct lcp_opt *tbl, const char *name);
+/* "path.key: unknown NOUN (did you mean ...?); allowed: ..." in errs: the
+ * names of tbl, then extra (a key the table does not hold; may be NULL) */
+void lcp_opt_refuse_key(const struct lcp_opt *tbl, const char *extra, const char *noun, const char *path,
+			const char *key, struct lcp_errs *errs);
 /* check a table itself (plugin defect); returns 0 or -1 with msg */
 int lcp_opt_table_check(const struct lcp_opt *tbl, size_t conf_size, char *msg, size_t len);
 const char *lcp_opt_type_name(uint32_t type);

@@ -211,6 +211,36 @@ type:
 	return -1;
 }
 
+const struct lcp_opt *
+lcp_opt_find(const struct lcp_opt *tbl, const char *name)
+{
+	for (const struct lcp_opt *o = tbl; o && o->name; o++)
+		if (strcmp(o->name, name) == 0)
+			return o;
+	return NULL;
+}
+
+void
+lcp_opt_refuse_key(const struct lcp_opt *tbl, const char *extra, const char *noun, const char *path,
+		   const char *key, struct lcp_errs *errs)
+{
+	struct lcp_sbuf b = { 0 };
+	struct lcp_suggest sg;
+
+	lcp_suggest_init(&sg, key);
+	for (const struct lcp_opt *o = tbl; o && o->name; o++) {
+		lcp_sbuf_addf(&b, "%s%s", o == tbl ? "" : ", ", o->name);
+		lcp_suggest_try(&sg, o->name);
+	}
+	if (extra != NULL) {
+		lcp_sbuf_addf(&b, "%s%s", b.len ? ", " : "", extra);
+		lcp_suggest_try(&sg, extra);
+	}
+	lcp_errs_add(errs, "%s.%s: unknown %s%s; allowed: %s", path, key, noun, lcp_suggest_hint(&sg),
+		     b.s && b.len ? b.s : "(none)");
+	lcp_sbuf_free(&b);
+}
+
 unsigned
 lcp_opt_apply(const struct lcp_opt *tbl, size_t conf_size, json_t *obj, void *conf,
 	      const char *path, struct lcp_errs *errs, json_t *keep)
@@ -226,28 +256,10 @@ lcp_opt_apply(const struct lcp_opt *tbl, size_t conf_size, json_t *obj, void *co
 		return errs->n - before;
 	}
 	/* unknown keys, listing the allowed ones */
-	if (obj != NULL) {
-		json_object_foreach(obj, key, v) {
-			bool known = false;
-
-			for (const struct lcp_opt *o = tbl; o && o->name; o++)
-				if (strcmp(o->name, key) == 0)
-					known = true;
-			if (!known) {
-				struct lcp_sbuf b = { 0 };
-				struct lcp_suggest sg;
-
-				lcp_suggest_init(&sg, key);
-				for (const struct lcp_opt *o = tbl; o && o->name; o++) {
-					lcp_sbuf_addf(&b, "%s%s", o == tbl ? "" : ", ", o->name);
-					lcp_suggest_try(&sg, o->name);
-				}
-				lcp_errs_add(errs, "%s.%s: unknown option%s; allowed: %s", path, key,
-					     lcp_suggest_hint(&sg), b.s && b.len ? b.s : "(none)");
-				lcp_sbuf_free(&b);
-			}
-		}
-	}
+	if (obj != NULL)
+		json_object_foreach(obj, key, v)
+			if (lcp_opt_find(tbl, key) == NULL)
+				lcp_opt_refuse_key(tbl, NULL, "option", path, key, errs);
 	for (const struct lcp_opt *o = tbl; o && o->name; o++) {
 		json_t *uv = obj ? json_object_get(obj, o->name) : NULL;
 
