@@ -113,19 +113,19 @@ const struct lcp_opt lcp_link_opts[] = {
 static const char *const lcp_top_keys[] = {
 	"$schema", "name", "eal", "plugin_path", "engine", "strategies", "stages", "links", "include", NULL,
 };
-static const char *const lcp_stage_keys[] = {
-	"name", "plugin", "lcore", "options", "strategies", "comment", NULL,
+/* a stage object (load_stage): these and lcp_stage_objs */
+const struct lcp_opt lcp_stage_opts[] = {
+	LCP_OPT_STRING(struct lcp_stage_keys, name, "name", NULL, 1, LCP_NAME_MAX - 1, LCP_OPT_F_REQUIRED,
+		       "the stage's name, unique in the config, of the characters A-Z a-z 0-9 _ -: its ports are \"name.port\" in links, its counters and messages carry it"),
+	LCP_OPT_STRING(struct lcp_stage_keys, plugin, "plugin", NULL, 1, 0, 0,
+		       "the stage plugin it runs (`lcpipe list-plugins` lists them); required, but in a config that includes others, where a stage of an included stage's name changes that stage"),
+	LCP_OPT_UINT(struct lcp_stage_keys, lcore, "lcore", "1", 0, LCP_MAX_LCORES - 1, 0,
+		     "the worker lcore it is pinned to, one of the EAL's (`eal`: -l), not the main lcore, which runs the control loop; the stages of one lcore share its worker loop"),
+	LCP_OPT_STRING(struct lcp_stage_keys, comment, "comment", NULL, 0, 0, 0, "free text, not read"),
+	LCP_OPT_END,
 };
+const char *const lcp_stage_objs[] = { "options", "strategies", NULL };
 static const char *const lcp_strategy_kinds[] = { "counters", "pool", "batch", NULL };
-
-static bool
-in_list(const char *const *list, const char *s)
-{
-	for (; *list; list++)
-		if (strcmp(*list, s) == 0)
-			return true;
-	return false;
-}
 
 static void
 check_keys(json_t *obj, const char *const *allowed, const char *path, const char *what,
@@ -134,23 +134,9 @@ check_keys(json_t *obj, const char *const *allowed, const char *path, const char
 	const char *key;
 	json_t *v;
 
-	json_object_foreach(obj, key, v) {
-		if (!in_list(allowed, key)) {
-			struct lcp_sbuf b = { 0 };
-			struct lcp_suggest sg;
-
-			lcp_suggest_init(&sg, key);
-			for (const char *const *a = allowed; *a; a++)
-				lcp_suggest_try(&sg, *a);
-			lcp_sbuf_join(&b, allowed, 0, ", ");
-			if (*path)
-				lcp_errs_add(errs, "%s.%s: unknown %s%s; allowed: %s", path, key, what,
-					     lcp_suggest_hint(&sg), b.s);
-			else
-				lcp_errs_add(errs, "%s: unknown %s%s; allowed: %s", key, what, lcp_suggest_hint(&sg), b.s);
-			lcp_sbuf_free(&b);
-		}
-	}
+	json_object_foreach(obj, key, v)
+		if (!lcp_str_in(allowed, key))
+			lcp_opt_refuse_key(NULL, allowed, what, path, key, errs);
 }
 
 static char **
@@ -307,13 +293,10 @@ lcp_check_mbufs(const struct lcp_mbuf_hold *h)
 	st->has_mbufs = true;
 }
 
+/* the characters of a stage name (its length is lcp_stage_opts') */
 static bool
 stage_name_ok(const char *n)
 {
-	size_t l = strlen(n);
-
-	if (l == 0 || l >= LCP_NAME_MAX)
-		return false;
 	for (; *n; n++)
 		if (!((*n >= 'a' && *n <= 'z') || (*n >= 'A' && *n <= 'Z') ||
 		      (*n >= '0' && *n <= '9') || *n == '_' || *n == '-'))
@@ -325,7 +308,8 @@ static void
 load_stage(struct lcp_cfg *c, unsigned i, json_t *s, struct lcp_errs *errs)
 {
 	struct lcp_cfg_stage *st = &c->stages[i];
-	json_t *name, *plugin, *lcore, *strat;
+	struct lcp_stage_keys keys = { 0 };
+	json_t *strat;
 	char path[64], p[128];
 
 	snprintf(path, sizeof(path), "stages[%u]", i);
@@ -333,15 +317,16 @@ load_stage(struct lcp_cfg *c, unsigned i, json_t *s, struct lcp_errs *errs)
 		lcp_errs_add(errs, "%s: expected an object", path);
 		return;
 	}
-	check_keys(s, lcp_stage_keys, path, "key", errs);
-	name = json_object_get(s, "name");
-	if (!json_is_string(name)) {
+	lcp_opt_set_keys(lcp_stage_opts, lcp_stage_objs, s, &keys, path, errs, c->keep);
+	if (json_object_get(s, "name") == NULL) {
 		lcp_errs_add(errs, "%s.name: required, a string", path);
-	} else if (!stage_name_ok(json_string_value(name))) {
+	} else if (keys.name == NULL) {
+		/* refused by the walker: not a string, or its length */
+	} else if (!stage_name_ok(keys.name)) {
 		lcp_errs_add(errs, "%s.name: \"%s\" is not a valid stage name: 1 to %d characters of [A-Za-z0-9_-]",
-			     path, json_string_value(name), LCP_NAME_MAX - 1);
+			     path, keys.name, LCP_NAME_MAX - 1);
 	} else {
-		snprintf(st->name, sizeof(st->name), "%s", json_string_value(name));
+		snprintf(st->name, sizeof(st->name), "%s", keys.name);
 		for (unsigned j = 0; j < i; j++) {
 			if (strcmp(c->stages[j].name, st->name) == 0) {
 				lcp_errs_add(errs, "%s.name: duplicate stage name \"%s\" (also stages[%u])",
@@ -350,15 +335,7 @@ load_stage(struct lcp_cfg *c, unsigned i, json_t *s, struct lcp_errs *errs)
 			}
 		}
 	}
-	lcore = json_object_get(s, "lcore");
-	st->lcore = 1;
-	if (lcore != NULL) {
-		if (!json_is_integer(lcore) || json_integer_value(lcore) < 0 ||
-		    json_integer_value(lcore) >= LCP_MAX_LCORES)
-			lcp_errs_add(errs, "%s.lcore: expected an lcore id 0..%d", path, LCP_MAX_LCORES - 1);
-		else
-			st->lcore = (unsigned)json_integer_value(lcore);
-	}
+	st->lcore = keys.lcore;
 	st->options = json_object_get(s, "options");
 	st->strat = c->strat;
 	strat = json_object_get(s, "strategies");
@@ -366,12 +343,11 @@ load_stage(struct lcp_cfg *c, unsigned i, json_t *s, struct lcp_errs *errs)
 		snprintf(p, sizeof(p), "%s.strategies", path);
 		load_strategies(c, strat, p, &st->strat, errs);
 	}
-	plugin = json_object_get(s, "plugin");
-	if (!json_is_string(plugin)) {
+	if (json_object_get(s, "plugin") == NULL)
 		lcp_errs_add(errs, "%s.plugin: required, a plugin name", path);
+	if (keys.plugin == NULL)
 		return;
-	}
-	st->plugin = json_string_value(plugin);
+	st->plugin = keys.plugin;
 	snprintf(p, sizeof(p), "%s.plugin", path);
 	st->pf = find_plugin(c, p, "", st->plugin, LCP_KIND_STAGE, errs);
 	if (st->pf == NULL)

@@ -90,6 +90,15 @@ lcp_sbuf_join(struct lcp_sbuf *b, const char *const *names, unsigned n, const ch
 		lcp_sbuf_addf(b, "%s%s", i ? sep : "", names[i]);
 }
 
+bool
+lcp_str_in(const char *const *list, const char *s)
+{
+	for (; list != NULL && *list != NULL; list++)
+		if (strcmp(*list, s) == 0)
+			return true;
+	return false;
+}
+
 /* optimal string alignment distance, case ignored; words longer than 63
  * characters are not compared (UINT32_MAX) */
 static unsigned

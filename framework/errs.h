@@ -3,6 +3,7 @@
 #ifndef LCP_ERRS_H
 #define LCP_ERRS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct lcp_errs {
@@ -26,6 +27,8 @@ void lcp_sbuf_addf(struct lcp_sbuf *b, const char *fmt, ...) __attribute__((form
 void lcp_sbuf_free(struct lcp_sbuf *b);
 /* "a, b, c" from a NULL-terminated or counted list of names */
 void lcp_sbuf_join(struct lcp_sbuf *b, const char *const *names, unsigned n, const char *sep);
+/* s is one of a NULL-terminated list of names (list may be NULL: none) */
+bool lcp_str_in(const char *const *list, const char *s);
 
 /* "did you mean": the candidate nearest to a word that was not found, by
  * edit distance (insert, delete, substitute, swap two neighbours; case

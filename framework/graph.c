@@ -253,32 +253,18 @@ trim(char *s)
 	return s;
 }
 
-/* a link object's options (lcp_link_opts) over the engine's defaults in l; a
- * key the table does not know, but "batch", refused naming the allowed ones.
- * A value refused leaves the link invalid (-1), so a flag set for it is moot */
+/* a link object's options (lcp_link_opts) over the engine's defaults in l;
+ * "from" and "to" are load_link's to check, "batch" too. A value refused
+ * leaves the link invalid (-1), so a flag set for it is moot */
 static int
-load_link_opts(struct lcp_cfg_link *l, json_t *v, const char *path, struct lcp_errs *errs)
+load_link_opts(struct lcp_cfg *c, struct lcp_cfg_link *l, json_t *v, const char *path,
+	       struct lcp_errs *errs)
 {
+	static const char *const objs[] = { "batch", NULL };
 	struct lcp_link_conf lc = { .ring_size = l->ring_size, .burst = l->burst, .on_full = l->on_full,
 				    .block_timeout_us = l->block_timeout_us };
-	const char *key;
-	json_t *x;
-	int bad = 0;
+	int rc = lcp_opt_set_keys(lcp_link_opts, objs, v, &lc, path, errs, c->keep);
 
-	json_object_foreach(v, key, x) {
-		const struct lcp_opt *o = lcp_opt_find(lcp_link_opts, key);
-		char what[96];
-
-		if (o == NULL && strcmp(key, "batch") != 0) {
-			lcp_opt_refuse_key(lcp_link_opts, "batch", "key", path, key, errs);
-			bad = 1;
-		} else if (o != NULL && !(o->flags & LCP_OPT_F_REQUIRED)) {
-			/* not "from" and "to": load_link checks those */
-			snprintf(what, sizeof(what), "%s.%s", path, key);
-			if (lcp_opt_set(o, x, &lc, what, errs) < 0)
-				bad = 1;
-		}
-	}
 	l->ring_size = lc.ring_size;
 	l->burst = lc.burst;
 	l->on_full = lc.on_full;
@@ -286,7 +272,7 @@ load_link_opts(struct lcp_cfg_link *l, json_t *v, const char *path, struct lcp_e
 	l->burst_set = json_object_get(v, "burst") != NULL;
 	l->on_full_set = json_object_get(v, "on_full") != NULL;
 	l->timeout_set = json_object_get(v, "block_timeout_us") != NULL;
-	return bad ? -1 : 0;
+	return rc;
 }
 
 static void
@@ -314,12 +300,14 @@ load_link(struct lcp_cfg *c, unsigned i, json_t *v, struct lcp_errs *errs)
 	} else if (json_is_object(v)) {
 		json_t *f = json_object_get(v, "from"), *t = json_object_get(v, "to");
 
-		if (load_link_opts(l, v, path, errs) < 0)
+		if (load_link_opts(c, l, v, path, errs) < 0)
 			bad = 1;
-		if (!json_is_string(f) || !json_is_string(t)) {
+		if (f == NULL || t == NULL) {
 			lcp_errs_add(errs, "%s: \"from\" and \"to\" are required strings \"stage.port\"", path);
 			return;
 		}
+		if (!json_is_string(f) || !json_is_string(t))
+			return; /* refused by load_link_opts */
 		from = strdup(json_string_value(f));
 		to = strdup(json_string_value(t));
 		if (json_object_get(v, "batch") != NULL) {

@@ -44,9 +44,18 @@ int lcp_opt_set(const struct lcp_opt *o, json_t *v, void *conf, const char *what
 /* the row of tbl named name, or NULL */
 const struct lcp_opt *lcp_opt_find(const struct lcp_opt *tbl, const char *name);
 /* "path.key: unknown NOUN (did you mean ...?); allowed: ..." in errs: the
- * names of tbl, then extra (a key the table does not hold; may be NULL) */
-void lcp_opt_refuse_key(const struct lcp_opt *tbl, const char *extra, const char *noun, const char *path,
-			const char *key, struct lcp_errs *errs);
+ * names of tbl, then extra (keys the table does not hold, NULL-terminated;
+ * may be NULL) */
+void lcp_opt_refuse_key(const struct lcp_opt *tbl, const char *const *extra, const char *noun,
+			const char *path, const char *key, struct lcp_errs *errs);
+/* an object of the config's own (a stage, a link) into conf, which the
+ * caller filled: each key of obj in tbl set, the rows with a default that obj
+ * lacks set to it (strings kept alive by keep), the keys in extra (objects the
+ * caller reads; NULL-terminated, may be NULL) passed over, any other refused.
+ * Required rows are the caller's to check, with its own message. 0, or -1
+ * when a key or a value was refused (in errs) */
+int lcp_opt_set_keys(const struct lcp_opt *tbl, const char *const *extra, json_t *obj, void *conf,
+		     const char *path, struct lcp_errs *errs, json_t *keep);
 /* check a table itself (plugin defect); returns 0 or -1 with msg */
 int lcp_opt_table_check(const struct lcp_opt *tbl, size_t conf_size, char *msg, size_t len);
 const char *lcp_opt_type_name(uint32_t type);
@@ -154,6 +163,15 @@ struct lcp_link_conf {
 	uint32_t block_timeout_us;
 };
 extern const struct lcp_opt lcp_link_opts[];
+
+/* a stage object's keys (config.c's load_stage) but "options" and
+ * "strategies" (lcp_stage_objs), which are objects of their own */
+struct lcp_stage_keys {
+	const char *name, *plugin, *comment;
+	uint32_t lcore;
+};
+extern const struct lcp_opt lcp_stage_opts[];
+extern const char *const lcp_stage_objs[];
 
 struct lcp_strategy_ref {
 	const char *plugin;       /* name */

@@ -2,9 +2,10 @@
  * opt.c — the one option walker. Defaults are parsed with the same code as user
  * values, so a default that would be refused from a user is refused too.
  *
- * Entry points: lcp_opt_apply() (validate + fill), lcp_opt_set() (one value:
- * the links, whose defaults come from the engine section), lcp_opt_table_check()
- * (a plugin's table is itself sane), lcp_opt_type_name().
+ * Entry points: lcp_opt_apply() (a plugin's or the engine's options: validate
+ * + fill), lcp_opt_set_keys() (an object of the config's own, a stage or a
+ * link, beside keys the caller reads), lcp_opt_set() (one value),
+ * lcp_opt_table_check() (a plugin's table is itself sane), lcp_opt_type_name().
  */
 #include <errno.h>
 #include <math.h>
@@ -221,8 +222,8 @@ lcp_opt_find(const struct lcp_opt *tbl, const char *name)
 }
 
 void
-lcp_opt_refuse_key(const struct lcp_opt *tbl, const char *extra, const char *noun, const char *path,
-		   const char *key, struct lcp_errs *errs)
+lcp_opt_refuse_key(const struct lcp_opt *tbl, const char *const *extra, const char *noun,
+		   const char *path, const char *key, struct lcp_errs *errs)
 {
 	struct lcp_sbuf b = { 0 };
 	struct lcp_suggest sg;
@@ -232,13 +233,61 @@ lcp_opt_refuse_key(const struct lcp_opt *tbl, const char *extra, const char *nou
 		lcp_sbuf_addf(&b, "%s%s", o == tbl ? "" : ", ", o->name);
 		lcp_suggest_try(&sg, o->name);
 	}
-	if (extra != NULL) {
-		lcp_sbuf_addf(&b, "%s%s", b.len ? ", " : "", extra);
-		lcp_suggest_try(&sg, extra);
+	for (; extra != NULL && *extra != NULL; extra++) {
+		lcp_sbuf_addf(&b, "%s%s", b.len ? ", " : "", *extra);
+		lcp_suggest_try(&sg, *extra);
 	}
-	lcp_errs_add(errs, "%s.%s: unknown %s%s; allowed: %s", path, key, noun, lcp_suggest_hint(&sg),
-		     b.s && b.len ? b.s : "(none)");
+	lcp_errs_add(errs, "%s%s%s: unknown %s%s; allowed: %s", path, *path ? "." : "", key, noun,
+		     lcp_suggest_hint(&sg), b.s && b.len ? b.s : "(none)");
 	lcp_sbuf_free(&b);
+}
+
+/* o's default into conf, path.name in messages. A string points into the
+ * parsed default, which keep holds */
+static void
+set_default(const struct lcp_opt *o, void *conf, const char *path, struct lcp_errs *errs,
+	    json_t *keep)
+{
+	json_error_t je;
+	json_t *dv = json_loads(o->def, JSON_DECODE_ANY, &je);
+	char what[512];
+
+	if (dv == NULL) {
+		lcp_errs_add(errs, "%s.%s: default '%s' is not valid JSON (plugin defect)", path,
+			     o->name, o->def);
+		return;
+	}
+	snprintf(what, sizeof(what), "%s.%s (default)", path, o->name);
+	lcp_opt_set(o, dv, conf, what, errs);
+	json_array_append_new(keep, dv);
+}
+
+int
+lcp_opt_set_keys(const struct lcp_opt *tbl, const char *const *extra, json_t *obj, void *conf,
+		 const char *path, struct lcp_errs *errs, json_t *keep)
+{
+	const char *key;
+	json_t *x;
+	char what[512];
+	int bad = 0;
+
+	/* the defaults first: a value refused leaves its row at the default */
+	for (const struct lcp_opt *o = tbl; o->name; o++)
+		if (o->def != NULL)
+			set_default(o, conf, path, errs, keep);
+	json_object_foreach(obj, key, x) {
+		const struct lcp_opt *o = lcp_opt_find(tbl, key);
+
+		if (o != NULL) {
+			snprintf(what, sizeof(what), "%s.%s", path, key);
+			if (lcp_opt_set(o, x, conf, what, errs) < 0)
+				bad = 1;
+		} else if (!lcp_str_in(extra, key)) {
+			lcp_opt_refuse_key(tbl, extra, "key", path, key, errs);
+			bad = 1;
+		}
+	}
+	return bad ? -1 : 0;
 }
 
 unsigned
@@ -272,19 +321,8 @@ lcp_opt_apply(const struct lcp_opt *tbl, size_t conf_size, json_t *obj, void *co
 			lcp_errs_add(errs, "%s: required option missing", what);
 			continue;
 		}
-		if (o->def != NULL) {
-			json_error_t je;
-			json_t *dv = json_loads(o->def, JSON_DECODE_ANY, &je);
-
-			if (dv == NULL) {
-				lcp_errs_add(errs, "%s: default '%s' is not valid JSON (plugin defect)",
-					     what, o->def);
-				continue;
-			}
-			snprintf(what, sizeof(what), "%s.%s (default)", path, o->name);
-			lcp_opt_set(o, dv, conf, what, errs);
-			json_array_append_new(keep, dv); /* strings point into it */
-		}
+		if (o->def != NULL)
+			set_default(o, conf, path, errs, keep);
 	}
 	return errs->n - before;
 }

@@ -207,11 +207,16 @@ lcp_describe_markdown(struct lcp_registry *r, struct lcp_sbuf *b)
 			 "| `plugin_path` | array of strings | directories searched first for plugins (relative to the config file) |\n"
 			 "| `engine` | object | engine options, below |\n"
 			 "| `strategies` | object | `counters` (default `counters_percore`), `pool` (default `pool_mempool`), `batch` (default `batch_burst`): each a plugin name or `{\"plugin\": …, \"options\": {…}}`; a stage may override any of them in its own `strategies` (its `batch` applies to the links leaving it), a link its `batch` |\n"
-			 "| `stages` | array | `{\"name\", \"plugin\", \"lcore\" (default 1), \"options\", \"strategies\"}` |\n"
+			 "| `stages` | array | stage objects, below |\n"
 			 "| (any string) | | `${NAME}` is replaced by the environment variable NAME, `${NAME:-default}` by default when NAME is unset (unset without a default is an error naming the JSON path); `$${` is a literal `${`; strings only (a number option cannot come from a variable) |\n"
 			 "| `links` | array | `\"stage.port -> stage.port\"`, or an object: the link options below and `batch` (a batch strategy for this link: a plugin name or `{\"plugin\": …, \"options\": {…}}`) |\n\n"
 			 "## `engine` options\n\n");
 	md_opts(b, lcp_engine_opts);
+	lcp_sbuf_addf(b, "## Stage keys\n\n"
+			 "The keys of a stage object beside `options` (the plugin's options, under its "
+			 "name below) and `strategies` (as the top level's, for this stage: its `batch` "
+			 "applies to the links leaving it).\n\n");
+	md_opts(b, lcp_stage_opts);
 	lcp_sbuf_addf(b, "## Link options\n\n"
 			 "The keys of a link written as an object, beside `batch`. Those without a default "
 			 "take the engine's option of the same meaning.\n\n");
@@ -319,13 +324,13 @@ lcp_config_schema(struct lcp_registry *r)
 	strat = json_pack("{s:s, s:b, s:{s:O, s:O, s:O}}", "type", "object", "additionalProperties", 0,
 			  "properties", "counters", stratref, "pool", stratref, "batch", stratref);
 	json_object_set_new(props, "strategies", strat);
-	sprops = json_object();
-	json_object_set_new(sprops, "name", json_pack("{s:s, s:s}", "type", "string", "pattern", "^[A-Za-z0-9_-]{1,31}$"));
-	json_object_set_new(sprops, "plugin", json_pack("{s:s}", "type", "string"));
-	json_object_set_new(sprops, "lcore", json_pack("{s:s, s:i, s:i}", "type", "integer", "minimum", 0, "maximum", LCP_MAX_LCORES - 1));
+	stage = schema_opts(lcp_stage_opts);
+	sprops = json_object_get(stage, "properties");
+	/* the characters of a name, which the table has no field for (config.c's
+	 * stage_name_ok) */
+	json_object_set_new(json_object_get(sprops, "name"), "pattern", json_string("^[A-Za-z0-9_-]*$"));
 	json_object_set_new(sprops, "options", json_pack("{s:s}", "type", "object"));
 	json_object_set_new(sprops, "strategies", json_incref(strat));
-	json_object_set_new(sprops, "comment", json_pack("{s:s}", "type", "string"));
 	allof = json_array();
 	for (unsigned i = 0; i < n; i++) {
 		if (v[i]->desc->kind != LCP_KIND_STAGE)
@@ -338,8 +343,7 @@ lcp_config_schema(struct lcp_registry *r)
 	/* "plugin" is required unless the config includes others: a stage there
 	 * may only change an included stage's options, by name (the merged config
 	 * is what lcpipe check validates whole) */
-	stage = json_pack("{s:s, s:b, s:o, s:[s], s:o}", "type", "object", "additionalProperties", 0,
-			  "properties", sprops, "required", "name", "allOf", allof);
+	json_object_set_new(stage, "allOf", allof);
 	json_object_set_new(props, "stages", json_pack("{s:s, s:i, s:o}", "type", "array", "minItems", 1, "items", stage));
 	link = schema_opts(lcp_link_opts);
 	json_object_set(json_object_get(link, "properties"), "batch", stratref);

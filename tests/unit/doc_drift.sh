@@ -132,6 +132,10 @@ EOF
 {"stages": [{"name": "a", "plugin": "gen"}, {"name": "b", "plugin": "sink_null"}],
  "links": [{"from": "a.out", "to": "b.in", "burst": 0}]}
 EOF
+	# a stage's keys too (lcp_stage_opts): a plugin named by an empty string
+	cat >"$work/neg-stage-plugin.json" <<'EOF'
+{"stages": [{"name": "a", "plugin": ""}]}
+EOF
 	cat >"$work/neg-empty.json" <<'EOF'
 {"stages": []}
 EOF

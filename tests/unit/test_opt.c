@@ -4,8 +4,9 @@
  * lcp_opt_apply(): every type and field width, defaults parsed with the same code
  * as user values, required, unknown keys listing the allowed ones, wrong JSON
  * type, range at both ends, string length bounds, enums, LCP_OPT_F_POW2; every
- * message asserted in full. lcp_opt_table_check(): each kind of broken table,
- * those it once let through included.
+ * message asserted in full. lcp_opt_set_keys(): a stage's or a link's keys beside
+ * the objects the caller reads. lcp_opt_table_check(): each kind of broken
+ * table, those it once let through included, and the framework's own tables.
  */
 #include <check.h>
 #include <float.h>
@@ -637,6 +638,61 @@ START_TEST(unknown_key_no_options)
 }
 END_TEST
 
+/* lcp_opt_set_keys(): an object of the config's own (a stage, a link) */
+static int
+set_keys(const struct lcp_opt *tbl, const char *const *extra, const char *text, void *conf)
+{
+	json_error_t je;
+
+	json_decref(input);
+	input = json_loads(text, 0, &je);
+	ck_assert_msg(input != NULL, "bad test JSON %s: %s", text, je.text);
+	return lcp_opt_set_keys(tbl, extra, input, conf, "stages[1]", &errs, keep);
+}
+
+START_TEST(set_keys_extra_and_defaults)
+{
+	static const char *const objs[] = { "options", "strategies", NULL };
+	struct rc r = { .port = 9 };
+
+	/* the extra keys passed over; rows given set; a row with a default that
+	 * is not given set to it (none in rc_tbl: its fields keep the caller's) */
+	ck_assert_int_eq(set_keys(rc_tbl, objs, "{\"name\": \"n\", \"options\": 7, \"strategies\": {}}", &r), 0);
+	expect_errs(NULL);
+	ck_assert_str_eq(r.name, "n");
+	ck_assert_uint_eq(r.port, 9);
+	/* required rows are the caller's: nothing said of a missing one */
+	ck_assert_int_eq(set_keys(rc_tbl, objs, "{}", &r), 0);
+	expect_errs(NULL);
+}
+END_TEST
+
+START_TEST(set_keys_refused)
+{
+	static const char *const objs[] = { "options", "strategies", NULL };
+	struct tc c = { .i8 = 1 };
+
+	/* a key neither in the table nor an extra: refused naming both, the
+	 * nearest (an extra here) suggested */
+	ck_assert_int_eq(set_keys(tc_tbl, objs, "{\"option\": {}, \"i16\": 5}", &c), -1);
+	expect_errs("stages[1].option: unknown key (did you mean \"options\"?); allowed: " TC_ALLOWED
+		    ", options, strategies",
+		    NULL);
+	ck_assert_int_eq(c.i16, 5);
+	lcp_errs_free(&errs);
+	/* a value refused leaves its row at the table's default */
+	ck_assert_int_eq(set_keys(tc_tbl, NULL, "{\"i8\": 101, \"u8\": 7}", &c), -1);
+	expect_errs("stages[1].i8: 101 is above the maximum 100", NULL);
+	ck_assert_int_eq(c.i8, -5);
+	ck_assert_uint_eq(c.u8, 7);
+	ck_assert_str_eq(c.s, "abc");
+	lcp_errs_free(&errs);
+	/* no extras at all: every key outside the table refused */
+	ck_assert_int_eq(set_keys(tc_tbl, NULL, "{\"options\": {}}", &c), -1);
+	expect_errs("stages[1].options: unknown key; allowed: " TC_ALLOWED, NULL);
+}
+END_TEST
+
 START_TEST(all_errors_in_order)
 {
 	struct tc c;
@@ -737,6 +793,14 @@ START_TEST(table_links)
 	ck_assert_uint_eq(n, 6);
 	ck_assert_int_eq(tcheck(lcp_link_opts, sizeof(struct lcp_link_conf)), -1);
 	ck_assert_int_eq(tcheck(t, sizeof(struct lcp_link_conf)), 0);
+}
+END_TEST
+
+/* the stage table (config.c) passes as it is: its rows without a default are
+ * strings (NULL when not given) */
+START_TEST(table_stages)
+{
+	ck_assert_int_eq(tcheck(lcp_stage_opts, sizeof(struct lcp_stage_keys)), 0);
 }
 END_TEST
 
@@ -1011,10 +1075,11 @@ opt_tcases(Suite *s)
 		enum_values, range_pow2);
 
 	T_TESTS(t_tcase(s, "keys", setup, teardown, 0), required_missing, unknown_key,
-		unknown_key_no_options, all_errors_in_order, count_is_per_call);
+		unknown_key_no_options, all_errors_in_order, count_is_per_call,
+		set_keys_extra_and_defaults, set_keys_refused);
 
 	tc = t_tcase(s, "table_check", NULL, NULL, 0);
-	T_TESTS(tc, table_ok, table_links, table_size_mismatch, table_offset_beyond,
+	T_TESTS(tc, table_ok, table_links, table_stages, table_size_mismatch, table_offset_beyond,
 		table_enum_without_choices, table_min_above_max, table_pow2, table_unknown_type,
 		table_no_default, table_first_defect_reported, type_names, table_duplicate_names);
 	tcase_add_loop_test(tc, table_row_refused, 0, sizeof(c8_rows) / sizeof(c8_rows[0]));
