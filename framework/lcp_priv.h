@@ -48,12 +48,13 @@ const struct lcp_opt *lcp_opt_find(const struct lcp_opt *tbl, const char *name);
  * may be NULL) */
 void lcp_opt_refuse_key(const struct lcp_opt *tbl, const char *const *extra, const char *noun,
 			const char *path, const char *key, struct lcp_errs *errs);
-/* an object of the config's own (a stage, a link) into conf, which the
- * caller filled: each key of obj in tbl set, the rows with a default that obj
- * lacks set to it (strings kept alive by keep), the keys in extra (objects the
- * caller reads; NULL-terminated, may be NULL) passed over, any other refused.
- * Required rows are the caller's to check, with its own message. 0, or -1
- * when a key or a value was refused (in errs) */
+/* an object of the config's own (a stage, a link) into conf: the rows'
+ * defaults first, then each key of obj in tbl over them (a value refused
+ * leaves the default, or for a row without one what the caller put there;
+ * strings kept alive by keep); the keys in extra (objects the caller reads;
+ * NULL-terminated, may be NULL) passed over, any other refused. Required rows
+ * are the caller's to check, with its own message. 0, or -1 when a key or a
+ * value was refused (in errs) */
 int lcp_opt_set_keys(const struct lcp_opt *tbl, const char *const *extra, json_t *obj, void *conf,
 		     const char *path, struct lcp_errs *errs, json_t *keep);
 /* check a table itself (plugin defect); returns 0 or -1 with msg */

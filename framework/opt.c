@@ -166,6 +166,11 @@ lcp_opt_set(const struct lcp_opt *o, json_t *v, void *conf, const char *what, st
 		if (!json_is_string(v))
 			goto type;
 		len = json_string_length(v);
+		if (len == 0 && o->min > 0) {
+			lcp_errs_add(errs, "%s: empty; at least %lld byte%s", what, (long long)o->min,
+				     o->min == 1 ? "" : "s");
+			return -1;
+		}
 		if ((int64_t)len < o->min) {
 			lcp_errs_add(errs, "%s: \"%s\" is shorter than %lld bytes", what,
 				     json_string_value(v), (long long)o->min);

@@ -324,6 +324,10 @@ lcp_config_schema(struct lcp_registry *r)
 	strat = json_pack("{s:s, s:b, s:{s:O, s:O, s:O}}", "type", "object", "additionalProperties", 0,
 			  "properties", "counters", stratref, "pool", stratref, "batch", stratref);
 	json_object_set_new(props, "strategies", strat);
+	/* "required": "name" only: "plugin" is required unless the config
+	 * includes others, where a stage may change an included stage's options,
+	 * by name (the merged config is what lcpipe check validates whole; "then"
+	 * below) */
 	stage = schema_opts(lcp_stage_opts);
 	sprops = json_object_get(stage, "properties");
 	/* the characters of a name, which the table has no field for (config.c's
@@ -340,9 +344,6 @@ lcp_config_schema(struct lcp_registry *r)
 						       "then", "properties", "options",
 						       schema_opts(v[i]->desc->options)));
 	}
-	/* "plugin" is required unless the config includes others: a stage there
-	 * may only change an included stage's options, by name (the merged config
-	 * is what lcpipe check validates whole) */
 	json_object_set_new(stage, "allOf", allof);
 	json_object_set_new(props, "stages", json_pack("{s:s, s:i, s:o}", "type", "array", "minItems", 1, "items", stage));
 	link = schema_opts(lcp_link_opts);

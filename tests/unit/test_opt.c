@@ -525,8 +525,15 @@ END_TEST
 
 START_TEST(string_length)
 {
+	static const struct lcp_opt one_byte[] = {
+		LCP_OPT_STRING(struct rc, name, "name", "\"x\"", 1, 16, 0, "not empty"),
+		LCP_OPT_END,
+	};
+
+	one_of(one_byte, sizeof(struct rc), "{\"name\": \"\"}", "t.name: empty; at least 1 byte");
+	one_of(one_byte, sizeof(struct rc), "{\"name\": \"a\"}", NULL);
 	one("{\"s\": \"a\"}", "t.s: \"a\" is shorter than 2 bytes");
-	one("{\"s\": \"\"}", "t.s: \"\" is shorter than 2 bytes");
+	one("{\"s\": \"\"}", "t.s: empty; at least 2 bytes");
 	one("{\"s\": \"abcdefghi\"}", "t.s: a string of 9 bytes is longer than the maximum 8");
 	one("{\"s\": \"ab\"}", NULL);
 	one("{\"s\": \"abcdefgh\"}", NULL);
