@@ -105,7 +105,11 @@ struct stk_snd_node { /* application buffer in the send queue */
 struct stk_txrec {
 	uint32_t seq, end;    /* [seq, end); end counts a FIN */
 	uint64_t xmit;        /* ns of the last transmission */
+	/* the connection's delivery state at the last transmission (tcp_rate.c):
+	 * sb.del_ns, sb.first_tx_ns, sb.del_total (its low 32 bits) */
+	uint64_t del_ns, first_tx;
 	uint32_t tprev, tnext; /* time order: record ids, SB_NIL ends */
+	uint32_t del;
 	uint8_t flags;
 #define SB_SACKED 0x01
 #define SB_LOST 0x02
@@ -113,8 +117,22 @@ struct stk_txrec {
 #define SB_FIN 0x08
 #define SB_EVER_RETRANS 0x10
 #define SB_LINKED 0x20  /* on the time list */
+#define SB_APP_LIMITED 0x40 /* sent while the application left the path idle */
 };
 #define SB_NIL 0xffffffffu
+
+/* One ACK's delivery-rate sample (tcp_rate.c): bytes delivered over
+ * interval_ns, measured from the most recently sent segment that this ACK
+ * delivered. delivered 0: no sample from this ACK. */
+struct stk_rate_sample {
+	uint64_t prior_total, prior_ns; /* that segment's del_total, del_ns */
+	uint64_t prior_xmit;            /* and its send time, its end */
+	uint32_t prior_end;
+	uint32_t delivered;
+	uint64_t interval_ns;
+	bool has_prior;   /* the ACK delivered a segment */
+	bool app_limited; /* that segment went out during an idle spell */
+};
 
 /* The send side's scoreboard for a SACK peer (tcp_sack.c): RFC 6675 with
  * RACK-TLP (RFC 8985) and D-SACK undo (RFC 2883, RFC 3708). Byte counts. */
@@ -146,6 +164,14 @@ struct stk_sb {
 				   * latest segment it acknowledged never retransmitted */
 	uint8_t tlp_count;        /* probes in a row without an ACK of new data */
 	uint8_t sflags;
+	/* delivery rate (tcp_rate.c): bytes delivered ever, when that last grew,
+	 * the send time of the latest segment delivered; app_limited: del_total
+	 * at which the application's idle spell leaves the pipe (0: not) */
+	uint64_t del_total, del_ns, first_tx_ns, app_limited;
+	struct stk_rate_sample rs; /* the sample of the ACK being processed */
+	/* the sample kept: the last one not app-limited, or a higher one */
+	uint64_t rate_bytes, rate_ns;
+	bool rate_app_limited;
 #define SF_LOSS 0x01      /* after an RTO, until snd_una reaches recover */
 #define SF_REORDER 0x02   /* reordering seen: RACK waits reo_wnd */
 #define SF_UNDO 0x04      /* an episode whose reduction may still be undone */
@@ -374,6 +400,23 @@ int stk_tcp_frag_needed(struct stk *st, uint32_t rip, uint16_t rport, uint16_t l
 			uint16_t mtu);
 /* new data beyond cwnd for a tail loss probe: at most one segment; sent or not */
 bool stk_tcp_output_probe(struct stk *st, struct stk_tcb *c);
+
+/* RFC 8985: was (t1, s1) sent after (t2, s2)? The end seq breaks ties. */
+static inline bool
+stk_sent_after(uint64_t t1, uint32_t s1, uint64_t t2, uint32_t s2)
+{
+	return t1 > t2 || (t1 == t2 && SEQ_GT(s1, s2));
+}
+
+/* tcp_rate.c: delivery-rate samples of a SACK connection */
+/* a record went out (new or again): it takes the connection's delivery state */
+void stk_rate_sent(struct stk_tcb *c, struct stk_txrec *r, uint64_t now, bool first);
+/* a record delivered (cumulatively or by SACK), not delivered before */
+void stk_rate_delivered(struct stk_tcb *c, const struct stk_txrec *r);
+/* the ACK's sample, once its deliveries are counted (sb.delivered) */
+void stk_rate_gen(struct stk_tcb *c, uint64_t now);
+/* before the application queues data: is the pipe left idle by it? */
+void stk_rate_check_app_limited(struct stk_tcb *c);
 
 /* tcp_sack.c */
 void stk_sb_free(struct stk *st, struct stk_tcb *c);

@@ -510,6 +510,7 @@ stk_tcp_send(struct stk *st, struct stk_tcb *c, struct stk_buf *b, const uint8_t
 		STK_CTR(st, DROP_TCP_NOMEM);
 		return -ENOMEM;
 	}
+	stk_rate_check_app_limited(c);
 	n->b = b;
 	n->data = data;
 	n->len = len;

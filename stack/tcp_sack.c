@@ -147,6 +147,7 @@ stk_sb_sent(struct stk *st, struct stk_tcb *c, uint32_t seq, uint32_t len, bool 
 	r->xmit = st->now;
 	r->flags = fin ? SB_FIN : 0;
 	r->tprev = r->tnext = SB_NIL;
+	stk_rate_sent(c, r, st->now, id == b->head);
 	t_append(b, r, id);
 	b->out += rlen(r);
 	return 0;
@@ -213,13 +214,6 @@ trim_front(struct stk_sb *b, struct stk_txrec *r, uint32_t d)
 		b->retrans -= d;
 }
 
-/* RFC 8985: was (t1, s1) sent after (t2, s2)? The end seq breaks ties. */
-static inline bool
-sent_after(uint64_t t1, uint32_t s1, uint64_t t2, uint32_t s2)
-{
-	return t1 > t2 || (t1 == t2 && SEQ_GT(s1, s2));
-}
-
 /* a segment delivered (SACKed or cumulatively acknowledged) for the first time */
 static void
 delivered(struct stk *st, struct stk_tcb *c, const struct stk_txrec *r, uint32_t prev_high, bool had_sack)
@@ -235,7 +229,7 @@ delivered(struct stk *st, struct stk_tcb *c, const struct stk_txrec *r, uint32_t
 	if ((r->flags & SB_EVER_RETRANS) && rtt < b->min_rtt)
 		return;
 	b->rack_rtt = rtt;
-	if (sent_after(r->xmit, r->end, b->rack_xmit, b->rack_end)) {
+	if (stk_sent_after(r->xmit, r->end, b->rack_xmit, b->rack_end)) {
 		b->rack_xmit = r->xmit;
 		b->rack_end = r->end;
 	}
@@ -272,7 +266,7 @@ rack_detect(struct stk *st, struct stk_tcb *c)
 		uint64_t deadline;
 
 		nx = r->tnext;
-		if (!sent_after(b->rack_xmit, b->rack_end, r->xmit, r->end))
+		if (!stk_sent_after(b->rack_xmit, b->rack_end, r->xmit, r->end))
 			break;
 		deadline = r->xmit + b->rack_rtt + reo;
 		if (deadline > st->now) {
@@ -400,6 +394,7 @@ stk_sb_ack(struct stk *st, struct stk_tcb *c, uint32_t ack, const struct stk_tcp
 
 	b->delivered = 0;
 	b->ack_rtt = 0;
+	b->rs.has_prior = false;
 	if (b->cap == 0)
 		return false;
 	if ((b->sflags & SF_DSACK_RND) && SEQ_GEQ(ack, b->dsack_round))
@@ -412,13 +407,16 @@ stk_sb_ack(struct stk *st, struct stk_tcb *c, uint32_t ack, const struct stk_tcp
 
 		if (SEQ_GT(r->end, ack)) {
 			if (SEQ_LT(r->seq, ack)) {
-				if (!(r->flags & SB_SACKED))
+				if (!(r->flags & SB_SACKED)) {
+					stk_rate_delivered(c, r);
 					b->delivered += ack - r->seq;
+				}
 				trim_front(b, r, ack - r->seq);
 			}
 			break;
 		}
 		if (!(r->flags & SB_SACKED)) {
+			stk_rate_delivered(c, r);
 			delivered(st, c, r, prev_high, had_sack);
 			b->delivered += rlen(r);
 			/* Karn: only a segment sent once times the path */
@@ -462,6 +460,7 @@ stk_sb_ack(struct stk *st, struct stk_tcb *c, uint32_t ack, const struct stk_tcp
 				break;
 			if (SEQ_LT(r->seq, l) || (r->flags & SB_SACKED))
 				continue; /* partly covered: not SACKed */
+			stk_rate_delivered(c, r);
 			delivered(st, c, r, prev_high, had_sack);
 			set_sacked(b, r);
 			b->delivered += rlen(r);
@@ -470,6 +469,7 @@ stk_sb_ack(struct stk *st, struct stk_tcb *c, uint32_t ack, const struct stk_tcp
 	}
 	if (b->sacked == 0)
 		b->sack_high = ack;
+	stk_rate_gen(c, st->now);
 	if (news)
 		threshold_mark(c);
 	rack_detect(st, c);
@@ -541,6 +541,7 @@ retransmitted(struct stk *st, struct stk_tcb *c, struct stk_txrec *r, uint32_t i
 		b->retrans += rlen(r);
 	r->flags |= SB_RETRANS | SB_EVER_RETRANS;
 	r->xmit = st->now;
+	stk_rate_sent(c, r, st->now, false);
 	t_append(b, r, id);
 	STK_CTR(st, TCP_RETRANSMITS);
 	c->stats.retransmits++;

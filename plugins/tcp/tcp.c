@@ -292,19 +292,24 @@ static void
 tcp_log_conn(struct tcp_ctx *x, struct stk_tcb *c, const char *what)
 {
 	const struct stk_tcp_stats *s = stk_tcp_stats(c);
-	char a[INET_ADDRSTRLEN];
+	struct stk_tcp_rate r;
+	char a[INET_ADDRSTRLEN], rate[96] = "";
 	uint32_t ip;
 	uint16_t port, lport;
 
 	stk_tcp_peer(c, &ip, &port, &lport);
 	inet_ntop(AF_INET, &ip, a, sizeof(a));
+	if (stk_tcp_rate(c, &r))
+		snprintf(rate, sizeof(rate), ", delivery rate %.3f Mbit/s%s, min RTT %" PRIu64 " us",
+			 (double)r.bytes_per_s * 8 / 1e6, r.app_limited ? " (app-limited)" : "",
+			 r.min_rtt_ns / 1000);
 	lcp_log(x->st, LCP_LOG_INFO,
 		"conn 0x%x %s:%u (local %u) %s: segs in %" PRIu64 " out %" PRIu64 ", bytes in %" PRIu64
 		" out %" PRIu64 ", retransmits %" PRIu64 " (fast %" PRIu64 ", rto %" PRIu64 "), out of order %" PRIu64
-		", duplicates %" PRIu64 ", dup acks %" PRIu64 ", window probes %" PRIu64 ", drops %" PRIu64,
+		", duplicates %" PRIu64 ", dup acks %" PRIu64 ", window probes %" PRIu64 ", drops %" PRIu64 "%s",
 		stk_tcp_id(c), a, port, lport, what, s->segs_in, s->segs_out, s->bytes_in, s->bytes_out,
 		s->retransmits, s->fast_retransmits, s->rto_expired, s->ooo_segs, s->dup_segs, s->dup_acks_in,
-		s->window_probes, s->drops);
+		s->window_probes, s->drops, rate);
 }
 
 static void

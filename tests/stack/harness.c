@@ -1404,6 +1404,7 @@ struct h_wire {
 	uint64_t order;
 	struct h_wf *q; /* sorted by (due, order) */
 	struct h_wire_stats st[2];
+	uint64_t busy_until[2]; /* rate_bps: the link is sending until then */
 };
 
 static void
@@ -1447,6 +1448,12 @@ wire_tx(struct h *h, const uint8_t *frame, uint32_t len, uint32_t flags)
 	if (chance(w, w->cfg.drop_ppm)) {
 		s->dropped++;
 		return;
+	}
+	if (w->cfg.rate_bps) {
+		uint64_t start = w->busy_until[dir] > *h->clock ? w->busy_until[dir] : *h->clock;
+
+		w->busy_until[dir] = start + (uint64_t)len * 8 * 1000000000ull / w->cfg.rate_bps;
+		due = w->busy_until[dir] + w->cfg.delay_ns;
 	}
 	memcpy(tmp, frame, len);
 	if (len > 14 && chance(w, w->cfg.corrupt_ppm)) {

@@ -315,6 +315,8 @@ struct h_wire_cfg {
 	uint64_t seed;
 	unsigned drop_ppm, dup_ppm, reorder_ppm, corrupt_ppm;
 	uint64_t delay_ns;   /* one-way latency */
+	uint64_t rate_bps;   /* link rate each way, bits/s: frames queue behind each
+			      * other without limit (0: no limit) */
 	uint64_t reorder_ns; /* extra delay of a reordered frame */
 	/* optional: every frame as sent (before any fault), parsed; dir 0: a -> b */
 	void (*observe)(int dir, const struct h_pkt *k);

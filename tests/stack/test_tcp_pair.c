@@ -13,6 +13,13 @@
  *                    checksums catch every flip: otherwise the hashes differ);
  *                    A's retransmissions come from its SACK scoreboard, and
  *                    duplicated frames are reported by D-SACK and read
+ *   bottleneck       a 20 Mbit/s link each way, frames queued behind each
+ *                    other, 4 MiB send buffers (data always waiting): the
+ *                    same as clean, and each sender's delivery
+ *                    rate (tcp_rate.c) at its close is at most 102 % of
+ *                    what its direction carries of payload and at least
+ *                    90 % (A) or 75 % (B, whose ACKs queue behind A's data),
+ *                    not app-limited
  */
 #include <errno.h>
 #include <stdio.h>
@@ -31,6 +38,8 @@ struct side {
 	struct stk_tcb *c;
 	uint64_t total, sent;
 	bool closed_sent, closed_ev, bad_ev;
+	struct stk_tcp_rate rate; /* at its CLOSED event */
+	bool rated;
 };
 
 static struct side SA, SB;
@@ -49,6 +58,7 @@ static struct {
 	uint32_t max_shrink;
 	uint64_t beyond; /* data sent past the other side's largest edge */
 	uint32_t worst;
+	uint64_t frame_bytes, payload_bytes; /* every frame, its TCP payload */
 } OBS[2];
 
 static void
@@ -56,8 +66,10 @@ observe(int dir, const struct h_pkt *k)
 {
 	int rev = dir ^ 1;
 
+	OBS[dir].frame_bytes += k->len;
 	if (!k->is_tcp)
 		return;
+	OBS[dir].payload_bytes += k->plen;
 	if (k->flags & STK_TCP_SYN) {
 		OBS[dir].syn_seen = true;
 		OBS[dir].ws_on = k->o.has_ws;
@@ -112,6 +124,7 @@ pair_event(struct h *h, struct stk_tcb *c, uint64_t user, enum stk_ev ev, int re
 		h_conn_of(h, c)->keep_rx = false; /* hash only */
 		break;
 	case STK_EV_CLOSED:
+		s->rated = stk_tcp_rate(c, &s->rate);
 		s->closed_ev = true;
 		s->c = NULL;
 		break;
@@ -185,8 +198,9 @@ pair_free(void)
 	HA = HB = NULL;
 }
 
+/* sndbuf: both sides' (0: the stack's default, 1 MiB) */
 static void
-run_pair(const struct h_wire_cfg *wc, bool faults)
+run_pair(const struct h_wire_cfg *wc, bool faults, uint32_t sndbuf)
 {
 	struct h *a = HA = h_new(), *b = HB = h_new();
 	uint64_t t_end, fa, fb;
@@ -210,6 +224,8 @@ run_pair(const struct h_wire_cfg *wc, bool faults)
 	a->rng ^= wc->seed * 0x9e3779b97f4a7c15ull;
 	if (!a->rng)
 		a->rng = 1;
+	if (sndbuf)
+		a->cfg.sndbuf = b->cfg.sndbuf = sndbuf;
 	a->ev_hook = b->ev_hook = pair_event;
 	W = h_wire_new(a, b, wc);
 	h_create(a);
@@ -322,7 +338,7 @@ START_TEST(clean)
 {
 	const struct h_wire_cfg wc = {.seed = 7, .delay_ns = 1000000, .observe = observe};
 
-	run_pair(&wc, false);
+	run_pair(&wc, false, 0);
 }
 END_TEST
 
@@ -339,7 +355,46 @@ START_TEST(lossy)
 		.observe = observe,
 	};
 
-	run_pair(&wc, true);
+	run_pair(&wc, true, 0);
+}
+END_TEST
+
+/* the delivery rate a side measured (tcp_rate.c) against what its direction
+ * of the wire could carry of its payload: the link rate times the payload's
+ * share of the bytes sent that way (headers and the other side's ACKs take
+ * the rest) */
+static void
+check_rate(const struct side *s, int dir, uint64_t rate_bps, double low)
+{
+	double cap = (double)rate_bps / 8 * (double)OBS[dir].payload_bytes / (double)OBS[dir].frame_bytes;
+	double got = (double)s->rate.bytes_per_s;
+
+	if (getenv("STK_TEST_VERBOSE"))
+		fprintf(stderr, "[%s] delivery rate %.0f B/s (%s), payload capacity %.0f B/s: %.3f\n",
+			s->h->name, got, s->rate.app_limited ? "app-limited" : "not app-limited", cap,
+			got / cap);
+	ck_assert_msg(s->rated, "[%s] no delivery-rate sample", s->h->name);
+	ck_assert_msg(!s->rate.app_limited, "[%s] a bulk sender's rate marked app-limited",
+		      s->h->name);
+	ck_assert_msg(got > low * cap && got < 1.02 * cap,
+		      "[%s] delivery rate %.0f B/s against a capacity of %.0f B/s", s->h->name,
+		      got, cap);
+	ck_assert_uint_eq(s->rate.delivered, s->total + 1); /* and the FIN */
+}
+
+START_TEST(bottleneck)
+{
+	const struct h_wire_cfg wc = {
+		.seed = 11, .delay_ns = 1000000, .rate_bps = 20000000, .observe = observe};
+
+	/* a send buffer above the peer's window (1 MiB): data always waits,
+	 * the path is the limit, not the application (stk_rate_check_app_limited) */
+	run_pair(&wc, false, 4u << 20);
+	check_rate(&SA, 0, wc.rate_bps, 0.9);
+	/* B's ACKs queue behind A's 4 MiB while B sends: the ACK phase of its
+	 * samples grows with that queue, so they read lower (0.87 of what its
+	 * direction carries, 2026-12-07) */
+	check_rate(&SB, 1, wc.rate_bps, 0.75);
 }
 END_TEST
 
@@ -348,7 +403,7 @@ tcp_pair_tcases(Suite *s)
 {
 	TCase *tc = t_tcase(s, "pair", NULL, pair_free, 120);
 
-	T_TESTS(tc, clean);
+	T_TESTS(tc, clean, bottleneck);
 	tcase_add_loop_test(tc, lossy, 0, 3);
 }
 

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * test_tcp_sack.c — stack/tcp_sack.c (loss recovery with a SACK peer: the
- * scoreboard, RFC 6675, RACK-TLP, D-SACK undo) through the public API, against
- * a fake peer that SACKs what it holds (L0). MSS 1000, no timestamps; the
- * peer's RTT is 10 ms of fake clock: each round the stack's segments are
- * delivered (or dropped), then the clock moves 10 ms and the peer's ACKs
- * (one per arriving segment, SACK blocks most recent first) come back.
+ * scoreboard, RFC 6675, RACK-TLP, D-SACK undo) and stack/tcp_rate.c (its
+ * delivery-rate samples) through the public API, against a fake peer that
+ * SACKs what it holds (L0). MSS 1000, no timestamps; the peer's RTT is 10 ms
+ * of fake clock: each round the stack's segments are delivered (or dropped),
+ * then the clock moves 10 ms and the peer's ACKs (one per arriving segment,
+ * SACK blocks most recent first) come back, 0.1 ms apart.
  *
  *   three_holes_one_rtt   three segments of a 20-segment flight lost: all three are
  *                         retransmitted in the round after the one that
@@ -56,6 +57,13 @@
  *                         since the D-SACK: 5 ms still; after 16: 2.5 ms again
  *   no_sack_newreno       a peer without SACK-permitted: NewReno, one hole per
  *                         round (the scoreboard stays out of the way)
+ *   rate_samples          delivery-rate samples (tcp_rate.c): the first
+ *                         flight's last ACK reads 10 segments over 10.9 ms
+ *                         (the ACK phase), app-limited; the second flight's
+ *                         20 over 11.9 ms, not app-limited; none without SACK
+ *   rate_app_limited      a flight the application left short is
+ *                         app-limited, and so is the first one after it comes
+ *                         back (sent into an empty pipe); the next is not
  */
 #include <stdlib.h>
 #include <string.h>
@@ -778,6 +786,71 @@ START_TEST(no_sack_newreno)
 }
 END_TEST
 
+/* delivery-rate samples (stack/tcp_rate.c), to the nanosecond of the fixture:
+ * a flight sent at once, its ACKs 10 ms later and 0.1 ms apart */
+START_TEST(rate_samples)
+{
+	struct flight f;
+	struct stk_tcp_rate r;
+	struct stk_tcb *c = first_flight(true, 40 * MSS, &f);
+
+	ck_assert_uint_eq(f.n, 10);
+	ck_assert(!stk_tcp_rate(c, &r)); /* nothing delivered yet */
+	next_round(&f);
+	/* the last ACK of the first flight: 10 segments since the flight
+	 * began, the ACK phase (10.9 ms) longer than the send phase (0); the
+	 * data was queued with the path idle: app-limited */
+	ck_assert(stk_tcp_rate(c, &r));
+	ck_assert_uint_eq(r.bytes_per_s, 10ull * MSS * 1000000000 / 10900000);
+	ck_assert(r.app_limited);
+	ck_assert_uint_eq(r.delivered, 10 * MSS);
+	ck_assert_uint_eq(r.min_rtt_ns, RTT_MS * 1000000ull);
+	/* the second flight, two segments per ACK of the first: its last
+	 * segment went with the first flight's last ACK (10 segments
+	 * delivered then), its ACK came 11.9 ms later with 30 delivered */
+	ck_assert_uint_eq(f.n, 20);
+	next_round(&f);
+	ck_assert(stk_tcp_rate(c, &r));
+	ck_assert_uint_eq(r.bytes_per_s, 20ull * MSS * 1000000000 / 11900000);
+	ck_assert(!r.app_limited);
+	ck_assert_uint_eq(r.delivered, 30 * MSS);
+	finish_transfer(&f, 40 * MSS);
+
+	/* no SACK: no scoreboard, no samples */
+	restart();
+	c = first_flight(false, 20 * MSS, &f);
+	finish_transfer(&f, 20 * MSS);
+	ck_assert(!stk_tcp_rate(c, &r));
+}
+END_TEST
+
+/* app-limited samples: a flight the application left short, and the first
+ * flight after it came back, which went out with the pipe empty */
+START_TEST(rate_app_limited)
+{
+	struct flight f;
+	struct stk_tcp_rate r;
+	struct stk_tcb *c = first_flight(true, 3 * MSS, &f);
+
+	next_round(&f);
+	ck_assert(stk_tcp_rate(c, &r));
+	ck_assert(r.app_limited);
+	ck_assert_uint_eq(r.bytes_per_s, 3ull * MSS * 1000000000 / 10200000);
+	ck_assert_int_eq(h_send(H, c, 3 * MSS, 60 * MSS), 0);
+	pop_flight(&f);
+	ck_assert_uint_eq(f.n, 13); /* cwnd: 10 segments and 3 acknowledged */
+	next_round(&f);
+	ck_assert(stk_tcp_rate(c, &r));
+	ck_assert_msg(r.app_limited, "a flight sent into an idle pipe is not app-limited");
+	/* what went out once the first of those ACKs came back was sent with
+	 * data waiting */
+	next_round(&f);
+	ck_assert(stk_tcp_rate(c, &r));
+	ck_assert_msg(!r.app_limited, "the idle spell did not end");
+	finish_transfer(&f, 63 * MSS);
+}
+END_TEST
+
 static void
 tcp_sack_tcases(Suite *s)
 {
@@ -789,7 +862,7 @@ tcp_sack_tcases(Suite *s)
 	tcase_add_loop_test(tc, tlp_dsack_after_ack, 0, 2);
 	tcase_add_loop_test(tc, tlp_repair_counted, 0, 3);
 	tcase_add_loop_test(tc, reo_wnd_decays, 0, 2);
-	T_TESTS(tc, no_sack_newreno);
+	T_TESTS(tc, no_sack_newreno, rate_samples, rate_app_limited);
 }
 
 T_MAIN("stack_tcp_sack", tcp_sack_tcases)

@@ -109,6 +109,20 @@ const char *stk_tcp_state_name(enum stk_tcp_state s);
 void stk_tcp_peer(const struct stk_tcb *c, uint32_t *ip, uint16_t *port, uint16_t *lport);
 const struct stk_tcp_stats *stk_tcp_stats(const struct stk_tcb *c);
 
+/* How fast the path took this connection's data: the delivery rate of its
+ * latest sample (draft-cheng-iccrg-delivery-rate-estimation; Linux's
+ * tcpi_delivery_rate), one that was not limited by the application unless an
+ * app-limited one showed more. Only a SACK peer gives samples. */
+struct stk_tcp_rate {
+	uint64_t bytes_per_s; /* payload bytes (and a FIN) per second */
+	bool app_limited;     /* the sample was taken while the application left
+			       * the path idle: a lower bound */
+	uint64_t delivered;   /* bytes delivered over the connection's life */
+	uint64_t min_rtt_ns;  /* the least RTT measured (0: none) */
+};
+/* fills out; false when there is no sample yet (nothing sent, or no SACK) */
+bool stk_tcp_rate(const struct stk_tcb *c, struct stk_tcp_rate *out);
+
 #ifdef __cplusplus
 }
 #endif
