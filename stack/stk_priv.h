@@ -130,8 +130,34 @@ struct stk_rate_sample {
 	uint32_t prior_end;
 	uint32_t delivered;
 	uint64_t interval_ns;
+	uint64_t rtt_ns;  /* that segment's RTT (0: it was retransmitted) */
+	uint32_t acked;   /* bytes this ACK delivered (sb.delivered) */
+	uint32_t losses;  /* bytes marked lost since the ACK began */
+	uint32_t prior_in_flight; /* pipe before the ACK */
 	bool has_prior;   /* the ACK delivered a segment */
 	bool app_limited; /* that segment went out during an idle spell */
+};
+
+/* BBR's state (tcp_bbr.c); rates in bytes/s, gains in 1/256 */
+struct stk_bbr {
+	struct {
+		uint64_t v;
+		uint32_t t;
+	} bw[3];                   /* windowed max of the bandwidth, over rounds */
+	uint64_t min_rtt_ns, min_rtt_stamp;
+	uint64_t probe_rtt_done;   /* ns: PROBE_RTT may end (0: not yet timed) */
+	uint64_t next_rtt_delivered; /* del_total that ends this round */
+	uint64_t cycle_stamp;      /* ns: this PROBE_BW phase began */
+	uint64_t full_bw;
+	uint64_t ack_epoch_stamp;
+	uint32_t ack_epoch_acked, extra_acked[2];
+	uint32_t rtt_cnt;          /* rounds */
+	uint32_t prior_cwnd;       /* before a recovery or PROBE_RTT */
+	uint16_t pacing_gain, cwnd_gain;
+	uint8_t mode, cycle_idx, full_bw_cnt, prev_ca_state;
+	uint8_t extra_acked_win_rtts, extra_acked_win_idx;
+	bool round_start, full_bw_reached, packet_conservation, idle_restart;
+	bool probe_rtt_round_done, has_seen_rtt;
 };
 
 /* The send side's scoreboard for a SACK peer (tcp_sack.c): RFC 6675 with
@@ -147,6 +173,7 @@ struct stk_sb {
 	uint32_t sack_high;       /* end of the highest SACKed byte (when sacked > 0) */
 	/* RACK: the most recently sent segment delivered, its RTT */
 	uint64_t rack_xmit, rack_rtt, min_rtt; /* ns; min_rtt 0: none */
+	uint64_t last_xmit;       /* ns of the latest transmission (xmit_stamp) */
 	uint32_t rack_end;
 	/* undo (D-SACK): the cwnd before the episode, retransmissions not D-SACKed */
 	uint32_t prior_cwnd, prior_ssthresh, undo_marker;
@@ -182,7 +209,7 @@ struct stk_sb {
 #define SF_DSACK_RND 0x80 /* dsack_round is set */
 };
 
-enum { STK_T_REXMT, STK_T_DELACK, STK_T_KEEP, STK_T_2MSL, STK_T_RACK, STK_T__N };
+enum { STK_T_REXMT, STK_T_DELACK, STK_T_KEEP, STK_T_2MSL, STK_T_RACK, STK_T_PACE, STK_T__N };
 enum { STK_REXMT_RTO, STK_REXMT_PERSIST, STK_REXMT_TLP };
 
 struct stk_tcb {
@@ -220,6 +247,15 @@ struct stk_tcb {
 	uint32_t max_snd_wnd;
 	uint32_t cwnd, ssthresh, recover;
 	uint32_t ca_acked;     /* congestion avoidance: bytes acked toward the next SMSS of cwnd */
+	const struct stk_cc_ops *cc; /* congestion control (tcp_cc.c) */
+	union {
+		struct stk_bbr bbr;
+	} ccs;                 /* its state */
+	/* pacing (tcp_cc.c; 0: none): bytes/s, the earliest time of the next
+	 * data segment, the ns of a byte (<< 10) and how far a burst may run
+	 * ahead of that schedule */
+	uint64_t pacing_rate, pace_next, pace_burst_ns;
+	uint64_t pace_ns_per_kib;
 	uint32_t mss;          /* payload per segment we send (options excluded) */
 	uint32_t pmtu;         /* IP MTU of the path (cfg.mtu, lowered by RFC 1191) */
 	uint32_t snd_queued;   /* bytes in the send queue (unacked + unsent) */
@@ -401,6 +437,15 @@ int stk_tcp_frag_needed(struct stk *st, uint32_t rip, uint16_t rport, uint16_t l
 /* new data beyond cwnd for a tail loss probe: at most one segment; sent or not */
 bool stk_tcp_output_probe(struct stk *st, struct stk_tcb *c);
 
+/* RFC 6675 pipe: out - sacked - lost + retrans (tcp_sack.c) */
+static inline uint32_t
+stk_sb_pipe(const struct stk_tcb *c)
+{
+	const struct stk_sb *b = &c->sb;
+
+	return b->out - b->sacked - b->lost + b->retrans;
+}
+
 /* RFC 8985: was (t1, s1) sent after (t2, s2)? The end seq breaks ties. */
 static inline bool
 stk_sent_after(uint64_t t1, uint32_t s1, uint64_t t2, uint32_t s2)
@@ -408,11 +453,119 @@ stk_sent_after(uint64_t t1, uint32_t s1, uint64_t t2, uint32_t s2)
 	return t1 > t2 || (t1 == t2 && SEQ_GT(s1, s2));
 }
 
-/* tcp_rate.c: delivery-rate samples of a SACK connection */
-/* a record went out (new or again): it takes the connection's delivery state */
-void stk_rate_sent(struct stk_tcb *c, struct stk_txrec *r, uint64_t now, bool first);
-/* a record delivered (cumulatively or by SACK), not delivered before */
-void stk_rate_delivered(struct stk_tcb *c, const struct stk_txrec *r);
+/* tcp_cc.c: congestion control. A connection runs one algorithm through
+ * these hooks. Reno's (RFC 5681 growth, PRR through a SACK recovery, NewReno
+ * without SACK) lives in the loss-recovery code it shares with every
+ * algorithm (tcp_in_ack.c, tcp_sack.c, tcp_timer.c), which asks cong_control
+ * whether the algorithm sets cwnd itself: BBR (tcp_bbr.c) does, from each
+ * ACK's rate sample, and paces. Adding one: its ops here and a line in
+ * stk_cc_select(). */
+enum { STK_CA_OPEN, STK_CA_RECOVERY, STK_CA_LOSS };
+struct stk_cc_ops {
+	const char *name;
+	/* the connection is established (cwnd: the initial window) */
+	void (*init)(struct stk *st, struct stk_tcb *c);
+	/* a congestion event with flight bytes out (fast recovery, an RTO, a
+	 * tail loss probe that repaired a loss): the new ssthresh */
+	uint32_t (*ssthresh)(struct stk_tcb *c, uint32_t flight);
+	/* an ACK of acked new bytes outside recovery (NULL: cong_control) */
+	void (*cong_avoid)(struct stk_tcb *c, uint32_t acked);
+	/* every ACK of a SACK connection once loss detection and recovery are
+	 * done: sets cwnd and the pacing rate; NULL: the loss-recovery code
+	 * sets cwnd (PRR, Reno's reductions) */
+	void (*cong_control)(struct stk *st, struct stk_tcb *c);
+	/* an RTO: everything not SACKed is lost, cwnd is one segment */
+	void (*on_rto)(struct stk *st, struct stk_tcb *c);
+	/* D-SACKs showed the episode's reduction needless: the cwnd now */
+	uint32_t (*undo_cwnd)(struct stk_tcb *c);
+	/* data goes out with nothing in flight */
+	void (*tx_start)(struct stk *st, struct stk_tcb *c);
+};
+extern const struct stk_cc_ops stk_cc_reno, stk_cc_bbr;
+/* the algorithm of a connection entering ESTABLISHED: cfg.congestion; BBR
+ * needs rate samples, so a peer without SACK gets Reno */
+void stk_cc_select(struct stk *st, struct stk_tcb *c);
+/* does the algorithm set cwnd itself (the loss-recovery code leaves it)? */
+static inline bool
+stk_cc_model(const struct stk_tcb *c)
+{
+	return c->cc->cong_control != NULL;
+}
+static inline int
+stk_cc_state(const struct stk_tcb *c)
+{
+	return (c->flags & TF_INRECOVERY) ? STK_CA_RECOVERY
+	       : (c->sb.sflags & SF_LOSS) ? STK_CA_LOSS
+					  : STK_CA_OPEN;
+}
+/* pacing: a rate in bytes/s (0: none) and a burst of this many bytes ahead
+ * of the schedule */
+void stk_pace_set(struct stk_tcb *c, uint64_t rate, uint32_t burst);
+bool stk_pace_wait(struct stk *st, struct stk_tcb *c);
+/* may a data segment go now? If not, the pacing timer is armed */
+static inline bool
+stk_pace_ok(struct stk *st, struct stk_tcb *c)
+{
+	return c->pacing_rate == 0 || stk_pace_wait(st, c);
+}
+/* len bytes went */
+static inline void
+stk_pace_sent(struct stk *st, struct stk_tcb *c, uint32_t len)
+{
+	if (c->pacing_rate) {
+		uint64_t base = c->pace_next > st->now ? c->pace_next : st->now;
+
+		c->pace_next = base + (((uint64_t)len * c->pace_ns_per_kib) >> 10);
+	}
+}
+
+/* tcp_rate.c: delivery-rate samples of a SACK connection; the two steps
+ * taken per record are inline here */
+
+/* a record went out (new or again; idle: nothing was in flight): it takes
+ * the connection's delivery state */
+static inline void
+stk_rate_sent(struct stk_tcb *c, struct stk_txrec *r, uint64_t now, bool idle)
+{
+	struct stk_sb *b = &c->sb;
+
+	/* nothing in flight: the send and the ACK phases start now */
+	if (idle)
+		b->first_tx_ns = b->del_ns = now;
+	r->del = (uint32_t)b->del_total;
+	r->del_ns = b->del_ns;
+	r->first_tx = b->first_tx_ns;
+	if (b->app_limited)
+		r->flags |= SB_APP_LIMITED;
+	else
+		r->flags &= (uint8_t)~SB_APP_LIMITED;
+}
+
+/* a record delivered (cumulatively or by SACK), not delivered before: the
+ * most recently sent of an ACK's gives its sample */
+static inline void
+stk_rate_delivered(struct stk_tcb *c, const struct stk_txrec *r, uint64_t now)
+{
+	struct stk_sb *b = &c->sb;
+	struct stk_rate_sample *rs = &b->rs;
+
+	if (rs->has_prior && !stk_sent_after(r->xmit, r->end, rs->prior_xmit, rs->prior_end))
+		return;
+	/* the delivered count at its send, from its low 32 bits: what was
+	 * delivered since is less than 2^32 bytes (it was in flight) */
+	rs->prior_total = b->del_total - (uint32_t)((uint32_t)b->del_total - r->del);
+	rs->prior_ns = r->del_ns;
+	rs->prior_xmit = r->xmit;
+	rs->prior_end = r->end;
+	rs->app_limited = r->flags & SB_APP_LIMITED;
+	rs->rtt_ns = (r->flags & SB_EVER_RETRANS) ? 0 : now - r->xmit;
+	rs->has_prior = true;
+	/* the send phase: from the send of the segment delivered last before
+	 * this one went to this one's send */
+	rs->interval_ns = r->xmit - r->first_tx;
+	b->first_tx_ns = r->xmit;
+}
+
 /* the ACK's sample, once its deliveries are counted (sb.delivered) */
 void stk_rate_gen(struct stk_tcb *c, uint64_t now);
 /* before the application queues data: is the pipe left idle by it? */
@@ -429,7 +582,6 @@ bool stk_sb_room(struct stk *st, struct stk_tcb *c);
  * by RFC 5681's definition, SACK blocks aside); true: new SACK info */
 bool stk_sb_ack(struct stk *st, struct stk_tcb *c, uint32_t ack, const struct stk_tcp_opts *o,
 		bool pure);
-uint32_t stk_sb_pipe(const struct stk_tcb *c);
 /* retransmit the first segment marked lost; false when there is none (or no buffer) */
 bool stk_sb_retransmit_next(struct stk *st, struct stk_tcb *c);
 bool stk_sb_has_lost(struct stk_tcb *c);
@@ -448,12 +600,13 @@ stk_sb_prr_out(struct stk_tcb *c, uint32_t n)
 	if (c->flags & TF_INRECOVERY)
 		c->sb.prr_out += n;
 }
-/* a congestion event: ssthresh = max(bytes / 2, 2 SMSS) (RFC 5681 (4)), and
- * congestion avoidance's count of acknowledged bytes starts over */
+/* a congestion event with bytes in flight: the algorithm's ssthresh (Reno:
+ * max(bytes / 2, 2 SMSS), RFC 5681 (4)), and congestion avoidance's count of
+ * acknowledged bytes starts over */
 static inline void
 stk_tcp_ssthresh_cut(struct stk_tcb *c, uint32_t bytes)
 {
-	c->ssthresh = bytes / 2 > 2 * c->mss ? bytes / 2 : 2 * c->mss;
+	c->ssthresh = c->cc->ssthresh(c, bytes);
 	c->ca_acked = 0;
 }
 /* a tail loss probe is out and not yet acknowledged (an episode whose probe

@@ -130,6 +130,7 @@ stk_tcb_init_params(struct stk *st, struct stk_tcb *c)
 	c->pmtu = k->mtu;
 	c->rto_ns = (uint64_t)k->rto_init_ms * STK_MS;
 	c->ssthresh = 0x7fffffff;
+	c->cc = &stk_cc_reno; /* until ESTABLISHED: stk_cc_select() */
 	c->rcv_wnd = k->rcvbuf;
 	c->sndbuf = k->sndbuf;
 	c->idle_since = st->now;

@@ -11,7 +11,9 @@
  *   fin_acked             FIN_WAIT_1 -> FIN_WAIT_2, CLOSING -> TIME_WAIT,
  *                         LAST_ACK -> CLOSED
  *   stk_tcp_time_wait     into TIME_WAIT, also from FIN_WAIT_2 (tcp_in.c)
- *   cwnd_grow             slow start, congestion avoidance (RFC 5681 3.1) */
+ *
+ * cwnd grows by the connection's algorithm (tcp_cc.c), or is set by it after
+ * every ACK of a SACK peer (BBR). */
 #include "tcp_in_priv.h"
 
 void
@@ -44,25 +46,6 @@ fin_acked(struct stk *st, struct stk_tcb *c)
 		break;
 	default:
 		break;
-	}
-}
-
-/* RFC 5681 3.1: slow start, then congestion avoidance by the byte counting
- * it recommends (RFC 3465 2.1): one SMSS once a cwnd's worth of bytes is
- * acknowledged, whatever the number of ACKs, so that a receiver that ACKs
- * every second segment (Linux, RFC 5681 4.2) does not halve the growth, as
- * the per-ACK SMSS*SMSS/cwnd would */
-static void
-cwnd_grow(struct stk_tcb *c, uint32_t acked)
-{
-	if (c->cwnd < c->ssthresh) {
-		c->cwnd += acked < c->mss ? acked : c->mss;
-		return;
-	}
-	c->ca_acked += acked; /* 0 at the start and after every cut (stk_tcp_ssthresh_cut) */
-	if (c->ca_acked >= c->cwnd) {
-		c->ca_acked -= c->cwnd;
-		c->cwnd += c->mss;
 	}
 }
 
@@ -163,7 +146,8 @@ stk_tcp_process_ack(struct stk *st, struct stk_tcb *c, struct stk_tcp_seg *s)
 					c->sb.sflags &= (uint8_t)~SF_LOSS;
 					stk_sb_recovery_over(c); /* RTO recovery */
 				}
-				cwnd_grow(c, acked);
+				if (c->cc->cong_avoid)
+					c->cc->cong_avoid(c, acked);
 			}
 		} else if (c->flags & TF_INRECOVERY) {
 			if (SEQ_GEQ(ack, c->recover)) {
@@ -190,7 +174,7 @@ stk_tcp_process_ack(struct stk *st, struct stk_tcb *c, struct stk_tcp_seg *s)
 			}
 		} else {
 			c->dupacks = 0;
-			cwnd_grow(c, acked);
+			c->cc->cong_avoid(c, acked); /* no SACK: Reno */
 		}
 		c->snd_una = ack;
 		stk_sndq_ack(st, c, fin_now ? c->fin_seq : ack);
@@ -251,6 +235,8 @@ stk_tcp_process_ack(struct stk *st, struct stk_tcb *c, struct stk_tcp_seg *s)
 	    c->snd_max != c->snd_una && SEQ_GEQ(ack, c->recover) &&
 	    (c->dupacks >= 3 || stk_sb_has_lost(c)))
 		stk_sb_enter_recovery(st, c);
+	if (c->sack_ok && stk_cc_model(c))
+		c->cc->cong_control(st, c);
 window:
 	/* window update (RFC 9293 3.10.7.4 fifth, SND.WL1/WL2 rule) */
 	if (SEQ_LT(c->snd_wl1, s->seq) || (c->snd_wl1 == s->seq && SEQ_LEQ(c->snd_wl2, ack))) {

@@ -189,6 +189,7 @@ void
 stk_tcp_established_entered(struct stk *st, struct stk_tcb *c)
 {
 	STK_CTR(st, TCP_ESTABLISHED);
+	stk_cc_select(st, c);
 	c->rexmt_shift = 0;
 	stk_tcp_timer_clear(st, c, STK_T_REXMT);
 	if (st->cfg.keepalive_ms)

@@ -8,6 +8,8 @@
  *                         data, while pipe < cwnd, RFC 6675; each new segment
  *                         recorded in the scoreboard, tcp_sack.c)
  *                         (no Nagle: latency first), FIN, or a pending ACK;
+ *                         data at the pacing rate when the congestion control
+ *                         sets one (tcp_cc.c: else the STK_T_PACE timer);
  *                         arms the retransmission or persist timer
  *   stk_tcp_xmit          build and send one segment (seq, len, flags):
  *                         headers, options (MSS/WS/SACK-permitted/TS on SYN;
@@ -283,6 +285,7 @@ stk_tcp_xmit(struct stk *st, struct stk_tcb *c, uint32_t seq, uint32_t len, uint
 	if (seg_out(st, c, c->rip, c->rport, c->lport, seq, (flags & STK_TCP_ACK) ? c->rcv_nxt : 0, flags, len,
 		    opts, ol, win) < 0)
 		return -ENOBUFS;
+	stk_pace_sent(st, c, len);
 	return (int)len;
 }
 
@@ -466,9 +469,13 @@ output(struct stk *st, struct stk_tcb *c, uint32_t probe)
 			uint32_t pipe = stk_sb_pipe(c), room = c->cwnd > pipe ? c->cwnd - pipe : 0;
 			uint32_t edge = c->snd_una + c->snd_wnd;
 
-			if (rec && room >= c->mss && stk_sb_retransmit_next(st, c)) {
-				sent++;
-				continue;
+			if (rec && room >= c->mss && stk_sb_has_lost(c)) {
+				if (!stk_pace_ok(st, c))
+					break; /* STK_T_PACE sends it */
+				if (stk_sb_retransmit_next(st, c)) {
+					sent++;
+					continue;
+				}
 			}
 			usable = SEQ_GT(edge, c->snd_nxt) ? edge - c->snd_nxt : 0;
 			if (probe && sent >= probe)
@@ -505,6 +512,8 @@ output(struct stk *st, struct stk_tcb *c, uint32_t probe)
 			fl |= STK_TCP_FIN | STK_TCP_PSH;
 		else if (avail == len)
 			fl |= STK_TCP_PSH;
+		if (!probe && !stk_pace_ok(st, c))
+			break; /* STK_T_PACE sends it */
 		if (c->sack_ok && !stk_sb_room(st, c)) {
 			/* no record for it: the timer (or the next ACK) tries again */
 			if (c->timer[STK_T_REXMT] == 0)

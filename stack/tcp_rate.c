@@ -7,8 +7,9 @@
  * stk_tcp_rate() reports.
  *
  *   stk_rate_sent               a record goes out (tcp_sack.c): it takes the
- *                               connection's delivery state
+ *                               connection's delivery state (inline, stk_priv.h)
  *   stk_rate_delivered          a record is delivered, cumulatively or by SACK
+ *                               (inline, stk_priv.h)
  *   stk_rate_gen                the ACK's sample: the longer of the send and
  *                               the ACK phases, none if shorter than min RTT
  *   stk_rate_check_app_limited  the application queues data: if the pipe is
@@ -20,51 +21,13 @@
 #include "stk_priv.h"
 
 void
-stk_rate_sent(struct stk_tcb *c, struct stk_txrec *r, uint64_t now, bool idle)
-{
-	struct stk_sb *b = &c->sb;
-
-	/* nothing in flight: the send and the ACK phases start now */
-	if (idle)
-		b->first_tx_ns = b->del_ns = now;
-	r->del = (uint32_t)b->del_total;
-	r->del_ns = b->del_ns;
-	r->first_tx = b->first_tx_ns;
-	if (b->app_limited)
-		r->flags |= SB_APP_LIMITED;
-	else
-		r->flags &= (uint8_t)~SB_APP_LIMITED;
-}
-
-void
-stk_rate_delivered(struct stk_tcb *c, const struct stk_txrec *r)
-{
-	struct stk_sb *b = &c->sb;
-	struct stk_rate_sample *rs = &b->rs;
-
-	if (rs->has_prior && !stk_sent_after(r->xmit, r->end, rs->prior_xmit, rs->prior_end))
-		return;
-	/* the delivered count at its send, from its low 32 bits: what was
-	 * delivered since is less than 2^32 bytes (it was in flight) */
-	rs->prior_total = b->del_total - (uint32_t)((uint32_t)b->del_total - r->del);
-	rs->prior_ns = r->del_ns;
-	rs->prior_xmit = r->xmit;
-	rs->prior_end = r->end;
-	rs->app_limited = r->flags & SB_APP_LIMITED;
-	rs->has_prior = true;
-	/* the send phase: from the send of the segment delivered last before
-	 * this one went to this one's send */
-	rs->interval_ns = r->xmit - r->first_tx;
-	b->first_tx_ns = r->xmit;
-}
-
-void
 stk_rate_gen(struct stk_tcb *c, uint64_t now)
 {
 	struct stk_sb *b = &c->sb;
 	struct stk_rate_sample *rs = &b->rs;
 	uint64_t ack_ns;
 
+	rs->acked = b->delivered;
 	b->del_total += b->delivered;
 	if (b->app_limited && b->del_total > b->app_limited)
 		b->app_limited = 0; /* the idle spell's bubble is delivered */
@@ -96,11 +59,14 @@ void
 stk_rate_check_app_limited(struct stk_tcb *c)
 {
 	struct stk_sb *b = &c->sb;
-	uint32_t pipe = stk_sb_pipe(c);
+	uint32_t pipe;
 
 	/* less than a segment left to send, room in cwnd, no loss waiting for
 	 * its retransmission: the application, not the path, is the limit */
-	if (c->sack_ok && c->snd_end - c->snd_max < c->mss && pipe < c->cwnd && b->lost <= b->retrans)
+	if (!c->sack_ok || c->snd_end - c->snd_max >= c->mss)
+		return; /* a bulk sender: data waits */
+	pipe = stk_sb_pipe(c);
+	if (pipe < c->cwnd && b->lost <= b->retrans)
 		b->app_limited = b->del_total + pipe ? b->del_total + pipe : 1;
 }
 

@@ -10,6 +10,7 @@
  *   stk_sb_enter_recovery       fast recovery: ssthresh, the first lost segment
  *   stk_sb_retransmit_next      NextSeg rule 1: the lowest segment marked lost
  *   stk_sb_pipe                 RFC 6675 pipe: out - sacked - lost + retrans
+ *                               (inline, stk_priv.h)
  *   stk_sb_rto                  RFC 6675 5.1: all but SACKed data is lost
  *   stk_sb_tlp_fire             tail loss probe: new data, else the last segment
  *   stk_sb_rack_timer           RACK's reordering window expired
@@ -92,6 +93,20 @@ t_append(struct stk_sb *b, struct stk_txrec *r, uint32_t id)
 	r->flags |= SB_LINKED;
 }
 
+/* a transmission's time: st->now, read once per burst, made to grow by at
+ * least 1 ns per transmission, so that RACK's "sent after" (RFC 8985 6.2)
+ * orders a retransmission after new data sent before it in the same burst
+ * (the tie-break by sequence number would put it first, and the new data's
+ * delivery would then mark the retransmission lost) */
+static inline uint64_t
+xmit_stamp(const struct stk *st, struct stk_sb *b)
+{
+	uint64_t t = st->now > b->last_xmit ? st->now : b->last_xmit + 1;
+
+	b->last_xmit = t;
+	return t;
+}
+
 void
 stk_sb_free(struct stk *st, struct stk_tcb *c)
 {
@@ -144,21 +159,15 @@ stk_sb_sent(struct stk *st, struct stk_tcb *c, uint32_t seq, uint32_t len, bool 
 	r = rec(b, id);
 	r->seq = seq;
 	r->end = seq + len + (fin ? 1 : 0);
-	r->xmit = st->now;
+	r->xmit = xmit_stamp(st, b);
 	r->flags = fin ? SB_FIN : 0;
 	r->tprev = r->tnext = SB_NIL;
+	if (id == b->head && c->cc->tx_start)
+		c->cc->tx_start(st, c); /* nothing was in flight */
 	stk_rate_sent(c, r, st->now, id == b->head);
 	t_append(b, r, id);
 	b->out += rlen(r);
 	return 0;
-}
-
-uint32_t
-stk_sb_pipe(const struct stk_tcb *c)
-{
-	const struct stk_sb *b = &c->sb;
-
-	return b->out - b->sacked - b->lost + b->retrans;
 }
 
 static bool
@@ -191,8 +200,10 @@ set_lost(struct stk_sb *b, struct stk_txrec *r, uint32_t id)
 		b->retrans -= n; /* that retransmission is lost too */
 		r->flags &= (uint8_t)~SB_RETRANS;
 	}
-	if (!(r->flags & SB_LOST))
+	if (!(r->flags & SB_LOST)) {
 		b->lost += n;
+		b->rs.losses += n;
+	}
 	r->flags |= SB_LOST;
 	t_unlink(b, r);
 	if (id_lt(id, b->rxt))
@@ -333,8 +344,7 @@ undo(struct stk *st, struct stk_tcb *c)
 {
 	struct stk_sb *b = &c->sb;
 
-	if (c->cwnd < b->prior_cwnd)
-		c->cwnd = b->prior_cwnd;
+	c->cwnd = c->cc->undo_cwnd(c);
 	if (c->ssthresh < b->prior_ssthresh)
 		c->ssthresh = b->prior_ssthresh;
 	b->sflags &= (uint8_t)~SF_UNDO;
@@ -356,7 +366,8 @@ tlp_repaired(struct stk *st, struct stk_tcb *c)
 	if ((c->flags & TF_INRECOVERY) || (c->sb.sflags & SF_LOSS))
 		return;
 	stk_tcp_ssthresh_cut(c, c->cwnd);
-	c->cwnd = c->ssthresh;
+	if (!stk_cc_model(c))
+		c->cwnd = c->ssthresh;
 	STK_CTR(st, TCP_TLP_RECOVERIES);
 }
 
@@ -389,12 +400,15 @@ bool
 stk_sb_ack(struct stk *st, struct stk_tcb *c, uint32_t ack, const struct stk_tcp_opts *o, bool pure)
 {
 	struct stk_sb *b = &c->sb;
+	const struct stk_txrec *newest = NULL; /* of those the cumulative ACK delivers */
 	uint32_t prev_high = b->sack_high;
 	bool had_sack = b->sacked > 0, news = false;
 
 	b->delivered = 0;
 	b->ack_rtt = 0;
 	b->rs.has_prior = false;
+	b->rs.losses = 0;
+	b->rs.prior_in_flight = stk_sb_pipe(c);
 	if (b->cap == 0)
 		return false;
 	if ((b->sflags & SF_DSACK_RND) && SEQ_GEQ(ack, b->dsack_round))
@@ -408,7 +422,7 @@ stk_sb_ack(struct stk *st, struct stk_tcb *c, uint32_t ack, const struct stk_tcp
 		if (SEQ_GT(r->end, ack)) {
 			if (SEQ_LT(r->seq, ack)) {
 				if (!(r->flags & SB_SACKED)) {
-					stk_rate_delivered(c, r);
+					stk_rate_delivered(c, r, st->now);
 					b->delivered += ack - r->seq;
 				}
 				trim_front(b, r, ack - r->seq);
@@ -416,7 +430,10 @@ stk_sb_ack(struct stk *st, struct stk_tcb *c, uint32_t ack, const struct stk_tcp
 			break;
 		}
 		if (!(r->flags & SB_SACKED)) {
-			stk_rate_delivered(c, r);
+			/* the rate sample takes the most recently sent: its
+			 * slot keeps the record until the next send */
+			if (newest == NULL || stk_sent_after(r->xmit, r->end, newest->xmit, newest->end))
+				newest = r;
 			delivered(st, c, r, prev_high, had_sack);
 			b->delivered += rlen(r);
 			/* Karn: only a segment sent once times the path */
@@ -433,6 +450,8 @@ stk_sb_ack(struct stk *st, struct stk_tcb *c, uint32_t ack, const struct stk_tcp
 		t_unlink(b, r);
 		b->head++;
 	}
+	if (newest != NULL)
+		stk_rate_delivered(c, newest, st->now);
 	if (id_lt(b->rxt, b->head))
 		b->rxt = b->head;
 	/* SACK blocks */
@@ -460,7 +479,7 @@ stk_sb_ack(struct stk *st, struct stk_tcb *c, uint32_t ack, const struct stk_tcp
 				break;
 			if (SEQ_LT(r->seq, l) || (r->flags & SB_SACKED))
 				continue; /* partly covered: not SACKed */
-			stk_rate_delivered(c, r);
+			stk_rate_delivered(c, r, st->now);
 			delivered(st, c, r, prev_high, had_sack);
 			set_sacked(b, r);
 			b->delivered += rlen(r);
@@ -540,7 +559,7 @@ retransmitted(struct stk *st, struct stk_tcb *c, struct stk_txrec *r, uint32_t i
 	if (!(r->flags & SB_RETRANS))
 		b->retrans += rlen(r);
 	r->flags |= SB_RETRANS | SB_EVER_RETRANS;
-	r->xmit = st->now;
+	r->xmit = xmit_stamp(st, b);
 	stk_rate_sent(c, r, st->now, false);
 	t_append(b, r, id);
 	STK_CTR(st, TCP_RETRANSMITS);
@@ -607,6 +626,8 @@ stk_sb_prr(struct stk_tcb *c)
 	uint32_t pipe = stk_sb_pipe(c);
 	int64_t sndcnt;
 
+	if (stk_cc_model(c))
+		return; /* the algorithm sets cwnd (cong_control) */
 	b->prr_delivered += b->delivered;
 	if (pipe > c->ssthresh) {
 		sndcnt = (int64_t)(((uint64_t)b->prr_delivered * c->ssthresh + b->recover_fs - 1) / b->recover_fs) -
@@ -644,7 +665,8 @@ stk_sb_exit_recovery(struct stk_tcb *c)
 	struct stk_sb *b = &c->sb;
 
 	stk_sb_recovery_over(c);
-
+	if (stk_cc_model(c))
+		return;
 	if (b->sflags & SF_UNDONE)
 		c->cwnd = c->cwnd > b->prior_cwnd ? c->cwnd : b->prior_cwnd;
 	else

@@ -17,6 +17,7 @@
  *                    TIMEOUT (+ RST)
  *     REXMT/TLP      tail loss probes (RFC 8985 7), then the RTO
  *     RACK           RACK's reordering window over: mark, recover, send
+ *     PACE           the pacing schedule lets the next data segment go
  *     REXMT/PERSIST  zero-window probe, backed off; while the peer answers
  *                    it goes on (the memory it can pin is sndbuf) until
  *                    persist_timeout_ms (0: forever); max_retries probes in a
@@ -51,18 +52,36 @@ recompute(struct stk *st, struct stk_tcb *c)
 	}
 }
 
+/* next_deadline is the earliest armed timer: a deadline that moves earlier,
+ * or one that was not the earliest, needs no walk over the timers */
 void
 stk_tcp_timer_set(struct stk *st, struct stk_tcb *c, unsigned t, uint64_t after_ns)
 {
-	c->timer[t] = st->now + (after_ns ? after_ns : 1);
-	recompute(st, c);
+	uint64_t old = c->timer[t], v = st->now + (after_ns ? after_ns : 1);
+
+	c->timer[t] = v;
+	if (old != 0 && old == c->next_deadline && v > old) {
+		recompute(st, c); /* the earliest moved later */
+		return;
+	}
+	if (c->next_deadline == 0 || v < c->next_deadline)
+		c->next_deadline = v;
+	if (st->timer_min == 0 || v < st->timer_min)
+		st->timer_min = v;
+	if (!(c->flags & TF_ACTIVE)) {
+		c->flags |= TF_ACTIVE;
+		LIST_INSERT_HEAD(&st->active, c, alink);
+	}
 }
 
 void
 stk_tcp_timer_clear(struct stk *st, struct stk_tcb *c, unsigned t)
 {
+	uint64_t old = c->timer[t];
+
 	c->timer[t] = 0;
-	recompute(st, c); /* leaves the active list lazily, in timers_run */
+	if (old != 0 && old == c->next_deadline)
+		recompute(st, c); /* leaves the active list lazily, in timers_run */
 }
 
 void
@@ -273,6 +292,8 @@ on_rexmt(struct stk *st, struct stk_tcb *c)
 	stk_tcp_ssthresh_cut(c, c->snd_max - c->snd_una);
 	c->cwnd = c->mss;
 	c->recover = c->snd_max;
+	if (c->cc->on_rto)
+		c->cc->on_rto(st, c);
 	if (!(c->sb.sflags & SF_LOSS))
 		c->snd_nxt = c->snd_una; /* go-back-N */
 	stk_tcp_output(st, c);
@@ -323,6 +344,9 @@ run_one(struct stk *st, struct stk_tcb *c)
 			break;
 		case STK_T_RACK:
 			stk_sb_rack_timer(st, c);
+			break;
+		case STK_T_PACE:
+			stk_tcp_output(st, c);
 			break;
 		case STK_T_2MSL:
 			if (c->state == STK_TCP_TIME_WAIT) {

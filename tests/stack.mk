@@ -17,11 +17,13 @@
 #   stack/test_tcp_sack   Check: SACK loss recovery: several holes per round trip,
 #                         RTO without resending SACKed data, RACK, tail loss
 #                         probes, D-SACK undo, NewReno without SACK; delivery-
-#                         rate samples (tcp_rate.c), app-limited marks
+#                         rate samples (tcp_rate.c), app-limited marks; RACK
+#                         with sends at one instant; BBR's pacing (tcp_bbr.c)
 #   stack/test_tcp_timer  Check: RTO (initial, backoff, max, Karn), SYN retries,
 #                         keepalive, FIN_WAIT_2 on a fake clock
 #   stack/test_tcp_pair   Check: two stacks on a lossy in-memory wire, 4 MiB + 1 MiB;
-#                         on a 20 Mbit/s one, the delivery rate each measures
+#                         on a 20 Mbit/s one, the delivery rate each measures;
+#                         BBR against Reno: the queue it keeps, 1/30 loss
 #
 # `make check-valgrind-stack` runs the same suites under valgrind (CK_FORK=no).
 

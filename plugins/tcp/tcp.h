@@ -22,6 +22,7 @@ struct tcp_conf {
 	uint32_t listen;
 	uint32_t backlog;
 	int backlog_full; /* enum stk_backlog_full */
+	int congestion;   /* enum stk_cc */
 	uint32_t keepalive_s, keepalive_intvl_s, arp_timeout_s;
 	bool csum_offload;
 	uint32_t node_pool;

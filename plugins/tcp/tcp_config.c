@@ -15,6 +15,8 @@
 
 /* in the order of enum stk_backlog_full */
 static const char *const tcp_backlog_full_names[] = { "cookies", "evict", "drop", NULL };
+/* in the order of enum stk_cc */
+static const char *const tcp_congestion_names[] = { "reno", "bbr", NULL };
 
 #define C struct tcp_conf
 const struct lcp_opt tcp_opts[] = {
@@ -80,6 +82,8 @@ const struct lcp_opt tcp_opts[] = {
 	LCP_OPT_BOOL(C, stk.window_scale, "window_scale", "true", "offer window scaling (RFC 7323)"),
 	LCP_OPT_BOOL(C, stk.timestamps, "timestamps", "true", "offer timestamps (RFC 7323)"),
 	LCP_OPT_BOOL(C, stk.sack, "sack", "true", "offer SACK-permitted and send SACK blocks (RFC 2018)"),
+	LCP_OPT_ENUM(C, congestion, "congestion", "\"reno\"", tcp_congestion_names, 0,
+		     "congestion control of each connection: \"reno\" (RFC 5681, PRR through a SACK recovery) or \"bbr\" (BBR v1 as Linux's, paced: bandwidth and RTT modelled from delivery-rate samples, random loss not taken as congestion; a peer without SACK gets Reno)"),
 	LCP_OPT_BOOL(C, csum_offload, "csum_offload", "true",
 		     "leave IPv4/TCP checksums to the port when \"device\" has those tx offloads enabled"),
 	LCP_OPT_UINT(C, stk.arp_entries, "arp_entries", "256", 4, 65536, 0, "neighbour cache size"),
@@ -198,6 +202,7 @@ tcp_conf_to_stk(const struct tcp_conf *c, struct stk_config *k, bool *have_mac, 
 		}
 	}
 	k->backlog_full = (uint8_t)c->backlog_full;
+	k->congestion = (uint8_t)c->congestion;
 	k->keepalive_ms = c->keepalive_s * 1000u;
 	k->keepalive_intvl_ms = c->keepalive_intvl_s * 1000u;
 	k->arp_timeout_ms = c->arp_timeout_s * 1000u;

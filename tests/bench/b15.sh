@@ -12,7 +12,9 @@
 # anchor is a kernel TCP in a third namespace behind the same router, its veth
 # under the same 1/30 drop rules, talking to the same tcp_peer.py servers.
 # Cases, B15_BYTES (64 MiB) each, interleaved per repetition (B15_REPS, 3):
-#   send    lcpipe -> kernel server   | anchors: stand-in -> kernel server, one
+#   send    lcpipe -> kernel server, one run per congestion control of
+#           B15_LCP_CC (the tcp stage's "congestion": "reno bbr")
+#                                     | anchors: stand-in -> kernel server, one
 #           per congestion control of B15_CC ("cubic bbr": Linux's default
 #           build and Debian's, and this host's kernel default)
 #   recv    kernel server -> lcpipe   | anchor: kernel server -> stand-in; the
@@ -45,6 +47,7 @@ B15_EVERY=${B15_EVERY:-30}
 B15_CASES=${B15_CASES:-"clean loss reorder"}
 B15_CC=${B15_CC:-"cubic bbr"}
 B15_RECV_CC=${B15_RECV_CC:-bbr}
+B15_LCP_CC=${B15_LCP_CC:-"reno bbr"}
 DURATION=${B15_DURATION:-150}
 . "$(dirname "$0")/../kernel/tcp_lib.sh"
 "$LCPIPE" describe fault >/dev/null 2>&1 || skip "the fault plugin is not built"
@@ -54,13 +57,14 @@ SEND_MBUFS=4096
 topo_routed
 topo_standin
 
-# b15_conf TAG APP_OPTIONS REORDER(0|1): tcp_conf's pipeline, with the fault
-# stage between port and tcp when REORDER is 1
+# b15_conf TAG APP_OPTIONS REORDER(0|1) CC: tcp_conf's pipeline, with the fault
+# stage between port and tcp when REORDER is 1, the tcp stage on congestion
+# control CC
 b15_conf() {
 	if [ "$3" = 0 ]; then
-		tcp_conf "$1" "$2" "\"sndbuf\": $SNDBUF"
+		tcp_conf "$1" "$2" "\"sndbuf\": $SNDBUF, \"congestion\": \"$4\""
 	else
-		tcp_conf "$1" "$2" "\"sndbuf\": $SNDBUF" '"mbufs": 32767' \
+		tcp_conf "$1" "$2" "\"sndbuf\": $SNDBUF, \"congestion\": \"$4\"" '"mbufs": 32767' \
 			"\"seed\": $RANDOM, \"reorder\": 0.01, \"reorder_after\": 3, \"frames\": \"tcp\""
 	fi
 }
@@ -72,8 +76,9 @@ OUT=$W/b15.results # lines: case side who rep seconds
 PORT=5100
 
 # one_run CASE SIDE WHO REP: one transfer; appends "CASE SIDE WHO REP SECONDS"
-# (SECONDS "fail" when it did not complete exactly). WHO: lcpipe, or linux-CC
-# (the stand-in, its sending socket on congestion control CC)
+# (SECONDS "fail" when it did not complete exactly). WHO: lcpipe (receiving),
+# lcpipe-CC (sending on congestion control CC), or linux-CC (the stand-in, its
+# sending socket on congestion control CC)
 one_run() {
 	local cs=$1 side=$2 who=$3 rep=$4 reo=0 secs tag=$1-$2-$3-$4 ok cc="" want=""
 	PORT=$((PORT + 1))
@@ -84,11 +89,11 @@ one_run() {
 		peer_start "$tag" serve-send --port $PORT --file "$W/file" --timeout $((DURATION + 20)) \
 			--cc "$B15_RECV_CC" || return
 	fi
-	if [ "$who" = lcpipe ]; then
+	if [ "${who%%-*}" = lcpipe ]; then
 		if [ "$side" = send ]; then
-			b15_conf "$tag" "\"mode\": \"send\", \"connect\": \"$PEER_IP:$PORT\", \"expect\": 1, \"file\": \"$W/file\", \"send_mbufs\": $SEND_MBUFS" $reo
+			b15_conf "$tag" "\"mode\": \"send\", \"connect\": \"$PEER_IP:$PORT\", \"expect\": 1, \"file\": \"$W/file\", \"send_mbufs\": $SEND_MBUFS" $reo "${who#lcpipe-}"
 		else
-			b15_conf "$tag" "\"mode\": \"recv\", \"connect\": \"$PEER_IP:$PORT\", \"expect\": 1" $reo
+			b15_conf "$tag" "\"mode\": \"recv\", \"connect\": \"$PEER_IP:$PORT\", \"expect\": 1" $reo reno
 		fi
 		lcpipe_start || return
 		lcpipe_wait
@@ -118,7 +123,7 @@ one_run() {
 	# a Linux sender's congestion control, as its socket reported it
 	if [ "$side" = recv ]; then
 		want=$B15_RECV_CC cc=$(json_get "$PEER_OUT" 'j.get("cc")' 2>/dev/null)
-	elif [ "$who" != lcpipe ]; then
+	elif [ "${who%%-*}" != lcpipe ]; then
 		want=${who#linux-} cc=$(json_get "$W/$tag.client.json" 'j.get("cc")' 2>/dev/null)
 	fi
 	[ "$cc" = "$want" ] || { fail "$tag: the sender used \"$cc\", not $want"; ok=false; }
@@ -127,8 +132,8 @@ one_run() {
 		show "$PEER_OUT" "$PEER_ERR" "${LOG:-}"
 		secs=fail
 	fi
-	if [ "$who" = lcpipe ] && [ -s "$REPORT" ]; then
-		json_get "$REPORT" '" ".join("%s=%s" % (k, j["stages"]["tcp"]["counters"].get(k)) for k in ["tcp_retransmits", "tcp_sack_retransmits", "tcp_sack_recoveries", "tcp_tlp_recoveries", "tcp_rto_expired", "tcp_tlp_probes", "tcp_rack_lost", "tcp_dsack_undo", "tcp_ooo_segs"])' >"$W/$tag.ctr" 2>/dev/null
+	if [ "${who%%-*}" = lcpipe ] && [ -s "$REPORT" ]; then
+		json_get "$REPORT" '" ".join("%s=%s" % (k, j["stages"]["tcp"]["counters"].get(k)) for k in ["tcp_retransmits", "tcp_sack_retransmits", "tcp_sack_recoveries", "tcp_tlp_recoveries", "tcp_rto_expired", "tcp_tlp_probes", "tcp_rack_lost", "tcp_dsack_in", "tcp_dsack_undo", "tcp_ooo_segs"])' >"$W/$tag.ctr" 2>/dev/null
 	fi
 	say "$tag: $secs s $(cat "$W/$tag.ctr" 2>/dev/null)"
 	echo "$cs $side $who $rep $secs" >>"$OUT"
@@ -144,7 +149,7 @@ for cs in $B15_CASES; do
 		LOSS_ON=1
 	fi
 	for rep in $(seq 1 "$B15_REPS"); do
-		one_run "$cs" send lcpipe "$rep"
+		for cc in $B15_LCP_CC; do one_run "$cs" send "lcpipe-$cc" "$rep"; done
 		if [ "$cs" != reorder ]; then
 			for cc in $B15_CC; do one_run "$cs" send "linux-$cc" "$rep"; done
 		fi
@@ -163,14 +168,18 @@ t = {}
 for cs, side, who, rep, secs in rows:
     if secs != "fail":
         t.setdefault((cs, side, who), {})[int(rep)] = float(secs)
-anchors = sorted({who for (_, _, who) in t if who != "lcpipe"})
-print("%-8s %-4s %-12s %10s %10s %8s %7s %7s %9s %7s" % ("case", "side", "anchor", "lcpipe s", "linux s", "ratio",
-      "lc MB/s", "target", "path lx s", "ratio2"))
+anchors = sorted({who for (_, _, who) in t if who.startswith("linux-")})
+# lcpipe's runs: receiving, "lcpipe"; sending, one per congestion control
+lcps = sorted({who for (_, _, who) in t if who.startswith("lcpipe")})
+print("%-8s %-4s %-5s %-12s %10s %10s %8s %7s %7s %9s %7s" % ("case", "side", "lc cc", "anchor", "lcpipe s",
+      "linux s", "ratio", "lc MB/s", "target", "path lx s", "ratio2"))
 for cs in ["clean", "loss", "reorder"]:
     for side in ["send", "recv"]:
-        lc = t.get((cs, side, "lcpipe"), {})
+      for lcp in lcps:
+        lc = t.get((cs, side, lcp), {})
         if not lc:
             continue
+        lcc = lcp[len("lcpipe-"):] if lcp != "lcpipe" else "-"
         for who in anchors:
             # the reorder case has no Linux run of its own: its anchor is "loss"
             lx = t.get((cs, side, who), {}) or (t.get(("loss", side, who), {}) if cs == "reorder" else {})
@@ -188,9 +197,10 @@ for cs in ["clean", "loss", "reorder"]:
             r2 = [lc[r] / path[r] for r in lc if r in path and path[r] > 0]
             mpath = statistics.median(path.values()) if path else float("nan")
             ratio2 = statistics.median(r2) if r2 else float("nan")
-            print("%-8s %-4s %-12s %10.2f %10.2f %8.2f %7.1f %7s %9.2f %7.2f" % (cs, side, who, mlc, mlx, ratio,
-                  size / mlc / 1e6, "<= 1.2" if target else "-", mpath, ratio2))
+            print("%-8s %-4s %-5s %-12s %10.2f %10.2f %8.2f %7.1f %7s %9.2f %7.2f" % (cs, side, lcc, who, mlc, mlx,
+                  ratio, size / mlc / 1e6, "<= 1.2" if target else "-", mpath, ratio2))
             print(json.dumps({"bench": "B15", "case": cs, "side": side, "bytes": size, "port": port,
+                              "lcpipe_cc": lcc if lcc != "-" else None,
                               "anchor_cc": who[len("linux-"):],
                               "lcpipe_s": sorted(lc.values()), "linux_s": sorted(lx.values()),
                               "lcpipe_median_s": mlc, "linux_median_s": mlx, "ratio_median": ratio,

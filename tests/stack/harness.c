@@ -1452,6 +1452,8 @@ wire_tx(struct h *h, const uint8_t *frame, uint32_t len, uint32_t flags)
 	if (w->cfg.rate_bps) {
 		uint64_t start = w->busy_until[dir] > *h->clock ? w->busy_until[dir] : *h->clock;
 
+		if (start - *h->clock > s->max_queue_ns)
+			s->max_queue_ns = start - *h->clock;
 		w->busy_until[dir] = start + (uint64_t)len * 8 * 1000000000ull / w->cfg.rate_bps;
 		due = w->busy_until[dir] + w->cfg.delay_ns;
 	}

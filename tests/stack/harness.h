@@ -328,6 +328,7 @@ unsigned h_wire_pump(struct h_wire *w);
 void h_wire_free(struct h_wire *w);
 struct h_wire_stats {
 	uint64_t sent, delivered, dropped, duplicated, reordered, corrupted;
+	uint64_t max_queue_ns; /* rate_bps: the longest a frame waited for the link */
 };
 const struct h_wire_stats *h_wire_stats(const struct h_wire *w, int dir); /* 0: a->b */
 

@@ -40,9 +40,11 @@ struct side {
 	bool closed_sent, closed_ev, bad_ev;
 	struct stk_tcp_rate rate; /* at its CLOSED event */
 	bool rated;
+	uint64_t closed_ms;       /* fake time of that event since the connect */
 };
 
 static struct side SA, SB;
+static uint64_t T0_MS; /* fake time of the connect */
 static struct h_wire *W;
 
 /* what the wire sees, per direction (0: A -> B): the window scale each side
@@ -125,6 +127,7 @@ pair_event(struct h *h, struct stk_tcb *c, uint64_t user, enum stk_ev ev, int re
 		break;
 	case STK_EV_CLOSED:
 		s->rated = stk_tcp_rate(c, &s->rate);
+		s->closed_ms = h_now_ms(h) - T0_MS;
 		s->closed_ev = true;
 		s->c = NULL;
 		break;
@@ -187,20 +190,26 @@ only_conn(struct h *h)
 static struct h *HA, *HB;
 
 /* also the teardown: a failed check leaves them to it (valgrind, CK_FORK=no) */
+static uint64_t LAST_QUEUE_NS[2]; /* the wire's of the last run, per direction */
+
 static void
 pair_free(void)
 {
-	if (W)
+	if (W) {
+		LAST_QUEUE_NS[0] = h_wire_stats(W, 0)->max_queue_ns;
+		LAST_QUEUE_NS[1] = h_wire_stats(W, 1)->max_queue_ns;
 		h_wire_free(W);
+	}
 	W = NULL;
 	h_destroy(HB); /* B reads A's clock: B first */
 	h_destroy(HA);
 	HA = HB = NULL;
 }
 
-/* sndbuf: both sides' (0: the stack's default, 1 MiB) */
+/* sndbuf: both sides' (0: the stack's default, 1 MiB); cc: their congestion
+ * control (STK_CC_*) */
 static void
-run_pair(const struct h_wire_cfg *wc, bool faults, uint32_t sndbuf)
+run_pair(const struct h_wire_cfg *wc, bool faults, uint32_t sndbuf, int cc)
 {
 	struct h *a = HA = h_new(), *b = HB = h_new();
 	uint64_t t_end, fa, fb;
@@ -226,11 +235,13 @@ run_pair(const struct h_wire_cfg *wc, bool faults, uint32_t sndbuf)
 		a->rng = 1;
 	if (sndbuf)
 		a->cfg.sndbuf = b->cfg.sndbuf = sndbuf;
+	a->cfg.congestion = b->cfg.congestion = (uint8_t)cc;
 	a->ev_hook = b->ev_hook = pair_event;
 	W = h_wire_new(a, b, wc);
 	h_create(a);
 	h_create(b);
 	ck_assert_int_eq(stk_tcp_listen(b->st, 80, 4, 1), 0);
+	T0_MS = h_now_ms(a);
 	ck_assert_ptr_nonnull(stk_tcp_connect(a->st, h_ip(H_PEER_IP), 80, 2));
 
 	t_end = h_now_ms(a) + 600000; /* 10 minutes of fake time at most */
@@ -338,14 +349,14 @@ START_TEST(clean)
 {
 	const struct h_wire_cfg wc = {.seed = 7, .delay_ns = 1000000, .observe = observe};
 
-	run_pair(&wc, false, 0);
+	run_pair(&wc, false, 0, STK_CC_RENO);
 }
 END_TEST
 
 START_TEST(lossy)
 {
 	const struct h_wire_cfg wc = {
-		.seed = 1000 + (uint64_t)_i * 7777,
+		.seed = 1000 + (uint64_t)(_i % 3) * 7777,
 		.drop_ppm = 20000,
 		.dup_ppm = 10000,
 		.reorder_ppm = 20000,
@@ -355,7 +366,7 @@ START_TEST(lossy)
 		.observe = observe,
 	};
 
-	run_pair(&wc, true, 0);
+	run_pair(&wc, true, 0, _i < 3 ? STK_CC_RENO : STK_CC_BBR);
 }
 END_TEST
 
@@ -389,7 +400,7 @@ START_TEST(bottleneck)
 
 	/* a send buffer above the peer's window (1 MiB): data always waits,
 	 * the path is the limit, not the application (stk_rate_check_app_limited) */
-	run_pair(&wc, false, 4u << 20);
+	run_pair(&wc, false, 4u << 20, STK_CC_RENO);
 	check_rate(&SA, 0, wc.rate_bps, 0.9);
 	/* B's ACKs queue behind A's 4 MiB while B sends: the ACK phase of its
 	 * samples grows with that queue, so they read lower (0.87 of what its
@@ -398,13 +409,59 @@ START_TEST(bottleneck)
 }
 END_TEST
 
+/* BBR against Reno on the same bottleneck: the same bytes, a rate as close to
+ * the link's, and a standing queue a fraction of the one Reno fills (the
+ * peer's window, 1 MiB, at 2.4 MB/s: ~400 ms) */
+START_TEST(bbr_bottleneck)
+{
+	const struct h_wire_cfg wc = {
+		.seed = 11, .delay_ns = 1000000, .rate_bps = 20000000, .observe = observe};
+	uint64_t reno_q, bbr_q;
+
+	run_pair(&wc, false, 4u << 20, STK_CC_RENO);
+	reno_q = LAST_QUEUE_NS[0];
+	run_pair(&wc, false, 4u << 20, STK_CC_BBR);
+	bbr_q = LAST_QUEUE_NS[0];
+	check_rate(&SA, 0, wc.rate_bps, 0.9);
+	if (getenv("STK_TEST_VERBOSE"))
+		fprintf(stderr, "A->B queue at most: Reno %.1f ms, BBR %.1f ms\n", reno_q / 1e6,
+			bbr_q / 1e6);
+	ck_assert_msg(bbr_q * 4 < reno_q, "A->B queue at most %.1f ms with BBR, %.1f ms with Reno",
+		      bbr_q / 1e6, reno_q / 1e6);
+}
+END_TEST
+
+/* random loss, 1 frame in 30 each way (B15's, in fake time): Reno takes a
+ * loss for congestion and holds a few segments; BBR keeps sending at the
+ * link's rate */
+START_TEST(bbr_random_loss)
+{
+	const struct h_wire_cfg wc = {.seed = 5,
+				      .drop_ppm = 33333,
+				      .delay_ns = 1000000,
+				      .rate_bps = 100000000,
+				      .observe = observe};
+	uint64_t reno_ms, bbr_ms;
+
+	run_pair(&wc, true, 4u << 20, STK_CC_RENO);
+	reno_ms = SA.closed_ms;
+	run_pair(&wc, true, 4u << 20, STK_CC_BBR);
+	bbr_ms = SA.closed_ms;
+	if (getenv("STK_TEST_VERBOSE"))
+		fprintf(stderr, "4 MiB under 1/30 loss at 100 Mbit/s: Reno %llu ms, BBR %llu ms\n",
+			(unsigned long long)reno_ms, (unsigned long long)bbr_ms);
+	ck_assert_msg(bbr_ms * 2 < reno_ms, "4 MiB under loss: BBR took %llu ms, Reno %llu ms",
+		      (unsigned long long)bbr_ms, (unsigned long long)reno_ms);
+}
+END_TEST
+
 static void
 tcp_pair_tcases(Suite *s)
 {
 	TCase *tc = t_tcase(s, "pair", NULL, pair_free, 120);
 
-	T_TESTS(tc, clean, bottleneck);
-	tcase_add_loop_test(tc, lossy, 0, 3);
+	T_TESTS(tc, clean, bottleneck, bbr_bottleneck, bbr_random_loss);
+	tcase_add_loop_test(tc, lossy, 0, 6);
 }
 
 T_MAIN("stack_tcp_pair", tcp_pair_tcases)

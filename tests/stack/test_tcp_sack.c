@@ -61,6 +61,14 @@
  *                         flight's last ACK reads 10 segments over 10.9 ms
  *                         (the ACK phase), app-limited; the second flight's
  *                         20 over 11.9 ms, not app-limited; none without SACK
+ *   rack_same_instant     new data and then a retransmission sent at one
+ *                         instant (a burst of ACKs): the data's SACK does not
+ *                         mark the retransmission lost (it went twice, not
+ *                         three times)
+ *   bbr_paces             the initial window under BBR: three segments at
+ *                         once, the rest as the clock moves with no ACK (the
+ *                         pacing timer), all ten within 5 ms; under Reno all
+ *                         ten at once; both finish
  *   rate_app_limited      a flight the application left short is
  *                         app-limited, and so is the first one after it comes
  *                         back (sent into an empty pipe); the next is not
@@ -851,6 +859,69 @@ START_TEST(rate_app_limited)
 }
 END_TEST
 
+/* RACK's "sent after" (RFC 8985 6.2) when a burst of ACKs makes the stack
+ * send new data and then a retransmission at one instant of its clock: the
+ * new data's SACK must not mark that retransmission lost (a tie of times
+ * broken by sequence number would put the retransmission first) */
+START_TEST(rack_same_instant)
+{
+	struct flight f, nx, part;
+
+	first_flight(true, 60 * MSS, &f);
+	ck_assert_uint_eq(f.n, 10);
+	M.drop_next[3] = true;
+	/* the flight's ACKs all at one instant: 0-2 release new data, 4-6
+	 * bring recovery and the retransmission of 3, after that data */
+	h_advance_ns(H, RTT_MS * 1000000ull);
+	nx.n = 0;
+	for (unsigned i = 0; i < f.n; i++) {
+		arrive(f.seg[i]);
+		pop_flight(&part);
+		for (unsigned j = 0; j < part.n; j++)
+			nx.seg[nx.n++] = part.seg[j];
+	}
+	ck_assert(in_flight(&nx, 3));
+	ck_assert_uint_eq(M.tx[3], 2);
+	finish_transfer(&nx, 60 * MSS);
+	ck_assert_msg(M.tx[3] == 2, "segment 3 went %u times (its retransmission taken for lost)",
+		      M.tx[3]);
+}
+END_TEST
+
+/* pacing (tcp_cc.c) under BBR (tcp_bbr.c): the initial window goes at
+ * 2.885 times the window over the handshake's RTT, a burst of three segments
+ * and the rest as the clock moves, with no ACK in between (the STK_T_PACE
+ * timer); Reno sends the whole window at once */
+START_TEST(bbr_paces)
+{
+	for (int bbr = 0; bbr < 2; bbr++) {
+		struct flight f, more;
+		unsigned first;
+
+		if (bbr)
+			restart();
+		H->cfg.congestion = bbr ? STK_CC_BBR : STK_CC_RENO;
+		first_flight(true, 40 * MSS, &f);
+		first = f.n;
+		for (int ms = 0; ms < 5; ms++) {
+			h_advance(H, 1);
+			pop_flight(&more);
+			for (unsigned i = 0; i < more.n; i++)
+				f.seg[f.n++] = more.seg[i];
+		}
+		if (bbr)
+			ck_assert_msg(first == 3 && f.n == 10,
+				      "BBR: %u segments at once, %u within 5 ms (3, 10 expected)", first,
+				      f.n);
+		else
+			ck_assert_msg(first == 10 && f.n == 10,
+				      "Reno: %u segments at once, %u within 5 ms (10, 10 expected)", first,
+				      f.n);
+		finish_transfer(&f, 40 * MSS);
+	}
+}
+END_TEST
+
 static void
 tcp_sack_tcases(Suite *s)
 {
@@ -862,7 +933,7 @@ tcp_sack_tcases(Suite *s)
 	tcase_add_loop_test(tc, tlp_dsack_after_ack, 0, 2);
 	tcase_add_loop_test(tc, tlp_repair_counted, 0, 3);
 	tcase_add_loop_test(tc, reo_wnd_decays, 0, 2);
-	T_TESTS(tc, no_sack_newreno, rate_samples, rate_app_limited);
+	T_TESTS(tc, no_sack_newreno, rate_samples, rate_app_limited, bbr_paces, rack_same_instant);
 }
 
 T_MAIN("stack_tcp_sack", tcp_sack_tcases)

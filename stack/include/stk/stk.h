@@ -100,6 +100,14 @@ enum stk_backlog_full {
 	STK_BACKLOG_DROP = 2,    /* the SYN is dropped (the peer retries) */
 };
 
+/* stk_config.congestion: the congestion control of a connection */
+enum stk_cc {
+	STK_CC_RENO = 0, /* RFC 5681 with RFC 6937 PRR (SACK) or RFC 6582 NewReno */
+	STK_CC_BBR = 1,  /* BBR (v1, as Linux's tcp_bbr.c), paced: a model of the
+			  * path's bandwidth and RTT from delivery-rate samples;
+			  * loss alone is not congestion. Needs SACK */
+};
+
 struct stk_neigh_static {
 	uint32_t ip; /* network order */
 	uint8_t mac[6];
@@ -150,6 +158,8 @@ struct stk_config {
 	uint32_t persist_timeout_ms; /* a peer window that stays zero this long with
 				      * data waiting: TIMEOUT (0 = never) */
 	uint8_t backlog_full;    /* what a SYN to a full backlog gets: STK_BACKLOG_* */
+	uint8_t congestion;      /* congestion control: STK_CC_* (a peer without
+				  * SACK gets Reno whatever this says) */
 	uint32_t keepalive_ms;   /* 0 = off */
 	uint32_t keepalive_intvl_ms;
 	unsigned keepalive_probes;
