@@ -236,8 +236,18 @@ delivered(struct stk *st, struct stk_tcb *c, const struct stk_txrec *r, uint32_t
 	if (!(r->flags & SB_EVER_RETRANS) && had_sack && SEQ_LT(r->end, prev_high))
 		b->sflags |= SF_REORDER;
 	/* RFC 8985 6.2 step 2: an RTT shorter than the minimum came from the
-	 * original transmission, not the retransmission it is taken for */
-	if ((r->flags & SB_EVER_RETRANS) && rtt < b->min_rtt)
+	 * original transmission, not the retransmission it is taken for. Ours
+	 * is stricter, shorter than half the SRTT: where queueing moves the RTT
+	 * by more than the minimum (a paced sender's standing queue, B15: min
+	 * RTT ~0.1 ms, RTTs of milliseconds), a delayed original's ACK reads as
+	 * a retransmission's RTT above the minimum, and taking it marks
+	 * everything sent before that retransmission lost at once (a cascade of
+	 * needless retransmissions, one D-SACK each). A retransmission's own
+	 * ACK comes about an SRTT after it; one that comes much sooner is left
+	 * out, and the next segment sent after it that is delivered updates
+	 * RACK instead. */
+	if ((r->flags & SB_EVER_RETRANS) &&
+	    (rtt < b->min_rtt || rtt < (uint64_t)c->srtt_us * 500))
 		return;
 	b->rack_rtt = rtt;
 	if (stk_sent_after(r->xmit, r->end, b->rack_xmit, b->rack_end)) {
