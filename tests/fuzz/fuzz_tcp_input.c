@@ -10,7 +10,8 @@
  * Input:  byte 0  the state: 0 CLOSED (no socket), 1 LISTEN, 2 SYN_SENT,
  *                 3 SYN_RCVD, 4 ESTABLISHED, 5 FIN_WAIT_1, 6 FIN_WAIT_2,
  *                 7 CLOSE_WAIT, 8 CLOSING, 9 LAST_ACK, 10 TIME_WAIT (mod 11);
- *                 bit 7 also: stretch ACKs on (ack_stretch 4)
+ *                 bit 7 also: stretch ACKs on (ack_stretch 4); bit 6 also:
+ *                 congestion control BBR (paced; with SACK agreed)
  *         byte 1  bit 0: the peer offers timestamps, 1: SACK, 2: window scale,
  *                 3: MSS 536 (else 1460), 4: 3000 bytes queued for sending once
  *                 established, 5: passive open (listen + accept) for the states
@@ -717,6 +718,8 @@ run(const uint8_t *data, size_t size, bool coalesce)
 	cfg.rx_coalesce = coalesce;
 	if (data[0] & 0x80)
 		cfg.ack_stretch = 4; /* stretch ACKs: the cap and the burst's end both reached */
+	if (data[0] & 0x40)
+		cfg.congestion = STK_CC_BBR;
 	if (opts & 0x40)
 		cfg.keepalive_ms = 1000;
 	if (opts & 0x80) {
