@@ -35,6 +35,20 @@ stk_tcp_ts_now(const struct stk *st, const struct stk_tcb *c)
 	return (uint32_t)(st->now / STK_MS) + c->ts_off;
 }
 
+/* a connection's earliest deadline is d (not 0): the stack's earliest, and
+ * the active list */
+static void
+note_deadline(struct stk *st, struct stk_tcb *c, uint64_t d)
+{
+	c->next_deadline = d;
+	if (st->timer_min == 0 || d < st->timer_min)
+		st->timer_min = d;
+	if (!(c->flags & TF_ACTIVE)) {
+		c->flags |= TF_ACTIVE;
+		LIST_INSERT_HEAD(&st->active, c, alink);
+	}
+}
+
 static void
 recompute(struct stk *st, struct stk_tcb *c)
 {
@@ -43,13 +57,10 @@ recompute(struct stk *st, struct stk_tcb *c)
 	for (unsigned t = 0; t < STK_T__N; t++)
 		if (c->timer[t] != 0 && (d == 0 || c->timer[t] < d))
 			d = c->timer[t];
-	c->next_deadline = d;
-	if (d != 0 && (st->timer_min == 0 || d < st->timer_min))
-		st->timer_min = d;
-	if (d != 0 && !(c->flags & TF_ACTIVE)) {
-		c->flags |= TF_ACTIVE;
-		LIST_INSERT_HEAD(&st->active, c, alink);
-	}
+	if (d != 0)
+		note_deadline(st, c, d);
+	else
+		c->next_deadline = 0;
 }
 
 /* next_deadline is the earliest armed timer: a deadline that moves earlier,
@@ -60,18 +71,12 @@ stk_tcp_timer_set(struct stk *st, struct stk_tcb *c, unsigned t, uint64_t after_
 	uint64_t old = c->timer[t], v = st->now + (after_ns ? after_ns : 1);
 
 	c->timer[t] = v;
-	if (old != 0 && old == c->next_deadline && v > old) {
+	if (old != 0 && old == c->next_deadline && v > old)
 		recompute(st, c); /* the earliest moved later */
-		return;
-	}
-	if (c->next_deadline == 0 || v < c->next_deadline)
-		c->next_deadline = v;
-	if (st->timer_min == 0 || v < st->timer_min)
-		st->timer_min = v;
-	if (!(c->flags & TF_ACTIVE)) {
-		c->flags |= TF_ACTIVE;
-		LIST_INSERT_HEAD(&st->active, c, alink);
-	}
+	else if (c->next_deadline == 0 || v < c->next_deadline)
+		note_deadline(st, c, v);
+	else
+		note_deadline(st, c, c->next_deadline);
 }
 
 void
