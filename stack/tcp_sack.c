@@ -239,7 +239,7 @@ delivered(struct stk *st, struct stk_tcb *c, const struct stk_txrec *r, uint32_t
 	 * original transmission, not the retransmission it is taken for. Ours
 	 * is stricter, shorter than half the SRTT: where queueing moves the RTT
 	 * by more than the minimum (a paced sender's standing queue, B15: min
-	 * RTT ~0.1 ms, RTTs of milliseconds), a delayed original's ACK reads as
+	 * RTT 0.1-0.2 ms, RTTs of milliseconds), a delayed original's ACK reads as
 	 * a retransmission's RTT above the minimum, and taking it marks
 	 * everything sent before that retransmission lost at once (a cascade of
 	 * needless retransmissions, one D-SACK each). A retransmission's own
